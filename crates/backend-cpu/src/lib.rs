@@ -1,0 +1,33 @@
+//! Trident's CPU backend: multi-threaded (rayon) implementations of the algorithm traits.
+//!
+//! "Device" memory is host memory here, so device vectors are plain `Vec`s and uploads are
+//! copies. Depending on this crate and `trident-core` pulls in no GPU code.
+
+#![warn(missing_docs)]
+
+mod spmv;
+
+use trident_core::Backend;
+
+/// The CPU backend; runs on rayon's global thread pool.
+#[derive(Debug, Clone, Default)]
+pub struct Cpu {
+    _private: (),
+}
+
+impl Cpu {
+    /// A CPU backend on rayon's global pool.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl Backend for Cpu {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn device(&self) -> String {
+        format!("{} threads (rayon)", rayon::current_num_threads())
+    }
+}

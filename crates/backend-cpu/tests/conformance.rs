@@ -1,0 +1,3 @@
+//! The shared backend conformance suite, on the CPU backend.
+
+trident_core::spmv_conformance_tests!(trident_cpu::Cpu, Ok(trident_cpu::Cpu::new()));

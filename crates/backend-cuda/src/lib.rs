@@ -1,0 +1,1 @@
+//! Trident CUDA backend.

@@ -1,0 +1,1 @@
+//! Trident OpenCL backend.

@@ -1,0 +1,1 @@
+//! Readers and writers: Matrix Market, edge lists (SNAP / ABC), NumPy `.npy`.
