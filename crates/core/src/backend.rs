@@ -20,6 +20,10 @@ pub trait Backend: Send + Sync {
     fn name(&self) -> &'static str;
     /// The device in words, e.g. `"NVIDIA H100 80GB HBM3 (sm_90, 79 GiB)"`.
     fn device(&self) -> String;
+    /// Waits until all work queued on the device has finished (benchmarks time with this).
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Device-resident vectors of `T`.
