@@ -1,0 +1,34 @@
+//! The shared backend conformance suite, on the CUDA backend.
+//!
+//! Without a CUDA device (or driver) the checks are skipped; with `REQUIRE_GPU=1` a missing
+//! device fails them instead.
+
+trident_core::spmv_conformance_tests!(trident_cuda::Cuda, trident_cuda::Cuda::new());
+
+use trident_core::Backend;
+
+/// Starting the backend returns (an error without a device) rather than panicking.
+#[test]
+fn new_does_not_panic() {
+    match trident_cuda::Cuda::new() {
+        Ok(cuda) => {
+            assert_eq!(cuda.name(), "cuda");
+            let d = cuda.device();
+            assert!(d.contains("(sm_") && d.ends_with("GiB)"), "device: {d}");
+            eprintln!("CUDA device: {d}");
+        }
+        Err(e) => eprintln!("no CUDA backend: {e}"),
+    }
+    match trident_cuda::device_names() {
+        Ok(names) => assert!(!names.is_empty()),
+        Err(e) => eprintln!("no CUDA devices: {e}"),
+    }
+}
+
+/// A missing device is reported as `NoDevice`, never as another error, when not required.
+#[test]
+fn missing_device_is_no_device() {
+    if let Err(e) = trident_cuda::Cuda::with_device(usize::MAX) {
+        assert!(e.is_no_device(), "expected NoDevice, got {e}");
+    }
+}

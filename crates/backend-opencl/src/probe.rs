@@ -1,0 +1,390 @@
+//! Platform and device discovery (once per process) and device selection.
+//!
+//! `ocl::Platform::list()` panics when no platform is installed, and ocl-core's
+//! `get_platform_ids()` sleeps for about 10 s retrying when the ICD loader reports none. So the
+//! platform count is first asked of the loader directly (no retry loop), the answer is cached
+//! in a [`OnceLock`], and every later query ([`devices`], [`crate::OpenCl::new`]) reuses it.
+
+use std::sync::OnceLock;
+
+use ocl::core::{
+    self, DeviceId, DeviceInfo as CoreDeviceInfo, DeviceInfoResult, DeviceType, PlatformId,
+    PlatformInfo, PlatformInfoResult, Status,
+};
+use trident_core::{Error, Result};
+
+use crate::BACKEND;
+
+/// Environment variable: case-insensitive substring of the OpenCL platform name that
+/// [`crate::OpenCl::new`] must use (e.g. `NVIDIA`, `Portable`).
+pub const ENV_PLATFORM: &str = "TRIDENT_OPENCL_PLATFORM";
+/// Environment variable: case-insensitive substring of the OpenCL device name that
+/// [`crate::OpenCl::new`] must use (e.g. `H100`).
+pub const ENV_DEVICE: &str = "TRIDENT_OPENCL_DEVICE";
+
+/// What `trident info` shows about one OpenCL device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DeviceInfo {
+    /// Platform name, e.g. `"NVIDIA CUDA"` or `"Portable Computing Language"`.
+    pub platform: String,
+    /// Device name, e.g. `"NVIDIA H100 80GB HBM3"`.
+    pub name: String,
+    /// Device type in words: `"GPU"`, `"CPU"`, `"accelerator"`, `"custom"` or `"other"`.
+    pub device_type: &'static str,
+    /// True if the device reports the GPU type.
+    pub is_gpu: bool,
+    /// True if the device supports double precision (`cl_khr_fp64` or a double FP config).
+    pub fp64: bool,
+    /// Global memory in bytes.
+    pub global_mem_bytes: u64,
+    /// Largest single allocation in bytes (`CL_DEVICE_MAX_MEM_ALLOC_SIZE`).
+    pub max_alloc_bytes: u64,
+    /// Largest work-group (`CL_DEVICE_MAX_WORK_GROUP_SIZE`).
+    pub max_work_group_size: usize,
+}
+
+impl DeviceInfo {
+    /// `"<platform>: <device> (<type>, N GiB)"`.
+    pub fn description(&self) -> String {
+        format!(
+            "{}: {} ({}, {} GiB)",
+            self.platform,
+            self.name,
+            self.device_type,
+            self.global_mem_bytes >> 30
+        )
+    }
+}
+
+/// Which OpenCL device to use; see [`crate::OpenCl::select`].
+///
+/// Filters are case-insensitive substrings; `None` (or an empty string) matches everything.
+/// Among the devices that pass, the first GPU wins, else the first device of any type.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selector {
+    /// Substring of the platform name.
+    pub platform: Option<String>,
+    /// Substring of the device name.
+    pub device: Option<String>,
+    /// Accept GPUs only.
+    pub gpu_only: bool,
+}
+
+impl Selector {
+    /// The selector [`crate::OpenCl::new`] uses: platform and device filters from
+    /// [`ENV_PLATFORM`] and [`ENV_DEVICE`], any device type.
+    pub fn from_env() -> Self {
+        let var = |name| {
+            std::env::var(name)
+                .ok()
+                .map(|v: String| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        Self {
+            platform: var(ENV_PLATFORM),
+            device: var(ENV_DEVICE),
+            gpu_only: false,
+        }
+    }
+
+    fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(p) = non_empty(&self.platform) {
+            parts.push(format!("platform ~ {p:?}"));
+        }
+        if let Some(d) = non_empty(&self.device) {
+            parts.push(format!("device ~ {d:?}"));
+        }
+        if self.gpu_only {
+            parts.push("GPU only".to_string());
+        }
+        if parts.is_empty() {
+            "any device".to_string()
+        } else {
+            parts.join(", ")
+        }
+    }
+}
+
+fn non_empty(s: &Option<String>) -> Option<&str> {
+    s.as_deref().map(str::trim).filter(|s| !s.is_empty())
+}
+
+/// True if there is no filter or `name` contains it.
+fn passes(filter: Option<&str>, name: &str) -> bool {
+    match filter {
+        None => true,
+        Some(f) => contains_ci(name, f),
+    }
+}
+
+fn contains_ci(haystack: &str, needle: &str) -> bool {
+    haystack.to_lowercase().contains(&needle.to_lowercase())
+}
+
+/// A device found by the probe, with the ids needed to open it.
+pub(crate) struct Found {
+    pub(crate) platform: PlatformId,
+    pub(crate) device: DeviceId,
+    pub(crate) info: DeviceInfo,
+}
+
+/// Everything the probe saw.
+struct Probe {
+    /// Names of all platforms, including those without usable devices.
+    platforms: Vec<String>,
+    devices: Vec<Found>,
+    /// Problems met on the way (a platform whose device query failed, …).
+    notes: Vec<String>,
+}
+
+/// `Err` when no platform could be listed at all.
+static PROBE: OnceLock<std::result::Result<Probe, String>> = OnceLock::new();
+
+fn probe() -> &'static std::result::Result<Probe, String> {
+    PROBE.get_or_init(|| {
+        std::panic::catch_unwind(probe_uncached)
+            .unwrap_or_else(|_| Err("the OpenCL platform query panicked".to_string()))
+    })
+}
+
+/// All OpenCL devices on all platforms, in platform order. Empty when there is no OpenCL
+/// runtime. The first call probes the system; later calls return the cached answer at once.
+pub fn devices() -> Vec<DeviceInfo> {
+    match probe() {
+        Ok(p) => p.devices.iter().map(|f| f.info.clone()).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Why [`devices`] is empty, if it is: [`Error::NoDevice`] saying whether no platform is
+/// installed or the platforms have no devices. `Ok(n)`: `n` devices were found.
+pub fn probe_status() -> Result<usize> {
+    match probe() {
+        Err(e) => Err(no_device(e.clone())),
+        Ok(p) if p.devices.is_empty() => Err(no_device(if p.platforms.is_empty() {
+            "no OpenCL platform is installed (no ICD found; OCL_ICD_VENDORS may point elsewhere)"
+                .to_string()
+        } else {
+            format!(
+                "the OpenCL platforms ({}) have no devices{}",
+                p.platforms.join(", "),
+                notes_suffix(&p.notes)
+            )
+        })),
+        Ok(p) => Ok(p.devices.len()),
+    }
+}
+
+fn notes_suffix(notes: &[String]) -> String {
+    if notes.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", notes.join("; "))
+    }
+}
+
+fn no_device(message: String) -> Error {
+    Error::NoDevice {
+        backend: BACKEND,
+        message,
+    }
+}
+
+/// Picks the device `sel` asks for.
+pub(crate) fn choose(sel: &Selector) -> Result<&'static Found> {
+    if let Err(e) = probe_status() {
+        return Err(match e {
+            Error::NoDevice { message, .. } if *sel != Selector::default() => {
+                no_device(format!("{message} (asked for {})", sel.describe()))
+            }
+            e => e,
+        });
+    }
+    let p = probe().as_ref().map_err(|e| no_device(e.clone()))?;
+    let plat = non_empty(&sel.platform);
+    let dev = non_empty(&sel.device);
+    let candidates: Vec<&Found> = p
+        .devices
+        .iter()
+        .filter(|f| passes(plat, &f.info.platform))
+        .filter(|f| passes(dev, &f.info.name))
+        .filter(|f| !sel.gpu_only || f.info.is_gpu)
+        .collect();
+    candidates
+        .iter()
+        .find(|f| f.info.is_gpu)
+        .or_else(|| candidates.first())
+        .copied()
+        .ok_or_else(|| {
+            no_device(format!(
+                "no OpenCL device matches {}; available: {}",
+                sel.describe(),
+                available(p)
+            ))
+        })
+}
+
+/// Every platform with its devices, for error messages.
+fn available(p: &Probe) -> String {
+    p.platforms
+        .iter()
+        .map(|plat| {
+            let devs: Vec<String> = p
+                .devices
+                .iter()
+                .filter(|f| &f.info.platform == plat)
+                .map(|f| format!("{} [{}]", f.info.name, f.info.device_type))
+                .collect();
+            if devs.is_empty() {
+                format!("platform {plat:?} (no devices)")
+            } else {
+                format!("platform {plat:?} ({})", devs.join(", "))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn probe_uncached() -> std::result::Result<Probe, String> {
+    let mut probe = Probe {
+        platforms: Vec::new(),
+        devices: Vec::new(),
+        notes: Vec::new(),
+    };
+    if platform_count()? == 0 {
+        return Ok(probe);
+    }
+    let ids = core::get_platform_ids().map_err(|e| format!("listing OpenCL platforms: {e}"))?;
+    for (pi, platform) in ids.into_iter().enumerate() {
+        let pname = match core::get_platform_info(platform, PlatformInfo::Name) {
+            Ok(PlatformInfoResult::Name(n)) => clean(&n),
+            _ => format!("platform #{pi}"),
+        };
+        probe.platforms.push(pname.clone());
+        let ids = match core::get_device_ids(platform, Some(DeviceType::ALL), None) {
+            Ok(ids) => ids,
+            Err(e) if e.api_status() == Some(Status::CL_DEVICE_NOT_FOUND) => Vec::new(),
+            Err(e) => {
+                probe.notes.push(format!("{pname}: listing devices: {e}"));
+                Vec::new()
+            }
+        };
+        for device in ids {
+            probe.devices.push(Found {
+                platform,
+                device,
+                info: device_info(&pname, device),
+            });
+        }
+    }
+    Ok(probe)
+}
+
+/// Number of platforms, asked of the ICD loader directly: unlike ocl-core's
+/// `get_platform_ids`, this never sleeps when none is installed.
+fn platform_count() -> std::result::Result<u32, String> {
+    let mut n: ocl::ffi::cl_uint = 0;
+    // SAFETY: a count-only query (num_entries 0, null platform list), which clGetPlatformIDs
+    // permits; `n` is a live, writable cl_uint for the duration of the call.
+    let status = unsafe { ocl::ffi::clGetPlatformIDs(0, std::ptr::null_mut(), &mut n) };
+    match status {
+        ocl::ffi::CL_SUCCESS => Ok(n),
+        // The ICD loader's answer when no vendor ICD is installed.
+        ocl::ffi::CL_PLATFORM_NOT_FOUND_KHR => Ok(0),
+        s => Err(format!("clGetPlatformIDs failed with OpenCL status {s}")),
+    }
+}
+
+fn clean(s: &str) -> String {
+    s.trim_matches(|c: char| c == '\0' || c.is_whitespace())
+        .to_string()
+}
+
+fn device_info(platform: &str, device: DeviceId) -> DeviceInfo {
+    let q = |what| core::get_device_info(device, what).ok();
+    let name = match q(CoreDeviceInfo::Name) {
+        Some(DeviceInfoResult::Name(n)) => clean(&n),
+        _ => "unknown device".to_string(),
+    };
+    let ty = match q(CoreDeviceInfo::Type) {
+        Some(DeviceInfoResult::Type(t)) => t,
+        _ => DeviceType::empty(),
+    };
+    let device_type = if ty.contains(DeviceType::GPU) {
+        "GPU"
+    } else if ty.contains(DeviceType::CPU) {
+        "CPU"
+    } else if ty.contains(DeviceType::ACCELERATOR) {
+        "accelerator"
+    } else if ty.contains(DeviceType::CUSTOM) {
+        "custom"
+    } else {
+        "other"
+    };
+    let ext_fp64 = matches!(q(CoreDeviceInfo::Extensions),
+        Some(DeviceInfoResult::Extensions(e)) if e.split_whitespace().any(|x| x == "cl_khr_fp64"));
+    let config_fp64 = matches!(q(CoreDeviceInfo::DoubleFpConfig),
+        Some(DeviceInfoResult::DoubleFpConfig(c)) if !c.is_empty());
+    let global_mem_bytes = match q(CoreDeviceInfo::GlobalMemSize) {
+        Some(DeviceInfoResult::GlobalMemSize(b)) => b,
+        _ => 0,
+    };
+    let max_alloc_bytes = match q(CoreDeviceInfo::MaxMemAllocSize) {
+        Some(DeviceInfoResult::MaxMemAllocSize(b)) => b,
+        _ => global_mem_bytes / 4,
+    };
+    let max_work_group_size = match q(CoreDeviceInfo::MaxWorkGroupSize) {
+        Some(DeviceInfoResult::MaxWorkGroupSize(n)) => n.max(1),
+        _ => 1,
+    };
+    DeviceInfo {
+        platform: platform.to_string(),
+        name,
+        device_type,
+        is_gpu: ty.contains(DeviceType::GPU),
+        fp64: ext_fp64 || config_fp64,
+        global_mem_bytes,
+        max_alloc_bytes,
+        max_work_group_size,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selector_description() {
+        assert_eq!(Selector::default().describe(), "any device");
+        let s = Selector {
+            platform: Some("nv".into()),
+            device: Some(" ".into()),
+            gpu_only: true,
+        };
+        assert_eq!(s.describe(), "platform ~ \"nv\", GPU only");
+    }
+
+    #[test]
+    fn substring_match_ignores_case() {
+        assert!(contains_ci("NVIDIA CUDA", "cuda"));
+        assert!(contains_ci("Portable Computing Language", "PORTABLE"));
+        assert!(!contains_ci("NVIDIA CUDA", "amd"));
+    }
+
+    #[test]
+    fn description_format() {
+        let d = DeviceInfo {
+            platform: "P".into(),
+            name: "D".into(),
+            device_type: "GPU",
+            is_gpu: true,
+            fp64: true,
+            global_mem_bytes: 80 << 30,
+            max_alloc_bytes: 20 << 30,
+            max_work_group_size: 1024,
+        };
+        assert_eq!(d.description(), "P: D (GPU, 80 GiB)");
+    }
+}

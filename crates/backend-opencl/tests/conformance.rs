@@ -1,0 +1,148 @@
+//! The shared backend conformance suite on the OpenCL backend, plus device-selection tests.
+//!
+//! Without an OpenCL device the suite is skipped; with `REQUIRE_GPU=1` the backend must open a
+//! GPU (a CPU runtime such as PoCL does not count), so a misconfigured GPU run fails loudly.
+
+use std::time::{Duration, Instant};
+
+use trident_core::{Backend, Error};
+use trident_opencl::{OpenCl, Selector};
+
+/// `OpenCl::new()`'s selection (environment filters), restricted to GPUs under `REQUIRE_GPU=1`.
+fn make() -> trident_core::Result<OpenCl> {
+    let mut sel = Selector::from_env();
+    sel.gpu_only = trident_core::conformance::require_gpu();
+    let b = OpenCl::select(&sel)?;
+    eprintln!("opencl conformance on {}", b.device());
+    Ok(b)
+}
+
+trident_core::spmv_conformance_tests!(trident_opencl::OpenCl, make());
+
+#[test]
+fn non_matching_platform_is_no_device_listing_platforms() {
+    let sel = Selector {
+        platform: Some("no-such-platform-xyzzy".into()),
+        device: None,
+        gpu_only: false,
+    };
+    let err = OpenCl::select(&sel).expect_err("no platform is called that");
+    let Error::NoDevice { backend, message } = &err else {
+        panic!("expected NoDevice, got {err:?}");
+    };
+    eprintln!("{err}");
+    assert_eq!(*backend, "opencl");
+    assert!(message.contains("no-such-platform-xyzzy"), "{message}");
+    // Every platform found is listed in the message.
+    for d in trident_opencl::devices() {
+        assert!(
+            message.contains(&d.platform),
+            "{message} lacks {}",
+            d.platform
+        );
+        assert!(message.contains(&d.name), "{message} lacks {}", d.name);
+    }
+}
+
+#[test]
+fn non_matching_device_is_no_device() {
+    let sel = Selector {
+        platform: None,
+        device: Some("no-such-device-xyzzy".into()),
+        gpu_only: false,
+    };
+    assert!(OpenCl::select(&sel).unwrap_err().is_no_device());
+}
+
+#[test]
+fn gpu_only_opens_a_gpu_or_reports_no_device() {
+    let sel = Selector {
+        gpu_only: true,
+        ..Selector::default()
+    };
+    match OpenCl::select(&sel) {
+        Ok(b) => assert!(b.is_gpu(), "{}", b.device()),
+        Err(e) => {
+            assert!(e.is_no_device(), "{e}");
+            assert!(trident_opencl::devices().iter().all(|d| !d.is_gpu));
+        }
+    }
+}
+
+#[test]
+fn devices_is_cached() {
+    let first = trident_opencl::devices();
+    let t = Instant::now();
+    let second = trident_opencl::devices();
+    assert!(
+        t.elapsed() < Duration::from_millis(50),
+        "second devices() call took {:?}",
+        t.elapsed()
+    );
+    assert_eq!(first, second);
+    match trident_opencl::probe_status() {
+        Ok(n) => assert_eq!(n, first.len()),
+        Err(e) => {
+            assert!(e.is_no_device(), "{e}");
+            assert!(first.is_empty());
+        }
+    }
+}
+
+#[test]
+fn selected_device_matches_its_filters() {
+    let Some(d) = trident_opencl::devices().into_iter().next() else {
+        return;
+    };
+    // Filters are case-insensitive substrings.
+    let sel = Selector {
+        platform: Some(d.platform.to_uppercase()),
+        device: Some(d.name.to_lowercase()),
+        gpu_only: false,
+    };
+    let b = OpenCl::select(&sel).expect("the listed device opens");
+    assert_eq!(b.info().platform, d.platform);
+    assert_eq!(b.info().name, d.name);
+    assert_eq!(b.name(), "opencl");
+    assert!(b
+        .device()
+        .starts_with(&format!("{}: {} (", d.platform, d.name)));
+    assert!(b.device().ends_with(" GiB)"), "{}", b.device());
+}
+
+#[test]
+fn f64_support_matches_the_device() {
+    use trident_core::DeviceVectors;
+    let b = match OpenCl::new() {
+        Ok(b) => b,
+        Err(e) if e.is_no_device() => return,
+        Err(e) => panic!("{e}"),
+    };
+    let up = DeviceVectors::<f64>::upload(&b, &[1.0, 2.0]);
+    if b.info().fp64 {
+        assert!(b.has_fp64());
+        assert!(up.is_ok());
+    } else {
+        assert!(matches!(up, Err(Error::Unsupported(_))));
+    }
+}
+
+#[test]
+fn data_of_another_instance_is_rejected() {
+    use trident_core::{DeviceVectors, EllpackR, Spmv};
+    let (Ok(b1), Ok(b2)) = (OpenCl::new(), OpenCl::new()) else {
+        return;
+    };
+    let a = EllpackR::<f32>::new(1, 1, 1, vec![2.0], vec![0], vec![1]).unwrap();
+    let da = b1.upload_ellpack(&a).unwrap();
+    let dx = b2.upload(&[3.0f32]).unwrap();
+    let mut dy = b1.zeros(1).unwrap();
+    assert!(matches!(
+        b1.spmv(&da, &dx, &mut dy),
+        Err(Error::Backend { .. })
+    ));
+    assert!(b2.download(&dy).is_err());
+    let dx = b1.upload(&[3.0f32]).unwrap();
+    b1.spmv(&da, &dx, &mut dy).unwrap();
+    assert_eq!(b1.download(&dy).unwrap(), [6.0]);
+}

@@ -1,0 +1,46 @@
+// ELLPACK-R sparse matrix-vector product, y = A x.
+//
+// One source for both precisions: the host builds this file once per scalar type, with
+//   -D REAL=float  -D SUFFIX=f32                  -> kernel spmv_ellr_f32
+//   -D REAL=double -D SUFFIX=f64 -D TRIDENT_FP64  -> kernel spmv_ellr_f64
+// (the f64 build only on devices that report cl_khr_fp64).
+//
+// Layout (see trident_core::ellpack): entry k of row i is at k * rows + i, so the work-items
+// of a work-group (one per row, consecutive rows) read consecutive addresses: coalesced loads
+// of values and col_idx. rl[i] is the length of row i; padding beyond it is never read.
+//
+// Index arithmetic is 64-bit (ulong), so rows * width may exceed 2^32.
+
+#ifdef TRIDENT_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+#if !defined(REAL) || !defined(SUFFIX)
+#error "build spmv.cl with -D REAL=float|double -D SUFFIX=f32|f64"
+#endif
+
+#define TRIDENT_CAT_(a, b) a##b
+#define TRIDENT_CAT(a, b) TRIDENT_CAT_(a, b)
+
+// y[i] = sum over k < rl[i] of values[k * rows + i] * x[col_idx[k * rows + i]].
+// The global size is rounded up to a multiple of the work-group size; surplus items return.
+__kernel void TRIDENT_CAT(spmv_ellr_, SUFFIX)(const ulong rows,
+                                              __global const REAL *restrict values,
+                                              __global const uint *restrict col_idx,
+                                              __global const uint *restrict rl,
+                                              __global const REAL *restrict x,
+                                              __global REAL *restrict y)
+{
+    const ulong i = get_global_id(0);
+    if (i >= rows) {
+        return;
+    }
+    const uint len = rl[i];
+    REAL acc = (REAL)0;
+    ulong p = i; // k * rows + i, advanced by rows per entry
+    for (uint k = 0; k < len; ++k) {
+        acc += values[p] * x[col_idx[p]];
+        p += rows;
+    }
+    y[i] = acc;
+}
