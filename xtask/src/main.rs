@@ -1,1 +1,93 @@
-fn main() {}
+//! Trident's developer tasks, run as `cargo xtask <command>` (an alias in `.cargo/config.toml`).
+//!
+//! One module per subcommand. The `validate` subcommand links every backend; it is behind the
+//! default feature `backends` so that `cargo run -p xtask --no-default-features --
+//! build-kernels` still works when a backend crate does not build (say, a broken kernel).
+
+mod bench;
+mod bundle;
+mod kernels;
+mod test;
+mod util;
+#[cfg(feature = "backends")]
+mod validate;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: cargo xtask <command> [options]
+
+commands:
+  build-kernels [--require-ptx]
+      Compile every kernels/cuda/*.cu to PTX (compute_90 and compute_75) into
+      <target>/kernels/ with nvcc ($NVCC, else .tools/cuda/nvidia/cu13/bin/nvcc, else PATH),
+      and build every kernels/opencl/*.cl on every OpenCL device present. Without nvcc the
+      CUDA part is skipped, unless --require-ptx.
+
+  validate [--backend NAME]... [--json FILE]
+      Run the SpMV conformance checks on every backend that starts (cpu, cuda, opencl) and
+      print a backend x check table. REQUIRE_GPU=1 makes a missing CUDA or OpenCL GPU
+      device a failure.
+
+  bench [ALGORITHM] [--backend NAME]... [--torch JSON] [-- CRITERION_ARGS...]
+      Run the criterion benchmarks (`cargo bench -p trident-benches`; ALGORITHM picks one
+      bench file, e.g. spmv) on the chosen backends, then write the report (bench-report)
+      for <target>/criterion.
+
+  bench-report <CRITERION_DIR> [--torch JSON]
+      Summarise criterion results: <dir>/report.md (one table per bench file, medians and
+      GB/s, speed-up against the cpu or the torch/cuSPARSE baseline) and <dir>/report.svg.
+
+  test [--no-install] [--no-lint] [-- TEST_ARGS...]
+      What CI runs: install what is missing (apt: ocl-icd-opencl-dev, pocl-opencl-icd;
+      pip: CUDA 13.0 nvcc into .tools/cuda), then cargo fmt --check, cargo clippy
+      --all-targets -D warnings, and cargo test --workspace with TRIDENT_REQUIRE_PTX=1.
+
+  bundle
+      Build the stripped release test binaries, the CLI, xtask itself and the benchmarks
+      into <target>/bundle with run.sh, for a GPU machine without Rust.
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some((cmd, rest)) = args.split_first() else {
+        eprint!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let result = match cmd.as_str() {
+        "build-kernels" => kernels::run(rest),
+        "validate" => run_validate(rest),
+        "bench" => bench::run(rest),
+        "bench-report" => bench::report_cmd(rest),
+        "bundle" => bundle::run(rest),
+        "test" => test::run(rest),
+        "help" | "-h" | "--help" => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        other => Err(util::usage(format!("unknown command `{other}`"))),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(util::Error::Usage(msg)) => {
+            eprintln!("xtask {cmd}: {msg}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+        Err(util::Error::Failed(msg)) => {
+            eprintln!("xtask {cmd}: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(feature = "backends")]
+fn run_validate(args: &[String]) -> util::Result {
+    validate::run(args)
+}
+
+#[cfg(not(feature = "backends"))]
+fn run_validate(_: &[String]) -> util::Result {
+    Err(util::fail(
+        "this xtask was built without the `backends` feature; rebuild with default features",
+    ))
+}

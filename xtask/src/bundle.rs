@@ -1,0 +1,264 @@
+//! `xtask bundle`: everything a GPU machine without Rust needs to test and benchmark Trident,
+//! in `<target>/bundle`:
+//!
+//! ```text
+//! bundle/
+//!   run.sh            validate + every test binary (+ `bench`: benchmarks, torch, report)
+//!   bin/trident       the CLI
+//!   bin/xtask         this tool (validate, bench-report)
+//!   tests/<package>-<target>   release test binaries of the core and backend crates
+//!   benches/<name>    criterion benchmark executables
+//!   torch_spmv.py     the cuSPARSE baseline
+//!   lib/libOpenCL.so.1  the OpenCL ICD loader, used only where the machine has none
+//! ```
+//!
+//! Binaries are stripped. The bundle must stay under 64 MiB (what a device run carries).
+
+use std::io::BufRead;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use crate::util::{
+    cargo, fail, human_size, rel, target_dir, usage, workspace_root, Context, Result,
+};
+
+/// Packages whose test binaries (unit and integration) go into `tests/`.
+const TEST_PACKAGES: [&str; 4] = [
+    "trident-core",
+    "trident-cpu",
+    "trident-cuda",
+    "trident-opencl",
+];
+
+/// Largest bundle a device run can carry.
+const MAX_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The run script, written as `bundle/run.sh`.
+const RUN_SH: &str = include_str!("run.sh");
+
+/// One executable that cargo built.
+#[derive(Debug)]
+struct Artifact {
+    package: String,
+    target: String,
+    kind: String,
+    path: PathBuf,
+}
+
+pub fn run(args: &[String]) -> Result {
+    if let Some(a) = args.first() {
+        return Err(usage(format!("unexpected argument `{a}`")));
+    }
+    let root = workspace_root();
+    let bundle = target_dir().join("bundle");
+    if bundle.exists() {
+        std::fs::remove_dir_all(&bundle).context(format!("removing {}", bundle.display()))?;
+    }
+    for sub in ["bin", "tests", "benches", "lib"] {
+        std::fs::create_dir_all(bundle.join(sub)).context(format!("creating {sub}/"))?;
+    }
+
+    eprintln!("bundle: building the CLI and xtask");
+    let bins = cargo_artifacts(&[
+        "build",
+        "--release",
+        "-p",
+        "trident-cli",
+        "-p",
+        "xtask",
+        "--bins",
+    ])?;
+    let mut test_args = vec!["test", "--release", "--no-run"];
+    for p in TEST_PACKAGES {
+        test_args.extend(["-p", p]);
+    }
+    eprintln!("bundle: building the test binaries");
+    let tests = cargo_artifacts(&test_args)?;
+    eprintln!("bundle: building the benchmarks");
+    let benches = cargo_artifacts(&["bench", "--no-run", "-p", "trident-benches", "--benches"])?;
+
+    let mut copied = 0;
+    for a in bins.iter().filter(|a| a.kind == "bin") {
+        copy_stripped(&a.path, &bundle.join("bin").join(&a.target))?;
+        copied += 1;
+    }
+    for name in ["trident", "xtask"] {
+        if !bundle.join("bin").join(name).exists() {
+            return Err(fail(format!("cargo built no `{name}` binary")));
+        }
+    }
+    for a in &tests {
+        let name = if a.kind == "lib" {
+            format!("{}-lib", a.package)
+        } else {
+            format!("{}-{}", a.package, a.target)
+        };
+        copy_stripped(&a.path, &bundle.join("tests").join(name))?;
+        copied += 1;
+    }
+    for a in benches.iter().filter(|a| a.kind == "bench") {
+        copy_stripped(&a.path, &bundle.join("benches").join(&a.target))?;
+        copied += 1;
+    }
+    let torch = root.join("benches/torch_spmv.py");
+    std::fs::copy(&torch, bundle.join("torch_spmv.py"))
+        .context(format!("copying {}", rel(&torch)))?;
+    match find_opencl_loader() {
+        Some(lib) => {
+            std::fs::copy(&lib, bundle.join("lib/libOpenCL.so.1"))
+                .context(format!("copying {}", lib.display()))?;
+        }
+        None => eprintln!(
+            "bundle: no libOpenCL.so.1 here to ship (only needed where the GPU machine lacks one)"
+        ),
+    }
+    let run_sh = bundle.join("run.sh");
+    std::fs::write(&run_sh, RUN_SH).context("writing run.sh")?;
+    std::fs::set_permissions(&run_sh, std::fs::Permissions::from_mode(0o755))
+        .context("making run.sh executable")?;
+
+    let mut files = Vec::new();
+    list_files(&bundle, &mut files);
+    files.sort();
+    let mut total = 0;
+    println!("bundle: {} ({copied} executables)", bundle.display());
+    for f in &files {
+        let size = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
+        total += size;
+        println!(
+            "  {:>10}  {}",
+            human_size(size),
+            f.strip_prefix(&bundle).unwrap_or(f).display()
+        );
+    }
+    println!("  {:>10}  total", human_size(total));
+    if total > MAX_BYTES {
+        return Err(fail(format!(
+            "the bundle is {}, over the {} a device run carries",
+            human_size(total),
+            human_size(MAX_BYTES)
+        )));
+    }
+    Ok(())
+}
+
+/// Runs cargo with `--message-format=json-render-diagnostics` (diagnostics still shown) and
+/// returns the executables it reports (for `test`: the test builds only).
+fn cargo_artifacts(args: &[&str]) -> Result<Vec<Artifact>> {
+    let harness_only = args.first() == Some(&"test");
+    let mut child = cargo()
+        .args(args)
+        .arg("--message-format=json-render-diagnostics")
+        // The CUDA backend's build fails rather than ship without its kernels.
+        .env("TRIDENT_REQUIRE_PTX", "1")
+        .stdout(Stdio::piped())
+        .spawn()
+        .context(format!("running cargo {}", args.join(" ")))?;
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let mut artifacts = Vec::new();
+    for line in std::io::BufReader::new(stdout).lines() {
+        let Ok(line) = line else { break };
+        let Ok(msg) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        if msg["reason"] != "compiler-artifact" {
+            continue;
+        }
+        let Some(exe) = msg["executable"].as_str() else {
+            continue;
+        };
+        if harness_only && msg["profile"]["test"] != true {
+            continue;
+        }
+        artifacts.push(Artifact {
+            package: package_name(msg["package_id"].as_str().unwrap_or("")),
+            target: msg["target"]["name"].as_str().unwrap_or("").to_string(),
+            kind: msg["target"]["kind"][0].as_str().unwrap_or("").to_string(),
+            path: PathBuf::from(exe),
+        });
+    }
+    let status = child.wait().context("waiting for cargo")?;
+    if !status.success() {
+        return Err(fail(format!("cargo {} failed ({status})", args.join(" "))));
+    }
+    Ok(artifacts)
+}
+
+/// The package name in a cargo package id: `path+file:///p/trident-core#0.1.0`,
+/// `path+file:///p/core#trident-core@0.1.0`, or the old `trident-core 0.1.0 (path+file:///p)`.
+fn package_name(id: &str) -> String {
+    match id.split_once('#') {
+        Some((url, frag)) => match frag.split_once('@') {
+            Some((name, _)) => name.to_string(),
+            None => url.rsplit('/').next().unwrap_or(url).to_string(),
+        },
+        None => id.split_whitespace().next().unwrap_or(id).to_string(),
+    }
+}
+
+/// Copies `src` to `dst` without symbols (`strip`, else `objcopy`, else a plain copy).
+fn copy_stripped(src: &Path, dst: &Path) -> Result {
+    let stripped = |tool: &str, args: &[&std::ffi::OsStr]| {
+        Command::new(tool)
+            .args(args)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let (s, d) = (src.as_os_str(), dst.as_os_str());
+    let ok = stripped("strip", &["--strip-all".as_ref(), "-o".as_ref(), d, s])
+        || stripped("objcopy", &["--strip-all".as_ref(), s, d]);
+    if !ok {
+        eprintln!(
+            "bundle: neither strip nor objcopy worked; copying {} unstripped",
+            src.display()
+        );
+        std::fs::copy(src, dst).context(format!("copying {}", src.display()))?;
+    }
+    std::fs::set_permissions(dst, std::fs::Permissions::from_mode(0o755))
+        .context(format!("setting permissions of {}", dst.display()))
+}
+
+/// This machine's `libOpenCL.so.1` (the ICD loader), from `ldconfig -p`.
+fn find_opencl_loader() -> Option<PathBuf> {
+    let out = Command::new("ldconfig").arg("-p").output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .filter(|l| l.trim_start().starts_with("libOpenCL.so.1 ") && l.contains("x86-64"))
+        .filter_map(|l| l.split("=>").nth(1))
+        .map(|p| PathBuf::from(p.trim()))
+        .find(|p| p.exists())
+}
+
+/// Every regular file under `dir`.
+fn list_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        match e.file_type() {
+            Ok(t) if t.is_dir() => list_files(&p, out),
+            Ok(t) if t.is_file() => out.push(p),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::package_name;
+
+    #[test]
+    fn package_ids_in_every_format() {
+        assert_eq!(
+            package_name("path+file:///w/crates/core#trident-core@0.1.0"),
+            "trident-core"
+        );
+        assert_eq!(package_name("path+file:///w/xtask#0.1.0"), "xtask");
+        assert_eq!(
+            package_name("trident-cpu 0.1.0 (path+file:///w/crates/backend-cpu)"),
+            "trident-cpu"
+        );
+    }
+}

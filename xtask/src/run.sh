@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Trident's run on a GPU machine, from the bundle that `cargo xtask bundle` builds (no Rust
+# needed there). Written by xtask; edit xtask/src/run.sh, not the copy in the bundle.
+#
+#   [TRIDENT_DATA=<data dir>] [OUT=<dir>] bash run.sh [bench]
+#
+# 1. `bin/xtask validate`: the conformance table, with REQUIRE_GPU=1 (a missing CUDA or
+#    OpenCL GPU device fails);
+# 2. every test binary in tests/ (cwd = this bundle), pass/fail recorded;
+# 3. with `bench`: every benchmark in benches/, the torch/cuSPARSE baseline (if python3 has
+#    torch) on the same matrices, and `bin/xtask bench-report`.
+#
+# Results go to ${OUT:-./out} (at most 8 files, so that they all come back from a device run):
+# run.log (everything), validate.json, tests.txt, and with `bench` report.md, report.svg,
+# torch_spmv.json and criterion.tar.gz. Exits non-zero if anything failed.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+MODE=${1:-test}
+case "$MODE" in
+test | bench) ;;
+*)
+    echo "usage: $0 [bench]" >&2
+    exit 2
+    ;;
+esac
+
+OUT_DIR=${OUT:-./out}
+mkdir -p "$OUT_DIR"
+OUT_DIR=$(cd "$OUT_DIR" && pwd)
+
+section() { printf '\n==== %s\n' "$*"; }
+
+main() {
+    failed=()
+
+    chmod +x "$HERE"/bin/* "$HERE"/tests/* "$HERE"/benches/* 2>/dev/null || true
+    export REQUIRE_GPU=1
+
+    section "machine"
+    uname -a
+    nvidia-smi -L 2>/dev/null || echo "nvidia-smi: not available"
+
+    # The OpenCL ICD loader: the system's, else the copy shipped in lib/.
+    if ! ldconfig -p 2>/dev/null | grep -q 'libOpenCL\.so\.1 '; then
+        if [ -e "$HERE/lib/libOpenCL.so.1" ]; then
+            echo "run.sh: no system libOpenCL.so.1; using the bundled ICD loader"
+            export LD_LIBRARY_PATH="$HERE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+        else
+            echo "run.sh: no libOpenCL.so.1 anywhere: binaries that link OpenCL will not start"
+        fi
+    fi
+
+    # NVIDIA's OpenCL driver: register it with the ICD loader in a private vendors directory.
+    nv_icd=""
+    if ldconfig -p 2>/dev/null | grep -q 'libnvidia-opencl\.so\.1 '; then
+        nv_icd=libnvidia-opencl.so.1
+    else
+        for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/x86_64-linux-gnu /usr/lib64; do
+            if [ -e "$d/libnvidia-opencl.so.1" ]; then
+                nv_icd=$d/libnvidia-opencl.so.1
+                break
+            fi
+        done
+    fi
+    ICD_DIR=""
+    if [ -n "$nv_icd" ]; then
+        ICD_DIR=$(mktemp -d)
+        echo "$nv_icd" >"$ICD_DIR/nvidia.icd"
+        export OCL_ICD_VENDORS=$ICD_DIR
+        export TRIDENT_OPENCL_PLATFORM=NVIDIA
+        echo "run.sh: OpenCL through $nv_icd (OCL_ICD_VENDORS=$ICD_DIR)"
+    else
+        echo "run.sh: libnvidia-opencl.so.1 not found: no NVIDIA OpenCL platform"
+    fi
+
+    # Test data: TRIDENT_DATA, else data/ beside this script.
+    if [ -z "${TRIDENT_DATA:-}" ] && [ -d "$HERE/data" ]; then
+        export TRIDENT_DATA=$HERE/data
+    fi
+    echo "run.sh: TRIDENT_DATA=${TRIDENT_DATA:-(unset: tests that need real data may skip or fail)}"
+
+    section "validate"
+    if (cd "$HERE" && ./bin/xtask validate --json "$OUT_DIR/validate.json"); then
+        :
+    else
+        failed+=("validate")
+    fi
+
+    section "tests"
+    : >"$OUT_DIR/tests.txt"
+    n_pass=0
+    n_fail=0
+    for t in "$HERE"/tests/*; do
+        [ -f "$t" ] || continue
+        name=$(basename "$t")
+        section "test $name"
+        if (cd "$HERE" && "$t"); then
+            echo "pass $name" >>"$OUT_DIR/tests.txt"
+            n_pass=$((n_pass + 1))
+        else
+            echo "FAIL $name" >>"$OUT_DIR/tests.txt"
+            n_fail=$((n_fail + 1))
+            failed+=("test $name")
+        fi
+    done
+    echo "test binaries: $n_pass passed, $n_fail failed" | tee -a "$OUT_DIR/tests.txt"
+
+    if [ "$MODE" = bench ]; then
+        export CRITERION_HOME=${CRITERION_HOME:-$HERE/criterion}
+        DUMP=$(mktemp -d)
+        for b in "$HERE"/benches/*; do
+            [ -f "$b" ] || continue
+            name=$(basename "$b")
+            section "bench $name"
+            if (cd "$HERE" && TRIDENT_SPMV_DUMP=$DUMP "$b" --bench); then
+                :
+            else
+                failed+=("bench $name")
+            fi
+        done
+
+        torch_args=()
+        section "torch (cuSPARSE) baseline"
+        if ! ls "$DUMP"/*.meta.json >/dev/null 2>&1; then
+            echo "no matrices were dumped: skipping"
+        elif python3 -c 'import torch' 2>/dev/null; then
+            if PYTHONUNBUFFERED=1 python3 "$HERE/torch_spmv.py" "$DUMP" "$OUT_DIR/torch_spmv.json"; then
+                torch_args=(--torch "$OUT_DIR/torch_spmv.json")
+            else
+                failed+=("torch_spmv.py")
+            fi
+        else
+            echo "python3 has no torch: skipping"
+        fi
+        rm -rf "$DUMP"
+
+        section "report"
+        if "$HERE/bin/xtask" bench-report "$CRITERION_HOME" ${torch_args[@]+"${torch_args[@]}"}; then
+            cp "$CRITERION_HOME/report.md" "$CRITERION_HOME/report.svg" "$OUT_DIR/"
+        else
+            failed+=("bench-report")
+        fi
+        tar -C "$CRITERION_HOME" -czf "$OUT_DIR/criterion.tar.gz" --exclude=report --exclude='*.svg' . ||
+            echo "run.sh: could not archive $CRITERION_HOME"
+    fi
+
+    [ -n "$ICD_DIR" ] && rm -rf "$ICD_DIR"
+
+    section "summary"
+    cat "$OUT_DIR/tests.txt"
+    if [ ${#failed[@]} -gt 0 ]; then
+        echo "FAILED: ${failed[*]}"
+        return 1
+    fi
+    echo "all passed"
+}
+
+main 2>&1 | tee "$OUT_DIR/run.log"
+exit "${PIPESTATUS[0]}"
