@@ -69,6 +69,8 @@ pub fn run(args: &[String]) -> Result {
         "trident-cli",
         "-p",
         "xtask",
+        "--features",
+        "xtask/backends",
         "--bins",
     ])?;
     let mut test_args = vec!["test", "--release", "--no-run"];

@@ -1,11 +1,13 @@
 //! Trident's developer tasks, run as `cargo xtask <command>` (an alias in `.cargo/config.toml`).
 //!
-//! One module per subcommand. The `validate` subcommand links every backend; it is behind the
-//! default feature `backends` so that `cargo run -p xtask --no-default-features --
-//! build-kernels` still works when a backend crate does not build (say, a broken kernel).
+//! One module per subcommand. `validate` and `build-kernels` link the backends and the OpenCL
+//! loader, behind the feature `backends`; a plain `cargo xtask` (which `xtask test` must be, to
+//! build on a fresh machine before the loader is installed) re-runs itself with that feature
+//! for those two commands.
 
 mod bench;
 mod bundle;
+#[cfg(feature = "backends")]
 mod kernels;
 mod test;
 mod util;
@@ -55,8 +57,7 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let result = match cmd.as_str() {
-        "build-kernels" => kernels::run(rest),
-        "validate" => run_validate(rest),
+        "build-kernels" | "validate" => with_backends(cmd, rest),
         "bench" => bench::run(rest),
         "bench-report" => bench::report_cmd(rest),
         "bundle" => bundle::run(rest),
@@ -81,13 +82,34 @@ fn main() -> ExitCode {
 }
 
 #[cfg(feature = "backends")]
-fn run_validate(args: &[String]) -> util::Result {
-    validate::run(args)
+fn with_backends(cmd: &str, args: &[String]) -> util::Result {
+    match cmd {
+        "build-kernels" => kernels::run(args),
+        _ => validate::run(args),
+    }
 }
 
+/// Re-runs this command through `cargo run` with the `backends` feature.
 #[cfg(not(feature = "backends"))]
-fn run_validate(_: &[String]) -> util::Result {
-    Err(util::fail(
-        "this xtask was built without the `backends` feature; rebuild with default features",
-    ))
+fn with_backends(cmd: &str, args: &[String]) -> util::Result {
+    let status = util::cargo()
+        .args([
+            "run",
+            "--quiet",
+            "--release",
+            "-p",
+            "xtask",
+            "--features",
+            "backends",
+            "--",
+        ])
+        .arg(cmd)
+        .args(args)
+        .status()
+        .map_err(|e| util::fail(format!("running cargo: {e}")))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(util::fail(format!("{cmd} failed ({status})")))
+    }
 }

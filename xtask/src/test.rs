@@ -58,6 +58,7 @@ pub fn run(args: &[String]) -> Result {
                 "clippy",
                 "--workspace",
                 "--all-targets",
+                "--all-features",
                 "--",
                 "-D",
                 "warnings",

@@ -96,10 +96,14 @@ fn run(cmd: Command) -> Result<()> {
 fn info(only: BackendChoice) -> Result<()> {
     let show = |c: BackendChoice| only == BackendChoice::Auto || only == c;
     if show(BackendChoice::Cpu) {
-        println!("cpu:    {}", select::describe(Ok(trident_cpu::Cpu::new())));
+        println!(
+            "cpu:    {}",
+            select::describe(select::open(BackendChoice::Cpu))
+        );
     }
     if show(BackendChoice::Cuda) {
-        println!("cuda:   {}", select::describe(trident_cuda::Cuda::new()));
+        println!("cuda:   {}", select::describe(select::open_cuda()));
+        #[cfg(feature = "cuda")]
         if let Ok(names) = trident_cuda::device_names() {
             for (i, n) in names.iter().enumerate() {
                 println!("        device {i}: {n}");
@@ -107,10 +111,8 @@ fn info(only: BackendChoice) -> Result<()> {
         }
     }
     if show(BackendChoice::Opencl) {
-        println!(
-            "opencl: {}",
-            select::describe(trident_opencl::OpenCl::new())
-        );
+        println!("opencl: {}", select::describe(select::open_opencl()));
+        #[cfg(feature = "opencl")]
         for d in trident_opencl::devices() {
             println!("        {}", d.description());
         }
@@ -154,12 +156,12 @@ fn load_matrix<T: Scalar>(path: &Path) -> Result<Csr<T>> {
     }
 }
 
-fn spmv<T: Scalar>(b: &AnyBackend, path: &Path, repeat: usize, output: Option<&Path>) -> Result<()>
-where
-    trident_cpu::Cpu: Spmv<T>,
-    trident_cuda::Cuda: Spmv<T>,
-    trident_opencl::OpenCl: Spmv<T>,
-{
+fn spmv<T: BackendScalar>(
+    b: &AnyBackend,
+    path: &Path,
+    repeat: usize,
+    output: Option<&Path>,
+) -> Result<()> {
     let csr = load_matrix::<T>(path)?;
     let a = EllpackR::<T>::from_csr(&csr)?;
     println!(
@@ -170,7 +172,7 @@ where
         a.width()
     );
     let x = vec![T::one(); a.cols()];
-    let (y, times) = with_backend!(b, be => run_spmv(be, &a, &x, repeat.max(1)))?;
+    let (y, times) = T::timed_spmv(b, &a, &x, repeat.max(1))?;
     let exact = reference::spmv(&a, &x);
     let mag = reference::spmv_abs(&a, &x);
     let worst = (0..a.rows())
@@ -195,6 +197,33 @@ where
     }
     Ok(())
 }
+
+/// The element types every compiled-in backend supports, dispatched to the chosen backend.
+trait BackendScalar: Scalar {
+    /// [`run_spmv`] on whichever backend `b` holds.
+    fn timed_spmv(
+        b: &AnyBackend,
+        a: &EllpackR<Self>,
+        x: &[Self],
+        repeat: usize,
+    ) -> Result<(Vec<Self>, Vec<f64>)>;
+}
+
+macro_rules! backend_scalar {
+    ($($t:ty),*) => {$(
+        impl BackendScalar for $t {
+            fn timed_spmv(
+                b: &AnyBackend,
+                a: &EllpackR<$t>,
+                x: &[$t],
+                repeat: usize,
+            ) -> Result<(Vec<$t>, Vec<f64>)> {
+                with_backend!(b, be => run_spmv(be, a, x, repeat))
+            }
+        }
+    )*};
+}
+backend_scalar!(f32, f64);
 
 /// Uploads once, runs `repeat` timed products on the device, downloads y.
 fn run_spmv<T: Scalar, B: Spmv<T>>(

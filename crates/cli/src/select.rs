@@ -2,9 +2,12 @@
 
 use std::fmt;
 
+#[allow(unused_imports)]
 use trident_core::{Backend, Error, Result};
 use trident_cpu::Cpu;
+#[cfg(feature = "cuda")]
 use trident_cuda::Cuda;
+#[cfg(feature = "opencl")]
 use trident_opencl::OpenCl;
 
 /// The `--backend` choices.
@@ -25,8 +28,10 @@ pub enum AnyBackend {
     /// CPU.
     Cpu(Cpu),
     /// CUDA.
+    #[cfg(feature = "cuda")]
     Cuda(Cuda),
     /// OpenCL.
+    #[cfg(feature = "opencl")]
     OpenCl(OpenCl),
 }
 
@@ -34,7 +39,9 @@ impl fmt::Display for AnyBackend {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (name, device) = match self {
             AnyBackend::Cpu(b) => (b.name(), b.device()),
+            #[cfg(feature = "cuda")]
             AnyBackend::Cuda(b) => (b.name(), b.device()),
+            #[cfg(feature = "opencl")]
             AnyBackend::OpenCl(b) => (b.name(), b.device()),
         };
         write!(f, "{name} [{device}]")
@@ -47,7 +54,9 @@ macro_rules! with_backend {
     ($any:expr, $b:ident => $body:expr) => {
         match $any {
             $crate::select::AnyBackend::Cpu($b) => $body,
+            #[cfg(feature = "cuda")]
             $crate::select::AnyBackend::Cuda($b) => $body,
+            #[cfg(feature = "opencl")]
             $crate::select::AnyBackend::OpenCl($b) => $body,
         }
     };
@@ -57,16 +66,16 @@ macro_rules! with_backend {
 pub fn open(choice: BackendChoice) -> Result<AnyBackend> {
     match choice {
         BackendChoice::Cpu => Ok(AnyBackend::Cpu(Cpu::new())),
-        BackendChoice::Cuda => Cuda::new().map(AnyBackend::Cuda),
-        BackendChoice::Opencl => OpenCl::new().map(AnyBackend::OpenCl),
+        BackendChoice::Cuda => open_cuda(),
+        BackendChoice::Opencl => open_opencl(),
         BackendChoice::Auto => {
-            match Cuda::new() {
-                Ok(b) => return Ok(AnyBackend::Cuda(b)),
+            match open_cuda() {
+                Ok(b) => return Ok(b),
                 Err(e) => eprintln!("auto: CUDA unavailable ({e})"),
             }
-            match OpenCl::new() {
-                Ok(b) if b.is_gpu() => return Ok(AnyBackend::OpenCl(b)),
-                Ok(b) => eprintln!("auto: OpenCL device {} is not a GPU", b.device()),
+            match open_opencl() {
+                Ok(b) if is_gpu(&b) => return Ok(b),
+                Ok(b) => eprintln!("auto: OpenCL device {b} is not a GPU"),
                 Err(e) => eprintln!("auto: OpenCL unavailable ({e})"),
             }
             Ok(AnyBackend::Cpu(Cpu::new()))
@@ -74,10 +83,38 @@ pub fn open(choice: BackendChoice) -> Result<AnyBackend> {
     }
 }
 
+fn is_gpu(b: &AnyBackend) -> bool {
+    match b {
+        #[cfg(feature = "opencl")]
+        AnyBackend::OpenCl(b) => b.is_gpu(),
+        _ => true,
+    }
+}
+
+/// Opens CUDA, or explains that this build has no CUDA backend.
+pub fn open_cuda() -> Result<AnyBackend> {
+    #[cfg(feature = "cuda")]
+    return Cuda::new().map(AnyBackend::Cuda);
+    #[cfg(not(feature = "cuda"))]
+    Err(Error::Unsupported(
+        "this trident was built without the `cuda` feature".into(),
+    ))
+}
+
+/// Opens OpenCL, or explains that this build has no OpenCL backend.
+pub fn open_opencl() -> Result<AnyBackend> {
+    #[cfg(feature = "opencl")]
+    return OpenCl::new().map(AnyBackend::OpenCl);
+    #[cfg(not(feature = "opencl"))]
+    Err(Error::Unsupported(
+        "this trident was built without the `opencl` feature".into(),
+    ))
+}
+
 /// A one-line description of whether a backend opens, for `trident info`.
-pub fn describe<B: Backend>(made: Result<B>) -> String {
+pub fn describe(made: Result<AnyBackend>) -> String {
     match made {
-        Ok(b) => format!("available: {}", b.device()),
+        Ok(b) => format!("available: {b}"),
         Err(Error::NoDevice { message, .. }) => format!("no device ({message})"),
         Err(e) => format!("error: {e}"),
     }
