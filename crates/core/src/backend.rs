@@ -5,7 +5,7 @@
 //! an algorithm can chain kernels (e.g. the SpMV, inflate and prune steps of R-MCL) without
 //! copying through the host; the `*_host` conveniences do one upload and one download.
 //!
-//! Every trait is exercised by the conformance suite ([`crate::conformance`], feature
+//! Every trait is exercised by the conformance suite (module `conformance`, feature
 //! `conformance`), which each backend crate instantiates in its tests.
 
 use crate::dense::{Dense, DenseView};

@@ -1,0 +1,378 @@
+//! NumPy `.npy` reader and writer for real matrices.
+//!
+//! Reads format versions 1.0, 2.0 and 3.0 holding little-endian `<f4` or `<f8` data of one
+//! or two dimensions, in C (row-major) or Fortran (column-major) order; a 1-D array of
+//! length `n` becomes an `n x 1` matrix. Values are converted to the requested scalar type
+//! and must be finite in it. Big-endian data, other dtypes and other dimensions give
+//! [`ParseErrorKind::Unsupported`](crate::ParseErrorKind::Unsupported); a header that does
+//! not fit the file or data shorter than the shape needs give
+//! [`ParseErrorKind::Truncated`](crate::ParseErrorKind::Truncated), data longer than it
+//! needs [`ParseErrorKind::EntryCount`](crate::ParseErrorKind::EntryCount). Errors carry no
+//! line number (the format is binary).
+//!
+//! [`write_npy`] writes version 1.0, C order, `<f4` for `f32` and `<f8` for `f64`.
+
+use std::io::Write as _;
+use std::path::Path;
+
+use super::{perr, read_file, write_err};
+use crate::dense::Dense;
+use crate::error::{ParseErrorKind as K, Result};
+use crate::scalar::Scalar;
+
+const MAGIC: &[u8] = b"\x93NUMPY";
+
+/// Reads a `.npy` file as a dense matrix.
+pub fn read_npy<T: Scalar>(path: impl AsRef<Path>) -> Result<Dense<T>> {
+    let path = path.as_ref();
+    let bytes = read_file(path)?;
+    parse_npy(&bytes, &path.display().to_string())
+}
+
+/// Parses `.npy` bytes; `name` is the file name used in errors.
+pub fn parse_npy<T: Scalar>(bytes: &[u8], name: &str) -> Result<Dense<T>> {
+    let err = |kind, msg: String| perr(name, None, kind, msg);
+    if bytes.is_empty() {
+        return Err(err(K::Empty, "empty file".into()));
+    }
+    let m = bytes.len().min(MAGIC.len());
+    if bytes[..m] != MAGIC[..m] {
+        return Err(err(K::BadHeader, "not a NumPy file (bad magic)".into()));
+    }
+    if bytes.len() < 10 {
+        return Err(err(K::Truncated, "file ends inside the preamble".into()));
+    }
+    let (major, minor) = (bytes[6], bytes[7]);
+    let (hlen, start): (usize, usize) = match major {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        2 | 3 => {
+            if bytes.len() < 12 {
+                return Err(err(K::Truncated, "file ends inside the preamble".into()));
+            }
+            let l = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+            (l as usize, 12)
+        }
+        _ => {
+            return Err(err(
+                K::Unsupported,
+                format!("npy format version {major}.{minor}"),
+            ))
+        }
+    };
+    let data_start = start
+        .checked_add(hlen)
+        .filter(|&e| e <= bytes.len())
+        .ok_or_else(|| {
+            err(
+                K::Truncated,
+                format!(
+                    "header length {hlen} runs past the end of the file ({} bytes)",
+                    bytes.len()
+                ),
+            )
+        })?;
+    let header = std::str::from_utf8(&bytes[start..data_start])
+        .ok()
+        .filter(|h| major == 3 || h.is_ascii())
+        .ok_or_else(|| err(K::BadHeader, "header is not text".into()))?;
+    let dict = Parser::new(header)
+        .dict()
+        .ok_or_else(|| err(K::BadHeader, format!("cannot parse header {header:?}")))?;
+    let get = |key: &str| {
+        dict.iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+            .ok_or_else(|| err(K::BadHeader, format!("header lacks '{key}'")))
+    };
+    let descr = match get("descr")? {
+        Value::Str(s) => s.as_str(),
+        _ => {
+            return Err(err(
+                K::Unsupported,
+                "structured dtypes are not supported".into(),
+            ))
+        }
+    };
+    let size: usize = match descr {
+        "<f8" => 8,
+        "<f4" => 4,
+        ">f8" | ">f4" => return Err(err(K::Unsupported, format!("big-endian dtype {descr:?}"))),
+        d => {
+            return Err(err(
+                K::Unsupported,
+                format!("dtype {d:?} (only <f4 and <f8 are supported)"),
+            ))
+        }
+    };
+    let fortran = match get("fortran_order")? {
+        Value::Bool(b) => *b,
+        _ => return Err(err(K::BadHeader, "fortran_order is not a bool".into())),
+    };
+    let shape = match get("shape")? {
+        Value::Tuple(t) => t,
+        _ => return Err(err(K::BadHeader, "shape is not a tuple".into())),
+    };
+    let (rows, cols) = match shape.as_slice() {
+        [n] => (*n, 1),
+        [r, c] => (*r, *c),
+        s => {
+            return Err(err(
+                K::Unsupported,
+                format!("{}-dimensional arrays (need 1 or 2)", s.len()),
+            ))
+        }
+    };
+    let too_big = || err(K::BadHeader, format!("shape {rows} x {cols} is too large"));
+    let count = rows.checked_mul(cols).ok_or_else(too_big)?;
+    let need = count.checked_mul(size).ok_or_else(too_big)?;
+    let data = &bytes[data_start..];
+    if data.len() < need {
+        return Err(err(
+            K::Truncated,
+            format!(
+                "{rows} x {cols} {descr} needs {need} data bytes, file has {}",
+                data.len()
+            ),
+        ));
+    }
+    if data.len() > need {
+        return Err(err(
+            K::EntryCount,
+            format!("{} bytes after the {rows} x {cols} data", data.len() - need),
+        ));
+    }
+    let mut vals: Vec<T> = Vec::with_capacity(count);
+    if size == 8 {
+        for c in data.chunks_exact(8) {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(c);
+            vals.push(T::from_f64(f64::from_le_bytes(a)));
+        }
+    } else {
+        for c in data.chunks_exact(4) {
+            let a = [c[0], c[1], c[2], c[3]];
+            vals.push(T::from_f64(f32::from_le_bytes(a) as f64));
+        }
+    }
+    if let Some(k) = vals.iter().position(|v| !v.is_finite()) {
+        return Err(err(
+            K::BadValue,
+            format!("element {k} is not a finite {}", T::NAME),
+        ));
+    }
+    let vals = if fortran && rows > 1 && cols > 1 {
+        let mut out = vec![T::zero(); count];
+        for j in 0..cols {
+            for i in 0..rows {
+                out[i * cols + j] = vals[j * rows + i];
+            }
+        }
+        out
+    } else {
+        vals
+    };
+    Dense::from_vec(rows, cols, vals)
+}
+
+/// Writes a dense matrix as `.npy` version 1.0 (C order; `<f4` for f32, `<f8` for f64).
+pub fn write_npy<T: Scalar>(path: impl AsRef<Path>, m: &Dense<T>) -> Result<()> {
+    let path = path.as_ref();
+    let is32 = T::NAME == "f32";
+    let mut header = format!(
+        "{{'descr': '{}', 'fortran_order': False, 'shape': ({}, {}), }}",
+        if is32 { "<f4" } else { "<f8" },
+        m.rows(),
+        m.cols()
+    );
+    // Pad with spaces so that the data starts at a multiple of 64, ending with '\n'.
+    let unpadded = MAGIC.len() + 4 + header.len() + 1;
+    header.push_str(&" ".repeat((64 - unpadded % 64) % 64));
+    header.push('\n');
+    let mut out = Vec::with_capacity(10 + header.len() + m.as_slice().len() * 8);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&[1, 0]);
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    for &v in m.as_slice() {
+        if is32 {
+            out.extend_from_slice(&(v.to_f64() as f32).to_le_bytes());
+        } else {
+            out.extend_from_slice(&v.to_f64().to_le_bytes());
+        }
+    }
+    let mut f = std::fs::File::create(path).map_err(write_err(path))?;
+    f.write_all(&out).map_err(write_err(path))?;
+    f.flush().map_err(write_err(path))
+}
+
+/// The Python literals that appear in `.npy` headers.
+#[derive(Debug)]
+enum Value {
+    Str(String),
+    Bool(bool),
+    Tuple(Vec<usize>),
+    /// Anything else that parses (lists, `None`, …): only ever unsupported.
+    Other,
+}
+
+/// A small parser for the header's Python dict literal.
+struct Parser<'a> {
+    s: &'a [u8],
+    p: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn new(s: &'a str) -> Self {
+        Self {
+            s: s.as_bytes(),
+            p: 0,
+        }
+    }
+
+    fn ws(&mut self) {
+        while self.p < self.s.len() && self.s[self.p].is_ascii_whitespace() {
+            self.p += 1;
+        }
+    }
+
+    fn eat(&mut self, c: u8) -> bool {
+        self.ws();
+        if self.s.get(self.p) == Some(&c) {
+            self.p += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn dict(&mut self) -> Option<Vec<(String, Value)>> {
+        if !self.eat(b'{') {
+            return None;
+        }
+        let mut out = Vec::new();
+        loop {
+            if self.eat(b'}') {
+                break;
+            }
+            let key = self.string()?;
+            if !self.eat(b':') {
+                return None;
+            }
+            let v = self.value(0)?;
+            out.push((key, v));
+            if !self.eat(b',') {
+                if !self.eat(b'}') {
+                    return None;
+                }
+                break;
+            }
+        }
+        self.ws();
+        // Only padding may follow.
+        (self.p == self.s.len()).then_some(out)
+    }
+
+    fn string(&mut self) -> Option<String> {
+        self.ws();
+        let q = *self.s.get(self.p)?;
+        if q != b'\'' && q != b'"' {
+            return None;
+        }
+        let start = self.p + 1;
+        let len = self.s[start..].iter().position(|&c| c == q)?;
+        self.p = start + len + 1;
+        String::from_utf8(self.s[start..start + len].to_vec()).ok()
+    }
+
+    fn value(&mut self, depth: usize) -> Option<Value> {
+        if depth > 16 {
+            return None;
+        }
+        self.ws();
+        match *self.s.get(self.p)? {
+            b'\'' | b'"' => self.string().map(Value::Str),
+            b'(' => {
+                self.p += 1;
+                let mut dims = Vec::new();
+                let mut ints = true;
+                loop {
+                    if self.eat(b')') {
+                        break;
+                    }
+                    self.ws();
+                    if self.s.get(self.p).is_some_and(|c| c.is_ascii_digit()) {
+                        dims.push(self.int()?);
+                    } else {
+                        self.value(depth + 1)?;
+                        ints = false;
+                    }
+                    if !self.eat(b',') {
+                        if !self.eat(b')') {
+                            return None;
+                        }
+                        break;
+                    }
+                }
+                Some(if ints {
+                    Value::Tuple(dims)
+                } else {
+                    Value::Other
+                })
+            }
+            b'[' | b'{' => {
+                let close = if self.s[self.p] == b'[' { b']' } else { b'}' };
+                self.p += 1;
+                loop {
+                    if self.eat(close) {
+                        break;
+                    }
+                    self.value(depth + 1)?;
+                    if close == b'}' {
+                        if !self.eat(b':') {
+                            return None;
+                        }
+                        self.value(depth + 1)?;
+                    }
+                    if !self.eat(b',') {
+                        if !self.eat(close) {
+                            return None;
+                        }
+                        break;
+                    }
+                }
+                Some(Value::Other)
+            }
+            _ => {
+                let start = self.p;
+                while self.p < self.s.len()
+                    && (self.s[self.p].is_ascii_alphanumeric() || self.s[self.p] == b'_')
+                {
+                    self.p += 1;
+                }
+                match &self.s[start..self.p] {
+                    b"True" => Some(Value::Bool(true)),
+                    b"False" => Some(Value::Bool(false)),
+                    b"" => None,
+                    _ => Some(Value::Other),
+                }
+            }
+        }
+    }
+
+    fn int(&mut self) -> Option<usize> {
+        self.ws();
+        let start = self.p;
+        while self.p < self.s.len() && self.s[self.p].is_ascii_digit() {
+            self.p += 1;
+        }
+        let v = std::str::from_utf8(&self.s[start..self.p])
+            .ok()?
+            .parse()
+            .ok()?;
+        // Python 2 long suffix.
+        if self.p < self.s.len() && self.s[self.p] == b'L' {
+            self.p += 1;
+        }
+        Some(v)
+    }
+}

@@ -1,0 +1,118 @@
+//! The bucketed graph builder used by the readers against a plain model: same nodes,
+//! sorted duplicate-free symmetric rows, the largest weight of merged duplicates, counted
+//! self-loops; and the edge-list reader against the same model.
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+use trident_core::io::{self, EdgeListOptions, IdMode};
+use trident_core::Graph;
+
+fn model(n: usize, edges: &[(usize, usize, f64)]) -> (Vec<BTreeMap<u32, f64>>, usize) {
+    let mut rows = vec![BTreeMap::new(); n];
+    let mut loops = 0;
+    for &(u, v, w) in edges {
+        if u == v {
+            loops += 1;
+            continue;
+        }
+        for (a, b) in [(u, v), (v, u)] {
+            let e = rows[a].entry(b as u32).or_insert(w);
+            if w > *e {
+                *e = w;
+            }
+        }
+    }
+    (rows, loops)
+}
+
+fn assert_matches(g: &Graph, n: usize, edges: &[(usize, usize, f64)], weighted: bool) {
+    let (rows, loops) = model(n, edges);
+    assert_eq!(g.num_nodes(), n);
+    assert_eq!(g.self_loops_dropped(), loops);
+    let m: usize = rows.iter().map(|r| r.len()).sum::<usize>() / 2;
+    assert_eq!(g.num_edges(), m);
+    for (u, row) in rows.iter().enumerate() {
+        let want: Vec<u32> = row.keys().copied().collect();
+        assert_eq!(g.neighbors(u), &want[..], "row {u}");
+        if weighted {
+            let ww: Vec<f64> = row.values().copied().collect();
+            assert_eq!(
+                g.neighbor_weights(u).unwrap(),
+                &ww[..],
+                "weights of row {u}"
+            );
+        } else {
+            assert!(g.neighbor_weights(u).is_none());
+        }
+    }
+}
+
+fn edges(max_n: usize) -> impl Strategy<Value = (usize, Vec<(usize, usize, f64)>)> {
+    (1..max_n).prop_flat_map(|n| {
+        let e = (0..n, 0..n, -4i32..4).prop_map(|(u, v, w)| (u, v, w as f64 * 0.5));
+        (Just(n), proptest::collection::vec(e, 0..300))
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn weighted_build_matches_the_model((n, e) in edges(60)) {
+        let g = Graph::from_weighted_edges(n, e.iter().copied()).unwrap();
+        assert_matches(&g, n, &e, true);
+    }
+
+    #[test]
+    fn unweighted_build_matches_the_model((n, e) in edges(60)) {
+        let g = Graph::from_edges(n, e.iter().map(|&(u, v, _)| (u, v))).unwrap();
+        let e1: Vec<_> = e.iter().map(|&(u, v, _)| (u, v, 1.0)).collect();
+        assert_matches(&g, n, &e1, false);
+    }
+
+    #[test]
+    fn many_buckets((n, e) in (70_000usize..300_000).prop_flat_map(|n| {
+        let e = (0..n, 0..n, 0i32..3).prop_map(|(u, v, w)| (u, v, w as f64));
+        (Just(n), proptest::collection::vec(e, 0..400))
+    })) {
+        // Also hub edges, so that some rows are long and the buckets uneven.
+        let mut e = e;
+        for k in 0..200 {
+            e.push((n - 1, (k * 7919) % n, 1.0));
+        }
+        let g = Graph::from_weighted_edges(n, e.iter().copied()).unwrap();
+        assert_matches(&g, n, &e, true);
+    }
+
+    #[test]
+    fn edge_list_text_matches_the_model((_n, e) in edges(40), crlf in any::<bool>()) {
+        let nl = if crlf { "\r\n" } else { "\n" };
+        let mut text = format!("# test{nl}");
+        for &(u, v, w) in &e {
+            text.push_str(&format!("{u}\t{v} {w}{nl}"));
+        }
+        let opts = EdgeListOptions { ids: IdMode::Numeric, ..Default::default() };
+        match io::parse_edge_list(text.as_bytes(), "t", &opts) {
+            Ok(g) => {
+                let n_used = e.iter().map(|&(u, v, _)| u.max(v) + 1).max().unwrap_or(0);
+                assert_matches(&g, n_used, &e, true);
+            }
+            Err(err) => {
+                prop_assert!(e.is_empty(), "{err}");
+            }
+        }
+    }
+}
+
+#[test]
+fn out_of_range_and_empty() {
+    assert!(Graph::from_edges(3, [(0, 3)]).is_err());
+    let g = Graph::from_edges(0, []).unwrap();
+    assert_eq!((g.num_nodes(), g.num_edges()), (0, 0));
+    let g = Graph::from_edges(5, [(1, 1), (2, 2)]).unwrap();
+    assert_eq!(
+        (g.num_nodes(), g.num_edges(), g.self_loops_dropped()),
+        (5, 0, 2)
+    );
+}
