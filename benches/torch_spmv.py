@@ -12,8 +12,8 @@ For each input this builds a torch.sparse_csr_tensor on the GPU, times `A @ x` (
 SpMV) with CUDA events (20 warm-up + 100 timed runs), and prints the median time and the
 effective bandwidth under the benchmark's byte model (trident_benches::spmv_bytes):
 
-    bytes = nnz * (4 + 4) + rows * 4 + rows * 4 + nnz * 4
-            (values + column indices, row lengths / pointers, y written, x gathers)
+    bytes = nnz * (4 + 4) + rows * 4 + rows * 4 + cols * 4
+            (values + column indices, row pointers, y written, x read once: the compulsory traffic)
 
 It also checks y against a float64 product of the same matrix on the GPU and reports
 max_i |y_i - y64_i| / (|A| |x|)_i. The medians go to <out.json>, which
@@ -35,9 +35,9 @@ import torch
 warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
 
 
-def spmv_bytes(rows, nnz):
+def spmv_bytes(rows, cols, nnz):
     """The byte model of trident_benches::spmv_bytes (f32 values, 32-bit indices)."""
-    return nnz * (4 + 4) + rows * 4 + rows * 4 + nnz * 4
+    return nnz * (4 + 4) + rows * 4 + rows * 4 + cols * 4
 
 
 def load(dump_dir, name):
@@ -126,7 +126,7 @@ def bench(name, dump_dir, device, warmup, runs):
     max_rel_err = float(rel.max().item()) if rows > 0 else 0.0
 
     median = statistics.median(ms)
-    nbytes = spmv_bytes(rows, nnz)
+    nbytes = spmv_bytes(rows, cols, nnz)
     result = {
         "rows": rows,
         "cols": cols,

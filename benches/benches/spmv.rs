@@ -156,7 +156,11 @@ fn main() {
         }
         let mut group = c.benchmark_group(format!("spmv/{input}"));
         group
-            .throughput(Throughput::BytesDecimal(spmv_bytes(a.rows(), a.nnz())))
+            .throughput(Throughput::BytesDecimal(spmv_bytes(
+                a.rows(),
+                a.cols(),
+                a.nnz(),
+            )))
             .sampling_mode(SamplingMode::Flat);
         if let Some(b) = &backends.cpu {
             bench_on(&mut group, b, &a, &x);
