@@ -14,11 +14,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// `(suffix of the constant, nvcc -arch)` for each PTX flavour.
-const TARGETS: &[(&str, &str)] = &[("SM90", "compute_90"), ("PORTABLE", "compute_75")];
-
 /// Newest PTX ISA the CUDA 13.0 driver of the reference GPU machine accepts.
 const MAX_PTX_VERSION: (u32, u32) = (9, 0);
+
+#[path = "nvcc.rs"]
+mod nvcc;
+
+use nvcc::{find_nvcc, FLAGS, TARGETS};
 
 fn main() {
     let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
@@ -79,7 +81,7 @@ fn main() {
                 for &(suffix, arch) in TARGETS {
                     let ptx = out_dir.join(format!("{}.{}.ptx", stem(src), suffix.to_lowercase()));
                     let mut cmd = Command::new(&nvcc);
-                    cmd.args(["--ptx", "-O3", "-std=c++17", "--fmad=true"])
+                    cmd.args(FLAGS)
                         .arg(format!("-arch={arch}"))
                         .arg("-o")
                         .arg(&ptx)
@@ -259,33 +261,4 @@ fn ptx_version(ptx: &str) -> Option<(u32, u32)> {
     let v = line.trim_start_matches(".version").trim();
     let (major, minor) = v.split_once('.')?;
     Some((major.trim().parse().ok()?, minor.trim().parse().ok()?))
-}
-
-/// nvcc: `$NVCC`, the workspace's pip-installed CUDA 13.0, a CUDA toolkit, then `PATH`.
-fn find_nvcc(workspace: &Path) -> Option<PathBuf> {
-    if let Some(n) = env::var_os("NVCC").filter(|n| !n.is_empty()) {
-        let n = PathBuf::from(n);
-        if n.is_file() || n.components().count() == 1 {
-            return Some(n);
-        }
-        println!(
-            "cargo:warning=NVCC={} does not exist; looking elsewhere",
-            n.display()
-        );
-    }
-    let mut candidates = vec![workspace.join(".tools/cuda/nvidia/cu13/bin/nvcc")];
-    for var in ["CUDA_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR"] {
-        if let Some(root) = env::var_os(var).filter(|r| !r.is_empty()) {
-            candidates.push(PathBuf::from(root).join("bin").join("nvcc"));
-        }
-    }
-    candidates.push(PathBuf::from("/usr/local/cuda/bin/nvcc"));
-    if let Some(found) = candidates.into_iter().find(|c| c.is_file()) {
-        return Some(found);
-    }
-    env::var_os("PATH").and_then(|paths| {
-        env::split_paths(&paths)
-            .map(|d| d.join("nvcc"))
-            .find(|c| c.is_file())
-    })
 }

@@ -13,7 +13,7 @@
 //!   `cl_khr_fp64`.
 
 use std::ffi::CString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use ocl::core::{
@@ -21,16 +21,10 @@ use ocl::core::{
     ProgramBuildInfo,
 };
 
-use crate::util::{
-    fail, files_with_ext, find_in_path, is_executable, rel, target_dir, usage, workspace_root,
-    Result,
-};
+use crate::util::{fail, files_with_ext, rel, target_dir, usage, workspace_root, Result};
 
-/// PTX targets: Hopper, and the oldest architecture the backend supports.
-const PTX_ARCHES: [&str; 2] = ["compute_90", "compute_75"];
-
-/// The flags `crates/backend-cuda/build.rs` compiles with, so both see the same errors.
-const NVCC_FLAGS: [&str; 4] = ["--ptx", "-O3", "-std=c++17", "--fmad=true"];
+#[path = "../../crates/backend-cuda/nvcc.rs"]
+mod nvcc;
 
 pub fn run(args: &[String]) -> Result {
     let mut require_ptx = false;
@@ -50,21 +44,6 @@ pub fn run(args: &[String]) -> Result {
     Ok(())
 }
 
-/// nvcc: `$NVCC`, else the pinned one in `.tools`, else `PATH`, else `/usr/local/cuda`.
-fn find_nvcc(root: &Path) -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("NVCC") {
-        return Some(PathBuf::from(p));
-    }
-    let pinned = root.join(".tools/cuda/nvidia/cu13/bin/nvcc");
-    if is_executable(&pinned) {
-        return Some(pinned);
-    }
-    find_in_path("nvcc").or_else(|| {
-        let p = PathBuf::from("/usr/local/cuda/bin/nvcc");
-        is_executable(&p).then_some(p)
-    })
-}
-
 /// Compiles every `.cu` for every PTX target; returns the number of failures.
 fn cuda(root: &Path, require_ptx: bool) -> Result<usize> {
     let sources = files_with_ext(&root.join("kernels/cuda"), "cu");
@@ -72,7 +51,7 @@ fn cuda(root: &Path, require_ptx: bool) -> Result<usize> {
     if sources.is_empty() {
         return Ok(0);
     }
-    let Some(nvcc) = find_nvcc(root) else {
+    let Some(nvcc) = nvcc::find_nvcc(root) else {
         let msg = "nvcc not found (set NVCC, install it into .tools/cuda, or put it on PATH)";
         if require_ptx {
             return Err(fail(format!("{msg}; --require-ptx was given")));
@@ -101,11 +80,11 @@ fn cuda(root: &Path, require_ptx: bool) -> Result<usize> {
     let mut failures = 0;
     for src in &sources {
         let stem = src.file_stem().unwrap_or_default().to_string_lossy();
-        for arch in PTX_ARCHES {
+        for &(_, arch) in nvcc::TARGETS {
             let ptx = out_dir.join(format!("{stem}.{arch}.ptx"));
             let output = Command::new(&nvcc)
                 .current_dir(root)
-                .args(NVCC_FLAGS)
+                .args(nvcc::FLAGS)
                 .arg(format!("-arch={arch}"))
                 .arg("-o")
                 .arg(&ptx)

@@ -96,14 +96,6 @@ pub fn target_dir() -> PathBuf {
     })
 }
 
-/// The first executable called `name` on `PATH`.
-pub fn find_in_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| is_executable(p))
-}
-
 /// True for an existing regular file with an execute bit.
 pub fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
