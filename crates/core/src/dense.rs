@@ -38,12 +38,16 @@ impl<T: Scalar> Dense<T> {
         Ok(Self { rows, cols, data })
     }
 
-    /// The all-zero matrix.
+    /// The all-zero matrix. Panics if `rows * cols` overflows `usize` (as `Vec` does on
+    /// capacity overflow); use [`Dense::from_vec`] for sizes that come from input.
     pub fn zeros(rows: usize, cols: usize) -> Self {
+        let len = rows
+            .checked_mul(cols)
+            .expect("Dense::zeros: rows * cols overflows usize");
         Self {
             rows,
             cols,
-            data: vec![T::zero(); rows * cols],
+            data: vec![T::zero(); len],
         }
     }
 
@@ -54,7 +58,10 @@ impl<T: Scalar> Dense<T> {
 
     /// Element (i, j) is `f(i, j)`.
     pub fn from_fn(rows: usize, cols: usize, mut f: impl FnMut(usize, usize) -> T) -> Self {
-        let mut data = Vec::with_capacity(rows * cols);
+        let len = rows
+            .checked_mul(cols)
+            .expect("Dense::from_fn: rows * cols overflows usize");
+        let mut data = Vec::with_capacity(len);
         for i in 0..rows {
             for j in 0..cols {
                 data.push(f(i, j));
