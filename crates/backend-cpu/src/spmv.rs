@@ -17,7 +17,13 @@ impl<T: Scalar> DeviceVectors<T> for Cpu {
     }
 
     fn zeros(&self, len: usize) -> Result<Vec<T>> {
-        Ok(vec![T::zero(); len])
+        let mut v = Vec::new();
+        v.try_reserve_exact(len).map_err(|e| Error::OutOfMemory {
+            backend: "cpu",
+            message: format!("{len} values of {}: {e}", T::NAME),
+        })?;
+        v.resize(len, T::zero());
+        Ok(v)
     }
 
     fn len(&self, v: &Vec<T>) -> usize {

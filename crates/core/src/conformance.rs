@@ -103,6 +103,10 @@ pub fn spmv_checks<B: Spmv<f32> + Spmv<f64>>() -> Vec<Check<B>> {
             name: "spmv_shape_mismatch_is_error",
             run: shape_mismatch::<B>,
         },
+        Check {
+            name: "out_of_memory_is_error",
+            run: out_of_memory::<B>,
+        },
     ]
 }
 
@@ -125,7 +129,8 @@ macro_rules! spmv_conformance_tests {
             spmv_large_f64,
             spmv_chained_on_device_f32,
             spmv_chained_on_device_f64,
-            spmv_shape_mismatch_is_error
+            spmv_shape_mismatch_is_error,
+            out_of_memory_is_error
         );
     };
 }
@@ -452,6 +457,24 @@ fn shape_mismatch<B: Spmv<f32>>(b: &B) -> Result<(), String> {
         Err(Error::Shape(_)) => Ok(()),
         other => Err(format!(
             "y of wrong length: expected a shape error, got {other:?}"
+        )),
+    }
+}
+
+/// A 4 TiB request must come back as [`Error::OutOfMemory`], not abort the process, and the
+/// backend must stay usable afterwards.
+fn out_of_memory<B: Spmv<f32>>(b: &B) -> Result<(), String> {
+    const HUGE: usize = 1 << 40; // f32 elements: 4 TiB
+    match b.zeros(HUGE) {
+        Err(Error::OutOfMemory { .. }) => {}
+        Err(e) => return Err(format!("zeros(2^40): expected out of memory, got: {e}")),
+        Ok(_) => return Err("zeros(2^40) of f32 (4 TiB) succeeded".into()),
+    }
+    let v = b.upload(&[1.0f32, 2.0, 3.0]).map_err(|e| e.to_string())?;
+    match b.download(&v) {
+        Ok(back) if back == [1.0, 2.0, 3.0] => Ok(()),
+        other => Err(format!(
+            "after the failed allocation, a round trip gave {other:?}"
         )),
     }
 }
