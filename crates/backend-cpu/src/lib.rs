@@ -5,6 +5,7 @@
 
 #![warn(missing_docs)]
 
+mod memory;
 mod spmv;
 
 use trident_core::Backend;

@@ -17,11 +17,22 @@ impl<T: Scalar> DeviceVectors<T> for Cpu {
     }
 
     fn zeros(&self, len: usize) -> Result<Vec<T>> {
-        let mut v = Vec::new();
-        v.try_reserve_exact(len).map_err(|e| Error::OutOfMemory {
+        let oom = |why: String| Error::OutOfMemory {
             backend: "cpu",
-            message: format!("{len} values of {}: {e}", T::NAME),
-        })?;
+            message: format!("{len} values of {}: {why}", T::NAME),
+        };
+        // With overcommit the kernel grants any reservation and kills the process on first
+        // touch, so a request beyond physical memory is refused here, as a GPU driver would.
+        let bytes = len.saturating_mul(std::mem::size_of::<T>());
+        if let Some(total) = crate::memory::physical_memory() {
+            if bytes as u64 > total {
+                return Err(oom(format!(
+                    "more than the machine's {total} bytes of memory"
+                )));
+            }
+        }
+        let mut v = Vec::new();
+        v.try_reserve_exact(len).map_err(|e| oom(e.to_string()))?;
         v.resize(len, T::zero());
         Ok(v)
     }
