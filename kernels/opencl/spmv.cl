@@ -9,6 +9,18 @@
 // of a work-group (one per row, consecutive rows) read consecutive addresses: coalesced loads
 // of values and col_idx. rl[i] is the length of row i; padding beyond it is never read.
 //
+// Slot passes (as in kernels/cuda/spmv.cu): one launch handles the slots
+// k_begin <= k < k_end of every row, adding to y when `accumulate` is nonzero and overwriting
+// it otherwise. The host (trident_core::ellpack::plan_slot_passes) splits the width into
+// several passes when x is much larger than the device's global memory cache: columns are
+// sorted within each row, so slot k of random rows concentrates in one part of x, and each
+// pass gathers from a cache-sized part instead of all of x. A single pass is [0, width) with
+// accumulate = 0; passes run in order on the host's in-order queue.
+//
+// Kernel arguments (both precisions; the host code must match them exactly):
+//   ulong rows, uint k_begin, uint k_end, uint accumulate,
+//   const REAL *values, const uint *col_idx, const uint *rl, const REAL *x, REAL *y
+//
 // Index arithmetic is 64-bit (ulong), so rows * width may exceed 2^32.
 
 #ifdef TRIDENT_FP64
@@ -22,9 +34,13 @@
 #define TRIDENT_CAT_(a, b) a##b
 #define TRIDENT_CAT(a, b) TRIDENT_CAT_(a, b)
 
-// y[i] = sum over k < rl[i] of values[k * rows + i] * x[col_idx[k * rows + i]].
+// y[i] (+)= sum over k_begin <= k < min(rl[i], k_end) of
+//           values[k * rows + i] * x[col_idx[k * rows + i]].
 // The global size is rounded up to a multiple of the work-group size; surplus items return.
 __kernel void TRIDENT_CAT(spmv_ellr_, SUFFIX)(const ulong rows,
+                                              const uint k_begin,
+                                              const uint k_end,
+                                              const uint accumulate,
                                               __global const REAL *restrict values,
                                               __global const uint *restrict col_idx,
                                               __global const uint *restrict rl,
@@ -35,10 +51,13 @@ __kernel void TRIDENT_CAT(spmv_ellr_, SUFFIX)(const ulong rows,
     if (i >= rows) {
         return;
     }
-    const uint len = rl[i];
-    REAL acc = (REAL)0;
-    ulong p = i; // k * rows + i, advanced by rows per entry
-    for (uint k = 0; k < len; ++k) {
+    const uint len = min(rl[i], k_end);
+    if (accumulate && len <= k_begin) {
+        return; // nothing to add: y[i] already holds the sum
+    }
+    REAL acc = accumulate ? y[i] : (REAL)0;
+    ulong p = (ulong)k_begin * rows + i; // k * rows + i, advanced by rows per entry
+    for (uint k = k_begin; k < len; ++k) {
         acc += values[p] * x[col_idx[p]];
         p += rows;
     }

@@ -35,7 +35,7 @@ use ocl::core::Status;
 use trident_core::{Backend, Error, Result};
 
 pub use probe::{devices, probe_status, DeviceInfo, Selector, ENV_DEVICE, ENV_PLATFORM};
-pub use spmv::{ClEllpack, ClScalar, ClVector};
+pub use spmv::{ClEllpack, ClScalar, ClVector, PASSES_ENV};
 
 use program::CachedKernel;
 

@@ -40,6 +40,9 @@ pub struct DeviceInfo {
     pub global_mem_bytes: u64,
     /// Largest single allocation in bytes (`CL_DEVICE_MAX_MEM_ALLOC_SIZE`).
     pub max_alloc_bytes: u64,
+    /// Global memory cache in bytes (`CL_DEVICE_GLOBAL_MEM_CACHE_SIZE`; 0 if not reported).
+    /// NVIDIA reports the L2 size here, PoCL a CPU cache size. Sizes the SpMV slot passes.
+    pub global_mem_cache_bytes: u64,
     /// Largest work-group (`CL_DEVICE_MAX_WORK_GROUP_SIZE`).
     pub max_work_group_size: usize,
 }
@@ -335,6 +338,10 @@ fn device_info(platform: &str, device: DeviceId) -> DeviceInfo {
         Some(DeviceInfoResult::MaxMemAllocSize(b)) => b,
         _ => global_mem_bytes / 4,
     };
+    let global_mem_cache_bytes = match q(CoreDeviceInfo::GlobalMemCacheSize) {
+        Some(DeviceInfoResult::GlobalMemCacheSize(b)) => b,
+        _ => 0,
+    };
     let max_work_group_size = match q(CoreDeviceInfo::MaxWorkGroupSize) {
         Some(DeviceInfoResult::MaxWorkGroupSize(n)) => n.max(1),
         _ => 1,
@@ -347,6 +354,7 @@ fn device_info(platform: &str, device: DeviceId) -> DeviceInfo {
         fp64: ext_fp64 || config_fp64,
         global_mem_bytes,
         max_alloc_bytes,
+        global_mem_cache_bytes,
         max_work_group_size,
     }
 }
@@ -383,6 +391,7 @@ mod tests {
             fp64: true,
             global_mem_bytes: 80 << 30,
             max_alloc_bytes: 20 << 30,
+            global_mem_cache_bytes: 50 << 20,
             max_work_group_size: 1024,
         };
         assert_eq!(d.description(), "P: D (GPU, 80 GiB)");

@@ -1,4 +1,5 @@
-//! Device vectors and ELLPACK-R SpMV on OpenCL.
+//! Device vectors and ELLPACK-R SpMV on OpenCL: `kernels/opencl/spmv.cl`, one work-item per
+//! row, in one or more slot passes (see [`plan_slot_passes`]).
 
 use std::fmt;
 use std::mem::size_of;
@@ -6,10 +7,18 @@ use std::mem::size_of;
 use ocl::core::{self, ArgVal, Status};
 use ocl::{Buffer, OclPrm};
 use trident_core::backend::check_spmv_shapes;
+use trident_core::ellpack::{plan_slot_passes, slot_passes_are_valid};
 use trident_core::{Backend, DeviceVectors, EllpackR, Error, Result, Scalar, Spmv};
 
 use crate::program::CachedKernel;
 use crate::{backend_err, describe, OpenCl, BACKEND};
+
+/// Environment variable that fixes the number of slot passes (for experiments): a positive
+/// integer; anything else leaves the choice to [`plan_slot_passes`].
+pub const PASSES_ENV: &str = "TRIDENT_OPENCL_SPMV_PASSES";
+
+/// Cache size assumed when the device reports none (conservative; as the CUDA backend).
+const DEFAULT_CACHE_BYTES: usize = 4 << 20;
 
 mod sealed {
     pub trait Sealed {}
@@ -60,7 +69,28 @@ pub struct ClEllpack<T: OclPrm> {
     values: Buffer<T>,
     col_idx: Buffer<u32>,
     rl: Buffer<u32>,
+    /// Slot ranges, one kernel launch each (see [`plan_slot_passes`]).
+    passes: Vec<(u32, u32)>,
     owner: u64,
+}
+
+impl<T: OclPrm> ClEllpack<T> {
+    /// `(rows, cols)`.
+    pub fn shape(&self) -> (usize, usize) {
+        (self.rows, self.cols)
+    }
+
+    /// Padded row width.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Number of kernel launches (slot passes) per product; set at upload from the matrix
+    /// and the device's global memory cache size (`CL_DEVICE_GLOBAL_MEM_CACHE_SIZE`), or by
+    /// `TRIDENT_OPENCL_SPMV_PASSES`.
+    pub fn passes(&self) -> usize {
+        self.passes.len()
+    }
 }
 
 impl<T: OclPrm> fmt::Debug for ClEllpack<T> {
@@ -69,8 +99,24 @@ impl<T: OclPrm> fmt::Debug for ClEllpack<T> {
             .field("rows", &self.rows)
             .field("cols", &self.cols)
             .field("width", &self.width)
+            .field("passes", &self.passes.len())
             .finish()
     }
+}
+
+/// The slot passes for `a` on a device with `cache_bytes` of global memory cache (0: not
+/// reported, 4 MiB assumed): [`plan_slot_passes`], with the count forced by
+/// `TRIDENT_OPENCL_SPMV_PASSES` when that holds a positive integer.
+fn plan_passes<T: ClScalar>(a: &EllpackR<T>, cache_bytes: u64) -> Vec<(u32, u32)> {
+    let forced = std::env::var(PASSES_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&p| p >= 1);
+    let cache = usize::try_from(cache_bytes)
+        .ok()
+        .filter(|&c| c > 0)
+        .unwrap_or(DEFAULT_CACHE_BYTES);
+    plan_slot_passes(a, cache, forced)
 }
 
 impl OpenCl {
@@ -211,6 +257,14 @@ impl<T: ClScalar> Spmv<T> for OpenCl {
 
     fn upload_ellpack(&self, a: &EllpackR<T>) -> Result<ClEllpack<T>> {
         self.spmv_kernel::<T>()?;
+        // The kernel takes slot numbers as 32-bit unsigned ints.
+        if u32::try_from(a.width()).is_err() {
+            return Err(Error::IndexOverflow {
+                value: a.width() as u128,
+                index_type: "u32",
+            });
+        }
+        let passes = plan_passes(a, self.info.global_mem_cache_bytes);
         let slots = a.values().len();
         Ok(ClEllpack {
             rows: a.rows(),
@@ -223,6 +277,7 @@ impl<T: ClScalar> Spmv<T> for OpenCl {
                 Some(a.row_lengths()),
                 "uploading ELLPACK-R row lengths",
             )?,
+            passes,
             owner: self.id,
         })
     }
@@ -246,39 +301,58 @@ impl<T: ClScalar> Spmv<T> for OpenCl {
             .div_ceil(local)
             .checked_mul(local)
             .ok_or_else(|| Error::Unsupported(format!("spmv with {} rows", a.rows)))?;
+        if !slot_passes_are_valid(&a.passes, a.width) {
+            return Err(backend_err("spmv", "inconsistent slot passes"));
+        }
         let rows = a.rows as u64;
         let err = |e: ocl::core::Error| {
             backend_err(&format!("launching {}", T::SPMV_KERNEL), describe(e))
         };
+        // Held from setting the arguments to the last enqueue (which captures them).
         let k = kernel.lock();
+        // Arguments, in the order and types of the kernel's parameters:
+        // (ulong rows, uint k_begin, uint k_end, uint accumulate, const REAL *values,
+        //  const uint *col_idx, const uint *rl, const REAL *x, REAL *y)
         core::set_kernel_arg(&k, 0, ArgVal::scalar(&rows)).map_err(err)?;
-        core::set_kernel_arg(&k, 1, ArgVal::mem(a.values.as_core())).map_err(err)?;
-        core::set_kernel_arg(&k, 2, ArgVal::mem(a.col_idx.as_core())).map_err(err)?;
-        core::set_kernel_arg(&k, 3, ArgVal::mem(a.rl.as_core())).map_err(err)?;
-        core::set_kernel_arg(&k, 4, ArgVal::mem(x.buf.as_core())).map_err(err)?;
-        core::set_kernel_arg(&k, 5, ArgVal::mem(y.buf.as_core())).map_err(err)?;
-        // SAFETY: every buffer was made in this instance's context (owner checks above) and
-        // is large enough for what the kernel touches: work-items i >= rows return at once;
-        // item i reads rl[i] (rl has `rows` entries) and, for k < rl[i] <= width, the slot
-        // k * rows + i < width * rows = len(values) = len(col_idx) (EllpackR invariants,
-        // checked when the host matrix was built), then x[col] with col < cols = len(x)
-        // (EllpackR invariant and the shape check), and writes y[i] with i < rows = len(y).
-        // `y` is borrowed mutably, so it is not `x`; the matrix buffers are read-only.
-        // Argument values are captured at enqueue, and OpenCL keeps the buffers alive until
-        // the kernel completes even if their handles are dropped before then.
-        unsafe {
-            core::enqueue_kernel(
-                self.queue.as_core(),
-                &k,
-                1,
-                None,
-                &[global, 1, 1],
-                Some([local, 1, 1]),
-                None::<()>,
-                None::<()>,
-            )
+        core::set_kernel_arg(&k, 4, ArgVal::mem(a.values.as_core())).map_err(err)?;
+        core::set_kernel_arg(&k, 5, ArgVal::mem(a.col_idx.as_core())).map_err(err)?;
+        core::set_kernel_arg(&k, 6, ArgVal::mem(a.rl.as_core())).map_err(err)?;
+        core::set_kernel_arg(&k, 7, ArgVal::mem(x.buf.as_core())).map_err(err)?;
+        core::set_kernel_arg(&k, 8, ArgVal::mem(y.buf.as_core())).map_err(err)?;
+        for (pass, &(k_begin, k_end)) in a.passes.iter().enumerate() {
+            let accumulate = u32::from(pass > 0);
+            core::set_kernel_arg(&k, 1, ArgVal::scalar(&k_begin)).map_err(err)?;
+            core::set_kernel_arg(&k, 2, ArgVal::scalar(&k_end)).map_err(err)?;
+            core::set_kernel_arg(&k, 3, ArgVal::scalar(&accumulate)).map_err(err)?;
+            // SAFETY: all nine arguments are set, with the kernel's types (u64, three u32,
+            // five buffers). Every buffer was made in this instance's context (owner checks
+            // above) and is large enough for what the kernel touches: work-items i >= rows
+            // return at once; item i reads rl[i] (rl has `rows` entries) and, for
+            // k_begin <= k < min(rl[i], k_end) with rl[i] <= width, the slot
+            // k * rows + i < width * rows = len(values) = len(col_idx) (EllpackR
+            // invariants, checked when the host matrix was built), then x[col] with
+            // col < cols = len(x) (EllpackR invariant and the shape check); it reads (when
+            // accumulating) and writes only y[i] with i < rows = len(y). `y` is borrowed
+            // mutably, so it is not `x`; the matrix buffers are read-only. The passes are
+            // valid slot ranges (checked above) and run in order on the in-order queue, the
+            // first (accumulate = 0) overwriting y. Argument values are captured at enqueue,
+            // and OpenCL keeps the buffers alive until the kernels complete even if their
+            // handles are dropped before then.
+            unsafe {
+                core::enqueue_kernel(
+                    self.queue.as_core(),
+                    &k,
+                    1,
+                    None,
+                    &[global, 1, 1],
+                    Some([local, 1, 1]),
+                    None::<()>,
+                    None::<()>,
+                )
+            }
+            .map_err(err)?;
         }
-        .map_err(err)
+        Ok(())
     }
 
     fn spmv_host(&self, a: &EllpackR<T>, x: &[T]) -> Result<Vec<T>> {
@@ -290,5 +364,83 @@ impl<T: ClScalar> Spmv<T> for OpenCl {
         let mut dy = self.vector(buf, a.rows());
         self.spmv(&da, &dx, &mut dy)?;
         self.download(&dy)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A matrix with rows of every length 0..=width (many rows shorter than the later passes'
+    /// first slot) and columns spread over x, in f64 with exactly representable products.
+    fn ragged(rows: usize, cols: usize, width: usize) -> EllpackR<f64> {
+        let mut values = vec![0.0; rows * width];
+        let mut col_idx = vec![0u32; rows * width];
+        let mut rl = vec![0u32; rows];
+        for i in 0..rows {
+            let len = (i * 7) % (width + 1);
+            rl[i] = len as u32;
+            for k in 0..len {
+                values[k * rows + i] = ((i + 3 * k) % 5) as f64 - 2.0;
+                col_idx[k * rows + i] = ((k * cols / width) + (i * 13) % (cols / width)) as u32;
+            }
+        }
+        EllpackR::new(rows, cols, width, values, col_idx, rl).unwrap()
+    }
+
+    /// Every pass count gives the reference product exactly, on y that held garbage.
+    #[test]
+    fn every_pass_count_matches_the_reference() {
+        let b = match OpenCl::new() {
+            Ok(b) => b,
+            Err(e) if e.is_no_device() => return eprintln!("skipping: {e}"),
+            Err(e) => panic!("{e}"),
+        };
+        let (rows, cols, width) = (1000, 700, 7);
+        let a64 = ragged(rows, cols, width);
+        let x: Vec<f64> = (0..cols).map(|j| (j % 11) as f64 - 5.0).collect();
+        let expected = trident_core::reference::spmv(&a64, &x);
+        if b.has_fp64() {
+            let mut da = b.upload_ellpack(&a64).unwrap();
+            if let Some(p) = std::env::var(PASSES_ENV)
+                .ok()
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .filter(|&p| p >= 1)
+            {
+                assert_eq!(da.passes(), p.min(width));
+            }
+            let dx = b.upload(&x).unwrap();
+            for p in 1..=width + 1 {
+                da.passes = plan_slot_passes(&a64, 0, Some(p));
+                assert_eq!(da.passes(), p.min(width));
+                let mut dy = DeviceVectors::<f64>::upload(&b, &vec![f64::NAN; rows]).unwrap();
+                b.spmv(&da, &dx, &mut dy).unwrap();
+                assert_eq!(b.download(&dy).unwrap(), expected, "{p} passes");
+            }
+            // Inconsistent passes are refused, not launched.
+            da.passes = vec![(0, 3)];
+            let mut dy = DeviceVectors::<f64>::zeros(&b, rows).unwrap();
+            assert!(b.spmv(&da, &dx, &mut dy).is_err());
+        }
+        // f32: small integers, exact too.
+        let a = EllpackR::<f32>::new(
+            rows,
+            cols,
+            width,
+            a64.values().iter().map(|&v| v as f32).collect(),
+            a64.col_indices().to_vec(),
+            a64.row_lengths().to_vec(),
+        )
+        .unwrap();
+        let xf: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+        let expected: Vec<f32> = expected.iter().map(|&v| v as f32).collect();
+        let mut da = b.upload_ellpack(&a).unwrap();
+        let dx = b.upload(&xf).unwrap();
+        for p in [1, 2, 3, 7] {
+            da.passes = plan_slot_passes(&a, 0, Some(p));
+            let mut dy = DeviceVectors::<f32>::upload(&b, &vec![f32::NAN; rows]).unwrap();
+            b.spmv(&da, &dx, &mut dy).unwrap();
+            assert_eq!(b.download(&dy).unwrap(), expected, "{p} passes");
+        }
     }
 }
