@@ -49,8 +49,8 @@ pub trait DeviceVectors<T: Scalar>: Backend {
 /// Sparse matrix–vector product on ELLPACK-R matrices: `y = A x`.
 ///
 /// Accuracy contract (checked by the conformance suite): each `y[i]` is within
-/// `(rl[i] + 3) * 4 * eps * sum_k |a_ik x_k|` (plus the smallest normal number) of the exact result, i.e. any
-/// summation order is allowed but no precision may be lost beyond that of `T`.
+/// `(rl[i] + 3) * 4 * eps * sum_k |a_ik x_k|`, plus the smallest normal number, of the exact
+/// result: any summation order is allowed, but no precision may be lost beyond that of `T`.
 pub trait Spmv<T: Scalar>: DeviceVectors<T> {
     /// An ELLPACK-R matrix in device memory.
     type Ellpack: Send;
