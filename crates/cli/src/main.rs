@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use trident_core::io;
-use trident_core::{reference, Csr, Dense, EllpackR, Graph, Result, Scalar, Spmv};
+use trident_core::{reference, Csr, Dense, EllpackR, Result, Scalar, Spmv};
 
 use select::{AnyBackend, BackendChoice};
 
@@ -123,13 +123,9 @@ fn info(only: BackendChoice) -> Result<()> {
     Ok(())
 }
 
-fn load_graph(path: &Path) -> Result<Graph> {
-    io::read_graph_auto(path)
-}
-
 fn stats(path: &Path) -> Result<()> {
     let t = Instant::now();
-    let g = load_graph(path)?;
+    let g = io::read_graph_auto(path)?;
     let secs = t.elapsed().as_secs_f64();
     let max_deg = (0..g.num_nodes()).map(|u| g.degree(u)).max().unwrap_or(0);
     println!("file:              {}", path.display());
@@ -152,7 +148,7 @@ fn load_matrix<T: Scalar>(path: &Path) -> Result<Csr<T>> {
     if is_mtx {
         io::mtx::read_coo::<T>(path)?.to_csr()
     } else {
-        Ok(load_graph(path)?.to_csr())
+        Ok(io::read_graph_auto(path)?.to_csr())
     }
 }
 

@@ -2,7 +2,6 @@
 
 use std::fmt;
 
-#[allow(unused_imports)]
 use trident_core::{Backend, Error, Result};
 use trident_cpu::Cpu;
 #[cfg(feature = "cuda")]
