@@ -4,6 +4,7 @@
 //! copies. Depending on this crate and `trident-core` pulls in no GPU code.
 
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod memory;
 mod spmv;

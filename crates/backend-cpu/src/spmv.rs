@@ -1,8 +1,8 @@
 //! ELLPACK-R SpMV on the CPU: rows in parallel chunks, each row summed in column order.
 
 use rayon::prelude::*;
-use trident_core::backend::check_spmv_shapes;
-use trident_core::{DeviceVectors, EllpackR, Error, Result, Scalar, Spmv};
+use trident_core::spmv::check_shapes as check_spmv_shapes;
+use trident_core::{DeviceVectors, EllpackR, Error, Result, Scalar, Spmv, SpmvOptions};
 
 use crate::Cpu;
 
@@ -17,9 +17,8 @@ impl<T: Scalar> DeviceVectors<T> for Cpu {
     }
 
     fn zeros(&self, len: usize) -> Result<Vec<T>> {
-        let oom = |why: String| Error::OutOfMemory {
-            backend: "cpu",
-            message: format!("{len} values of {}: {why}", T::NAME),
+        let oom = |why: String| {
+            Error::out_of_memory("cpu", format!("{len} values of {}: {why}", T::NAME))
         };
         // With overcommit the kernel grants any reservation and kills the process on first
         // touch, so a request beyond physical memory is refused here, as a GPU driver would.
@@ -57,7 +56,7 @@ impl<T: Scalar> DeviceVectors<T> for Cpu {
 impl<T: Scalar> Spmv<T> for Cpu {
     type Ellpack = EllpackR<T>;
 
-    fn upload_ellpack(&self, a: &EllpackR<T>) -> Result<EllpackR<T>> {
+    fn upload_ellpack_with(&self, a: &EllpackR<T>, _opts: &SpmvOptions) -> Result<EllpackR<T>> {
         Ok(a.clone())
     }
 
@@ -85,18 +84,15 @@ fn spmv_slices<T: Scalar>(a: &EllpackR<T>, x: &[T], y: &mut [T]) {
     let vals = a.values();
     let cols = a.col_indices();
     let rl = a.row_lengths();
-    y.par_chunks_mut(ROWS_PER_TASK)
+    y.par_iter_mut()
+        .with_min_len(ROWS_PER_TASK)
         .enumerate()
-        .for_each(|(chunk, ys)| {
-            let base = chunk * ROWS_PER_TASK;
-            for (off, yi) in ys.iter_mut().enumerate() {
-                let i = base + off;
-                let mut acc = T::zero();
-                for k in 0..rl[i] as usize {
-                    let p = k * rows + i;
-                    acc += vals[p] * x[cols[p] as usize];
-                }
-                *yi = acc;
+        .for_each(|(i, yi)| {
+            let mut acc = T::zero();
+            for k in 0..rl[i] as usize {
+                let p = k * rows + i;
+                acc += vals[p] * x[cols[p] as usize];
             }
+            *yi = acc;
         });
 }

@@ -102,18 +102,9 @@ fn describe_cust(e: CudaError) -> String {
 pub(crate) fn error_from_code(code: c_int, what: &str) -> Error {
     let message = format!("{what}: {}", describe_code(code));
     match code {
-        OUT_OF_MEMORY => Error::OutOfMemory {
-            backend: BACKEND,
-            message,
-        },
-        NO_DEVICE => Error::NoDevice {
-            backend: BACKEND,
-            message,
-        },
-        _ => Error::Backend {
-            backend: BACKEND,
-            message,
-        },
+        OUT_OF_MEMORY => Error::out_of_memory(BACKEND, message),
+        NO_DEVICE => Error::no_device(BACKEND, message),
+        _ => Error::backend(BACKEND, message),
     }
 }
 
@@ -124,6 +115,7 @@ pub(crate) fn error(e: CudaError, what: &str) -> Error {
         None => Error::Backend {
             backend: BACKEND,
             message: format!("{what}: {}", describe_cust(e)),
+            source: None,
         },
     }
 }
@@ -133,6 +125,7 @@ pub(crate) fn no_device(e: CudaError, what: &str) -> Error {
     Error::NoDevice {
         backend: BACKEND,
         message: format!("{what}: {}", describe_cust(e)),
+        source: None,
     }
 }
 
@@ -141,6 +134,7 @@ pub(crate) fn backend(message: impl Into<String>) -> Error {
     Error::Backend {
         backend: BACKEND,
         message: message.into(),
+        source: None,
     }
 }
 
@@ -154,6 +148,7 @@ pub(crate) fn init() -> trident_core::Result<()> {
         Err(Error::NoDevice {
             backend: BACKEND,
             message: format!("cuInit failed: {}", describe_code(rc)),
+            source: None,
         })
     }
 }

@@ -142,6 +142,7 @@ impl Cuda {
             return Err(Error::NoDevice {
                 backend: driver::BACKEND,
                 message: format!("device {ordinal} requested, but there are {count}"),
+                source: None,
             });
         }
         let what = |s: &str| format!("CUDA device {ordinal}: {s}");
@@ -287,6 +288,7 @@ fn device_count() -> Result<usize> {
         return Err(Error::NoDevice {
             backend: driver::BACKEND,
             message: "the CUDA driver reports no devices".into(),
+            source: None,
         });
     }
     Ok(count as usize)

@@ -3,11 +3,11 @@
 
 use std::ffi::c_void;
 
-use trident_core::backend::check_spmv_shapes;
-use trident_core::ellpack::{plan_slot_passes, slot_passes_are_valid};
-use trident_core::{EllpackR, Error, Result, Spmv};
+use trident_core::gpu::EllpackPlan;
+use trident_core::spmv::check_shapes as check_spmv_shapes;
+use trident_core::{EllpackR, Result, Spmv, SpmvOptions};
 
-use crate::driver::{self, Launch};
+use crate::driver::Launch;
 use crate::memory::{CudaScalar, CudaVector, DevBuf};
 use crate::Cuda;
 
@@ -17,44 +17,32 @@ const BLOCK: u32 = 256;
 /// Environment variable that fixes the number of slot passes (for experiments).
 pub const PASSES_ENV: &str = "TRIDENT_CUDA_SPMV_PASSES";
 
-/// The slot passes for `a` on a device with `l2_bytes` of L2: [`plan_slot_passes`], with the
-/// count forced by `TRIDENT_CUDA_SPMV_PASSES` when that holds a positive integer.
-pub(crate) fn plan_passes<T: CudaScalar>(a: &EllpackR<T>, l2_bytes: usize) -> Vec<(u32, u32)> {
-    let forced = std::env::var(PASSES_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&p| p >= 1);
-    plan_slot_passes(a, l2_bytes, forced)
-}
-
 /// An ELLPACK-R matrix in CUDA device memory (see [`Spmv`]): column-major values and `u32`
 /// column indices (`width * rows` each, padding included) and `u32` row lengths.
 pub struct CudaEllpack<T: CudaScalar> {
     values: DevBuf<T>,
     col_idx: DevBuf<u32>,
     rl: DevBuf<u32>,
-    rows: usize,
     cols: usize,
-    width: usize,
-    /// Slot ranges, one kernel launch each (see [`plan_slot_passes`]).
-    passes: Vec<(u32, u32)>,
+    /// Dimensions and slot passes, one kernel launch each.
+    plan: EllpackPlan,
 }
 
 impl<T: CudaScalar> CudaEllpack<T> {
     /// `(rows, cols)`.
     pub fn shape(&self) -> (usize, usize) {
-        (self.rows, self.cols)
+        (self.plan.rows as usize, self.cols)
     }
 
     /// Padded row width.
     pub fn width(&self) -> usize {
-        self.width
+        self.plan.width as usize
     }
 
     /// Number of kernel launches (slot passes) per product; set at upload from the matrix
     /// and the device's L2 size, or by `TRIDENT_CUDA_SPMV_PASSES`.
     pub fn passes(&self) -> usize {
-        self.passes.len()
+        self.plan.passes.len()
     }
 }
 
@@ -62,10 +50,10 @@ impl<T: CudaScalar> std::fmt::Debug for CudaEllpack<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CudaEllpack")
             .field("type", &T::NAME)
-            .field("rows", &self.rows)
+            .field("rows", &self.plan.rows)
             .field("cols", &self.cols)
-            .field("width", &self.width)
-            .field("passes", &self.passes.len())
+            .field("width", &self.plan.width)
+            .field("passes", &self.plan.passes.len())
             .finish()
     }
 }
@@ -73,26 +61,15 @@ impl<T: CudaScalar> std::fmt::Debug for CudaEllpack<T> {
 impl<T: CudaScalar> Spmv<T> for Cuda {
     type Ellpack = CudaEllpack<T>;
 
-    fn upload_ellpack(&self, a: &EllpackR<T>) -> Result<CudaEllpack<T>> {
-        // The kernel takes the row count and slot numbers as 32-bit unsigned ints.
-        for n in [a.rows(), a.width()] {
-            if u32::try_from(n).is_err() {
-                return Err(Error::IndexOverflow {
-                    value: n as u128,
-                    index_type: "u32",
-                });
-            }
-        }
-        let passes = plan_passes(a, self.l2_bytes);
+    fn upload_ellpack_with(&self, a: &EllpackR<T>, opts: &SpmvOptions) -> Result<CudaEllpack<T>> {
+        let plan = EllpackPlan::new(a, self.l2_bytes, opts, PASSES_ENV)?;
         self.shared.make_current()?;
         Ok(CudaEllpack {
             values: DevBuf::from_host(&self.shared, a.values(), "ELLPACK-R values")?,
             col_idx: DevBuf::from_host(&self.shared, a.col_indices(), "ELLPACK-R columns")?,
             rl: DevBuf::from_host(&self.shared, a.row_lengths(), "ELLPACK-R row lengths")?,
-            rows: a.rows(),
             cols: a.cols(),
-            width: a.width(),
-            passes,
+            plan,
         })
     }
 
@@ -106,27 +83,11 @@ impl<T: CudaScalar> Spmv<T> for Cuda {
             self.check_same_device(shared)?;
         }
         // Invariants of EllpackR, re-checked because the kernel trusts them.
-        let slots = a.rows.checked_mul(a.width);
-        if slots != Some(a.values.len()) || slots != Some(a.col_idx.len()) || a.rl.len() != a.rows {
-            return Err(driver::backend(
-                "spmv: inconsistent device ELLPACK-R matrix",
-            ));
-        }
-        if a.rows == 0 {
+        a.plan.check(a.values.len(), a.col_idx.len(), a.rl.len())?;
+        if a.plan.rows == 0 {
             return Ok(());
         }
-        let rows = u32::try_from(a.rows).map_err(|_| Error::IndexOverflow {
-            value: a.rows as u128,
-            index_type: "u32",
-        })?;
-        u32::try_from(a.width).map_err(|_| Error::IndexOverflow {
-            value: a.width as u128,
-            index_type: "u32",
-        })?;
-        let passes_ok = slot_passes_are_valid(&a.passes, a.width);
-        if !passes_ok {
-            return Err(driver::backend("spmv: inconsistent slot passes"));
-        }
+        let rows = a.plan.rows;
         let function = self.shared.function(T::SPMV_KERNEL)?;
         self.shared.make_current()?;
         let geometry = Launch {
@@ -134,7 +95,7 @@ impl<T: CudaScalar> Spmv<T> for Cuda {
             block: BLOCK,
         };
         let what = format!("launching {}", T::SPMV_KERNEL);
-        for (pass, &(k_begin, k_end)) in a.passes.iter().enumerate() {
+        for (pass, &(k_begin, k_end)) in a.plan.passes.iter().enumerate() {
             // Argument values, in the order and types of the kernel's parameters:
             // (unsigned int rows, unsigned int k_begin, unsigned int k_end,
             //  unsigned int accumulate, const T *values, const unsigned int *col_idx,

@@ -99,6 +99,7 @@ impl OpenCl {
             Some(Status::CL_DEVICE_NOT_AVAILABLE) => Error::NoDevice {
                 backend: BACKEND,
                 message: format!("{desc} is not available"),
+                source: None,
             },
             _ => backend_err(&format!("{what} on {desc}"), describe(e)),
         };
@@ -187,6 +188,7 @@ pub(crate) fn backend_err(context: &str, message: impl fmt::Display) -> Error {
     Error::Backend {
         backend: BACKEND,
         message: format!("{context}: {message}"),
+        source: None,
     }
 }
 

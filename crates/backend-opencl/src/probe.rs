@@ -189,10 +189,7 @@ fn notes_suffix(notes: &[String]) -> String {
 }
 
 fn no_device(message: String) -> Error {
-    Error::NoDevice {
-        backend: BACKEND,
-        message,
-    }
+    Error::no_device(BACKEND, message)
 }
 
 /// Picks the device `sel` asks for.

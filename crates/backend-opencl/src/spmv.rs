@@ -6,9 +6,9 @@ use std::mem::size_of;
 
 use ocl::core::{self, ArgVal, Status};
 use ocl::{Buffer, OclPrm};
-use trident_core::backend::check_spmv_shapes;
-use trident_core::ellpack::{plan_slot_passes, slot_passes_are_valid};
-use trident_core::{Backend, DeviceVectors, EllpackR, Error, Result, Scalar, Spmv};
+use trident_core::gpu::EllpackPlan;
+use trident_core::spmv::check_shapes as check_spmv_shapes;
+use trident_core::{Backend, DeviceVectors, EllpackR, Error, Result, Scalar, Spmv, SpmvOptions};
 
 use crate::program::CachedKernel;
 use crate::{backend_err, describe, OpenCl, BACKEND};
@@ -16,9 +16,6 @@ use crate::{backend_err, describe, OpenCl, BACKEND};
 /// Environment variable that fixes the number of slot passes (for experiments): a positive
 /// integer; anything else leaves the choice to [`plan_slot_passes`].
 pub const PASSES_ENV: &str = "TRIDENT_OPENCL_SPMV_PASSES";
-
-/// Cache size assumed when the device reports none (conservative; as the CUDA backend).
-const DEFAULT_CACHE_BYTES: usize = 4 << 20;
 
 mod sealed {
     pub trait Sealed {}
@@ -63,60 +60,43 @@ impl<T: OclPrm> fmt::Debug for ClVector<T> {
 /// An ELLPACK-R matrix in OpenCL device memory (see [`Spmv`]): column-major values and
 /// `u32` column indices, and `u32` row lengths.
 pub struct ClEllpack<T: OclPrm> {
-    rows: usize,
     cols: usize,
-    width: usize,
     values: Buffer<T>,
     col_idx: Buffer<u32>,
     rl: Buffer<u32>,
-    /// Slot ranges, one kernel launch each (see [`plan_slot_passes`]).
-    passes: Vec<(u32, u32)>,
+    /// Dimensions and slot passes, one kernel launch each.
+    plan: EllpackPlan,
     owner: u64,
 }
 
 impl<T: OclPrm> ClEllpack<T> {
     /// `(rows, cols)`.
     pub fn shape(&self) -> (usize, usize) {
-        (self.rows, self.cols)
+        (self.plan.rows as usize, self.cols)
     }
 
     /// Padded row width.
     pub fn width(&self) -> usize {
-        self.width
+        self.plan.width as usize
     }
 
     /// Number of kernel launches (slot passes) per product; set at upload from the matrix
     /// and the device's global memory cache size (`CL_DEVICE_GLOBAL_MEM_CACHE_SIZE`), or by
     /// `TRIDENT_OPENCL_SPMV_PASSES`.
     pub fn passes(&self) -> usize {
-        self.passes.len()
+        self.plan.passes.len()
     }
 }
 
 impl<T: OclPrm> fmt::Debug for ClEllpack<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ClEllpack")
-            .field("rows", &self.rows)
+            .field("rows", &self.plan.rows)
             .field("cols", &self.cols)
-            .field("width", &self.width)
-            .field("passes", &self.passes.len())
+            .field("width", &self.plan.width)
+            .field("passes", &self.plan.passes.len())
             .finish()
     }
-}
-
-/// The slot passes for `a` on a device with `cache_bytes` of global memory cache (0: not
-/// reported, 4 MiB assumed): [`plan_slot_passes`], with the count forced by
-/// `TRIDENT_OPENCL_SPMV_PASSES` when that holds a positive integer.
-fn plan_passes<T: ClScalar>(a: &EllpackR<T>, cache_bytes: u64) -> Vec<(u32, u32)> {
-    let forced = std::env::var(PASSES_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&p| p >= 1);
-    let cache = usize::try_from(cache_bytes)
-        .ok()
-        .filter(|&c| c > 0)
-        .unwrap_or(DEFAULT_CACHE_BYTES);
-    plan_slot_passes(a, cache, forced)
 }
 
 impl OpenCl {
@@ -156,6 +136,7 @@ impl OpenCl {
             .ok_or_else(|| Error::OutOfMemory {
                 backend: BACKEND,
                 message: format!("{what}: {n} values overflow the address space"),
+                source: None,
             })?;
         let max = self.info.max_alloc_bytes;
         if max > 0 && bytes as u64 > max {
@@ -165,6 +146,7 @@ impl OpenCl {
                     "{what}: {bytes} bytes exceed the largest allocation of {} ({max} bytes)",
                     self.info.description()
                 ),
+                source: None,
             });
         }
         let builder = Buffer::<P>::builder().queue(self.queue.clone()).len(n);
@@ -196,6 +178,7 @@ fn alloc_err(what: &str, bytes: usize, e: ocl::Error) -> Error {
         ) => Error::OutOfMemory {
             backend: BACKEND,
             message: format!("{what} ({bytes} bytes): {}", describe(e)),
+            source: None,
         },
         _ => backend_err(&format!("{what} ({bytes} bytes)"), describe(e)),
     }
@@ -255,21 +238,13 @@ impl<T: ClScalar> DeviceVectors<T> for OpenCl {
 impl<T: ClScalar> Spmv<T> for OpenCl {
     type Ellpack = ClEllpack<T>;
 
-    fn upload_ellpack(&self, a: &EllpackR<T>) -> Result<ClEllpack<T>> {
+    fn upload_ellpack_with(&self, a: &EllpackR<T>, opts: &SpmvOptions) -> Result<ClEllpack<T>> {
         self.spmv_kernel::<T>()?;
-        // The kernel takes slot numbers as 32-bit unsigned ints.
-        if u32::try_from(a.width()).is_err() {
-            return Err(Error::IndexOverflow {
-                value: a.width() as u128,
-                index_type: "u32",
-            });
-        }
-        let passes = plan_passes(a, self.info.global_mem_cache_bytes);
+        let cache = usize::try_from(self.info.global_mem_cache_bytes).unwrap_or(0);
+        let plan = EllpackPlan::new(a, cache, opts, PASSES_ENV)?;
         let slots = a.values().len();
         Ok(ClEllpack {
-            rows: a.rows(),
             cols: a.cols(),
-            width: a.width(),
             values: self.alloc(slots, Some(a.values()), "uploading ELLPACK-R values")?,
             col_idx: self.alloc(slots, Some(a.col_indices()), "uploading ELLPACK-R columns")?,
             rl: self.alloc(
@@ -277,13 +252,13 @@ impl<T: ClScalar> Spmv<T> for OpenCl {
                 Some(a.row_lengths()),
                 "uploading ELLPACK-R row lengths",
             )?,
-            passes,
+            plan,
             owner: self.id,
         })
     }
 
     fn ellpack_shape(&self, a: &ClEllpack<T>) -> (usize, usize) {
-        (a.rows, a.cols)
+        a.shape()
     }
 
     fn spmv(&self, a: &ClEllpack<T>, x: &ClVector<T>, y: &mut ClVector<T>) -> Result<()> {
@@ -291,20 +266,21 @@ impl<T: ClScalar> Spmv<T> for OpenCl {
         self.check_owner(a.owner, "spmv")?;
         self.check_owner(x.owner, "spmv")?;
         self.check_owner(y.owner, "spmv")?;
-        check_spmv_shapes((a.rows, a.cols), x.len, y.len)?;
-        if a.rows == 0 {
+        check_spmv_shapes(a.shape(), x.len, y.len)?;
+        // The invariants the kernel trusts (OpenCL buffers hold at least one element).
+        let len = |n: usize, buf_len: usize| if n == 0 { 0 } else { buf_len };
+        let slots = a.plan.rows as usize * a.plan.width as usize;
+        a.plan.check(
+            len(slots, a.values.len()),
+            len(slots, a.col_idx.len()),
+            len(a.plan.rows as usize, a.rl.len()),
+        )?;
+        if a.plan.rows == 0 {
             return Ok(());
         }
         let local = kernel.local;
-        let global = a
-            .rows
-            .div_ceil(local)
-            .checked_mul(local)
-            .ok_or_else(|| Error::Unsupported(format!("spmv with {} rows", a.rows)))?;
-        if !slot_passes_are_valid(&a.passes, a.width) {
-            return Err(backend_err("spmv", "inconsistent slot passes"));
-        }
-        let rows = a.rows as u64;
+        let global = (a.plan.rows as usize).div_ceil(local) * local;
+        let rows = u64::from(a.plan.rows);
         let err = |e: ocl::core::Error| {
             backend_err(&format!("launching {}", T::SPMV_KERNEL), describe(e))
         };
@@ -319,7 +295,7 @@ impl<T: ClScalar> Spmv<T> for OpenCl {
         core::set_kernel_arg(&k, 6, ArgVal::mem(a.rl.as_core())).map_err(err)?;
         core::set_kernel_arg(&k, 7, ArgVal::mem(x.buf.as_core())).map_err(err)?;
         core::set_kernel_arg(&k, 8, ArgVal::mem(y.buf.as_core())).map_err(err)?;
-        for (pass, &(k_begin, k_end)) in a.passes.iter().enumerate() {
+        for (pass, &(k_begin, k_end)) in a.plan.passes.iter().enumerate() {
             let accumulate = u32::from(pass > 0);
             core::set_kernel_arg(&k, 1, ArgVal::scalar(&k_begin)).map_err(err)?;
             core::set_kernel_arg(&k, 2, ArgVal::scalar(&k_end)).map_err(err)?;
@@ -364,83 +340,5 @@ impl<T: ClScalar> Spmv<T> for OpenCl {
         let mut dy = self.vector(buf, a.rows());
         self.spmv(&da, &dx, &mut dy)?;
         self.download(&dy)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A matrix with rows of every length 0..=width (many rows shorter than the later passes'
-    /// first slot) and columns spread over x, in f64 with exactly representable products.
-    fn ragged(rows: usize, cols: usize, width: usize) -> EllpackR<f64> {
-        let mut values = vec![0.0; rows * width];
-        let mut col_idx = vec![0u32; rows * width];
-        let mut rl = vec![0u32; rows];
-        for i in 0..rows {
-            let len = (i * 7) % (width + 1);
-            rl[i] = len as u32;
-            for k in 0..len {
-                values[k * rows + i] = ((i + 3 * k) % 5) as f64 - 2.0;
-                col_idx[k * rows + i] = ((k * cols / width) + (i * 13) % (cols / width)) as u32;
-            }
-        }
-        EllpackR::new(rows, cols, width, values, col_idx, rl).unwrap()
-    }
-
-    /// Every pass count gives the reference product exactly, on y that held garbage.
-    #[test]
-    fn every_pass_count_matches_the_reference() {
-        let b = match OpenCl::new() {
-            Ok(b) => b,
-            Err(e) if e.is_no_device() => return eprintln!("skipping: {e}"),
-            Err(e) => panic!("{e}"),
-        };
-        let (rows, cols, width) = (1000, 700, 7);
-        let a64 = ragged(rows, cols, width);
-        let x: Vec<f64> = (0..cols).map(|j| (j % 11) as f64 - 5.0).collect();
-        let expected = trident_core::reference::spmv(&a64, &x);
-        if b.has_fp64() {
-            let mut da = b.upload_ellpack(&a64).unwrap();
-            if let Some(p) = std::env::var(PASSES_ENV)
-                .ok()
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .filter(|&p| p >= 1)
-            {
-                assert_eq!(da.passes(), p.min(width));
-            }
-            let dx = b.upload(&x).unwrap();
-            for p in 1..=width + 1 {
-                da.passes = plan_slot_passes(&a64, 0, Some(p));
-                assert_eq!(da.passes(), p.min(width));
-                let mut dy = DeviceVectors::<f64>::upload(&b, &vec![f64::NAN; rows]).unwrap();
-                b.spmv(&da, &dx, &mut dy).unwrap();
-                assert_eq!(b.download(&dy).unwrap(), expected, "{p} passes");
-            }
-            // Inconsistent passes are refused, not launched.
-            da.passes = vec![(0, 3)];
-            let mut dy = DeviceVectors::<f64>::zeros(&b, rows).unwrap();
-            assert!(b.spmv(&da, &dx, &mut dy).is_err());
-        }
-        // f32: small integers, exact too.
-        let a = EllpackR::<f32>::new(
-            rows,
-            cols,
-            width,
-            a64.values().iter().map(|&v| v as f32).collect(),
-            a64.col_indices().to_vec(),
-            a64.row_lengths().to_vec(),
-        )
-        .unwrap();
-        let xf: Vec<f32> = x.iter().map(|&v| v as f32).collect();
-        let expected: Vec<f32> = expected.iter().map(|&v| v as f32).collect();
-        let mut da = b.upload_ellpack(&a).unwrap();
-        let dx = b.upload(&xf).unwrap();
-        for p in [1, 2, 3, 7] {
-            da.passes = plan_slot_passes(&a, 0, Some(p));
-            let mut dy = DeviceVectors::<f32>::upload(&b, &vec![f32::NAN; rows]).unwrap();
-            b.spmv(&da, &dx, &mut dy).unwrap();
-            assert_eq!(b.download(&dy).unwrap(), expected, "{p} passes");
-        }
     }
 }

@@ -17,7 +17,7 @@ fn make() -> trident_core::Result<OpenCl> {
     Ok(b)
 }
 
-trident_core::spmv_conformance_tests!(trident_opencl::OpenCl, make());
+trident_core::spmv_conformance_tests!(trident_opencl::OpenCl, super::make());
 
 #[test]
 fn non_matching_platform_is_no_device_listing_platforms() {
@@ -27,7 +27,10 @@ fn non_matching_platform_is_no_device_listing_platforms() {
         gpu_only: false,
     };
     let err = OpenCl::select(&sel).expect_err("no platform is called that");
-    let Error::NoDevice { backend, message } = &err else {
+    let Error::NoDevice {
+        backend, message, ..
+    } = &err
+    else {
         panic!("expected NoDevice, got {err:?}");
     };
     eprintln!("{err}");

@@ -8,7 +8,8 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use trident_core::io;
-use trident_core::{reference, Csr, Dense, EllpackR, Result, Scalar, Spmv};
+use trident_core::spmv::{self as spmv_ref, RowReference};
+use trident_core::{Csr, Dense, EllpackR, Error, Result, Scalar, Spmv};
 
 use select::{AnyBackend, BackendChoice};
 
@@ -169,11 +170,34 @@ fn spmv<T: BackendScalar>(
     );
     let x = vec![T::one(); a.cols()];
     let (y, times) = T::timed_spmv(b, &a, &x, repeat.max(1))?;
-    let exact = reference::spmv(&a, &x);
-    let mag = reference::spmv_abs(&a, &x);
-    let worst = (0..a.rows())
-        .map(|i| (y[i].to_f64() - exact[i].to_f64()).abs() / mag[i].max(f64::MIN_POSITIVE))
+    let reference: Vec<RowReference> = spmv_ref::reference_abs(&a, &x)
+        .into_iter()
+        .zip(a.row_lengths())
+        .map(|((value, magnitude), &n)| RowReference {
+            value,
+            magnitude,
+            entries: n as usize,
+        })
+        .collect();
+    // NaN compares as the worst possible error, never as 0.
+    let worst = y
+        .iter()
+        .zip(&reference)
+        .map(|(got, r)| {
+            let err = (Scalar::to_f64(*got) - r.value).abs() / r.magnitude.max(f64::MIN_POSITIVE);
+            if err.is_nan() {
+                f64::INFINITY
+            } else {
+                err
+            }
+        })
         .fold(0f64, f64::max);
+    spmv_ref::check_result(&y, &reference).map_err(|m| {
+        Error::backend(
+            "check",
+            format!("the product is wrong beyond the SpMV tolerance: {m}"),
+        )
+    })?;
     let median = median(times);
     // Compulsory traffic: values and column indices once, row lengths, y written, x read once.
     let size = std::mem::size_of::<T>();

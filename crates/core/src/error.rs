@@ -3,6 +3,9 @@
 use std::fmt;
 use std::path::PathBuf;
 
+/// A boxed underlying error, kept as the [`std::error::Error::source`] of a Trident error.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 /// Result alias used throughout Trident.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -109,6 +112,9 @@ pub enum Error {
         backend: &'static str,
         /// Why.
         message: String,
+        /// The underlying driver or library error, if any.
+        #[source]
+        source: Option<BoxError>,
     },
     /// The device ran out of memory.
     #[error("{backend}: out of device memory: {message}")]
@@ -117,6 +123,9 @@ pub enum Error {
         backend: &'static str,
         /// What was being allocated.
         message: String,
+        /// The underlying driver or library error, if any.
+        #[source]
+        source: Option<BoxError>,
     },
     /// Any other backend failure (kernel build, launch, driver error).
     #[error("{backend}: {message}")]
@@ -125,6 +134,9 @@ pub enum Error {
         backend: &'static str,
         /// The driver's or compiler's message.
         message: String,
+        /// The underlying driver or library error, if any.
+        #[source]
+        source: Option<BoxError>,
     },
     /// The request is valid but not implemented by this backend or format.
     #[error("unsupported: {0}")]
@@ -145,6 +157,59 @@ impl Error {
         Error::Shape(message.into())
     }
 
+    /// [`Error::Backend`] of `backend` with `message` and no source.
+    pub fn backend(backend: &'static str, message: impl Into<String>) -> Self {
+        Error::Backend {
+            backend,
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// [`Error::NoDevice`] of `backend` with `message` and no source.
+    pub fn no_device(backend: &'static str, message: impl Into<String>) -> Self {
+        Error::NoDevice {
+            backend,
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// [`Error::OutOfMemory`] of `backend` with `message` and no source.
+    pub fn out_of_memory(backend: &'static str, message: impl Into<String>) -> Self {
+        Error::OutOfMemory {
+            backend,
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// The same error with `source` as its underlying cause (backend errors only; other
+    /// kinds are returned unchanged).
+    pub fn with_source(mut self, source: impl Into<BoxError>) -> Self {
+        if let Error::Backend { source: s, .. }
+        | Error::NoDevice { source: s, .. }
+        | Error::OutOfMemory { source: s, .. } = &mut self
+        {
+            *s = Some(source.into());
+        }
+        self
+    }
+
+    /// The same error with `what: ` in front of its message (backend errors, shape and
+    /// invalid-format errors; others are returned unchanged): what was being done.
+    pub fn context(mut self, what: impl std::fmt::Display) -> Self {
+        match &mut self {
+            Error::Backend { message, .. }
+            | Error::NoDevice { message, .. }
+            | Error::OutOfMemory { message, .. }
+            | Error::Invalid { message, .. }
+            | Error::Shape(message) => *message = format!("{what}: {message}"),
+            _ => {}
+        }
+        self
+    }
+
     /// True for [`Error::NoDevice`]: the caller may fall back to another backend or skip.
     pub fn is_no_device(&self) -> bool {
         matches!(self, Error::NoDevice { .. })
@@ -156,5 +221,38 @@ impl Error {
             Error::Parse(p) => Some(p),
             _ => None,
         }
+    }
+}
+
+/// Adds what was being done to the error of a `Result` (see [`Error::context`]), lazily.
+pub trait ResultExt<T> {
+    /// `self`, with `what()` in front of the error's message.
+    fn context<D: std::fmt::Display>(self, what: impl FnOnce() -> D) -> Result<T>;
+}
+
+impl<T> ResultExt<T> for Result<T> {
+    fn context<D: std::fmt::Display>(self, what: impl FnOnce() -> D) -> Result<T> {
+        self.map_err(|e| e.context(what()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_and_context_are_kept() {
+        let io = std::io::Error::other("driver said no");
+        let e = Error::backend("cuda", "launching k")
+            .with_source(io)
+            .context("spmv");
+        assert_eq!(e.to_string(), "cuda: spmv: launching k");
+        let src = std::error::Error::source(&e).expect("source kept");
+        assert_eq!(src.to_string(), "driver said no");
+        let r: Result<()> = Err(Error::shape("x"));
+        assert_eq!(
+            r.context(|| "matmul").unwrap_err().to_string(),
+            "shape mismatch: matmul: x"
+        );
     }
 }

@@ -4,9 +4,15 @@
 //! Data flows one way: **read** ([`io`]) → **format** ([`Coo`], [`Csr`], [`EllpackR`],
 //! [`Dense`], [`Graph`]) → **backend** ([`Backend`] and the algorithm traits) → **result**.
 //!
-//! This crate has no GPU code and no system-library dependency.
+//! One module per algorithm holds its trait, options, host reference and tolerance:
+//! [`spmv`], [`matmul`], [`svd`] (with QR), [`triangles`], [`mcl`]. What the GPU backends
+//! share about preparing device data is in [`gpu`]; what tests share about skipping is in
+//! [`testing`].
+//!
+//! This crate has no GPU code, no system-library dependency and no `unsafe`.
 
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod backend;
 pub mod coo;
@@ -14,23 +20,32 @@ pub mod csr;
 pub mod dense;
 pub mod ellpack;
 pub mod error;
+pub mod gpu;
 pub mod graph;
 pub mod io;
-pub mod reference;
+pub mod matmul;
+pub mod mcl;
 pub mod scalar;
+pub mod spmv;
+pub mod svd;
+pub mod testing;
+pub mod tolerance;
+pub mod triangles;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
 
-pub use backend::{
-    Backend, Clustering, DeviceVectors, MarkovCluster, MatMul, MatMulOptions, MclOptions, Qr,
-    QrFactors, QrOptions, Spmv, Svd, SvdOptions, SvdPrecondition, SvdResult, TriangleCount,
-    TriangleCounts, TriangleOptions,
-};
+pub use backend::{Backend, DeviceVectors};
 pub use coo::Coo;
 pub use csr::Csr;
 pub use dense::{Dense, DenseView};
 pub use ellpack::EllpackR;
-pub use error::{Error, ParseError, ParseErrorKind, Result};
+pub use error::{BoxError, Error, ParseError, ParseErrorKind, Result, ResultExt};
 pub use graph::Graph;
+pub use matmul::{MatMul, MatMulOptions};
+pub use mcl::{Clustering, MarkovCluster, MclOptions};
 pub use scalar::{Index, Scalar};
+pub use spmv::{Spmv, SpmvOptions};
+pub use svd::{Qr, QrFactors, QrOptions, Svd, SvdOptions, SvdPrecondition, SvdResult};
+pub use tolerance::Tolerance;
+pub use triangles::{TriangleCount, TriangleCounts, TriangleOptions};

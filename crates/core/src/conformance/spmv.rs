@@ -1,63 +1,20 @@
-//! The backend conformance suite (feature `conformance`).
-//!
-//! Every check is a plain function `fn(&B) -> Result<(), String>` so that it can run both as a
-//! `#[test]` (through [`spmv_conformance_tests!`](crate::spmv_conformance_tests), which each
-//! backend crate instantiates) and from `cargo xtask validate`, which prints a
-//! backend × check table. Random inputs come from proptest; `PROPTEST_CASES` sets the count.
-//!
-//! GPU backends that find no device are skipped, unless `REQUIRE_GPU=1` is set, in which case
-//! a missing device fails the test so a broken GPU run cannot pass silently.
+//! SpMV conformance: `y = A x` on ELLPACK-R matrices against an f64 reference computed from
+//! the raw entries (not from the converted matrix the backend gets), with `y` starting as NaN,
+//! padding poisoned with NaN, every slot-pass count forced, and products repeated into the
+//! same output.
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
 
-use crate::backend::{Backend, Spmv};
+use super::{run_proptest, Check};
 use crate::coo::Coo;
 use crate::csr::Csr;
 use crate::ellpack::EllpackR;
 use crate::error::{Error, Result};
-use crate::reference;
 use crate::scalar::Scalar;
-
-/// One named conformance check.
-pub struct Check<B> {
-    /// Stable name, also the `#[test]` name.
-    pub name: &'static str,
-    /// Runs the check; `Err` says what disagreed.
-    pub run: fn(&B) -> Result<(), String>,
-}
-
-/// True when `REQUIRE_GPU=1`: a missing device is then a failure, not a skip.
-pub fn require_gpu() -> bool {
-    std::env::var("REQUIRE_GPU").is_ok_and(|v| v == "1")
-}
-
-/// Turns a backend constructor's result into `Some(backend)`, `None` (skip: no device), or a
-/// panic (no device under `REQUIRE_GPU=1`, or any other start-up failure).
-pub fn acquire<B: Backend>(made: Result<B>) -> Option<B> {
-    match made {
-        Ok(b) => Some(b),
-        Err(e) if e.is_no_device() && !require_gpu() => {
-            eprintln!("skipping conformance checks: {e}");
-            None
-        }
-        Err(e) => panic!("backend failed to start: {e}"),
-    }
-}
-
-/// Runs the check called `name` from `checks` on `b`, panicking with its message on failure.
-pub fn run_named<B>(b: &B, checks: &[Check<B>], name: &str) {
-    let check = checks
-        .iter()
-        .find(|c| c.name == name)
-        .unwrap_or_else(|| panic!("no conformance check named {name}"));
-    if let Err(msg) = (check.run)(b) {
-        panic!("{name}: {msg}");
-    }
-}
+use crate::spmv::{self, RowReference, Spmv, SpmvOptions};
 
 /// The SpMV checks, in table order.
-pub fn spmv_checks<B: Spmv<f32> + Spmv<f64>>() -> Vec<Check<B>> {
+pub fn checks<B: Spmv<f32> + Spmv<f64>>() -> Vec<Check<B>> {
     vec![
         Check {
             name: "spmv_vectors_roundtrip_f32",
@@ -100,6 +57,22 @@ pub fn spmv_checks<B: Spmv<f32> + Spmv<f64>>() -> Vec<Check<B>> {
             run: chained::<f64, B>,
         },
         Check {
+            name: "spmv_garbage_output_every_pass_count_f32",
+            run: garbage_output_every_pass_count::<f32, B>,
+        },
+        Check {
+            name: "spmv_garbage_output_every_pass_count_f64",
+            run: garbage_output_every_pass_count::<f64, B>,
+        },
+        Check {
+            name: "spmv_poisoned_padding_f32",
+            run: poisoned_padding::<f32, B>,
+        },
+        Check {
+            name: "spmv_poisoned_padding_f64",
+            run: poisoned_padding::<f64, B>,
+        },
+        Check {
             name: "spmv_shape_mismatch_is_error",
             run: shape_mismatch::<B>,
         },
@@ -115,10 +88,10 @@ pub fn spmv_checks<B: Spmv<f32> + Spmv<f64>>() -> Vec<Check<B>> {
 #[macro_export]
 macro_rules! spmv_conformance_tests {
     ($ty:ty, $make:expr) => {
-        $crate::__conformance_tests!(
+        $crate::conformance_tests!(
             $ty,
             $make,
-            spmv_checks;
+            spmv::checks;
             spmv_vectors_roundtrip_f32,
             spmv_vectors_roundtrip_f64,
             spmv_random_f32,
@@ -129,56 +102,14 @@ macro_rules! spmv_conformance_tests {
             spmv_large_f64,
             spmv_chained_on_device_f32,
             spmv_chained_on_device_f64,
+            spmv_garbage_output_every_pass_count_f32,
+            spmv_garbage_output_every_pass_count_f64,
+            spmv_poisoned_padding_f32,
+            spmv_poisoned_padding_f64,
             spmv_shape_mismatch_is_error,
             out_of_memory_is_error
         );
     };
-}
-
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __conformance_tests {
-    ($ty:ty, $make:expr, $list:ident; $($name:ident),+ $(,)?) => {
-        fn __conformance_backend() -> ::std::option::Option<&'static $ty> {
-            static BACKEND: ::std::sync::OnceLock<::std::option::Option<$ty>> =
-                ::std::sync::OnceLock::new();
-            BACKEND
-                .get_or_init(|| $crate::conformance::acquire::<$ty>($make))
-                .as_ref()
-        }
-        $(
-            #[test]
-            fn $name() {
-                if let ::std::option::Option::Some(b) = __conformance_backend() {
-                    $crate::conformance::run_named(
-                        b,
-                        &$crate::conformance::$list::<$ty>(),
-                        stringify!($name),
-                    );
-                }
-            }
-        )+
-        #[test]
-        fn conformance_suite_is_complete() {
-            let listed: ::std::vec::Vec<&str> = $crate::conformance::$list::<$ty>()
-                .iter()
-                .map(|c| c.name)
-                .collect();
-            assert_eq!(listed, [$(stringify!($name)),+]);
-        }
-    };
-}
-
-fn runner(cases: u32) -> TestRunner {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(cases);
-    TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    })
 }
 
 /// A random sparse matrix description: shape, entries, and an optional dense row.
@@ -232,35 +163,50 @@ fn build<T: Scalar>(case: &SparseCase) -> Result<(EllpackR<T>, Vec<T>)> {
     Ok((a, x))
 }
 
-/// Checks `y` against the f64 reference within the [`Spmv`] accuracy contract.
-fn compare<T: Scalar>(a: &EllpackR<T>, x: &[T], y: &[T]) -> Result<(), String> {
-    if y.len() != a.rows() {
-        return Err(format!("y has {} entries, expected {}", y.len(), a.rows()));
-    }
-    let exact = reference::spmv(a, x);
-    let mag = reference::spmv_abs(a, x);
-    let eps = T::EPS.to_f64();
-    for i in 0..a.rows() {
-        let len = a.row_lengths()[i] as f64;
-        let tol = (len + 3.0) * 4.0 * eps * mag[i] + T::min_positive_value().to_f64();
-        let err = (y[i].to_f64() - exact[i].to_f64()).abs();
-        if err.is_nan() || err > tol {
-            return Err(format!(
-                "row {i}: got {}, expected {} (|error| {err:e} > tolerance {tol:e}); matrix {} x {}, width {}",
-                y[i],
-                exact[i],
-                a.rows(),
-                a.cols(),
-                a.width()
-            ));
-        }
-    }
-    Ok(())
+/// The f64 reference of `y = A x` for `case`, from its raw entries and `x` rounded to `T`
+/// (what the backend receives), independent of the COO → CSR → ELLPACK-R conversion.
+fn reference<T: Scalar>(case: &SparseCase, x: &[T]) -> Vec<RowReference> {
+    let xs: Vec<f64> = x.iter().map(|v| Scalar::to_f64(*v)).collect();
+    spmv::reference_from_entries(
+        case.rows,
+        case.entries
+            .iter()
+            .map(|&(r, c, v)| (r, c, T::from_f64(v).to_f64())),
+        &xs,
+    )
 }
 
-fn run_case<T: Scalar, B: Spmv<T>>(b: &B, a: &EllpackR<T>, x: &[T]) -> Result<(), String> {
-    let y = b.spmv_host(a, x).map_err(|e| e.to_string())?;
-    compare(a, x, &y)
+/// Checks `y` against the independent reference of `case` within [`spmv::tolerance`].
+fn compare<T: Scalar>(case: &SparseCase, x: &[T], y: &[T]) -> Result<(), String> {
+    spmv::check_result(y, &reference(case, x))
+        .map_err(|m| format!("{m}; matrix {} x {}", case.rows, case.cols))
+}
+
+/// Checks `y` against the f64 product of the device matrix `a` (for chained products, whose
+/// input is itself a computed vector).
+fn compare_ellpack<T: Scalar>(a: &EllpackR<T>, x: &[T], y: &[T]) -> Result<(), String> {
+    let reference: Vec<RowReference> = spmv::reference_abs(a, x)
+        .into_iter()
+        .zip(a.row_lengths())
+        .map(|((value, magnitude), &n)| RowReference {
+            value,
+            magnitude,
+            entries: n as usize,
+        })
+        .collect();
+    spmv::check_result(y, &reference)
+}
+
+/// Runs `case` on `b` with `y` starting as NaN, and checks it.
+fn run_case<T: Scalar, B: Spmv<T>>(b: &B, case: &SparseCase) -> Result<(), String> {
+    let (a, x) = build::<T>(case).map_err(|e| e.to_string())?;
+    let e = |e: Error| e.to_string();
+    let da = b.upload_ellpack(&a).map_err(e)?;
+    let dx = b.upload(&x).map_err(e)?;
+    let mut dy = b.upload(&vec![T::nan(); a.rows()]).map_err(e)?;
+    b.spmv(&da, &dx, &mut dy).map_err(e)?;
+    let y = b.download(&dy).map_err(e)?;
+    compare(case, &x, &y)
 }
 
 fn vectors_roundtrip<T: Scalar, B: Spmv<T>>(b: &B) -> Result<(), String> {
@@ -287,12 +233,7 @@ fn vectors_roundtrip<T: Scalar, B: Spmv<T>>(b: &B) -> Result<(), String> {
 }
 
 fn random<T: Scalar, B: Spmv<T>>(b: &B) -> Result<(), String> {
-    runner(64)
-        .run(&sparse_case(), |case| {
-            let (a, x) = build::<T>(&case).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            run_case(b, &a, &x).map_err(TestCaseError::fail)
-        })
-        .map_err(|e| e.to_string())
+    run_proptest(64, &sparse_case(), |case| run_case::<T, B>(b, &case))
 }
 
 fn edge_cases<T: Scalar, B: Spmv<T>>(b: &B) -> Result<(), String> {
@@ -363,8 +304,7 @@ fn edge_cases<T: Scalar, B: Spmv<T>>(b: &B) -> Result<(), String> {
         },
     ];
     for (k, case) in cases.iter().enumerate() {
-        let (a, x) = build::<T>(case).map_err(|e| e.to_string())?;
-        run_case(b, &a, &x).map_err(|e| format!("edge case {k}: {e}"))?;
+        run_case::<T, B>(b, case).map_err(|e| format!("edge case {k}: {e}"))?;
     }
     // The duplicate case has a known exact answer.
     let (a, x) = build::<T>(&cases[8]).map_err(|e| e.to_string())?;
@@ -405,9 +345,7 @@ fn large_case(rows: usize, cols: usize, max_len: usize) -> SparseCase {
 }
 
 fn large<T: Scalar, B: Spmv<T>>(b: &B) -> Result<(), String> {
-    let case = large_case(200_003, 150_001, 24);
-    let (a, x) = build::<T>(&case).map_err(|e| e.to_string())?;
-    run_case(b, &a, &x)
+    run_case::<T, B>(b, &large_case(200_003, 150_001, 24))
 }
 
 fn chained<T: Scalar, B: Spmv<T>>(b: &B) -> Result<(), String> {
@@ -423,8 +361,8 @@ fn chained<T: Scalar, B: Spmv<T>>(b: &B) -> Result<(), String> {
     b.spmv(&da, &dy, &mut dz).map_err(e)?;
     let y = b.download(&dy).map_err(e)?;
     let z = b.download(&dz).map_err(e)?;
-    compare(&a, &x, &y).map_err(|m| format!("first product: {m}"))?;
-    compare(&a, &y, &z).map_err(|m| format!("second product: {m}"))?;
+    compare(&case, &x, &y).map_err(|m| format!("first product: {m}"))?;
+    compare_ellpack(&a, &y, &z).map_err(|m| format!("second product: {m}"))?;
     // The device matrix is reusable and reports its shape.
     if b.ellpack_shape(&da) != a.shape() {
         return Err(format!(
@@ -434,6 +372,89 @@ fn chained<T: Scalar, B: Spmv<T>>(b: &B) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// `y` starts as NaN; for every slot-pass count from 1 to the width (and one beyond), the
+/// product runs twice into the same `y`. A kernel that adds into `y` instead of overwriting
+/// it, or that mishandles a pass boundary, fails.
+fn garbage_output_every_pass_count<T: Scalar, B: Spmv<T>>(b: &B) -> Result<(), String> {
+    let e = |e: Error| e.to_string();
+    // Rows of every length from 0 to 9 and random columns over a wide x, so that every slot
+    // and every odd pass start is exercised.
+    let mut case = large_case(3001, 40_000, 9);
+    case.entries
+        .extend((0..9).map(|j| (17, j * 4000 + 5, 0.25)));
+    let (a, x) = build::<T>(&case).map_err(e)?;
+    let expected = reference(&case, &x);
+    let dx = b.upload(&x).map_err(e)?;
+    for passes in 1..=a.width() + 1 {
+        let da = b
+            .upload_ellpack_with(
+                &a,
+                &SpmvOptions {
+                    passes: Some(passes),
+                },
+            )
+            .map_err(e)?;
+        let mut dy = b.upload(&vec![T::nan(); a.rows()]).map_err(e)?;
+        for round in 0..2 {
+            b.spmv(&da, &dx, &mut dy).map_err(e)?;
+            let y = b.download(&dy).map_err(e)?;
+            spmv::check_result(&y, &expected)
+                .map_err(|m| format!("{passes} passes, product {}: {m}", round + 1))?;
+        }
+    }
+    Ok(())
+}
+
+/// Padding values are NaN and padding columns point anywhere in range: a kernel that reads
+/// past a row's length gets NaN into `y`.
+fn poisoned_padding<T: Scalar, B: Spmv<T>>(b: &B) -> Result<(), String> {
+    let e = |e: Error| e.to_string();
+    for case in [
+        large_case(5000, 3000, 13),
+        SparseCase {
+            rows: 300,
+            cols: 257,
+            entries: (0..257).map(|j| (123, j, 1.0 / (j + 1) as f64)).collect(),
+            x: (0..257).map(|j| (j as f64).cos()).collect(),
+        },
+    ] {
+        let (a, x) = build::<T>(&case).map_err(e)?;
+        let poisoned = poison_padding(&a).map_err(e)?;
+        for passes in [None, Some(2), Some(a.width().max(1))] {
+            let da = b
+                .upload_ellpack_with(&poisoned, &SpmvOptions { passes })
+                .map_err(e)?;
+            let dx = b.upload(&x).map_err(e)?;
+            let mut dy = b.upload(&vec![T::nan(); a.rows()]).map_err(e)?;
+            b.spmv(&da, &dx, &mut dy).map_err(e)?;
+            let y = b.download(&dy).map_err(e)?;
+            compare(&case, &x, &y).map_err(|m| format!("passes {passes:?}: {m}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// `a` with NaN in every padding value and a varying in-range column in every padding slot.
+pub fn poison_padding<T: Scalar>(a: &EllpackR<T>) -> Result<EllpackR<T>> {
+    let (rows, cols) = a.shape();
+    let mut values = a.values().to_vec();
+    let mut col_idx = a.col_indices().to_vec();
+    for i in 0..rows {
+        for k in a.row_lengths()[i] as usize..a.width() {
+            values[k * rows + i] = T::nan();
+            col_idx[k * rows + i] = ((i * 31 + k * 7) % cols.max(1)) as u32;
+        }
+    }
+    EllpackR::new(
+        rows,
+        cols,
+        a.width(),
+        values,
+        col_idx,
+        a.row_lengths().to_vec(),
+    )
 }
 
 fn shape_mismatch<B: Spmv<f32>>(b: &B) -> Result<(), String> {
