@@ -1,6 +1,6 @@
 //! `xtask validate`: the conformance suite on every backend, as one backend × check table.
 //!
-//! Each check of [`trident_core::conformance::spmv::checks`] runs on every backend whose
+//! Each check of [`trident_core::conformance::all_checks`] runs on every backend whose
 //! constructor succeeds, each under `catch_unwind` so that a panicking check is one FAIL cell,
 //! not the end of the table. A backend that finds no device is a column of `skip`s (its reason
 //! listed under the table), or of `FAIL`s under `REQUIRE_GPU=1`, where an OpenCL backend that
@@ -10,8 +10,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
 use serde_json::json;
-use trident_core::conformance::{require_gpu, spmv};
-use trident_core::{Backend, Spmv};
+use trident_core::conformance::{all_checks, require_gpu, Conformant};
+use trident_core::Backend;
 use trident_cpu::Cpu;
 use trident_cuda::Cuda;
 use trident_opencl::OpenCl;
@@ -79,7 +79,7 @@ pub fn run(args: &[String]) -> Result {
         }
     }
     let wanted = |name: &str| only.is_empty() || only.iter().any(|b| b == name);
-    let check_names: Vec<&'static str> = spmv::checks::<Cpu>().iter().map(|c| c.name).collect();
+    let check_names: Vec<&'static str> = all_checks::<Cpu>().iter().map(|c| c.name).collect();
     let gpu_required = require_gpu();
 
     let mut columns = Vec::new();
@@ -126,7 +126,7 @@ pub fn run(args: &[String]) -> Result {
 
 /// Starts backend `name` with `make` and runs every check on it. `extra_failure` may turn a
 /// started backend into a start-up failure (the checks still run).
-fn column<B: Spmv<f32> + Spmv<f64>>(
+fn column<B: Conformant>(
     name: &'static str,
     check_names: &[&'static str],
     make: impl FnOnce() -> trident_core::Result<B>,
@@ -170,7 +170,7 @@ fn column<B: Spmv<f32> + Spmv<f64>>(
         Some(reason) => (Status::Fail, reason),
         None => (Status::Pass, String::new()),
     };
-    let checks = spmv::checks::<B>()
+    let checks = all_checks::<B>()
         .into_iter()
         .map(|check| {
             let t = Instant::now();

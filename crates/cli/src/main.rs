@@ -1,17 +1,12 @@
 //! `trident`: run Trident's algorithms on files, on any backend.
 
+mod cmd;
 mod select;
 
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use trident_core::io;
-use trident_core::spmv::{self as spmv_ref, RowReference};
-use trident_core::{Csr, Dense, EllpackR, Error, Result, Scalar, Spmv};
-
-use select::{AnyBackend, BackendChoice};
+use trident_core::Result;
 
 #[derive(Parser)]
 #[command(name = "trident", version, about = "GPU and CPU parallel algorithms")]
@@ -23,253 +18,47 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// List the backends and the devices they find.
-    Info {
-        /// Show only this backend.
-        #[arg(long, value_enum, default_value = "auto")]
-        backend: BackendChoice,
-    },
+    Info(cmd::info::Args),
     /// Load a graph (Matrix Market or edge list) and print its size.
-    Stats {
-        /// The graph file.
-        path: PathBuf,
-        /// Accepted for uniformity; loading runs on the CPU.
-        #[arg(long, value_enum, default_value = "auto")]
-        backend: BackendChoice,
-    },
+    Stats(cmd::stats::Args),
     /// y = A x with A read from a file (converted to ELLPACK-R) and x = all ones;
     /// checks y against the reference and reports the time per product.
-    Spmv {
-        /// A Matrix Market file (`.mtx`) or an edge list (adjacency matrix of the graph).
-        path: PathBuf,
-        /// Which backend runs the product.
-        #[arg(long, value_enum, default_value = "auto")]
-        backend: BackendChoice,
-        /// Element type.
-        #[arg(long, value_enum, default_value = "f32")]
-        precision: Precision,
-        /// How many timed products (the median is reported).
-        #[arg(long, default_value_t = 10)]
-        repeat: usize,
-        /// Write y as a NumPy `.npy` column vector.
-        #[arg(long)]
-        output: Option<PathBuf>,
-    },
+    Spmv(cmd::spmv::Args),
 }
 
+/// Element type of a computation.
 #[derive(Debug, Clone, Copy, ValueEnum)]
-enum Precision {
+pub(crate) enum Precision {
     F32,
     F64,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli.command) {
+    let result = match cli.command {
+        Command::Info(a) => cmd::info::run(a),
+        Command::Stats(a) => cmd::stats::run(a),
+        Command::Spmv(a) => cmd::spmv::run(a),
+    };
+    report(result)
+}
+
+/// Exit status 0, or 1 with the error and its sources on stderr.
+fn report(result: Result<()>) -> ExitCode {
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", trident_core::testing::Report(&e));
             ExitCode::FAILURE
         }
     }
 }
 
-fn run(cmd: Command) -> Result<()> {
-    match cmd {
-        Command::Info { backend } => info(backend),
-        Command::Stats { path, .. } => stats(&path),
-        Command::Spmv {
-            path,
-            backend,
-            precision,
-            repeat,
-            output,
-        } => {
-            let b = select::open(backend)?;
-            println!("backend: {b}");
-            match precision {
-                Precision::F32 => spmv::<f32>(&b, &path, repeat, output.as_deref()),
-                Precision::F64 => spmv::<f64>(&b, &path, repeat, output.as_deref()),
-            }
-        }
+/// The median of timings (0 for none).
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
     }
-}
-
-fn info(only: BackendChoice) -> Result<()> {
-    let show = |c: BackendChoice| only == BackendChoice::Auto || only == c;
-    if show(BackendChoice::Cpu) {
-        println!(
-            "cpu:    {}",
-            select::describe(select::open(BackendChoice::Cpu))
-        );
-    }
-    if show(BackendChoice::Cuda) {
-        println!("cuda:   {}", select::describe(select::open_cuda()));
-        #[cfg(feature = "cuda")]
-        if let Ok(names) = trident_cuda::device_names() {
-            for (i, n) in names.iter().enumerate() {
-                println!("        device {i}: {n}");
-            }
-        }
-    }
-    if show(BackendChoice::Opencl) {
-        println!("opencl: {}", select::describe(select::open_opencl()));
-        #[cfg(feature = "opencl")]
-        for d in trident_opencl::devices() {
-            println!("        {}", d.description());
-        }
-    }
-    if only == BackendChoice::Auto {
-        println!("auto picks: {}", select::open(BackendChoice::Auto)?);
-    }
-    Ok(())
-}
-
-fn stats(path: &Path) -> Result<()> {
-    let t = Instant::now();
-    let g = io::read_graph_auto(path)?;
-    let secs = t.elapsed().as_secs_f64();
-    let max_deg = (0..g.num_nodes()).map(|u| g.degree(u)).max().unwrap_or(0);
-    println!("file:              {}", path.display());
-    println!("nodes:             {}", g.num_nodes());
-    println!("edges:             {}", g.num_edges());
-    println!("self-loops dropped: {}", g.self_loops_dropped());
-    println!("max degree:        {max_deg}");
-    println!("weighted:          {}", g.weights().is_some());
-    println!("labelled:          {}", g.labels().is_some());
-    println!("load time:         {secs:.3} s");
-    Ok(())
-}
-
-/// Reads a matrix: Matrix Market as a general sparse matrix, anything else as a graph's
-/// adjacency matrix.
-fn load_matrix<T: Scalar>(path: &Path) -> Result<Csr<T>> {
-    let is_mtx = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("mtx"));
-    if is_mtx {
-        io::mtx::read_coo::<T>(path)?.to_csr()
-    } else {
-        Ok(io::read_graph_auto(path)?.to_csr())
-    }
-}
-
-fn spmv<T: BackendScalar>(
-    b: &AnyBackend,
-    path: &Path,
-    repeat: usize,
-    output: Option<&Path>,
-) -> Result<()> {
-    let csr = load_matrix::<T>(path)?;
-    let a = EllpackR::<T>::from_csr(&csr)?;
-    println!(
-        "matrix: {} x {}, {} non-zeros, ELLPACK-R width {}",
-        a.rows(),
-        a.cols(),
-        a.nnz(),
-        a.width()
-    );
-    let x = vec![T::one(); a.cols()];
-    let (y, times) = T::timed_spmv(b, &a, &x, repeat.max(1))?;
-    let reference: Vec<RowReference> = spmv_ref::reference_abs(&a, &x)
-        .into_iter()
-        .zip(a.row_lengths())
-        .map(|((value, magnitude), &n)| RowReference {
-            value,
-            magnitude,
-            entries: n as usize,
-        })
-        .collect();
-    // NaN compares as the worst possible error, never as 0.
-    let worst = y
-        .iter()
-        .zip(&reference)
-        .map(|(got, r)| {
-            let err = (Scalar::to_f64(*got) - r.value).abs() / r.magnitude.max(f64::MIN_POSITIVE);
-            if err.is_nan() {
-                f64::INFINITY
-            } else {
-                err
-            }
-        })
-        .fold(0f64, f64::max);
-    spmv_ref::check_result(&y, &reference).map_err(|m| {
-        Error::backend(
-            "check",
-            format!("the product is wrong beyond the SpMV tolerance: {m}"),
-        )
-    })?;
-    let median = median(times);
-    // Compulsory traffic: values and column indices once, row lengths, y written, x read once.
-    let size = std::mem::size_of::<T>();
-    let bytes = (a.nnz() * (size + 4) + a.rows() * (4 + size) + a.cols() * size) as f64;
-    println!(
-        "y = A·1: sum {:.6e}",
-        y.iter().map(|v| Scalar::to_f64(*v)).sum::<f64>()
-    );
-    println!("max relative error vs reference: {worst:.2e}");
-    println!(
-        "median time per product: {:.3} ms ({:.1} GB/s effective)",
-        median * 1e3,
-        bytes / median / 1e9
-    );
-    if let Some(out) = output {
-        let col = Dense::from_vec(y.len(), 1, y)?;
-        io::npy::write_npy(out, &col)?;
-        println!("wrote {}", out.display());
-    }
-    Ok(())
-}
-
-/// The element types every compiled-in backend supports, dispatched to the chosen backend.
-trait BackendScalar: Scalar {
-    /// [`run_spmv`] on whichever backend `b` holds.
-    fn timed_spmv(
-        b: &AnyBackend,
-        a: &EllpackR<Self>,
-        x: &[Self],
-        repeat: usize,
-    ) -> Result<(Vec<Self>, Vec<f64>)>;
-}
-
-macro_rules! backend_scalar {
-    ($($t:ty),*) => {$(
-        impl BackendScalar for $t {
-            fn timed_spmv(
-                b: &AnyBackend,
-                a: &EllpackR<$t>,
-                x: &[$t],
-                repeat: usize,
-            ) -> Result<(Vec<$t>, Vec<f64>)> {
-                with_backend!(b, be => run_spmv(be, a, x, repeat))
-            }
-        }
-    )*};
-}
-backend_scalar!(f32, f64);
-
-/// Uploads once, runs `repeat` timed products on the device, downloads y.
-fn run_spmv<T: Scalar, B: Spmv<T>>(
-    b: &B,
-    a: &EllpackR<T>,
-    x: &[T],
-    repeat: usize,
-) -> Result<(Vec<T>, Vec<f64>)> {
-    let da = b.upload_ellpack(a)?;
-    let dx = b.upload(x)?;
-    let mut dy = b.zeros(a.rows())?;
-    b.spmv(&da, &dx, &mut dy)?; // warm-up (kernel load, caches)
-    b.synchronize()?;
-    let mut times = Vec::with_capacity(repeat);
-    for _ in 0..repeat {
-        let t = Instant::now();
-        b.spmv(&da, &dx, &mut dy)?;
-        b.synchronize()?;
-        times.push(t.elapsed().as_secs_f64());
-    }
-    Ok((b.download(&dy)?, times))
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
 }

@@ -26,6 +26,19 @@ pub mod spmv;
 
 pub use crate::testing::require_gpu;
 
+/// A backend that implements every algorithm trait the suite checks: what `cargo xtask
+/// validate` runs [`all_checks`] on. Each algorithm adds its traits here.
+pub trait Conformant: crate::Spmv<f32> + crate::Spmv<f64> {}
+
+impl<B: crate::Spmv<f32> + crate::Spmv<f64>> Conformant for B {}
+
+/// Every algorithm's checks, in table order (one module per algorithm).
+pub fn all_checks<B: Conformant>() -> Vec<Check<B>> {
+    let mut checks = spmv::checks::<B>();
+    checks.extend(std::iter::empty());
+    checks
+}
+
 /// One named conformance check.
 pub struct Check<B> {
     /// Stable name, also the `#[test]` name.

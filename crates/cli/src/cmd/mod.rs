@@ -1,0 +1,5 @@
+//! One module per subcommand: its arguments (`Args`) and `run`.
+
+pub mod info;
+pub mod spmv;
+pub mod stats;

@@ -1,0 +1,170 @@
+//! `trident spmv`: y = A·1 on a chosen backend, checked against the reference and timed.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use trident_core::io;
+use trident_core::spmv::{self as spmv_ref, RowReference};
+use trident_core::{Csr, Dense, EllpackR, Error, Result, Scalar, Spmv};
+
+use crate::select::{self, AnyBackend, BackendChoice};
+use crate::{median, Precision};
+
+/// y = A x with A read from a file (converted to ELLPACK-R) and x = all ones; checks y
+/// against the reference and reports the time per product.
+#[derive(clap::Args)]
+pub struct Args {
+    /// A Matrix Market file (`.mtx`) or an edge list (adjacency matrix of the graph).
+    path: PathBuf,
+    /// Which backend runs the product.
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: BackendChoice,
+    /// Element type.
+    #[arg(long, value_enum, default_value = "f32")]
+    precision: Precision,
+    /// How many timed products (the median is reported).
+    #[arg(long, default_value_t = 10)]
+    repeat: usize,
+    /// Write y as a NumPy `.npy` column vector.
+    #[arg(long)]
+    output: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let b = select::open(args.backend)?;
+    println!("backend: {b}");
+    let out = args.output.as_deref();
+    match args.precision {
+        Precision::F32 => spmv::<f32>(&b, &args.path, args.repeat, out),
+        Precision::F64 => spmv::<f64>(&b, &args.path, args.repeat, out),
+    }
+}
+
+/// Reads a matrix: Matrix Market as a general sparse matrix, anything else as a graph's
+/// adjacency matrix.
+fn load_matrix<T: Scalar>(path: &Path) -> Result<Csr<T>> {
+    let is_mtx = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("mtx"));
+    if is_mtx {
+        io::mtx::read_coo::<T>(path)?.to_csr()
+    } else {
+        Ok(io::read_graph_auto(path)?.to_csr())
+    }
+}
+
+fn spmv<T: BackendScalar>(
+    b: &AnyBackend,
+    path: &Path,
+    repeat: usize,
+    output: Option<&Path>,
+) -> Result<()> {
+    let csr = load_matrix::<T>(path)?;
+    let a = EllpackR::<T>::from_csr(&csr)?;
+    println!(
+        "matrix: {} x {}, {} non-zeros, ELLPACK-R width {}",
+        a.rows(),
+        a.cols(),
+        a.nnz(),
+        a.width()
+    );
+    let x = vec![T::one(); a.cols()];
+    let (y, times) = T::timed_spmv(b, &a, &x, repeat.max(1))?;
+    let reference: Vec<RowReference> = spmv_ref::reference_abs(&a, &x)
+        .into_iter()
+        .zip(a.row_lengths())
+        .map(|((value, magnitude), &n)| RowReference {
+            value,
+            magnitude,
+            entries: n as usize,
+        })
+        .collect();
+    // NaN compares as the worst possible error, never as 0.
+    let worst = y
+        .iter()
+        .zip(&reference)
+        .map(|(got, r)| {
+            let err = (Scalar::to_f64(*got) - r.value).abs() / r.magnitude.max(f64::MIN_POSITIVE);
+            if err.is_nan() {
+                f64::INFINITY
+            } else {
+                err
+            }
+        })
+        .fold(0f64, f64::max);
+    spmv_ref::check_result(&y, &reference).map_err(|m| {
+        Error::backend(
+            "check",
+            format!("the product is wrong beyond the SpMV tolerance: {m}"),
+        )
+    })?;
+    let median = median(times);
+    // Compulsory traffic: values and column indices once, row lengths, y written, x read once.
+    let size = std::mem::size_of::<T>();
+    let bytes = (a.nnz() * (size + 4) + a.rows() * (4 + size) + a.cols() * size) as f64;
+    println!(
+        "y = A·1: sum {:.6e}",
+        y.iter().map(|v| Scalar::to_f64(*v)).sum::<f64>()
+    );
+    println!("max relative error vs reference: {worst:.2e}");
+    println!(
+        "median time per product: {:.3} ms ({:.1} GB/s effective)",
+        median * 1e3,
+        bytes / median / 1e9
+    );
+    if let Some(out) = output {
+        let col = Dense::from_vec(y.len(), 1, y)?;
+        io::npy::write_npy(out, &col)?;
+        println!("wrote {}", out.display());
+    }
+    Ok(())
+}
+
+/// The element types every compiled-in backend supports, dispatched to the chosen backend.
+trait BackendScalar: Scalar {
+    /// [`run_spmv`] on whichever backend `b` holds.
+    fn timed_spmv(
+        b: &AnyBackend,
+        a: &EllpackR<Self>,
+        x: &[Self],
+        repeat: usize,
+    ) -> Result<(Vec<Self>, Vec<f64>)>;
+}
+
+macro_rules! backend_scalar {
+    ($($t:ty),*) => {$(
+        impl BackendScalar for $t {
+            fn timed_spmv(
+                b: &AnyBackend,
+                a: &EllpackR<$t>,
+                x: &[$t],
+                repeat: usize,
+            ) -> Result<(Vec<$t>, Vec<f64>)> {
+                crate::with_backend!(b, be => run_spmv(be, a, x, repeat))
+            }
+        }
+    )*};
+}
+backend_scalar!(f32, f64);
+
+/// Uploads once, runs `repeat` timed products on the device, downloads y.
+fn run_spmv<T: Scalar, B: Spmv<T>>(
+    b: &B,
+    a: &EllpackR<T>,
+    x: &[T],
+    repeat: usize,
+) -> Result<(Vec<T>, Vec<f64>)> {
+    let da = b.upload_ellpack(a)?;
+    let dx = b.upload(x)?;
+    let mut dy = b.zeros(a.rows())?;
+    b.spmv(&da, &dx, &mut dy)?; // warm-up (kernel load, caches)
+    b.synchronize()?;
+    let mut times = Vec::with_capacity(repeat);
+    for _ in 0..repeat {
+        let t = Instant::now();
+        b.spmv(&da, &dx, &mut dy)?;
+        b.synchronize()?;
+        times.push(t.elapsed().as_secs_f64());
+    }
+    Ok((b.download(&dy)?, times))
+}

@@ -1,0 +1,39 @@
+//! `trident stats`: load a graph and print its size.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use trident_core::{io, Result};
+
+use crate::select::BackendChoice;
+
+/// Load a graph (Matrix Market or edge list) and print its size.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The graph file.
+    path: PathBuf,
+    /// Accepted for uniformity; loading runs on the CPU.
+    #[arg(long, value_enum, default_value = "auto")]
+    #[allow(dead_code)]
+    backend: BackendChoice,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    stats(&args.path)
+}
+
+fn stats(path: &Path) -> Result<()> {
+    let t = Instant::now();
+    let g = io::read_graph_auto(path)?;
+    let secs = t.elapsed().as_secs_f64();
+    let max_deg = (0..g.num_nodes()).map(|u| g.degree(u)).max().unwrap_or(0);
+    println!("file:              {}", path.display());
+    println!("nodes:             {}", g.num_nodes());
+    println!("edges:             {}", g.num_edges());
+    println!("self-loops dropped: {}", g.self_loops_dropped());
+    println!("max degree:        {max_deg}");
+    println!("weighted:          {}", g.weights().is_some());
+    println!("labelled:          {}", g.labels().is_some());
+    println!("load time:         {secs:.3} s");
+    Ok(())
+}
