@@ -21,8 +21,7 @@ use std::time::{Duration, Instant};
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use trident_benches::{
-    banded_ellpack, dump_csr, random_ellpack, random_vector, sampled_error, spmv_bytes, spmv_rows,
-    BackendFilter, SPMV_WIDTH,
+    banded_ellpack, dump_csr, random_ellpack, random_vector, spmv_bytes, spmv_rows, BackendFilter,
 };
 use trident_core::{EllpackR, Result, Spmv};
 use trident_cpu::Cpu;
@@ -46,14 +45,11 @@ fn start<B>(name: &str, filter: &BackendFilter, make: impl FnOnce() -> Result<B>
     }
     match make() {
         Ok(b) => Some(b),
-        Err(e) if e.is_no_device() => {
+        Err(e) if e.is_no_device() && !trident_core::testing::require_gpu() => {
             eprintln!("spmv bench: skipping {name}: {e}");
             None
         }
-        Err(e) => {
-            eprintln!("spmv bench: skipping {name}: failed to start: {e}");
-            None
-        }
+        Err(e) => fail(&format!("{name} failed to start: {e}")),
     }
 }
 
@@ -95,21 +91,12 @@ fn bench_on<B: Spmv<f32>>(
     };
     let (da, dx, mut dy, y) = match setup() {
         Ok(v) => v,
-        Err(e) => {
-            eprintln!("spmv bench: skipping {name}: {e}");
-            return;
-        }
+        Err(e) => fail(&format!("{name}: {e}")),
     };
-    // The accuracy contract of `Spmv` for full rows of 16 entries.
-    let tol = (SPMV_WIDTH as f64 + 3.0) * 4.0 * f64::from(f32::EPSILON);
-    let err = sampled_error(a, x, &y, CHECK_SAMPLES);
-    drop(y);
-    if err > tol {
-        eprintln!(
-            "spmv bench: NOT timing {name}: wrong result (sampled relative error {err:e} > {tol:e})"
-        );
-        return;
+    if let Err(m) = trident_core::spmv::check_sampled(a, x, &y, CHECK_SAMPLES) {
+        fail(&format!("{name} computed a wrong product: {m}"));
     }
+    drop(y);
     eprintln!("spmv bench: {name} on {}", b.device());
     group.bench_function(name, |bench| {
         bench.iter(|| {
@@ -117,6 +104,12 @@ fn bench_on<B: Spmv<f32>>(
             b.synchronize().expect("synchronize failed");
         })
     });
+}
+
+/// A benchmark that cannot run or gets a wrong answer exits non-zero, so `run.sh` fails.
+fn fail(message: &str) -> ! {
+    eprintln!("spmv bench: FAILED: {message}");
+    std::process::exit(1)
 }
 
 fn main() {

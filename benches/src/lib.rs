@@ -184,29 +184,6 @@ pub fn banded_ellpack(n: usize, seed: u64) -> EllpackR<f32> {
     })
 }
 
-/// `max_i |y_i - (A x)_i| / (|A| |x|)_i` over `samples` evenly spaced rows, the reference
-/// computed in f64 on the host: a cheap check that a backend computed the right thing.
-pub fn sampled_error(a: &EllpackR<f32>, x: &[f32], y: &[f32], samples: usize) -> f64 {
-    let rows = a.rows();
-    if rows == 0 {
-        return 0.0;
-    }
-    let step = (rows / samples.max(1)).max(1);
-    let mut worst = 0.0f64;
-    for i in (0..rows).step_by(step) {
-        let (mut exact, mut mag) = (0.0f64, 0.0f64);
-        for k in 0..a.row_lengths()[i] as usize {
-            let (c, v) = a.entry(i, k);
-            let t = f64::from(v) * f64::from(x[c]);
-            exact += t;
-            mag += t.abs();
-        }
-        let err = (f64::from(y[i]) - exact).abs() / mag.max(f64::MIN_POSITIVE);
-        worst = worst.max(if err.is_nan() { f64::INFINITY } else { err });
-    }
-    worst
-}
-
 /// Writes `a` in CSR and `x` as raw little-endian files in `dir`, for `benches/torch_spmv.py`:
 ///
 /// - `<name>.indptr.i64.bin`: `rows + 1` row pointers (i64)

@@ -1,6 +1,7 @@
 //! `xtask test`: what CI runs (`.ci/run`). Installs what the tests need, idempotently, then
 //! runs `cargo fmt --check`, `cargo clippy --all-targets -D warnings` and every test of the
-//! workspace with PTX compilation required.
+//! workspace with PTX compilation required, and with `REQUIRE_DATA=1` where `../shared/data`
+//! is beside the checkout (data tests then fail instead of skipping).
 //!
 //! What it installs, each only when missing:
 //! - Debian's `ocl-icd-opencl-dev` (the OpenCL loader to link against) and `pocl-opencl-icd`
@@ -68,6 +69,13 @@ pub fn run(args: &[String]) -> Result {
     let mut test = cargo();
     test.args(["test", "--workspace"])
         .env("TRIDENT_REQUIRE_PTX", "1");
+    // Where the shared data sits beside the checkout (as in CI), data tests must not skip.
+    if root.join("../shared/data/graphs.tsv").is_file()
+        && std::env::var_os("REQUIRE_DATA").is_none()
+    {
+        eprintln!("xtask test: ../shared/data present: REQUIRE_DATA=1");
+        test.env("REQUIRE_DATA", "1");
+    }
     if !extra.is_empty() {
         test.arg("--").args(&extra);
     }

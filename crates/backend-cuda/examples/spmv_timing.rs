@@ -42,7 +42,8 @@ fn main() {
         Ok(c) => c,
         Err(e) => {
             eprintln!("spmv_timing: {e}");
-            std::process::exit(if e.is_no_device() { 0 } else { 1 });
+            let skip = e.is_no_device() && !trident_core::testing::require_gpu();
+            std::process::exit(if skip { 0 } else { 1 });
         }
     };
     println!("device: {}", cuda.device());
@@ -100,16 +101,9 @@ fn run<T: CudaScalar>(cuda: &Cuda, rows: usize, len: usize, reps: usize, banded:
     // Check one product on sampled rows.
     cuda.spmv(&da, &dx, &mut dy).expect("spmv");
     let y = cuda.download(&dy).expect("download");
-    let mut worst = 0.0f64;
-    for i in (0..rows).step_by((rows / 4096).max(1)) {
-        let (mut exact, mut mag) = (0.0f64, 0.0f64);
-        for k in 0..len {
-            let (c, v) = a.entry(i, k);
-            exact += v.to_f64() * x[c].to_f64();
-            mag += (v.to_f64() * x[c].to_f64()).abs();
-        }
-        let err = (y[i].to_f64() - exact).abs() / (mag * T::EPS.to_f64()).max(f64::MIN_POSITIVE);
-        worst = worst.max(err);
+    if let Err(m) = trident_core::spmv::check_sampled(&a, &x, &y, 4096) {
+        eprintln!("spmv_timing: wrong product: {m}");
+        std::process::exit(1);
     }
 
     // Warm up, then time.
@@ -129,7 +123,7 @@ fn run<T: CudaScalar>(cuda: &Cuda, rows: usize, len: usize, reps: usize, banded:
     let bytes = slots * (ts + 4) + rows * 4 + rows * ts + rows * ts;
     println!(
         "{} {}: {rows} rows x {len}, {} pass(es): {:.3} ms per product, {:.0} GB/s effective \
-         (compulsory {:.2} GB); upload {:.2} s; worst sampled error {worst:.2} eps*|row|",
+         (compulsory {:.2} GB); upload {:.2} s; sampled rows within tolerance",
         T::NAME,
         if banded { "banded" } else { "random" },
         da.passes(),

@@ -3,8 +3,7 @@
 //! Without an OpenCL device the suite is skipped; with `REQUIRE_GPU=1` the backend must open a
 //! GPU (a CPU runtime such as PoCL does not count), so a misconfigured GPU run fails loudly.
 
-use std::time::{Duration, Instant};
-
+use trident_core::testing::{backend_or_skip, skip, Needs};
 use trident_core::{Backend, Error};
 use trident_opencl::{OpenCl, Selector};
 
@@ -75,13 +74,7 @@ fn gpu_only_opens_a_gpu_or_reports_no_device() {
 #[test]
 fn devices_is_cached() {
     let first = trident_opencl::devices();
-    let t = Instant::now();
     let second = trident_opencl::devices();
-    assert!(
-        t.elapsed() < Duration::from_millis(50),
-        "second devices() call took {:?}",
-        t.elapsed()
-    );
     assert_eq!(first, second);
     match trident_opencl::probe_status() {
         Ok(n) => assert_eq!(n, first.len()),
@@ -95,7 +88,7 @@ fn devices_is_cached() {
 #[test]
 fn selected_device_matches_its_filters() {
     let Some(d) = trident_opencl::devices().into_iter().next() else {
-        return;
+        return skip(Needs::Gpu, "no OpenCL device");
     };
     // Filters are case-insensitive substrings.
     let sel = Selector {
@@ -116,10 +109,8 @@ fn selected_device_matches_its_filters() {
 #[test]
 fn f64_support_matches_the_device() {
     use trident_core::DeviceVectors;
-    let b = match OpenCl::new() {
-        Ok(b) => b,
-        Err(e) if e.is_no_device() => return,
-        Err(e) => panic!("{e}"),
+    let Some(b) = backend_or_skip(OpenCl::new()) else {
+        return;
     };
     let up = DeviceVectors::<f64>::upload(&b, &[1.0, 2.0]);
     if b.info().fp64 {
@@ -133,7 +124,10 @@ fn f64_support_matches_the_device() {
 #[test]
 fn data_of_another_instance_is_rejected() {
     use trident_core::{DeviceVectors, EllpackR, Spmv};
-    let (Ok(b1), Ok(b2)) = (OpenCl::new(), OpenCl::new()) else {
+    let (Some(b1), Some(b2)) = (
+        backend_or_skip(OpenCl::new()),
+        backend_or_skip(OpenCl::new()),
+    ) else {
         return;
     };
     let a = EllpackR::<f32>::new(1, 1, 1, vec![2.0], vec![0], vec![1]).unwrap();

@@ -134,3 +134,36 @@ pub fn check_result<T: Scalar>(y: &[T], reference: &[RowReference]) -> Result<()
     }
     Ok(())
 }
+
+/// Checks `samples` evenly spaced rows of `y = A x` against the f64 product of `a` within
+/// [`tolerance`]: a cheap check for benchmarks and the CLI that a backend computed the right
+/// thing before it is timed. NaN never passes.
+pub fn check_sampled<T: Scalar, I: Index>(
+    a: &EllpackR<T, I>,
+    x: &[T],
+    y: &[T],
+    samples: usize,
+) -> Result<(), String> {
+    if y.len() != a.rows() || x.len() != a.cols() {
+        return Err(format!(
+            "A is {} x {}, x has {}, y has {} entries",
+            a.rows(),
+            a.cols(),
+            x.len(),
+            y.len()
+        ));
+    }
+    let step = (a.rows() / samples.max(1)).max(1);
+    for i in (0..a.rows()).step_by(step) {
+        let n = a.row_lengths()[i].to_usize();
+        let (value, magnitude) = (0..n).fold((0.0, 0.0), |(s, m), k| {
+            let (c, v) = a.entry(i, k);
+            let p = Scalar::to_f64(v) * Scalar::to_f64(x[c]);
+            (s + p, m + p.abs())
+        });
+        tolerance::<T>(n)
+            .check(Scalar::to_f64(y[i]), value, magnitude)
+            .map_err(|m| format!("row {i}: {m}"))?;
+    }
+    Ok(())
+}

@@ -2,46 +2,20 @@
 //! `shared/data/matrices`, and checks them against the independently computed reference
 //! figures.
 //!
-//! The data folder is `$TRIDENT_DATA`, else the first `shared/data` found walking up from
-//! the crate directory (`CARGO_MANIFEST_DIR`, read at run time) or the current directory.
-//! Without it the tests print a skip message and pass.
+//! The data folder is found by `trident_core::testing::data_dir` (`$TRIDENT_DATA`, else a
+//! `shared/data` above the working or crate directory). Without it the tests skip, or fail
+//! under `REQUIRE_DATA=1`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use trident_core::io::{self, mtx, EdgeListOptions, IdMode};
 use trident_core::{Dense, Graph};
 
-fn data_dir() -> Option<PathBuf> {
-    if let Ok(d) = std::env::var("TRIDENT_DATA") {
-        let d = PathBuf::from(d);
-        return d.join("graphs.tsv").is_file().then_some(d);
-    }
-    let mut starts = Vec::new();
-    if let Ok(m) = std::env::var("CARGO_MANIFEST_DIR") {
-        starts.push(PathBuf::from(m));
-    }
-    if let Ok(c) = std::env::current_dir() {
-        starts.push(c);
-    }
-    for s in starts {
-        for a in s.ancestors() {
-            let d = a.join("shared").join("data");
-            if d.join("graphs.tsv").is_file() {
-                return Some(d);
-            }
-        }
-    }
-    None
-}
-
 macro_rules! data_or_skip {
     () => {
-        match data_dir() {
+        match trident_core::testing::data_dir_or_skip() {
             Some(d) => d,
-            None => {
-                eprintln!("skipping: no shared/data folder (set TRIDENT_DATA)");
-                return;
-            }
+            None => return,
         }
     };
 }
