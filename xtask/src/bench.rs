@@ -6,6 +6,15 @@
 //! `FILE/INPUT` (e.g. `spmv/random`) is one row of table `FILE`, and the function id (`cpu`,
 //! `cuda`, `opencl`) is the column: benches that compare backends name their groups so. Any
 //! other group `NAME` is table `NAME` with one row per function and a single `time` column.
+//!
+//! Baselines measured in the same run outside criterion (vendor libraries through torch or
+//! CuPy, peer programs such as GAP's `tc` or `mcl`) join the tables as extra columns from
+//! JSON files (`--baseline FILE`, repeatable):
+//! `{"baselines": [{"table": "matmul", "column": "cuBLAS", "reference": true,
+//!   "results": {"f32/8192": {"median_ms": 21.4, "bytes": 123}}}]}`; `reference: true` makes
+//! the column the one each row's speed-ups are stated against. The older
+//! `{"results": {INPUT: {"median_ms", "bytes"}}}` of `benches/torch_spmv.py` is table `spmv`,
+//! column `torch (cuSPARSE)`, the reference.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -25,6 +34,7 @@ pub fn run(args: &[String]) -> Result {
     let mut algorithm = None;
     let mut backends: Vec<String> = Vec::new();
     let mut torch = None;
+    let mut baselines: Vec<PathBuf> = Vec::new();
     let mut passthrough: Vec<String> = Vec::new();
     let mut i = 0;
     while i < args.len() {
@@ -35,6 +45,8 @@ pub fn run(args: &[String]) -> Result {
             backends.extend(v.split(',').map(|s| s.trim().to_ascii_lowercase()));
         } else if let Some(v) = flag_value(args, &mut i, "--torch")? {
             torch = Some(PathBuf::from(v));
+        } else if let Some(v) = flag_value(args, &mut i, "--baseline")? {
+            baselines.push(PathBuf::from(v));
         } else if args[i].starts_with('-') {
             return Err(usage(format!("unexpected option `{}`", args[i])));
         } else if algorithm.is_none() {
@@ -66,16 +78,19 @@ pub fn run(args: &[String]) -> Result {
     if !status.success() {
         return Err(fail(format!("cargo bench failed ({status})")));
     }
-    report(&criterion_dir, torch.as_deref())
+    report(&criterion_dir, torch.as_deref(), &baselines)
 }
 
 pub fn report_cmd(args: &[String]) -> Result {
     let mut dir = None;
     let mut torch = None;
+    let mut baselines = Vec::new();
     let mut i = 0;
     while i < args.len() {
         if let Some(v) = flag_value(args, &mut i, "--torch")? {
             torch = Some(PathBuf::from(v));
+        } else if let Some(v) = flag_value(args, &mut i, "--baseline")? {
+            baselines.push(PathBuf::from(v));
         } else if args[i].starts_with('-') || dir.is_some() {
             return Err(usage(format!("unexpected argument `{}`", args[i])));
         } else {
@@ -84,7 +99,7 @@ pub fn report_cmd(args: &[String]) -> Result {
         i += 1;
     }
     let dir = dir.ok_or_else(|| usage("bench-report needs the criterion directory"))?;
-    report(&dir, torch.as_deref())
+    report(&dir, torch.as_deref(), &baselines)
 }
 
 /// One measured benchmark.
@@ -109,8 +124,11 @@ type Table = BTreeMap<String, BTreeMap<String, Measurement>>;
 /// Bench file → its table.
 type Results = BTreeMap<String, Table>;
 
+/// Bench file → the column its speed-ups are stated against.
+type References = BTreeMap<String, String>;
+
 /// Writes `<dir>/report.md` and `<dir>/report.svg` and prints the markdown.
-fn report(dir: &Path, torch: Option<&Path>) -> Result {
+fn report(dir: &Path, torch: Option<&Path>, baselines: &[PathBuf]) -> Result {
     if !dir.is_dir() {
         return Err(fail(format!("{}: no such directory", dir.display())));
     }
@@ -136,14 +154,15 @@ fn report(dir: &Path, torch: Option<&Path>) -> Result {
             dir.display()
         )));
     }
-    let has_torch = match torch {
-        Some(path) => {
-            add_torch(&mut results, path)?;
-            true
-        }
-        None => false,
-    };
-    let md = markdown(&results, has_torch);
+    let mut references = References::new();
+    if let Some(path) = torch {
+        add_torch(&mut results, path)?;
+        references.insert("spmv".into(), TORCH.into());
+    }
+    for path in baselines {
+        add_baselines(&mut results, &mut references, path)?;
+    }
+    let md = markdown(&results, &references);
     let svg = svg(&results);
     let (md_path, svg_path) = (dir.join("report.md"), dir.join("report.svg"));
     std::fs::write(&md_path, &md).context(format!("writing {}", md_path.display()))?;
@@ -241,6 +260,43 @@ fn add_torch(results: &mut Results, path: &Path) -> Result {
     Ok(())
 }
 
+/// Adds the columns of a `{"baselines": [...]}` file (see the module documentation).
+fn add_baselines(results: &mut Results, references: &mut References, path: &Path) -> Result {
+    let v = read_json(path).map_err(|e| fail(format!("reading {}: {e}", path.display())))?;
+    let Some(list) = v["baselines"].as_array() else {
+        return Err(fail(format!("{}: no \"baselines\" array", path.display())));
+    };
+    for b in list {
+        let (Some(table_name), Some(column), Some(inputs)) = (
+            b["table"].as_str(),
+            b["column"].as_str(),
+            b["results"].as_object(),
+        ) else {
+            return Err(fail(format!(
+                "{}: a baseline needs \"table\", \"column\" and \"results\"",
+                path.display()
+            )));
+        };
+        let table = results.entry(table_name.to_string()).or_default();
+        for (input, r) in inputs {
+            let Some(ms) = r["median_ms"].as_f64() else {
+                continue;
+            };
+            table.entry(input.clone()).or_default().insert(
+                column.to_string(),
+                Measurement {
+                    median_ns: ms * 1e6,
+                    bytes: r["bytes"].as_u64(),
+                },
+            );
+        }
+        if b["reference"].as_bool() == Some(true) {
+            references.insert(table_name.to_string(), column.to_string());
+        }
+    }
+    Ok(())
+}
+
 /// Backend columns of one table, in [`BACKEND_ORDER`], then others, then torch.
 fn columns(table: &Table) -> Vec<String> {
     let mut names: Vec<String> = table.values().flat_map(|row| row.keys().cloned()).collect();
@@ -272,17 +328,16 @@ fn format_time(ns: f64) -> String {
     }
 }
 
-fn markdown(results: &Results, has_torch: bool) -> String {
+fn markdown(results: &Results, references: &References) -> String {
     let mut md = String::from("# Benchmark report\n\nMedian time per iteration (criterion), with the effective bandwidth where the benchmark \
          sets a byte count. Speed-up = baseline median / backend median (above 1: faster than \
          the baseline).\n");
     for (file, table) in results {
         let cols = columns(table);
-        let baseline = if has_torch && cols.iter().any(|c| c == TORCH) {
-            TORCH
-        } else {
-            "cpu"
-        };
+        let baseline = references
+            .get(file)
+            .filter(|r| cols.contains(r))
+            .map_or("cpu", String::as_str);
         let with_ratio = cols.len() > 1 && cols.iter().any(|c| c == baseline);
         let _ = write!(md, "\n## {file}\n\n| input |");
         for c in &cols {
@@ -541,7 +596,7 @@ mod tests {
             &torch,
             r#"{"results":{"random":{"median_ms":1.0,"bytes":2000000000}}}"#,
         );
-        report(&dir, Some(&torch)).unwrap();
+        report(&dir, Some(&torch), &[]).unwrap();
         let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
         assert!(md.contains("## spmv"), "{md}");
         assert!(md.contains("## read"), "{md}");

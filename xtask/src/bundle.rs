@@ -108,6 +108,32 @@ pub fn run(args: &[String]) -> Result {
     let torch = root.join("benches/torch_spmv.py");
     std::fs::copy(&torch, bundle.join("torch_spmv.py"))
         .context(format!("copying {}", rel(&torch)))?;
+    // Same-run GPU baselines: every benches/baselines/*.py, run by `run.sh bench`.
+    let baselines = root.join("benches/baselines");
+    if baselines.is_dir() {
+        std::fs::create_dir_all(bundle.join("baselines")).context("creating baselines/")?;
+        let mut scripts: Vec<PathBuf> = std::fs::read_dir(&baselines)
+            .context(format!("reading {}", rel(&baselines)))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "py"))
+            .collect();
+        scripts.sort();
+        for script in scripts {
+            let name = script.file_name().unwrap_or_default();
+            std::fs::copy(&script, bundle.join("baselines").join(name))
+                .context(format!("copying {}", rel(&script)))?;
+        }
+    }
+    // The shared test data (a few MB), so data tests run there with REQUIRE_DATA=1.
+    let data = std::env::var_os("TRIDENT_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("../shared/data"));
+    match data.join("graphs.tsv").is_file() {
+        true => copy_tree(&data, &bundle.join("data"))?,
+        false => eprintln!("bundle: no shared data found here: data tests will fail there"),
+    }
+
     match find_opencl_loader() {
         Some(lib) => {
             std::fs::copy(&lib, bundle.join("lib/libOpenCL.so.1"))
@@ -143,6 +169,20 @@ pub fn run(args: &[String]) -> Result {
             human_size(total),
             human_size(MAX_BYTES)
         )));
+    }
+    Ok(())
+}
+
+/// Copies the files under `from` into `to`, recreating the folders.
+fn copy_tree(from: &Path, to: &Path) -> Result {
+    let mut files = Vec::new();
+    list_files(from, &mut files);
+    for f in files {
+        let dst = to.join(f.strip_prefix(from).unwrap_or(&f));
+        if let Some(parent) = dst.parent() {
+            std::fs::create_dir_all(parent).context(format!("creating {}", parent.display()))?;
+        }
+        std::fs::copy(&f, &dst).context(format!("copying {}", f.display()))?;
     }
     Ok(())
 }

@@ -2,25 +2,32 @@
 # Trident's run on a GPU machine, from the bundle that `cargo xtask bundle` builds (no Rust
 # needed there). Written by xtask; edit xtask/src/run.sh, not the copy in the bundle.
 #
-#   [TRIDENT_DATA=<data dir>] [OUT=<dir>] bash run.sh [bench]
+#   [TRIDENT_DATA=<data dir>] [OUT=<dir>] bash run.sh [test|bench|sanitize|all] [BENCH...]
 #
+# test (default):
 # 1. `bin/xtask validate`: the conformance table, with REQUIRE_GPU=1 (a missing CUDA or
-#    OpenCL GPU device fails);
-# 2. every test binary in tests/ (cwd = this bundle), pass/fail recorded;
-# 3. with `bench`: every benchmark in benches/, the torch/cuSPARSE baseline (if python3 has
-#    torch) on the same matrices, and `bin/xtask bench-report`.
+#    OpenCL GPU device fails) and REQUIRE_DATA=1 (data/ ships in the bundle);
+# 2. every test binary in tests/ (cwd = this bundle), pass/fail recorded.
+# bench: every benchmark in benches/ (or only the BENCH names given), the torch/cuSPARSE SpMV
+#    baseline on the same matrices, every same-run baseline script baselines/*.py (python3 with
+#    torch; each writes {"baselines": [...]} JSON), and `bin/xtask bench-report` over them all.
+# sanitize: the CUDA conformance tests under compute-sanitizer memcheck, then racecheck, with
+#    few proptest cases (TRIDENT_SANITIZE_FILTER narrows the tests).
+# all: test, sanitize, then bench.
 #
 # Results go to ${OUT:-./out} (at most 8 files, so that they all come back from a device run):
-# run.log (everything), validate.json, tests.txt, and with `bench` report.md, report.svg,
-# torch_spmv.json and criterion.tar.gz. Exits non-zero if anything failed.
+# run.log (everything), validate.json, tests.txt, sanitize.txt, report.md, report.svg and
+# results.tar.gz (criterion's data, the baselines' JSON). Exits non-zero if anything failed.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 MODE=${1:-test}
+shift || true
+ONLY_BENCHES=("$@")
 case "$MODE" in
-test | bench) ;;
+test | bench | sanitize | all) ;;
 *)
-    echo "usage: $0 [bench]" >&2
+    echo "usage: $0 [test|bench|sanitize|all] [BENCH...]" >&2
     exit 2
     ;;
 esac
@@ -36,6 +43,8 @@ main() {
 
     chmod +x "$HERE"/bin/* "$HERE"/tests/* "$HERE"/benches/* 2>/dev/null || true
     export REQUIRE_GPU=1
+    export REQUIRE_DATA=1
+    RESULTS=$(mktemp -d)
 
     section "machine"
     uname -a
@@ -80,6 +89,8 @@ main() {
     fi
     echo "run.sh: TRIDENT_DATA=${TRIDENT_DATA:-(unset: tests that need real data may skip or fail)}"
 
+    : >"$OUT_DIR/tests.txt"
+    if [ "$MODE" = test ] || [ "$MODE" = all ]; then
     section "validate"
     if (cd "$HERE" && ./bin/xtask validate --json "$OUT_DIR/validate.json"); then
         :
@@ -88,7 +99,6 @@ main() {
     fi
 
     section "tests"
-    : >"$OUT_DIR/tests.txt"
     n_pass=0
     n_fail=0
     for t in "$HERE"/tests/*; do
@@ -105,13 +115,43 @@ main() {
         fi
     done
     echo "test binaries: $n_pass passed, $n_fail failed" | tee -a "$OUT_DIR/tests.txt"
+    fi
 
-    if [ "$MODE" = bench ]; then
+    if [ "$MODE" = sanitize ] || [ "$MODE" = all ]; then
+        section "compute-sanitizer"
+        : >"$OUT_DIR/sanitize.txt"
+        if ! command -v compute-sanitizer >/dev/null; then
+            echo "compute-sanitizer: not found" | tee -a "$OUT_DIR/sanitize.txt"
+            failed+=("compute-sanitizer missing")
+        fi
+        for t in "$HERE"/tests/trident-cuda-conformance; do
+            [ -f "$t" ] || continue
+            for tool in memcheck racecheck; do
+                section "sanitize $tool $(basename "$t")"
+                # Few random cases: the sanitizer slows kernels 10-100x.
+                if (cd "$HERE" && PROPTEST_CASES=${PROPTEST_CASES:-3} compute-sanitizer --tool "$tool" \
+                    --error-exitcode 86 --print-limit 20 "$t" --test-threads=1 \
+                    ${TRIDENT_SANITIZE_FILTER:-}) >"$RESULTS/sanitize-$tool.log" 2>&1; then
+                    echo "pass $tool $(basename "$t")" | tee -a "$OUT_DIR/sanitize.txt"
+                else
+                    echo "FAIL $tool $(basename "$t")" | tee -a "$OUT_DIR/sanitize.txt"
+                    failed+=("sanitize $tool")
+                fi
+                grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test result|FAILED|panicked" \
+                    "$RESULTS/sanitize-$tool.log" | tee -a "$OUT_DIR/sanitize.txt"
+            done
+        done
+    fi
+
+    if [ "$MODE" = bench ] || [ "$MODE" = all ]; then
         export CRITERION_HOME=${CRITERION_HOME:-$HERE/criterion}
         DUMP=$(mktemp -d)
         for b in "$HERE"/benches/*; do
             [ -f "$b" ] || continue
             name=$(basename "$b")
+            if [ ${#ONLY_BENCHES[@]} -gt 0 ] && [[ ! " ${ONLY_BENCHES[*]} " == *" $name "* ]]; then
+                continue
+            fi
             section "bench $name"
             if (cd "$HERE" && TRIDENT_SPMV_DUMP=$DUMP "$b" --bench); then
                 :
@@ -135,15 +175,38 @@ main() {
         fi
         rm -rf "$DUMP"
 
+        baseline_args=()
+        mkdir -p "$RESULTS/baselines"
+        for py in "$HERE"/baselines/*.py; do
+            [ -f "$py" ] || continue
+            name=$(basename "$py" .py)
+            if [ ${#ONLY_BENCHES[@]} -gt 0 ] && [[ ! " ${ONLY_BENCHES[*]} " == *" ${name#torch_} "* ]]; then
+                continue
+            fi
+            section "baseline $name"
+            if ! python3 -c 'import torch' 2>/dev/null; then
+                echo "python3 has no torch: skipping"
+            elif PYTHONUNBUFFERED=1 python3 "$py" "$RESULTS/baselines/$name.json"; then
+                baseline_args+=(--baseline "$RESULTS/baselines/$name.json")
+            else
+                failed+=("baseline $name")
+            fi
+        done
+
         section "report"
-        if "$HERE/bin/xtask" bench-report "$CRITERION_HOME" ${torch_args[@]+"${torch_args[@]}"}; then
+        if "$HERE/bin/xtask" bench-report "$CRITERION_HOME" ${torch_args[@]+"${torch_args[@]}"} \
+            ${baseline_args[@]+"${baseline_args[@]}"}; then
             cp "$CRITERION_HOME/report.md" "$CRITERION_HOME/report.svg" "$OUT_DIR/"
         else
             failed+=("bench-report")
         fi
-        tar -C "$CRITERION_HOME" -czf "$OUT_DIR/criterion.tar.gz" --exclude=report --exclude='*.svg' . ||
-            echo "run.sh: could not archive $CRITERION_HOME"
+        mkdir -p "$RESULTS/criterion"
+        cp -r "$CRITERION_HOME"/. "$RESULTS/criterion/" 2>/dev/null || true
+        [ -f "$OUT_DIR/torch_spmv.json" ] && mv "$OUT_DIR/torch_spmv.json" "$RESULTS/baselines/"
     fi
+    tar -C "$RESULTS" -czf "$OUT_DIR/results.tar.gz" --exclude=report --exclude='*.svg' . ||
+        echo "run.sh: could not archive the results"
+    rm -rf "$RESULTS"
 
     [ -n "$ICD_DIR" ] && rm -rf "$ICD_DIR"
 
