@@ -116,6 +116,11 @@ fn main() {
                  pub const MISSING_REASON: Option<&str> = None;\n\n",
                 nvcc.display()
             ));
+            let names: Vec<&str> = consts.iter().map(|(m, _)| m.as_str()).collect();
+            let _ = writeln!(
+                rs,
+                "/// The module of every `kernels/cuda/*.cu` file, by file stem.\npub const FILES: &[&str] = &{names:?};\n"
+            );
             for (module, list) in consts {
                 let _ = writeln!(
                     rs,
@@ -145,6 +150,11 @@ fn main() {
                 "/// False: nvcc was not found, the PTX constants are empty.\npub const COMPILED: bool = false;\n\
                  /// Why the kernels are missing.\npub const MISSING_REASON: Option<&str> = Some({reason:?});\n\n"
             ));
+            let names: Vec<String> = sources.iter().map(|s| module_name(s)).collect();
+            let _ = writeln!(
+                rs,
+                "/// The module of every `kernels/cuda/*.cu` file, by file stem.\npub const FILES: &[&str] = &{names:?};\n"
+            );
             for src in &sources {
                 let module = module_name(src);
                 let _ = writeln!(

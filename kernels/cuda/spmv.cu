@@ -18,9 +18,10 @@
 // instead of all of x (measured on an H100, 10M rows x 16 random columns, f32: 2.2 ms in one
 // pass, 1.43 ms in three). A single pass is [0, width) with accumulate = 0.
 //
-// Kernel arguments (both scalar types; the host code must match them exactly):
-//   unsigned int rows, unsigned int k_begin, unsigned int k_end, unsigned int accumulate,
-//   const T *values, const unsigned int *col_idx, const unsigned int *rl, const T *x, T *y
+// Kernel arguments (spmv_ellr_f32: T = float, spmv_ellr_f64: T = double; uint = unsigned int;
+// the same in kernels/cuda/spmv.cu and kernels/opencl/spmv.cl, and the host code must match):
+//   uint rows, uint k_begin, uint k_end, uint accumulate,
+//   const T *values, const uint *col_idx, const uint *rl, const T *x, T *y
 // Launch: 1-D blocks of at most 256 threads, any 1-D grid (a grid-stride loop covers all
 // rows). Index arithmetic is 64-bit, so rows * width may exceed 2^32 slots.
 //

@@ -11,15 +11,16 @@
 //
 // Slot passes (as in kernels/cuda/spmv.cu): one launch handles the slots
 // k_begin <= k < k_end of every row, adding to y when `accumulate` is nonzero and overwriting
-// it otherwise. The host (trident_core::ellpack::plan_slot_passes) splits the width into
+// it otherwise. The host (trident_core::gpu::plan_slot_passes) splits the width into
 // several passes when x is much larger than the device's global memory cache: columns are
 // sorted within each row, so slot k of random rows concentrates in one part of x, and each
 // pass gathers from a cache-sized part instead of all of x. A single pass is [0, width) with
 // accumulate = 0; passes run in order on the host's in-order queue.
 //
-// Kernel arguments (both precisions; the host code must match them exactly):
-//   ulong rows, uint k_begin, uint k_end, uint accumulate,
-//   const REAL *values, const uint *col_idx, const uint *rl, const REAL *x, REAL *y
+// Kernel arguments (spmv_ellr_f32: T = REAL = float, spmv_ellr_f64: T = REAL = double; uint = unsigned int;
+// the same in kernels/cuda/spmv.cu and kernels/opencl/spmv.cl, and the host code must match):
+//   uint rows, uint k_begin, uint k_end, uint accumulate,
+//   const T *values, const uint *col_idx, const uint *rl, const T *x, T *y
 //
 // Index arithmetic is 64-bit (ulong), so rows * width may exceed 2^32.
 
@@ -37,7 +38,7 @@
 // y[i] (+)= sum over k_begin <= k < min(rl[i], k_end) of
 //           values[k * rows + i] * x[col_idx[k * rows + i]].
 // The global size is rounded up to a multiple of the work-group size; surplus items return.
-__kernel void TRIDENT_CAT(spmv_ellr_, SUFFIX)(const ulong rows,
+__kernel void TRIDENT_CAT(spmv_ellr_, SUFFIX)(const uint rows,
                                               const uint k_begin,
                                               const uint k_end,
                                               const uint accumulate,
@@ -47,8 +48,9 @@ __kernel void TRIDENT_CAT(spmv_ellr_, SUFFIX)(const ulong rows,
                                               __global const REAL *restrict x,
                                               __global REAL *restrict y)
 {
+    const ulong n = rows;
     const ulong i = get_global_id(0);
-    if (i >= rows) {
+    if (i >= n) {
         return;
     }
     const uint len = min(rl[i], k_end);
@@ -56,10 +58,10 @@ __kernel void TRIDENT_CAT(spmv_ellr_, SUFFIX)(const ulong rows,
         return; // nothing to add: y[i] already holds the sum
     }
     REAL acc = accumulate ? y[i] : (REAL)0;
-    ulong p = (ulong)k_begin * rows + i; // k * rows + i, advanced by rows per entry
+    ulong p = (ulong)k_begin * n + i; // k * rows + i, advanced by rows per entry
     for (uint k = k_begin; k < len; ++k) {
         acc += values[p] * x[col_idx[p]];
-        p += rows;
+        p += n;
     }
     y[i] = acc;
 }

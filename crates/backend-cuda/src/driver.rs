@@ -9,7 +9,7 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 
 use cust::error::CudaError;
 use cust::sys::{CUfunction, CUjit_option, CUmodule, CUstream};
-use trident_core::Error;
+use trident_core::{Error, Result};
 
 /// Backend name used in every error.
 pub(crate) const BACKEND: &str = "cuda";
@@ -72,17 +72,44 @@ fn driver_string(
     Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
 }
 
-/// `"CUDA_ERROR_NAME (code): description"` for a driver result code; never fails.
-pub(crate) fn describe_code(code: c_int) -> String {
-    let name = driver_string(ffi::cuGetErrorName, code);
-    let text = driver_string(ffi::cuGetErrorString, code);
-    match (name, text) {
-        (Some(n), Some(t)) => format!("{n} ({code}): {t}"),
-        (Some(n), None) => format!("{n} ({code})"),
-        (None, Some(t)) => format!("CUDA error {code}: {t}"),
-        (None, None) => format!("CUDA error {code}"),
+/// A CUDA driver result code with the driver's name and description for it: the
+/// [`std::error::Error::source`] of every Trident error that a driver call caused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DriverError {
+    /// The `CUresult` code, e.g. 2.
+    pub code: i32,
+    /// `cuGetErrorName`, e.g. `CUDA_ERROR_OUT_OF_MEMORY` (`None` for a code the driver does
+    /// not know).
+    pub name: Option<String>,
+    /// `cuGetErrorString`, e.g. `out of memory`.
+    pub description: Option<String>,
+}
+
+impl DriverError {
+    /// Looks up the name and description of `code`; never fails.
+    pub fn new(code: i32) -> Self {
+        Self {
+            code,
+            name: driver_string(ffi::cuGetErrorName, code),
+            description: driver_string(ffi::cuGetErrorString, code),
+        }
     }
 }
+
+impl std::fmt::Display for DriverError {
+    /// `CUDA_ERROR_NAME (code): description`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let code = self.code;
+        match (&self.name, &self.description) {
+            (Some(n), Some(t)) => write!(f, "{n} ({code}): {t}"),
+            (Some(n), None) => write!(f, "{n} ({code})"),
+            (None, Some(t)) => write!(f, "CUDA error {code}: {t}"),
+            (None, None) => write!(f, "CUDA error {code}"),
+        }
+    }
+}
+
+impl std::error::Error for DriverError {}
 
 /// The driver code of a `cust` error (`None` for cust's own, non-driver errors).
 fn code_of(e: CudaError) -> Option<c_int> {
@@ -90,66 +117,67 @@ fn code_of(e: CudaError) -> Option<c_int> {
     (code <= 999).then_some(code as c_int)
 }
 
-/// Describes a `cust` error without `CudaError`'s `Display` (which can fail, and then panic).
-fn describe_cust(e: CudaError) -> String {
-    match code_of(e) {
-        Some(code) => describe_code(code),
-        None => format!("{e:?}"),
-    }
+/// Translates a driver result code of the operation `what` into a Trident error of the kind
+/// the code calls for, with the code as its source.
+pub(crate) fn error_from_code(code: c_int, what: impl Into<String>) -> Error {
+    let e = match code {
+        OUT_OF_MEMORY => Error::out_of_memory(BACKEND, what),
+        NO_DEVICE => Error::no_device(BACKEND, what),
+        _ => Error::backend(BACKEND, what),
+    };
+    e.with_source(DriverError::new(code))
 }
 
-/// Translates a driver result code of the operation `what` into a Trident error.
-pub(crate) fn error_from_code(code: c_int, what: &str) -> Error {
-    let message = format!("{what}: {}", describe_code(code));
-    match code {
-        OUT_OF_MEMORY => Error::out_of_memory(BACKEND, message),
-        NO_DEVICE => Error::no_device(BACKEND, message),
-        _ => Error::backend(BACKEND, message),
-    }
-}
-
-/// Translates a `cust` error of the operation `what` into a Trident error.
-pub(crate) fn error(e: CudaError, what: &str) -> Error {
+/// Translates a `cust` error of the operation `what` into a Trident error (see
+/// [`error_from_code`]). `CudaError`'s own `Display` can fail, and then panic, so it is
+/// never used.
+pub(crate) fn error(e: CudaError, what: impl Into<String>) -> Error {
     match code_of(e) {
         Some(code) => error_from_code(code, what),
-        None => Error::Backend {
-            backend: BACKEND,
-            message: format!("{what}: {}", describe_cust(e)),
-            source: None,
-        },
+        None => Error::backend(BACKEND, format!("{}: {e:?}", what.into())),
     }
 }
 
 /// Like [`error`], but any failure means the device is unusable: [`Error::NoDevice`].
-pub(crate) fn no_device(e: CudaError, what: &str) -> Error {
-    Error::NoDevice {
-        backend: BACKEND,
-        message: format!("{what}: {}", describe_cust(e)),
-        source: None,
+pub(crate) fn no_device(e: CudaError, what: impl Into<String>) -> Error {
+    match code_of(e) {
+        Some(code) => Error::no_device(BACKEND, what).with_source(DriverError::new(code)),
+        None => Error::no_device(BACKEND, format!("{}: {e:?}", what.into())),
     }
 }
 
 /// A plain backend error.
 pub(crate) fn backend(message: impl Into<String>) -> Error {
-    Error::Backend {
-        backend: BACKEND,
-        message: message.into(),
-        source: None,
+    Error::backend(BACKEND, message)
+}
+
+/// Turns the `cust` errors of a `Result` into Trident errors that say what was being done
+/// (evaluated only on failure) and keep the driver code as their source.
+pub(crate) trait CuResultExt<T> {
+    /// [`error`]: the kind follows the driver code (out of memory, no device, backend).
+    fn or_cuda<D: Into<String>>(self, what: impl FnOnce() -> D) -> Result<T>;
+    /// [`no_device`]: any failure is [`Error::NoDevice`].
+    fn or_no_device<D: Into<String>>(self, what: impl FnOnce() -> D) -> Result<T>;
+}
+
+impl<T> CuResultExt<T> for std::result::Result<T, CudaError> {
+    fn or_cuda<D: Into<String>>(self, what: impl FnOnce() -> D) -> Result<T> {
+        self.map_err(|e| error(e, what()))
+    }
+
+    fn or_no_device<D: Into<String>>(self, what: impl FnOnce() -> D) -> Result<T> {
+        self.map_err(|e| no_device(e, what()))
     }
 }
 
 /// `cuInit(0)`; any failure (no driver, no device, driver too old) is [`Error::NoDevice`].
-pub(crate) fn init() -> trident_core::Result<()> {
+pub(crate) fn init() -> Result<()> {
     // SAFETY: cuInit takes a flags word (must be 0) and may be called any number of times.
     let rc = unsafe { ffi::cuInit(0) };
     if rc == 0 {
         Ok(())
     } else {
-        Err(Error::NoDevice {
-            backend: BACKEND,
-            message: format!("cuInit failed: {}", describe_code(rc)),
-            source: None,
-        })
+        Err(Error::no_device(BACKEND, "cuInit failed").with_source(DriverError::new(rc)))
     }
 }
 
@@ -178,8 +206,10 @@ unsafe impl Sync for Function {}
 
 impl Module {
     /// JIT-compiles and loads PTX into the current context; the error names the JIT's log.
-    pub(crate) fn from_ptx(ptx: &str) -> trident_core::Result<Module> {
-        let image = CString::new(ptx).map_err(|_| backend("PTX contains a NUL byte"))?;
+    pub(crate) fn from_ptx(ptx: &str, file: &str) -> Result<Module> {
+        let what = || format!("loading {file} (PTX JIT)");
+        let image =
+            CString::new(ptx).map_err(|_| backend(format!("{}: PTX contains a NUL", what())))?;
         const LOG: usize = 16 * 1024;
         let mut log = vec![0u8; LOG];
         let mut options = [
@@ -203,26 +233,25 @@ impl Module {
         if rc != 0 {
             let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
             let text = String::from_utf8_lossy(&log[..end]);
-            let mut e = error_from_code(rc, "loading the CUDA kernels (PTX JIT)");
-            if let Error::Backend { message, .. } | Error::OutOfMemory { message, .. } = &mut e {
-                if !text.trim().is_empty() {
-                    message.push_str("; JIT log: ");
-                    message.push_str(text.trim());
-                }
-            }
-            return Err(e);
+            let text = text.trim();
+            let what = if text.is_empty() {
+                what()
+            } else {
+                format!("{}; JIT log: {text}", what())
+            };
+            return Err(error_from_code(rc, what));
         }
         Ok(Module { raw })
     }
 
     /// The kernel called `name`.
-    pub(crate) fn function(&self, name: &str) -> trident_core::Result<Function> {
+    pub(crate) fn function(&self, name: &str) -> Result<Function> {
         let cname = CString::new(name).map_err(|_| backend("kernel name contains a NUL"))?;
         let mut raw: CUfunction = std::ptr::null_mut();
         // SAFETY: `self.raw` is a loaded module, `cname` NUL-terminated, `raw` writable.
         let rc = unsafe { ffi::cuModuleGetFunction(&mut raw, self.raw, cname.as_ptr()) };
         if rc != 0 {
-            return Err(error_from_code(rc, &format!("finding kernel {name}")));
+            return Err(error_from_code(rc, format!("finding kernel {name}")));
         }
         Ok(Function { raw })
     }
@@ -238,46 +267,39 @@ impl Drop for Module {
     }
 }
 
-/// Launch geometry.
-#[derive(Clone, Copy)]
-pub(crate) struct Launch {
-    pub grid: u32,
-    pub block: u32,
-}
-
 impl Function {
-    /// Queues the kernel on `stream` with the given argument pointers.
+    /// Queues the kernel on `stream` with the given argument pointers; see
+    /// [`crate::launch::LaunchArgs`], the only caller.
     ///
     /// # Safety
     ///
     /// `args` must hold, in order, one pointer to a value of exactly the type of each kernel
-    /// parameter, and every device pointer among them must be valid for what the kernel
-    /// accesses under this launch geometry, until the kernel has finished.
+    /// parameter, each valid until this returns, and every device pointer among them must be
+    /// valid for what the kernel accesses under this configuration, until it has finished.
     pub(crate) unsafe fn launch(
         &self,
         stream: CUstream,
-        geometry: Launch,
+        cfg: &crate::launch::LaunchConfig,
         args: &mut [*mut c_void],
-        what: &str,
-    ) -> trident_core::Result<()> {
+    ) -> std::result::Result<(), c_int> {
         // SAFETY: the caller guarantees the argument list; `self.raw` is a loaded kernel.
         let rc = unsafe {
             ffi::cuLaunchKernel(
                 self.raw,
-                geometry.grid,
-                1,
-                1,
-                geometry.block,
-                1,
-                1,
-                0,
+                cfg.grid.0,
+                cfg.grid.1,
+                cfg.grid.2,
+                cfg.block.0,
+                cfg.block.1,
+                cfg.block.2,
+                cfg.shared_mem_bytes,
                 stream,
                 args.as_mut_ptr(),
                 std::ptr::null_mut(),
             )
         };
         if rc != 0 {
-            return Err(error_from_code(rc, what));
+            return Err(rc);
         }
         Ok(())
     }

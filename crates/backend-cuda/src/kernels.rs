@@ -1,9 +1,88 @@
-//! The PTX of `kernels/cuda/*.cu`, compiled by `build.rs` with nvcc: one module per file,
-//! each with `PTX_SM90` (`-arch=compute_90`, for compute capability 9.0 and newer) and
-//! `PTX_PORTABLE` (`-arch=compute_75`). [`COMPILED`] is false, the constants empty and
-//! [`MISSING_REASON`] set when nvcc was not found at build time.
+//! The kernel table: every `kernels/cuda/<name>.cu` file is one [`Module`], with its PTX and
+//! the roots of the kernels it defines.
+//!
+//! `build.rs` compiles each file with nvcc into a generated module of the same name holding
+//! `PTX_SM90` (`-arch=compute_90`, for compute capability 9.0 and newer) and `PTX_PORTABLE`
+//! (`-arch=compute_75`); [`COMPILED`] is false, the constants empty and [`MISSING_REASON`]
+//! set when nvcc was not found at build time. The [`modules!`] invocation below is the one
+//! place that names the modules: adding `kernels/cuda/matmul.cu` takes one line there.
+//!
+//! A *typed* kernel root `r` is defined by the file as `extern "C"` kernels `r_f32` and
+//! `r_f64` (see [`trident_core::gpu::kernel_name`]); a *plain* kernel has one name, used as
+//! is. Only the kernels listed here can be loaded, and the tests check that each is in the
+//! PTX.
+
+use trident_core::gpu::KernelList;
 
 include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
+
+/// One table entry: a kernel file, its PTX and its kernels.
+#[derive(Debug)]
+pub struct ModuleInfo {
+    /// The file stem, e.g. `spmv`.
+    pub name: &'static str,
+    /// Path in the repository, e.g. `kernels/cuda/spmv.cu`.
+    pub file: &'static str,
+    /// PTX for `compute_90` (empty without nvcc).
+    pub ptx_sm90: &'static str,
+    /// PTX for `compute_75` (empty without nvcc).
+    pub ptx_portable: &'static str,
+    /// The kernels it defines; a kernel's slot indexes the loaded module's functions.
+    pub kernels: KernelList,
+}
+
+impl ModuleInfo {
+    /// The PTX to load on a device of compute capability `major`.x.
+    pub fn ptx(&self, major: u32) -> &'static str {
+        if major >= 9 {
+            self.ptx_sm90
+        } else {
+            self.ptx_portable
+        }
+    }
+}
+
+/// Defines [`Module`] and [`MODULES`] from one line per kernel file:
+/// `Variant => file_stem { typed: ["root", ...], plain: ["name", ...] }`.
+macro_rules! modules {
+    ($($(#[$doc:meta])* $variant:ident => $stem:ident {
+        typed: [$($typed:literal),* $(,)?],
+        plain: [$($plain:literal),* $(,)?] $(,)?
+    }),+ $(,)?) => {
+        /// A kernel file of `kernels/cuda/`; `Module::X as usize` indexes [`MODULES`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Module {
+            $($(#[$doc])* $variant),+
+        }
+
+        impl Module {
+            /// Every module, in table order.
+            pub const ALL: &'static [Module] = &[$(Module::$variant),+];
+
+            /// This module's table entry.
+            pub fn info(self) -> &'static ModuleInfo {
+                &MODULES[self as usize]
+            }
+        }
+
+        /// The table, in the order of [`Module`]'s variants.
+        pub static MODULES: &[ModuleInfo] = &[$(ModuleInfo {
+            name: stringify!($stem),
+            file: concat!("kernels/cuda/", stringify!($stem), ".cu"),
+            ptx_sm90: $stem::PTX_SM90,
+            ptx_portable: $stem::PTX_PORTABLE,
+            kernels: KernelList {
+                typed: &[$($typed),*],
+                plain: &[$($plain),*],
+            },
+        }),+];
+    };
+}
+
+modules! {
+    /// `kernels/cuda/spmv.cu`: ELLPACK-R SpMV.
+    Spmv => spmv { typed: ["spmv_ellr"], plain: [] },
+}
 
 /// The `.version X.Y` (PTX ISA) of a PTX text.
 pub fn ptx_version(ptx: &str) -> Option<(u32, u32)> {
@@ -19,10 +98,27 @@ pub fn ptx_version(ptx: &str) -> Option<(u32, u32)> {
 mod tests {
     use super::*;
 
-    const ALL: &[(&str, &str)] = &[
-        ("spmv sm90", spmv::PTX_SM90),
-        ("spmv portable", spmv::PTX_PORTABLE),
-    ];
+    fn all_ptx() -> impl Iterator<Item = (&'static ModuleInfo, &'static str, &'static str)> {
+        MODULES.iter().flat_map(|m| {
+            [("sm90", m.ptx_sm90), ("portable", m.ptx_portable)].map(|(f, p)| (m, f, p))
+        })
+    }
+
+    #[test]
+    fn the_table_names_every_file_once_in_order() {
+        for (i, m) in Module::ALL.iter().enumerate() {
+            assert_eq!(*m as usize, i);
+            assert_eq!(m.info().file, format!("kernels/cuda/{}.cu", m.info().name));
+        }
+        let mut names: Vec<&str> = MODULES.iter().map(|m| m.name).collect();
+        names.sort_unstable();
+        let mut files = FILES.to_vec();
+        files.sort_unstable();
+        assert_eq!(
+            names, files,
+            "every kernels/cuda/*.cu needs one modules! entry"
+        );
+    }
 
     #[test]
     fn ptx_is_present_when_compiled() {
@@ -31,19 +127,18 @@ mod tests {
             eprintln!("skipping: {}", MISSING_REASON.unwrap_or_default());
             return;
         }
-        for (name, ptx) in ALL {
-            assert!(!ptx.is_empty(), "{name}: empty PTX");
-        }
-        for kernel in ["spmv_ellr_f32", "spmv_ellr_f64"] {
-            for (name, ptx) in ALL {
+        for (m, flavour, ptx) in all_ptx() {
+            assert!(!ptx.is_empty(), "{} {flavour}: empty PTX", m.file);
+            for kernel in m.kernels.names() {
                 assert!(
                     ptx.contains(&format!(".entry {kernel}(")),
-                    "{name}: no kernel {kernel}"
+                    "{} {flavour}: no kernel {kernel}",
+                    m.file
                 );
             }
+            let target = if flavour == "sm90" { "sm_90" } else { "sm_75" };
+            assert!(ptx.contains(&format!(".target {target}")), "{}", m.file);
         }
-        assert!(spmv::PTX_SM90.contains(".target sm_90"));
-        assert!(spmv::PTX_PORTABLE.contains(".target sm_75"));
     }
 
     #[test]
@@ -51,9 +146,15 @@ mod tests {
         if !COMPILED {
             return;
         }
-        for (name, ptx) in ALL {
-            let v = ptx_version(ptx).unwrap_or_else(|| panic!("{name}: no .version"));
-            assert!(v <= (9, 0), "{name}: PTX ISA {}.{} > 9.0", v.0, v.1);
+        for (m, flavour, ptx) in all_ptx() {
+            let v = ptx_version(ptx).unwrap_or_else(|| panic!("{} {flavour}: no .version", m.file));
+            assert!(
+                v <= (9, 0),
+                "{} {flavour}: PTX ISA {}.{} > 9.0",
+                m.file,
+                v.0,
+                v.1
+            );
         }
     }
 

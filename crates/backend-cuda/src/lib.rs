@@ -22,36 +22,88 @@
 //! downloads and [`Backend::synchronize`] wait for it. No function panics on a driver
 //! failure: a machine without a CUDA driver or device gets [`Error::NoDevice`].
 
+//! # Adding kernels
+//!
+//! Each `kernels/cuda/<alg>.cu` file is one [`kernels::Module`], listed once in the
+//! `modules!` table of `src/kernels.rs` with the roots of the kernels it defines; `build.rs`
+//! compiles every file to PTX. A module is JIT-loaded on its first use and cached for the
+//! backend's lifetime (so starting a backend costs no kernel loading), and its failure to load
+//! is an [`Error::Backend`] naming the file, with the JIT log. Host code (in the algorithm's
+//! module of this crate) gets a kernel by module and root, and launches it with typed
+//! arguments, in the order of the kernel's parameters:
+//!
+//! ```ignore
+//! // kernels/cuda/matmul.cu defines extern "C" gemm_tiled_f32(...) and gemm_tiled_f64(...);
+//! // src/kernels.rs: modules! { ..., Matmul => matmul { typed: ["gemm_tiled"], plain: [] } }
+//! use crate::kernels::Module;
+//! use crate::launch::LaunchConfig;
+//!
+//! let k = self.kernel::<T>(Module::Matmul, "gemm_tiled")?; // loads the module, once
+//! let mut args = k.builder();
+//! args.arg(m as u32).arg(n as u32).arg(&a.buf).arg(&b.buf).arg(&c.buf);
+//! let cfg = LaunchConfig {
+//!     grid: (n.div_ceil(16) as u32, m.div_ceil(16) as u32, 1),
+//!     block: (16, 16, 1),
+//!     shared_mem_bytes: 2 * 16 * 16 * std::mem::size_of::<T>() as u32,
+//! };
+//! // SAFETY: the arguments match gemm_tiled's (unsigned, unsigned, const T*, const T*, T*),
+//! // and the buffers hold m*k, k*n and m*n values (checked above).
+//! unsafe { args.launch(cfg) }?;
+//! ```
+//!
+//! `arg` takes `u32`, `i32`, `u64`, `i64`, `f32`, `f64` by value and `&DevBuf<T>` /
+//! `&CudaVector<T>` (a `T *` parameter); the values are copied into the builder, which
+//! borrows the buffers until the launch. Kernels without a precision suffix are
+//! `self.kernel_plain(Module::X, "name")`. Driver failures keep their code as the error's
+//! source ([`DriverError`]).
+
 #![warn(missing_docs)]
 
 mod driver;
 pub mod kernels;
+mod launch;
 mod memory;
 mod spmv;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use cust::context::{Context, CurrentContext};
 use cust::device::{Device, DeviceAttribute};
 use cust::error::CudaError;
 use cust::stream::{Stream, StreamFlags};
+use trident_core::gpu::Precision;
 use trident_core::{Backend, Error, Result};
 
+use driver::CuResultExt;
+use kernels::{Module, ModuleInfo};
+use launch::Kernel;
+
+pub use driver::DriverError;
 pub use memory::{CudaScalar, CudaVector};
 pub use spmv::{CudaEllpack, PASSES_ENV};
 
 /// Environment variable that picks the device ordinal for [`Cuda::new`].
 pub const DEVICE_ENV: &str = "TRIDENT_CUDA_DEVICE";
 
+/// A module of the kernel table, loaded into the backend's context, with its kernels in the
+/// order of their slots ([`trident_core::gpu::KernelList::names`]).
+struct Loaded {
+    functions: Vec<(String, driver::Function)>,
+    // Only held: keeps the `functions` valid until it is unloaded on drop.
+    _module: driver::Module,
+}
+
 /// The state shared by a backend and everything it allocated: the context (kept alive as
-/// long as any buffer is), the stream and the loaded kernels.
+/// long as any buffer is), the stream and the loaded kernel modules.
 pub(crate) struct Shared {
     ordinal: usize,
-    // Field order is drop order: the kernels and the stream go before the context.
-    functions: Vec<(&'static str, driver::Function)>,
-    // Only held: keeps the `functions` valid until it is unloaded on drop.
-    #[allow(dead_code)]
-    module: driver::Module,
+    /// Compute capability major, which picks the PTX flavour.
+    cc_major: u32,
+    // Field order is drop order: the modules and the stream go before the context.
+    /// One cell per [`Module`], filled on first use.
+    modules: Vec<OnceLock<Loaded>>,
+    /// Held while loading a module, so that each is JIT-compiled once.
+    loading: Mutex<()>,
     stream: Stream,
     context: Context,
 }
@@ -59,29 +111,67 @@ pub(crate) struct Shared {
 impl Shared {
     /// Makes the context current on the calling thread.
     pub(crate) fn make_current(&self) -> Result<()> {
-        CurrentContext::set_current(&self.context)
-            .map_err(|e| driver::error(e, "making the CUDA context current"))
+        CurrentContext::set_current(&self.context).or_cuda(|| "making the CUDA context current")
     }
 
     /// Waits for the work queued on the stream (the context must be current).
     pub(crate) fn synchronize(&self) -> Result<()> {
         self.stream
             .synchronize()
-            .map_err(|e| driver::error(e, "waiting for the CUDA stream (a kernel failed?)"))
+            .or_cuda(|| "waiting for the CUDA stream (a kernel failed?)")
     }
 
-    /// The raw stream handle, for launches.
-    pub(crate) fn stream_handle(&self) -> cust::sys::CUstream {
-        self.stream.as_inner()
+    /// Module `m`, loaded into the context (which must be current) on first use.
+    fn module(&self, m: Module) -> Result<&Loaded> {
+        let cell = &self.modules[m as usize];
+        if let Some(loaded) = cell.get() {
+            return Ok(loaded);
+        }
+        let _guard = self.loading.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(loaded) = cell.get() {
+            return Ok(loaded);
+        }
+        let info = m.info();
+        let module = driver::Module::from_ptx(info.ptx(self.cc_major), info.file)?;
+        let functions = info
+            .kernels
+            .names()
+            .into_iter()
+            .map(|name| {
+                let f = module.function(&name)?;
+                Ok((name, f))
+            })
+            .collect::<Result<Vec<_>>>()
+            .map_err(|e| e.context(info.file))?;
+        Ok(cell.get_or_init(|| Loaded {
+            functions,
+            _module: module,
+        }))
     }
 
-    /// The loaded kernel called `name`.
-    pub(crate) fn function(&self, name: &str) -> Result<driver::Function> {
-        self.functions
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, f)| *f)
-            .ok_or_else(|| driver::backend(format!("kernel {name} is not loaded")))
+    /// The kernel in `slot` of module `m` ([`trident_core::gpu::KernelList`]); `slot` is
+    /// `None` when the table does not list the kernel `name`.
+    fn kernel(
+        &self,
+        m: Module,
+        slot: Option<usize>,
+        name: impl FnOnce() -> String,
+    ) -> Result<Kernel<'_>> {
+        let info: &ModuleInfo = m.info();
+        let slot = slot.ok_or_else(|| {
+            driver::backend(format!(
+                "kernel {} is not in the table entry of {} (src/kernels.rs)",
+                name(),
+                info.file
+            ))
+        })?;
+        self.make_current()?;
+        let (name, function) = &self.module(m)?.functions[slot];
+        Ok(Kernel {
+            function: *function,
+            name,
+            stream: self.stream.as_inner(),
+        })
     }
 }
 
@@ -91,12 +181,6 @@ impl Drop for Shared {
         let _ = CurrentContext::set_current(&self.context);
     }
 }
-
-/// Kernels looked up when the backend starts.
-const KERNELS: &[&str] = &[
-    <f32 as CudaScalar>::SPMV_KERNEL,
-    <f64 as CudaScalar>::SPMV_KERNEL,
-];
 
 /// The CUDA backend: one device, its primary context, one stream and the loaded kernels.
 ///
@@ -139,23 +223,17 @@ impl Cuda {
     pub fn with_device(ordinal: usize) -> Result<Cuda> {
         let count = device_count()?;
         if ordinal >= count {
-            return Err(Error::NoDevice {
-                backend: driver::BACKEND,
-                message: format!("device {ordinal} requested, but there are {count}"),
-                source: None,
-            });
+            return Err(Error::no_device(
+                driver::BACKEND,
+                format!("device {ordinal} requested, but there are {count}"),
+            ));
         }
         let what = |s: &str| format!("CUDA device {ordinal}: {s}");
         // `ordinal < count <= i32::MAX`, so this conversion is exact.
-        let device = Device::get_device(ordinal as u32)
-            .map_err(|e| driver::no_device(e, &what("cuDeviceGet")))?;
-        let name = device
-            .name()
-            .map_err(|e| driver::no_device(e, &what("reading its name")))?;
+        let device = Device::get_device(ordinal as u32).or_no_device(|| what("cuDeviceGet"))?;
+        let name = device.name().or_no_device(|| what("reading its name"))?;
         let attr = |a: DeviceAttribute, s: &str| -> Result<u32> {
-            let v = device
-                .get_attribute(a)
-                .map_err(|e| driver::no_device(e, &what(s)))?;
+            let v = device.get_attribute(a).or_no_device(|| what(s))?;
             Ok(u32::try_from(v).unwrap_or(0))
         };
         let compute_capability = (
@@ -177,36 +255,27 @@ impl Cuda {
             .unwrap_or(4 << 20);
         let total_memory = device
             .total_memory()
-            .map_err(|e| driver::no_device(e, &what("reading its memory size")))?;
+            .or_no_device(|| what("reading its memory size"))?;
 
         if let Some(reason) = kernels::MISSING_REASON {
             return Err(driver::backend(reason));
         }
-        let ptx = if compute_capability.0 >= 9 {
-            kernels::spmv::PTX_SM90
-        } else {
-            kernels::spmv::PTX_PORTABLE
-        };
 
         // Retains the device's primary context and makes it current on this thread.
         let context = Context::new(device).map_err(|e| match e {
-            CudaError::OutOfMemory => driver::error(e, &what("creating its context")),
-            _ => driver::no_device(e, &what("creating its context")),
+            CudaError::OutOfMemory => driver::error(e, what("creating its context")),
+            _ => driver::no_device(e, what("creating its context")),
         })?;
         // A blocking stream: ordered with the synchronous copies and memsets, which run on the
         // legacy default stream.
-        let stream = Stream::new(StreamFlags::DEFAULT, None)
-            .map_err(|e| driver::error(e, &what("creating a stream")))?;
-        let module = driver::Module::from_ptx(ptx)?;
-        let mut functions = Vec::with_capacity(KERNELS.len());
-        for &k in KERNELS {
-            functions.push((k, module.function(k)?));
-        }
+        let stream =
+            Stream::new(StreamFlags::DEFAULT, None).or_cuda(|| what("creating a stream"))?;
         Ok(Cuda {
             shared: Arc::new(Shared {
                 ordinal,
-                functions,
-                module,
+                cc_major: compute_capability.0,
+                modules: Module::ALL.iter().map(|_| OnceLock::new()).collect(),
+                loading: Mutex::new(()),
                 stream,
                 context,
             }),
@@ -252,6 +321,33 @@ impl Cuda {
         )
     }
 
+    /// The kernel `root` for `T` (`<root>_f32` or `<root>_f64`) of module `m`, with the
+    /// context made current; the module is loaded on first use. Fails if the table entry of
+    /// `m` does not list `root`, or the module does not load.
+    pub(crate) fn kernel<T: CudaScalar>(&self, m: Module, root: &str) -> Result<Kernel<'_>> {
+        let p = Precision::of::<T>();
+        let slot = m.info().kernels.typed_slot(root, p);
+        self.shared.kernel(m, slot, || p.kernel_name(root))
+    }
+
+    /// The kernel called `name` (listed as plain, without a precision suffix) of module `m`;
+    /// see [`Cuda::kernel`].
+    #[allow(dead_code)] // for the first module with plain kernels
+    pub(crate) fn kernel_plain(&self, m: Module, name: &str) -> Result<Kernel<'_>> {
+        self.shared
+            .kernel(m, m.info().kernels.plain_slot(name), || name.to_string())
+    }
+
+    /// Loads every module of the kernel table and resolves every kernel it lists: checks the
+    /// table against the PTX on this device (tests; normal use loads modules lazily).
+    pub fn load_all_kernels(&self) -> Result<()> {
+        for &m in Module::ALL {
+            self.shared.make_current()?;
+            self.shared.module(m)?;
+        }
+        Ok(())
+    }
+
     /// Fails unless `other` belongs to this backend's device.
     pub(crate) fn check_same_device(&self, other: &Arc<Shared>) -> Result<()> {
         if Arc::ptr_eq(&self.shared, other) || other.ordinal == self.shared.ordinal {
@@ -283,13 +379,12 @@ impl Backend for Cuda {
 /// Initialises the driver and counts the devices; none is [`Error::NoDevice`].
 fn device_count() -> Result<usize> {
     driver::init()?;
-    let count = Device::num_devices().map_err(|e| driver::no_device(e, "counting CUDA devices"))?;
+    let count = Device::num_devices().or_no_device(|| "counting CUDA devices")?;
     if count == 0 {
-        return Err(Error::NoDevice {
-            backend: driver::BACKEND,
-            message: "the CUDA driver reports no devices".into(),
-            source: None,
-        });
+        return Err(Error::no_device(
+            driver::BACKEND,
+            "the CUDA driver reports no devices",
+        ));
     }
     Ok(count as usize)
 }
@@ -301,7 +396,7 @@ pub fn device_names() -> Result<Vec<String>> {
         .map(|i| {
             Device::get_device(i as u32)
                 .and_then(|d| d.name())
-                .map_err(|e| driver::no_device(e, &format!("CUDA device {i}")))
+                .or_no_device(|| format!("CUDA device {i}"))
         })
         .collect()
 }
@@ -323,11 +418,15 @@ mod tests {
     fn errors_are_described_without_panicking() {
         // Works with the real driver and with the stub libcuda alike.
         for code in [0, 1, 2, 100, 222, 700, 12345] {
-            assert!(!driver::describe_code(code).is_empty());
+            assert!(DriverError::new(code)
+                .to_string()
+                .contains(&code.to_string()));
         }
-        assert!(driver::error_from_code(2, "x")
-            .to_string()
-            .contains("out of device memory"));
+        let e = driver::error_from_code(2, "x");
+        assert!(e.to_string().contains("out of device memory"), "{e}");
+        let source = std::error::Error::source(&e).expect("the driver code is the source");
+        let driver = source.downcast_ref::<DriverError>().expect("a DriverError");
+        assert_eq!(driver.code, 2);
         assert!(driver::error_from_code(100, "x").is_no_device());
     }
 }

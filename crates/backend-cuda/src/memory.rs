@@ -3,9 +3,10 @@
 use std::sync::Arc;
 
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer};
-use trident_core::{DeviceVectors, Error, Result, Scalar};
+use trident_core::gpu::check_download_len;
+use trident_core::{DeviceVectors, Result, Scalar};
 
-use crate::driver;
+use crate::driver::{self, CuResultExt};
 use crate::{Cuda, Shared};
 
 mod sealed {
@@ -14,20 +15,13 @@ mod sealed {
     impl Sealed for f64 {}
 }
 
-/// The scalar types with CUDA kernels: `f32` and `f64` (sealed).
-pub trait CudaScalar: Scalar + DeviceCopy + sealed::Sealed {
-    /// Name of the SpMV kernel for this type in `kernels/cuda/spmv.cu`.
-    #[doc(hidden)]
-    const SPMV_KERNEL: &'static str;
-}
+/// The scalar types with CUDA kernels: `f32` and `f64` (sealed). Kernels are looked up by
+/// [`trident_core::gpu::kernel_name`] (`<root>_f32`, `<root>_f64`).
+pub trait CudaScalar: Scalar + DeviceCopy + sealed::Sealed {}
 
-impl CudaScalar for f32 {
-    const SPMV_KERNEL: &'static str = "spmv_ellr_f32";
-}
+impl CudaScalar for f32 {}
 
-impl CudaScalar for f64 {
-    const SPMV_KERNEL: &'static str = "spmv_ellr_f64";
-}
+impl CudaScalar for f64 {}
 
 /// An owned device allocation of `len` elements (no allocation when `len == 0`), freed with
 /// its context current, which it keeps alive.
@@ -44,7 +38,7 @@ impl<T: DeviceCopy> DevBuf<T> {
         let mut buf = Self::uninit(shared, host.len(), what)?;
         if let Some(b) = buf.buf.as_mut() {
             b.copy_from(host)
-                .map_err(|e| driver::error(e, &format!("copying {what} to the device")))?;
+                .or_cuda(|| format!("copying {what} to the device"))?;
         }
         Ok(buf)
     }
@@ -59,7 +53,7 @@ impl<T: DeviceCopy> DevBuf<T> {
             if rc != cust::sys::cudaError_enum::CUDA_SUCCESS {
                 return Err(driver::error_from_code(
                     rc as i32,
-                    &format!("zeroing {what} on the device"),
+                    format!("zeroing {what} on the device"),
                 ));
             }
         }
@@ -73,13 +67,10 @@ impl<T: DeviceCopy> DevBuf<T> {
         } else {
             // SAFETY: the contents are uninitialised; both callers (`from_host`, `zeroed`)
             // fill every element before the buffer can be read.
-            let b = unsafe { DeviceBuffer::uninitialized(len) }.map_err(|e| {
-                driver::error(
-                    e,
-                    &format!(
-                        "allocating {len} x {} bytes for {what}",
-                        std::mem::size_of::<T>()
-                    ),
+            let b = unsafe { DeviceBuffer::uninitialized(len) }.or_cuda(|| {
+                format!(
+                    "allocating {len} x {} bytes for {what}",
+                    std::mem::size_of::<T>()
                 )
             })?;
             Some(b)
@@ -107,16 +98,9 @@ impl<T: DeviceCopy> DevBuf<T> {
     /// Copies the buffer into `host` (same length). The context must be current and pending
     /// work on the backend's stream finished.
     pub(crate) fn copy_to_host(&self, host: &mut [T]) -> Result<()> {
-        if host.len() != self.len {
-            return Err(Error::shape(format!(
-                "download of {} values into {}",
-                self.len,
-                host.len()
-            )));
-        }
+        check_download_len(self.len, host.len())?;
         if let Some(b) = &self.buf {
-            b.copy_to(host)
-                .map_err(|e| driver::error(e, "copying a vector to the host"))?;
+            b.copy_to(host).or_cuda(|| "copying a vector to the host")?;
         }
         Ok(())
     }
@@ -186,13 +170,7 @@ impl<T: CudaScalar> DeviceVectors<T> for Cuda {
     }
 
     fn download_into(&self, v: &CudaVector<T>, host: &mut [T]) -> Result<()> {
-        if host.len() != v.len() {
-            return Err(Error::shape(format!(
-                "download of {} values into {}",
-                v.len(),
-                host.len()
-            )));
-        }
+        check_download_len(v.len(), host.len())?;
         self.check_same_device(v.buf.shared())?;
         self.shared.make_current()?;
         // Wait for queued kernels (and report their failures as such) before copying.

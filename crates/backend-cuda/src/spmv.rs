@@ -1,13 +1,12 @@
 //! ELLPACK-R SpMV on the device: `kernels/cuda/spmv.cu`, one thread per row, in one or
 //! more slot passes (see [`plan_slot_passes`]).
 
-use std::ffi::c_void;
-
 use trident_core::gpu::EllpackPlan;
 use trident_core::spmv::check_shapes as check_spmv_shapes;
 use trident_core::{EllpackR, Result, Spmv, SpmvOptions};
 
-use crate::driver::Launch;
+use crate::kernels::Module;
+use crate::launch::LaunchConfig;
 use crate::memory::{CudaScalar, CudaVector, DevBuf};
 use crate::Cuda;
 
@@ -23,7 +22,6 @@ pub struct CudaEllpack<T: CudaScalar> {
     values: DevBuf<T>,
     col_idx: DevBuf<u32>,
     rl: DevBuf<u32>,
-    cols: usize,
     /// Dimensions and slot passes, one kernel launch each.
     plan: EllpackPlan,
 }
@@ -31,7 +29,7 @@ pub struct CudaEllpack<T: CudaScalar> {
 impl<T: CudaScalar> CudaEllpack<T> {
     /// `(rows, cols)`.
     pub fn shape(&self) -> (usize, usize) {
-        (self.plan.rows as usize, self.cols)
+        self.plan.shape()
     }
 
     /// Padded row width.
@@ -51,7 +49,7 @@ impl<T: CudaScalar> std::fmt::Debug for CudaEllpack<T> {
         f.debug_struct("CudaEllpack")
             .field("type", &T::NAME)
             .field("rows", &self.plan.rows)
-            .field("cols", &self.cols)
+            .field("cols", &self.plan.cols)
             .field("width", &self.plan.width)
             .field("passes", &self.plan.passes.len())
             .finish()
@@ -68,7 +66,6 @@ impl<T: CudaScalar> Spmv<T> for Cuda {
             values: DevBuf::from_host(&self.shared, a.values(), "ELLPACK-R values")?,
             col_idx: DevBuf::from_host(&self.shared, a.col_indices(), "ELLPACK-R columns")?,
             rl: DevBuf::from_host(&self.shared, a.row_lengths(), "ELLPACK-R row lengths")?,
-            cols: a.cols(),
             plan,
         })
     }
@@ -88,50 +85,32 @@ impl<T: CudaScalar> Spmv<T> for Cuda {
             return Ok(());
         }
         let rows = a.plan.rows;
-        let function = self.shared.function(T::SPMV_KERNEL)?;
-        self.shared.make_current()?;
-        let geometry = Launch {
-            grid: rows.div_ceil(BLOCK),
-            block: BLOCK,
-        };
-        let what = format!("launching {}", T::SPMV_KERNEL);
+        let kernel = self.kernel::<T>(Module::Spmv, "spmv_ellr")?;
+        let cfg = LaunchConfig::grid_1d(rows.div_ceil(BLOCK), BLOCK);
         for (pass, &(k_begin, k_end)) in a.plan.passes.iter().enumerate() {
-            // Argument values, in the order and types of the kernel's parameters:
-            // (unsigned int rows, unsigned int k_begin, unsigned int k_end,
-            //  unsigned int accumulate, const T *values, const unsigned int *col_idx,
-            //  const unsigned int *rl, const T *x, T *y)
-            let mut rows = rows;
-            let mut k_begin = k_begin;
-            let mut k_end = k_end;
-            let mut accumulate = u32::from(pass > 0);
-            let mut values = a.values.ptr().as_raw();
-            let mut col_idx = a.col_idx.ptr().as_raw();
-            let mut rl = a.rl.ptr().as_raw();
-            let mut xp = x.buf.ptr().as_raw();
-            let mut yp = y.buf.ptr().as_raw();
-            let mut args: [*mut c_void; 9] = [
-                (&mut rows as *mut u32).cast(),
-                (&mut k_begin as *mut u32).cast(),
-                (&mut k_end as *mut u32).cast(),
-                (&mut accumulate as *mut u32).cast(),
-                (&mut values as *mut u64).cast(),
-                (&mut col_idx as *mut u64).cast(),
-                (&mut rl as *mut u64).cast(),
-                (&mut xp as *mut u64).cast(),
-                (&mut yp as *mut u64).cast(),
-            ];
-            // SAFETY: `args` points to four u32s and five 64-bit device addresses, matching
-            // the kernel's (unsigned, unsigned, unsigned, unsigned, const T*, const unsigned*,
+            let accumulate = u32::from(pass > 0);
+            // The kernel's parameters (kernels/cuda/spmv.cu, as in kernels/opencl/spmv.cl):
+            // (uint rows, uint k_begin, uint k_end, uint accumulate, const T *values,
+            //  const uint *col_idx, const uint *rl, const T *x, T *y)
+            let mut args = kernel.builder();
+            args.arg(rows)
+                .arg(k_begin)
+                .arg(k_end)
+                .arg(accumulate)
+                .arg(&a.values)
+                .arg(&a.col_idx)
+                .arg(&a.rl)
+                .arg(x)
+                .arg(&*y);
+            // SAFETY: the arguments are four u32s and five device buffers, matching the
+            // kernel's (unsigned, unsigned, unsigned, unsigned, const T*, const unsigned*,
             // const unsigned*, const T*, T*). The matrix buffers hold rows * width values and
             // columns and `rows` row lengths (checked above); EllpackR guarantees
             // rl[i] <= width and columns < cols == len(x); len(y) == rows
             // (check_spmv_shapes). The kernel reads only entries k < min(rl[i], k_end) of
             // rows i < rows, and reads and writes only y[i]. Passes run in stream order, the
-            // first overwriting y. The buffers stay allocated until the kernels finish:
-            // freeing device memory (cuMemFree) waits for the device to finish using it.
-            unsafe {
-                function.launch(self.shared.stream_handle(), geometry, &mut args, &what)?;
-            }
+            // first overwriting y.
+            unsafe { args.launch(cfg) }?;
         }
         Ok(())
     }

@@ -32,3 +32,14 @@ fn missing_device_is_no_device() {
         assert!(e.is_no_device(), "expected NoDevice, got {e}");
     }
 }
+
+/// Every module of the kernel table loads on the device and defines every kernel it lists.
+#[test]
+fn every_kernel_of_the_table_loads() {
+    let Some(cuda) = trident_core::testing::backend_or_skip(trident_cuda::Cuda::new()) else {
+        return;
+    };
+    if let Err(e) = cuda.load_all_kernels() {
+        panic!("{}", trident_core::testing::Report(&e));
+    }
+}

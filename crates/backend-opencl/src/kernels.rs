@@ -1,5 +1,15 @@
-//! The OpenCL C sources, embedded at compile time from `kernels/opencl/` (one constant per
-//! `.cl` file) and built for each [`crate::OpenCl`] when it is created.
+//! The kernel table: every `kernels/opencl/<name>.cl` file is one [`Module`], with its
+//! embedded source and the roots of the kernels it defines.
+//!
+//! A module is built on first use, once per precision: `f32` with
+//! `-D REAL=float -D SUFFIX=f32`, `f64` with `-D REAL=double -D SUFFIX=f64 -D TRIDENT_FP64`
+//! (only on devices with double precision; see [`build_options`]). A *typed* kernel root `r`
+//! is defined as `TRIDENT_CAT(r_, SUFFIX)`, i.e. `r_f32` / `r_f64` (see
+//! [`trident_core::gpu::kernel_name`]); a *plain* kernel has one name, taken from the `f32`
+//! build. The [`modules!`] invocation below is the one place that names the modules: adding
+//! `kernels/opencl/matmul.cl` takes one line there.
+
+use trident_core::gpu::{KernelList, Precision};
 
 /// One OpenCL C source file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -10,13 +20,91 @@ pub struct Source {
     pub text: &'static str,
 }
 
-/// `kernels/opencl/spmv.cl`: ELLPACK-R SpMV `y = A x`, one work-item per row. Built once per
-/// precision with `-D REAL=float -D SUFFIX=f32` (kernel `spmv_ellr_f32`) and
-/// `-D REAL=double -D SUFFIX=f64 -D TRIDENT_FP64` (kernel `spmv_ellr_f64`).
-pub const SPMV: Source = Source {
-    file: "kernels/opencl/spmv.cl",
-    text: include_str!("../../../kernels/opencl/spmv.cl"),
-};
+/// One table entry: a kernel file and its kernels.
+#[derive(Debug)]
+pub struct ModuleInfo {
+    /// The file stem, e.g. `spmv`.
+    pub name: &'static str,
+    /// The embedded source.
+    pub source: Source,
+    /// The kernels it defines; a kernel's slot indexes the built program's kernels.
+    pub kernels: KernelList,
+}
 
-/// Every embedded source.
-pub const ALL: &[Source] = &[SPMV];
+/// The compiler options that build a module for precision `p`.
+pub fn build_options(p: Precision) -> &'static str {
+    match p {
+        Precision::F32 => "-D REAL=float -D SUFFIX=f32",
+        Precision::F64 => "-D REAL=double -D SUFFIX=f64 -D TRIDENT_FP64",
+    }
+}
+
+/// Defines [`Module`] and [`MODULES`] from one line per kernel file:
+/// `Variant => file_stem { typed: ["root", ...], plain: ["name", ...] }`.
+macro_rules! modules {
+    ($($(#[$doc:meta])* $variant:ident => $stem:ident {
+        typed: [$($typed:literal),* $(,)?],
+        plain: [$($plain:literal),* $(,)?] $(,)?
+    }),+ $(,)?) => {
+        /// A kernel file of `kernels/opencl/`; `Module::X as usize` indexes [`MODULES`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Module {
+            $($(#[$doc])* $variant),+
+        }
+
+        impl Module {
+            /// Every module, in table order.
+            pub const ALL: &'static [Module] = &[$(Module::$variant),+];
+
+            /// This module's table entry.
+            pub fn info(self) -> &'static ModuleInfo {
+                &MODULES[self as usize]
+            }
+        }
+
+        /// The table, in the order of [`Module`]'s variants.
+        pub static MODULES: &[ModuleInfo] = &[$(ModuleInfo {
+            name: stringify!($stem),
+            source: Source {
+                file: concat!("kernels/opencl/", stringify!($stem), ".cl"),
+                text: include_str!(concat!("../../../kernels/opencl/", stringify!($stem), ".cl")),
+            },
+            kernels: KernelList {
+                typed: &[$($typed),*],
+                plain: &[$($plain),*],
+            },
+        }),+];
+    };
+}
+
+modules! {
+    /// `kernels/opencl/spmv.cl`: ELLPACK-R SpMV.
+    Spmv => spmv { typed: ["spmv_ellr"], plain: [] },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_names_every_file_once_in_order() {
+        for (i, m) in Module::ALL.iter().enumerate() {
+            assert_eq!(*m as usize, i);
+        }
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../kernels/opencl");
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .expect("kernels/opencl")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".cl"))
+            .map(|n| n.trim_end_matches(".cl").to_string())
+            .collect();
+        files.sort_unstable();
+        let mut names: Vec<&str> = MODULES.iter().map(|m| m.name).collect();
+        names.sort_unstable();
+        assert_eq!(
+            names, files,
+            "every kernels/opencl/*.cl needs one modules! entry"
+        );
+    }
+}

@@ -1,10 +1,10 @@
 //! Trident's OpenCL backend (through the `ocl` crate).
 //!
-//! [`OpenCl`] opens one device in its own context with one in-order command queue, and builds
-//! the embedded OpenCL C sources ([`kernels`]) for it at construction: `f32` always, `f64`
-//! only where the device supports double precision (elsewhere the `f64` methods return
-//! [`Error::Unsupported`]). Work is enqueued without waiting; downloads and
-//! [`Backend::synchronize`] wait.
+//! [`OpenCl`] opens one device in its own context with one in-order command queue. The
+//! embedded OpenCL C sources ([`kernels`]) are built for it on first use, one program per
+//! file and precision, and cached: `f64` programs only where the device supports double
+//! precision (elsewhere the `f64` methods return [`Error::Unsupported`]). Work is enqueued
+//! without waiting; downloads and [`Backend::synchronize`] wait.
 //!
 //! # Device selection
 //!
@@ -20,9 +20,46 @@
 //! Linking: the crate links `libOpenCL` (an ICD loader such as ocl-icd); which vendor drivers
 //! it finds is up to the loader (`OCL_ICD_VENDORS`, `/etc/OpenCL/vendors`).
 
+//!
+//! # Adding kernels
+//!
+//! Each `kernels/opencl/<alg>.cl` file is one [`kernels::Module`], listed once in the
+//! `modules!` table of `src/kernels.rs` with the roots of the kernels it defines (typed roots
+//! are defined as `TRIDENT_CAT(root_, SUFFIX)` over `REAL`, see `kernels/opencl/spmv.cl`). A
+//! module is built on first use per precision and cached; a build failure is an
+//! [`Error::Backend`] whose message names `kernels/opencl/<alg>.cl:LINE` and holds the
+//! compiler's log. Host code (in the algorithm's module of this crate) gets a kernel by module
+//! and root and launches it with typed arguments, set in the order of the kernel's
+//! parameters:
+//!
+//! ```ignore
+//! // kernels/opencl/matmul.cl defines __kernel void TRIDENT_CAT(gemm_tiled_, SUFFIX)(...);
+//! // src/kernels.rs: modules! { ..., Matmul => matmul { typed: ["gemm_tiled"], plain: [] } }
+//! use crate::kernels::Module;
+//! use crate::program::LaunchDims;
+//!
+//! let k = self.kernel::<T>(Module::Matmul, "gemm_tiled")?; // builds the program, once
+//! let mut args = k.builder(); // holds the kernel's lock until the launch
+//! args.arg(m as u32).arg(n as u32).arg(&a.buf).arg(&b.buf).arg(&c.buf);
+//! args.local::<T>(2 * 16 * 16); // a __local REAL * parameter
+//! let dims = LaunchDims::new([n.div_ceil(16) * 16, m.div_ceil(16) * 16], Some([16, 16]));
+//! // SAFETY: the arguments match gemm_tiled's, the buffers are this context's and hold
+//! // m*k, k*n and m*n values (checked above).
+//! unsafe { args.launch(&self.queue, dims) }?;
+//! ```
+//!
+//! `arg` takes `u32`, `i32`, `u64`, `i64`, `f32`, `f64` by value and `&Buffer<T>` /
+//! `&ClVector<T>`; [`LaunchDims::linear`](program::LaunchDims) rounds a 1-D global size up
+//! to the kernel's work-group size (`k.local`). The launch fails, enqueuing nothing, if the
+//! number of arguments is not the kernel's. Kernels without a precision suffix are
+//! `self.kernel_plain(Module::X, "name")`. OpenCL failures keep their status as the error's
+//! source ([`ClError`]).
+
 #![warn(missing_docs)]
 
+mod error;
 pub mod kernels;
+mod memory;
 mod probe;
 mod program;
 mod spmv;
@@ -30,13 +67,19 @@ mod spmv;
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use ocl::core::Status;
-use trident_core::{Backend, Error, Result};
+use trident_core::gpu::Precision;
+use trident_core::{Backend, Error, Result, Scalar};
 
+pub use error::ClError;
+pub use memory::{ClScalar, ClVector};
 pub use probe::{devices, probe_status, DeviceInfo, Selector, ENV_DEVICE, ENV_PLATFORM};
-pub use spmv::{ClEllpack, ClScalar, ClVector, PASSES_ENV};
+pub use spmv::{ClEllpack, PASSES_ENV};
 
+use error::{cl_error, ClResultExt};
+use kernels::{build_options, Module};
 use program::CachedKernel;
 
 /// The backend's name in errors and in [`Backend::name`].
@@ -44,6 +87,16 @@ const BACKEND: &str = "opencl";
 
 /// Source of the instance ids that tie device data to the backend that made it.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A module of the kernel table built for one precision, with its kernels by slot
+/// ([`trident_core::gpu::KernelList`]): the typed kernels of that precision and the plain
+/// ones (`None` in the other slots).
+struct Built {
+    kernels: Vec<Option<CachedKernel>>,
+    // Only held: the kernels keep their program alive anyway, but it documents where they
+    // come from.
+    _program: ocl::core::Program,
+}
 
 /// The OpenCL backend: one device, its context, an in-order queue and the built kernels.
 ///
@@ -54,17 +107,21 @@ pub struct OpenCl {
     id: u64,
     info: DeviceInfo,
     queue: ocl::Queue,
-    spmv_f32: CachedKernel,
-    spmv_f64: Option<CachedKernel>,
+    /// One cell per [`Module`] and [`Precision`], filled on first use.
+    programs: Vec<[OnceLock<Built>; 2]>,
+    /// Held while building a program, so that each is built once.
+    building: Mutex<()>,
+    /// The platform's device id, for builds.
+    device: ocl::core::DeviceId,
     // Kept last: dropped after everything created in it.
-    _context: ocl::Context,
+    context: ocl::Context,
 }
 
 impl fmt::Debug for OpenCl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OpenCl")
             .field("device", &self.info.description())
-            .field("fp64", &self.spmv_f64.is_some())
+            .field("fp64", &self.info.fp64)
             .finish_non_exhaustive()
     }
 }
@@ -78,15 +135,14 @@ impl OpenCl {
 
     /// Opens the device `sel` chooses: among the devices whose platform and device names
     /// contain the given substrings (ignoring case), the first GPU, else (unless
-    /// `sel.gpu_only`) the first device. Fails with [`Error::NoDevice`] when none matches,
-    /// and with [`Error::Backend`] when the kernels do not build (the message holds the
-    /// compiler's log).
+    /// `sel.gpu_only`) the first device. Fails with [`Error::NoDevice`] when none matches.
+    /// Kernels are built on first use ([`OpenCl::build_all_kernels`] builds them all).
     pub fn select(sel: &Selector) -> Result<Self> {
         let found = probe::choose(sel)?;
         catch_unwind(AssertUnwindSafe(|| Self::open(found))).unwrap_or_else(|_| {
-            Err(backend_err(
-                "opening the device",
-                "the OpenCL wrapper panicked",
+            Err(Error::backend(
+                BACKEND,
+                "opening the device: the OpenCL wrapper panicked",
             ))
         })
     }
@@ -96,12 +152,11 @@ impl OpenCl {
         let desc = info.description();
         let device = ocl::Device::from(found.device);
         let open_err = |what: &str, e: ocl::Error| match e.api_status() {
-            Some(Status::CL_DEVICE_NOT_AVAILABLE) => Error::NoDevice {
-                backend: BACKEND,
-                message: format!("{desc} is not available"),
-                source: None,
-            },
-            _ => backend_err(&format!("{what} on {desc}"), describe(e)),
+            Some(Status::CL_DEVICE_NOT_AVAILABLE) => {
+                Error::no_device(BACKEND, format!("{desc} is not available"))
+                    .with_source(ClError::new(e))
+            }
+            _ => cl_error(format!("{what} on {desc}"), e),
         };
         let context = ocl::Context::builder()
             .platform(ocl::Platform::from(found.platform))
@@ -110,39 +165,17 @@ impl OpenCl {
             .map_err(|e| open_err("creating a context", e))?;
         let queue = ocl::Queue::new(&context, device, None)
             .map_err(|e| open_err("creating a command queue", e))?;
-        let wg = info.max_work_group_size;
-        let f32_prog = program::build(
-            &context,
-            found.device,
-            &desc,
-            kernels::SPMV,
-            "-D REAL=float -D SUFFIX=f32",
-        )?;
-        let spmv_f32 = CachedKernel::new(&f32_prog, "spmv_ellr_f32", found.device, wg)?;
-        let spmv_f64 = if info.fp64 {
-            let f64_prog = program::build(
-                &context,
-                found.device,
-                &desc,
-                kernels::SPMV,
-                "-D REAL=double -D SUFFIX=f64 -D TRIDENT_FP64",
-            )?;
-            Some(CachedKernel::new(
-                &f64_prog,
-                "spmv_ellr_f64",
-                found.device,
-                wg,
-            )?)
-        } else {
-            None
-        };
         Ok(Self {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             info,
             queue,
-            spmv_f32,
-            spmv_f64,
-            _context: context,
+            programs: Module::ALL
+                .iter()
+                .map(|_| [OnceLock::new(), OnceLock::new()])
+                .collect(),
+            building: Mutex::new(()),
+            device: found.device,
+            context,
         })
     }
 
@@ -153,7 +186,7 @@ impl OpenCl {
 
     /// True if the device runs the `f64` kernels.
     pub fn has_fp64(&self) -> bool {
-        self.spmv_f64.is_some()
+        self.info.fp64
     }
 
     /// What is known about the device.
@@ -161,9 +194,119 @@ impl OpenCl {
         &self.info
     }
 
-    /// Work-group size of the SpMV kernel for `T` (`None` if `T` is unsupported here).
+    /// Work-group size of the SpMV kernel for `T` (`None` if `T` is unsupported here or the
+    /// kernel does not build).
     pub fn spmv_work_group_size<T: ClScalar>(&self) -> Option<usize> {
-        self.spmv_kernel::<T>().ok().map(|k| k.local)
+        self.kernel::<T>(Module::Spmv, "spmv_ellr")
+            .ok()
+            .map(|k| k.local)
+    }
+
+    /// Fails with [`Error::Unsupported`] for a precision the device lacks (`f64` without
+    /// double precision).
+    pub(crate) fn check_precision(&self, p: Precision) -> Result<()> {
+        if p == Precision::F64 && !self.info.fp64 {
+            return Err(Error::Unsupported(format!(
+                "{} on OpenCL device {} (no double precision)",
+                p.name(),
+                self.info.description()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Module `m` built for precision `p` (on first use).
+    fn program(&self, m: Module, p: Precision) -> Result<&Built> {
+        self.check_precision(p)?;
+        let cell = &self.programs[m as usize][p.index()];
+        if let Some(built) = cell.get() {
+            return Ok(built);
+        }
+        let _guard = self.building.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(built) = cell.get() {
+            return Ok(built);
+        }
+        let info = m.info();
+        let program = program::build(
+            &self.context,
+            self.device,
+            &self.info.description(),
+            info.source,
+            build_options(p),
+        )?;
+        let wg = self.info.max_work_group_size;
+        let kernels = info
+            .kernels
+            .names()
+            .iter()
+            .enumerate()
+            .map(|(slot, name)| match info.kernels.precision_of(slot) {
+                Some(q) if q != p => Ok(None),
+                _ => CachedKernel::new(&program, name, self.device, wg).map(Some),
+            })
+            .collect::<Result<Vec<_>>>()
+            .map_err(|e| e.context(info.source.file))?;
+        Ok(cell.get_or_init(|| Built {
+            kernels,
+            _program: program,
+        }))
+    }
+
+    /// The kernel in `slot` of module `m` built for `p`; `slot` is `None` when the table
+    /// does not list the kernel `name`.
+    fn kernel_in(
+        &self,
+        m: Module,
+        p: Precision,
+        slot: Option<usize>,
+        name: impl FnOnce() -> String,
+    ) -> Result<&CachedKernel> {
+        let missing = || {
+            Error::backend(
+                BACKEND,
+                format!(
+                    "kernel {} is not in the table entry of {} (src/kernels.rs)",
+                    name(),
+                    m.info().source.file
+                ),
+            )
+        };
+        let kernel = match slot {
+            Some(slot) => self.program(m, p)?.kernels[slot].as_ref(),
+            None => None,
+        };
+        kernel.ok_or_else(missing)
+    }
+
+    /// The kernel `root` for `T` (`<root>_f32` or `<root>_f64`) of module `m`, building the
+    /// module for `T` on first use. Fails with [`Error::Unsupported`] for `f64` on a device
+    /// without double precision, [`Error::Backend`] if the table entry of `m` does not list
+    /// `root` or the module does not build.
+    pub(crate) fn kernel<T: Scalar>(&self, m: Module, root: &str) -> Result<&CachedKernel> {
+        let p = Precision::of::<T>();
+        let slot = m.info().kernels.typed_slot(root, p);
+        self.kernel_in(m, p, slot, || p.kernel_name(root))
+    }
+
+    /// The kernel called `name` (listed as plain, without a precision suffix) of module `m`,
+    /// from its `f32` build; see [`OpenCl::kernel`].
+    #[allow(dead_code)] // for the first module with plain kernels
+    pub(crate) fn kernel_plain(&self, m: Module, name: &str) -> Result<&CachedKernel> {
+        let slot = m.info().kernels.plain_slot(name);
+        self.kernel_in(m, Precision::F32, slot, || name.to_string())
+    }
+
+    /// Builds every module of the kernel table in every precision the device supports and
+    /// creates every kernel it lists (tests; normal use builds modules lazily).
+    pub fn build_all_kernels(&self) -> Result<()> {
+        for &m in Module::ALL {
+            for p in Precision::ALL {
+                if self.check_precision(p).is_ok() {
+                    self.program(m, p)?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -177,28 +320,7 @@ impl Backend for OpenCl {
     }
 
     fn synchronize(&self) -> Result<()> {
-        self.queue
-            .finish()
-            .map_err(|e| backend_err("waiting for the queue", describe(e)))
-    }
-}
-
-/// [`Error::Backend`] with `context: message`.
-pub(crate) fn backend_err(context: &str, message: impl fmt::Display) -> Error {
-    Error::Backend {
-        backend: BACKEND,
-        message: format!("{context}: {message}"),
-        source: None,
-    }
-}
-
-/// An OpenCL error in one line: the status name and code where there is one (ocl's own
-/// rendering spans a dozen lines), else ocl's message.
-pub(crate) fn describe(e: impl Into<ocl::Error>) -> String {
-    let e = e.into();
-    match e.api_status() {
-        Some(s) => format!("{s:?} ({})", s as i32),
-        None => e.to_string().trim().to_string(),
+        self.queue.finish().or_cl(|| "waiting for the queue")
     }
 }
 
@@ -241,17 +363,25 @@ mod tests {
         assert!(message.contains("broken.cl:3"), "{message}");
     }
 
-    /// Every embedded source builds in both precisions on the device found here.
+    /// Every module of the table builds in every precision the device has, and defines
+    /// every kernel the table lists; unlisted kernels and missing precisions are errors.
     #[test]
     fn embedded_sources_build() {
-        match OpenCl::new() {
-            Ok(b) => {
-                assert_eq!(b.spmv_f64.is_some(), b.info.fp64);
-                let local = b.spmv_work_group_size::<f32>().unwrap();
-                assert!(local.is_power_of_two() && local <= 256);
-            }
-            Err(e) if e.is_no_device() => eprintln!("skipping: {e}"),
-            Err(e) => panic!("{e}"),
-        }
+        let Some(b) = trident_core::testing::backend_or_skip(OpenCl::new()) else {
+            return;
+        };
+        b.build_all_kernels().unwrap();
+        let local = b.spmv_work_group_size::<f32>().unwrap();
+        assert!(local.is_power_of_two() && local <= 256);
+        assert_eq!(
+            b.kernel::<f32>(Module::Spmv, "spmv_ellr").unwrap().name(),
+            "spmv_ellr_f32"
+        );
+        let e = b.kernel::<f32>(Module::Spmv, "no_such_root").err().unwrap();
+        assert!(e.to_string().contains("not in the table"), "{e}");
+        assert_eq!(
+            b.kernel::<f64>(Module::Spmv, "spmv_ellr").is_ok(),
+            b.info.fp64
+        );
     }
 }

@@ -1,16 +1,20 @@
-//! Building OpenCL programs from the embedded sources, and the cached kernels.
+//! Building OpenCL programs from the embedded sources, the cached kernels, and launches
+//! with typed arguments ([`CachedKernel::builder`]).
 
 use std::ffi::CString;
+use std::marker::PhantomData;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use ocl::core::{
-    self, DeviceId, KernelWorkGroupInfo, KernelWorkGroupInfoResult, ProgramBuildInfo,
-    ProgramBuildInfoResult,
+    self, ArgVal, DeviceId, KernelInfo, KernelInfoResult, KernelWorkGroupInfo,
+    KernelWorkGroupInfoResult, ProgramBuildInfo, ProgramBuildInfoResult,
 };
-use trident_core::Result;
+use ocl::{Buffer, OclPrm};
+use trident_core::{Error, Result};
 
+use crate::error::{ClError, ClResultExt};
 use crate::kernels::Source;
-use crate::{backend_err, describe};
+use crate::BACKEND;
 
 /// Preferred work-group size: a multiple of the warp / wavefront width of every GPU vendor,
 /// small enough for any device's limit (it is still clamped to the device's and kernel's).
@@ -37,10 +41,9 @@ pub(crate) fn build(
             format!("building {} ({options}) for {device_name}", source.file)
         }
     };
-    let text = CString::new(source.text).map_err(|e| backend_err(&what(), e))?;
-    let opts = CString::new(options).map_err(|e| backend_err(&what(), e))?;
-    let program = core::create_program_with_source(context.as_core(), &[text])
-        .map_err(|e| backend_err(&what(), describe(e)))?;
+    let text = CString::new(source.text).or_cl(what)?;
+    let opts = CString::new(options).or_cl(what)?;
+    let program = core::create_program_with_source(context.as_core(), &[text]).or_cl(what)?;
     if let Err(e) = core::build_program(&program, Some(&[device]), &opts, None, None) {
         let log = match core::get_program_build_info(&program, device, ProgramBuildInfo::BuildLog) {
             Ok(ProgramBuildInfoResult::BuildLog(log)) if !log.trim().is_empty() => {
@@ -50,10 +53,14 @@ pub(crate) fn build(
         };
         // A failed compile comes back as ocl's rendering of the log; anything else has a status.
         let status = match e.api_status() {
-            Some(s) => format!("{s:?} ({})", s as i32),
-            None => "CL_BUILD_PROGRAM_FAILURE (-11)".to_string(),
+            Some(_) => ClError::new(e),
+            None => ClError {
+                status: Some(core::Status::CL_BUILD_PROGRAM_FAILURE as i32),
+                message: "CL_BUILD_PROGRAM_FAILURE".to_string(),
+            },
         };
-        return Err(backend_err(&what(), format!("{status}; build log:\n{log}")));
+        let message = format!("{}; build log:\n{log}", what());
+        return Err(Error::backend(BACKEND, message).with_source(status));
     }
     Ok(program)
 }
@@ -98,9 +105,14 @@ fn name_positions(log: &str, file: &str) -> String {
 /// One kernel of a built program, with the work-group size it launches with.
 ///
 /// `clSetKernelArg` on a shared kernel object is not thread-safe, so the kernel sits behind a
-/// mutex held from setting the arguments to the enqueue (which captures them).
+/// mutex held from setting the arguments to the enqueue (which captures them): a
+/// [`ClLaunch`] holds it.
 pub(crate) struct CachedKernel {
     kernel: Mutex<core::Kernel>,
+    /// Full name, e.g. `spmv_ellr_f32`.
+    name: String,
+    /// Number of parameters, which every launch must set.
+    num_args: u32,
     /// Work-group size: [`PREFERRED_LOCAL`] clamped to the device's and the kernel's limits,
     /// rounded down to a power of two.
     pub(crate) local: usize,
@@ -114,8 +126,17 @@ impl CachedKernel {
         device: DeviceId,
         device_max_wg: usize,
     ) -> Result<Self> {
-        let kernel = core::create_kernel(program, name)
-            .map_err(|e| backend_err(&format!("creating kernel {name}"), describe(e)))?;
+        let what = || format!("creating kernel {name}");
+        let kernel = core::create_kernel(program, name).or_cl(what)?;
+        let num_args = match core::get_kernel_info(&kernel, KernelInfo::NumArgs).or_cl(what)? {
+            KernelInfoResult::NumArgs(n) => n,
+            _ => {
+                return Err(Error::backend(
+                    BACKEND,
+                    format!("{}: no argument count", what()),
+                ))
+            }
+        };
         let kernel_max = match core::get_kernel_work_group_info(
             &kernel,
             device,
@@ -129,14 +150,184 @@ impl CachedKernel {
         let local = 1usize << (usize::BITS - 1 - limit.leading_zeros());
         Ok(Self {
             kernel: Mutex::new(kernel),
+            name: name.to_string(),
+            num_args,
             local,
         })
     }
 
-    /// Exclusive use of the kernel object (a poisoned lock is recovered: the kernel holds no
-    /// state beyond its arguments, which every launch sets afresh).
-    pub(crate) fn lock(&self) -> MutexGuard<'_, core::Kernel> {
-        self.kernel.lock().unwrap_or_else(PoisonError::into_inner)
+    /// The kernel's name, e.g. `spmv_ellr_f32`.
+    #[allow(dead_code)] // for messages of algorithm code
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// An empty argument list for one launch, holding the kernel's lock until the launch (a
+    /// poisoned lock is recovered: the kernel holds no state beyond its arguments, which every
+    /// launch sets afresh).
+    pub(crate) fn builder<'b>(&self) -> ClLaunch<'_, 'b> {
+        ClLaunch {
+            kernel: self.kernel.lock().unwrap_or_else(PoisonError::into_inner),
+            cached: self,
+            next: 0,
+            error: None,
+            _borrows: PhantomData,
+        }
+    }
+}
+
+/// Global and local work sizes of a launch, in 1 to 3 dimensions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LaunchDims {
+    dims: u32,
+    global: [usize; 3],
+    local: Option<[usize; 3]>,
+}
+
+impl LaunchDims {
+    /// `items` work-items in work-groups of `local`: the global size is rounded up to a
+    /// multiple of `local`, so the kernel must return for ids `>= items`.
+    pub(crate) fn linear(items: usize, local: usize) -> Self {
+        let local = local.max(1);
+        Self {
+            dims: 1,
+            global: [items.div_ceil(local) * local, 1, 1],
+            local: Some([local, 1, 1]),
+        }
+    }
+
+    /// An `N`-D launch (`1 <= N <= 3`) of `global` work-items, in work-groups of `local`
+    /// (each global size a multiple of it) or of the implementation's choice.
+    #[allow(dead_code)] // for 2-D and 3-D kernels
+    pub(crate) fn new<const N: usize>(global: [usize; N], local: Option<[usize; N]>) -> Self {
+        const { assert!(N >= 1 && N <= 3) };
+        let pad = |a: [usize; N]| {
+            let mut p = [1; 3];
+            p[..N].copy_from_slice(&a);
+            p
+        };
+        Self {
+            dims: N as u32,
+            global: pad(global),
+            local: local.map(pad),
+        }
+    }
+}
+
+pub(crate) mod sealed {
+    pub trait Sealed {}
+}
+
+/// A value that can be passed to an OpenCL kernel parameter: `u32` (`uint`), `i32`
+/// (`int`), `u64` (`ulong`), `i64` (`long`), `f32`, `f64`, and device buffers by reference
+/// (`&Buffer<T>`, `&ClVector<T>`, for a `__global T *` parameter). Sealed.
+pub(crate) trait ClArg: sealed::Sealed {
+    /// Sets parameter `index` of `kernel` to this value.
+    fn set(&self, kernel: &core::Kernel, index: u32) -> ocl::core::Result<()>;
+}
+
+macro_rules! scalar_args {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl ClArg for $t {
+            fn set(&self, kernel: &core::Kernel, index: u32) -> ocl::core::Result<()> {
+                core::set_kernel_arg(kernel, index, ArgVal::scalar(self))
+            }
+        }
+    )*};
+}
+scalar_args!(u32, i32, u64, i64, f32, f64);
+
+impl<T: OclPrm> sealed::Sealed for &Buffer<T> {}
+impl<T: OclPrm> ClArg for &Buffer<T> {
+    fn set(&self, kernel: &core::Kernel, index: u32) -> ocl::core::Result<()> {
+        core::set_kernel_arg(kernel, index, ArgVal::mem(self.as_core()))
+    }
+}
+
+/// The arguments of one launch of a [`CachedKernel`], set in parameter order as they are
+/// added; `'b` is the lifetime of the buffers passed by reference.
+pub(crate) struct ClLaunch<'a, 'b> {
+    kernel: MutexGuard<'a, core::Kernel>,
+    cached: &'a CachedKernel,
+    /// Index of the next parameter.
+    next: u32,
+    /// The first failure to set an argument, reported by [`ClLaunch::launch`].
+    error: Option<Error>,
+    _borrows: PhantomData<&'b ()>,
+}
+
+impl<'b> ClLaunch<'_, 'b> {
+    /// Sets the next argument.
+    pub(crate) fn arg(&mut self, value: impl ClArg + 'b) -> &mut Self {
+        let index = self.next;
+        self.next += 1;
+        if self.error.is_none() {
+            if let Err(e) = value.set(&self.kernel, index) {
+                self.error = Some(crate::error::cl_error(
+                    format!("setting argument {index} of {}", self.cached.name),
+                    e,
+                ));
+            }
+        }
+        self
+    }
+
+    /// Sets the next argument, a `__local T *`, to `len` elements of local memory per
+    /// work-group.
+    #[allow(dead_code)] // for kernels with dynamic local memory
+    pub(crate) fn local<T: OclPrm>(&mut self, len: usize) -> &mut Self {
+        let index = self.next;
+        self.next += 1;
+        if self.error.is_none() {
+            if let Err(e) = core::set_kernel_arg(&self.kernel, index, ArgVal::local::<T>(&len)) {
+                self.error = Some(crate::error::cl_error(
+                    format!("setting argument {index} of {}", self.cached.name),
+                    e,
+                ));
+            }
+        }
+        self
+    }
+
+    /// Enqueues the kernel on `queue` with these arguments. Fails (enqueuing nothing) if an
+    /// argument could not be set or their number is not the kernel's.
+    ///
+    /// # Safety
+    ///
+    /// The arguments must match the kernel's parameters in order and type, every buffer
+    /// among them must belong to `queue`'s context and be large enough for everything the
+    /// kernel accesses under `dims`. (Argument values are captured at enqueue, and OpenCL
+    /// keeps the buffers alive until the kernel completes.)
+    pub(crate) unsafe fn launch(&mut self, queue: &ocl::Queue, dims: LaunchDims) -> Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        let name = &self.cached.name;
+        if self.next != self.cached.num_args {
+            return Err(Error::backend(
+                BACKEND,
+                format!(
+                    "launching {name}: {} arguments given, the kernel has {}",
+                    self.next, self.cached.num_args
+                ),
+            ));
+        }
+        // SAFETY: every parameter is set (counted above); the caller guarantees that the
+        // arguments match the kernel and that the buffers suffice for `dims`.
+        unsafe {
+            core::enqueue_kernel(
+                queue.as_core(),
+                &self.kernel,
+                dims.dims,
+                None,
+                &dims.global,
+                dims.local,
+                None::<()>,
+                None::<()>,
+            )
+        }
+        .or_cl(|| format!("launching {name}"))
     }
 }
 

@@ -143,3 +143,15 @@ fn data_of_another_instance_is_rejected() {
     b1.spmv(&da, &dx, &mut dy).unwrap();
     assert_eq!(b1.download(&dy).unwrap(), [6.0]);
 }
+
+/// Every module of the kernel table builds on the device, in every precision it has, and
+/// defines every kernel it lists.
+#[test]
+fn every_kernel_of_the_table_builds() {
+    let Some(b) = trident_core::testing::backend_or_skip(make()) else {
+        return;
+    };
+    if let Err(e) = b.build_all_kernels() {
+        panic!("{}", trident_core::testing::Report(&e));
+    }
+}

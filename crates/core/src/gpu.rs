@@ -1,11 +1,126 @@
-//! What the GPU backends share about preparing device data, so that they hold only what
-//! differs: the ELLPACK-R slot-pass planner ([`plan_slot_passes`]), the checks the kernels
-//! rely on (32-bit indices, consistent lengths), and the environment override of the plan.
+//! What the GPU backends share, so that they hold only what differs: kernel naming
+//! ([`kernel_name`], [`Precision`]), the ELLPACK-R slot-pass planner ([`plan_slot_passes`]),
+//! the checks the kernels rely on (32-bit indices, consistent lengths, download lengths), and
+//! the environment override of the plan.
 
 use crate::ellpack::EllpackR;
 use crate::error::{Error, Result};
 use crate::scalar::{Index, Scalar};
 use crate::spmv::SpmvOptions;
+
+/// The floating-point precisions that GPU kernels are compiled for: every typed kernel root
+/// `r` exists as `r_f32` and `r_f64` (see [`kernel_name`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// `f32` (suffix `_f32`).
+    F32,
+    /// `f64` (suffix `_f64`).
+    F64,
+}
+
+impl Precision {
+    /// Both precisions, in index order ([`Precision::index`]).
+    pub const ALL: [Precision; 2] = [Precision::F32, Precision::F64];
+
+    /// The precision of `T`.
+    pub fn of<T: Scalar>() -> Self {
+        if T::NAME == "f64" {
+            Precision::F64
+        } else {
+            Precision::F32
+        }
+    }
+
+    /// `0` for `f32`, `1` for `f64`: the index of per-precision tables.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// `"f32"` or `"f64"`, the kernel-name suffix.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::F64 => "f64",
+        }
+    }
+
+    /// `root` + `_` + [`Precision::name`], e.g. `spmv_ellr_f32`.
+    pub fn kernel_name(self, root: &str) -> String {
+        format!("{root}_{}", self.name())
+    }
+}
+
+/// The name of the kernel `root` for the scalar type `T`, as both GPU backends' kernel files
+/// define it: `kernel_name::<f32>("spmv_ellr") == "spmv_ellr_f32"`.
+pub fn kernel_name<T: Scalar>(root: &str) -> String {
+    Precision::of::<T>().kernel_name(root)
+}
+
+/// The kernels of one kernel file, as a GPU backend's kernel table lists them: typed roots
+/// (defined as `<root>_f32` and `<root>_f64`) and plain kernels (one name each). A backend
+/// resolves a kernel to its *slot*, the index in [`KernelList::names`], once per loaded
+/// module, so launches look up kernels by index, not by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelList {
+    /// Roots of the kernels defined for both precisions.
+    pub typed: &'static [&'static str],
+    /// Kernels with a single, unsuffixed name.
+    pub plain: &'static [&'static str],
+}
+
+impl KernelList {
+    /// Number of kernels: both precisions of each typed root, then the plain ones.
+    pub fn len(&self) -> usize {
+        self.typed.len() * Precision::ALL.len() + self.plain.len()
+    }
+
+    /// True if the list names no kernel.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every kernel's full name, in slot order: `typed[0]_f32, typed[0]_f64, typed[1]_f32,
+    /// …, plain[0], …`.
+    pub fn names(&self) -> Vec<String> {
+        let typed = self
+            .typed
+            .iter()
+            .flat_map(|r| Precision::ALL.map(|p| p.kernel_name(r)));
+        typed
+            .chain(self.plain.iter().map(|n| n.to_string()))
+            .collect()
+    }
+
+    /// The precision of the kernel in `slot` (`None`: a plain kernel).
+    pub fn precision_of(&self, slot: usize) -> Option<Precision> {
+        (slot < self.typed.len() * Precision::ALL.len())
+            .then(|| Precision::ALL[slot % Precision::ALL.len()])
+    }
+
+    /// The slot of typed kernel `root` in precision `p`; `None` if `root` is not listed.
+    pub fn typed_slot(&self, root: &str, p: Precision) -> Option<usize> {
+        let i = self.typed.iter().position(|r| *r == root)?;
+        Some(i * Precision::ALL.len() + p.index())
+    }
+
+    /// The slot of the plain kernel `name`; `None` if it is not listed.
+    pub fn plain_slot(&self, name: &str) -> Option<usize> {
+        let i = self.plain.iter().position(|n| *n == name)?;
+        Some(self.typed.len() * Precision::ALL.len() + i)
+    }
+}
+
+/// Fails with [`Error::Shape`] unless a download of a device vector of `len` values fits
+/// the host slice of `host_len`.
+pub fn check_download_len(len: usize, host_len: usize) -> Result<()> {
+    if len == host_len {
+        Ok(())
+    } else {
+        Err(Error::shape(format!(
+            "download of {len} values into {host_len}"
+        )))
+    }
+}
 
 /// At most this many slot passes ([`plan_slot_passes`]).
 const MAX_SLOT_PASSES: usize = 8;
@@ -144,6 +259,8 @@ pub fn forced_passes_from_env(var: &str) -> Option<usize> {
 pub struct EllpackPlan {
     /// Rows (the kernels take a 32-bit count).
     pub rows: u32,
+    /// Columns (the length of `x`).
+    pub cols: usize,
     /// Padded row width.
     pub width: u32,
     /// Slot ranges, one launch each (see [`plan_slot_passes`]).
@@ -171,9 +288,15 @@ impl EllpackPlan {
         let forced = opts.passes.or_else(|| forced_passes_from_env(env));
         Ok(Self {
             rows,
+            cols: a.cols(),
             width,
             passes: plan_slot_passes(a, cache, forced),
         })
+    }
+
+    /// `(rows, cols)` of the matrix.
+    pub fn shape(&self) -> (usize, usize) {
+        (self.rows as usize, self.cols)
     }
 
     /// Fails unless device buffers of these lengths hold a matrix of this plan
@@ -297,6 +420,37 @@ mod tests {
                 plan_slot_passes(&b, cache, None)
             );
         }
+    }
+
+    #[test]
+    fn kernel_names() {
+        assert_eq!(kernel_name::<f32>("spmv_ellr"), "spmv_ellr_f32");
+        assert_eq!(kernel_name::<f64>("gemm"), "gemm_f64");
+        assert_eq!(Precision::of::<f64>().index(), 1);
+        assert!(check_download_len(3, 3).is_ok());
+        assert!(matches!(check_download_len(3, 2), Err(Error::Shape(_))));
+    }
+
+    #[test]
+    fn kernel_list_slots_index_the_names() {
+        let list = KernelList {
+            typed: &["a", "b"],
+            plain: &["c"],
+        };
+        let names = list.names();
+        assert_eq!(names, ["a_f32", "a_f64", "b_f32", "b_f64", "c"]);
+        assert_eq!(list.len(), names.len());
+        for r in list.typed {
+            for p in Precision::ALL {
+                let slot = list.typed_slot(r, p).unwrap();
+                assert_eq!(names[slot], p.kernel_name(r));
+                assert_eq!(list.precision_of(slot), Some(p));
+            }
+        }
+        assert_eq!(names[list.plain_slot("c").unwrap()], "c");
+        assert_eq!(list.precision_of(4), None);
+        assert_eq!(list.typed_slot("c", Precision::F32), None);
+        assert_eq!(list.plain_slot("a"), None);
     }
 
     #[test]

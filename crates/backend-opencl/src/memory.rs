@@ -1,0 +1,155 @@
+//! Device memory: the scalar types, buffers tied to their backend instance, and device
+//! vectors.
+
+use std::fmt;
+use std::mem::size_of;
+
+use ocl::{Buffer, OclPrm};
+use trident_core::gpu::{check_download_len, Precision};
+use trident_core::{Backend, DeviceVectors, Error, Result, Scalar};
+
+use crate::error::{alloc_error, ClResultExt};
+use crate::program::ClArg;
+use crate::{OpenCl, BACKEND};
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+}
+
+/// The scalar types the OpenCL kernels are built for: `f32` and `f64` (sealed). Kernels are
+/// looked up by [`trident_core::gpu::kernel_name`] (`<root>_f32`, `<root>_f64`); `f64`
+/// needs a device with double precision.
+pub trait ClScalar: Scalar + OclPrm + sealed::Sealed {}
+
+impl ClScalar for f32 {}
+
+impl ClScalar for f64 {}
+
+/// A vector in OpenCL device memory (see [`DeviceVectors`]).
+///
+/// OpenCL forbids empty buffers, so an empty vector holds a one-element buffer that nothing
+/// reads; its length is tracked separately.
+pub struct ClVector<T: OclPrm> {
+    pub(crate) buf: Buffer<T>,
+    pub(crate) len: usize,
+    pub(crate) owner: u64,
+}
+
+impl<T: OclPrm> crate::program::sealed::Sealed for &ClVector<T> {}
+impl<T: OclPrm> ClArg for &ClVector<T> {
+    fn set(&self, kernel: &ocl::core::Kernel, index: u32) -> ocl::core::Result<()> {
+        (&self.buf).set(kernel, index)
+    }
+}
+
+impl<T: OclPrm> fmt::Debug for ClVector<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClVector").field("len", &self.len).finish()
+    }
+}
+
+impl OpenCl {
+    /// Checks that `owner` (a vector's or matrix's) is this instance: a buffer is only valid
+    /// in the context it was made in.
+    pub(crate) fn check_owner(&self, owner: u64, what: &str) -> Result<()> {
+        if owner == self.id {
+            Ok(())
+        } else {
+            Err(Error::backend(
+                BACKEND,
+                format!("{what}: the data belongs to a different OpenCL backend instance"),
+            ))
+        }
+    }
+
+    /// A device buffer for `len` values (at least one element), initialised from `init` when
+    /// given (`init.len() == len`), else left uninitialised.
+    pub(crate) fn alloc<P: OclPrm>(
+        &self,
+        len: usize,
+        init: Option<&[P]>,
+        what: &str,
+    ) -> Result<Buffer<P>> {
+        let n = len.max(1);
+        let bytes = n.checked_mul(size_of::<P>()).ok_or_else(|| {
+            Error::out_of_memory(
+                BACKEND,
+                format!("{what}: {n} values overflow the address space"),
+            )
+        })?;
+        let max = self.info.max_alloc_bytes;
+        if max > 0 && bytes as u64 > max {
+            return Err(Error::out_of_memory(
+                BACKEND,
+                format!(
+                    "{what}: {bytes} bytes exceed the largest allocation of {} ({max} bytes)",
+                    self.info.description()
+                ),
+            ));
+        }
+        let builder = Buffer::<P>::builder().queue(self.queue.clone()).len(n);
+        let builder = match init {
+            Some(host) if !host.is_empty() => builder.copy_host_slice(host),
+            _ => builder,
+        };
+        builder
+            .build()
+            .or_alloc(|| format!("{what} ({bytes} bytes)"))
+    }
+
+    pub(crate) fn vector<T: ClScalar>(&self, buf: Buffer<T>, len: usize) -> ClVector<T> {
+        ClVector {
+            buf,
+            len,
+            owner: self.id,
+        }
+    }
+}
+
+impl<T: ClScalar> DeviceVectors<T> for OpenCl {
+    type Vector = ClVector<T>;
+
+    fn upload(&self, host: &[T]) -> Result<ClVector<T>> {
+        self.check_precision(Precision::of::<T>())?;
+        let buf = self.alloc(host.len(), Some(host), "uploading a vector")?;
+        Ok(self.vector(buf, host.len()))
+    }
+
+    fn zeros(&self, len: usize) -> Result<ClVector<T>> {
+        self.check_precision(Precision::of::<T>())?;
+        let what = "allocating a zero vector";
+        let buf = self.alloc::<T>(len, None, what)?;
+        if len > 0 {
+            // Non-blocking: the in-order queue runs the fill before anything enqueued later.
+            let filled = if self.queue.device_version() >= [1, 2].into() {
+                buf.cmd().fill(T::zero(), None).enq()
+            } else {
+                buf.write(&vec![T::zero(); len]).enq()
+            };
+            filled
+                .map_err(|e| alloc_error(format!("{what} ({} bytes)", len * size_of::<T>()), e))?;
+        }
+        Ok(self.vector(buf, len))
+    }
+
+    fn len(&self, v: &ClVector<T>) -> usize {
+        v.len
+    }
+
+    fn download_into(&self, v: &ClVector<T>, host: &mut [T]) -> Result<()> {
+        self.check_owner(v.owner, "downloading a vector")?;
+        check_download_len(v.len, host.len())?;
+        if v.len == 0 {
+            // Nothing to copy, but a download still waits for the queued work.
+            return self.synchronize();
+        }
+        // A blocking read on the in-order queue: it waits for all earlier work.
+        v.buf
+            .read(host)
+            .queue(&self.queue)
+            .enq()
+            .or_cl(|| "downloading a vector")
+    }
+}
