@@ -126,7 +126,7 @@ fn run<T: CudaScalar>(cuda: &Cuda, rows: usize, len: usize, reps: usize, banded:
          (compulsory {:.2} GB); upload {:.2} s; sampled rows within tolerance",
         T::NAME,
         if banded { "banded" } else { "random" },
-        da.passes(),
+        da.plan().passes.len(),
         per * 1e3,
         bytes as f64 / per / 1e9,
         bytes as f64 / 1e9,

@@ -4,7 +4,7 @@
 //! `build.rs` compiles each file with nvcc into a generated module of the same name holding
 //! `PTX_SM90` (`-arch=compute_90`, for compute capability 9.0 and newer) and `PTX_PORTABLE`
 //! (`-arch=compute_75`); [`COMPILED`] is false, the constants empty and [`MISSING_REASON`]
-//! set when nvcc was not found at build time. The [`modules!`] invocation below is the one
+//! set when nvcc was not found at build time. The `kernel_table!` invocation below is the one
 //! place that names the modules: adding `kernels/cuda/matmul.cu` takes one line there.
 //!
 //! A *typed* kernel root `r` is defined by the file as `extern "C"` kernels `r_f32` and
@@ -42,46 +42,27 @@ impl ModuleInfo {
     }
 }
 
-/// Defines [`Module`] and [`MODULES`] from one line per kernel file:
-/// `Variant => file_stem { typed: ["root", ...], plain: ["name", ...] }`.
-macro_rules! modules {
-    ($($(#[$doc:meta])* $variant:ident => $stem:ident {
-        typed: [$($typed:literal),* $(,)?],
-        plain: [$($plain:literal),* $(,)?] $(,)?
-    }),+ $(,)?) => {
-        /// A kernel file of `kernels/cuda/`; `Module::X as usize` indexes [`MODULES`].
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum Module {
-            $($(#[$doc])* $variant),+
-        }
-
-        impl Module {
-            /// Every module, in table order.
-            pub const ALL: &'static [Module] = &[$(Module::$variant),+];
-
-            /// This module's table entry.
-            pub fn info(self) -> &'static ModuleInfo {
-                &MODULES[self as usize]
-            }
-        }
-
-        /// The table, in the order of [`Module`]'s variants.
-        pub static MODULES: &[ModuleInfo] = &[$(ModuleInfo {
+/// One table entry: `kernels/cuda/<stem>.cu`, its PTX (the generated module `<stem>`) and
+/// its kernels.
+macro_rules! cuda_module {
+    ($stem:ident, typed: [$($typed:literal),* $(,)?], plain: [$($plain:literal),* $(,)?]) => {
+        ModuleInfo {
             name: stringify!($stem),
             file: concat!("kernels/cuda/", stringify!($stem), ".cu"),
             ptx_sm90: $stem::PTX_SM90,
             ptx_portable: $stem::PTX_PORTABLE,
-            kernels: KernelList {
-                typed: &[$($typed),*],
-                plain: &[$($plain),*],
-            },
-        }),+];
+            kernels: KernelList::new(&[$($typed),*], &[$($plain),*]),
+        }
     };
 }
 
-modules! {
+trident_core::kernel_table! {
+    /// A kernel file of `kernels/cuda/`; `Module::X as usize` indexes [`MODULES`].
+    enum Module;
+    /// The table, in the order of [`Module`]'s variants: one line per kernel file.
+    static MODULES: [ModuleInfo];
     /// `kernels/cuda/spmv.cu`: ELLPACK-R SpMV.
-    Spmv => spmv { typed: ["spmv_ellr"], plain: [] },
+    Spmv => cuda_module!(spmv, typed: ["spmv_ellr"], plain: []),
 }
 
 /// The `.version X.Y` (PTX ISA) of a PTX text.
@@ -116,7 +97,7 @@ mod tests {
         files.sort_unstable();
         assert_eq!(
             names, files,
-            "every kernels/cuda/*.cu needs one modules! entry"
+            "every kernels/cuda/*.cu needs one kernel_table! entry"
         );
     }
 

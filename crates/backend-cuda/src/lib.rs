@@ -25,7 +25,7 @@
 //! # Adding kernels
 //!
 //! Each `kernels/cuda/<alg>.cu` file is one [`kernels::Module`], listed once in the
-//! `modules!` table of `src/kernels.rs` with the roots of the kernels it defines; `build.rs`
+//! `kernel_table!` of `src/kernels.rs` with the roots of the kernels it defines; `build.rs`
 //! compiles every file to PTX. A module is JIT-loaded on its first use and cached for the
 //! backend's lifetime (so starting a backend costs no kernel loading), and its failure to load
 //! is an [`Error::Backend`] naming the file, with the JIT log. Host code (in the algorithm's
@@ -34,7 +34,7 @@
 //!
 //! ```ignore
 //! // kernels/cuda/matmul.cu defines extern "C" gemm_tiled_f32(...) and gemm_tiled_f64(...);
-//! // src/kernels.rs: modules! { ..., Matmul => matmul { typed: ["gemm_tiled"], plain: [] } }
+//! // src/kernels.rs, in kernel_table!: Matmul => cuda_module!(matmul, typed: ["gemm_tiled"], plain: []),
 //! use crate::kernels::Module;
 //! use crate::launch::LaunchConfig;
 //!
@@ -65,14 +65,14 @@ mod launch;
 mod memory;
 mod spmv;
 
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::Arc;
 
 use cust::context::{Context, CurrentContext};
 use cust::device::{Device, DeviceAttribute};
 use cust::error::CudaError;
 use cust::stream::{Stream, StreamFlags};
-use trident_core::gpu::Precision;
-use trident_core::{Backend, Error, Result};
+use trident_core::gpu::{Cached, Precision};
+use trident_core::{Backend, Error, Result, ResultExt};
 
 use driver::CuResultExt;
 use kernels::{Module, ModuleInfo};
@@ -101,9 +101,7 @@ pub(crate) struct Shared {
     cc_major: u32,
     // Field order is drop order: the modules and the stream go before the context.
     /// One cell per [`Module`], filled on first use.
-    modules: Vec<OnceLock<Loaded>>,
-    /// Held while loading a module, so that each is JIT-compiled once.
-    loading: Mutex<()>,
+    modules: Vec<Cached<Loaded>>,
     stream: Stream,
     context: Context,
 }
@@ -123,30 +121,24 @@ impl Shared {
 
     /// Module `m`, loaded into the context (which must be current) on first use.
     fn module(&self, m: Module) -> Result<&Loaded> {
-        let cell = &self.modules[m as usize];
-        if let Some(loaded) = cell.get() {
-            return Ok(loaded);
-        }
-        let _guard = self.loading.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(loaded) = cell.get() {
-            return Ok(loaded);
-        }
-        let info = m.info();
-        let module = driver::Module::from_ptx(info.ptx(self.cc_major), info.file)?;
-        let functions = info
-            .kernels
-            .names()
-            .into_iter()
-            .map(|name| {
-                let f = module.function(&name)?;
-                Ok((name, f))
+        self.modules[m as usize].get_or_try_init(|| {
+            let info = m.info();
+            let module = driver::Module::from_ptx(info.ptx(self.cc_major), info.file)?;
+            let functions = info
+                .kernels
+                .names()
+                .into_iter()
+                .map(|name| {
+                    let f = module.function(&name)?;
+                    Ok((name, f))
+                })
+                .collect::<Result<Vec<_>>>()
+                .context(|| info.file)?;
+            Ok(Loaded {
+                functions,
+                _module: module,
             })
-            .collect::<Result<Vec<_>>>()
-            .map_err(|e| e.context(info.file))?;
-        Ok(cell.get_or_init(|| Loaded {
-            functions,
-            _module: module,
-        }))
+        })
     }
 
     /// The kernel in `slot` of module `m` ([`trident_core::gpu::KernelList`]); `slot` is
@@ -274,8 +266,7 @@ impl Cuda {
             shared: Arc::new(Shared {
                 ordinal,
                 cc_major: compute_capability.0,
-                modules: Module::ALL.iter().map(|_| OnceLock::new()).collect(),
-                loading: Mutex::new(()),
+                modules: Module::ALL.iter().map(|_| Cached::new()).collect(),
                 stream,
                 context,
             }),
@@ -401,18 +392,12 @@ pub fn device_names() -> Result<Vec<String>> {
         .collect()
 }
 
+// The backend and its data may be shared between threads.
+trident_core::assert_send_sync!(Cuda, CudaVector<f32>, CudaEllpack<f64>);
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn assert_send_sync<T: Send + Sync>() {}
-
-    #[test]
-    fn backend_and_data_are_send_and_sync() {
-        assert_send_sync::<Cuda>();
-        assert_send_sync::<CudaVector<f32>>();
-        assert_send_sync::<CudaEllpack<f64>>();
-    }
 
     #[test]
     fn errors_are_described_without_panicking() {

@@ -2,7 +2,6 @@
 //! more slot passes (see [`plan_slot_passes`]).
 
 use trident_core::gpu::EllpackPlan;
-use trident_core::spmv::check_shapes as check_spmv_shapes;
 use trident_core::{EllpackR, Result, Spmv, SpmvOptions};
 
 use crate::kernels::Module;
@@ -27,32 +26,16 @@ pub struct CudaEllpack<T: CudaScalar> {
 }
 
 impl<T: CudaScalar> CudaEllpack<T> {
-    /// `(rows, cols)`.
-    pub fn shape(&self) -> (usize, usize) {
-        self.plan.shape()
-    }
-
-    /// Padded row width.
-    pub fn width(&self) -> usize {
-        self.plan.width as usize
-    }
-
-    /// Number of kernel launches (slot passes) per product; set at upload from the matrix
-    /// and the device's L2 size, or by `TRIDENT_CUDA_SPMV_PASSES`.
-    pub fn passes(&self) -> usize {
-        self.plan.passes.len()
+    /// Dimensions and slot passes (one kernel launch each), planned at upload from the
+    /// matrix and the device's cache size, [`SpmvOptions::passes`] or [`PASSES_ENV`].
+    pub fn plan(&self) -> &EllpackPlan {
+        &self.plan
     }
 }
 
 impl<T: CudaScalar> std::fmt::Debug for CudaEllpack<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CudaEllpack")
-            .field("type", &T::NAME)
-            .field("rows", &self.plan.rows)
-            .field("cols", &self.plan.cols)
-            .field("width", &self.plan.width)
-            .field("passes", &self.plan.passes.len())
-            .finish()
+        self.plan.debug_as::<T>(f, "CudaEllpack")
     }
 }
 
@@ -71,43 +54,36 @@ impl<T: CudaScalar> Spmv<T> for Cuda {
     }
 
     fn ellpack_shape(&self, a: &CudaEllpack<T>) -> (usize, usize) {
-        a.shape()
+        a.plan.shape()
     }
 
     fn spmv(&self, a: &CudaEllpack<T>, x: &CudaVector<T>, y: &mut CudaVector<T>) -> Result<()> {
-        check_spmv_shapes(a.shape(), x.len(), y.len())?;
         for shared in [a.values.shared(), x.buf.shared(), y.buf.shared()] {
             self.check_same_device(shared)?;
         }
-        // Invariants of EllpackR, re-checked because the kernel trusts them.
-        a.plan.check(a.values.len(), a.col_idx.len(), a.rl.len())?;
+        // Shapes, and the invariants of EllpackR, re-checked because the kernel trusts them.
+        let lens = (a.values.len(), a.col_idx.len(), a.rl.len());
+        a.plan.check_spmv(lens, x.len(), y.len())?;
         if a.plan.rows == 0 {
             return Ok(());
         }
         let rows = a.plan.rows;
         let kernel = self.kernel::<T>(Module::Spmv, "spmv_ellr")?;
         let cfg = LaunchConfig::grid_1d(rows.div_ceil(BLOCK), BLOCK);
-        for (pass, &(k_begin, k_end)) in a.plan.passes.iter().enumerate() {
-            let accumulate = u32::from(pass > 0);
+        for (k_begin, k_end, accumulate) in a.plan.launches() {
             // The kernel's parameters (kernels/cuda/spmv.cu, as in kernels/opencl/spmv.cl):
             // (uint rows, uint k_begin, uint k_end, uint accumulate, const T *values,
             //  const uint *col_idx, const uint *rl, const T *x, T *y)
             let mut args = kernel.builder();
-            args.arg(rows)
-                .arg(k_begin)
-                .arg(k_end)
-                .arg(accumulate)
-                .arg(&a.values)
-                .arg(&a.col_idx)
-                .arg(&a.rl)
-                .arg(x)
-                .arg(&*y);
+            args.arg(rows).arg(k_begin).arg(k_end).arg(accumulate);
+            args.arg(&a.values).arg(&a.col_idx).arg(&a.rl);
+            args.arg(x).arg(&*y);
             // SAFETY: the arguments are four u32s and five device buffers, matching the
             // kernel's (unsigned, unsigned, unsigned, unsigned, const T*, const unsigned*,
             // const unsigned*, const T*, T*). The matrix buffers hold rows * width values and
             // columns and `rows` row lengths (checked above); EllpackR guarantees
             // rl[i] <= width and columns < cols == len(x); len(y) == rows
-            // (check_spmv_shapes). The kernel reads only entries k < min(rl[i], k_end) of
+            // (check_spmv). The kernel reads only entries k < min(rl[i], k_end) of
             // rows i < rows, and reads and writes only y[i]. Passes run in stream order, the
             // first overwriting y.
             unsafe { args.launch(cfg) }?;

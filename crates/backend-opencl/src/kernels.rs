@@ -6,7 +6,7 @@
 //! (only on devices with double precision; see [`build_options`]). A *typed* kernel root `r`
 //! is defined as `TRIDENT_CAT(r_, SUFFIX)`, i.e. `r_f32` / `r_f64` (see
 //! [`trident_core::gpu::kernel_name`]); a *plain* kernel has one name, taken from the `f32`
-//! build. The [`modules!`] invocation below is the one place that names the modules: adding
+//! build. The `kernel_table!` invocation below is the one place that names the modules: adding
 //! `kernels/opencl/matmul.cl` takes one line there.
 
 use trident_core::gpu::{KernelList, Precision};
@@ -39,47 +39,27 @@ pub fn build_options(p: Precision) -> &'static str {
     }
 }
 
-/// Defines [`Module`] and [`MODULES`] from one line per kernel file:
-/// `Variant => file_stem { typed: ["root", ...], plain: ["name", ...] }`.
-macro_rules! modules {
-    ($($(#[$doc:meta])* $variant:ident => $stem:ident {
-        typed: [$($typed:literal),* $(,)?],
-        plain: [$($plain:literal),* $(,)?] $(,)?
-    }),+ $(,)?) => {
-        /// A kernel file of `kernels/opencl/`; `Module::X as usize` indexes [`MODULES`].
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum Module {
-            $($(#[$doc])* $variant),+
-        }
-
-        impl Module {
-            /// Every module, in table order.
-            pub const ALL: &'static [Module] = &[$(Module::$variant),+];
-
-            /// This module's table entry.
-            pub fn info(self) -> &'static ModuleInfo {
-                &MODULES[self as usize]
-            }
-        }
-
-        /// The table, in the order of [`Module`]'s variants.
-        pub static MODULES: &[ModuleInfo] = &[$(ModuleInfo {
+/// One table entry: `kernels/opencl/<stem>.cl`, embedded, and its kernels.
+macro_rules! cl_module {
+    ($stem:ident, typed: [$($typed:literal),* $(,)?], plain: [$($plain:literal),* $(,)?]) => {
+        ModuleInfo {
             name: stringify!($stem),
             source: Source {
                 file: concat!("kernels/opencl/", stringify!($stem), ".cl"),
                 text: include_str!(concat!("../../../kernels/opencl/", stringify!($stem), ".cl")),
             },
-            kernels: KernelList {
-                typed: &[$($typed),*],
-                plain: &[$($plain),*],
-            },
-        }),+];
+            kernels: KernelList::new(&[$($typed),*], &[$($plain),*]),
+        }
     };
 }
 
-modules! {
+trident_core::kernel_table! {
+    /// A kernel file of `kernels/opencl/`; `Module::X as usize` indexes [`MODULES`].
+    enum Module;
+    /// The table, in the order of [`Module`]'s variants: one line per kernel file.
+    static MODULES: [ModuleInfo];
     /// `kernels/opencl/spmv.cl`: ELLPACK-R SpMV.
-    Spmv => spmv { typed: ["spmv_ellr"], plain: [] },
+    Spmv => cl_module!(spmv, typed: ["spmv_ellr"], plain: []),
 }
 
 #[cfg(test)]
@@ -104,7 +84,7 @@ mod tests {
         names.sort_unstable();
         assert_eq!(
             names, files,
-            "every kernels/opencl/*.cl needs one modules! entry"
+            "every kernels/opencl/*.cl needs one kernel_table! entry"
         );
     }
 }

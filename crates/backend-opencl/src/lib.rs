@@ -24,7 +24,7 @@
 //! # Adding kernels
 //!
 //! Each `kernels/opencl/<alg>.cl` file is one [`kernels::Module`], listed once in the
-//! `modules!` table of `src/kernels.rs` with the roots of the kernels it defines (typed roots
+//! `kernel_table!` of `src/kernels.rs` with the roots of the kernels it defines (typed roots
 //! are defined as `TRIDENT_CAT(root_, SUFFIX)` over `REAL`, see `kernels/opencl/spmv.cl`). A
 //! module is built on first use per precision and cached; a build failure is an
 //! [`Error::Backend`] whose message names `kernels/opencl/<alg>.cl:LINE` and holds the
@@ -34,7 +34,7 @@
 //!
 //! ```ignore
 //! // kernels/opencl/matmul.cl defines __kernel void TRIDENT_CAT(gemm_tiled_, SUFFIX)(...);
-//! // src/kernels.rs: modules! { ..., Matmul => matmul { typed: ["gemm_tiled"], plain: [] } }
+//! // src/kernels.rs, in kernel_table!: Matmul => cl_module!(matmul, typed: ["gemm_tiled"], plain: []),
 //! use crate::kernels::Module;
 //! use crate::program::LaunchDims;
 //!
@@ -67,11 +67,10 @@ mod spmv;
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock, PoisonError};
 
 use ocl::core::Status;
-use trident_core::gpu::Precision;
-use trident_core::{Backend, Error, Result, Scalar};
+use trident_core::gpu::{Cached, Precision};
+use trident_core::{Backend, Error, Result, ResultExt, Scalar};
 
 pub use error::ClError;
 pub use memory::{ClScalar, ClVector};
@@ -108,9 +107,7 @@ pub struct OpenCl {
     info: DeviceInfo,
     queue: ocl::Queue,
     /// One cell per [`Module`] and [`Precision`], filled on first use.
-    programs: Vec<[OnceLock<Built>; 2]>,
-    /// Held while building a program, so that each is built once.
-    building: Mutex<()>,
+    programs: Vec<[Cached<Built>; 2]>,
     /// The platform's device id, for builds.
     device: ocl::core::DeviceId,
     // Kept last: dropped after everything created in it.
@@ -171,9 +168,8 @@ impl OpenCl {
             queue,
             programs: Module::ALL
                 .iter()
-                .map(|_| [OnceLock::new(), OnceLock::new()])
+                .map(|_| [Cached::new(), Cached::new()])
                 .collect(),
-            building: Mutex::new(()),
             device: found.device,
             context,
         })
@@ -218,38 +214,32 @@ impl OpenCl {
     /// Module `m` built for precision `p` (on first use).
     fn program(&self, m: Module, p: Precision) -> Result<&Built> {
         self.check_precision(p)?;
-        let cell = &self.programs[m as usize][p.index()];
-        if let Some(built) = cell.get() {
-            return Ok(built);
-        }
-        let _guard = self.building.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(built) = cell.get() {
-            return Ok(built);
-        }
-        let info = m.info();
-        let program = program::build(
-            &self.context,
-            self.device,
-            &self.info.description(),
-            info.source,
-            build_options(p),
-        )?;
-        let wg = self.info.max_work_group_size;
-        let kernels = info
-            .kernels
-            .names()
-            .iter()
-            .enumerate()
-            .map(|(slot, name)| match info.kernels.precision_of(slot) {
-                Some(q) if q != p => Ok(None),
-                _ => CachedKernel::new(&program, name, self.device, wg).map(Some),
+        self.programs[m as usize][p.index()].get_or_try_init(|| {
+            let info = m.info();
+            let program = program::build(
+                &self.context,
+                self.device,
+                &self.info.description(),
+                info.source,
+                build_options(p),
+            )?;
+            let wg = self.info.max_work_group_size;
+            let kernels = info
+                .kernels
+                .names()
+                .iter()
+                .enumerate()
+                .map(|(slot, name)| match info.kernels.precision_of(slot) {
+                    Some(q) if q != p => Ok(None),
+                    _ => CachedKernel::new(&program, name, self.device, wg).map(Some),
+                })
+                .collect::<Result<Vec<_>>>()
+                .context(|| info.source.file)?;
+            Ok(Built {
+                kernels,
+                _program: program,
             })
-            .collect::<Result<Vec<_>>>()
-            .map_err(|e| e.context(info.source.file))?;
-        Ok(cell.get_or_init(|| Built {
-            kernels,
-            _program: program,
-        }))
+        })
     }
 
     /// The kernel in `slot` of module `m` built for `p`; `slot` is `None` when the table
@@ -324,23 +314,19 @@ impl Backend for OpenCl {
     }
 }
 
+// The backend and its data may be shared between threads.
+trident_core::assert_send_sync!(OpenCl, ClVector<f32>, ClEllpack<f64>);
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn assert_send_sync<T: Send + Sync>() {}
-
-    #[test]
-    fn backend_is_send_and_sync() {
-        assert_send_sync::<OpenCl>();
-    }
-
     /// A broken source: the error is `Backend`, names the file and line, and holds the log.
     #[test]
     fn build_errors_carry_the_log() {
-        let Some(found) = probe::choose(&Selector::default()).ok() else {
-            eprintln!("skipping: no OpenCL device");
-            return;
+        let found = match probe::choose(&Selector::default()) {
+            Ok(found) => found,
+            Err(e) => return trident_core::testing::skip(trident_core::testing::Needs::Gpu, e),
         };
         let device = ocl::Device::from(found.device);
         let context = ocl::Context::builder()

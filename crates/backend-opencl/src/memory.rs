@@ -8,7 +8,7 @@ use ocl::{Buffer, OclPrm};
 use trident_core::gpu::{check_download_len, Precision};
 use trident_core::{Backend, DeviceVectors, Error, Result, Scalar};
 
-use crate::error::{alloc_error, ClResultExt};
+use crate::error::ClResultExt;
 use crate::program::ClArg;
 use crate::{OpenCl, BACKEND};
 
@@ -128,8 +128,7 @@ impl<T: ClScalar> DeviceVectors<T> for OpenCl {
             } else {
                 buf.write(&vec![T::zero(); len]).enq()
             };
-            filled
-                .map_err(|e| alloc_error(format!("{what} ({} bytes)", len * size_of::<T>()), e))?;
+            filled.or_alloc(|| format!("{what} ({} bytes)", len * size_of::<T>()))?;
         }
         Ok(self.vector(buf, len))
     }

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use ocl::{Buffer, OclPrm};
+use ocl::Buffer;
 use trident_core::gpu::EllpackPlan;
 use trident_core::spmv::check_shapes as check_spmv_shapes;
 use trident_core::{DeviceVectors, EllpackR, Result, Spmv, SpmvOptions};
@@ -19,7 +19,7 @@ pub const PASSES_ENV: &str = "TRIDENT_OPENCL_SPMV_PASSES";
 
 /// An ELLPACK-R matrix in OpenCL device memory (see [`Spmv`]): column-major values and
 /// `u32` column indices, and `u32` row lengths.
-pub struct ClEllpack<T: OclPrm> {
+pub struct ClEllpack<T: ClScalar> {
     values: Buffer<T>,
     col_idx: Buffer<u32>,
     rl: Buffer<u32>,
@@ -28,33 +28,17 @@ pub struct ClEllpack<T: OclPrm> {
     owner: u64,
 }
 
-impl<T: OclPrm> ClEllpack<T> {
-    /// `(rows, cols)`.
-    pub fn shape(&self) -> (usize, usize) {
-        self.plan.shape()
-    }
-
-    /// Padded row width.
-    pub fn width(&self) -> usize {
-        self.plan.width as usize
-    }
-
-    /// Number of kernel launches (slot passes) per product; set at upload from the matrix
-    /// and the device's global memory cache size (`CL_DEVICE_GLOBAL_MEM_CACHE_SIZE`), or by
-    /// `TRIDENT_OPENCL_SPMV_PASSES`.
-    pub fn passes(&self) -> usize {
-        self.plan.passes.len()
+impl<T: ClScalar> ClEllpack<T> {
+    /// Dimensions and slot passes (one kernel launch each), planned at upload from the
+    /// matrix and the device's cache size, [`SpmvOptions::passes`] or [`PASSES_ENV`].
+    pub fn plan(&self) -> &EllpackPlan {
+        &self.plan
     }
 }
 
-impl<T: OclPrm> fmt::Debug for ClEllpack<T> {
+impl<T: ClScalar> fmt::Debug for ClEllpack<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ClEllpack")
-            .field("rows", &self.plan.rows)
-            .field("cols", &self.plan.cols)
-            .field("width", &self.plan.width)
-            .field("passes", &self.plan.passes.len())
-            .finish()
+        self.plan.debug_as::<T>(f, "ClEllpack")
     }
 }
 
@@ -80,7 +64,7 @@ impl<T: ClScalar> Spmv<T> for OpenCl {
     }
 
     fn ellpack_shape(&self, a: &ClEllpack<T>) -> (usize, usize) {
-        a.shape()
+        a.plan.shape()
     }
 
     fn spmv(&self, a: &ClEllpack<T>, x: &ClVector<T>, y: &mut ClVector<T>) -> Result<()> {
@@ -88,35 +72,29 @@ impl<T: ClScalar> Spmv<T> for OpenCl {
         self.check_owner(a.owner, "spmv")?;
         self.check_owner(x.owner, "spmv")?;
         self.check_owner(y.owner, "spmv")?;
-        check_spmv_shapes(a.shape(), x.len, y.len)?;
-        // The invariants the kernel trusts (OpenCL buffers hold at least one element).
+        // Shapes, and the invariants the kernel trusts (OpenCL buffers hold at least one
+        // element, so an empty array has a one-element buffer).
         let len = |n: usize, buf_len: usize| if n == 0 { 0 } else { buf_len };
         let slots = a.plan.rows as usize * a.plan.width as usize;
-        a.plan.check(
+        let lens = (
             len(slots, a.values.len()),
             len(slots, a.col_idx.len()),
             len(a.plan.rows as usize, a.rl.len()),
-        )?;
+        );
+        a.plan.check_spmv(lens, x.len, y.len)?;
         if a.plan.rows == 0 {
             return Ok(());
         }
         let dims = LaunchDims::linear(a.plan.rows as usize, kernel.local);
         let rows = a.plan.rows;
-        for (pass, &(k_begin, k_end)) in a.plan.passes.iter().enumerate() {
-            let accumulate = u32::from(pass > 0);
+        for (k_begin, k_end, accumulate) in a.plan.launches() {
             // The kernel's parameters (kernels/opencl/spmv.cl, as in kernels/cuda/spmv.cu):
             // (uint rows, uint k_begin, uint k_end, uint accumulate, const T *values,
             //  const uint *col_idx, const uint *rl, const T *x, T *y)
             let mut args = kernel.builder();
-            args.arg(rows)
-                .arg(k_begin)
-                .arg(k_end)
-                .arg(accumulate)
-                .arg(&a.values)
-                .arg(&a.col_idx)
-                .arg(&a.rl)
-                .arg(x)
-                .arg(&*y);
+            args.arg(rows).arg(k_begin).arg(k_end).arg(accumulate);
+            args.arg(&a.values).arg(&a.col_idx).arg(&a.rl);
+            args.arg(x).arg(&*y);
             // SAFETY: the arguments have the kernel's types (four u32, five buffers).
             // Every buffer was made in this instance's context (owner checks above) and is
             // large enough for what the kernel touches: work-items i >= rows return at once;

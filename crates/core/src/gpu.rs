@@ -3,6 +3,8 @@
 //! the checks the kernels rely on (32-bit indices, consistent lengths, download lengths), and
 //! the environment override of the plan.
 
+use std::sync::{Mutex, OnceLock, PoisonError};
+
 use crate::ellpack::EllpackR;
 use crate::error::{Error, Result};
 use crate::scalar::{Index, Scalar};
@@ -69,6 +71,11 @@ pub struct KernelList {
 }
 
 impl KernelList {
+    /// The kernels `typed` (roots, both precisions) and `plain`.
+    pub const fn new(typed: &'static [&'static str], plain: &'static [&'static str]) -> Self {
+        Self { typed, plain }
+    }
+
     /// Number of kernels: both precisions of each typed root, then the plain ones.
     pub fn len(&self) -> usize {
         self.typed.len() * Precision::ALL.len() + self.plain.len()
@@ -108,6 +115,99 @@ impl KernelList {
         let i = self.plain.iter().position(|n| *n == name)?;
         Some(self.typed.len() * Precision::ALL.len() + i)
     }
+}
+
+/// Defines a GPU backend's kernel table: an enum naming each kernel file (`Module::X as
+/// usize` indexes the table), `Module::ALL`, `Module::info()`, and the table itself, a static
+/// slice of the backend's entry type, from one line per file. Each backend wraps it with its
+/// own entry macro (see `kernels.rs` of `trident-cuda` and `trident-opencl`):
+///
+/// ```ignore
+/// trident_core::kernel_table! {
+///     /// A kernel file of `kernels/cuda/`.
+///     enum Module;
+///     /// The table, in the order of `Module`'s variants.
+///     static MODULES: [ModuleInfo];
+///     /// `kernels/cuda/spmv.cu`: ELLPACK-R SpMV.
+///     Spmv => cuda_module!(spmv, typed: ["spmv_ellr"], plain: []),
+/// }
+/// ```
+#[macro_export]
+macro_rules! kernel_table {
+    (
+        $(#[$enum_doc:meta])* enum $module:ident;
+        $(#[$table_doc:meta])* static $table:ident: [$info:ty];
+        $($(#[$doc:meta])* $variant:ident => $entry:expr),+ $(,)?
+    ) => {
+        $(#[$enum_doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $module {
+            $($(#[$doc])* $variant),+
+        }
+
+        impl $module {
+            /// Every module, in table order.
+            pub const ALL: &'static [$module] = &[$($module::$variant),+];
+
+            /// This module's table entry.
+            pub fn info(self) -> &'static $info {
+                &$table[self as usize]
+            }
+        }
+
+        $(#[$table_doc])*
+        pub static $table: &[$info] = &[$($entry),+];
+    };
+}
+
+/// A value built on first use by a fallible function, at most once even when threads race
+/// (the backends' cache of loaded kernel modules: one per module and precision). A failure
+/// is returned and not cached, so a later call tries again.
+#[derive(Debug, Default)]
+pub struct Cached<T> {
+    value: OnceLock<T>,
+    /// Held while building, so that concurrent first uses build once.
+    building: Mutex<()>,
+}
+
+impl<T> Cached<T> {
+    /// An empty cell.
+    pub const fn new() -> Self {
+        Self {
+            value: OnceLock::new(),
+            building: Mutex::new(()),
+        }
+    }
+
+    /// The value, built by `build` if this is the first successful call.
+    pub fn get_or_try_init<E>(&self, build: impl FnOnce() -> Result<T, E>) -> Result<&T, E> {
+        if let Some(v) = self.value.get() {
+            return Ok(v);
+        }
+        let _guard = self.building.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(v) = self.value.get() {
+            return Ok(v);
+        }
+        let v = build()?;
+        Ok(self.value.get_or_init(|| v))
+    }
+
+    /// The value, if it has been built.
+    pub fn get(&self) -> Option<&T> {
+        self.value.get()
+    }
+}
+
+/// Fails to compile unless every listed type is `Send + Sync`: a GPU backend and its device
+/// data may be shared between threads. `trident_core::assert_send_sync!(Cuda, CudaVector<f32>);`
+#[macro_export]
+macro_rules! assert_send_sync {
+    ($($t:ty),+ $(,)?) => {
+        const _: () = {
+            const fn send_sync<T: Send + Sync>() {}
+            $(send_sync::<$t>();)+
+        };
+    };
 }
 
 /// Fails with [`Error::Shape`] unless a download of a device vector of `len` values fits
@@ -299,6 +399,37 @@ impl EllpackPlan {
         (self.rows as usize, self.cols)
     }
 
+    /// Formats a device matrix of this plan as `name { type: "f32", plan: … }` (for the
+    /// backends' `Debug` impls, whose buffers are not worth printing).
+    pub fn debug_as<T: Scalar>(
+        &self,
+        f: &mut std::fmt::Formatter<'_>,
+        name: &str,
+    ) -> std::fmt::Result {
+        f.debug_struct(name)
+            .field("type", &T::NAME)
+            .field("plan", self)
+            .finish()
+    }
+
+    /// The kernel launches of one product: `(k_begin, k_end, accumulate)` per slot pass,
+    /// `accumulate` 0 for the first (which overwrites `y`) and 1 for the others.
+    pub fn launches(&self) -> impl Iterator<Item = (u32, u32, u32)> + '_ {
+        (self.passes.iter().enumerate()).map(|(p, &(b, e))| (b, e, u32::from(p > 0)))
+    }
+
+    /// Everything a backend checks before launching `y = A x` with this plan: the shapes
+    /// of `x` and `y` ([`crate::spmv::check_shapes`]) and the device buffers ([`Self::check`]).
+    pub fn check_spmv(
+        &self,
+        (values, col_idx, rl): (usize, usize, usize),
+        x_len: usize,
+        y_len: usize,
+    ) -> Result<()> {
+        crate::spmv::check_shapes(self.shape(), x_len, y_len)?;
+        self.check(values, col_idx, rl)
+    }
+
     /// Fails unless device buffers of these lengths hold a matrix of this plan
     /// (`rows * width` values and columns, `rows` row lengths) and the passes are valid:
     /// the invariants that the kernels trust.
@@ -451,6 +582,34 @@ mod tests {
         assert_eq!(list.precision_of(4), None);
         assert_eq!(list.typed_slot("c", Precision::F32), None);
         assert_eq!(list.plain_slot("a"), None);
+    }
+
+    #[test]
+    fn plans_launch_each_pass_once() {
+        let a = ellpack(10, 10, 4, |i, k| k * 2 + i % 2);
+        let opts = SpmvOptions { passes: Some(2) };
+        let plan = EllpackPlan::new(&a, 0, &opts, "TRIDENT_TEST_NO_SUCH_VAR").unwrap();
+        assert_eq!(plan.shape(), (10, 10));
+        let l: Vec<_> = plan.launches().collect();
+        assert_eq!(l, [(0, 2, 0), (2, 4, 1)]);
+        assert!(plan.check_spmv((40, 40, 10), 10, 10).is_ok());
+        assert!(matches!(
+            plan.check_spmv((40, 40, 10), 9, 10),
+            Err(Error::Shape(_))
+        ));
+        assert!(matches!(
+            plan.check_spmv((39, 40, 10), 10, 10),
+            Err(Error::Invalid { .. })
+        ));
+    }
+
+    #[test]
+    fn cached_builds_once_and_retries_failures() {
+        let c = Cached::new();
+        assert_eq!(c.get_or_try_init(|| Err::<u32, _>("no")), Err("no"));
+        assert_eq!(c.get(), None);
+        assert_eq!(c.get_or_try_init(|| Ok::<_, ()>(7)), Ok(&7));
+        assert_eq!(c.get_or_try_init(|| Ok::<_, ()>(8)), Ok(&7));
     }
 
     #[test]
