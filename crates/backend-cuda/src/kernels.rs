@@ -105,8 +105,10 @@ mod tests {
     fn ptx_is_present_when_compiled() {
         if !COMPILED {
             assert!(MISSING_REASON.is_some());
-            eprintln!("skipping: {}", MISSING_REASON.unwrap_or_default());
-            return;
+            return trident_core::testing::skip(
+                trident_core::testing::Needs::Gpu,
+                MISSING_REASON.unwrap_or_default(),
+            );
         }
         for (m, flavour, ptx) in all_ptx() {
             assert!(!ptx.is_empty(), "{} {flavour}: empty PTX", m.file);
@@ -125,7 +127,10 @@ mod tests {
     #[test]
     fn ptx_version_is_accepted_by_cuda_13_0_drivers() {
         if !COMPILED {
-            return;
+            return trident_core::testing::skip(
+                trident_core::testing::Needs::Gpu,
+                MISSING_REASON.unwrap_or_default(),
+            );
         }
         for (m, flavour, ptx) in all_ptx() {
             let v = ptx_version(ptx).unwrap_or_else(|| panic!("{} {flavour}: no .version", m.file));
