@@ -54,6 +54,13 @@ fn report(result: Result<()>) -> ExitCode {
     }
 }
 
+/// Prints a reader's remarks (e.g. a skipped header line) on stderr.
+pub(crate) fn print_notes(notes: &[String]) {
+    for n in notes {
+        eprintln!("note: {n}");
+    }
+}
+
 /// The median of timings (0 for none).
 pub(crate) fn median(mut v: Vec<f64>) -> f64 {
     if v.is_empty() {

@@ -1,5 +1,6 @@
 //! Compressed sparse row matrices with sorted, duplicate-free column indices.
 
+use crate::alloc;
 use crate::coo::Coo;
 use crate::dense::Dense;
 use crate::error::{Error, Result};
@@ -112,7 +113,9 @@ impl<T: Scalar, I: Index> Csr<T, I> {
             I::try_from_usize(cols - 1)?;
         }
         // Counting sort by row, then sort each row by column.
-        let mut counts = vec![0usize; rows + 1];
+        let mut counts = alloc::try_vec(rows + 1, 0usize, || {
+            format!("the row pointers of a {rows}-row matrix")
+        })?;
         for &r in coo.row_indices() {
             counts[r + 1] += 1;
         }
@@ -121,14 +124,15 @@ impl<T: Scalar, I: Index> Csr<T, I> {
         }
         let mut next = counts.clone();
         let nnz = coo.nnz();
-        let mut tmp: Vec<(usize, T)> = vec![(0, T::zero()); nnz];
+        let mut tmp: Vec<(usize, T)> =
+            alloc::try_vec(nnz, (0, T::zero()), || format!("sorting {nnz} entries"))?;
         for (r, c, v) in coo.iter() {
             tmp[next[r]] = (c, v);
             next[r] += 1;
         }
         let mut indptr = Vec::with_capacity(rows + 1);
         let mut indices = Vec::with_capacity(nnz);
-        let mut values = Vec::with_capacity(nnz);
+        let mut values: Vec<T> = Vec::with_capacity(nnz);
         indptr.push(0);
         for i in 0..rows {
             let row = &mut tmp[counts[i]..counts[i + 1]];
@@ -138,6 +142,18 @@ impl<T: Scalar, I: Index> Csr<T, I> {
                 if indices.len() > start && I::to_usize(indices[indices.len() - 1]) == c {
                     let last = values.len() - 1;
                     values[last] += v;
+                    if !values[last].is_finite() && v.is_finite() {
+                        return Err(Error::invalid(
+                            "CSR",
+                            format!(
+                                "duplicate entries at ({}, {}) sum to a value that is not a \
+                                 finite {}",
+                                i + 1,
+                                c + 1,
+                                T::NAME
+                            ),
+                        ));
+                    }
                 } else {
                     indices.push(I::try_from_usize(c)?);
                     values.push(v);

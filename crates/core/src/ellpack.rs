@@ -5,6 +5,7 @@
 //! (one per row) therefore read consecutive addresses (coalesced loads). The row-length array
 //! `rl` lets each thread stop after its own row instead of scanning the padding.
 
+use crate::alloc;
 use crate::csr::Csr;
 use crate::error::{Error, Result};
 use crate::scalar::{Index, Scalar};
@@ -94,8 +95,16 @@ impl<T: Scalar, I: Index> EllpackR<T, I> {
         let slots = rows
             .checked_mul(width)
             .ok_or_else(|| Error::invalid("ELLPACK-R", "rows * width overflows usize"))?;
-        let mut values = vec![T::zero(); slots];
-        let mut col_idx = vec![I::default(); slots];
+        let what = || {
+            format!(
+                "ELLPACK-R storage of {rows} rows padded to the longest row ({width} entries; \
+                 {} non-zeros in all, so {:.0}x padding: a CSR kernel suits this matrix better)",
+                csr.nnz(),
+                slots as f64 / csr.nnz().max(1) as f64
+            )
+        };
+        let mut values = alloc::try_vec(slots, T::zero(), what)?;
+        let mut col_idx = alloc::try_vec(slots, I::default(), what)?;
         let mut rl = Vec::with_capacity(rows);
         for i in 0..rows {
             let (cs, vs) = csr.row(i);

@@ -28,6 +28,9 @@ pub enum ParseErrorKind {
     Unsupported,
     /// The file could not be read.
     Io,
+    /// The input needs more memory than can be allocated, or breaks a documented limit
+    /// (such as [`crate::io::MAX_LINE_BYTES`]).
+    TooLarge,
 }
 
 /// An input-file error: the file, the 1-based line where it is known, and the problem.
@@ -116,8 +119,8 @@ pub enum Error {
         #[source]
         source: Option<BoxError>,
     },
-    /// The device ran out of memory.
-    #[error("{backend}: out of device memory: {message}")]
+    /// The device (or, with backend `"host"`, the host) ran out of memory.
+    #[error("{backend}: out of {} memory: {message}", if *backend == "host" { "host" } else { "device" })]
     OutOfMemory {
         /// Backend name.
         backend: &'static str,
@@ -197,7 +200,8 @@ impl Error {
     }
 
     /// The same error with `what: ` in front of its message (backend errors, shape and
-    /// invalid-format errors; others are returned unchanged): what was being done.
+    /// invalid-format errors, index overflows (which become [`Error::Invalid`]); others are
+    /// returned unchanged): what was being done.
     pub fn context(mut self, what: impl std::fmt::Display) -> Self {
         match &mut self {
             Error::Backend { message, .. }
@@ -205,6 +209,14 @@ impl Error {
             | Error::OutOfMemory { message, .. }
             | Error::Invalid { message, .. }
             | Error::Shape(message) => *message = format!("{what}: {message}"),
+            // An index overflow gains the context as an invalid-index error, so that the
+            // file (or operation) it came from is named.
+            Error::IndexOverflow { value, index_type } => {
+                return Error::invalid(
+                    "index",
+                    format!("{what}: index {value} does not fit in the index type {index_type}"),
+                )
+            }
             _ => {}
         }
         self

@@ -1,5 +1,6 @@
 //! Undirected simple graphs stored as symmetric CSR adjacency.
 
+use crate::alloc;
 use crate::coo::Coo;
 use crate::csr::Csr;
 use crate::error::{Error, Result};
@@ -17,6 +18,7 @@ pub struct Graph {
     weights: Option<Vec<f64>>,
     labels: Option<Vec<String>>,
     self_loops_dropped: usize,
+    notes: Vec<String>,
 }
 
 impl Graph {
@@ -138,10 +140,10 @@ impl Graph {
 
         // Pass 2: partition by bucket: the column into `adj`, the row within the bucket
         // into `lrow`, the weight into `wts`.
-        let mut adj = vec![0u32; total];
-        let mut lrow = vec![0u16; total];
+        let mut adj = alloc::try_vec(total, 0u32, || format!("the adjacency of {total} directed edges"))?;
+        let mut lrow = alloc::try_vec(total, 0u16, || format!("sorting {total} directed edges"))?;
         let mut wts = if weighted {
-            vec![0f64; total]
+            alloc::try_vec(total, 0f64, || format!("the weights of {total} directed edges"))?
         } else {
             Vec::new()
         };
@@ -170,11 +172,11 @@ impl Graph {
         // Pass 3: per bucket, counting sort by row into a scratch buffer, then sort, merge
         // and compact each row back into `adj` (the write position never passes the read
         // position, and the bucket was copied out first).
-        let mut indptr = vec![0usize; n + 1];
+        let mut indptr = alloc::try_vec(n + 1, 0usize, || format!("the row pointers of a graph of {n} nodes"))?;
         let mut cnt: Vec<usize> = Vec::with_capacity((1 << shift) + 1);
-        let mut tmp: Vec<u32> = vec![0; largest];
+        let mut tmp: Vec<u32> = alloc::try_vec(largest, 0, || format!("sorting {largest} directed edges"))?;
         let mut tmpw: Vec<f64> = if weighted {
-            vec![0.0; largest]
+            alloc::try_vec(largest, 0.0, || format!("sorting {largest} weights"))?
         } else {
             Vec::new()
         };
@@ -266,6 +268,7 @@ impl Graph {
             weights: weighted.then_some(wts),
             labels: None,
             self_loops_dropped: self_loops,
+            notes: Vec::new(),
         })
     }
 
@@ -280,6 +283,18 @@ impl Graph {
         }
         self.labels = Some(labels);
         Ok(self)
+    }
+
+    /// Adds remarks about how the graph was read (see [`Graph::notes`]).
+    pub fn with_notes(mut self, notes: Vec<String>) -> Self {
+        self.notes.extend(notes);
+        self
+    }
+
+    /// Remarks for the user about how the input was read, e.g. a skipped header line
+    /// (`file:1: skipped the header line "source target"`). Commands print them on stderr.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// Number of nodes.
@@ -332,12 +347,37 @@ impl Graph {
         }
     }
     /// The adjacency matrix as CSR (weights, or ones when unweighted).
-    pub fn to_csr<T: Scalar>(&self) -> Csr<T, u32> {
+    ///
+    /// Fails when a weight is not finite in `T` (e.g. `1e39` in `f32`): a weight that would
+    /// silently become infinite is an error, never a wrong answer.
+    pub fn to_csr<T: Scalar>(&self) -> Result<Csr<T, u32>> {
         let n = self.num_nodes();
         let values = match &self.weights {
-            Some(w) => w.iter().map(|&x| T::from_f64(x)).collect(),
+            Some(w) => {
+                let v: Vec<T> = w.iter().map(|&x| T::from_f64(x)).collect();
+                if let Some(k) = v.iter().position(|x| !x.is_finite()) {
+                    let u = self.indptr.partition_point(|&p| p <= k) - 1;
+                    return Err(Error::invalid(
+                        "graph",
+                        format!(
+                            "the weight {} of edge ({}, {}) is not a finite {}",
+                            w[k],
+                            self.label(u),
+                            self.label(self.adj[k] as usize),
+                            T::NAME
+                        ),
+                    ));
+                }
+                v
+            }
             None => vec![T::one(); self.adj.len()],
         };
-        Csr::from_parts_unchecked(n, n, self.indptr.clone(), self.adj.clone(), values)
+        Ok(Csr::from_parts_unchecked(
+            n,
+            n,
+            self.indptr.clone(),
+            self.adj.clone(),
+            values,
+        ))
     }
 }

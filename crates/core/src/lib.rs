@@ -14,6 +14,7 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod alloc;
 pub mod backend;
 pub mod coo;
 pub mod csr;

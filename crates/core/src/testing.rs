@@ -65,13 +65,19 @@ pub struct Report<'a>(pub &'a Error);
 
 impl std::fmt::Display for Report<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)?;
+        // A source whose text the message already shows (a parse error, an I/O error after
+        // its path) is not repeated.
+        let mut text = self.0.to_string();
         let mut source = std::error::Error::source(self.0);
         while let Some(s) = source {
-            write!(f, ": {s}")?;
+            let t = s.to_string();
+            if !text.contains(&t) {
+                text.push_str(": ");
+                text.push_str(&t);
+            }
             source = s.source();
         }
-        Ok(())
+        f.write_str(&text)
     }
 }
 

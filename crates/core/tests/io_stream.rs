@@ -73,15 +73,26 @@ fn file_and_memory_agree() {
 }
 
 #[test]
-fn a_line_longer_than_a_piece() {
-    let mut text = String::from("0 1\n% ");
-    text.push_str(&"x".repeat(2_500_000));
-    text.push_str("\n1 2\n2 3");
-    let p = tmp("long.txt");
-    std::fs::write(&p, &text).unwrap();
-    let g = io::read_graph(&p, &EdgeListOptions::default()).unwrap();
-    let _ = std::fs::remove_file(&p);
-    assert_eq!((g.num_nodes(), g.num_edges()), (4, 3));
+fn long_lines_up_to_the_limit_and_not_beyond() {
+    // A line just under the documented limit is read; one beyond it is refused with its
+    // line number (never buffered until memory runs out).
+    for (len, ok) in [(io::MAX_LINE_BYTES - 10, true), (2_500_000, false)] {
+        let mut text = String::from("0 1\n% ");
+        text.push_str(&"x".repeat(len));
+        text.push_str("\n1 2\n2 3");
+        let p = tmp("long.txt");
+        std::fs::write(&p, &text).unwrap();
+        let r = io::read_graph(&p, &EdgeListOptions::default());
+        let _ = std::fs::remove_file(&p);
+        if ok {
+            let g = r.unwrap();
+            assert_eq!((g.num_nodes(), g.num_edges()), (4, 3));
+        } else {
+            let e = r.unwrap_err();
+            let pe = e.as_parse().expect("a parse error");
+            assert_eq!((pe.kind, pe.line), (ParseErrorKind::TooLarge, Some(2)), "{e}");
+        }
+    }
 }
 
 #[test]

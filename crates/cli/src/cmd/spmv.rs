@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use trident_core::io;
 use trident_core::spmv::{self as spmv_ref, RowReference};
-use trident_core::{Csr, Dense, EllpackR, Error, Result, Scalar, Spmv};
+use trident_core::{Coo, Csr, Dense, EllpackR, Error, Result, ResultExt, Scalar, Spmv};
 
 use crate::select::{self, AnyBackend, BackendChoice};
 use crate::{median, Precision};
@@ -22,35 +22,45 @@ pub struct Args {
     /// Element type.
     #[arg(long, value_enum, default_value = "f32")]
     precision: Precision,
-    /// How many timed products (the median is reported).
-    #[arg(long, default_value_t = 10)]
-    repeat: usize,
+    /// How many timed products (the median is reported), 1 to 100000.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    repeat: u32,
     /// Write y as a NumPy `.npy` column vector.
     #[arg(long)]
     output: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<()> {
+    // The output is checked before any work: writable, and never the input.
+    if let Some(out) = &args.output {
+        io::check_output(out, &[&args.path])?;
+    }
     let b = select::open(args.backend)?;
     println!("backend: {b}");
     let out = args.output.as_deref();
     match args.precision {
-        Precision::F32 => spmv::<f32>(&b, &args.path, args.repeat, out),
-        Precision::F64 => spmv::<f64>(&b, &args.path, args.repeat, out),
+        Precision::F32 => spmv::<f32>(&b, &args.path, args.repeat as usize, out),
+        Precision::F64 => spmv::<f64>(&b, &args.path, args.repeat as usize, out),
     }
 }
 
-/// Reads a matrix: Matrix Market as a general sparse matrix, anything else as a graph's
-/// adjacency matrix.
+/// Reads a matrix, telling the format from the content: Matrix Market as a general sparse
+/// matrix, a `.npy` array as a dense one, an edge list as the graph's adjacency matrix.
 fn load_matrix<T: Scalar>(path: &Path) -> Result<Csr<T>> {
-    let is_mtx = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("mtx"));
-    if is_mtx {
-        io::mtx::read_coo::<T>(path)?.to_csr()
-    } else {
-        Ok(io::read_graph_auto(path)?.to_csr())
-    }
+    let input = io::Input::read(path)?;
+    let name = input.name.clone();
+    let csr = match input.detect() {
+        io::Detected::MatrixMarket => {
+            io::parse_matrix_market::<T>(&input.bytes, &name)?.into_coo().to_csr()
+        }
+        io::Detected::Npy => Coo::from_dense(&io::parse_npy::<T>(&input.bytes, &name)?).to_csr(),
+        _ => {
+            let g = io::graph_from_input(&input)?;
+            crate::print_notes(g.notes());
+            g.to_csr()
+        }
+    };
+    csr.context(|| name)
 }
 
 fn spmv<T: BackendScalar>(
@@ -60,7 +70,7 @@ fn spmv<T: BackendScalar>(
     output: Option<&Path>,
 ) -> Result<()> {
     let csr = load_matrix::<T>(path)?;
-    let a = EllpackR::<T>::from_csr(&csr)?;
+    let a = EllpackR::<T>::from_csr(&csr).context(|| path.display())?;
     println!(
         "matrix: {} x {}, {} non-zeros, ELLPACK-R width {}",
         a.rows(),

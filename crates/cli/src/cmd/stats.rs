@@ -26,6 +26,7 @@ fn stats(path: &Path) -> Result<()> {
     let t = Instant::now();
     let g = io::read_graph_auto(path)?;
     let secs = t.elapsed().as_secs_f64();
+    crate::print_notes(g.notes());
     let max_deg = (0..g.num_nodes()).map(|u| g.degree(u)).max().unwrap_or(0);
     println!("file:              {}", path.display());
     println!("nodes:             {}", g.num_nodes());

@@ -50,12 +50,12 @@
 //! [`ParseErrorKind::IndexOutOfRange`]: crate::ParseErrorKind::IndexOutOfRange
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
 
 use super::text::{self, Lines};
-use super::{perr, read_file};
-use crate::error::{ParseErrorKind as K, Result};
+use super::{perr, refuse, Detected, Input};
+use crate::alloc;
+use crate::error::{ParseErrorKind as K, Result, ResultExt};
 use crate::graph::Graph;
 
 /// How id fields become node numbers; see the [module documentation](self).
@@ -99,6 +99,8 @@ pub struct EdgeList {
     pub labels: Option<Vec<String>>,
     /// Self-loop lines dropped.
     pub self_loops: usize,
+    /// Remarks for the user about how the file was read (e.g. a skipped header line).
+    pub notes: Vec<String>,
 }
 
 impl EdgeList {
@@ -121,6 +123,7 @@ impl EdgeList {
             self.weights.as_deref(),
             self.self_loops,
         )?;
+        let g = g.with_notes(self.notes);
         match self.labels {
             Some(l) => g.with_labels(l),
             None => Ok(g),
@@ -130,45 +133,108 @@ impl EdgeList {
 
 /// Reads an edge-list file into a graph.
 pub fn read_graph(path: impl AsRef<Path>, opts: &EdgeListOptions) -> Result<Graph> {
-    read_edges(path, opts)?.into_graph()
+    let path = path.as_ref();
+    read_edges(path, opts)?
+        .into_graph()
+        .context(|| path.display())
 }
 
 /// Reads an edge-list file into an [`EdgeList`] (parsing and numbering, no graph build).
 ///
-/// Integer-id files are read in cache-sized pieces; label files are read whole.
+/// The input is read once ([`Input::read`]: `-` is standard input, gzip is decompressed) and
+/// parsed in parallel pieces.
 pub fn read_edges(path: impl AsRef<Path>, opts: &EdgeListOptions) -> Result<EdgeList> {
-    let path = path.as_ref();
-    edges_from(Source::File(path), &path.display().to_string(), opts)
+    let input = Input::read(path)?;
+    match input.detect() {
+        Detected::Text => parse_edges(&input.bytes, &input.name, opts),
+        other => Err(refuse(&input.name, other, "an edge list")),
+    }
 }
 
 /// Parses edge-list bytes into a graph; `name` is the file name used in errors.
 pub fn parse_edge_list(bytes: &[u8], name: &str, opts: &EdgeListOptions) -> Result<Graph> {
-    parse_edges(bytes, name, opts)?.into_graph()
+    parse_edges(bytes, name, opts)?
+        .into_graph()
+        .context(|| name)
 }
 
 /// Parses edge-list bytes into an [`EdgeList`]; `name` is the file name used in errors.
+///
+/// A leading UTF-8 byte-order mark is ignored. In the `Auto` and `Numeric` modes a first data
+/// line whose two id fields are both non-numeric, followed by numeric lines, is a column
+/// header (`source target`): it is skipped and reported in [`EdgeList::notes`].
 pub fn parse_edges(bytes: &[u8], name: &str, opts: &EdgeListOptions) -> Result<EdgeList> {
-    edges_from(Source::Memory(bytes), name, opts)
+    let bytes = super::strip_bom(bytes);
+    if opts.ids != IdMode::Labels {
+        if let Some((ln, line, rest_at)) = header_line(bytes) {
+            let rest = &bytes[rest_at..];
+            let skip = memchr::memchr_iter(b'\n', &bytes[..rest_at]).count();
+            if let Ok(mut el) = edges_from(rest, name, opts, skip, false) {
+                el.notes.push(format!(
+                    "{name}:{ln}: skipped the header line {}",
+                    text::show(line)
+                ));
+                return Ok(el);
+            }
+        }
+    }
+    edges_from(bytes, name, opts, 0, true)
 }
 
-fn edges_from(input: Source<'_>, name: &str, opts: &EdgeListOptions) -> Result<EdgeList> {
-    let labels = |input: Source<'_>| match input {
-        Source::Memory(b) => parse_labels(b, name, opts),
-        Source::File(p) => parse_labels(&read_file(p)?, name, opts),
+/// The first data line when both of its id fields are non-numeric: (line number, line, the
+/// offset just after it).
+fn header_line(bytes: &[u8]) -> Option<(usize, &[u8], usize)> {
+    let mut off = 0;
+    let mut ln = 0;
+    while off < bytes.len() {
+        ln += 1;
+        let end = memchr::memchr(b'\n', &bytes[off..]).map_or(bytes.len(), |k| off + k);
+        let line = &bytes[off..end];
+        let next = (end + 1).min(bytes.len());
+        let mut toks = text::tokens(line);
+        match toks.next() {
+            None => {}
+            Some(a) if a[0] == b'#' || a[0] == b'%' => {}
+            Some(a) => {
+                let b = toks.next()?;
+                let numeric = |t: &[u8]| t[0].is_ascii_digit() || t[0] == b'+';
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                return (!numeric(a) && !numeric(b)).then_some((ln, line, next));
+            }
+        }
+        off = next;
+    }
+    None
+}
+
+/// `skip`: lines before `input` in the file (for error line numbers); `label_fallback`:
+/// whether `Auto` may fall back to labels.
+fn edges_from(
+    input: &[u8],
+    name: &str,
+    opts: &EdgeListOptions,
+    skip: usize,
+    label_fallback: bool,
+) -> Result<EdgeList> {
+    let labels = |input: &[u8]| -> Result<EdgeList> {
+        if !label_fallback {
+            return Err(perr(name, None, K::BadValue, "non-numeric node id"));
+        }
+        parse_labels(input, name, opts)
     };
     match opts.ids {
         IdMode::Labels => labels(input),
-        IdMode::Numeric => match parse_numeric::<u32>(input, name, opts, true)? {
+        IdMode::Numeric => match parse_numeric::<u32>(input, name, opts, true, skip)? {
             Outcome::Done(raw) => numeric_as_given(raw, name),
             // Strict mode reports these as errors itself.
             Outcome::Wide | Outcome::NotNumeric => {
                 Err(perr(name, None, K::BadValue, "non-numeric node id"))
             }
         },
-        IdMode::Auto => match parse_numeric::<u32>(input, name, opts, false)? {
+        IdMode::Auto => match parse_numeric::<u32>(input, name, opts, false, skip)? {
             Outcome::Done(raw) => compact(raw, name),
             Outcome::NotNumeric => labels(input),
-            Outcome::Wide => match parse_numeric::<u64>(input, name, opts, false)? {
+            Outcome::Wide => match parse_numeric::<u64>(input, name, opts, false, skip)? {
                 Outcome::Done(raw) => compact(raw, name),
                 _ => labels(input),
             },
@@ -272,7 +338,7 @@ fn fields<'a>(
 // Numeric ids.
 
 /// Storage type for raw numeric ids: `u32` first, `u64` when some id needs it.
-trait RawId: Copy + Ord + Into<u64> {
+trait RawId: Copy + Ord + Default + Send + Sync + Into<u64> {
     fn from_u64(v: u64) -> Option<Self>;
     fn from_u32(v: u32) -> Self;
     /// The ids as u32, for ids known to fit (free for u32).
@@ -476,14 +542,17 @@ impl<'n, I: RawId> NumParser<'n, I> {
         }
     }
 
-    /// Room for about `edges` more edges.
-    fn reserve(&mut self, edges: usize) {
-        self.src.reserve(edges);
-        self.dst.reserve(edges);
-        if self.ws.opt != Some(false) {
-            self.wts
-                .reserve(if self.ws.opt == Some(true) { edges } else { 0 });
+    /// Room for `edges` more edges (fallible: the size comes from the input).
+    fn reserve(&mut self, edges: usize) -> Result<()> {
+        let name = self.name;
+        let what = || format!("parsing {edges} edge lines");
+        let e = |e: alloc::AllocError| perr(name, None, K::TooLarge, e.to_string());
+        alloc::try_reserve(&mut self.src, edges, what).map_err(e)?;
+        alloc::try_reserve(&mut self.dst, edges, what).map_err(e)?;
+        if self.ws.weighted() {
+            alloc::try_reserve(&mut self.wts, edges, what).map_err(e)?;
         }
+        Ok(())
     }
 
     /// The 1-based line of byte `p` of the current piece.
@@ -679,93 +748,139 @@ impl<'n, I: RawId> NumParser<'n, I> {
         Ok(Ok(limit))
     }
 
-    fn finish(self) -> Result<Outcome<I>> {
-        if !self.any {
-            return Err(perr(self.name, None, K::Empty, "no edges in the file"));
-        }
-        let weighted = self.ws.weighted();
-        Ok(Outcome::Done(Raw {
-            src: self.src,
-            dst: self.dst,
-            weights: weighted.then_some(self.wts),
-            loop_ids: self.loop_ids,
-            self_loops: self.self_loops,
-            max: Some(self.max),
-        }))
-    }
 }
 
-/// Where the input is: in memory, or in a file to read in chunks.
-#[derive(Clone, Copy)]
-enum Source<'a> {
-    Memory(&'a [u8]),
-    File(&'a Path),
-}
-
-/// Size of the pieces a file is read in: small enough to stay in cache while parsed.
+/// Size of the pieces the input is parsed in (in parallel): at least this, and a few per
+/// thread.
 const CHUNK: usize = 1 << 20;
 
-/// Runs the numeric parser over the whole input.
-fn parse_numeric<I: RawId>(
-    input: Source<'_>,
+/// Runs the numeric parser over the whole input: pieces split at line breaks, parsed in
+/// parallel, joined in order (the first piece that fails decides, as a sequential parse
+/// would). `skip`: lines before `buf` in the file, for error line numbers.
+fn parse_numeric<I: RawId + Send + Sync>(
+    buf: &[u8],
     name: &str,
     opts: &EdgeListOptions,
     strict: bool,
+    skip: usize,
 ) -> Result<Outcome<I>> {
-    let mut parser = NumParser::<I>::new(name, opts, strict);
-    match input {
-        Source::Memory(buf) => {
-            // One edge per line at most: size the arrays once.
-            parser.reserve(memchr::memchr_iter(b'\n', buf).count() + 1);
-            if let Err(a) = parser.feed(buf, true)? {
-                return Ok(a.into());
-            }
-        }
-        Source::File(path) => {
-            use std::io::Read;
-            let io_err = |source| crate::Error::Io {
-                path: path.to_path_buf(),
-                source,
-            };
-            let mut f = std::fs::File::open(path).map_err(io_err)?;
-            let file_len = f.metadata().map(|m| m.len()).unwrap_or(0);
-            let mut buf = vec![0u8; CHUNK];
-            let mut filled = 0usize;
-            let mut eof = false;
-            let mut first = true;
-            loop {
-                while filled < buf.len() && !eof {
-                    match f.read(&mut buf[filled..]) {
-                        Ok(0) => eof = true,
-                        Ok(k) => filled += k,
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(e) => return Err(io_err(e)),
-                    }
-                }
-                if first {
-                    // Estimate the edges from the first piece's line density.
-                    first = false;
-                    let lines = memchr::memchr_iter(b'\n', &buf[..filled]).count() as u64 + 1;
-                    let est = lines.saturating_mul(file_len) / (filled as u64).max(1);
-                    parser.reserve((est + est / 32 + 1024).min(file_len / 4 + 1024) as usize);
-                }
-                match parser.feed(&buf[..filled], eof)? {
-                    Err(a) => return Ok(a.into()),
-                    Ok(_) if eof => break,
-                    Ok(0) => {
-                        // A line longer than the buffer.
-                        let len = buf.len();
-                        buf.resize(len * 2, 0);
-                    }
-                    Ok(c) => {
-                        buf.copy_within(c..filled, 0);
-                        filled -= c;
-                    }
+    use rayon::prelude::*;
+    // Decide the weight column from the first data line once, for every piece.
+    let mut ws = Weights::new(opts);
+    if ws.opt.is_none() {
+        for (_, line) in Lines::new(buf) {
+            let mut toks = text::tokens(line);
+            match toks.next() {
+                None => continue,
+                Some(a) if a[0] == b'#' || a[0] == b'%' => continue,
+                Some(_) => {
+                    toks.next();
+                    ws.auto = Some(toks.next().is_some());
+                    break;
                 }
             }
         }
     }
-    parser.finish()
+    // Piece boundaries, each just after a line break.
+    let threads = rayon::current_num_threads().max(1);
+    let target = (buf.len() / (threads * 4)).max(CHUNK);
+    let mut bounds = vec![0usize];
+    let mut at = 0usize;
+    while at < buf.len() {
+        let want = at.saturating_add(target);
+        let end = if want >= buf.len() {
+            buf.len()
+        } else {
+            memchr::memchr(b'\n', &buf[want..]).map_or(buf.len(), |k| want + k + 1)
+        };
+        bounds.push(end);
+        at = end;
+    }
+    let pieces: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
+    let parsed: Vec<Result<std::result::Result<NumParser<'_, I>, Abort>>> = pieces
+        .par_iter()
+        .map(|&(a, b)| {
+            let piece = &buf[a..b];
+            let mut p = NumParser::<I>::new(name, opts, strict);
+            p.ws = ws;
+            p.reserve(memchr::memchr_iter(b'\n', piece).count() + 1)?;
+            Ok(p.feed(piece, true)?.map(|_| p))
+        })
+        .collect();
+    let mut parts = Vec::with_capacity(parsed.len());
+    for (k, r) in parsed.into_iter().enumerate() {
+        match r {
+            Ok(Ok(p)) => parts.push(p),
+            Ok(Err(a)) => return Ok(a.into()),
+            Err(crate::Error::Parse(mut e)) => {
+                // Line numbers within the piece: add the lines before it.
+                if let Some(l) = e.line.as_mut() {
+                    *l += skip + memchr::memchr_iter(b'\n', &buf[..pieces[k].0]).count();
+                }
+                return Err(crate::Error::Parse(e));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    join(parts, name)
+}
+
+/// Joins the pieces' results in order.
+fn join<I: RawId + Send + Sync>(parts: Vec<NumParser<'_, I>>, name: &str) -> Result<Outcome<I>> {
+    use rayon::prelude::*;
+    let too_large = |e: alloc::AllocError| perr(name, None, K::TooLarge, e.to_string());
+    if !parts.iter().any(|p| p.any) {
+        return Err(perr(name, None, K::Empty, "no edges in the file"));
+    }
+    let weighted = parts[0].ws.weighted();
+    let total: usize = parts.iter().map(|p| p.src.len()).sum();
+    let max = parts.iter().map(|p| p.max).max().unwrap_or(0);
+    let self_loops = parts.iter().map(|p| p.self_loops).sum();
+    let what = || format!("{total} edges");
+    // Concatenate in parallel: each piece copies into its own slice of the result.
+    fn concat<T: Copy + Default + Send + Sync>(
+        parts: &[&[T]],
+        total: usize,
+        what: impl FnOnce() -> String,
+    ) -> std::result::Result<Vec<T>, alloc::AllocError> {
+        if parts.len() == 1 {
+            return Ok(parts[0].to_vec());
+        }
+        let mut out = alloc::try_vec(total, T::default(), what)?;
+        let mut rest = &mut out[..];
+        let mut slices = Vec::with_capacity(parts.len());
+        for p in parts {
+            let (a, b) = rest.split_at_mut(p.len());
+            slices.push(a);
+            rest = b;
+        }
+        slices
+            .into_par_iter()
+            .zip(parts.par_iter())
+            .for_each(|(dst, src)| dst.copy_from_slice(src));
+        Ok(out)
+    }
+    let src = concat(&parts.iter().map(|p| &p.src[..]).collect::<Vec<_>>(), total, what)
+        .map_err(too_large)?;
+    let dst = concat(&parts.iter().map(|p| &p.dst[..]).collect::<Vec<_>>(), total, what)
+        .map_err(too_large)?;
+    let weights = if weighted {
+        Some(
+            concat(&parts.iter().map(|p| &p.wts[..]).collect::<Vec<_>>(), total, what)
+                .map_err(too_large)?,
+        )
+    } else {
+        None
+    };
+    let loop_ids = parts.iter().flat_map(|p| p.loop_ids.iter().copied()).collect();
+    Ok(Outcome::Done(Raw {
+        src,
+        dst,
+        weights,
+        loop_ids,
+        self_loops,
+        max: Some(max),
+    }))
 }
 
 /// Numeric mode: ids as given.
@@ -786,6 +901,7 @@ fn numeric_as_given(raw: Raw<u32>, name: &str) -> Result<EdgeList> {
         weights: raw.weights,
         labels: None,
         self_loops: raw.self_loops,
+        notes: Vec::new(),
     })
 }
 
@@ -884,40 +1000,18 @@ fn compact<I: RawId>(raw: Raw<I>, name: &str) -> Result<EdgeList> {
         weights,
         labels,
         self_loops,
+        notes: Vec::new(),
     })
 }
 
 // ---------------------------------------------------------------------------------------
 // Labels.
 
-/// FxHash-style byte-string hasher: fast, and adequate for node labels.
-#[derive(Default)]
-struct FxHasher(u64);
-
-impl Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x517c_c1b7_2722_0a95;
-        let mut h = self.0;
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(c);
-            h = (h.rotate_left(5) ^ u64::from_le_bytes(a)).wrapping_mul(K);
-        }
-        for &b in chunks.remainder() {
-            h = (h.rotate_left(5) ^ b as u64).wrapping_mul(K);
-        }
-        self.0 = h;
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 fn parse_labels<'a>(buf: &'a [u8], name: &str, opts: &EdgeListOptions) -> Result<EdgeList> {
-    let mut index: HashMap<&'a [u8], u32, BuildHasherDefault<FxHasher>> = HashMap::default();
+    // A seeded hasher with full final mixing (foldhash's quality variant): labels chosen to
+    // collide (`v0000000`, `v0000001`, … under a hasher without final mixing) cost no more
+    // than any others, so every file of labels loads in linear time.
+    let mut index: HashMap<&'a [u8], u32, foldhash::quality::RandomState> = HashMap::default();
     let mut labels: Vec<String> = Vec::new();
     let mut src = Vec::new();
     let mut dst = Vec::new();
@@ -973,6 +1067,7 @@ fn parse_labels<'a>(buf: &'a [u8], name: &str, opts: &EdgeListOptions) -> Result
         weights: ws.weighted().then_some(wts),
         labels: Some(labels),
         self_loops,
+        notes: Vec::new(),
     })
 }
 

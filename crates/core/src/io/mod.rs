@@ -12,7 +12,8 @@
 //! | [`edgelist`] | whitespace-separated edge lists: SNAP, mcl ABC (`label label weight`), `u v [w]` |
 //! | [`npy`] | NumPy `.npy` 1.0 / 2.0 / 3.0, little-endian `<f4` / `<f8`, 1-D or 2-D, C or Fortran order |
 //!
-//! [`read_graph_auto`] picks the graph reader from the file extension.
+//! [`read_graph_auto`] picks the graph reader from the content ([`detect`]); every reader
+//! reads its input once through [`Input`] (`-` is standard input, gzip is decompressed).
 
 use std::path::Path;
 
@@ -23,7 +24,12 @@ pub mod edgelist;
 pub mod mtx;
 pub mod npy;
 
+mod input;
+mod output;
 mod text;
+
+pub use input::{detect, strip_bom, Detected, Input, MAX_LINE_BYTES, STDIN_NAME};
+pub use output::check_output;
 
 pub use edgelist::{
     parse_edge_list, parse_edges, read_edges, read_graph, EdgeList, EdgeListOptions, IdMode,
@@ -34,36 +40,49 @@ pub use mtx::{
 };
 pub use npy::{parse_npy, read_npy, write_npy};
 
-/// Reads a graph, choosing the reader by extension.
+/// Reads a graph, choosing the reader from the content (not the file name).
 ///
-/// * `.mtx` (any case): Matrix Market. The matrix must be square; node `i` is row/column `i`
-///   (0-based, so the file's `i + 1`), and every node of the declared size exists. `pattern`
-///   files give an unweighted graph, `real` / `integer` files a weighted one whose weights
-///   are the values (a symmetric file's stored triangle is mirrored; duplicate and reversed
-///   entries are merged keeping the largest value). Diagonal entries are self-loops: each
-///   stored diagonal entry is counted in [`Graph::self_loops_dropped`].
-/// * anything else: an edge list read with [`EdgeListOptions::default`] (see
-///   [`edgelist`] for the node-numbering rule).
+/// `path` may be `-` (standard input), a pipe or a FIFO: the input is read exactly once.
+/// Gzip-compressed input is decompressed whatever its name.
+///
+/// * A file starting with a `%%MatrixMarket` banner: Matrix Market. The matrix must be
+///   square; node `i` is row/column `i` (0-based, so the file's `i + 1`), and every node of
+///   the declared size exists. `pattern` files give an unweighted graph, `real` / `integer`
+///   files a weighted one whose weights are the values (a symmetric file's stored triangle
+///   is mirrored; duplicate and reversed entries are merged keeping the largest value).
+///   Diagonal entries are self-loops: each stored diagonal entry is counted in
+///   [`Graph::self_loops_dropped`].
+/// * Other text: an edge list read with [`EdgeListOptions::default`] (see [`edgelist`] for
+///   the node-numbering rule).
+/// * Anything else (a `.npy` array, a zstd or zip file, binary data) is refused with an
+///   error that says what the file is.
 pub fn read_graph_auto(path: impl AsRef<Path>) -> Result<Graph> {
-    let path = path.as_ref();
-    let is_mtx = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("mtx"));
-    if is_mtx {
-        let bytes = read_file(path)?;
-        mtx::parse_graph(&bytes, &path.display().to_string())
-    } else {
-        read_graph(path, &EdgeListOptions::default())
+    graph_from_input(&Input::read(path)?)
+}
+
+/// The graph in an [`Input`], as [`read_graph_auto`] reads it.
+pub fn graph_from_input(input: &Input) -> Result<Graph> {
+    let name = &input.name;
+    match input.detect() {
+        Detected::MatrixMarket => mtx::parse_graph(&input.bytes, name),
+        Detected::Text => parse_edge_list(&input.bytes, name, &EdgeListOptions::default()),
+        other => Err(refuse(name, other, "a graph (Matrix Market or edge list)")),
     }
 }
 
-/// Reads a whole file, mapping failures to [`Error::Io`].
-pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })
+/// The error for input of the wrong kind: says what the file is and what was expected.
+pub(crate) fn refuse(name: &str, what: Detected, wanted: &str) -> Error {
+    perr(
+        name,
+        None,
+        ParseErrorKind::Unsupported,
+        format!("this is {}, not {wanted}", what.describe()),
+    )
+}
+
+/// Reads a whole input once ([`Input::read`]: `-` is stdin, gzip is decompressed).
+pub(crate) fn read_file(path: &Path) -> Result<Input> {
+    Input::read(path)
 }
 
 /// Builds an [`Error::Parse`].

@@ -32,10 +32,10 @@ use std::io::Write as _;
 use std::path::Path;
 
 use super::text::{self, Lines};
-use super::{perr, read_file, write_err};
+use super::{perr, read_file, refuse, write_err, Detected};
 use crate::coo::Coo;
 use crate::dense::Dense;
-use crate::error::{ParseErrorKind as K, Result};
+use crate::error::{ParseErrorKind as K, Result, ResultExt};
 use crate::graph::Graph;
 use crate::scalar::Scalar;
 
@@ -116,9 +116,11 @@ pub struct Header {
 
 /// Reads a Matrix Market file (sparse or dense).
 pub fn read_matrix_market<T: Scalar>(path: impl AsRef<Path>) -> Result<MatrixMarket<T>> {
-    let path = path.as_ref();
-    let bytes = read_file(path)?;
-    parse_matrix_market(&bytes, &path.display().to_string())
+    let input = read_file(path.as_ref())?;
+    match input.detect() {
+        Detected::MatrixMarket | Detected::Text => parse_matrix_market(&input.bytes, &input.name),
+        other => Err(refuse(&input.name, other, "a Matrix Market file")),
+    }
 }
 
 /// Reads a Matrix Market file as COO; an `array` file contributes its non-zeros.
@@ -181,7 +183,7 @@ pub(crate) fn parse_graph(bytes: &[u8], name: &str) -> Result<Graph> {
             format!("{} nodes do not fit in 32-bit node ids", h.rows),
         ));
     }
-    Graph::from_coo(&m.into_coo(), h.field != Field::Pattern)
+    Graph::from_coo(&m.into_coo(), h.field != Field::Pattern).context(|| name)
 }
 
 fn parse_header_lines(lines: &mut Lines<'_>, bytes: &[u8], name: &str) -> Result<Header> {

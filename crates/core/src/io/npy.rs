@@ -15,7 +15,7 @@
 use std::io::Write as _;
 use std::path::Path;
 
-use super::{perr, read_file, write_err};
+use super::{perr, read_file, refuse, write_err, Detected};
 use crate::dense::Dense;
 use crate::error::{ParseErrorKind as K, Result};
 use crate::scalar::Scalar;
@@ -24,9 +24,11 @@ const MAGIC: &[u8] = b"\x93NUMPY";
 
 /// Reads a `.npy` file as a dense matrix.
 pub fn read_npy<T: Scalar>(path: impl AsRef<Path>) -> Result<Dense<T>> {
-    let path = path.as_ref();
-    let bytes = read_file(path)?;
-    parse_npy(&bytes, &path.display().to_string())
+    let input = read_file(path.as_ref())?;
+    match input.detect() {
+        Detected::Npy => parse_npy(&input.bytes, &input.name),
+        other => Err(refuse(&input.name, other, "a NumPy .npy array")),
+    }
 }
 
 /// Parses `.npy` bytes; `name` is the file name used in errors.

@@ -1,0 +1,303 @@
+//! Input bytes, read exactly once: files, `-` (standard input), pipes, FIFOs and process
+//! substitution alike, gzip-compressed input decompressed on the fly; the format told from
+//! the content (banner, magic bytes), never from the file name alone.
+//!
+//! # Limits
+//!
+//! * Every buffer is reserved fallibly: input that does not fit in memory is a
+//!   [`ParseErrorKind::TooLarge`] error saying how many bytes were needed, never an abort.
+//! * Text input (anything that is not `.npy`) may not have a line longer than
+//!   [`MAX_LINE_BYTES`] (1 MiB): a stream without line breaks is refused as soon as it
+//!   passes the limit, instead of being buffered until memory runs out.
+//!
+//! [`ParseErrorKind::TooLarge`]: crate::ParseErrorKind::TooLarge
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use super::perr;
+use crate::alloc;
+use crate::error::{Error, ParseErrorKind as K, Result};
+
+/// The longest line a text format (Matrix Market, edge lists) may have, in bytes.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// The name used for standard input in messages.
+pub const STDIN_NAME: &str = "<stdin>";
+
+/// What a file holds, told from its first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detected {
+    /// Starts with a `%%MatrixMarket` banner (after an optional UTF-8 byte-order mark).
+    MatrixMarket,
+    /// Starts with the NumPy magic `\x93NUMPY`.
+    Npy,
+    /// Starts with the gzip magic (only seen in bytes that were not decompressed).
+    Gzip,
+    /// A compressed or binary format Trident does not read (its name).
+    Binary(&'static str),
+    /// Anything else: text, read as an edge list by the graph readers.
+    Text,
+}
+
+impl Detected {
+    /// A short description for messages ("a Matrix Market file", "a NumPy .npy array").
+    pub fn describe(self) -> String {
+        match self {
+            Detected::MatrixMarket => "a Matrix Market file".into(),
+            Detected::Npy => "a NumPy .npy array".into(),
+            Detected::Gzip => "gzip-compressed data".into(),
+            Detected::Binary(what) => what.into(),
+            Detected::Text => "a text file (edge list)".into(),
+        }
+    }
+}
+
+/// The format of `bytes`, from their first bytes.
+pub fn detect(bytes: &[u8]) -> Detected {
+    let b = strip_bom(bytes);
+    let starts = |m: &[u8]| b.len() >= m.len() && &b[..m.len()] == m;
+    const BANNER: &[u8] = b"%%MatrixMarket";
+    if b.len() >= BANNER.len() && b[..BANNER.len()].eq_ignore_ascii_case(BANNER) {
+        return Detected::MatrixMarket;
+    }
+    if starts(b"\x93NUMPY") {
+        return Detected::Npy;
+    }
+    if starts(b"\x1f\x8b") {
+        return Detected::Gzip;
+    }
+    for (magic, what) in [
+        (&b"\x28\xb5\x2f\xfd"[..], "zstd-compressed data (decompress it first)"),
+        (b"BZh", "bzip2-compressed data (decompress it first)"),
+        (b"\xfd7zXZ\x00", "xz-compressed data (decompress it first)"),
+        (b"PK\x03\x04", "a zip archive (extract it first)"),
+        (b"\x7fELF", "an executable (ELF), not data"),
+        (b"\x89HDF", "an HDF5 file (not supported)"),
+        (b"PAR1", "a Parquet file (not supported)"),
+    ] {
+        if starts(magic) {
+            return Detected::Binary(what);
+        }
+    }
+    let head = &b[..b.len().min(4096)];
+    if memchr::memchr(0, head).is_some() {
+        return Detected::Binary("binary data (NUL bytes), not a text format");
+    }
+    Detected::Text
+}
+
+/// `bytes` without a leading UTF-8 byte-order mark.
+pub fn strip_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
+}
+
+/// A whole input in memory.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// The name for messages: the path as given, or [`STDIN_NAME`].
+    pub name: String,
+    /// The path as given (`-` for standard input).
+    pub path: PathBuf,
+    /// The bytes, decompressed when the input was gzip.
+    pub bytes: Vec<u8>,
+    /// True when the input was gzip-compressed.
+    pub was_gzip: bool,
+}
+
+impl Input {
+    /// Reads `path` once: `-` is standard input; a gzip stream (told by its magic bytes,
+    /// whatever the name) is decompressed. Pipes and FIFOs give the same bytes as a file.
+    pub fn read(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        if path.as_os_str() == "-" {
+            let stdin = std::io::stdin();
+            let lock = stdin.lock();
+            return Self::from_reader(lock, STDIN_NAME, path, None);
+        }
+        let io_err = |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let f = std::fs::File::open(path).map_err(io_err)?;
+        let meta = f.metadata().map_err(io_err)?;
+        if meta.is_dir() {
+            return Err(perr(
+                &path.display().to_string(),
+                None,
+                K::Io,
+                "is a directory, not a file",
+            ));
+        }
+        // Only a regular file's length is a size hint; a pipe or FIFO says 0.
+        let hint = meta.is_file().then_some(meta.len());
+        Self::from_reader(f, &path.display().to_string(), path, hint)
+    }
+
+    /// Reads everything from `r` (see [`Input::read`]); `name` is used in messages.
+    pub fn from_reader(
+        mut r: impl Read,
+        name: &str,
+        path: &Path,
+        size_hint: Option<u64>,
+    ) -> Result<Self> {
+        let io_err = |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        // Peek at the first two bytes for the gzip magic, then read on from there.
+        let mut head = [0u8; 2];
+        let mut got = 0;
+        while got < 2 {
+            match r.read(&mut head[got..]) {
+                Ok(0) => break,
+                Ok(k) => got += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(io_err(e)),
+            }
+        }
+        let chained = (&head[..got]).chain(r);
+        let (bytes, was_gzip) = if head[..got] == [0x1f, 0x8b] {
+            let mut gz = flate2::read::MultiGzDecoder::new(chained);
+            (slurp(&mut gz, name, path, None, true)?, true)
+        } else {
+            let mut plain = chained;
+            (slurp(&mut plain, name, path, size_hint, false)?, false)
+        };
+        Ok(Self {
+            name: name.to_owned(),
+            path: path.to_path_buf(),
+            bytes,
+            was_gzip,
+        })
+    }
+
+    /// Input from bytes already in memory (gzip bytes are decompressed).
+    pub fn from_bytes(bytes: Vec<u8>, name: &str) -> Result<Self> {
+        if detect(&bytes) == Detected::Gzip {
+            return Self::from_reader(&bytes[..], name, Path::new(name), None);
+        }
+        check_lines(&bytes, name)?;
+        Ok(Self {
+            name: name.to_owned(),
+            path: PathBuf::from(name),
+            bytes,
+            was_gzip: false,
+        })
+    }
+
+    /// The format of the content.
+    pub fn detect(&self) -> Detected {
+        detect(&self.bytes)
+    }
+}
+
+/// Refuses text with a line longer than [`MAX_LINE_BYTES`].
+fn check_lines(bytes: &[u8], name: &str) -> Result<()> {
+    if detect(bytes) == Detected::Npy || bytes.len() <= MAX_LINE_BYTES {
+        return Ok(());
+    }
+    let mut start = 0;
+    for nl in memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len())) {
+        if nl - start > MAX_LINE_BYTES {
+            return Err(too_long_line(bytes, start, name));
+        }
+        start = nl + 1;
+    }
+    Ok(())
+}
+
+#[cold]
+fn too_long_line(bytes: &[u8], line_start: usize, name: &str) -> Error {
+    let line = memchr::memchr_iter(b'\n', &bytes[..line_start.min(bytes.len())]).count() + 1;
+    perr(
+        name,
+        Some(line),
+        K::TooLarge,
+        format!(
+            "line longer than the limit of {MAX_LINE_BYTES} bytes (1 MiB) for text input; \
+             is this a text file with line breaks?"
+        ),
+    )
+}
+
+/// Reads all of `r`, growing the buffer fallibly and (for text) enforcing the line limit.
+fn slurp(
+    r: &mut dyn Read,
+    name: &str,
+    path: &Path,
+    size_hint: Option<u64>,
+    gzip: bool,
+) -> Result<Vec<u8>> {
+    const STEP: usize = 1 << 22;
+    let too_large = |e: alloc::AllocError| perr(name, None, K::TooLarge, e.to_string());
+    let what = || format!("reading {}", if gzip { "the decompressed input" } else { "the input" });
+    let mut buf: Vec<u8> = Vec::new();
+    let first = size_hint
+        .map(|h| usize::try_from(h).unwrap_or(usize::MAX).saturating_add(1))
+        .unwrap_or(1 << 16);
+    alloc::try_reserve(&mut buf, first, what).map_err(too_large)?;
+    // Text unless the content says otherwise (decided once 8 bytes are in).
+    let mut text: Option<bool> = None;
+    // Start of the current (unfinished) line, and how far the line check has looked.
+    let mut line_start = 0usize;
+    let mut checked = 0usize;
+    loop {
+        if buf.len() == buf.capacity() {
+            let extra = buf.len().clamp(STEP, 1 << 30);
+            alloc::try_reserve(&mut buf, extra, what).map_err(too_large)?;
+        }
+        let len = buf.len();
+        let upto = buf.capacity().min(len + STEP);
+        buf.resize(upto, 0);
+        let k = match r.read(&mut buf[len..]) {
+            Ok(k) => k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                buf.truncate(len);
+                continue;
+            }
+            Err(e) => {
+                buf.truncate(len);
+                if gzip
+                    && matches!(
+                        e.kind(),
+                        std::io::ErrorKind::InvalidInput | std::io::ErrorKind::InvalidData
+                    )
+                {
+                    return Err(perr(
+                        name,
+                        None,
+                        K::BadValue,
+                        format!("corrupt gzip stream after {len} decompressed bytes: {e}"),
+                    ));
+                }
+                return Err(Error::Io {
+                    path: path.to_path_buf(),
+                    source: e,
+                });
+            }
+        };
+        buf.truncate(len + k);
+        let eof = k == 0;
+        if text.is_none() && (buf.len() >= 8 || eof) {
+            text = Some(detect(&buf) != Detected::Npy);
+        }
+        if text == Some(true) {
+            for nl in memchr::memchr_iter(b'\n', &buf[checked..]) {
+                let end = checked + nl;
+                if end - line_start > MAX_LINE_BYTES {
+                    return Err(too_long_line(&buf, line_start, name));
+                }
+                line_start = end + 1;
+            }
+            checked = buf.len();
+            if checked - line_start > MAX_LINE_BYTES {
+                return Err(too_long_line(&buf, line_start, name));
+            }
+        }
+        if eof {
+            break;
+        }
+    }
+    Ok(buf)
+}
