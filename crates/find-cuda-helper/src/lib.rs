@@ -28,6 +28,8 @@
 //! [`system_has_cuda_driver`], for build scripts that want to report what is linked (cargo
 //! does not show the warnings of registry crates such as `cust_raw`).
 
+pub mod lazy;
+
 use std::{
     env, fs,
     path::{Path, PathBuf},
@@ -62,6 +64,12 @@ pub fn include_cuda() {
         println!("cargo:rerun-if-env-changed={var}");
     }
 
+    if lazy::supported() {
+        // The archive is named `libcuda.a` so that nothing else named `cuda` is linked.
+        lazy::link(&lazy_cuda(), true);
+        return;
+    }
+
     if !stub_forced() {
         let dirs = find_libcuda_dirs();
         if !dirs.is_empty() {
@@ -89,6 +97,81 @@ pub fn include_cuda() {
             dir.display()
         );
     }
+}
+
+/// The lazy-binding description of the CUDA driver library.
+fn lazy_cuda() -> lazy::LazyLib<'static> {
+    lazy::LazyLib {
+        tag: "cuda",
+        link_name: "cuda",
+        sonames: &["libcuda.so.1", "libcuda.so"],
+        env_override: "TRIDENT_CUDA_LIBRARY",
+        symbols: lazy::parse_symbols(&stub_symbols().join("\n")),
+        missing_status: 100, // CUDA_ERROR_NO_DEVICE
+        custom_c: CUDA_FALLBACKS,
+        custom: &["cuGetErrorString", "cuGetErrorName"],
+    }
+}
+
+/// Fallbacks of the CUDA error-text functions when `libcuda.so.1` is missing: they succeed,
+/// so that the "no device" error is described, with the `dlopen` error.
+const CUDA_FALLBACKS: &str = r#"
+static const char *trident_cuda_missing_text(void) {
+    static char text[1024];
+    snprintf(text, sizeof text,
+             "no CUDA driver: the CUDA runtime library could not be loaded (%s)",
+             error_cuda[0] ? error_cuda : "libcuda.so.1 not found");
+    return text;
+}
+static intptr_t trident_fallback_cuGetErrorString(int error, const char **p) {
+    if (!p) return 1;
+    *p = error == 100 ? trident_cuda_missing_text() : "CUDA driver library not loaded";
+    return 0;
+}
+static intptr_t trident_fallback_cuGetErrorName(int error, const char **p) {
+    if (!p) return 1;
+    *p = error == 100 ? "CUDA_ERROR_NO_DEVICE" : "CUDA_ERROR_UNKNOWN";
+    return 0;
+}
+"#;
+
+/// The lazy-binding description of the OpenCL ICD loader.
+fn lazy_opencl() -> lazy::LazyLib<'static> {
+    lazy::LazyLib {
+        tag: "opencl",
+        link_name: "OpenCL",
+        sonames: &["libOpenCL.so.1", "libOpenCL.so"],
+        env_override: "TRIDENT_OPENCL_LIBRARY",
+        symbols: lazy::parse_symbols(OPENCL_SYMBOLS),
+        missing_status: -1001, // CL_PLATFORM_NOT_FOUND_KHR
+        custom_c: OPENCL_FALLBACKS,
+        custom: &["clGetPlatformIDs"],
+    }
+}
+
+/// The OpenCL entry points `cl-sys` 0.4 declares, with their return kind.
+const OPENCL_SYMBOLS: &str = include_str!("opencl_symbols.txt");
+
+/// Without an ICD loader there are no platforms, as a loader without ICDs would say.
+const OPENCL_FALLBACKS: &str = r#"
+static intptr_t trident_fallback_clGetPlatformIDs(unsigned n, void **platforms, unsigned *num) {
+    (void)n; (void)platforms;
+    if (num) *num = 0;
+    return -1001;
+}
+"#;
+
+/// Links the OpenCL ICD loader lazily into the crate whose build script calls this (an
+/// addition to the 0.2.0 API, for `trident-opencl`): builds `libOpenCL.a`, whose entry
+/// points `dlopen` `libOpenCL.so.1` on first use, and puts it first on the link search path,
+/// so that `cl-sys`'s `#[link(name = "OpenCL")]` takes it instead of the shared library. A
+/// binary so linked starts without an OpenCL loader and finds no platform. Elsewhere than
+/// on x86-64 Linux nothing is done (the loader is linked as usual).
+pub fn link_lazy_opencl() {
+    if env::var("DOCS_RS").is_ok() || cfg!(doc) || !lazy::supported() {
+        return;
+    }
+    lazy::link(&lazy_opencl(), false);
 }
 
 // Returns true if the given path is a valid cuda installation
@@ -313,7 +396,7 @@ fn stub_forced() -> bool {
 /// (an addition to the 0.2.0 API, for build scripts that want to say so: cargo hides the
 /// warnings of registry crates such as `cust_raw`).
 pub fn links_stub_libcuda() -> bool {
-    stub_forced() || find_libcuda_dirs().is_empty()
+    !lazy::supported() && (stub_forced() || find_libcuda_dirs().is_empty())
 }
 
 /// Directories holding a real, linkable CUDA driver library (`libcuda.so`; `cuda.lib` on
@@ -445,7 +528,6 @@ fn build_stub_libcuda() -> PathBuf {
 
 /// Every `cu*` symbol to define: the known `cust_raw` 0.11 list, plus the `pub fn cu*`
 /// declarations in the calling crate's sources and in a sibling `cust_raw-*` crate directory.
-#[cfg(not(target_os = "windows"))]
 fn stub_symbols() -> Vec<String> {
     let mut symbols: Vec<String> = KNOWN_SYMBOLS
         .lines()
@@ -473,7 +555,6 @@ fn stub_symbols() -> Vec<String> {
 }
 
 /// Adds the names of `pub fn cu*` declarations in the `.rs` files under `dir`.
-#[cfg(not(target_os = "windows"))]
 fn scan_declarations(dir: &Path, depth: usize, out: &mut Vec<String>) {
     if depth > 4 {
         return;
