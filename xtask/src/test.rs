@@ -66,6 +66,17 @@ pub fn run(args: &[String]) -> Result {
             ]),
         )?;
     }
+    // The fuzz targets (a separate workspace, for cargo-fuzz) must at least build: checked
+    // on stable without cargo-fuzz, in a target folder of their own so reruns are fast.
+    let fuzz = root.join("crates/core/fuzz");
+    step(
+        "cargo check (fuzz targets)",
+        cargo()
+            .args(["check", "--bins", "--manifest-path"])
+            .arg(fuzz.join("Cargo.toml"))
+            .arg("--target-dir")
+            .arg(root.join("target/fuzz-check")),
+    )?;
     let mut test = cargo();
     test.args(["test", "--workspace"])
         .env("TRIDENT_REQUIRE_PTX", "1");
