@@ -99,7 +99,12 @@ fn ok(o: &Output) -> String {
 }
 
 fn fails_with(o: &Output, needles: &[&str]) {
-    assert_eq!(o.status.code(), Some(1), "expected an error; stdout: {}", stdout(o));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "expected an error; stdout: {}",
+        stdout(o)
+    );
     let e = stderr(o);
     for n in needles {
         assert!(e.contains(n), "stderr lacks {n:?}: {e}");
@@ -135,7 +140,12 @@ fn class2_pipes_and_dash_give_the_same_answer_as_the_file() {
     let f = write("pipe.txt", s.as_bytes());
     let from_file = ok(&run(&["stats", p(&f)]));
     let from_dash = ok(&run_with(&["stats", "-"], Some(s.as_bytes()), &[], 60));
-    let from_dev = ok(&run_with(&["stats", "/dev/stdin"], Some(s.as_bytes()), &[], 60));
+    let from_dev = ok(&run_with(
+        &["stats", "/dev/stdin"],
+        Some(s.as_bytes()),
+        &[],
+        60,
+    ));
     for k in ["nodes", "edges", "self-loops dropped"] {
         assert_eq!(field(&from_file, k), field(&from_dash, k), "{k}");
         assert_eq!(field(&from_file, k), field(&from_dev, k), "{k}");
@@ -159,7 +169,16 @@ fn class4_values_that_overflow_are_errors() {
         &["w.txt", "not a finite f32"],
     );
     // f64 holds it.
-    ok(&run(&["spmv", p(&f), "--backend", "cpu", "--precision", "f64", "--repeat", "1"]));
+    ok(&run(&[
+        "spmv",
+        p(&f),
+        "--backend",
+        "cpu",
+        "--precision",
+        "f64",
+        "--repeat",
+        "1",
+    ]));
     let f = write(
         "dup.mtx",
         b"%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 3e38\n1 1 3e38\n2 2 1\n",
@@ -169,7 +188,10 @@ fn class4_values_that_overflow_are_errors() {
         &["dup.mtx", "(1, 1)", "not a finite f32"],
     );
     let f = write("nan.txt", b"1 2 nan\n");
-    fails_with(&run(&["stats", p(&f)]), &["nan.txt:1", "not a finite number"]);
+    fails_with(
+        &run(&["stats", p(&f)]),
+        &["nan.txt:1", "not a finite number"],
+    );
 }
 
 #[test]
@@ -237,7 +259,11 @@ fn class7_messages_name_file_and_line() {
     let o = run(&["stats", p(&f)]);
     let out = ok(&o);
     assert_eq!(field(&out, "nodes"), "3");
-    assert!(stderr(&o).contains("hdr.txt:1: skipped the header line"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("hdr.txt:1: skipped the header line"),
+        "{}",
+        stderr(&o)
+    );
     let f = write("bad.txt", b"1 2\n2 3\n3\n");
     fails_with(&run(&["stats", p(&f)]), &["bad.txt:3"]);
 }

@@ -57,7 +57,10 @@ pub fn human_bytes(n: u128) -> String {
 }
 
 /// An empty vector with room for exactly `len` elements, or an [`AllocError`] naming `what`.
-pub fn try_with_capacity<T>(len: usize, what: impl FnOnce() -> String) -> Result<Vec<T>, AllocError> {
+pub fn try_with_capacity<T>(
+    len: usize,
+    what: impl FnOnce() -> String,
+) -> Result<Vec<T>, AllocError> {
     let mut v = Vec::new();
     try_reserve(&mut v, len, what)?;
     Ok(v)
@@ -95,7 +98,10 @@ mod tests {
         let e = try_vec(usize::MAX / 2, 0u64, || "a test buffer".into()).unwrap_err();
         assert!(e.bytes > u64::MAX as u128, "{e}");
         let msg = e.to_string();
-        assert!(msg.starts_with("cannot allocate") && msg.contains("EiB"), "{msg}");
+        assert!(
+            msg.starts_with("cannot allocate") && msg.contains("EiB"),
+            "{msg}"
+        );
         assert_eq!(try_vec(3, 7u8, || unreachable!()).unwrap(), vec![7, 7, 7]);
         assert_eq!(human_bytes(34_359_738_368), "34359738368 bytes (32.0 GiB)");
     }

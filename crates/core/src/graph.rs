@@ -140,10 +140,14 @@ impl Graph {
 
         // Pass 2: partition by bucket: the column into `adj`, the row within the bucket
         // into `lrow`, the weight into `wts`.
-        let mut adj = alloc::try_vec(total, 0u32, || format!("the adjacency of {total} directed edges"))?;
+        let mut adj = alloc::try_vec(total, 0u32, || {
+            format!("the adjacency of {total} directed edges")
+        })?;
         let mut lrow = alloc::try_vec(total, 0u16, || format!("sorting {total} directed edges"))?;
         let mut wts = if weighted {
-            alloc::try_vec(total, 0f64, || format!("the weights of {total} directed edges"))?
+            alloc::try_vec(total, 0f64, || {
+                format!("the weights of {total} directed edges")
+            })?
         } else {
             Vec::new()
         };
@@ -172,9 +176,12 @@ impl Graph {
         // Pass 3: per bucket, counting sort by row into a scratch buffer, then sort, merge
         // and compact each row back into `adj` (the write position never passes the read
         // position, and the bucket was copied out first).
-        let mut indptr = alloc::try_vec(n + 1, 0usize, || format!("the row pointers of a graph of {n} nodes"))?;
+        let mut indptr = alloc::try_vec(n + 1, 0usize, || {
+            format!("the row pointers of a graph of {n} nodes")
+        })?;
         let mut cnt: Vec<usize> = Vec::with_capacity((1 << shift) + 1);
-        let mut tmp: Vec<u32> = alloc::try_vec(largest, 0, || format!("sorting {largest} directed edges"))?;
+        let mut tmp: Vec<u32> =
+            alloc::try_vec(largest, 0, || format!("sorting {largest} directed edges"))?;
         let mut tmpw: Vec<f64> = if weighted {
             alloc::try_vec(largest, 0.0, || format!("sorting {largest} weights"))?
         } else {

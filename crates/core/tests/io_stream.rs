@@ -90,7 +90,11 @@ fn long_lines_up_to_the_limit_and_not_beyond() {
         } else {
             let e = r.unwrap_err();
             let pe = e.as_parse().expect("a parse error");
-            assert_eq!((pe.kind, pe.line), (ParseErrorKind::TooLarge, Some(2)), "{e}");
+            assert_eq!(
+                (pe.kind, pe.line),
+                (ParseErrorKind::TooLarge, Some(2)),
+                "{e}"
+            );
         }
     }
 }

@@ -50,9 +50,9 @@ fn load_matrix<T: Scalar>(path: &Path) -> Result<Csr<T>> {
     let input = io::Input::read(path)?;
     let name = input.name.clone();
     let csr = match input.detect() {
-        io::Detected::MatrixMarket => {
-            io::parse_matrix_market::<T>(&input.bytes, &name)?.into_coo().to_csr()
-        }
+        io::Detected::MatrixMarket => io::parse_matrix_market::<T>(&input.bytes, &name)?
+            .into_coo()
+            .to_csr(),
         io::Detected::Npy => Coo::from_dense(&io::parse_npy::<T>(&input.bytes, &name)?).to_csr(),
         _ => {
             let g = io::graph_from_input(&input)?;

@@ -747,7 +747,6 @@ impl<'n, I: RawId> NumParser<'n, I> {
         self.lines_before += memchr::memchr_iter(b'\n', buf).count();
         Ok(Ok(limit))
     }
-
 }
 
 /// Size of the pieces the input is parsed in (in parallel): at least this, and a few per
@@ -860,19 +859,34 @@ fn join<I: RawId + Send + Sync>(parts: Vec<NumParser<'_, I>>, name: &str) -> Res
             .for_each(|(dst, src)| dst.copy_from_slice(src));
         Ok(out)
     }
-    let src = concat(&parts.iter().map(|p| &p.src[..]).collect::<Vec<_>>(), total, what)
-        .map_err(too_large)?;
-    let dst = concat(&parts.iter().map(|p| &p.dst[..]).collect::<Vec<_>>(), total, what)
-        .map_err(too_large)?;
+    let src = concat(
+        &parts.iter().map(|p| &p.src[..]).collect::<Vec<_>>(),
+        total,
+        what,
+    )
+    .map_err(too_large)?;
+    let dst = concat(
+        &parts.iter().map(|p| &p.dst[..]).collect::<Vec<_>>(),
+        total,
+        what,
+    )
+    .map_err(too_large)?;
     let weights = if weighted {
         Some(
-            concat(&parts.iter().map(|p| &p.wts[..]).collect::<Vec<_>>(), total, what)
-                .map_err(too_large)?,
+            concat(
+                &parts.iter().map(|p| &p.wts[..]).collect::<Vec<_>>(),
+                total,
+                what,
+            )
+            .map_err(too_large)?,
         )
     } else {
         None
     };
-    let loop_ids = parts.iter().flat_map(|p| p.loop_ids.iter().copied()).collect();
+    let loop_ids = parts
+        .iter()
+        .flat_map(|p| p.loop_ids.iter().copied())
+        .collect();
     Ok(Outcome::Done(Raw {
         src,
         dst,

@@ -68,7 +68,10 @@ pub fn detect(bytes: &[u8]) -> Detected {
         return Detected::Gzip;
     }
     for (magic, what) in [
-        (&b"\x28\xb5\x2f\xfd"[..], "zstd-compressed data (decompress it first)"),
+        (
+            &b"\x28\xb5\x2f\xfd"[..],
+            "zstd-compressed data (decompress it first)",
+        ),
         (b"BZh", "bzip2-compressed data (decompress it first)"),
         (b"\xfd7zXZ\x00", "xz-compressed data (decompress it first)"),
         (b"PK\x03\x04", "a zip archive (extract it first)"),
@@ -231,7 +234,16 @@ fn slurp(
 ) -> Result<Vec<u8>> {
     const STEP: usize = 1 << 22;
     let too_large = |e: alloc::AllocError| perr(name, None, K::TooLarge, e.to_string());
-    let what = || format!("reading {}", if gzip { "the decompressed input" } else { "the input" });
+    let what = || {
+        format!(
+            "reading {}",
+            if gzip {
+                "the decompressed input"
+            } else {
+                "the input"
+            }
+        )
+    };
     let mut buf: Vec<u8> = Vec::new();
     let first = size_hint
         .map(|h| usize::try_from(h).unwrap_or(usize::MAX).saturating_add(1))

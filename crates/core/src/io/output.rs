@@ -16,7 +16,9 @@ pub fn check_output(output: &Path, inputs: &[&Path]) -> Result<()> {
         source: std::io::Error::other(msg),
     };
     if output.as_os_str() == "-" {
-        return Err(err("writing to standard output is not supported here".into()));
+        return Err(err(
+            "writing to standard output is not supported here".into()
+        ));
     }
     if let Ok(meta) = std::fs::metadata(output) {
         if meta.is_dir() {
