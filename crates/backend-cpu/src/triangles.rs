@@ -42,7 +42,9 @@ impl TriangleCount for Cpu {
         });
         Ok(TriangleCounts {
             total,
-            per_node: Some(per.into_iter().map(AtomicU64::into_inner).collect()),
+            per_node: Some(
+                g.to_original_order(per.into_iter().map(AtomicU64::into_inner).collect()),
+            ),
         })
     }
 }
@@ -68,9 +70,14 @@ where
                     for &x in nv {
                         bits[x as usize >> 6] |= 1 << (x & 63);
                     }
+                    // Rows are sorted: nothing in N+(u) beyond N+(v)'s largest id is marked.
+                    let last = nv[nv.len() - 1];
                     let mut c = 0u64;
                     for &u in nv {
                         for &w in g.out_neighbors(u as usize) {
+                            if w > last {
+                                break;
+                            }
                             if bits[w as usize >> 6] >> (w & 63) & 1 != 0 {
                                 c += 1;
                                 found(v, u, w);

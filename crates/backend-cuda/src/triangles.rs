@@ -27,6 +27,8 @@ pub struct CudaOriented {
     indptr: DevBuf<u64>,
     adj: DevBuf<u32>,
     stats: DegreeStats,
+    /// The graph's id of each node (rank order), for per-node results.
+    original: Option<Vec<u32>>,
 }
 
 impl std::fmt::Debug for CudaOriented {
@@ -41,7 +43,7 @@ impl std::fmt::Debug for CudaOriented {
 impl TriangleCount for Cuda {
     type Oriented = CudaOriented;
 
-    fn upload_oriented(&self, g: OrientedGraph) -> Result<CudaOriented> {
+    fn upload_oriented(&self, mut g: OrientedGraph) -> Result<CudaOriented> {
         let need = g.device_bytes(true);
         let have = self.total_memory() as u64;
         if need > have {
@@ -65,6 +67,7 @@ impl TriangleCount for Cuda {
             indptr: DevBuf::from_host(&self.shared, g.indptr(), "indptr")?,
             adj: DevBuf::from_host(&self.shared, g.adjacency(), "adjacency")?,
             stats: g.stats(),
+            original: g.take_original(),
         })
     }
 
@@ -130,7 +133,16 @@ impl TriangleCount for Cuda {
         let per_node = if opts.per_node {
             let mut p = vec![0u64; n];
             per_node.copy_to_host(&mut p)?;
-            Some(p)
+            Some(match &d.original {
+                Some(o) => {
+                    let mut q = vec![0u64; n];
+                    for (r, x) in p.into_iter().enumerate() {
+                        q[o[r] as usize] = x;
+                    }
+                    q
+                }
+                None => p,
+            })
         } else {
             None
         };

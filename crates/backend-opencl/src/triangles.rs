@@ -28,6 +28,8 @@ pub struct ClOriented {
     indptr: Buffer<u64>,
     adj: Buffer<u32>,
     stats: DegreeStats,
+    /// The graph's id of each node (rank order), for per-node results.
+    original: Option<Vec<u32>>,
     owner: u64,
 }
 
@@ -56,7 +58,8 @@ fn kernel_for<'a>(b: &'a OpenCl, name: &str) -> Result<&'a crate::program::Cache
 impl TriangleCount for OpenCl {
     type Oriented = ClOriented;
 
-    fn upload_oriented(&self, g: OrientedGraph) -> Result<ClOriented> {
+    fn upload_oriented(&self, mut g: OrientedGraph) -> Result<ClOriented> {
+        kernel_for(self, "tc_merge")?;
         let need = g.device_bytes(true);
         let have = self.info.global_mem_bytes;
         if have > 0 && need > have {
@@ -79,6 +82,7 @@ impl TriangleCount for OpenCl {
             indptr: self.alloc(g.indptr().len(), Some(g.indptr()), "uploading indptr")?,
             adj: self.alloc(g.num_edges(), Some(g.adjacency()), "uploading adjacency")?,
             stats: g.stats(),
+            original: g.take_original(),
             owner: self.id,
         })
     }
@@ -156,7 +160,16 @@ impl TriangleCount for OpenCl {
                 .queue(&self.queue)
                 .enq()
                 .or_cl(|| "reading per-node counts")?;
-            Some(p)
+            Some(match &d.original {
+                Some(o) => {
+                    let mut q = vec![0u64; n];
+                    for (r, x) in p.into_iter().enumerate() {
+                        q[o[r] as usize] = x;
+                    }
+                    q
+                }
+                None => p,
+            })
         } else {
             None
         };

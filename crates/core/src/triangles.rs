@@ -17,7 +17,9 @@
 //! rank orders nodes by degree, ties by id: `(deg u, u) < (deg v, v)`. Each triangle
 //! `a < b < c` (in rank) is then found exactly once, at the oriented edge `a → b` as the
 //! common out-neighbour `c` of `a` and `b`, and the out-degree of every node is at most
-//! `sqrt(2m)`, so the long rows of hubs shrink. Out-neighbour lists stay sorted by id.
+//! `sqrt(2m)`, so the long rows of hubs shrink. Nodes are relabelled by rank, so that rows
+//! are sorted by rank and hubs are contiguous (see [`OrientedGraph`]); per-node results are
+//! mapped back to the graph's ids.
 
 use std::fmt;
 use std::str::FromStr;
@@ -189,8 +191,11 @@ pub struct DegreeStats {
 }
 
 /// The degree-ordered orientation of a [`Graph`] as CSR of out-neighbours (see the module
-/// documentation): row `v` holds the neighbours `u` of `v` with `(deg u, u) > (deg v, v)`,
-/// sorted by id. Every undirected edge appears exactly once.
+/// documentation), with nodes relabelled by rank: node `r` here is the `r`-th node of the
+/// graph in `(degree, id)` order ([`OrientedGraph::original`] maps back), so every edge
+/// points from a lower to a higher id, row `r` holds the neighbours of rank above `r`
+/// sorted, and the hubs' rows, read most often, sit together at the end (GAP's `tc`
+/// relabels the same way). Every undirected edge appears exactly once.
 ///
 /// `indptr` is `u64` (so that GPU backends upload it as is and edge offsets beyond 2^32
 /// work), node ids are `u32`, as in [`Graph`].
@@ -198,33 +203,47 @@ pub struct DegreeStats {
 pub struct OrientedGraph {
     indptr: Vec<u64>,
     adj: Vec<u32>,
+    /// `original[r]`: the graph's id of node `r`; `None` for the identity.
+    original: Option<Vec<u32>>,
 }
 
 /// Nodes per rayon task when orienting: large enough to amortise scheduling.
 const ORIENT_CHUNK: usize = 2048;
 
 impl OrientedGraph {
-    /// The degree-ordered orientation of `g`, built in parallel (rayon) straight from `g`'s
-    /// adjacency: one pass counts out-degrees, a prefix sum places the rows, a second pass
-    /// copies each row's upper part. It holds half of `g`'s adjacency.
+    /// The degree-ordered orientation of `g`, relabelled by rank, built in parallel (rayon)
+    /// straight from `g`'s adjacency: a parallel sort ranks the nodes, one pass counts
+    /// out-degrees, a prefix sum places the rows, a second pass copies and sorts each row's
+    /// upper part. It holds half of `g`'s adjacency plus two ids per node.
     pub fn from_graph(g: &Graph) -> Result<Self> {
         let n = g.num_nodes();
         let ip = g.indptr();
         let adj = g.adjacency();
-        let deg = |v: usize| ip[v + 1] - ip[v];
-        let above = |v: usize, u: u32| {
-            let (dv, du) = (deg(v), deg(u as usize));
-            du > dv || (du == dv && u as usize > v)
-        };
-        // Out-degrees.
+        // Rank order: (degree, id), as one u64 key.
+        let mut keys: Vec<u64> = (0..n)
+            .into_par_iter()
+            .map(|v| ((ip[v + 1] - ip[v]) as u64) << 32 | v as u64)
+            .collect();
+        keys.par_sort_unstable();
+        let original: Vec<u32> = keys.par_iter().map(|&k| k as u32).collect();
+        drop(keys);
+        let mut rank = vec![0u32; n];
+        for (r, &v) in original.iter().enumerate() {
+            rank[v as usize] = r as u32;
+        }
+        // Out-degrees, in rank order.
         let mut indptr = vec![0u64; n + 1];
         indptr[1..]
             .par_chunks_mut(ORIENT_CHUNK)
             .enumerate()
             .for_each(|(c, out)| {
                 for (i, o) in out.iter_mut().enumerate() {
-                    let v = c * ORIENT_CHUNK + i;
-                    *o = g.neighbors(v).iter().filter(|&&u| above(v, u)).count() as u64;
+                    let r = (c * ORIENT_CHUNK + i) as u32;
+                    let v = original[r as usize] as usize;
+                    *o = adj[ip[v]..ip[v + 1]]
+                        .iter()
+                        .filter(|&&u| rank[u as usize] > r)
+                        .count() as u64;
                 }
             });
         for v in 0..n {
@@ -239,31 +258,67 @@ impl OrientedGraph {
         // Disjoint row ranges of `out`, one per chunk of nodes.
         let mut pieces: Vec<(usize, &mut [u32])> = Vec::with_capacity(n / ORIENT_CHUNK + 1);
         let mut rest: &mut [u32] = &mut out;
-        for v0 in (0..n).step_by(ORIENT_CHUNK) {
-            let v1 = (v0 + ORIENT_CHUNK).min(n);
-            let len = (indptr[v1] - indptr[v0]) as usize;
+        for r0 in (0..n).step_by(ORIENT_CHUNK) {
+            let r1 = (r0 + ORIENT_CHUNK).min(n);
+            let len = (indptr[r1] - indptr[r0]) as usize;
             let (head, tail) = rest.split_at_mut(len);
-            pieces.push((v0, head));
+            pieces.push((r0, head));
             rest = tail;
         }
-        pieces.into_par_iter().for_each(|(v0, piece)| {
+        pieces.into_par_iter().for_each(|(r0, piece)| {
             let mut k = 0;
-            let v1 = (v0 + ORIENT_CHUNK).min(n);
-            for v in v0..v1 {
+            let r1 = (r0 + ORIENT_CHUNK).min(n);
+            for r in r0..r1 {
+                let v = original[r] as usize;
+                let start = k;
                 for &u in &adj[ip[v]..ip[v + 1]] {
-                    if above(v, u) {
-                        piece[k] = u;
+                    let ru = rank[u as usize];
+                    if ru as usize > r {
+                        piece[k] = ru;
                         k += 1;
                     }
                 }
+                piece[start..k].sort_unstable();
             }
         });
-        Ok(Self { indptr, adj: out })
+        Ok(Self {
+            indptr,
+            adj: out,
+            original: Some(original),
+        })
     }
 
-    /// Builds from raw parts, checking every invariant (rows sorted, distinct, in range, and
-    /// each undirected edge at most once is not checked: a graph oriented any acyclic way
-    /// counts each triangle once).
+    /// The graph's id of node `r` of this orientation.
+    pub fn original(&self, r: usize) -> usize {
+        match &self.original {
+            Some(o) => o[r] as usize,
+            None => r,
+        }
+    }
+
+    /// Reorders per-node values of this orientation's nodes into the graph's node order.
+    pub fn to_original_order(&self, per_node: Vec<u64>) -> Vec<u64> {
+        match &self.original {
+            None => per_node,
+            Some(o) => {
+                let mut out = vec![0u64; per_node.len()];
+                for (r, x) in per_node.into_iter().enumerate() {
+                    out[o[r] as usize] = x;
+                }
+                out
+            }
+        }
+    }
+
+    /// Drops the relabelling, keeping only what a device needs to count; returns it for
+    /// [`OrientedGraph::to_original_order`]-style mapping by the caller.
+    pub fn take_original(&mut self) -> Option<Vec<u32>> {
+        self.original.take()
+    }
+
+    /// Builds from raw parts with the identity labelling, checking that rows are sorted,
+    /// distinct and in range. (That the orientation is acyclic and holds each undirected edge
+    /// once is the caller's promise: then each triangle is counted once.)
     pub fn from_parts(indptr: Vec<u64>, adj: Vec<u32>) -> Result<Self> {
         let bad = |m: String| Err(Error::invalid("oriented graph", m));
         if indptr.is_empty() || indptr[0] != 0 || indptr[indptr.len() - 1] != adj.len() as u64 {
@@ -279,7 +334,11 @@ impl OrientedGraph {
                 return bad(format!("row {v} is not sorted, distinct and in range"));
             }
         }
-        Ok(Self { indptr, adj })
+        Ok(Self {
+            indptr,
+            adj,
+            original: None,
+        })
     }
 
     /// Number of nodes.
@@ -377,14 +436,24 @@ mod tests {
         let g = Graph::from_edges(5, [(0, 1), (0, 2), (0, 3), (0, 4), (1, 2), (2, 1)]).unwrap();
         let o = OrientedGraph::from_graph(&g).unwrap();
         assert_eq!(o.num_edges(), g.num_edges());
-        for v in 0..5 {
-            for &u in o.out_neighbors(v) {
-                let (dv, du) = (g.degree(v), g.degree(u as usize));
-                assert!(du > dv || (du == dv && u as usize > v));
+        let mut seen = Vec::new();
+        for r in 0..5 {
+            let row = o.out_neighbors(r);
+            assert!(row.windows(2).all(|w| w[0] < w[1]));
+            for &u in row {
+                assert!(u as usize > r);
+                let (v, u) = (o.original(r), o.original(u as usize));
+                let (dv, du) = (g.degree(v), g.degree(u));
+                assert!(du > dv || (du == dv && u > v));
+                seen.push((v.min(u), v.max(u)));
             }
         }
-        // The hub has the highest degree: no out-edges.
-        assert!(o.out_neighbors(0).is_empty());
+        seen.sort_unstable();
+        assert_eq!(seen, [(0, 1), (0, 2), (0, 3), (0, 4), (1, 2)]);
+        // The hub has the highest degree: the last rank, no out-edges.
+        assert_eq!(o.original(4), 0);
+        assert!(o.out_neighbors(4).is_empty());
+        assert_eq!(o.to_original_order(vec![0, 1, 2, 3, 4])[0], 4);
         assert_eq!(reference_counts(&g).total, 1);
     }
 
