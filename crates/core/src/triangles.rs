@@ -66,15 +66,16 @@ impl TriangleAlgorithm {
     /// CPU (`gpu == false`): the bitmap (`Hash`) wherever one bitmap per thread (n bits) is
     /// small (up to 2^27 nodes, 16 MiB), since it costs one bit test per element of the
     /// second list; otherwise `BinarySearch` for skewed rows and `Merge` for flat ones.
-    /// GPU: `Merge` (row cached in shared memory, one thread per edge) when the out-degrees
-    /// are small and flat (mean at most 8 and maximum at most [`GPU_ROW_CACHE`]), else the
-    /// group-per-edge `BinarySearch`, which keeps all lanes busy on long rows.
+    /// GPU: `Merge` (rows cached in shared memory, one thread per edge) when the out-degrees
+    /// are modest (mean at most 32 and maximum at most [`GPU_ROW_CACHE`]), else the
+    /// group-per-edge `BinarySearch`, which keeps all lanes busy on long rows. (Thresholds
+    /// not yet tuned on a GPU; the triangles benchmark times every algorithm.)
     pub fn resolve(self, stats: &DegreeStats, gpu: bool) -> TriangleAlgorithm {
         if self != Self::Auto {
             return self;
         }
         if gpu {
-            if stats.mean_out <= 8.0 && stats.max_out <= GPU_ROW_CACHE {
+            if stats.mean_out <= 32.0 && stats.max_out <= GPU_ROW_CACHE {
                 Self::Merge
             } else {
                 Self::BinarySearch
