@@ -269,8 +269,8 @@ impl OrientedGraph {
         pieces.into_par_iter().for_each(|(r0, piece)| {
             let mut k = 0;
             let r1 = (r0 + ORIENT_CHUNK).min(n);
-            for r in r0..r1 {
-                let v = original[r] as usize;
+            for (r, &v) in original.iter().enumerate().take(r1).skip(r0) {
+                let v = v as usize;
                 let start = k;
                 for &u in &adj[ip[v]..ip[v + 1]] {
                     let ru = rank[u as usize];

@@ -124,7 +124,10 @@ fn compare(
 }
 
 /// `(file, nodes, edges, triangles)` of every graph in `graphs.tsv`, or `None` after a skip.
-fn shared_list() -> Result<Option<(std::path::PathBuf, Vec<(String, usize, usize, u64)>)>, String> {
+/// `(file, nodes, edges, triangles)` of one line of `graphs.tsv`.
+type Listed = (String, usize, usize, u64);
+
+fn shared_list() -> Result<Option<(std::path::PathBuf, Vec<Listed>)>, String> {
     let Some(dir) = crate::testing::data_dir_or_skip() else {
         return Ok(None);
     };
