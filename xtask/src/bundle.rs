@@ -9,6 +9,7 @@
 //!   tests/<package>-<target>   release test binaries of the core and backend crates
 //!   benches/<name>    criterion benchmark executables
 //!   torch_spmv.py     the cuSPARSE baseline
+//!   gapbs_tc.sh       the GAP `tc` baseline (needs a gapbs checkout: GAPBS_DIR)
 //!   lib/libOpenCL.so.1  the OpenCL ICD loader, used only where the machine has none
 //! ```
 //!
@@ -134,6 +135,9 @@ pub fn run(args: &[String]) -> Result {
         false => eprintln!("bundle: no shared data found here: data tests will fail there"),
     }
 
+    let gapbs = root.join("benches/peers/gapbs_tc.sh");
+    std::fs::copy(&gapbs, bundle.join("gapbs_tc.sh"))
+        .context(format!("copying {}", rel(&gapbs)))?;
     match find_opencl_loader() {
         Some(lib) => {
             std::fs::copy(&lib, bundle.join("lib/libOpenCL.so.1"))

@@ -9,7 +9,8 @@
 #    OpenCL GPU device fails) and REQUIRE_DATA=1 (data/ ships in the bundle);
 # 2. every test binary in tests/ (cwd = this bundle), pass/fail recorded.
 # bench: every benchmark in benches/ (or only the BENCH names given), the torch/cuSPARSE SpMV
-#    baseline on the same matrices, every same-run baseline script baselines/*.py (python3 with
+#    baseline on the same matrices, the GAP `tc` baseline on the triangles benchmark's
+#    Kronecker graph (when GAPBS_DIR names a gapbs checkout to build), every same-run baseline script baselines/*.py (python3 with
 #    torch; each writes {"baselines": [...]} JSON), and `bin/xtask bench-report` over them all.
 # sanitize: the CUDA conformance tests under compute-sanitizer memcheck, then racecheck, with
 #    few proptest cases (TRIDENT_SANITIZE_FILTER narrows the tests).
@@ -155,7 +156,7 @@ main() {
                 continue
             fi
             section "bench $name"
-            if (cd "$HERE" && TRIDENT_SPMV_DUMP=$DUMP "$b" --bench); then
+            if (cd "$HERE" && TRIDENT_SPMV_DUMP=$DUMP TRIDENT_TC_DUMP=$DUMP "$b" --bench); then
                 :
             else
                 failed+=("bench $name")
@@ -174,6 +175,16 @@ main() {
             fi
         else
             echo "python3 has no torch: skipping"
+        fi
+        section "gapbs tc baseline"
+        if [ -z "${GAPBS_DIR:-}" ]; then
+            echo "GAPBS_DIR not set (a gapbs checkout to build): skipping"
+        else
+            for el in "$DUMP"/kronecker-s*.el; do
+                [ -f "$el" ] || continue
+                THREADS=${GAPBS_THREADS:-$(nproc)} TRIDENT="$HERE/bin/trident" \
+                    bash "$HERE/gapbs_tc.sh" "$GAPBS_DIR" "$el" 3 || failed+=("gapbs_tc.sh")
+            done
         fi
         rm -rf "$DUMP"
 

@@ -8,6 +8,7 @@
 
 mod memory;
 mod spmv;
+mod triangles;
 
 use trident_core::Backend;
 

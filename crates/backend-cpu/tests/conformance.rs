@@ -1,3 +1,4 @@
 //! The shared backend conformance suite, on the CPU backend.
 
 trident_core::spmv_conformance_tests!(trident_cpu::Cpu, Ok(trident_cpu::Cpu::new()));
+trident_core::triangles_conformance_tests!(trident_cpu::Cpu, Ok(trident_cpu::Cpu::new()));

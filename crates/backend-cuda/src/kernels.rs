@@ -63,6 +63,8 @@ trident_core::kernel_table! {
     static MODULES: [ModuleInfo];
     /// `kernels/cuda/spmv.cu`: ELLPACK-R SpMV.
     Spmv => cuda_module!(spmv, typed: ["spmv_ellr"], plain: []),
+    /// `kernels/cuda/triangles.cu`: triangle counting (plain kernels, no precision).
+    Triangles => cuda_module!(triangles, typed: [], plain: ["tc_merge", "tc_search", "tc_hash"]),
 }
 
 /// The `.version X.Y` (PTX ISA) of a PTX text.

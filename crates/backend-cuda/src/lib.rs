@@ -64,6 +64,7 @@ pub mod kernels;
 mod launch;
 mod memory;
 mod spmv;
+mod triangles;
 
 use std::sync::Arc;
 
@@ -81,6 +82,7 @@ use launch::Kernel;
 pub use driver::DriverError;
 pub use memory::{CudaScalar, CudaVector};
 pub use spmv::{CudaEllpack, PASSES_ENV};
+pub use triangles::CudaOriented;
 
 /// Environment variable that picks the device ordinal for [`Cuda::new`].
 pub const DEVICE_ENV: &str = "TRIDENT_CUDA_DEVICE";
@@ -323,7 +325,6 @@ impl Cuda {
 
     /// The kernel called `name` (listed as plain, without a precision suffix) of module `m`;
     /// see [`Cuda::kernel`].
-    #[allow(dead_code)] // for the first module with plain kernels
     pub(crate) fn kernel_plain(&self, m: Module, name: &str) -> Result<Kernel<'_>> {
         self.shared
             .kernel(m, m.info().kernels.plain_slot(name), || name.to_string())

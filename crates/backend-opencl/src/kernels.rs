@@ -60,6 +60,8 @@ trident_core::kernel_table! {
     static MODULES: [ModuleInfo];
     /// `kernels/opencl/spmv.cl`: ELLPACK-R SpMV.
     Spmv => cl_module!(spmv, typed: ["spmv_ellr"], plain: []),
+    /// `kernels/opencl/triangles.cl`: triangle counting (no precision; plain kernels).
+    Triangles => cl_module!(triangles, typed: [], plain: ["tc_merge", "tc_search", "tc_hash"]),
 }
 
 #[cfg(test)]

@@ -63,6 +63,7 @@ mod memory;
 mod probe;
 mod program;
 mod spmv;
+mod triangles;
 
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -76,6 +77,7 @@ pub use error::ClError;
 pub use memory::{ClScalar, ClVector};
 pub use probe::{devices, probe_status, DeviceInfo, Selector, ENV_DEVICE, ENV_PLATFORM};
 pub use spmv::{ClEllpack, PASSES_ENV};
+pub use triangles::ClOriented;
 
 use error::{cl_error, ClResultExt};
 use kernels::{build_options, Module};
@@ -280,7 +282,6 @@ impl OpenCl {
 
     /// The kernel called `name` (listed as plain, without a precision suffix) of module `m`,
     /// from its `f32` build; see [`OpenCl::kernel`].
-    #[allow(dead_code)] // for the first module with plain kernels
     pub(crate) fn kernel_plain(&self, m: Module, name: &str) -> Result<&CachedKernel> {
         let slot = m.info().kernels.plain_slot(name);
         self.kernel_in(m, Precision::F32, slot, || name.to_string())

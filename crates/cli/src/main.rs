@@ -24,6 +24,12 @@ enum Command {
     /// y = A x with A read from a file (converted to ELLPACK-R) and x = all ones;
     /// checks y against the reference and reports the time per product.
     Spmv(cmd::spmv::Args),
+    /// Count the triangles of a graph exactly; prints the count and the time split into load,
+    /// preprocessing (orientation, transfer) and counting.
+    Triangles(cmd::triangles::Args),
+    /// Generate a synthetic graph (Graph500 Kronecker) as an edge list.
+    #[command(subcommand)]
+    Generate(cmd::generate::Args),
 }
 
 /// Element type of a computation.
@@ -39,6 +45,8 @@ fn main() -> ExitCode {
         Command::Info(a) => cmd::info::run(a),
         Command::Stats(a) => cmd::stats::run(a),
         Command::Spmv(a) => cmd::spmv::run(a),
+        Command::Triangles(a) => cmd::triangles::run(a),
+        Command::Generate(a) => cmd::generate::run(a),
     };
     report(result)
 }

@@ -21,6 +21,7 @@ pub mod csr;
 pub mod dense;
 pub mod ellpack;
 pub mod error;
+pub mod generate;
 pub mod gpu;
 pub mod graph;
 pub mod io;
@@ -49,4 +50,6 @@ pub use scalar::{Index, Scalar};
 pub use spmv::{Spmv, SpmvOptions};
 pub use svd::{Qr, QrFactors, QrOptions, Svd, SvdOptions, SvdPrecondition, SvdResult};
 pub use tolerance::Tolerance;
-pub use triangles::{TriangleCount, TriangleCounts, TriangleOptions};
+pub use triangles::{
+    OrientedGraph, TriangleAlgorithm, TriangleCount, TriangleCounts, TriangleOptions,
+};

@@ -1,14 +1,128 @@
-//! Triangle counting of undirected graphs: the [`TriangleCount`] trait and its options.
+//! Triangle counting of undirected graphs: the [`TriangleCount`] trait, its options, the
+//! degree-ordered orientation every backend counts on ([`OrientedGraph`]), the choice of
+//! intersection algorithm ([`TriangleAlgorithm`]) and an independent host reference
+//! ([`reference_counts`]).
+//!
+//! # Input policy
+//!
+//! A [`Graph`] is already undirected and simple: the readers and [`Graph::from_edges`]
+//! symmetrise directed or one-directional input (an edge listed as `u v`, as `v u` or both is
+//! one undirected edge), merge duplicates and drop self-loops (counted in
+//! [`Graph::self_loops_dropped`]). Weights are ignored. So a triangle is a set of three
+//! distinct nodes that are pairwise adjacent, counted once, whatever the file listed.
+//!
+//! # Orientation
+//!
+//! Every edge `{u, v}` is directed from the lower-ranked to the higher-ranked end, where the
+//! rank orders nodes by degree, ties by id: `(deg u, u) < (deg v, v)`. Each triangle
+//! `a < b < c` (in rank) is then found exactly once, at the oriented edge `a → b` as the
+//! common out-neighbour `c` of `a` and `b`, and the out-degree of every node is at most
+//! `sqrt(2m)`, so the long rows of hubs shrink. Nodes are relabelled by rank, so that rows
+//! are sorted by rank and hubs are contiguous (see [`OrientedGraph`]); per-node results are
+//! mapped back to the graph's ids.
+
+use std::fmt;
+use std::str::FromStr;
+
+use rayon::prelude::*;
 
 use crate::backend::Backend;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::graph::Graph;
+
+/// How the two sorted out-neighbour lists of an oriented edge are intersected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum TriangleAlgorithm {
+    /// Chosen per graph and backend from its [`DegreeStats`] (see [`TriangleAlgorithm::resolve`]).
+    #[default]
+    Auto,
+    /// Linear merge of both lists (the seed's block-per-row merge on GPUs, with the row cached
+    /// in shared / local memory). Best when lists are short and of similar length.
+    Merge,
+    /// Each element of the shorter list searched in the longer one (on GPUs a group of 32
+    /// lanes per edge). Best for skewed lists.
+    BinarySearch,
+    /// The first list marked in a bitmap of all nodes, the second looked up in it (one bitmap
+    /// per CPU thread; on GPUs one bitmap per work-group in global memory).
+    Hash,
+}
+
+impl TriangleAlgorithm {
+    /// Every algorithm a user can force, in a fixed order.
+    pub const FORCED: [TriangleAlgorithm; 3] = [Self::Merge, Self::BinarySearch, Self::Hash];
+
+    /// Stable lower-case name (`auto`, `merge`, `binary-search`, `hash`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Merge => "merge",
+            Self::BinarySearch => "binary-search",
+            Self::Hash => "hash",
+        }
+    }
+
+    /// The concrete algorithm for a graph with these statistics: `self` unless it is `Auto`.
+    ///
+    /// CPU (`gpu == false`): the bitmap (`Hash`) wherever one bitmap per thread (n bits) is
+    /// small (up to 2^27 nodes, 16 MiB), since it costs one bit test per element of the
+    /// second list; otherwise `BinarySearch` for skewed rows and `Merge` for flat ones.
+    /// GPU: `Merge` (rows cached in shared memory, one thread per edge) when the out-degrees
+    /// are modest (mean at most 32 and maximum at most [`GPU_ROW_CACHE`]), else the
+    /// group-per-edge `BinarySearch`, which keeps all lanes busy on long rows. (Thresholds
+    /// not yet tuned on a GPU; the triangles benchmark times every algorithm.)
+    pub fn resolve(self, stats: &DegreeStats, gpu: bool) -> TriangleAlgorithm {
+        if self != Self::Auto {
+            return self;
+        }
+        if gpu {
+            if stats.mean_out <= 32.0 && stats.max_out <= GPU_ROW_CACHE {
+                Self::Merge
+            } else {
+                Self::BinarySearch
+            }
+        } else if stats.nodes <= 1 << 27 {
+            Self::Hash
+        } else if stats.max_out as f64 > 8.0 * stats.mean_out.max(1.0) {
+            Self::BinarySearch
+        } else {
+            Self::Merge
+        }
+    }
+}
+
+/// Entries of the rows a GPU work-group caches in shared / local memory (`u32`s): the
+/// `TC_CACHE` of `kernels/cuda/triangles.cu` and `kernels/opencl/triangles.cl`.
+pub const GPU_ROW_CACHE: usize = 2048;
+
+impl fmt::Display for TriangleAlgorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for TriangleAlgorithm {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "auto" => Ok(Self::Auto),
+            "merge" => Ok(Self::Merge),
+            "binary-search" | "binarysearch" | "search" | "bsearch" => Ok(Self::BinarySearch),
+            "hash" | "bitmap" => Ok(Self::Hash),
+            _ => Err(Error::invalid(
+                "triangle algorithm",
+                format!("{s:?} (expected auto, merge, binary-search or hash)"),
+            )),
+        }
+    }
+}
 
 /// Options for [`TriangleCount`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TriangleOptions {
     /// Also return the number of triangles through each node (default false).
     pub per_node: bool,
+    /// The intersection algorithm (default [`TriangleAlgorithm::Auto`]).
+    pub algorithm: TriangleAlgorithm,
 }
 
 /// Triangle counts of an undirected graph.
@@ -20,8 +134,376 @@ pub struct TriangleCounts {
     pub per_node: Option<Vec<u64>>,
 }
 
-/// Triangle counting by sorted-list intersection.
+impl TriangleCounts {
+    /// Local clustering coefficients (see [`local_clustering`]), if per-node counts are here.
+    pub fn clustering(&self, g: &Graph) -> Option<Vec<f64>> {
+        self.per_node.as_ref().map(|t| local_clustering(g, t))
+    }
+}
+
+/// Local clustering coefficient of every node: `2 t(v) / (d(v) (d(v) - 1))`, the fraction of
+/// pairs of `v`'s neighbours that are adjacent; 0 for nodes of degree below 2.
+pub fn local_clustering(g: &Graph, per_node: &[u64]) -> Vec<f64> {
+    per_node
+        .iter()
+        .enumerate()
+        .map(|(v, &t)| {
+            let d = g.degree(v) as f64;
+            if d < 2.0 {
+                0.0
+            } else {
+                2.0 * t as f64 / (d * (d - 1.0))
+            }
+        })
+        .collect()
+}
+
+/// Triangle counting by sorted-list intersection on the degree-ordered orientation.
+///
+/// The split into [`TriangleCount::upload_oriented`] and [`TriangleCount::count_oriented`]
+/// lets callers time the preprocessing (orientation, transfer) apart from the counting and
+/// count one uploaded graph many times.
 pub trait TriangleCount: Backend {
-    /// Counts the triangles of `g`.
-    fn count_triangles(&self, g: &Graph, opts: &TriangleOptions) -> Result<TriangleCounts>;
+    /// An oriented graph in device memory.
+    type Oriented: Send;
+    /// Moves (CPU) or copies (GPU) an oriented graph to the device. GPU backends refuse a
+    /// graph that does not fit with [`Error::OutOfMemory`], saying how much it needs.
+    fn upload_oriented(&self, g: OrientedGraph) -> Result<Self::Oriented>;
+    /// Counts the triangles of an uploaded graph.
+    fn count_oriented(&self, g: &Self::Oriented, opts: &TriangleOptions) -> Result<TriangleCounts>;
+    /// Orients, uploads and counts `g`.
+    fn count_triangles(&self, g: &Graph, opts: &TriangleOptions) -> Result<TriangleCounts> {
+        let d = self.upload_oriented(OrientedGraph::from_graph(g)?)?;
+        self.count_oriented(&d, opts)
+    }
+}
+
+/// Degree statistics of an oriented graph, from which [`TriangleAlgorithm::Auto`] chooses.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DegreeStats {
+    /// Number of nodes.
+    pub nodes: usize,
+    /// Number of oriented (= undirected) edges.
+    pub edges: usize,
+    /// Largest out-degree.
+    pub max_out: usize,
+    /// Mean out-degree over nodes with at least one out-neighbour.
+    pub mean_out: f64,
+}
+
+/// The degree-ordered orientation of a [`Graph`] as CSR of out-neighbours (see the module
+/// documentation), with nodes relabelled by rank: node `r` here is the `r`-th node of the
+/// graph in `(degree, id)` order ([`OrientedGraph::original`] maps back), so every edge
+/// points from a lower to a higher id, row `r` holds the neighbours of rank above `r`
+/// sorted, and the hubs' rows, read most often, sit together at the end (GAP's `tc`
+/// relabels the same way). Every undirected edge appears exactly once.
+///
+/// `indptr` is `u64` (so that GPU backends upload it as is and edge offsets beyond 2^32
+/// work), node ids are `u32`, as in [`Graph`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrientedGraph {
+    indptr: Vec<u64>,
+    adj: Vec<u32>,
+    /// `original[r]`: the graph's id of node `r`; `None` for the identity.
+    original: Option<Vec<u32>>,
+}
+
+/// Nodes per rayon task when orienting: large enough to amortise scheduling.
+const ORIENT_CHUNK: usize = 2048;
+
+impl OrientedGraph {
+    /// The degree-ordered orientation of `g`, relabelled by rank, built in parallel (rayon)
+    /// straight from `g`'s adjacency: a parallel sort ranks the nodes, one pass counts
+    /// out-degrees, a prefix sum places the rows, a second pass copies and sorts each row's
+    /// upper part. It holds half of `g`'s adjacency plus two ids per node.
+    pub fn from_graph(g: &Graph) -> Result<Self> {
+        let n = g.num_nodes();
+        let ip = g.indptr();
+        let adj = g.adjacency();
+        // Rank order: (degree, id), as one u64 key.
+        let mut keys: Vec<u64> = (0..n)
+            .into_par_iter()
+            .map(|v| ((ip[v + 1] - ip[v]) as u64) << 32 | v as u64)
+            .collect();
+        keys.par_sort_unstable();
+        let original: Vec<u32> = keys.par_iter().map(|&k| k as u32).collect();
+        drop(keys);
+        let mut rank = vec![0u32; n];
+        for (r, &v) in original.iter().enumerate() {
+            rank[v as usize] = r as u32;
+        }
+        // Out-degrees, in rank order.
+        let mut indptr = vec![0u64; n + 1];
+        indptr[1..]
+            .par_chunks_mut(ORIENT_CHUNK)
+            .enumerate()
+            .for_each(|(c, out)| {
+                for (i, o) in out.iter_mut().enumerate() {
+                    let r = (c * ORIENT_CHUNK + i) as u32;
+                    let v = original[r as usize] as usize;
+                    *o = adj[ip[v]..ip[v + 1]]
+                        .iter()
+                        .filter(|&&u| rank[u as usize] > r)
+                        .count() as u64;
+                }
+            });
+        for v in 0..n {
+            indptr[v + 1] += indptr[v];
+        }
+        let m = indptr[n] as usize;
+        debug_assert_eq!(m, g.num_edges());
+        let mut out = Vec::new();
+        out.try_reserve_exact(m)
+            .map_err(|e| Error::out_of_memory("cpu", format!("oriented graph, {m} edges: {e}")))?;
+        out.resize(m, 0u32);
+        // Disjoint row ranges of `out`, one per chunk of nodes.
+        let mut pieces: Vec<(usize, &mut [u32])> = Vec::with_capacity(n / ORIENT_CHUNK + 1);
+        let mut rest: &mut [u32] = &mut out;
+        for r0 in (0..n).step_by(ORIENT_CHUNK) {
+            let r1 = (r0 + ORIENT_CHUNK).min(n);
+            let len = (indptr[r1] - indptr[r0]) as usize;
+            let (head, tail) = rest.split_at_mut(len);
+            pieces.push((r0, head));
+            rest = tail;
+        }
+        pieces.into_par_iter().for_each(|(r0, piece)| {
+            let mut k = 0;
+            let r1 = (r0 + ORIENT_CHUNK).min(n);
+            for (r, &v) in original.iter().enumerate().take(r1).skip(r0) {
+                let v = v as usize;
+                let start = k;
+                for &u in &adj[ip[v]..ip[v + 1]] {
+                    let ru = rank[u as usize];
+                    if ru as usize > r {
+                        piece[k] = ru;
+                        k += 1;
+                    }
+                }
+                piece[start..k].sort_unstable();
+            }
+        });
+        Ok(Self {
+            indptr,
+            adj: out,
+            original: Some(original),
+        })
+    }
+
+    /// The graph's id of node `r` of this orientation.
+    pub fn original(&self, r: usize) -> usize {
+        match &self.original {
+            Some(o) => o[r] as usize,
+            None => r,
+        }
+    }
+
+    /// Reorders per-node values of this orientation's nodes into the graph's node order.
+    pub fn to_original_order(&self, per_node: Vec<u64>) -> Vec<u64> {
+        match &self.original {
+            None => per_node,
+            Some(o) => {
+                let mut out = vec![0u64; per_node.len()];
+                for (r, x) in per_node.into_iter().enumerate() {
+                    out[o[r] as usize] = x;
+                }
+                out
+            }
+        }
+    }
+
+    /// Drops the relabelling, keeping only what a device needs to count; returns it for
+    /// [`OrientedGraph::to_original_order`]-style mapping by the caller.
+    pub fn take_original(&mut self) -> Option<Vec<u32>> {
+        self.original.take()
+    }
+
+    /// Builds from raw parts with the identity labelling, checking that rows are sorted,
+    /// distinct and in range. (That the orientation is acyclic and holds each undirected edge
+    /// once is the caller's promise: then each triangle is counted once.)
+    pub fn from_parts(indptr: Vec<u64>, adj: Vec<u32>) -> Result<Self> {
+        let bad = |m: String| Err(Error::invalid("oriented graph", m));
+        if indptr.is_empty() || indptr[0] != 0 || indptr[indptr.len() - 1] != adj.len() as u64 {
+            return bad("indptr must start at 0 and end at the number of edges".into());
+        }
+        let n = indptr.len() - 1;
+        for v in 0..n {
+            if indptr[v] > indptr[v + 1] {
+                return bad(format!("indptr decreases at row {v}"));
+            }
+            let row = &adj[indptr[v] as usize..indptr[v + 1] as usize];
+            if !row.windows(2).all(|w| w[0] < w[1]) || row.iter().any(|&u| u as usize >= n) {
+                return bad(format!("row {v} is not sorted, distinct and in range"));
+            }
+        }
+        Ok(Self {
+            indptr,
+            adj,
+            original: None,
+        })
+    }
+
+    /// Number of nodes.
+    pub fn num_nodes(&self) -> usize {
+        self.indptr.len() - 1
+    }
+    /// Number of oriented edges (the undirected edges of the graph).
+    pub fn num_edges(&self) -> usize {
+        self.adj.len()
+    }
+    /// Row pointers (`num_nodes() + 1`).
+    pub fn indptr(&self) -> &[u64] {
+        &self.indptr
+    }
+    /// Concatenated out-neighbour lists.
+    pub fn adjacency(&self) -> &[u32] {
+        &self.adj
+    }
+    /// Sorted out-neighbours of `v`.
+    #[inline]
+    pub fn out_neighbors(&self, v: usize) -> &[u32] {
+        &self.adj[self.indptr[v] as usize..self.indptr[v + 1] as usize]
+    }
+    /// Out-degree of `v`.
+    pub fn out_degree(&self, v: usize) -> usize {
+        (self.indptr[v + 1] - self.indptr[v]) as usize
+    }
+    /// Degree statistics (for [`TriangleAlgorithm::resolve`]).
+    pub fn stats(&self) -> DegreeStats {
+        let n = self.num_nodes();
+        let (max_out, nonzero) = (0..n)
+            .into_par_iter()
+            .map(|v| {
+                let d = self.out_degree(v);
+                (d, usize::from(d > 0))
+            })
+            .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1 + b.1));
+        DegreeStats {
+            nodes: n,
+            edges: self.num_edges(),
+            max_out,
+            mean_out: self.num_edges() as f64 / nonzero.max(1) as f64,
+        }
+    }
+    /// Bytes a GPU backend needs for this graph: `indptr` (8 bytes per node + 8), `adj`
+    /// (4 per edge), the per-node counts when asked (8 per node) and the work-group sums.
+    pub fn device_bytes(&self, per_node: bool) -> u64 {
+        let n = self.num_nodes() as u64;
+        8 * (n + 1) + 4 * self.num_edges() as u64 + if per_node { 8 * n } else { 8 } + (1 << 20)
+    }
+}
+
+/// Triangles of `g` by the plain node iterator, independently of the orientation and of any
+/// backend: for every `u < v < w` with `v, w` neighbours of `u` and `w` a neighbour of `v`
+/// (binary search). `O(sum of squared degrees)`: for tests and small graphs.
+pub fn reference_counts(g: &Graph) -> TriangleCounts {
+    let n = g.num_nodes();
+    let mut per = vec![0u64; n];
+    let mut total = 0u64;
+    for u in 0..n {
+        let nu = g.neighbors(u);
+        for (i, &v) in nu.iter().enumerate() {
+            if (v as usize) <= u {
+                continue;
+            }
+            let nv = g.neighbors(v as usize);
+            for &w in &nu[i + 1..] {
+                if nv.binary_search(&w).is_ok() {
+                    total += 1;
+                    per[u] += 1;
+                    per[v as usize] += 1;
+                    per[w as usize] += 1;
+                }
+            }
+        }
+    }
+    TriangleCounts {
+        total,
+        per_node: Some(per),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clique(k: usize) -> Graph {
+        let e = (0..k).flat_map(|i| (i + 1..k).map(move |j| (i, j)));
+        Graph::from_edges(k, e).unwrap()
+    }
+
+    #[test]
+    fn orientation_keeps_every_edge_once_and_points_up_in_degree() {
+        // A star with a triangle on two leaves: 0 is the hub.
+        let g = Graph::from_edges(5, [(0, 1), (0, 2), (0, 3), (0, 4), (1, 2), (2, 1)]).unwrap();
+        let o = OrientedGraph::from_graph(&g).unwrap();
+        assert_eq!(o.num_edges(), g.num_edges());
+        let mut seen = Vec::new();
+        for r in 0..5 {
+            let row = o.out_neighbors(r);
+            assert!(row.windows(2).all(|w| w[0] < w[1]));
+            for &u in row {
+                assert!(u as usize > r);
+                let (v, u) = (o.original(r), o.original(u as usize));
+                let (dv, du) = (g.degree(v), g.degree(u));
+                assert!(du > dv || (du == dv && u > v));
+                seen.push((v.min(u), v.max(u)));
+            }
+        }
+        seen.sort_unstable();
+        assert_eq!(seen, [(0, 1), (0, 2), (0, 3), (0, 4), (1, 2)]);
+        // The hub has the highest degree: the last rank, no out-edges.
+        assert_eq!(o.original(4), 0);
+        assert!(o.out_neighbors(4).is_empty());
+        assert_eq!(o.to_original_order(vec![0, 1, 2, 3, 4])[0], 4);
+        assert_eq!(reference_counts(&g).total, 1);
+    }
+
+    #[test]
+    fn reference_counts_cliques() {
+        for k in 0..8 {
+            let c = reference_counts(&clique(k));
+            let t = (k * k.saturating_sub(1) * k.saturating_sub(2) / 6) as u64;
+            assert_eq!(c.total, t);
+            let per = c.per_node.unwrap();
+            assert_eq!(per.iter().sum::<u64>(), 3 * t);
+            let cc = local_clustering(&clique(k), &per);
+            if k >= 3 {
+                assert!(cc.iter().all(|&x| (x - 1.0).abs() < 1e-12));
+            }
+        }
+    }
+
+    #[test]
+    fn auto_resolves() {
+        let s = DegreeStats {
+            nodes: 100,
+            edges: 300,
+            max_out: 5,
+            mean_out: 3.0,
+        };
+        assert_eq!(
+            TriangleAlgorithm::Auto.resolve(&s, false),
+            TriangleAlgorithm::Hash
+        );
+        assert_eq!(
+            TriangleAlgorithm::Auto.resolve(&s, true),
+            TriangleAlgorithm::Merge
+        );
+        assert_eq!(
+            TriangleAlgorithm::Merge.resolve(&s, false),
+            TriangleAlgorithm::Merge
+        );
+        for a in TriangleAlgorithm::FORCED {
+            assert_eq!(a.name().parse::<TriangleAlgorithm>().unwrap(), a);
+        }
+        assert!("quick".parse::<TriangleAlgorithm>().is_err());
+    }
+
+    #[test]
+    fn from_parts_checks() {
+        assert!(OrientedGraph::from_parts(vec![0, 1], vec![0]).is_ok());
+        assert!(OrientedGraph::from_parts(vec![0, 2], vec![0, 0]).is_err());
+        assert!(OrientedGraph::from_parts(vec![0, 1], vec![5]).is_err());
+        assert!(OrientedGraph::from_parts(vec![], vec![]).is_err());
+    }
 }

@@ -1,5 +1,7 @@
 //! One module per subcommand: its arguments (`Args`) and `run`.
 
+pub mod generate;
 pub mod info;
 pub mod spmv;
 pub mod stats;
+pub mod triangles;

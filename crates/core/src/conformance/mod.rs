@@ -23,19 +23,20 @@ use proptest::test_runner::{
 use crate::backend::Backend;
 
 pub mod spmv;
+pub mod triangles;
 
 pub use crate::testing::require_gpu;
 
 /// A backend that implements every algorithm trait the suite checks: what `cargo xtask
 /// validate` runs [`all_checks`] on. Each algorithm adds its traits here.
-pub trait Conformant: crate::Spmv<f32> + crate::Spmv<f64> {}
+pub trait Conformant: crate::Spmv<f32> + crate::Spmv<f64> + crate::TriangleCount {}
 
-impl<B: crate::Spmv<f32> + crate::Spmv<f64>> Conformant for B {}
+impl<B: crate::Spmv<f32> + crate::Spmv<f64> + crate::TriangleCount> Conformant for B {}
 
 /// Every algorithm's checks, in table order (one module per algorithm).
 pub fn all_checks<B: Conformant>() -> Vec<Check<B>> {
     let mut checks = spmv::checks::<B>();
-    checks.extend(std::iter::empty());
+    checks.extend(triangles::checks::<B>());
     checks
 }
 
