@@ -1,36 +1,1084 @@
-//! Dense matrix multiplication `C = A B`: the [`MatMul`] trait and its options.
+//! Dense matrix multiplication `C = A B`: the [`MatMul`] trait, its options, the Strassen and
+//! Strassen–Winograd schedules that every backend runs over its own base kernel, the f64
+//! reference and the accuracy contract ([`tolerance`]).
+//!
+//! # One recursion, three executors
+//!
+//! [`plan`] turns a product `m x k · k x n` and [`MatMulOptions`] into a [`Schedule`]: a flat
+//! list of [`Step`]s, each either a base-kernel product ([`Step::Gemm`],
+//! `C = α A B + β C` on strided sub-blocks) or an elementwise sum ([`Step::Add`],
+//! `D = α X + β Y`), on four operands: the inputs `A` and `B`, the output `C` and one
+//! workspace `W` of [`Schedule::workspace`] elements, allocated once per call and shared by
+//! all recursion nodes (a node's temporaries sit after its parent's; siblings reuse them).
+//! Every block is `(operand, offset, leading dimension)`, so a GPU backend runs a schedule by
+//! launching its tiled kernel and its addition kernel with buffer offsets, and the CPU runs it
+//! with [`execute_host`]. The recursion lives here once; backends only execute.
+//!
+//! # Shapes that are not powers of two: peeling
+//!
+//! With `L` levels, the product is split as `m = m' + mr`, `m' = 2^L ⌊m / 2^L⌋` (likewise `k`
+//! and `n`). The leading `m' x k' · k' x n'` part runs Strassen with exact halving at every
+//! level; the rest is three thin base-kernel products (*dynamic peeling* at the top only):
+//! `C[:m', :n'] += A[:m', k':] B[k':, :n']` (rank-`kr` update), `C[:m', n':] = A[:m', :] B[:, n':]`
+//! and `C[m':, :] = A[m':, :] B`. They cost `O((mr + nr + kr) · mnk / min(m,n,k))` flops,
+//! under `2^L / min(m, n, k)` of the total, and no memory beyond the output. No zero
+//! padding is ever allocated.
+//!
+//! # Algorithms
+//!
+//! - **Strassen** (1969): 7 products and 18 additions per level: `M1 = (A11+A22)(B11+B22)`,
+//!   `M2 = (A21+A22)B11`, `M3 = A11(B12−B22)`, `M4 = A22(B21−B11)`, `M5 = (A11+A12)B22`,
+//!   `M6 = (A21−A11)(B11+B12)`, `M7 = (A12−A22)(B21+B22)`; `C11 = M1+M4−M5+M7`,
+//!   `C12 = M3+M5`, `C21 = M2+M4`, `C22 = M1−M2+M3+M6`.
+//! - **Winograd** (the Strassen–Winograd variant): 7 products and 15 additions per level,
+//!   scheduled as in Douglas et al. (1994) with the quadrants of `C` as scratch.
+//!
+//! Both use three temporaries per level, `X` (`m/2 x k/2`), `Y` (`k/2 x n/2`) and `Z`
+//! (`m/2 x n/2`), so the workspace is `Σ_l (m k + k n + m n) / 4^l < (m k + k n + m n) / 3`
+//! elements.
 
-use crate::backend::Backend;
+use crate::backend::DeviceVectors;
 use crate::dense::{Dense, DenseView};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::scalar::Scalar;
+use crate::tolerance::Tolerance;
+
+/// Which algorithm [`MatMul`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Algorithm {
+    /// Winograd's variant with levels from the shape and the backend's cutoff (tiled when
+    /// that gives 0 levels).
+    #[default]
+    Auto,
+    /// The backend's base kernel only (no recursion).
+    Tiled,
+    /// Strassen's original 7-product, 18-addition recursion over the base kernel.
+    Strassen,
+    /// The Strassen–Winograd 7-product, 15-addition recursion over the base kernel.
+    Winograd,
+}
+
+impl Algorithm {
+    /// Lower-case name, as the CLI spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Auto => "auto",
+            Algorithm::Tiled => "tiled",
+            Algorithm::Strassen => "strassen",
+            Algorithm::Winograd => "winograd",
+        }
+    }
+}
+
+/// How a GPU backend moves host inputs and outputs ([`MatMul::matmul`]); the CPU ignores it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HostMemory {
+    /// Ordinary copies from and to pageable host memory (the driver stages them).
+    #[default]
+    Pageable,
+    /// Through page-locked (pinned) host buffers, which the DMA engines read directly; the
+    /// copy of the caller's data into the pinned buffer is part of the cost.
+    Pinned,
+    /// Zero-copy: the kernels read the inputs from mapped page-locked host memory over the
+    /// bus, with no device copy of `A` and `B`; only for products that read their inputs few
+    /// times (the tiled kernel reads `A` `n / 128` times).
+    Mapped,
+}
+
+impl HostMemory {
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            HostMemory::Pageable => "pageable",
+            HostMemory::Pinned => "pinned",
+            HostMemory::Mapped => "mapped",
+        }
+    }
+}
 
 /// Options for [`MatMul`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct MatMulOptions {
-    /// Use Strassen's recursion above this order; below it, the tiled base kernel.
-    /// Default 1024: below that, the 7/8 saving is eaten by the extra additions.
-    pub strassen_cutoff: usize,
-    /// Never recurse deeper than this (bounds the extra memory). Default 4.
+    /// Algorithm; [`Algorithm::Auto`] by default.
+    pub algorithm: Algorithm,
+    /// Strassen levels. `None`: automatic (the most levels, up to [`Self::max_depth`], that
+    /// keep the leaf products at least `strassen_cutoff` in every dimension; at least one
+    /// for an explicit Strassen or Winograd when the shape allows). `Some(l)` forces `l`,
+    /// clamped to `⌊log2 min(m, n, k)⌋` (every leaf at least 1 x 1 x 1). Ignored by
+    /// [`Algorithm::Tiled`].
+    pub levels: Option<usize>,
+    /// The smallest leaf order of the automatic level choice. `None`: the backend's
+    /// ([`MatMul::default_cutoff`]), where its Strassen starts to beat its base kernel.
+    pub strassen_cutoff: Option<usize>,
+    /// Never recurse deeper than this automatically (bounds the extra additions). Default 4.
     pub max_depth: usize,
+    /// Host transfer mode of GPU backends.
+    pub host_memory: HostMemory,
 }
 
 impl Default for MatMulOptions {
     fn default() -> Self {
         Self {
-            strassen_cutoff: 1024,
+            algorithm: Algorithm::Auto,
+            levels: None,
+            strassen_cutoff: None,
             max_depth: 4,
+            host_memory: HostMemory::Pageable,
         }
     }
 }
 
-/// Dense matrix multiplication `C = A B` (Strassen over a tiled base kernel).
-pub trait MatMul<T: Scalar>: Backend {
-    /// `A B`; fails with [`crate::Error::Shape`] unless `A.cols == B.rows`.
+impl MatMulOptions {
+    /// `algorithm` with `levels` forced.
+    pub fn with(algorithm: Algorithm, levels: Option<usize>) -> Self {
+        Self {
+            algorithm,
+            levels,
+            ..Self::default()
+        }
+    }
+}
+
+/// Dense matrix multiplication `C = A B` (f32 or f64), on host data ([`MatMul::matmul`]) or
+/// on row-major device vectors ([`MatMul::gemm`], the entry point that SVD and R-MCL chain
+/// without host copies).
+///
+/// Accuracy contract (checked by the conformance suite): every entry within [`tolerance`] of
+/// the exact product. NaN and infinity propagate as in BLAS: an entry whose exact-arithmetic
+/// sum involves a NaN, or infinities of both signs, is NaN; Strassen's sums of quadrants can
+/// also spread a non-finite input to entries outside its row and column (documented, tested).
+pub trait MatMul<T: Scalar>: DeviceVectors<T> {
+    /// The backend's default [`MatMulOptions::strassen_cutoff`]: where its Strassen starts to
+    /// beat its base kernel.
+    fn default_cutoff(&self) -> usize;
+
+    /// The schedule this backend runs for an `m x k · k x n` product under `opts`.
+    fn plan(&self, m: usize, n: usize, k: usize, opts: &MatMulOptions) -> Schedule {
+        plan(m, n, k, opts, self.default_cutoff())
+    }
+
+    /// `c = a b` on row-major device vectors: `a` is `m x k` (`m k` values), `b` is `k x n`,
+    /// `c` is `m x n` and is overwritten whatever it held. Fails with [`Error::Shape`] when a
+    /// length disagrees, [`Error::OutOfMemory`] when the Strassen workspace does not fit. May
+    /// return before the work finishes; a download waits for it.
+    #[allow(clippy::too_many_arguments)]
+    fn gemm(
+        &self,
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &Self::Vector,
+        b: &Self::Vector,
+        c: &mut Self::Vector,
+        opts: &MatMulOptions,
+    ) -> Result<()>;
+
+    /// `A B` for host matrices (any strides): uploads `A` and `B` as
+    /// [`MatMulOptions::host_memory`] says, runs [`MatMul::gemm`], downloads `C`. Fails with
+    /// [`Error::Shape`] unless `A.cols == B.rows`, and with [`Error::OutOfMemory`] (saying how
+    /// much memory the product needs) when it does not fit on the device.
     fn matmul(
         &self,
         a: DenseView<'_, T>,
         b: DenseView<'_, T>,
         opts: &MatMulOptions,
     ) -> Result<Dense<T>>;
+}
+
+/// Checks `A (m x k) · B (k' x n)`: `Ok((m, n, k))` or [`Error::Shape`].
+pub fn check_shapes(a: (usize, usize), b: (usize, usize)) -> Result<(usize, usize, usize)> {
+    if a.1 != b.0 {
+        return Err(Error::shape(format!(
+            "matmul: A is {} x {}, B is {} x {} (inner dimensions differ)",
+            a.0, a.1, b.0, b.1
+        )));
+    }
+    Ok((a.0, b.1, a.1))
+}
+
+/// Checks the lengths of row-major operands of [`MatMul::gemm`].
+pub fn check_lengths(m: usize, n: usize, k: usize, a: usize, b: usize, c: usize) -> Result<()> {
+    let want = |r: usize, s: usize| r.checked_mul(s);
+    if want(m, k) != Some(a) || want(k, n) != Some(b) || want(m, n) != Some(c) {
+        return Err(Error::shape(format!(
+            "gemm {m} x {k} · {k} x {n}: operands hold {a}, {b} and {c} values"
+        )));
+    }
+    Ok(())
+}
+
+/// Bytes a product needs on a device: `A`, `B`, `C` and the schedule's workspace, in `T`.
+/// `None` on overflow.
+pub fn device_bytes<T: Scalar>(m: usize, n: usize, k: usize, s: &Schedule) -> Option<u128> {
+    let elems = (m as u128) * (k as u128) + (k as u128) * (n as u128) + (m as u128) * (n as u128)
+        + s.workspace as u128;
+    elems.checked_mul(std::mem::size_of::<T>() as u128)
+}
+
+/// [`Error::OutOfMemory`] of `backend` unless `needed` bytes fit in `available` (`0`: unknown,
+/// no check).
+pub fn check_fits(backend: &'static str, needed: u128, available: u64, what: &str) -> Result<()> {
+    if available > 0 && needed > available as u128 {
+        return Err(Error::out_of_memory(
+            backend,
+            format!(
+                "{what} needs {needed} bytes ({:.2} GiB) of memory, the device has {available} \
+                 ({:.2} GiB)",
+                needed as f64 / (1u64 << 30) as f64,
+                available as f64 / (1u64 << 30) as f64
+            ),
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schedules
+// ---------------------------------------------------------------------------------------------
+
+/// An operand of a [`Schedule`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operand {
+    /// The left input (read only).
+    A,
+    /// The right input (read only).
+    B,
+    /// The output.
+    C,
+    /// The workspace.
+    W,
+}
+
+/// A strided block of an operand: element (i, j) is `operand[offset + i * ld + j]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Block {
+    /// Which operand.
+    pub op: Operand,
+    /// Offset of element (0, 0), in elements.
+    pub offset: usize,
+    /// Leading dimension (distance between rows), in elements.
+    pub ld: usize,
+}
+
+impl Block {
+    /// The block `(r, c)` rows and columns further in.
+    pub fn at(self, r: usize, c: usize) -> Block {
+        Block {
+            offset: self.offset + r * self.ld + c,
+            ..self
+        }
+    }
+}
+
+/// One step of a [`Schedule`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Step {
+    /// `c = alpha · a b + beta · c` on the base kernel, `a` `m x k`, `b` `k x n`. With
+    /// `beta == 0`, `c` is not read (garbage and NaN in it are overwritten).
+    Gemm {
+        /// Rows of `a` and `c`.
+        m: usize,
+        /// Columns of `b` and `c`.
+        n: usize,
+        /// Columns of `a`, rows of `b`.
+        k: usize,
+        /// Scale of the product (±1).
+        alpha: f64,
+        /// Scale of the old `c` (0 or 1).
+        beta: f64,
+        /// Left factor.
+        a: Block,
+        /// Right factor.
+        b: Block,
+        /// Output.
+        c: Block,
+    },
+    /// `dst = alpha · x + beta · y`, all `m x n`. With `beta == 0`, `y` is not read. `dst`
+    /// may be `x` itself (same block); otherwise the blocks do not overlap.
+    Add {
+        /// Rows.
+        m: usize,
+        /// Columns.
+        n: usize,
+        /// Scale of `x` (±1).
+        alpha: f64,
+        /// First input.
+        x: Block,
+        /// Scale of `y` (±1, or 0 for a copy).
+        beta: f64,
+        /// Second input.
+        y: Block,
+        /// Output.
+        dst: Block,
+    },
+}
+
+/// What [`plan`] made: the algorithm and levels actually used, the steps and the workspace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schedule {
+    /// [`Algorithm::Tiled`], [`Algorithm::Strassen`] or [`Algorithm::Winograd`]; `Tiled`
+    /// whenever `levels == 0`.
+    pub algorithm: Algorithm,
+    /// Recursion levels.
+    pub levels: usize,
+    /// Elements of workspace `W` the steps use.
+    pub workspace: usize,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+}
+
+impl Schedule {
+    /// Number of base-kernel products.
+    pub fn products(&self) -> usize {
+        self.steps
+            .iter()
+            .filter(|s| matches!(s, Step::Gemm { .. }))
+            .count()
+    }
+}
+
+/// The schedule of `C (m x n) = A (m x k) B (k x n)`, with `A`, `B`, `C` row-major and packed
+/// (leading dimensions `k`, `n`, `n`; see [`plan_strided`] for others), under `opts`;
+/// `default_cutoff` is the backend's smallest profitable leaf order.
+pub fn plan(
+    m: usize,
+    n: usize,
+    k: usize,
+    opts: &MatMulOptions,
+    default_cutoff: usize,
+) -> Schedule {
+    plan_strided(m, n, k, (k, n, n), opts, default_cutoff)
+}
+
+/// The levels [`plan`] uses for this shape: see [`MatMulOptions::levels`].
+pub fn choose_levels(
+    m: usize,
+    n: usize,
+    k: usize,
+    opts: &MatMulOptions,
+    default_cutoff: usize,
+) -> usize {
+    let min = m.min(n).min(k);
+    if opts.algorithm == Algorithm::Tiled || min < 2 {
+        return 0;
+    }
+    let max_possible = min.ilog2() as usize;
+    match opts.levels {
+        Some(l) => l.min(max_possible),
+        None => {
+            let cutoff = opts.strassen_cutoff.unwrap_or(default_cutoff).max(1);
+            let mut l = 0;
+            while l < opts.max_depth && l < max_possible && (min >> (l + 1)) >= cutoff {
+                l += 1;
+            }
+            if l == 0 && matches!(opts.algorithm, Algorithm::Strassen | Algorithm::Winograd) {
+                l = 1;
+            }
+            l
+        }
+    }
+}
+
+/// [`plan`] with leading dimensions `(lda, ldb, ldc)` for the operands.
+pub fn plan_strided(
+    m: usize,
+    n: usize,
+    k: usize,
+    (lda, ldb, ldc): (usize, usize, usize),
+    opts: &MatMulOptions,
+    default_cutoff: usize,
+) -> Schedule {
+    let levels = choose_levels(m, n, k, opts, default_cutoff);
+    let algorithm = match (levels, opts.algorithm) {
+        (0, _) => Algorithm::Tiled,
+        (_, Algorithm::Strassen) => Algorithm::Strassen,
+        _ => Algorithm::Winograd,
+    };
+    let a = Block {
+        op: Operand::A,
+        offset: 0,
+        ld: lda,
+    };
+    let b = Block {
+        op: Operand::B,
+        offset: 0,
+        ld: ldb,
+    };
+    let c = Block {
+        op: Operand::C,
+        offset: 0,
+        ld: ldc,
+    };
+    let mut p = Planner {
+        algorithm,
+        steps: Vec::new(),
+        workspace: 0,
+    };
+    if m > 0 && n > 0 {
+        if levels == 0 {
+            p.gemm(m, n, k, 1.0, 0.0, a, b, c);
+        } else {
+            let q = 1usize << levels;
+            let (m1, n1, k1) = (m / q * q, n / q * q, k / q * q);
+            p.node(m1, n1, k1, a, b, c, levels, 0);
+            if k1 < k {
+                p.gemm(m1, n1, k - k1, 1.0, 1.0, a.at(0, k1), b.at(k1, 0), c);
+            }
+            if n1 < n {
+                p.gemm(m1, n - n1, k, 1.0, 0.0, a, b.at(0, n1), c.at(0, n1));
+            }
+            if m1 < m {
+                p.gemm(m - m1, n, k, 1.0, 0.0, a.at(m1, 0), b, c.at(m1, 0));
+            }
+        }
+    }
+    Schedule {
+        algorithm,
+        levels,
+        workspace: p.workspace,
+        steps: p.steps,
+    }
+}
+
+struct Planner {
+    algorithm: Algorithm,
+    steps: Vec<Step>,
+    workspace: usize,
+}
+
+impl Planner {
+    #[allow(clippy::too_many_arguments)]
+    fn gemm(&mut self, m: usize, n: usize, k: usize, alpha: f64, beta: f64, a: Block, b: Block, c: Block) {
+        self.steps.push(Step::Gemm {
+            m,
+            n,
+            k,
+            alpha,
+            beta,
+            a,
+            b,
+            c,
+        });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn add(&mut self, m: usize, n: usize, alpha: f64, x: Block, beta: f64, y: Block, dst: Block) {
+        self.steps.push(Step::Add {
+            m,
+            n,
+            alpha,
+            x,
+            beta,
+            y,
+            dst,
+        });
+    }
+
+    /// `dst = alpha · a b + beta · dst` with `levels` levels of recursion below; `z` is a
+    /// free temporary of the caller's (`m x n`) for the non-fused forms.
+    #[allow(clippy::too_many_arguments)]
+    fn product(
+        &mut self,
+        (m, n, k): (usize, usize, usize),
+        alpha: f64,
+        beta: f64,
+        a: Block,
+        b: Block,
+        dst: Block,
+        z: Block,
+        levels: usize,
+        ws: usize,
+    ) {
+        if levels == 0 {
+            self.gemm(m, n, k, alpha, beta, a, b, dst);
+        } else if alpha == 1.0 && beta == 0.0 {
+            self.node(m, n, k, a, b, dst, levels, ws);
+        } else {
+            self.node(m, n, k, a, b, z, levels, ws);
+            self.add(m, n, beta, dst, alpha, z, dst);
+        }
+    }
+
+    /// One Strassen node: `c = a b` with `a` `m x k`, `b` `k x n` (all divisible by
+    /// `2^levels`), its temporaries at `ws` in the workspace.
+    #[allow(clippy::too_many_arguments)]
+    fn node(&mut self, m: usize, n: usize, k: usize, a: Block, b: Block, c: Block, levels: usize, ws: usize) {
+        let (mh, nh, kh) = (m / 2, n / 2, k / 2);
+        let w = |offset: usize, ld: usize| Block {
+            op: Operand::W,
+            offset,
+            ld,
+        };
+        let x = w(ws, kh);
+        let y = w(ws + mh * kh, nh);
+        let z = w(ws + mh * kh + kh * nh, nh);
+        let next = ws + mh * kh + kh * nh + mh * nh;
+        self.workspace = self.workspace.max(next);
+        let (a11, a12, a21, a22) = (a, a.at(0, kh), a.at(mh, 0), a.at(mh, kh));
+        let (b11, b12, b21, b22) = (b, b.at(0, nh), b.at(kh, 0), b.at(kh, nh));
+        let (c11, c12, c21, c22) = (c, c.at(0, nh), c.at(mh, 0), c.at(mh, nh));
+        let (sa, sb, sc) = ((mh, kh), (kh, nh), (mh, nh));
+        let lv = levels - 1;
+        let dims = (mh, nh, kh);
+        macro_rules! add {
+            ($s:expr, $alpha:expr, $x:expr, $beta:expr, $y:expr => $d:expr) => {
+                self.add($s.0, $s.1, $alpha, $x, $beta, $y, $d)
+            };
+        }
+        macro_rules! prod {
+            ($alpha:expr, $beta:expr, $a:expr, $b:expr => $d:expr) => {
+                self.product(dims, $alpha, $beta, $a, $b, $d, z, lv, next)
+            };
+        }
+        match self.algorithm {
+            Algorithm::Strassen => {
+                // M1 = (A11 + A22)(B11 + B22) -> C11, C22
+                add!(sa, 1.0, a11, 1.0, a22 => x);
+                add!(sb, 1.0, b11, 1.0, b22 => y);
+                prod!(1.0, 0.0, x, y => c11);
+                add!(sc, 1.0, c11, 0.0, c11 => c22);
+                // M2 = (A21 + A22) B11 -> C21; C22 -= M2
+                add!(sa, 1.0, a21, 1.0, a22 => x);
+                prod!(1.0, 0.0, x, b11 => c21);
+                add!(sc, 1.0, c22, -1.0, c21 => c22);
+                // M3 = A11 (B12 - B22) -> C12; C22 += M3
+                add!(sb, 1.0, b12, -1.0, b22 => y);
+                prod!(1.0, 0.0, a11, y => c12);
+                add!(sc, 1.0, c22, 1.0, c12 => c22);
+                // M4 = A22 (B21 - B11) -> Z; C11 += M4, C21 += M4
+                add!(sb, 1.0, b21, -1.0, b11 => y);
+                prod!(1.0, 0.0, a22, y => z);
+                add!(sc, 1.0, c11, 1.0, z => c11);
+                add!(sc, 1.0, c21, 1.0, z => c21);
+                // M5 = (A11 + A12) B22 -> Z; C11 -= M5, C12 += M5
+                add!(sa, 1.0, a11, 1.0, a12 => x);
+                prod!(1.0, 0.0, x, b22 => z);
+                add!(sc, 1.0, c11, -1.0, z => c11);
+                add!(sc, 1.0, c12, 1.0, z => c12);
+                // M6 = (A21 - A11)(B11 + B12); C22 += M6
+                add!(sa, 1.0, a21, -1.0, a11 => x);
+                add!(sb, 1.0, b11, 1.0, b12 => y);
+                prod!(1.0, 1.0, x, y => c22);
+                // M7 = (A12 - A22)(B21 + B22); C11 += M7
+                add!(sa, 1.0, a12, -1.0, a22 => x);
+                add!(sb, 1.0, b21, 1.0, b22 => y);
+                prod!(1.0, 1.0, x, y => c11);
+            }
+            _ => {
+                // Winograd: S3 = A11 - A21, T3 = B22 - B12, P7 = S3 T3 -> C21
+                add!(sa, 1.0, a11, -1.0, a21 => x);
+                add!(sb, 1.0, b22, -1.0, b12 => y);
+                prod!(1.0, 0.0, x, y => c21);
+                // S1 = A21 + A22, T1 = B12 - B11, P5 = S1 T1 -> C22
+                add!(sa, 1.0, a21, 1.0, a22 => x);
+                add!(sb, 1.0, b12, -1.0, b11 => y);
+                prod!(1.0, 0.0, x, y => c22);
+                // S2 = S1 - A11, T2 = B22 - T1, P6 = S2 T2 -> C12
+                add!(sa, 1.0, x, -1.0, a11 => x);
+                add!(sb, -1.0, y, 1.0, b22 => y);
+                prod!(1.0, 0.0, x, y => c12);
+                // S4 = A12 - S2; P1 = A11 B11 -> C11
+                add!(sa, -1.0, x, 1.0, a12 => x);
+                prod!(1.0, 0.0, a11, b11 => c11);
+                // U2 = P1 + P6 (C12), U3 = U2 + P7 (C21), U4 = U2 + P5 (C12),
+                // U7 = U3 + P5 (C22, final)
+                add!(sc, 1.0, c12, 1.0, c11 => c12);
+                add!(sc, 1.0, c21, 1.0, c12 => c21);
+                add!(sc, 1.0, c12, 1.0, c22 => c12);
+                add!(sc, 1.0, c22, 1.0, c21 => c22);
+                // U5 = U4 + P3, P3 = S4 B22 (C12, final)
+                prod!(1.0, 1.0, x, b22 => c12);
+                // T4 = T2 - B21; U6 = U3 - P4, P4 = A22 T4 (C21, final)
+                add!(sb, 1.0, y, -1.0, b21 => y);
+                prod!(-1.0, 1.0, a22, y => c21);
+                // U1 = P1 + P2, P2 = A12 B21 (C11, final)
+                prod!(1.0, 1.0, a12, b21 => c11);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host execution of a schedule (CPU backend, tests)
+// ---------------------------------------------------------------------------------------------
+
+/// A read-only strided block handed to a base-kernel callback of [`execute_host`].
+#[derive(Debug, Clone, Copy)]
+pub struct HostBlock<'a, T> {
+    /// The values from element (0, 0) on (element (i, j) at `i * ld + j`).
+    pub data: &'a [T],
+    /// Leading dimension.
+    pub ld: usize,
+}
+
+/// The output block handed to a base-kernel callback of [`execute_host`].
+#[derive(Debug)]
+pub struct HostBlockMut<'a, T> {
+    /// The values from element (0, 0) on, exactly `(m - 1) * ld + n` of them.
+    pub data: &'a mut [T],
+    /// Leading dimension.
+    pub ld: usize,
+}
+
+/// The arguments of one base-kernel product `c = alpha a b + beta c` (`beta == 0`: `c` is
+/// not read).
+#[derive(Debug)]
+pub struct GemmCall<'a, T> {
+    /// Rows of `a` and `c`.
+    pub m: usize,
+    /// Columns of `b` and `c`.
+    pub n: usize,
+    /// Inner dimension.
+    pub k: usize,
+    /// Product scale.
+    pub alpha: T,
+    /// Output scale.
+    pub beta: T,
+    /// `m x k`.
+    pub a: HostBlock<'a, T>,
+    /// `k x n`.
+    pub b: HostBlock<'a, T>,
+    /// `m x n`.
+    pub c: HostBlockMut<'a, T>,
+}
+
+/// Runs `schedule` on host memory: `a` (`m x k`, leading dimension as planned), `b`, the
+/// output `c` and a workspace `w` of at least [`Schedule::workspace`] elements, with `gemm`
+/// as the base kernel. Fails with [`Error::Shape`] when a step reaches outside its operand or
+/// (a planner bug) an output overlaps an input.
+pub fn execute_host<T: Scalar>(
+    schedule: &Schedule,
+    a: &[T],
+    b: &[T],
+    c: &mut [T],
+    w: &mut [T],
+    mut gemm: impl FnMut(GemmCall<'_, T>),
+) -> Result<()> {
+    let extent = |blk: Block, m: usize, n: usize| -> usize {
+        if m == 0 || n == 0 {
+            0
+        } else {
+            (m - 1) * blk.ld + n
+        }
+    };
+    for step in &schedule.steps {
+        match *step {
+            Step::Gemm {
+                m,
+                n,
+                k,
+                alpha,
+                beta,
+                a: ba,
+                b: bb,
+                c: bc,
+            } => {
+                if m == 0 || n == 0 {
+                    continue;
+                }
+                let (ea, eb, ec) = (extent(ba, m, k), extent(bb, k, n), extent(bc, m, n));
+                let (out_buf, before, after, other) = split_out(c, w, bc, ec)?;
+                let pick = |blk: Block, len: usize| -> Result<&[T]> {
+                    let src: &[T] = match blk.op {
+                        Operand::A => a,
+                        Operand::B => b,
+                        op if op == bc.op => {
+                            return disjoint_read(before, after, bc.offset, ec, blk.offset, len)
+                        }
+                        Operand::C | Operand::W => other,
+                    };
+                    src.get(blk.offset..blk.offset + len)
+                        .ok_or_else(|| Error::shape("schedule step outside its operand"))
+                };
+                let da = pick(ba, ea)?;
+                let db = pick(bb, eb)?;
+                gemm(GemmCall {
+                    m,
+                    n,
+                    k,
+                    alpha: T::from_f64(alpha),
+                    beta: T::from_f64(beta),
+                    a: HostBlock { data: da, ld: ba.ld },
+                    b: HostBlock { data: db, ld: bb.ld },
+                    c: HostBlockMut {
+                        data: out_buf,
+                        ld: bc.ld,
+                    },
+                });
+            }
+            Step::Add {
+                m,
+                n,
+                alpha,
+                x,
+                beta,
+                y,
+                dst,
+            } => {
+                let (alpha, beta) = (T::from_f64(alpha), T::from_f64(beta));
+                for i in 0..m {
+                    add_row(a, b, c, w, n, alpha, x.at(i, 0), beta, y.at(i, 0), dst.at(i, 0))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The output region `[offset, offset + len)` of `blk`'s operand (C or W), the parts of that
+/// operand before and after it, and the other one of C and W.
+#[allow(clippy::type_complexity)]
+fn split_out<'s, T>(
+    c: &'s mut [T],
+    w: &'s mut [T],
+    blk: Block,
+    len: usize,
+) -> Result<(&'s mut [T], &'s [T], &'s [T], &'s [T])> {
+    let (buf, other) = match blk.op {
+        Operand::C => (c, &*w),
+        Operand::W => (w, &*c),
+        _ => return Err(Error::shape("schedule writes an input")),
+    };
+    if blk.offset + len > buf.len() {
+        return Err(Error::shape("schedule step outside its operand"));
+    }
+    let (before, rest) = buf.split_at_mut(blk.offset);
+    let (out, after) = rest.split_at_mut(len);
+    Ok((out, before, after, other))
+}
+
+/// `[offset, offset + len)` of an operand split around the output `[out, out + out_len)`.
+fn disjoint_read<'s, T>(
+    before: &'s [T],
+    after: &'s [T],
+    out: usize,
+    out_len: usize,
+    offset: usize,
+    len: usize,
+) -> Result<&'s [T]> {
+    if offset + len <= out {
+        Ok(&before[offset..offset + len])
+    } else if offset >= out + out_len {
+        let o = offset - out - out_len;
+        after
+            .get(o..o + len)
+            .ok_or_else(|| Error::shape("schedule step outside its operand"))
+    } else {
+        Err(Error::shape("schedule input overlaps its output"))
+    }
+}
+
+/// One row of an [`Step::Add`]: `dst[..n] = alpha x[..n] + beta y[..n]`.
+#[allow(clippy::too_many_arguments)]
+fn add_row<T: Scalar>(
+    a: &[T],
+    b: &[T],
+    c: &mut [T],
+    w: &mut [T],
+    n: usize,
+    alpha: T,
+    x: Block,
+    beta: T,
+    y: Block,
+    dst: Block,
+) -> Result<()> {
+    if n == 0 {
+        return Ok(());
+    }
+    let (out, before, after, other) = split_out(c, w, dst, n)?;
+    let read = |blk: Block| -> Result<Option<&[T]>> {
+        if blk.op == dst.op && blk.offset == dst.offset {
+            return Ok(None); // the output itself
+        }
+        match blk.op {
+            Operand::A => a.get(blk.offset..blk.offset + n),
+            Operand::B => b.get(blk.offset..blk.offset + n),
+            op if op == dst.op => {
+                return disjoint_read(before, after, dst.offset, n, blk.offset, n).map(Some)
+            }
+            Operand::C | Operand::W => other.get(blk.offset..blk.offset + n),
+        }
+        .map(Some)
+        .ok_or_else(|| Error::shape("schedule step outside its operand"))
+    };
+    let xs = read(x)?;
+    if beta == T::zero() {
+        match xs {
+            Some(xs) => out.iter_mut().zip(xs).for_each(|(d, &x)| *d = alpha * x),
+            None => out.iter_mut().for_each(|d| *d *= alpha),
+        }
+        return Ok(());
+    }
+    let ys = read(y)?;
+    match (xs, ys) {
+        (Some(xs), Some(ys)) => out
+            .iter_mut()
+            .zip(xs.iter().zip(ys))
+            .for_each(|(d, (&x, &y))| *d = alpha * x + beta * y),
+        (None, Some(ys)) => out
+            .iter_mut()
+            .zip(ys)
+            .for_each(|(d, &y)| *d = alpha * *d + beta * y),
+        (Some(xs), None) => out
+            .iter_mut()
+            .zip(xs)
+            .for_each(|(d, &x)| *d = alpha * x + beta * *d),
+        (None, None) => out.iter_mut().for_each(|d| *d = (alpha + beta) * *d),
+    }
+    Ok(())
+}
+
+/// A naive base kernel for [`execute_host`] (tests and the fallback): each output entry
+/// summed in `T` in `k` order.
+pub fn naive_gemm<T: Scalar>(g: GemmCall<'_, T>) {
+    for i in 0..g.m {
+        for j in 0..g.n {
+            let mut s = T::zero();
+            for p in 0..g.k {
+                s += g.a.data[i * g.a.ld + p] * g.b.data[p * g.b.ld + j];
+            }
+            let d = &mut g.c.data[i * g.c.ld + j];
+            *d = if g.beta == T::zero() {
+                g.alpha * s
+            } else {
+                g.alpha * s + g.beta * *d
+            };
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reference and accuracy contract
+// ---------------------------------------------------------------------------------------------
+
+/// `A B` in f64 (row-major `m x n`), blocked over `k` and `n` so that a block of `B` rows stays
+/// in cache: the yardstick of the conformance suite, the benchmarks and the CLI. Inputs are
+/// widened exactly; NaN and infinity propagate as in any IEEE sum of products.
+pub fn reference<T: Scalar>(a: DenseView<'_, T>, b: DenseView<'_, T>) -> Result<Vec<f64>> {
+    let (m, n, k) = check_shapes(a.shape(), b.shape())?;
+    const KB: usize = 128;
+    const NB: usize = 512;
+    let mut c = vec![0.0f64; m * n];
+    let bw: Vec<f64> = (0..k)
+        .flat_map(|p| b.row(p).iter().map(|v| Scalar::to_f64(*v)))
+        .collect();
+    for j0 in (0..n).step_by(NB) {
+        let j1 = (j0 + NB).min(n);
+        for p0 in (0..k).step_by(KB) {
+            let p1 = (p0 + KB).min(k);
+            for i in 0..m {
+                let arow = a.row(i);
+                let crow = &mut c[i * n + j0..i * n + j1];
+                for (p, av) in arow.iter().enumerate().take(p1).skip(p0) {
+                    let av = Scalar::to_f64(*av);
+                    let brow = &bw[p * n + j0..p * n + j1];
+                    for (cv, bv) in crow.iter_mut().zip(brow) {
+                        *cv += av * bv;
+                    }
+                }
+            }
+        }
+    }
+    Ok(c)
+}
+
+/// `‖X‖_M`: the largest absolute entry (NaN ignored; 0 for an empty matrix).
+pub fn max_abs<T: Scalar>(x: DenseView<'_, T>) -> f64 {
+    (0..x.rows())
+        .flat_map(|i| x.row(i).iter())
+        .map(|v| Scalar::to_f64(*v).abs())
+        .filter(|v| !v.is_nan())
+        .fold(0.0, f64::max)
+}
+
+/// Higham's constant `c(k, L)` of [`tolerance`] (in units of the unit roundoff `u`).
+///
+/// For `L` levels over a conventional base with leaf inner dimension `k0 = ⌈k / 2^L⌉` and
+/// `n = 2^L k0` (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §23.2.2,
+/// Thms 23.2 and 23.3, and the Winograd variant's bound of Higham 1990):
+///
+/// - conventional (`L = 0`): `k²` (from `|C − Ĉ| ≤ γ_k |A||B|`);
+/// - Strassen: `(n / k0)^{log2 12} (k0² + 5 k0) − 5 n`, i.e. `12^L (k0² + 5 k0) − 5 n`;
+/// - Winograd: `18^L (k0² + 6 k0) − 6 n`.
+///
+/// Plus `(2^L + 2) k` for the peeled edge updates of shapes that are not multiples of `2^L`
+/// and the final accumulation into `C`. The bound is a worst case: measured errors are 10²
+/// to 10⁴ times smaller, and grow with `L` by roughly the factors 12 and 18 only in the worst
+/// case (the conformance check `matmul_error_per_level_*` prints them).
+pub fn higham_constant(algorithm: Algorithm, levels: usize, k: usize) -> f64 {
+    let k = k.max(1) as f64;
+    if levels == 0 || matches!(algorithm, Algorithm::Tiled) {
+        return k * k + 2.0 * k;
+    }
+    let q = (1u64 << levels.min(60)) as f64;
+    let k0 = (k / q).ceil();
+    let n = q * k0;
+    let lf = levels as f64;
+    let core = match algorithm {
+        Algorithm::Strassen => 12f64.powf(lf) * (k0 * k0 + 5.0 * k0) - 5.0 * n,
+        _ => 18f64.powf(lf) * (k0 * k0 + 6.0 * k0) - 6.0 * n,
+    };
+    core + (q + 2.0) * k
+}
+
+/// The accuracy contract of [`MatMul`]: every entry satisfies
+/// `|C_ij − Ĉ_ij| ≤ c(k, L) · u · ‖A‖_M ‖B‖_M`, with `u = ε / 2` the unit roundoff of `T`,
+/// `‖·‖_M` the largest absolute entry and `c` [`higham_constant`]. As a [`Tolerance`]:
+/// `factor = c(k, L) / 2` (in units of `ε`), to be applied with
+/// `scale = ‖A‖_M ‖B‖_M`.
+pub fn tolerance<T: Scalar>(algorithm: Algorithm, levels: usize, k: usize) -> Tolerance {
+    Tolerance::of::<T>(higham_constant(algorithm, levels, k) / 2.0)
+}
+
+/// Measured error of a product: `max |C_ij − ref_ij| / (ε_T ‖A‖_M ‖B‖_M)` over the finite
+/// reference entries (`INFINITY` where a finite reference entry came back non-finite).
+pub fn relative_error<T: Scalar>(c: &[T], reference: &[f64], scale: f64) -> f64 {
+    let denom = (Scalar::to_f64(T::EPS) * scale).max(f64::MIN_POSITIVE);
+    c.iter()
+        .zip(reference)
+        .filter(|(_, r)| r.is_finite())
+        .map(|(g, r)| {
+            let e = (Scalar::to_f64(*g) - r).abs();
+            if e.is_finite() {
+                e / denom
+            } else {
+                f64::INFINITY
+            }
+        })
+        .fold(0.0, f64::max)
+}
+
+/// Checks `c` (row-major `m x n`) against `reference` under [`tolerance`] for `schedule`;
+/// entries whose reference is NaN must be NaN, and infinite ones the same infinity
+/// (for the tiled algorithm) or non-finite (Strassen sums may turn `∞` into NaN). The error
+/// names the first bad entry.
+pub fn check_result<T: Scalar>(
+    c: &[T],
+    reference: &[f64],
+    n: usize,
+    k: usize,
+    scale: f64,
+    schedule: &Schedule,
+) -> std::result::Result<(), String> {
+    if c.len() != reference.len() {
+        return Err(format!(
+            "C has {} entries, expected {}",
+            c.len(),
+            reference.len()
+        ));
+    }
+    let tol = tolerance::<T>(schedule.algorithm, schedule.levels, k);
+    let strassen = schedule.levels > 0;
+    for (idx, (got, want)) in c.iter().zip(reference).enumerate() {
+        let got = Scalar::to_f64(*got);
+        let (i, j) = (idx / n.max(1), idx % n.max(1));
+        let bad = |m: String| {
+            format!(
+                "C[{i}, {j}]: {m} ({} with {} levels, k = {k})",
+                schedule.algorithm.name(),
+                schedule.levels
+            )
+        };
+        if want.is_nan() {
+            if !got.is_nan() {
+                return Err(bad(format!("got {got:e}, expected NaN")));
+            }
+        } else if want.is_infinite() {
+            let ok = if strassen {
+                !got.is_finite()
+            } else {
+                got == *want
+            };
+            if !ok {
+                return Err(bad(format!("got {got:e}, expected {want:e}")));
+            }
+        } else if !(strassen && !got.is_finite() && !scale.is_finite()) {
+            tol.check(got, *want, scale).map_err(bad)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_host(m: usize, n: usize, k: usize, opts: &MatMulOptions) -> (Schedule, Vec<f64>) {
+        let a: Vec<f64> = (0..m * k).map(|i| ((i * 7 + 3) % 11) as f64 - 5.0).collect();
+        let b: Vec<f64> = (0..k * n).map(|i| ((i * 5 + 1) % 13) as f64 - 6.0).collect();
+        let s = plan(m, n, k, opts, 1);
+        let mut c = vec![f64::NAN; m * n];
+        let mut w = vec![f64::NAN; s.workspace];
+        execute_host(&s, &a, &b, &mut c, &mut w, naive_gemm).unwrap();
+        let av = DenseView::new(m, k, k, &a).unwrap();
+        let bv = DenseView::new(k, n, n, &b).unwrap();
+        let r = reference(av, bv).unwrap();
+        // Small integers: every algorithm is exact.
+        assert_eq!(c, r, "{m}x{k}x{n} {:?} L{}", s.algorithm, s.levels);
+        (s, c)
+    }
+
+    #[test]
+    fn schedules_are_exact_on_small_integers() {
+        for alg in [Algorithm::Tiled, Algorithm::Strassen, Algorithm::Winograd] {
+            for levels in [Some(1), Some(2), Some(3), None] {
+                for &(m, n, k) in &[
+                    (1, 1, 1),
+                    (2, 2, 2),
+                    (8, 8, 8),
+                    (67, 129, 45),
+                    (16, 3, 40),
+                    (33, 17, 1),
+                    (5, 0, 4),
+                    (4, 4, 0),
+                ] {
+                    run_host(m, n, k, &MatMulOptions::with(alg, levels));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn levels_and_workspace() {
+        let o = MatMulOptions::with(Algorithm::Winograd, Some(2));
+        let s = plan(64, 64, 64, &o, 1);
+        assert_eq!((s.algorithm, s.levels), (Algorithm::Winograd, 2));
+        assert_eq!(s.products(), 49);
+        // Level 1: 3 * 32^2, level 2: 3 * 16^2.
+        assert_eq!(s.workspace, 3 * 32 * 32 + 3 * 16 * 16);
+        // Clamped to log2(min).
+        let s = plan(5, 64, 64, &MatMulOptions::with(Algorithm::Strassen, Some(9)), 1);
+        assert_eq!(s.levels, 2);
+        // Auto: cutoff 16 on 64 -> 2 levels; tiled below.
+        let auto = MatMulOptions {
+            strassen_cutoff: Some(16),
+            ..MatMulOptions::default()
+        };
+        assert_eq!(plan(64, 64, 64, &auto, 0).levels, 2);
+        assert_eq!(plan(31, 64, 64, &auto, 0).algorithm, Algorithm::Tiled);
+        // Explicit Strassen: at least one level.
+        let s = plan(8, 8, 8, &MatMulOptions::with(Algorithm::Strassen, None), 1024);
+        assert_eq!(s.levels, 1);
+        assert_eq!(plan(8, 8, 8, &MatMulOptions::default(), 1024).levels, 0);
+    }
+
+    #[test]
+    fn bounds_grow_with_levels() {
+        for alg in [Algorithm::Strassen, Algorithm::Winograd] {
+            let mut last = higham_constant(Algorithm::Tiled, 0, 1024);
+            for l in 1..5 {
+                let c = higham_constant(alg, l, 1024);
+                assert!(c > last, "{alg:?} L{l}: {c} <= {last}");
+                last = c;
+            }
+        }
+    }
+
+    #[test]
+    fn shape_checks() {
+        assert!(matches!(check_shapes((2, 3), (4, 5)), Err(Error::Shape(_))));
+        assert_eq!(check_shapes((2, 3), (3, 5)).unwrap(), (2, 5, 3));
+        assert!(check_lengths(2, 3, 4, 8, 12, 6).is_ok());
+        assert!(check_lengths(2, 3, 4, 8, 12, 7).is_err());
+    }
 }
