@@ -6,10 +6,12 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod matmul;
 mod memory;
 mod spmv;
 mod triangles;
 
+pub use matmul::{CPU_CUTOFF, PARALLEL_FLOPS};
 use trident_core::Backend;
 
 /// The CPU backend; runs on rayon's global thread pool.

@@ -201,6 +201,11 @@ impl<'a, T: Scalar> DenseView<'a, T> {
     pub fn stride(&self) -> usize {
         self.stride
     }
+    /// The values from element (0, 0) on: element (i, j) is `data()[i * stride + j]`. Holds
+    /// at least `(rows - 1) * stride + cols` values when the view is not empty.
+    pub fn data(&self) -> &'a [T] {
+        self.data
+    }
     /// True when rows are packed (`stride == cols`), so the view is one contiguous slice.
     pub fn is_contiguous(&self) -> bool {
         self.stride == self.cols || self.rows <= 1

@@ -44,7 +44,7 @@ pub use dense::{Dense, DenseView};
 pub use ellpack::EllpackR;
 pub use error::{BoxError, Error, ParseError, ParseErrorKind, Result, ResultExt};
 pub use graph::Graph;
-pub use matmul::{MatMul, MatMulOptions};
+pub use matmul::{Algorithm, HostMemory, MatMul, MatMulOptions};
 pub use mcl::{Clustering, MarkovCluster, MclOptions};
 pub use scalar::{Index, Scalar};
 pub use spmv::{Spmv, SpmvOptions};

@@ -882,12 +882,13 @@ pub fn reference<T: Scalar>(a: DenseView<'_, T>, b: DenseView<'_, T>) -> Result<
     Ok(c)
 }
 
-/// `‖X‖_M`: the largest absolute entry (NaN ignored; 0 for an empty matrix).
+/// `‖X‖_M`: the largest absolute finite entry (NaN and infinities ignored; 0 for an empty
+/// matrix).
 pub fn max_abs<T: Scalar>(x: DenseView<'_, T>) -> f64 {
     (0..x.rows())
         .flat_map(|i| x.row(i).iter())
         .map(|v| Scalar::to_f64(*v).abs())
-        .filter(|v| !v.is_nan())
+        .filter(|v| v.is_finite())
         .fold(0.0, f64::max)
 }
 

@@ -22,6 +22,7 @@ use proptest::test_runner::{
 
 use crate::backend::Backend;
 
+pub mod matmul;
 pub mod spmv;
 pub mod triangles;
 
@@ -29,14 +30,29 @@ pub use crate::testing::require_gpu;
 
 /// A backend that implements every algorithm trait the suite checks: what `cargo xtask
 /// validate` runs [`all_checks`] on. Each algorithm adds its traits here.
-pub trait Conformant: crate::Spmv<f32> + crate::Spmv<f64> + crate::TriangleCount {}
+pub trait Conformant:
+    crate::Spmv<f32>
+    + crate::Spmv<f64>
+    + crate::TriangleCount
+    + crate::MatMul<f32>
+    + crate::MatMul<f64>
+{
+}
 
-impl<B: crate::Spmv<f32> + crate::Spmv<f64> + crate::TriangleCount> Conformant for B {}
+impl<B> Conformant for B where
+    B: crate::Spmv<f32>
+        + crate::Spmv<f64>
+        + crate::TriangleCount
+        + crate::MatMul<f32>
+        + crate::MatMul<f64>
+{
+}
 
 /// Every algorithm's checks, in table order (one module per algorithm).
 pub fn all_checks<B: Conformant>() -> Vec<Check<B>> {
     let mut checks = spmv::checks::<B>();
     checks.extend(triangles::checks::<B>());
+    checks.extend(matmul::checks::<B>());
     checks
 }
 

@@ -1,0 +1,378 @@
+//! Dense matmul conformance: `C = A B` on host views (contiguous and strided, with the padding
+//! between rows poisoned with NaN) and on device vectors (the output starting as NaN), for
+//! every algorithm with 0, 1 and 2 Strassen levels forced on small odd shapes (a tiny cutoff,
+//! so that the recursion and the peeling run in CI), against the f64 [`reference`] within
+//! [`tolerance`]; NaN/Inf propagation, shape errors and a product too big for the device.
+
+use proptest::prelude::*;
+
+use super::{run_proptest, Check};
+use crate::dense::{Dense, DenseView};
+use crate::backend::DeviceVectors;
+use crate::error::Error;
+use crate::matmul::{
+    self, check_result, max_abs, reference, relative_error, Algorithm, MatMul, MatMulOptions,
+};
+use crate::scalar::Scalar;
+
+/// The matmul checks, in table order.
+pub fn checks<B: MatMul<f32> + MatMul<f64>>() -> Vec<Check<B>> {
+    vec![
+        Check {
+            name: "matmul_random_f32",
+            run: random::<f32, B>,
+        },
+        Check {
+            name: "matmul_random_f64",
+            run: random::<f64, B>,
+        },
+        Check {
+            name: "matmul_shapes_f32",
+            run: shapes::<f32, B>,
+        },
+        Check {
+            name: "matmul_shapes_f64",
+            run: shapes::<f64, B>,
+        },
+        Check {
+            name: "matmul_device_garbage_output_f32",
+            run: device_garbage_output::<f32, B>,
+        },
+        Check {
+            name: "matmul_device_garbage_output_f64",
+            run: device_garbage_output::<f64, B>,
+        },
+        Check {
+            name: "matmul_error_per_level_f32",
+            run: error_per_level::<f32, B>,
+        },
+        Check {
+            name: "matmul_error_per_level_f64",
+            run: error_per_level::<f64, B>,
+        },
+        Check {
+            name: "matmul_nan_inf_propagate",
+            run: nan_inf::<B>,
+        },
+        Check {
+            name: "matmul_shape_mismatch_is_error",
+            run: shape_mismatch::<B>,
+        },
+        Check {
+            name: "matmul_huge_is_out_of_memory",
+            run: huge::<B>,
+        },
+    ]
+}
+
+/// Instantiates the matmul conformance suite as `#[test]`s for backend type `$ty`, built by
+/// the expression `$make` (of type `trident_core::Result<$ty>`), once per test binary.
+#[macro_export]
+macro_rules! matmul_conformance_tests {
+    ($ty:ty, $make:expr) => {
+        $crate::conformance_tests!(
+            $ty,
+            $make,
+            matmul::checks;
+            matmul_random_f32,
+            matmul_random_f64,
+            matmul_shapes_f32,
+            matmul_shapes_f64,
+            matmul_device_garbage_output_f32,
+            matmul_device_garbage_output_f64,
+            matmul_error_per_level_f32,
+            matmul_error_per_level_f64,
+            matmul_nan_inf_propagate,
+            matmul_shape_mismatch_is_error,
+            matmul_huge_is_out_of_memory
+        );
+    };
+}
+
+/// Leaf order forced in the checks, so that small shapes recurse.
+const TINY_CUTOFF: usize = 4;
+
+const ALGORITHMS: [Algorithm; 3] = [Algorithm::Tiled, Algorithm::Strassen, Algorithm::Winograd];
+
+/// One product to check: shape, padding of each input's rows, data seed, algorithm, levels.
+#[derive(Debug, Clone)]
+struct Case {
+    m: usize,
+    n: usize,
+    k: usize,
+    pad_a: usize,
+    pad_b: usize,
+    seed: u64,
+    algorithm: Algorithm,
+    levels: Option<usize>,
+}
+
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// A value in [-1, 1) from `(seed, i)`.
+fn unit(seed: u64, i: usize) -> f64 {
+    (splitmix(seed ^ (i as u64).wrapping_mul(0x2545_F491_4F6C_DD1D)) >> 11) as f64
+        / (1u64 << 53) as f64
+        * 2.0
+        - 1.0
+}
+
+/// A `rows x cols` row-major buffer with `pad` NaNs after each row (stride `cols + pad`).
+fn padded<T: Scalar>(rows: usize, cols: usize, pad: usize, seed: u64) -> (Vec<T>, usize) {
+    let stride = cols + pad;
+    let mut v = vec![T::nan(); rows * stride];
+    for i in 0..rows {
+        for j in 0..cols {
+            v[i * stride + j] = T::from_f64(unit(seed, i * cols + j));
+        }
+    }
+    (v, stride)
+}
+
+fn err(e: Error) -> String {
+    e.to_string()
+}
+
+/// Runs `case` through [`MatMul::matmul`] on strided views and checks it.
+fn run_case<T: Scalar, B: MatMul<T>>(b: &B, c: &Case) -> Result<(), String> {
+    let (av, lda) = padded::<T>(c.m, c.k, c.pad_a, c.seed);
+    let (bv, ldb) = padded::<T>(c.k, c.n, c.pad_b, c.seed ^ 0xB);
+    let a = DenseView::new(c.m, c.k, lda, &av).map_err(err)?;
+    let bm = DenseView::new(c.k, c.n, ldb, &bv).map_err(err)?;
+    let opts = MatMulOptions {
+        strassen_cutoff: Some(TINY_CUTOFF),
+        ..MatMulOptions::with(c.algorithm, c.levels)
+    };
+    let got = b.matmul(a, bm, &opts).map_err(err)?;
+    if got.shape() != (c.m, c.n) {
+        return Err(format!("C is {:?}, expected {} x {}", got.shape(), c.m, c.n));
+    }
+    let schedule = b.plan(c.m, c.n, c.k, &opts);
+    let r = reference(a, bm).map_err(err)?;
+    check_result(
+        got.as_slice(),
+        &r,
+        c.n,
+        c.k,
+        max_abs(a) * max_abs(bm),
+        &schedule,
+    )
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    let dim = prop_oneof![1 => Just(1usize), 1 => 0usize..3, 6 => 1usize..90];
+    (
+        dim.clone(),
+        dim.clone(),
+        dim,
+        0usize..4,
+        0usize..4,
+        any::<u64>(),
+        0usize..3,
+        prop_oneof![Just(None), Just(Some(1)), Just(Some(2))],
+    )
+        .prop_map(|(m, n, k, pad_a, pad_b, seed, alg, levels)| Case {
+            m,
+            n,
+            k,
+            pad_a,
+            pad_b,
+            seed,
+            algorithm: ALGORITHMS[alg],
+            levels,
+        })
+}
+
+fn random<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
+    run_proptest(32, &case(), |c| run_case::<T, B>(b, &c))
+}
+
+/// Fixed edge shapes, each with every algorithm and 1 and 2 levels forced.
+fn shapes<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
+    let shapes: &[(usize, usize, usize)] = &[
+        (1, 1, 1),
+        (300, 2, 3),   // tall
+        (2, 300, 3),   // wide
+        (67, 129, 45), // odd: peeling at every level
+        (97, 89, 101), // primes
+        (64, 64, 64),  // exact halving
+        (40, 33, 1),   // k = 1
+        (5, 7, 0),     // k = 0: C = 0
+        (0, 7, 5),
+        (7, 0, 5),
+        (128, 128, 130), // one full tile plus k remainder
+        (129, 131, 8),
+    ];
+    for &(m, n, k) in shapes {
+        for algorithm in ALGORITHMS {
+            for levels in [Some(1), Some(2)] {
+                let c = Case {
+                    m,
+                    n,
+                    k,
+                    pad_a: (m + k) % 3,
+                    pad_b: (n + 1) % 2,
+                    seed: (m * 1000 + n * 10 + k) as u64,
+                    algorithm,
+                    levels,
+                };
+                run_case::<T, B>(b, &c)?;
+            }
+        }
+    }
+    // Zero matrices: an exact 0 whatever the algorithm.
+    for algorithm in ALGORITHMS {
+        let z = Dense::<T>::zeros(33, 33);
+        let opts = MatMulOptions {
+            strassen_cutoff: Some(TINY_CUTOFF),
+            ..MatMulOptions::with(algorithm, Some(2))
+        };
+        let c = b.matmul(z.view(), z.view(), &opts).map_err(err)?;
+        if c.as_slice().iter().any(|v| *v != T::zero()) {
+            return Err(format!("{algorithm:?}: 0 · 0 is not 0"));
+        }
+    }
+    Ok(())
+}
+
+/// [`MatMul::gemm`] on device vectors with `C` starting as NaN, twice into the same output.
+fn device_garbage_output<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
+    let (m, n, k) = (53, 71, 38);
+    let (av, _) = padded::<T>(m, k, 0, 11);
+    let (bv, _) = padded::<T>(k, n, 0, 12);
+    let a = DenseView::new(m, k, k, &av).map_err(err)?;
+    let bm = DenseView::new(k, n, n, &bv).map_err(err)?;
+    let r = reference(a, bm).map_err(err)?;
+    let scale = max_abs(a) * max_abs(bm);
+    let da = b.upload(&av).map_err(err)?;
+    let db = b.upload(&bv).map_err(err)?;
+    let mut dc = b.upload(&vec![T::nan(); m * n]).map_err(err)?;
+    for algorithm in ALGORITHMS {
+        for levels in [Some(1), Some(2)] {
+            let opts = MatMulOptions::with(algorithm, levels);
+            for _ in 0..2 {
+                b.gemm(m, n, k, &da, &db, &mut dc, &opts).map_err(err)?;
+                let c = b.download(&dc).map_err(err)?;
+                let s = b.plan(m, n, k, &opts);
+                check_result(&c, &r, n, k, scale, &s)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The measured error of every algorithm at 0..=3 levels on a 256-cube product, printed (in
+/// units of `ε ‖A‖_M ‖B‖_M`) beside the Higham bound it must stay under.
+fn error_per_level<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
+    let nn = 256;
+    let (av, _) = padded::<T>(nn, nn, 0, 21);
+    let (bv, _) = padded::<T>(nn, nn, 0, 22);
+    let a = DenseView::new(nn, nn, nn, &av).map_err(err)?;
+    let bm = DenseView::new(nn, nn, nn, &bv).map_err(err)?;
+    let r = reference(a, bm).map_err(err)?;
+    let scale = max_abs(a) * max_abs(bm);
+    let mut line = format!("matmul error {} n={nn} ({}):", T::NAME, b.name());
+    for algorithm in [Algorithm::Strassen, Algorithm::Winograd] {
+        for levels in 0..=3 {
+            let opts = MatMulOptions::with(
+                if levels == 0 {
+                    Algorithm::Tiled
+                } else {
+                    algorithm
+                },
+                Some(levels),
+            );
+            if levels == 0 && algorithm == Algorithm::Winograd {
+                continue;
+            }
+            let c = b.matmul(a, bm, &opts).map_err(err)?;
+            let s = b.plan(nn, nn, nn, &opts);
+            let e = relative_error(c.as_slice(), &r, scale);
+            let bound = matmul::tolerance::<T>(s.algorithm, s.levels, nn).factor;
+            line += &format!(" {}L{}={e:.1}(≤{bound:.0})", s.algorithm.name(), s.levels);
+            check_result(c.as_slice(), &r, nn, nn, scale, &s)?;
+        }
+    }
+    eprintln!("{line}");
+    Ok(())
+}
+
+/// NaN and Inf in the inputs: where the exact result is NaN or infinite, so is ours (for the
+/// tiled kernel the same infinity); every other entry of the tiled product is right.
+fn nan_inf<B: MatMul<f32> + MatMul<f64>>(b: &B) -> Result<(), String> {
+    let (m, n, k) = (37, 41, 29);
+    let (mut av, _) = padded::<f32>(m, k, 0, 31);
+    let (mut bv, _) = padded::<f32>(k, n, 0, 32);
+    av[5 * k + 3] = f32::NAN; // row 5 of C: NaN
+    av[20 * k + 7] = f32::INFINITY; // row 20: ±Inf or NaN (Inf · 0 never happens here)
+    bv[11 * n + 30] = f32::NEG_INFINITY; // column 30
+    let a = DenseView::new(m, k, k, &av).map_err(err)?;
+    let bm = DenseView::new(k, n, n, &bv).map_err(err)?;
+    let r = reference(a, bm).map_err(err)?;
+    if !r[5 * n].is_nan() || !r[20 * n].is_infinite() {
+        return Err("the NaN/Inf fixture does not produce NaN and Inf".into());
+    }
+    for algorithm in ALGORITHMS {
+        // Tiled: every finite entry within the bound of the finite inputs. Strassen: only
+        // the non-finite entries are checked (its sums spread NaN and Inf across quadrants).
+        let scale = if algorithm == Algorithm::Tiled {
+            max_abs(a) * max_abs(bm)
+        } else {
+            f64::INFINITY
+        };
+        let opts = MatMulOptions {
+            strassen_cutoff: Some(TINY_CUTOFF),
+            ..MatMulOptions::with(algorithm, Some(2))
+        };
+        let c = MatMul::<f32>::matmul(b, a, bm, &opts).map_err(err)?;
+        let s = MatMul::<f32>::plan(b, m, n, k, &opts);
+        check_result(c.as_slice(), &r, n, k, scale, &s)
+            .map_err(|e| format!("{algorithm:?}: {e}"))?;
+    }
+    Ok(())
+}
+
+fn shape_mismatch<B: MatMul<f32> + MatMul<f64>>(b: &B) -> Result<(), String> {
+    let a = Dense::<f32>::zeros(3, 4);
+    let bm = Dense::<f32>::zeros(5, 2);
+    match b.matmul(a.view(), bm.view(), &MatMulOptions::default()) {
+        Err(Error::Shape(_)) => {}
+        other => return Err(format!("3x4 · 5x2: expected a shape error, got {other:?}")),
+    }
+    let da = b.upload(&[1.0f64; 12]).map_err(err)?;
+    let db = b.upload(&[1.0f64; 7]).map_err(err)?;
+    let mut dc = DeviceVectors::<f64>::zeros(b, 6).map_err(err)?;
+    match MatMul::<f64>::gemm(b, 3, 2, 4, &da, &db, &mut dc, &MatMulOptions::default()) {
+        Err(Error::Shape(_)) => Ok(()),
+        other => Err(format!(
+            "gemm 3x4 · 4x2 with B of 7 values: expected a shape error, got {other:?}"
+        )),
+    }
+}
+
+/// A `2^20 x 1 · 1 x 2^20` product (4 TiB of f32 output) is [`Error::OutOfMemory`] saying how
+/// much it needs, and the backend still works afterwards.
+fn huge<B: MatMul<f32> + MatMul<f64>>(b: &B) -> Result<(), String> {
+    const N: usize = 1 << 20;
+    let col = vec![1.0f32; N];
+    let a = DenseView::new(N, 1, 1, &col).map_err(err)?;
+    let bm = DenseView::new(1, N, N, &col).map_err(err)?;
+    match b.matmul(a, bm, &MatMulOptions::default()) {
+        Err(Error::OutOfMemory { message, .. }) if message.contains("bytes") => {}
+        Err(e) => return Err(format!("2^20 x 2^20 output: expected out of memory, got {e}")),
+        Ok(_) => return Err("a 4 TiB product succeeded".into()),
+    }
+    let one = Dense::<f32>::identity(2);
+    let c = b
+        .matmul(one.view(), one.view(), &MatMulOptions::default())
+        .map_err(err)?;
+    if c != one {
+        return Err(format!("after the failed product, I · I = {c:?}"));
+    }
+    Ok(())
+}
