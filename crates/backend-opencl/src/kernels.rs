@@ -62,6 +62,8 @@ trident_core::kernel_table! {
     Spmv => cl_module!(spmv, typed: ["spmv_ellr"], plain: []),
     /// `kernels/opencl/triangles.cl`: triangle counting (no precision; plain kernels).
     Triangles => cl_module!(triangles, typed: [], plain: ["tc_merge", "tc_search", "tc_hash"]),
+    /// `kernels/opencl/matmul.cl`: the tiled GEMM and the strided block sum of Strassen.
+    Matmul => cl_module!(matmul, typed: ["gemm", "matadd"], plain: []),
 }
 
 #[cfg(test)]

@@ -59,6 +59,7 @@
 
 mod error;
 pub mod kernels;
+mod matmul;
 mod memory;
 mod probe;
 mod program;
@@ -74,6 +75,7 @@ use trident_core::gpu::{Cached, Precision};
 use trident_core::{Backend, Error, Result, ResultExt, Scalar};
 
 pub use error::ClError;
+pub use matmul::{CPU_DEVICE_CUTOFF, GPU_CUTOFF};
 pub use memory::{ClScalar, ClVector};
 pub use probe::{devices, probe_status, DeviceInfo, Selector, ENV_DEVICE, ENV_PLATFORM};
 pub use spmv::{ClEllpack, PASSES_ENV};

@@ -328,6 +328,55 @@ pub struct Schedule {
 }
 
 impl Schedule {
+    /// Fails with [`Error::Invalid`] unless every block of every step lies inside its
+    /// operand, whose lengths are `[A, B, C, W]`: what GPU backends check before launching
+    /// kernels that trust the blocks.
+    pub fn check_bounds(&self, lens: [usize; 4]) -> Result<()> {
+        let len = |op: Operand| match op {
+            Operand::A => lens[0],
+            Operand::B => lens[1],
+            Operand::C => lens[2],
+            Operand::W => lens[3],
+        };
+        let fits = |blk: &Block, rows: usize, cols: usize| {
+            rows == 0
+                || cols == 0
+                || (cols <= blk.ld || rows == 1)
+                    && (rows - 1)
+                        .checked_mul(blk.ld)
+                        .and_then(|v| v.checked_add(cols))
+                        .and_then(|v| v.checked_add(blk.offset))
+                        .is_some_and(|end| end <= len(blk.op))
+        };
+        for step in &self.steps {
+            let ok = match step {
+                Step::Gemm {
+                    m, n, k, a, b, c, ..
+                } => {
+                    fits(a, *m, *k)
+                        && fits(b, *k, *n)
+                        && fits(c, *m, *n)
+                        && !matches!(c.op, Operand::A | Operand::B)
+                }
+                Step::Add {
+                    m, n, x, y, dst, ..
+                } => {
+                    fits(x, *m, *n)
+                        && fits(y, *m, *n)
+                        && fits(dst, *m, *n)
+                        && !matches!(dst.op, Operand::A | Operand::B)
+                }
+            };
+            if !ok {
+                return Err(Error::invalid(
+                    "matmul schedule",
+                    format!("{step:?} reaches outside operands of lengths {lens:?}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Number of base-kernel products.
     pub fn products(&self) -> usize {
         self.steps

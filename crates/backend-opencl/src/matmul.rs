@@ -1,0 +1,286 @@
+//! Dense `C = A B` on OpenCL: the schedule of [`trident_core::matmul::plan`] run as launches
+//! of `kernels/opencl/matmul.cl` (`gemm_<T>`, the tiled base kernel, and `matadd_<T>`, the
+//! schedule's additions), every block passed as (buffer, offset, leading dimension). One
+//! workspace buffer per call.
+//!
+//! Host transfers ([`HostMemory`]): `Pageable` writes and reads ordinary buffers from the
+//! caller's memory; `Pinned` stages through `CL_MEM_ALLOC_HOST_PTR` buffers (pinned on
+//! NVIDIA's and AMD's OpenCL), mapped and filled on the host, then copied buffer to buffer;
+//! `Mapped` lets the kernels read `A` and `B` and write `C` in `CL_MEM_ALLOC_HOST_PTR`
+//! buffers directly (zero-copy where the implementation keeps them in host memory, as PoCL
+//! and integrated GPUs do; a discrete GPU's driver may migrate them).
+
+use std::mem::size_of;
+
+use ocl::flags::MemFlags;
+use ocl::Buffer;
+use trident_core::gpu::{to_u32, Precision};
+use trident_core::matmul::{
+    check_fits, check_lengths, check_shapes, device_bytes, plan, Block, Operand, Schedule, Step,
+};
+use trident_core::{Backend, Dense, DenseView, HostMemory, MatMul, MatMulOptions, Result};
+
+use crate::error::ClResultExt;
+use crate::kernels::Module;
+use crate::memory::{ClScalar, ClVector};
+use crate::program::{ClLaunch, LaunchDims};
+use crate::{OpenCl, BACKEND};
+
+/// Work-items per group of `gemm_<T>` (its `reqd_work_group_size`).
+const GEMM_THREADS: usize = 256;
+/// Rows and columns of C per group of `gemm_<T>`.
+const TILE: usize = 128;
+/// At most this many groups of `matadd_<T>` (a grid-stride loop covers the rest).
+const ADD_MAX_GROUPS: usize = 1 << 16;
+
+/// Strassen cutoff of OpenCL GPUs (as CUDA's `GPU_CUTOFF`); CPU devices use
+/// [`CPU_DEVICE_CUTOFF`].
+pub const GPU_CUTOFF: usize = 4096;
+/// Strassen cutoff of OpenCL CPU devices (PoCL).
+pub const CPU_DEVICE_CUTOFF: usize = 1024;
+
+/// Sets the next argument, a `REAL` of precision `p`, to `v`.
+fn real_arg(args: &mut ClLaunch<'_, '_>, p: Precision, v: f64) {
+    match p {
+        Precision::F32 => args.arg(v as f32),
+        Precision::F64 => args.arg(v),
+    };
+}
+
+impl OpenCl {
+    /// Runs `s` with operands `a`, `b`, `c` and workspace `w` holding `lens` values (checked
+    /// against every step first).
+    fn run_schedule<T: ClScalar>(
+        &self,
+        s: &Schedule,
+        bufs: [&Buffer<T>; 4],
+        lens: [usize; 4],
+    ) -> Result<()> {
+        let gemm = self.kernel::<T>(Module::Matmul, "gemm")?;
+        let add = self.kernel::<T>(Module::Matmul, "matadd")?;
+        if gemm.local != GEMM_THREADS {
+            return Err(trident_core::Error::Unsupported(format!(
+                "matmul on {}: the GEMM kernel needs work-groups of {GEMM_THREADS}, the device \
+                 allows {}",
+                self.info.description(),
+                gemm.local
+            )));
+        }
+        s.check_bounds(lens)?;
+        let p = Precision::of::<T>();
+        let buf = |blk: &Block| match blk.op {
+            Operand::A => bufs[0],
+            Operand::B => bufs[1],
+            Operand::C => bufs[2],
+            Operand::W => bufs[3],
+        };
+        for step in &s.steps {
+            match step {
+                Step::Gemm {
+                    m,
+                    n,
+                    k,
+                    alpha,
+                    beta,
+                    a,
+                    b,
+                    c,
+                } => {
+                    if *m == 0 || *n == 0 {
+                        continue;
+                    }
+                    let groups = n.div_ceil(TILE) * m.div_ceil(TILE);
+                    // The kernel's parameters (kernels/opencl/matmul.cl, as in
+                    // kernels/cuda/matmul.cu): (uint m, uint n, uint k, REAL alpha,
+                    // REAL beta, const REAL *a, ulong a_off, uint lda, const REAL *b,
+                    // ulong b_off, uint ldb, REAL *c, ulong c_off, uint ldc)
+                    let mut args = gemm.builder();
+                    args.arg(to_u32(*m)?).arg(to_u32(*n)?).arg(to_u32(*k)?);
+                    real_arg(&mut args, p, *alpha);
+                    real_arg(&mut args, p, *beta);
+                    args.arg(buf(a)).arg(a.offset as u64).arg(to_u32(a.ld)?);
+                    args.arg(buf(b)).arg(b.offset as u64).arg(to_u32(b.ld)?);
+                    args.arg(buf(c)).arg(c.offset as u64).arg(to_u32(c.ld)?);
+                    // SAFETY: the arguments have the kernel's types, in order. The buffers
+                    // are this instance's (callers check owners or made them). `check_bounds`
+                    // verified that every block's extent ((rows - 1) * ld + cols from its
+                    // offset) lies inside its buffer; the kernel reads a only at rows < m,
+                    // columns < k, b at rows < k, columns < n, and reads (beta != 0) and
+                    // writes c at rows < m, columns < n, with 64-bit offsets. The output
+                    // never overlaps an input (schedule invariant, tested in core). One
+                    // group per 128 x 128 tile of C, 256 items each (reqd_work_group_size).
+                    unsafe {
+                        args.launch(
+                            &self.queue,
+                            LaunchDims::linear(groups * GEMM_THREADS, GEMM_THREADS),
+                        )
+                    }?;
+                }
+                Step::Add {
+                    m,
+                    n,
+                    alpha,
+                    x,
+                    beta,
+                    y,
+                    dst,
+                } => {
+                    let total = m * n;
+                    if total == 0 {
+                        continue;
+                    }
+                    let local = add.local;
+                    let groups = total.div_ceil(local).min(ADD_MAX_GROUPS);
+                    // (uint m, uint n, REAL alpha, const REAL *x, ulong x_off, uint ldx,
+                    //  REAL beta, const REAL *y, ulong y_off, uint ldy, REAL *d, ulong d_off,
+                    //  uint ldd)
+                    let mut args = add.builder();
+                    args.arg(to_u32(*m)?).arg(to_u32(*n)?);
+                    real_arg(&mut args, p, *alpha);
+                    args.arg(buf(x)).arg(x.offset as u64).arg(to_u32(x.ld)?);
+                    real_arg(&mut args, p, *beta);
+                    args.arg(buf(y)).arg(y.offset as u64).arg(to_u32(y.ld)?);
+                    args.arg(buf(dst)).arg(dst.offset as u64).arg(to_u32(dst.ld)?);
+                    // SAFETY: the arguments have the kernel's types, in order. Every block
+                    // lies inside its buffer (`check_bounds`); the kernel touches elements
+                    // i < m, j < n of each (y only when beta != 0); dst is either x itself
+                    // (each element read and written by the same work-item) or disjoint from
+                    // both inputs (schedule invariant). A grid-stride loop covers m * n.
+                    unsafe { args.launch(&self.queue, LaunchDims::linear(groups * local, local)) }?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A buffer of `len` (at least 1) values in `CL_MEM_ALLOC_HOST_PTR` memory, filled from
+    /// `init` through a map when given.
+    fn host_buffer<T: ClScalar>(&self, len: usize, init: Option<&[T]>, what: &str) -> Result<Buffer<T>> {
+        let n = len.max(1);
+        let buf = Buffer::<T>::builder()
+            .queue(self.queue.clone())
+            .flags(MemFlags::new().read_write().alloc_host_ptr())
+            .len(n)
+            .build()
+            .or_alloc(|| format!("{what} ({} bytes)", n * size_of::<T>()))?;
+        if let Some(host) = init.filter(|h| !h.is_empty()) {
+            // SAFETY: the only mapping of this new buffer, unmapped before it is used.
+            let mut map =
+                unsafe { buf.map().write_invalidate().len(host.len()).enq() }.or_cl(|| what)?;
+            map.copy_from_slice(host);
+            map.unmap().enq().or_cl(|| what)?;
+        }
+        Ok(buf)
+    }
+
+    /// Reads `len` values of `buf` (an `ALLOC_HOST_PTR` buffer) through a map.
+    fn read_mapped<T: ClScalar>(&self, buf: &Buffer<T>, out: &mut [T]) -> Result<()> {
+        if out.is_empty() {
+            return self.synchronize();
+        }
+        // SAFETY: the only mapping of the buffer; the queue is in order, so the map waits
+        // for the kernels that wrote it.
+        let mut map = unsafe { buf.map().read().len(out.len()).enq() }.or_cl(|| "mapping C")?;
+        out.copy_from_slice(&map);
+        map.unmap().enq().or_cl(|| "unmapping C")?;
+        Ok(())
+    }
+}
+
+/// `v` packed row-major (borrowed when it already is).
+fn packed<'a, T: ClScalar>(v: &DenseView<'a, T>) -> std::borrow::Cow<'a, [T]> {
+    if v.rows() == 0 || v.cols() == 0 {
+        std::borrow::Cow::Borrowed(&[])
+    } else if v.is_contiguous() {
+        std::borrow::Cow::Borrowed(&v.data()[..v.rows() * v.cols()])
+    } else {
+        std::borrow::Cow::Owned(v.to_owned().into_vec())
+    }
+}
+
+impl<T: ClScalar> MatMul<T> for OpenCl {
+    fn default_cutoff(&self) -> usize {
+        if self.is_gpu() {
+            GPU_CUTOFF
+        } else {
+            CPU_DEVICE_CUTOFF
+        }
+    }
+
+    fn gemm(
+        &self,
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &ClVector<T>,
+        b: &ClVector<T>,
+        c: &mut ClVector<T>,
+        opts: &MatMulOptions,
+    ) -> Result<()> {
+        for v in [a.owner, b.owner, c.owner] {
+            self.check_owner(v, "gemm")?;
+        }
+        check_lengths(m, n, k, a.len, b.len, c.len)?;
+        let s = MatMul::<T>::plan(self, m, n, k, opts);
+        let w = self.alloc::<T>(s.workspace, None, "allocating the Strassen workspace")?;
+        let lens = [a.len, b.len, c.len, s.workspace];
+        self.run_schedule(&s, [&a.buf, &b.buf, &c.buf, &w], lens)
+    }
+
+    fn matmul(&self, a: DenseView<'_, T>, b: DenseView<'_, T>, opts: &MatMulOptions) -> Result<Dense<T>> {
+        self.check_precision(Precision::of::<T>())?;
+        let (m, n, k) = check_shapes(a.shape(), b.shape())?;
+        let s = plan(m, n, k, opts, MatMul::<T>::default_cutoff(self));
+        let need = device_bytes::<T>(m, n, k, &s).unwrap_or(u128::MAX);
+        let what = format!("a {m} x {k} · {k} x {n} {} product ({})", T::NAME, s.algorithm.name());
+        check_fits(BACKEND, need, self.info.global_mem_bytes, &what)?;
+        let mut out = vec![T::zero(); m * n];
+        let (ha, hb) = (packed(&a), packed(&b));
+        let w = self.alloc::<T>(s.workspace, None, "allocating the Strassen workspace")?;
+        let lens = [m * k, k * n, m * n, s.workspace];
+        match opts.host_memory {
+            HostMemory::Pageable => {
+                let da = self.alloc(m * k, Some(&ha), "uploading A")?;
+                let db = self.alloc(k * n, Some(&hb), "uploading B")?;
+                let dc = self.alloc::<T>(m * n, None, "allocating C")?;
+                self.run_schedule(&s, [&da, &db, &dc, &w], lens)?;
+                if !out.is_empty() {
+                    dc.read(&mut out)
+                        .queue(&self.queue)
+                        .enq()
+                        .or_cl(|| "downloading C")?;
+                }
+            }
+            HostMemory::Pinned => {
+                let sa = self.host_buffer(m * k, Some(&ha), "staging A")?;
+                let sb = self.host_buffer(k * n, Some(&hb), "staging B")?;
+                let da = self.alloc::<T>(m * k, None, "allocating A")?;
+                let db = self.alloc::<T>(k * n, None, "allocating B")?;
+                let dc = self.alloc::<T>(m * n, None, "allocating C")?;
+                let copy = |src: &Buffer<T>, dst: &Buffer<T>, len: usize| -> Result<()> {
+                    if len == 0 {
+                        return Ok(());
+                    }
+                    src.copy(dst, None, Some(len))
+                        .queue(&self.queue)
+                        .enq()
+                        .or_cl(|| "copying a staged matrix")
+                };
+                copy(&sa, &da, m * k)?;
+                copy(&sb, &db, k * n)?;
+                self.run_schedule(&s, [&da, &db, &dc, &w], lens)?;
+                let sc = self.host_buffer::<T>(m * n, None, "staging C")?;
+                copy(&dc, &sc, m * n)?;
+                self.read_mapped(&sc, &mut out)?;
+            }
+            HostMemory::Mapped => {
+                let da = self.host_buffer(m * k, Some(&ha), "mapping A")?;
+                let db = self.host_buffer(k * n, Some(&hb), "mapping B")?;
+                let dc = self.host_buffer::<T>(m * n, None, "mapping C")?;
+                self.run_schedule(&s, [&da, &db, &dc, &w], lens)?;
+                self.read_mapped(&dc, &mut out)?;
+            }
+        }
+        Dense::from_vec(m, n, out)
+    }
+}
