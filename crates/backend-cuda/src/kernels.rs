@@ -65,6 +65,8 @@ trident_core::kernel_table! {
     Spmv => cuda_module!(spmv, typed: ["spmv_ellr"], plain: []),
     /// `kernels/cuda/triangles.cu`: triangle counting (plain kernels, no precision).
     Triangles => cuda_module!(triangles, typed: [], plain: ["tc_merge", "tc_search", "tc_hash"]),
+    /// `kernels/cuda/matmul.cu`: the tiled GEMM and the strided block sum of Strassen.
+    Matmul => cuda_module!(matmul, typed: ["gemm", "matadd"], plain: []),
 }
 
 /// The `.version X.Y` (PTX ISA) of a PTX text.

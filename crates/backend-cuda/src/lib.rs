@@ -62,6 +62,7 @@
 mod driver;
 pub mod kernels;
 mod launch;
+mod matmul;
 mod memory;
 mod spmv;
 mod triangles;
@@ -80,6 +81,7 @@ use kernels::{Module, ModuleInfo};
 use launch::Kernel;
 
 pub use driver::DriverError;
+pub use matmul::GPU_CUTOFF;
 pub use memory::{CudaScalar, CudaVector};
 pub use spmv::{CudaEllpack, PASSES_ENV};
 pub use triangles::CudaOriented;

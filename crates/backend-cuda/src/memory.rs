@@ -60,12 +60,14 @@ impl<T: DeviceCopy> DevBuf<T> {
         Ok(buf)
     }
 
-    /// `len` uninitialised elements; callers write them all before any read.
-    fn uninit(shared: &Arc<Shared>, len: usize, what: &str) -> Result<Self> {
+    /// `len` uninitialised elements; callers write them all before any read (the matmul
+    /// output and workspace: every schedule writes each element before reading it).
+    pub(crate) fn uninit(shared: &Arc<Shared>, len: usize, what: &str) -> Result<Self> {
         let buf = if len == 0 {
             None
         } else {
-            // SAFETY: the contents are uninitialised; both callers (`from_host`, `zeroed`)
+            // SAFETY: the contents are uninitialised; the callers (`from_host`, `zeroed`, and
+            // matmul for its output and workspace, which its schedules write before reading)
             // fill every element before the buffer can be read.
             let b = unsafe { DeviceBuffer::uninitialized(len) }.or_cuda(|| {
                 format!(

@@ -1,0 +1,303 @@
+//! Dense `C = A B` on CUDA: the schedule of [`trident_core::matmul::plan`] run as launches of
+//! `kernels/cuda/matmul.cu` (`gemm_<T>`, the tiled base kernel, and `matadd_<T>`, the
+//! schedule's additions), every block passed as (pointer, offset, leading dimension), on the
+//! backend's stream. One workspace allocation per call.
+//!
+//! Host transfers ([`HostMemory`]): `Pageable` copies from and to the caller's memory (the
+//! driver stages through its own pinned buffers); `Pinned` copies the caller's data into
+//! page-locked buffers (`cuMemAllocHost`, through cust's `LockedBuffer`) and DMAs from
+//! there, and back; `Mapped` puts `A`, `B` and `C` in mapped page-locked memory
+//! (`cuMemHostAlloc(DEVICEMAP)`) that the kernels read and write over the bus (zero-copy: no
+//! device copy at all, at PCIe/NVLink-C2C speed per access).
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use cust::memory::LockedBuffer;
+use trident_core::gpu::{to_u32, Precision};
+use trident_core::matmul::{
+    check_fits, check_lengths, check_shapes, device_bytes, plan, Block, Operand, Schedule, Step,
+};
+use trident_core::{Dense, DenseView, Error, HostMemory, MatMul, MatMulOptions, Result};
+
+use crate::driver;
+use crate::kernels::Module;
+use crate::launch::{LaunchArgs, LaunchConfig};
+use crate::memory::{CudaScalar, CudaVector, DevBuf};
+use crate::{Cuda, Shared};
+
+/// Threads per block of `gemm_<T>` (its `__launch_bounds__`).
+const GEMM_THREADS: u32 = 256;
+/// Rows and columns of C per block of `gemm_<T>`.
+const TILE: usize = 128;
+/// Threads per block of `matadd_<T>`, and at most this many blocks (grid-stride loop).
+const ADD_THREADS: u32 = 256;
+const ADD_MAX_BLOCKS: usize = 1 << 16;
+
+/// The default Strassen cutoff on GPUs: leaves of at least 4096 (one level from n = 8192, two
+/// from 16384). A first guess from Huang, Yu & van de Geijn (2018), where one level pays
+/// from about n = 8000 on a V100; to be replaced by the crossover `cargo xtask bench matmul`
+/// measures on the H100.
+pub const GPU_CUTOFF: usize = 4096;
+
+/// Mapped page-locked host memory (`cuMemHostAlloc` with `DEVICEMAP`) and its device address.
+struct MappedBuf<T> {
+    host: *mut T,
+    device: u64,
+    len: usize,
+    shared: Arc<Shared>,
+}
+
+// SAFETY: the allocation is plain page-locked memory owned by this value; the raw pointer is
+// only dereferenced through `&self` / `&mut self` methods.
+unsafe impl<T: Send> Send for MappedBuf<T> {}
+
+impl<T: CudaScalar> MappedBuf<T> {
+    /// `len` (at least 1) mapped values, filled from `init` when given. The context must be
+    /// current.
+    fn new(shared: &Arc<Shared>, len: usize, init: Option<&[T]>, what: &str) -> Result<Self> {
+        let n = len.max(1);
+        let bytes = n * std::mem::size_of::<T>();
+        let mut host: *mut c_void = std::ptr::null_mut();
+        // SAFETY: `host` is writable; flags DEVICEMAP (2) maps the allocation into the
+        // device's address space.
+        let rc = unsafe { cust::sys::cuMemHostAlloc(&mut host, bytes, 2) };
+        if rc != cust::sys::cudaError_enum::CUDA_SUCCESS {
+            return Err(driver::error_from_code(
+                rc as i32,
+                &format!("allocating {bytes} bytes of mapped host memory for {what}"),
+            ));
+        }
+        let mut device: cust::sys::CUdeviceptr = 0;
+        // SAFETY: `host` is a live DEVICEMAP allocation; `device` is writable.
+        let rc = unsafe { cust::sys::cuMemHostGetDevicePointer_v2(&mut device, host, 0) };
+        let buf = Self {
+            host: host.cast(),
+            device,
+            len: n,
+            shared: Arc::clone(shared),
+        };
+        if rc != cust::sys::cudaError_enum::CUDA_SUCCESS {
+            return Err(driver::error_from_code(
+                rc as i32,
+                &format!("mapping host memory for {what}"),
+            ));
+        }
+        if let Some(init) = init {
+            buf.slice_mut()[..init.len()].copy_from_slice(init);
+        }
+        Ok(buf)
+    }
+
+    #[allow(clippy::mut_from_ref)]
+    fn slice_mut(&self) -> &mut [T] {
+        // SAFETY: `host` holds `len` values of T (allocated above), only accessed on the
+        // host while no kernel that uses it runs (callers synchronize first).
+        unsafe { std::slice::from_raw_parts_mut(self.host, self.len) }
+    }
+}
+
+impl<T> Drop for MappedBuf<T> {
+    fn drop(&mut self) {
+        let _ = self.shared.make_current();
+        // SAFETY: `host` came from cuMemHostAlloc and is freed once, here, after the stream
+        // work that used it (callers synchronize before dropping).
+        unsafe {
+            cust::sys::cuMemFreeHost(self.host.cast());
+        }
+    }
+}
+
+/// Appends the next argument, a `T` of precision `p`, with value `v`.
+fn real_arg(args: &mut LaunchArgs<'_, '_>, p: Precision, v: f64) {
+    match p {
+        Precision::F32 => args.arg(v as f32),
+        Precision::F64 => args.arg(v),
+    };
+}
+
+impl Cuda {
+    /// Runs `s` with operands at device addresses `ptrs` = `[A, B, C, W]` holding `lens`
+    /// values (checked against every step first), on the stream.
+    fn run_schedule<T: CudaScalar>(&self, s: &Schedule, ptrs: [u64; 4], lens: [usize; 4]) -> Result<()> {
+        s.check_bounds(lens)?;
+        let gemm = self.kernel::<T>(Module::Matmul, "gemm")?;
+        let add = self.kernel::<T>(Module::Matmul, "matadd")?;
+        let p = Precision::of::<T>();
+        let ptr = |blk: &Block| match blk.op {
+            Operand::A => ptrs[0],
+            Operand::B => ptrs[1],
+            Operand::C => ptrs[2],
+            Operand::W => ptrs[3],
+        };
+        for step in &s.steps {
+            match step {
+                Step::Gemm {
+                    m,
+                    n,
+                    k,
+                    alpha,
+                    beta,
+                    a,
+                    b,
+                    c,
+                } => {
+                    if *m == 0 || *n == 0 {
+                        continue;
+                    }
+                    let blocks = to_u32(n.div_ceil(TILE) * m.div_ceil(TILE))?;
+                    // The kernel's parameters (kernels/cuda/matmul.cu, as in
+                    // kernels/opencl/matmul.cl): (unsigned m, n, k, T alpha, beta,
+                    // const T *a, u64 a_off, unsigned lda, const T *b, u64 b_off,
+                    // unsigned ldb, T *c, u64 c_off, unsigned ldc)
+                    let mut args = gemm.builder();
+                    args.arg(to_u32(*m)?).arg(to_u32(*n)?).arg(to_u32(*k)?);
+                    real_arg(&mut args, p, *alpha);
+                    real_arg(&mut args, p, *beta);
+                    args.arg(ptr(a)).arg(a.offset as u64).arg(to_u32(a.ld)?);
+                    args.arg(ptr(b)).arg(b.offset as u64).arg(to_u32(b.ld)?);
+                    args.arg(ptr(c)).arg(c.offset as u64).arg(to_u32(c.ld)?);
+                    // SAFETY: the arguments match the kernel's parameters in number, order
+                    // and type (device addresses as 64-bit values). `check_bounds` verified
+                    // that every block lies inside its operand's allocation of `lens`
+                    // values; the kernel reads a at rows < m, columns < k, b at rows < k,
+                    // columns < n, and reads (beta != 0) and writes c at rows < m,
+                    // columns < n, with 64-bit offsets. The output never overlaps an input
+                    // (schedule invariant, tested in core). One block per 128 x 128 tile,
+                    // 256 threads (its launch bounds). The allocations outlive the kernels:
+                    // callers synchronize before freeing mapped host memory, and cuMemFree
+                    // waits for device memory to be idle.
+                    unsafe { args.launch(LaunchConfig::grid_1d(blocks, GEMM_THREADS)) }?;
+                }
+                Step::Add {
+                    m,
+                    n,
+                    alpha,
+                    x,
+                    beta,
+                    y,
+                    dst,
+                } => {
+                    let total = m * n;
+                    if total == 0 {
+                        continue;
+                    }
+                    let blocks = total.div_ceil(ADD_THREADS as usize).min(ADD_MAX_BLOCKS) as u32;
+                    // (unsigned m, n, T alpha, const T *x, u64 x_off, unsigned ldx, T beta,
+                    //  const T *y, u64 y_off, unsigned ldy, T *d, u64 d_off, unsigned ldd)
+                    let mut args = add.builder();
+                    args.arg(to_u32(*m)?).arg(to_u32(*n)?);
+                    real_arg(&mut args, p, *alpha);
+                    args.arg(ptr(x)).arg(x.offset as u64).arg(to_u32(x.ld)?);
+                    real_arg(&mut args, p, *beta);
+                    args.arg(ptr(y)).arg(y.offset as u64).arg(to_u32(y.ld)?);
+                    args.arg(ptr(dst)).arg(dst.offset as u64).arg(to_u32(dst.ld)?);
+                    // SAFETY: the arguments match the kernel's parameters in order and type.
+                    // Every block lies inside its allocation (`check_bounds`); the kernel
+                    // touches elements i < m, j < n of each (y only when beta != 0); dst is
+                    // x itself (same thread reads then writes each element) or disjoint from
+                    // both inputs (schedule invariant). A grid-stride loop covers m * n.
+                    unsafe { args.launch(LaunchConfig::grid_1d(blocks, ADD_THREADS)) }?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `v` packed row-major (borrowed when it already is).
+fn packed<'a, T: CudaScalar>(v: &DenseView<'a, T>) -> std::borrow::Cow<'a, [T]> {
+    if v.rows() == 0 || v.cols() == 0 {
+        std::borrow::Cow::Borrowed(&[])
+    } else if v.is_contiguous() {
+        std::borrow::Cow::Borrowed(&v.data()[..v.rows() * v.cols()])
+    } else {
+        std::borrow::Cow::Owned(v.to_owned().into_vec())
+    }
+}
+
+/// A page-locked copy of `host` (at least one element).
+fn locked<T: CudaScalar>(host: &[T], len: usize, what: &str) -> Result<LockedBuffer<T>> {
+    let mut buf = LockedBuffer::new(&T::zero(), len.max(1))
+        .map_err(|e| driver::error(e, &format!("allocating pinned host memory for {what}")))?;
+    buf[..host.len()].copy_from_slice(host);
+    Ok(buf)
+}
+
+impl<T: CudaScalar> MatMul<T> for Cuda {
+    fn default_cutoff(&self) -> usize {
+        GPU_CUTOFF
+    }
+
+    fn gemm(
+        &self,
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &CudaVector<T>,
+        b: &CudaVector<T>,
+        c: &mut CudaVector<T>,
+        opts: &MatMulOptions,
+    ) -> Result<()> {
+        check_lengths(m, n, k, a.len(), b.len(), c.len())?;
+        for v in [a.buf.shared(), b.buf.shared(), c.buf.shared()] {
+            self.check_same_device(v)?;
+        }
+        let s = MatMul::<T>::plan(self, m, n, k, opts);
+        self.shared.make_current()?;
+        let w = DevBuf::<T>::uninit(&self.shared, s.workspace, "the Strassen workspace")?;
+        let ptrs = [a.buf.ptr(), b.buf.ptr(), c.buf.ptr(), w.ptr()].map(|p| p.as_raw());
+        self.run_schedule::<T>(&s, ptrs, [a.len(), b.len(), c.len(), s.workspace])
+    }
+
+    fn matmul(&self, a: DenseView<'_, T>, b: DenseView<'_, T>, opts: &MatMulOptions) -> Result<Dense<T>> {
+        let (m, n, k) = check_shapes(a.shape(), b.shape())?;
+        let s = plan(m, n, k, opts, GPU_CUTOFF);
+        let need = device_bytes::<T>(m, n, k, &s).unwrap_or(u128::MAX);
+        let what = format!("a {m} x {k} · {k} x {n} {} product ({})", T::NAME, s.algorithm.name());
+        check_fits(driver::BACKEND, need, self.total_memory as u64, &what)?;
+        let (ha, hb) = (packed(&a), packed(&b));
+        let mut out = vec![T::zero(); m * n];
+        let lens = [m * k, k * n, m * n, s.workspace];
+        self.shared.make_current()?;
+        let sh = &self.shared;
+        let w = DevBuf::<T>::uninit(sh, s.workspace, "the Strassen workspace")?;
+        match opts.host_memory {
+            HostMemory::Pageable => {
+                let da = DevBuf::from_host(sh, &ha, "A")?;
+                let db = DevBuf::from_host(sh, &hb, "B")?;
+                let dc = DevBuf::<T>::uninit(sh, m * n, "C")?;
+                let ptrs = [da.ptr(), db.ptr(), dc.ptr(), w.ptr()].map(|p| p.as_raw());
+                self.run_schedule::<T>(&s, ptrs, lens)?;
+                sh.synchronize()?;
+                dc.copy_to_host(&mut out)?;
+            }
+            HostMemory::Pinned => {
+                let la = locked(&ha, m * k, "A")?;
+                let lb = locked(&hb, k * n, "B")?;
+                let da = DevBuf::from_host(sh, &la[..m * k], "A")?;
+                let db = DevBuf::from_host(sh, &lb[..k * n], "B")?;
+                let dc = DevBuf::<T>::uninit(sh, m * n, "C")?;
+                let ptrs = [da.ptr(), db.ptr(), dc.ptr(), w.ptr()].map(|p| p.as_raw());
+                self.run_schedule::<T>(&s, ptrs, lens)?;
+                sh.synchronize()?;
+                let mut lc = locked::<T>(&[], m * n, "C")?;
+                dc.copy_to_host(&mut lc[..m * n])?;
+                out.copy_from_slice(&lc[..m * n]);
+            }
+            HostMemory::Mapped => {
+                let ma = MappedBuf::new(sh, m * k, Some(&ha), "A")?;
+                let mb = MappedBuf::new(sh, k * n, Some(&hb), "B")?;
+                let mc = MappedBuf::<T>::new(sh, m * n, None, "C")?;
+                let ptrs = [ma.device, mb.device, mc.device, w.ptr().as_raw()];
+                let run = self.run_schedule::<T>(&s, ptrs, lens);
+                // Wait before the mapped memory can be read or freed, whatever happened.
+                let synced = sh.synchronize();
+                run?;
+                synced?;
+                out.copy_from_slice(&mc.slice_mut()[..m * n]);
+            }
+        }
+        Dense::from_vec(m, n, out).map_err(|e: Error| e)
+    }
+}
