@@ -30,6 +30,9 @@ enum Command {
     /// Generate a synthetic graph (Graph500 Kronecker) as an edge list.
     #[command(subcommand)]
     Generate(cmd::generate::Args),
+    /// C = A B for two .npy matrices (tiled, Strassen or Winograd); checks C against the
+    /// f64 reference and reports the time and GFLOP/s.
+    Matmul(cmd::matmul::Args),
 }
 
 /// Element type of a computation.
@@ -47,6 +50,7 @@ fn main() -> ExitCode {
         Command::Spmv(a) => cmd::spmv::run(a),
         Command::Triangles(a) => cmd::triangles::run(a),
         Command::Generate(a) => cmd::generate::run(a),
+        Command::Matmul(a) => cmd::matmul::run(a),
     };
     report(result)
 }

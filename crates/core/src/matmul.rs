@@ -1049,6 +1049,40 @@ pub fn check_result<T: Scalar>(
     Ok(())
 }
 
+/// Checks `c = a b` (row-major `m x n`) on up to `rows` evenly spaced rows (all rows when
+/// `rows >= m`) against the f64 reference of those rows, under [`check_result`]'s rules for
+/// `schedule`: how benchmarks and the CLI check products too large for a full reference.
+/// Returns the measured error of the checked rows (see [`relative_error`]).
+pub fn check_sampled<T: Scalar>(
+    a: DenseView<'_, T>,
+    b: DenseView<'_, T>,
+    c: &[T],
+    schedule: &Schedule,
+    rows: usize,
+) -> std::result::Result<f64, String> {
+    let (m, n, k) = check_shapes(a.shape(), b.shape()).map_err(|e| e.to_string())?;
+    if c.len() != m * n {
+        return Err(format!("C has {} entries, expected {m} x {n}", c.len()));
+    }
+    let scale = max_abs(a) * max_abs(b);
+    let picks: Vec<usize> = if rows >= m {
+        (0..m).collect()
+    } else {
+        let mut p: Vec<usize> = (0..rows).map(|i| i * (m - 1) / (rows - 1).max(1)).collect();
+        p.dedup();
+        p
+    };
+    let mut worst = 0f64;
+    for i in picks {
+        let ai = a.block(i, 0, 1, k).map_err(|e| e.to_string())?;
+        let r = reference(ai, b).map_err(|e| e.to_string())?;
+        let got = &c[i * n..(i + 1) * n];
+        check_result(got, &r, n, k, scale, schedule).map_err(|e| format!("row {i}: {e}"))?;
+        worst = worst.max(relative_error(got, &r, scale));
+    }
+    Ok(worst)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,6 +2,7 @@
 
 pub mod generate;
 pub mod info;
+pub mod matmul;
 pub mod spmv;
 pub mod stats;
 pub mod triangles;

@@ -31,8 +31,22 @@ pub fn read_npy<T: Scalar>(path: impl AsRef<Path>) -> Result<Dense<T>> {
     }
 }
 
+/// Reads a `.npy` file that must hold a matrix: exactly two dimensions (a 1-D array is
+/// [`ParseErrorKind::Unsupported`](crate::ParseErrorKind::Unsupported)), any values including
+/// NaN and infinities (for products that propagate them, as `trident matmul` does).
+pub fn read_npy_matrix<T: Scalar>(path: impl AsRef<Path>) -> Result<Dense<T>> {
+    let path = path.as_ref();
+    let bytes = read_file(path)?;
+    parse(&bytes, &path.display().to_string(), true)
+}
+
 /// Parses `.npy` bytes; `name` is the file name used in errors.
 pub fn parse_npy<T: Scalar>(bytes: &[u8], name: &str) -> Result<Dense<T>> {
+    parse(bytes, name, false)
+}
+
+/// [`parse_npy`], or with `matrix` [`read_npy_matrix`]'s rules.
+fn parse<T: Scalar>(bytes: &[u8], name: &str, matrix: bool) -> Result<Dense<T>> {
     let err = |kind, msg: String| perr(name, None, kind, msg);
     if bytes.is_empty() {
         return Err(err(K::Empty, "empty file".into()));
@@ -115,6 +129,12 @@ pub fn parse_npy<T: Scalar>(bytes: &[u8], name: &str) -> Result<Dense<T>> {
         _ => return Err(err(K::BadHeader, "shape is not a tuple".into())),
     };
     let (rows, cols) = match shape.as_slice() {
+        [n] if matrix => {
+            return Err(err(
+                K::Unsupported,
+                format!("a 1-dimensional array of {n} values, not a matrix (need 2 dimensions)"),
+            ))
+        }
         [n] => (*n, 1),
         [r, c] => (*r, *c),
         s => {
@@ -156,7 +176,7 @@ pub fn parse_npy<T: Scalar>(bytes: &[u8], name: &str) -> Result<Dense<T>> {
             vals.push(T::from_f64(f32::from_le_bytes(a) as f64));
         }
     }
-    if let Some(k) = vals.iter().position(|v| !v.is_finite()) {
+    if let Some(k) = vals.iter().position(|v| !v.is_finite()).filter(|_| !matrix) {
         return Err(err(
             K::BadValue,
             format!("element {k} is not a finite {}", T::NAME),
