@@ -42,7 +42,13 @@ trait Gemm: Scalar {
 }
 
 impl<T: Scalar + ndarray::LinalgScalar> Gemm for T {
-    fn gemm(alpha: T, a: &ArrayView2<'_, T>, b: &ArrayView2<'_, T>, beta: T, c: &mut ArrayViewMut2<'_, T>) {
+    fn gemm(
+        alpha: T,
+        a: &ArrayView2<'_, T>,
+        b: &ArrayView2<'_, T>,
+        beta: T,
+        c: &mut ArrayViewMut2<'_, T>,
+    ) {
         general_mat_mul(alpha, a, b, beta, c);
     }
 }
@@ -60,7 +66,11 @@ fn base_gemm<T: Scalar + ndarray::LinalgScalar>(g: GemmCall<'_, T>) {
         // An empty sum: c = beta c (c is not read when beta == 0).
         for i in 0..m {
             for v in &mut g.c.data[i * g.c.ld..i * g.c.ld + n] {
-                *v = if g.beta == T::zero() { T::zero() } else { g.beta * *v };
+                *v = if g.beta == T::zero() {
+                    T::zero()
+                } else {
+                    g.beta * *v
+                };
             }
         }
         return;
@@ -101,10 +111,7 @@ fn base_gemm<T: Scalar + ndarray::LinalgScalar>(g: GemmCall<'_, T>) {
 fn workspace<T: Scalar>(len: usize, what: &str) -> Result<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(len).map_err(|e| {
-        Error::out_of_memory(
-            "cpu",
-            format!("{what}: {len} values of {}: {e}", T::NAME),
-        )
+        Error::out_of_memory("cpu", format!("{what}: {len} values of {}: {e}", T::NAME))
     })?;
     // Not read before written, but safe Rust wants it initialised.
     v.resize(len, T::zero());
@@ -142,7 +149,12 @@ impl<T: Scalar + ndarray::LinalgScalar> MatMul<T> for Cpu {
         run(&s, a, b, c)
     }
 
-    fn matmul(&self, a: DenseView<'_, T>, b: DenseView<'_, T>, opts: &MatMulOptions) -> Result<Dense<T>> {
+    fn matmul(
+        &self,
+        a: DenseView<'_, T>,
+        b: DenseView<'_, T>,
+        opts: &MatMulOptions,
+    ) -> Result<Dense<T>> {
         let (m, n, k) = check_shapes(a.shape(), b.shape())?;
         // Views of empty matrices may have any stride; the schedule then has no step.
         let (lda, ldb) = (a.stride().max(k), b.stride().max(n));
@@ -150,7 +162,12 @@ impl<T: Scalar + ndarray::LinalgScalar> MatMul<T> for Cpu {
         let total = crate::memory::physical_memory().unwrap_or(0);
         // Only C and the workspace are allocated here.
         let extra = device_bytes::<T>(m, n, 0, &s).unwrap_or(u128::MAX);
-        check_fits("cpu", extra, total, &format!("a {m} x {k} · {k} x {n} product"))?;
+        check_fits(
+            "cpu",
+            extra,
+            total,
+            &format!("a {m} x {k} · {k} x {n} product"),
+        )?;
         let mut c = workspace::<T>(m * n, "the product")?;
         run(&s, view_data(&a), view_data(&b), &mut c)?;
         Dense::from_vec(m, n, c)

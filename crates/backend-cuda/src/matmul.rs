@@ -119,7 +119,12 @@ fn real_arg(args: &mut LaunchArgs<'_, '_>, p: Precision, v: f64) {
 impl Cuda {
     /// Runs `s` with operands at device addresses `ptrs` = `[A, B, C, W]` holding `lens`
     /// values (checked against every step first), on the stream.
-    fn run_schedule<T: CudaScalar>(&self, s: &Schedule, ptrs: [u64; 4], lens: [usize; 4]) -> Result<()> {
+    fn run_schedule<T: CudaScalar>(
+        &self,
+        s: &Schedule,
+        ptrs: [u64; 4],
+        lens: [usize; 4],
+    ) -> Result<()> {
         s.check_bounds(lens)?;
         let gemm = self.kernel::<T>(Module::Matmul, "gemm")?;
         let add = self.kernel::<T>(Module::Matmul, "matadd")?;
@@ -191,7 +196,9 @@ impl Cuda {
                     args.arg(ptr(x)).arg(x.offset as u64).arg(to_u32(x.ld)?);
                     real_arg(&mut args, p, *beta);
                     args.arg(ptr(y)).arg(y.offset as u64).arg(to_u32(y.ld)?);
-                    args.arg(ptr(dst)).arg(dst.offset as u64).arg(to_u32(dst.ld)?);
+                    args.arg(ptr(dst))
+                        .arg(dst.offset as u64)
+                        .arg(to_u32(dst.ld)?);
                     // SAFETY: the arguments match the kernel's parameters in order and type.
                     // Every block lies inside its allocation (`check_bounds`); the kernel
                     // touches elements i < m, j < n of each (y only when beta != 0); dst is
@@ -250,11 +257,20 @@ impl<T: CudaScalar> MatMul<T> for Cuda {
         self.run_schedule::<T>(&s, ptrs, [a.len(), b.len(), c.len(), s.workspace])
     }
 
-    fn matmul(&self, a: DenseView<'_, T>, b: DenseView<'_, T>, opts: &MatMulOptions) -> Result<Dense<T>> {
+    fn matmul(
+        &self,
+        a: DenseView<'_, T>,
+        b: DenseView<'_, T>,
+        opts: &MatMulOptions,
+    ) -> Result<Dense<T>> {
         let (m, n, k) = check_shapes(a.shape(), b.shape())?;
         let s = plan(m, n, k, opts, GPU_CUTOFF);
         let need = device_bytes::<T>(m, n, k, &s).unwrap_or(u128::MAX);
-        let what = format!("a {m} x {k} · {k} x {n} {} product ({})", T::NAME, s.algorithm.name());
+        let what = format!(
+            "a {m} x {k} · {k} x {n} {} product ({})",
+            T::NAME,
+            s.algorithm.name()
+        );
         check_fits(driver::BACKEND, need, self.total_memory as u64, &what)?;
         let (ha, hb) = (packed(&a), packed(&b));
         let mut out = vec![T::zero(); m * n];

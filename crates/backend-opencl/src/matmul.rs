@@ -140,7 +140,9 @@ impl OpenCl {
                     args.arg(buf(x)).arg(x.offset as u64).arg(to_u32(x.ld)?);
                     real_arg(&mut args, p, *beta);
                     args.arg(buf(y)).arg(y.offset as u64).arg(to_u32(y.ld)?);
-                    args.arg(buf(dst)).arg(dst.offset as u64).arg(to_u32(dst.ld)?);
+                    args.arg(buf(dst))
+                        .arg(dst.offset as u64)
+                        .arg(to_u32(dst.ld)?);
                     // SAFETY: the arguments have the kernel's types, in order. Every block
                     // lies inside its buffer (`check_bounds`); the kernel touches elements
                     // i < m, j < n of each (y only when beta != 0); dst is either x itself
@@ -155,7 +157,12 @@ impl OpenCl {
 
     /// A buffer of `len` (at least 1) values in `CL_MEM_ALLOC_HOST_PTR` memory, filled from
     /// `init` through a map when given.
-    fn host_buffer<T: ClScalar>(&self, len: usize, init: Option<&[T]>, what: &str) -> Result<Buffer<T>> {
+    fn host_buffer<T: ClScalar>(
+        &self,
+        len: usize,
+        init: Option<&[T]>,
+        what: &str,
+    ) -> Result<Buffer<T>> {
         let n = len.max(1);
         let buf = Buffer::<T>::builder()
             .queue(self.queue.clone())
@@ -227,12 +234,21 @@ impl<T: ClScalar> MatMul<T> for OpenCl {
         self.run_schedule(&s, [&a.buf, &b.buf, &c.buf, &w], lens)
     }
 
-    fn matmul(&self, a: DenseView<'_, T>, b: DenseView<'_, T>, opts: &MatMulOptions) -> Result<Dense<T>> {
+    fn matmul(
+        &self,
+        a: DenseView<'_, T>,
+        b: DenseView<'_, T>,
+        opts: &MatMulOptions,
+    ) -> Result<Dense<T>> {
         self.check_precision(Precision::of::<T>())?;
         let (m, n, k) = check_shapes(a.shape(), b.shape())?;
         let s = plan(m, n, k, opts, MatMul::<T>::default_cutoff(self));
         let need = device_bytes::<T>(m, n, k, &s).unwrap_or(u128::MAX);
-        let what = format!("a {m} x {k} · {k} x {n} {} product ({})", T::NAME, s.algorithm.name());
+        let what = format!(
+            "a {m} x {k} · {k} x {n} {} product ({})",
+            T::NAME,
+            s.algorithm.name()
+        );
         check_fits(BACKEND, need, self.info.global_mem_bytes, &what)?;
         let mut out = vec![T::zero(); m * n];
         let (ha, hb) = (packed(&a), packed(&b));

@@ -23,6 +23,8 @@ pub enum BackendChoice {
 }
 
 /// One of the three backends, chosen at run time.
+// One per process: the size of the GPU variants (their loaded kernels) does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum AnyBackend {
     /// CPU.
     Cpu(Cpu),

@@ -210,7 +210,9 @@ pub fn check_lengths(m: usize, n: usize, k: usize, a: usize, b: usize, c: usize)
 /// Bytes a product needs on a device: `A`, `B`, `C` and the schedule's workspace, in `T`.
 /// `None` on overflow.
 pub fn device_bytes<T: Scalar>(m: usize, n: usize, k: usize, s: &Schedule) -> Option<u128> {
-    let elems = (m as u128) * (k as u128) + (k as u128) * (n as u128) + (m as u128) * (n as u128)
+    let elems = (m as u128) * (k as u128)
+        + (k as u128) * (n as u128)
+        + (m as u128) * (n as u128)
         + s.workspace as u128;
     elems.checked_mul(std::mem::size_of::<T>() as u128)
 }
@@ -389,13 +391,7 @@ impl Schedule {
 /// The schedule of `C (m x n) = A (m x k) B (k x n)`, with `A`, `B`, `C` row-major and packed
 /// (leading dimensions `k`, `n`, `n`; see [`plan_strided`] for others), under `opts`;
 /// `default_cutoff` is the backend's smallest profitable leaf order.
-pub fn plan(
-    m: usize,
-    n: usize,
-    k: usize,
-    opts: &MatMulOptions,
-    default_cutoff: usize,
-) -> Schedule {
+pub fn plan(m: usize, n: usize, k: usize, opts: &MatMulOptions, default_cutoff: usize) -> Schedule {
     plan_strided(m, n, k, (k, n, n), opts, default_cutoff)
 }
 
@@ -497,7 +493,17 @@ struct Planner {
 
 impl Planner {
     #[allow(clippy::too_many_arguments)]
-    fn gemm(&mut self, m: usize, n: usize, k: usize, alpha: f64, beta: f64, a: Block, b: Block, c: Block) {
+    fn gemm(
+        &mut self,
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: f64,
+        beta: f64,
+        a: Block,
+        b: Block,
+        c: Block,
+    ) {
         self.steps.push(Step::Gemm {
             m,
             n,
@@ -551,7 +557,17 @@ impl Planner {
     /// One Strassen node: `c = a b` with `a` `m x k`, `b` `k x n` (all divisible by
     /// `2^levels`), its temporaries at `ws` in the workspace.
     #[allow(clippy::too_many_arguments)]
-    fn node(&mut self, m: usize, n: usize, k: usize, a: Block, b: Block, c: Block, levels: usize, ws: usize) {
+    fn node(
+        &mut self,
+        m: usize,
+        n: usize,
+        k: usize,
+        a: Block,
+        b: Block,
+        c: Block,
+        levels: usize,
+        ws: usize,
+    ) {
         let (mh, nh, kh) = (m / 2, n / 2, k / 2);
         let w = |offset: usize, ld: usize| Block {
             op: Operand::W,
@@ -747,8 +763,14 @@ pub fn execute_host<T: Scalar>(
                     k,
                     alpha: T::from_f64(alpha),
                     beta: T::from_f64(beta),
-                    a: HostBlock { data: da, ld: ba.ld },
-                    b: HostBlock { data: db, ld: bb.ld },
+                    a: HostBlock {
+                        data: da,
+                        ld: ba.ld,
+                    },
+                    b: HostBlock {
+                        data: db,
+                        ld: bb.ld,
+                    },
                     c: HostBlockMut {
                         data: out_buf,
                         ld: bc.ld,
@@ -766,7 +788,18 @@ pub fn execute_host<T: Scalar>(
             } => {
                 let (alpha, beta) = (T::from_f64(alpha), T::from_f64(beta));
                 for i in 0..m {
-                    add_row(a, b, c, w, n, alpha, x.at(i, 0), beta, y.at(i, 0), dst.at(i, 0))?;
+                    add_row(
+                        a,
+                        b,
+                        c,
+                        w,
+                        n,
+                        alpha,
+                        x.at(i, 0),
+                        beta,
+                        y.at(i, 0),
+                        dst.at(i, 0),
+                    )?;
                 }
             }
         }
@@ -1088,8 +1121,12 @@ mod tests {
     use super::*;
 
     fn run_host(m: usize, n: usize, k: usize, opts: &MatMulOptions) -> (Schedule, Vec<f64>) {
-        let a: Vec<f64> = (0..m * k).map(|i| ((i * 7 + 3) % 11) as f64 - 5.0).collect();
-        let b: Vec<f64> = (0..k * n).map(|i| ((i * 5 + 1) % 13) as f64 - 6.0).collect();
+        let a: Vec<f64> = (0..m * k)
+            .map(|i| ((i * 7 + 3) % 11) as f64 - 5.0)
+            .collect();
+        let b: Vec<f64> = (0..k * n)
+            .map(|i| ((i * 5 + 1) % 13) as f64 - 6.0)
+            .collect();
         let s = plan(m, n, k, opts, 1);
         let mut c = vec![f64::NAN; m * n];
         let mut w = vec![f64::NAN; s.workspace];
@@ -1131,7 +1168,13 @@ mod tests {
         // Level 1: 3 * 32^2, level 2: 3 * 16^2.
         assert_eq!(s.workspace, 3 * 32 * 32 + 3 * 16 * 16);
         // Clamped to log2(min).
-        let s = plan(5, 64, 64, &MatMulOptions::with(Algorithm::Strassen, Some(9)), 1);
+        let s = plan(
+            5,
+            64,
+            64,
+            &MatMulOptions::with(Algorithm::Strassen, Some(9)),
+            1,
+        );
         assert_eq!(s.levels, 2);
         // Auto: cutoff 16 on 64 -> 2 levels; tiled below.
         let auto = MatMulOptions {
@@ -1141,7 +1184,13 @@ mod tests {
         assert_eq!(plan(64, 64, 64, &auto, 0).levels, 2);
         assert_eq!(plan(31, 64, 64, &auto, 0).algorithm, Algorithm::Tiled);
         // Explicit Strassen: at least one level.
-        let s = plan(8, 8, 8, &MatMulOptions::with(Algorithm::Strassen, None), 1024);
+        let s = plan(
+            8,
+            8,
+            8,
+            &MatMulOptions::with(Algorithm::Strassen, None),
+            1024,
+        );
         assert_eq!(s.levels, 1);
         assert_eq!(plan(8, 8, 8, &MatMulOptions::default(), 1024).levels, 0);
     }

@@ -110,14 +110,13 @@ fn matmul<T: BackendScalar>(b: &AnyBackend, args: &Args, opts: &MatMulOptions) -
     );
     let full = (m as u128) * (n as u128) * (k as u128) <= 1 << 30;
     let rows = if full { m } else { 64 };
-    let err = mm::check_sampled(a.view(), bm.view(), c.as_slice(), &schedule, rows).map_err(
-        |msg| {
+    let err =
+        mm::check_sampled(a.view(), bm.view(), c.as_slice(), &schedule, rows).map_err(|msg| {
             Error::backend(
                 "check",
                 format!("the product is wrong beyond the matmul tolerance: {msg}"),
             )
-        },
-    )?;
+        })?;
     let bound = mm::tolerance::<T>(schedule.algorithm, schedule.levels, k).factor;
     println!(
         "max error vs f64 reference ({}): {err:.1} ε‖A‖‖B‖ (bound {bound:.0})",

@@ -7,8 +7,8 @@
 use proptest::prelude::*;
 
 use super::{run_proptest, Check};
-use crate::dense::{Dense, DenseView};
 use crate::backend::DeviceVectors;
+use crate::dense::{Dense, DenseView};
 use crate::error::Error;
 use crate::matmul::{
     self, check_result, max_abs, reference, relative_error, Algorithm, MatMul, MatMulOptions,
@@ -150,7 +150,12 @@ fn run_case<T: Scalar, B: MatMul<T>>(b: &B, c: &Case) -> Result<(), String> {
     };
     let got = b.matmul(a, bm, &opts).map_err(err)?;
     if got.shape() != (c.m, c.n) {
-        return Err(format!("C is {:?}, expected {} x {}", got.shape(), c.m, c.n));
+        return Err(format!(
+            "C is {:?}, expected {} x {}",
+            got.shape(),
+            c.m,
+            c.n
+        ));
     }
     let schedule = b.plan(c.m, c.n, c.k, &opts);
     let r = reference(a, bm).map_err(err)?;
@@ -364,7 +369,11 @@ fn huge<B: MatMul<f32> + MatMul<f64>>(b: &B) -> Result<(), String> {
     let bm = DenseView::new(1, N, N, &col).map_err(err)?;
     match b.matmul(a, bm, &MatMulOptions::default()) {
         Err(Error::OutOfMemory { message, .. }) if message.contains("bytes") => {}
-        Err(e) => return Err(format!("2^20 x 2^20 output: expected out of memory, got {e}")),
+        Err(e) => {
+            return Err(format!(
+                "2^20 x 2^20 output: expected out of memory, got {e}"
+            ))
+        }
         Ok(_) => return Err("a 4 TiB product succeeded".into()),
     }
     let one = Dense::<f32>::identity(2);

@@ -1,0 +1,239 @@
+//! Dense `C = A B` on every backend present, tiled, Strassen and Winograd side by side.
+//!
+//! Table `matmul`: one criterion group per precision and size, `matmul/<f32|f64>/<n>` (the
+//! row), one benchmark per backend and algorithm, `<backend> <algorithm>` (the column), so
+//! that `xtask bench-report` puts them beside the same-run vendor baselines
+//! (`benches/baselines/torch_matmul.py`: cuBLAS through torch, TF32 off; `benches/
+//! numpy_matmul.py`: OpenBLAS) whose rows are named alike. Each times a device-resident
+//! `gemm(n, n, n, &a, &b, &mut c)` followed by `synchronize()`, inputs uploaded once; the
+//! Strassen levels are the backend's automatic choice for an explicit Strassen/Winograd (at
+//! least one; printed). Throughput is `BytesDecimal(2 n³)`: the report's "GB/s" column is
+//! **GFLOP/s**.
+//!
+//! Table `matmul_transfer`: host-to-host `matmul` (uploads and download included) of the
+//! tiled algorithm per host-memory mode (`<backend> pageable|pinned|mapped`) on GPU
+//! backends.
+//!
+//! Before timing, every product is checked on 16 sampled rows against the f64 reference
+//! within `trident_core::matmul::tolerance`; a wrong answer exits non-zero.
+//!
+//! Environment:
+//! - `TRIDENT_MATMUL_SIZES=1024,2048`: sizes for GPU backends (default 1024, 2048, 4096, 8192,
+//!   16384); `TRIDENT_MATMUL_CPU_SIZES` for the CPU (default 512, 1024, 2048).
+//! - `TRIDENT_MATMUL_LEVELS=2`: force the Strassen levels instead of the automatic choice.
+//! - `TRIDENT_BENCH_BACKENDS=cpu,cuda,...`: only these backends; OpenCL on a CPU device (PoCL)
+//!   only when named there or with `TRIDENT_BENCH_OPENCL_CPU=1`.
+
+use std::time::Duration;
+
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
+use trident_benches::{unit_value, BackendFilter};
+use trident_core::matmul::{check_sampled, Algorithm};
+use trident_core::{Dense, HostMemory, MatMul, MatMulOptions, Result, Scalar};
+use trident_cpu::Cpu;
+use trident_cuda::Cuda;
+use trident_opencl::OpenCl;
+
+const ALGORITHMS: [Algorithm; 3] = [Algorithm::Tiled, Algorithm::Strassen, Algorithm::Winograd];
+
+fn sizes(var: &str, default: &[usize]) -> Vec<usize> {
+    std::env::var(var)
+        .ok()
+        .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
+        .filter(|v: &Vec<usize>| !v.is_empty())
+        .unwrap_or_else(|| default.to_vec())
+}
+
+fn random<T: Scalar>(n: usize, seed: u64) -> Dense<T> {
+    Dense::from_vec(
+        n,
+        n,
+        (0..n * n)
+            .map(|i| T::from_f64(f64::from(unit_value(seed, i as u64))))
+            .collect(),
+    )
+    .expect("n x n values")
+}
+
+/// Checks one product on the device, then times `gemm` + `synchronize`.
+fn bench_on<T: Scalar, B: MatMul<T>>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    b: &B,
+    a: &Dense<T>,
+    bm: &Dense<T>,
+) {
+    let n = a.rows();
+    let levels = std::env::var("TRIDENT_MATMUL_LEVELS")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    let setup = || -> Result<_> {
+        let da = b.upload(a.as_slice())?;
+        let db = b.upload(bm.as_slice())?;
+        let dc = b.upload(&vec![T::nan(); n * n])?;
+        Ok((da, db, dc))
+    };
+    let (da, db, mut dc) = match setup() {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("matmul bench: skipping {} {} n={n}: {e}", b.name(), T::NAME);
+            return;
+        }
+    };
+    for algorithm in ALGORITHMS {
+        let opts = MatMulOptions::with(algorithm, levels);
+        let s = b.plan(n, n, n, &opts);
+        let id = format!("{} {}", b.name(), algorithm.name());
+        let run = |dc: &mut B::Vector| -> Result<()> {
+            b.gemm(n, n, n, &da, &db, dc, &opts)?;
+            b.synchronize()
+        };
+        if let Err(e) = run(&mut dc) {
+            eprintln!("matmul bench: {id} {} n={n} failed: {e}", T::NAME);
+            std::process::exit(1);
+        }
+        let c = b.download(&dc).expect("download");
+        match check_sampled(a.view(), bm.view(), &c, &s, 16) {
+            Ok(err) => eprintln!(
+                "matmul bench: {id} {} n={n}: {} levels, {} products, error {err:.1} ε‖A‖‖B‖",
+                T::NAME,
+                s.levels,
+                s.products()
+            ),
+            Err(msg) => {
+                eprintln!("matmul bench: {id} {} n={n}: WRONG RESULT: {msg}", T::NAME);
+                std::process::exit(1);
+            }
+        }
+        group.bench_function(id, |bench| {
+            bench.iter(|| run(&mut dc).expect("gemm failed"))
+        });
+    }
+}
+
+/// Times host-to-host `matmul` (tiled) per host-memory mode.
+fn bench_transfer<T: Scalar, B: MatMul<T>>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    b: &B,
+    a: &Dense<T>,
+    bm: &Dense<T>,
+) {
+    for mode in [HostMemory::Pageable, HostMemory::Pinned, HostMemory::Mapped] {
+        let opts = MatMulOptions {
+            host_memory: mode,
+            ..MatMulOptions::with(Algorithm::Tiled, None)
+        };
+        let s = b.plan(a.rows(), bm.cols(), a.cols(), &opts);
+        let id = format!("{} {}", b.name(), mode.name());
+        match b.matmul(a.view(), bm.view(), &opts) {
+            Ok(c) => {
+                if let Err(msg) = check_sampled(a.view(), bm.view(), c.as_slice(), &s, 16) {
+                    eprintln!("matmul bench: {id}: WRONG RESULT: {msg}");
+                    std::process::exit(1);
+                }
+            }
+            Err(e) => {
+                eprintln!("matmul bench: skipping {id}: {e}");
+                continue;
+            }
+        }
+        group.bench_function(id, |bench| {
+            bench.iter(|| b.matmul(a.view(), bm.view(), &opts).expect("matmul failed"))
+        });
+    }
+}
+
+fn run_precision<T: Scalar>(
+    c: &mut Criterion,
+    cpu: Option<&Cpu>,
+    cuda: Option<&Cuda>,
+    opencl: Option<&OpenCl>,
+) where
+    Cpu: MatMul<T>,
+    Cuda: MatMul<T>,
+    OpenCl: MatMul<T>,
+{
+    let gpu = sizes("TRIDENT_MATMUL_SIZES", &[1024, 2048, 4096, 8192, 16384]);
+    let cpu_sizes = sizes("TRIDENT_MATMUL_CPU_SIZES", &[512, 1024, 2048]);
+    let mut all: Vec<usize> = gpu.iter().chain(&cpu_sizes).copied().collect();
+    all.sort_unstable();
+    all.dedup();
+    for &n in &all {
+        let on_gpu = gpu.contains(&n) && (cuda.is_some() || opencl.is_some());
+        let on_cpu = cpu_sizes.contains(&n) && cpu.is_some();
+        if !on_gpu && !on_cpu {
+            continue;
+        }
+        let a = random::<T>(n, 1);
+        let bm = random::<T>(n, 2);
+        let mut group = c.benchmark_group(format!("matmul/{}/{n}", T::NAME));
+        group
+            .sampling_mode(SamplingMode::Flat)
+            .sample_size(10)
+            .throughput(Throughput::BytesDecimal(2 * (n as u64).pow(3)));
+        if on_cpu {
+            bench_on(&mut group, cpu.expect("checked"), &a, &bm);
+        }
+        if gpu.contains(&n) {
+            if let Some(b) = cuda {
+                bench_on(&mut group, b, &a, &bm);
+            }
+            if let Some(b) = opencl {
+                bench_on(&mut group, b, &a, &bm);
+            }
+        }
+        group.finish();
+        if gpu.contains(&n) && n <= 4096 && (cuda.is_some() || opencl.is_some()) {
+            let mut group = c.benchmark_group(format!("matmul_transfer/{}/{n}", T::NAME));
+            group
+                .sampling_mode(SamplingMode::Flat)
+                .sample_size(10)
+                .throughput(Throughput::BytesDecimal(2 * (n as u64).pow(3)));
+            if let Some(b) = cuda {
+                bench_transfer(&mut group, b, &a, &bm);
+            }
+            if let Some(b) = opencl {
+                bench_transfer(&mut group, b, &a, &bm);
+            }
+            group.finish();
+        }
+    }
+}
+
+fn start<B>(name: &str, filter: &BackendFilter, make: impl FnOnce() -> Result<B>) -> Option<B> {
+    if !filter.wants(name) {
+        return None;
+    }
+    match make() {
+        Ok(b) => Some(b),
+        Err(e) => {
+            eprintln!("matmul bench: skipping {name}: {e}");
+            None
+        }
+    }
+}
+
+fn main() {
+    let filter = BackendFilter::from_env();
+    let cpu = filter.wants("cpu").then(Cpu::new);
+    let cuda = start("cuda", &filter, Cuda::new);
+    let opencl = start("opencl", &filter, OpenCl::new).filter(|cl| {
+        let ok = cl.is_gpu()
+            || filter.names_explicitly("opencl")
+            || std::env::var("TRIDENT_BENCH_OPENCL_CPU").is_ok_and(|v| v == "1");
+        if !ok {
+            eprintln!(
+                "matmul bench: skipping opencl on a CPU device (name it in TRIDENT_BENCH_BACKENDS)"
+            );
+        }
+        ok
+    });
+    let mut c = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .without_plots()
+        .configure_from_args();
+    run_precision::<f32>(&mut c, cpu.as_ref(), cuda.as_ref(), opencl.as_ref());
+    run_precision::<f64>(&mut c, cpu.as_ref(), cuda.as_ref(), opencl.as_ref());
+    c.final_summary();
+}
