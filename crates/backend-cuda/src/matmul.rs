@@ -65,7 +65,7 @@ impl<T: CudaScalar> MappedBuf<T> {
         if rc != cust::sys::cudaError_enum::CUDA_SUCCESS {
             return Err(driver::error_from_code(
                 rc as i32,
-                &format!("allocating {bytes} bytes of mapped host memory for {what}"),
+                format!("allocating {bytes} bytes of mapped host memory for {what}"),
             ));
         }
         let mut device: cust::sys::CUdeviceptr = 0;
@@ -80,7 +80,7 @@ impl<T: CudaScalar> MappedBuf<T> {
         if rc != cust::sys::cudaError_enum::CUDA_SUCCESS {
             return Err(driver::error_from_code(
                 rc as i32,
-                &format!("mapping host memory for {what}"),
+                format!("mapping host memory for {what}"),
             ));
         }
         if let Some(init) = init {
@@ -226,7 +226,7 @@ fn packed<'a, T: CudaScalar>(v: &DenseView<'a, T>) -> std::borrow::Cow<'a, [T]> 
 /// A page-locked copy of `host` (at least one element).
 fn locked<T: CudaScalar>(host: &[T], len: usize, what: &str) -> Result<LockedBuffer<T>> {
     let mut buf = LockedBuffer::new(&T::zero(), len.max(1))
-        .map_err(|e| driver::error(e, &format!("allocating pinned host memory for {what}")))?;
+        .map_err(|e| driver::error(e, format!("allocating pinned host memory for {what}")))?;
     buf[..host.len()].copy_from_slice(host);
     Ok(buf)
 }

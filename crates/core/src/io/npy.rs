@@ -35,9 +35,11 @@ pub fn read_npy<T: Scalar>(path: impl AsRef<Path>) -> Result<Dense<T>> {
 /// [`ParseErrorKind::Unsupported`](crate::ParseErrorKind::Unsupported)), any values including
 /// NaN and infinities (for products that propagate them, as `trident matmul` does).
 pub fn read_npy_matrix<T: Scalar>(path: impl AsRef<Path>) -> Result<Dense<T>> {
-    let path = path.as_ref();
-    let bytes = read_file(path)?;
-    parse(&bytes, &path.display().to_string(), true)
+    let input = read_file(path.as_ref())?;
+    match input.detect() {
+        Detected::Npy => parse(&input.bytes, &input.name, true),
+        other => Err(refuse(&input.name, other, "a NumPy .npy array")),
+    }
 }
 
 /// Parses `.npy` bytes; `name` is the file name used in errors.
