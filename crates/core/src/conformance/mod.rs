@@ -31,11 +31,7 @@ pub use crate::testing::require_gpu;
 /// A backend that implements every algorithm trait the suite checks: what `cargo xtask
 /// validate` runs [`all_checks`] on. Each algorithm adds its traits here.
 pub trait Conformant:
-    crate::Spmv<f32>
-    + crate::Spmv<f64>
-    + crate::TriangleCount
-    + crate::MatMul<f32>
-    + crate::MatMul<f64>
+    crate::Spmv<f32> + crate::Spmv<f64> + crate::TriangleCount + crate::MatMul<f32> + crate::MatMul<f64>
 {
 }
 
