@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod mcl;
 mod memory;
 mod spmv;
 mod triangles;

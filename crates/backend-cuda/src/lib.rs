@@ -62,6 +62,7 @@
 mod driver;
 pub mod kernels;
 mod launch;
+mod mcl;
 mod memory;
 mod spmv;
 mod triangles;

@@ -62,6 +62,13 @@ trident_core::kernel_table! {
     Spmv => cl_module!(spmv, typed: ["spmv_ellr"], plain: []),
     /// `kernels/opencl/triangles.cl`: triangle counting (no precision; plain kernels).
     Triangles => cl_module!(triangles, typed: [], plain: ["tc_merge", "tc_search", "tc_hash"]),
+    /// `kernels/opencl/mcl.cl`: the R-MCL iteration (mass, penalty, fused column pass in
+    /// local or global memory, reduction).
+    Mcl => cl_module!(
+        mcl,
+        typed: ["mcl_mass", "mcl_penalty", "mcl_column_local", "mcl_column_global", "mcl_reduce"],
+        plain: []
+    ),
 }
 
 #[cfg(test)]

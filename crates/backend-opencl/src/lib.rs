@@ -59,6 +59,7 @@
 
 mod error;
 pub mod kernels;
+mod mcl;
 mod memory;
 mod probe;
 mod program;

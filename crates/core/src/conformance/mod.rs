@@ -22,6 +22,7 @@ use proptest::test_runner::{
 
 use crate::backend::Backend;
 
+pub mod mcl;
 pub mod spmv;
 pub mod triangles;
 
@@ -29,14 +30,30 @@ pub use crate::testing::require_gpu;
 
 /// A backend that implements every algorithm trait the suite checks: what `cargo xtask
 /// validate` runs [`all_checks`] on. Each algorithm adds its traits here.
-pub trait Conformant: crate::Spmv<f32> + crate::Spmv<f64> + crate::TriangleCount {}
+pub trait Conformant:
+    crate::Spmv<f32>
+    + crate::Spmv<f64>
+    + crate::TriangleCount
+    + crate::MarkovCluster<f32>
+    + crate::MarkovCluster<f64>
+{
+}
 
-impl<B: crate::Spmv<f32> + crate::Spmv<f64> + crate::TriangleCount> Conformant for B {}
+impl<
+        B: crate::Spmv<f32>
+            + crate::Spmv<f64>
+            + crate::TriangleCount
+            + crate::MarkovCluster<f32>
+            + crate::MarkovCluster<f64>,
+    > Conformant for B
+{
+}
 
 /// Every algorithm's checks, in table order (one module per algorithm).
 pub fn all_checks<B: Conformant>() -> Vec<Check<B>> {
     let mut checks = spmv::checks::<B>();
     checks.extend(triangles::checks::<B>());
+    checks.extend(mcl::checks::<B>());
     checks
 }
 
