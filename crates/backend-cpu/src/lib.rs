@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 mod matmul;
+mod mcl;
 mod memory;
 mod spmv;
 mod triangles;

@@ -63,6 +63,7 @@ mod driver;
 pub mod kernels;
 mod launch;
 mod matmul;
+mod mcl;
 mod memory;
 mod spmv;
 mod triangles;

@@ -64,6 +64,13 @@ trident_core::kernel_table! {
     Triangles => cl_module!(triangles, typed: [], plain: ["tc_merge", "tc_search", "tc_hash"]),
     /// `kernels/opencl/matmul.cl`: the tiled GEMM and the strided block sum of Strassen.
     Matmul => cl_module!(matmul, typed: ["gemm", "matadd"], plain: []),
+    /// `kernels/opencl/mcl.cl`: the R-MCL iteration (mass, penalty, fused column pass in
+    /// local or global memory, reduction).
+    Mcl => cl_module!(
+        mcl,
+        typed: ["mcl_mass", "mcl_penalty", "mcl_column_local", "mcl_column_global", "mcl_reduce"],
+        plain: []
+    ),
 }
 
 #[cfg(test)]

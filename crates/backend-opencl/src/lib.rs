@@ -60,6 +60,7 @@
 mod error;
 pub mod kernels;
 mod matmul;
+mod mcl;
 mod memory;
 mod probe;
 mod program;

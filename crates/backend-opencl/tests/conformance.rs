@@ -19,6 +19,7 @@ fn make() -> trident_core::Result<OpenCl> {
 trident_core::spmv_conformance_tests!(trident_opencl::OpenCl, super::make());
 trident_core::triangles_conformance_tests!(trident_opencl::OpenCl, super::make());
 trident_core::matmul_conformance_tests!(trident_opencl::OpenCl, super::make());
+trident_core::mcl_conformance_tests!(trident_opencl::OpenCl, super::make());
 
 #[test]
 fn non_matching_platform_is_no_device_listing_platforms() {

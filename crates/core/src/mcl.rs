@@ -1,25 +1,91 @@
-//! Regularized Markov clustering (R-MCL): the [`MarkovCluster`] trait and its options.
+//! Regularized Markov clustering (R-MCL): the [`MarkovCluster`] trait, its options, the
+//! preparation every backend shares, the cluster interpretation, a sequential f64 reference
+//! ([`reference`]) and the scoring of clusters against gold-standard complexes ([`eval`]).
+//!
+//! # The algorithm
+//!
+//! 1. **Graph to transition matrix** ([`Transition::new`]). `A + I`: the edge weights are kept
+//!    (a graph's duplicate and reversed edges were already merged, keeping the largest weight,
+//!    see [`Graph`]); node `j` gets a self-loop of [`MclOptions::self_loop_weight`] times the
+//!    largest weight of its edges (1 for an unweighted graph), as `mcl` does. An isolated node
+//!    always gets a loop of weight 1 (it is its own cluster). Columns are normalised to sum 1:
+//!    `M_G`.
+//! 2. **Start** from `M = M_G`, each column cut to its `K` largest entries
+//!    ([`MclOptions::max_per_column`]) and renormalised (a no-op for degree < K).
+//! 3. **Iterate** ([`column_step`] is the one definition of an iteration's column): with
+//!    [`Expansion::Regularized`] `M ← M·M_G` (R-MCL, Satuluri & Parthasarathy 2009), with
+//!    the balance of Satuluri, Parthasarathy & Ucar 2010: row `i` of the product is scaled by
+//!    the penalty `max(m_i, 1)^(−b)`, where `m = M·1` is the flow node `i` already attracts
+//!    and `b` = [`MclOptions::balance`], so flow into a node that attracts more than its own
+//!    unit is damped — this keeps attractors from swallowing dense networks (`b = 0` is plain
+//!    R-MCL). [`Expansion::Mcl`] is van Dongen's `M ← M·M` (no balance). Then inflate (every
+//!    entry to the power `r`), prune (entries below [`MclOptions::prune_threshold`] times the
+//!    column's inflated sum are dropped, and at most `K` largest kept, ties broken by the
+//!    smaller row), renormalise. (The penalty is ≤ 1, so every inflated entry stays ≤ 1.)
+//! 4. **Stop** when the global chaos `max_j (max_i M_ij − Σ_i M_ij²)` is below
+//!    [`MclOptions::chaos_tolerance`], or after [`MclOptions::max_iterations`]
+//!    ([`Clustering::converged`] says which; the CLI says it on stderr).
+//! 5. **Interpret** ([`interpret`]).
+//!
+//! # Storage
+//!
+//! `M` is sparse throughout: `n` columns of width `K` (a transposed ELLPACK-R: column `j`'s
+//! entries are `idx/val[j·K .. j·K + len[j]]`, ordered by value descending, ties by row), so
+//! memory is `O(n·K)` whatever the graph. A column of `M·M_R` combines the `deg(j)+1` columns
+//! of `M` named by column `j` of `M_R`, each of at most `K` entries.
+//!
+//! # Determinism
+//!
+//! Every backend computes a column the same way, so all give the same partition: products are
+//! rounded to the element type, then summed as fixed-point integers (`round-toward-zero(p ·
+//! 2^60)`, see [`to_fixed`]) — integer addition is associative, so the order in which threads
+//! add does not matter — and converted back. Column sums (for normalisation and chaos) are
+//! fixed-point sums too; the mass `m` is a fixed-point sum at scale 2^32. Top-K ties go to the
+//! smaller row. For `f64`, inflation 2 (`x·x`) and balance 0, 0.5 (`1/√m`) or 1 (`1/m`) every
+//! operation is correctly rounded, so the backends agree bit for bit; other exponents use
+//! `pow`, whose last bit may differ between math libraries.
 
 use crate::backend::Backend;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::graph::Graph;
 use crate::scalar::Scalar;
+
+pub mod eval;
+pub mod reference;
+
+/// How `M` is expanded each iteration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Expansion {
+    /// R-MCL: `M ← M·M_R` (the regularised, balanced `M_G`). The default.
+    #[default]
+    Regularized,
+    /// Van Dongen's MCL: `M ← M·M` (balance does not apply).
+    Mcl,
+}
 
 /// Options for [`MarkovCluster`] (R-MCL).
 #[derive(Debug, Clone, PartialEq)]
 pub struct MclOptions {
-    /// Inflation exponent r (default 2.0); larger gives smaller clusters.
+    /// Inflation exponent `r > 1` (default 2.0); larger gives smaller clusters.
     pub inflation: f64,
-    /// Add self-loops of this weight before normalising (default 1.0; 0 disables).
+    /// Balance exponent `b ≥ 0` of R-MCL (default 0.5): flow into node `i` is scaled by
+    /// `max(m_i, 1)^(−b)`, where `m_i` is the flow `i` already attracts. 0 turns the balance
+    /// off; 0.5 keeps the yeast networks from collapsing into a few giant clusters.
+    pub balance: f64,
+    /// Expansion rule (default [`Expansion::Regularized`]).
+    pub expansion: Expansion,
+    /// Self-loop weight, as a multiple of the node's largest edge weight (default 1.0; 0
+    /// adds none except on isolated nodes).
     pub self_loop_weight: f64,
-    /// Drop entries below this value after inflation (default 1e-4).
+    /// After inflation, entries below this fraction of the column's sum are dropped (default
+    /// 1e-5).
     pub prune_threshold: f64,
-    /// Keep at most this many entries per column after pruning (default 64); bounds the
-    /// ELLPACK-R width.
-    pub max_entries: usize,
+    /// `K`: at most this many entries kept per column (default 64). Bounds memory at about
+    /// `n·K` entries; columns rarely need more once clusters form.
+    pub max_per_column: usize,
     /// Stop when the global chaos falls below this (default 1e-3).
     pub chaos_tolerance: f64,
-    /// Give up after this many iterations (default 100).
+    /// Give up after this many iterations (default 100); reported in [`Clustering`].
     pub max_iterations: usize,
 }
 
@@ -27,28 +93,558 @@ impl Default for MclOptions {
     fn default() -> Self {
         Self {
             inflation: 2.0,
+            balance: 0.5,
+            expansion: Expansion::Regularized,
             self_loop_weight: 1.0,
-            prune_threshold: 1e-4,
-            max_entries: 64,
+            prune_threshold: 1e-5,
+            max_per_column: 64,
             chaos_tolerance: 1e-3,
             max_iterations: 100,
         }
     }
 }
 
+/// Largest `K` accepted (the GPU kernels rank entries with 32-bit counters and keep a column
+/// of `K` in one work-group).
+pub const MAX_K: usize = 4096;
+
+/// Floor of the mass in the balance penalty `max(m_i, MASS_FLOOR)^(−b)`: nodes that attract
+/// less than their own unit of flow are not penalised (and the penalty is at most 1).
+pub const MASS_FLOOR: f64 = 1.0;
+
+impl MclOptions {
+    /// Checks the options: inflation > 1 and finite, balance ≥ 0 and finite, self-loop weight
+    /// ≥ 0, prune threshold in `[0, 1)`, `1 ≤ K ≤ MAX_K`, chaos tolerance > 0.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |what: String| Err(Error::invalid("mcl options", what));
+        if !(self.inflation.is_finite() && self.inflation > 1.0) {
+            return bad(format!("inflation must be > 1, got {}", self.inflation));
+        }
+        if !(self.balance.is_finite() && self.balance >= 0.0) {
+            return bad(format!("balance must be >= 0, got {}", self.balance));
+        }
+        if !(self.self_loop_weight.is_finite() && self.self_loop_weight >= 0.0) {
+            return bad(format!(
+                "self-loop weight must be >= 0, got {}",
+                self.self_loop_weight
+            ));
+        }
+        if !(self.prune_threshold >= 0.0 && self.prune_threshold < 1.0) {
+            return bad(format!(
+                "prune threshold must be in [0, 1), got {}",
+                self.prune_threshold
+            ));
+        }
+        if self.max_per_column == 0 || self.max_per_column > MAX_K {
+            return bad(format!(
+                "max entries per column K must be in 1..={MAX_K}, got {}",
+                self.max_per_column
+            ));
+        }
+        if !(self.chaos_tolerance.is_finite() && self.chaos_tolerance > 0.0) {
+            return bad(format!(
+                "chaos tolerance must be > 0, got {}",
+                self.chaos_tolerance
+            ));
+        }
+        Ok(())
+    }
+
+    /// True when the balance penalty is applied (regularised expansion and `b > 0`).
+    pub fn balanced(&self) -> bool {
+        self.expansion == Expansion::Regularized && self.balance > 0.0
+    }
+}
+
 /// A clustering of the nodes of a graph.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Clustering {
-    /// The clusters, each a sorted list of nodes; every node is in exactly one.
+    /// The clusters, each a sorted list of nodes; every node is in exactly one. Largest
+    /// first, ties by smallest node.
     pub clusters: Vec<Vec<usize>>,
     /// Iterations run.
     pub iterations: usize,
     /// Global chaos at the end.
     pub chaos: f64,
+    /// False when [`MclOptions::max_iterations`] ran out before the chaos fell below the
+    /// tolerance (the clusters are then those of the last iterate).
+    pub converged: bool,
+}
+
+impl Clustering {
+    /// The cluster number of every node.
+    pub fn assignment(&self, n: usize) -> Vec<usize> {
+        let mut a = vec![usize::MAX; n];
+        for (c, members) in self.clusters.iter().enumerate() {
+            for &u in members {
+                if u < n {
+                    a[u] = c;
+                }
+            }
+        }
+        a
+    }
+}
+
+/// What a backend reports after each iteration (the CLI prints it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MclProgress {
+    /// 1-based iteration number.
+    pub iteration: usize,
+    /// Global chaos after it.
+    pub chaos: f64,
+    /// Entries of `M` after pruning.
+    pub entries: u64,
+    /// Seconds since the iterations started.
+    pub seconds: f64,
 }
 
 /// Regularized Markov clustering.
 pub trait MarkovCluster<T: Scalar>: Backend {
+    /// Clusters the nodes of `g`, calling `progress` after every iteration.
+    fn cluster_with_progress(
+        &self,
+        g: &Graph,
+        opts: &MclOptions,
+        progress: &mut dyn FnMut(&MclProgress),
+    ) -> Result<Clustering>;
+
     /// Clusters the nodes of `g`.
-    fn cluster(&self, g: &Graph, opts: &MclOptions) -> Result<Clustering>;
+    fn cluster(&self, g: &Graph, opts: &MclOptions) -> Result<Clustering> {
+        self.cluster_with_progress(g, opts, &mut |_| {})
+    }
+}
+
+/// `M_G`: the column-normalised `A + I` in compressed sparse columns (rows ascending).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Transition {
+    /// Number of nodes.
+    pub n: usize,
+    /// Column pointers (`n + 1`).
+    pub ptr: Vec<u64>,
+    /// Row indices.
+    pub row: Vec<u32>,
+    /// Values; every column sums to 1.
+    pub val: Vec<f64>,
+}
+
+impl Transition {
+    /// `M_G` of `g` (see the module docs, step 1). Weights must be finite and positive.
+    pub fn new(g: &Graph, opts: &MclOptions) -> Result<Self> {
+        opts.validate()?;
+        let n = g.num_nodes();
+        if let Some(w) = g.weights() {
+            if let Some(bad) = w.iter().find(|x| !(x.is_finite() && **x > 0.0)) {
+                return Err(Error::invalid(
+                    "mcl",
+                    format!("edge weights must be finite and > 0, found {bad}"),
+                ));
+            }
+        }
+        let mut ptr = Vec::with_capacity(n + 1);
+        let mut row = Vec::with_capacity(g.adjacency().len() + n);
+        let mut val = Vec::with_capacity(g.adjacency().len() + n);
+        ptr.push(0u64);
+        let mut col: Vec<(u32, f64)> = Vec::new();
+        for j in 0..n {
+            col.clear();
+            let nb = g.neighbors(j);
+            let ws = g.neighbor_weights(j);
+            let w = |t: usize| ws.map_or(1.0, |w| w[t]);
+            let max_w = (0..nb.len()).map(w).fold(0.0f64, f64::max);
+            let loop_w = if nb.is_empty() {
+                1.0
+            } else {
+                opts.self_loop_weight * max_w
+            };
+            let mut placed = false;
+            for (t, &i) in nb.iter().enumerate() {
+                if !placed && i as usize > j {
+                    if loop_w > 0.0 {
+                        col.push((j as u32, loop_w));
+                    }
+                    placed = true;
+                }
+                col.push((i, w(t)));
+            }
+            if !placed && loop_w > 0.0 {
+                col.push((j as u32, loop_w));
+            }
+            let s: f64 = col.iter().map(|e| e.1).sum();
+            for &(i, x) in &col {
+                row.push(i);
+                val.push(x / s);
+            }
+            ptr.push(row.len() as u64);
+        }
+        Ok(Self { n, ptr, row, val })
+    }
+
+    /// Entries of column `j`: `(rows, values)`.
+    pub fn column(&self, j: usize) -> (&[u32], &[f64]) {
+        let (a, b) = (self.ptr[j] as usize, self.ptr[j + 1] as usize);
+        (&self.row[a..b], &self.val[a..b])
+    }
+}
+
+/// `M` in `n` columns of width `K` (see the module docs): column `j`'s entries are
+/// `idx/val[j·K .. j·K + len[j]]`, value descending, ties by row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Columns<T> {
+    /// Number of columns (nodes).
+    pub n: usize,
+    /// Width `K`.
+    pub k: usize,
+    /// Row indices, `n·K`.
+    pub idx: Vec<u32>,
+    /// Values, `n·K`.
+    pub val: Vec<T>,
+    /// Entries per column, `n`.
+    pub len: Vec<u32>,
+}
+
+impl<T: Scalar> Columns<T> {
+    /// The starting `M`: `M_G` with each column cut to its `K` largest entries (ties by row)
+    /// and renormalised (in f64, then rounded to `T`).
+    pub fn initial(tr: &Transition, k: usize) -> Result<Self> {
+        let n = tr.n;
+        let slots = n
+            .checked_mul(k)
+            .filter(|s| *s <= isize::MAX as usize / 16)
+            .ok_or_else(|| Error::invalid("mcl", format!("{n} nodes × K = {k} overflow")))?;
+        let mut idx = Vec::new();
+        let mut val = Vec::new();
+        idx.try_reserve_exact(slots)
+            .and_then(|_| val.try_reserve_exact(slots))
+            .map_err(|_| Error::OutOfMemory {
+                backend: "cpu",
+                message: format!("M needs {n} × {k} entries"),
+                source: None,
+            })?;
+        idx.resize(slots, 0);
+        val.resize(slots, T::zero());
+        let mut len = vec![0u32; n];
+        let mut col: Vec<(u32, f64)> = Vec::new();
+        for j in 0..n {
+            let (r, v) = tr.column(j);
+            col.clear();
+            col.extend(r.iter().copied().zip(v.iter().copied()));
+            col.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            col.truncate(k);
+            let s: f64 = col.iter().map(|e| e.1).sum();
+            for (t, &(i, x)) in col.iter().enumerate() {
+                idx[j * k + t] = i;
+                val[j * k + t] = T::from_f64(x / s);
+            }
+            len[j] = col.len() as u32;
+        }
+        Ok(Self {
+            n,
+            k,
+            idx,
+            val,
+            len,
+        })
+    }
+
+    /// Entries of column `j`.
+    pub fn column(&self, j: usize) -> (&[u32], &[T]) {
+        let a = j * self.k;
+        let b = a + self.len[j] as usize;
+        (&self.idx[a..b], &self.val[a..b])
+    }
+
+    /// Total stored entries.
+    pub fn entries(&self) -> u64 {
+        self.len.iter().map(|&l| u64::from(l)).sum()
+    }
+}
+
+/// Scale of the fixed-point sums of column entries (every entry and column sum is ≤ 1 up to
+/// rounding, far below the 16 that fits).
+pub const FIXED_SCALE: f64 = 1152921504606846976.0; // 2^60
+/// Scale of the fixed-point mass `m = M·1` (a node can attract up to `n`).
+pub const MASS_SCALE: f64 = 4294967296.0; // 2^32
+
+/// `p` in fixed point: `p · 2^60` rounded toward zero (what a C cast does). `p` must be in
+/// `[0, 16)`.
+#[inline]
+pub fn to_fixed<T: Scalar>(p: T) -> u64 {
+    (p * T::from_f64(FIXED_SCALE)).to_u64().unwrap_or(0)
+}
+
+/// A fixed-point sum back in `T` (rounded to nearest).
+#[inline]
+pub fn from_fixed<T: Scalar>(a: u64) -> T {
+    <T as num_traits::NumCast>::from(a).unwrap_or_else(T::zero) * T::from_f64(1.0 / FIXED_SCALE)
+}
+
+/// An entry's contribution to the fixed-point mass.
+#[inline]
+pub fn to_mass<T: Scalar>(p: T) -> u64 {
+    (p * T::from_f64(MASS_SCALE)).to_u64().unwrap_or(0)
+}
+
+/// The balance penalty of a node of fixed-point mass `m`: `max(m, MASS_FLOOR)^(−b)`, with
+/// `b = 0.5` and `b = 1` computed as `1/√m` and `1/m` (correctly rounded everywhere).
+#[inline]
+pub fn penalty<T: Scalar>(mass: u64, b: f64) -> T {
+    let m = <T as num_traits::NumCast>::from(mass).unwrap_or_else(T::zero)
+        * T::from_f64(1.0 / MASS_SCALE);
+    let m = m.max(T::from_f64(MASS_FLOOR));
+    if b == 0.5 {
+        T::one() / m.sqrt()
+    } else if b == 1.0 {
+        T::one() / m
+    } else {
+        m.powf(T::from_f64(-b))
+    }
+}
+
+/// `x^r`, with `r = 2` as `x·x` (exact rounding everywhere).
+#[inline]
+pub fn inflate<T: Scalar>(x: T, r: f64) -> T {
+    if r == 2.0 {
+        x * x
+    } else {
+        x.powf(T::from_f64(r))
+    }
+}
+
+/// One column of an iteration, after the expansion's sums are known: `acc` holds `(row,
+/// fixed-point sum)` of column `j` of the product (any order, rows distinct) and `pen` the
+/// balance penalties (empty: none). Scales by the penalty, inflates, prunes,
+/// keeps the `K` largest (ties by row), normalises; writes the column into `out_idx/out_val`
+/// (length ≥ `K`) and returns `(entries, chaos)`. This is the host definition that the GPU
+/// kernels mirror step by step.
+pub fn column_step<T: Scalar>(
+    acc: &[(u32, u64)],
+    pen: &[T],
+    opts: &MclOptions,
+    scratch: &mut Vec<(u32, T)>,
+    out_idx: &mut [u32],
+    out_val: &mut [T],
+) -> (usize, T) {
+    let k = opts.max_per_column;
+    scratch.clear();
+    let mut s1: u64 = 0;
+    let value = |i: u32, a: u64| {
+        let x = from_fixed::<T>(a);
+        let x = if pen.is_empty() {
+            x
+        } else {
+            x * pen[i as usize]
+        };
+        inflate(x, opts.inflation)
+    };
+    for &(i, a) in acc {
+        let y = value(i, a);
+        s1 = s1.wrapping_add(to_fixed(y));
+        scratch.push((i, y));
+    }
+    let cut = T::from_f64(opts.prune_threshold) * from_fixed::<T>(s1);
+    let all = scratch.len();
+    scratch.retain(|e| e.1 >= cut);
+    if scratch.is_empty() && all > 0 {
+        // Only when every entry is below the cut (impossible unless > 1/threshold entries):
+        // keep them all rather than none.
+        for &(i, a) in acc {
+            scratch.push((i, value(i, a)));
+        }
+    }
+    let by_rank = |a: &(u32, T), b: &(u32, T)| b.1.partial_cmp(&a.1).unwrap().then(a.0.cmp(&b.0));
+    if scratch.len() > k {
+        scratch.select_nth_unstable_by(k - 1, by_rank);
+        scratch.truncate(k);
+    }
+    scratch.sort_unstable_by(by_rank);
+    let s2: u64 = scratch
+        .iter()
+        .fold(0u64, |s, e| s.wrapping_add(to_fixed(e.1)));
+    let s2 = from_fixed::<T>(s2);
+    let mut sq: u64 = 0;
+    for (t, &(i, y)) in scratch.iter().enumerate() {
+        let v = y / s2;
+        out_idx[t] = i;
+        out_val[t] = v;
+        sq = sq.wrapping_add(to_fixed(v * v));
+    }
+    let chaos = match scratch.first() {
+        Some(_) => (out_val[0] - from_fixed::<T>(sq)).max(T::zero()),
+        None => T::zero(),
+    };
+    (scratch.len(), chaos)
+}
+
+/// The clusters of `M` (every node in exactly one, largest cluster first, ties by smallest
+/// node). Attractors are the nodes with a non-zero diagonal entry. Every node `j` points at the
+/// attractor with the largest entry in its column (ties: the smaller row), or, when its
+/// column holds no attractor (only before convergence), at its largest entry's row; the
+/// clusters are the connected components of these pointers. So an attractor whose column
+/// prefers another attractor joins it (attractor systems), and each other node joins the
+/// attractor it sends most flow to — one cluster per node, deterministically, even where
+/// R-MCL leaves a boundary node's flow split. Isolated nodes are their own attractors, hence
+/// singletons.
+pub fn interpret<T: Scalar>(m: &Columns<T>) -> Vec<Vec<usize>> {
+    let n = m.n;
+    let is_attr: Vec<bool> = (0..n)
+        .map(|j| {
+            let (r, v) = m.column(j);
+            r.iter()
+                .zip(v)
+                .any(|(&i, &x)| i as usize == j && x > T::zero())
+        })
+        .collect();
+    let best = |j: usize, want_attr: bool| -> Option<usize> {
+        let (r, v) = m.column(j);
+        let mut best: Option<(u32, T)> = None;
+        for (&i, &x) in r.iter().zip(v) {
+            if (want_attr && !is_attr[i as usize]) || x <= T::zero() {
+                continue;
+            }
+            best = match best {
+                Some((bi, bx)) if bx > x || (bx == x && bi < i) => Some((bi, bx)),
+                _ => Some((i, x)),
+            };
+        }
+        best.map(|b| b.0 as usize)
+    };
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn find(p: &mut [usize], mut x: usize) -> usize {
+        while p[x] != x {
+            p[x] = p[p[x]];
+            x = p[x];
+        }
+        x
+    }
+    for j in 0..n {
+        let Some(t) = best(j, true).or_else(|| best(j, false)) else {
+            continue;
+        };
+        let (a, b) = (find(&mut parent, t), find(&mut parent, j));
+        if a != b {
+            let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+            parent[hi] = lo;
+        }
+    }
+    let root: Vec<usize> = (0..n).map(|j| find(&mut parent, j)).collect();
+    clusters_from_roots(&root)
+}
+
+/// Groups nodes by label; clusters sorted largest first, ties by smallest member.
+pub fn clusters_from_roots(root: &[usize]) -> Vec<Vec<usize>> {
+    let mut map = std::collections::HashMap::new();
+    let mut clusters: Vec<Vec<usize>> = Vec::new();
+    for (u, &r) in root.iter().enumerate() {
+        let c = *map.entry(r).or_insert_with(|| {
+            clusters.push(Vec::new());
+            clusters.len() - 1
+        });
+        clusters[c].push(u);
+    }
+    sort_clusters(&mut clusters);
+    clusters
+}
+
+/// Sorts members, then clusters largest first, ties by smallest member.
+pub fn sort_clusters(clusters: &mut [Vec<usize>]) {
+    for c in clusters.iter_mut() {
+        c.sort_unstable();
+    }
+    clusters.sort_by(|a, b| b.len().cmp(&a.len()).then(a.first().cmp(&b.first())));
+}
+
+/// Which of two clusterings' clusters differ: `None` when they are the same partition, else a
+/// short description of the first difference (for test messages).
+pub fn partition_difference(a: &[Vec<usize>], b: &[Vec<usize>]) -> Option<String> {
+    let (mut a, mut b) = (a.to_vec(), b.to_vec());
+    sort_clusters(&mut a);
+    sort_clusters(&mut b);
+    if a == b {
+        return None;
+    }
+    if a.len() != b.len() {
+        return Some(format!("{} clusters vs {}", a.len(), b.len()));
+    }
+    let (x, y) = a.iter().zip(&b).find(|(x, y)| x != y)?;
+    let show = |c: &Vec<usize>| {
+        let s: Vec<String> = c.iter().take(12).map(|u| u.to_string()).collect();
+        format!("[{}{}]", s.join(" "), if c.len() > 12 { " …" } else { "" })
+    };
+    Some(format!("cluster {} vs {}", show(x), show(y)))
+}
+
+/// Clustering of a graph with no nodes.
+pub fn empty_clustering() -> Clustering {
+    Clustering {
+        clusters: Vec::new(),
+        iterations: 0,
+        chaos: 0.0,
+        converged: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_point_round_trips() {
+        assert_eq!(to_fixed(1.0f64), 1u64 << 60);
+        assert_eq!(from_fixed::<f64>(1u64 << 59), 0.5);
+        assert_eq!(to_fixed(0.0f32), 0);
+    }
+
+    #[test]
+    fn options_are_validated() {
+        let ok = MclOptions::default();
+        assert!(ok.validate().is_ok());
+        for bad in [
+            MclOptions {
+                inflation: 1.0,
+                ..ok.clone()
+            },
+            MclOptions {
+                inflation: f64::NAN,
+                ..ok.clone()
+            },
+            MclOptions {
+                max_per_column: 0,
+                ..ok.clone()
+            },
+            MclOptions {
+                balance: -1.0,
+                ..ok.clone()
+            },
+            MclOptions {
+                prune_threshold: 1.0,
+                ..ok.clone()
+            },
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn transition_columns_sum_to_one_with_loops() {
+        let g = Graph::from_weighted_edges(4, [(0, 1, 2.0), (1, 2, 1.0)]).unwrap();
+        let t = Transition::new(&g, &MclOptions::default()).unwrap();
+        // Column 1: rows 0, 1 (loop = max weight 2), 2.
+        assert_eq!(t.column(1).0, [0, 1, 2]);
+        let v = t.column(1).1;
+        assert!((v[0] - 0.4).abs() < 1e-15 && (v[1] - 0.4).abs() < 1e-15);
+        // Isolated node 3: a loop of 1.
+        assert_eq!(t.column(3), (&[3u32][..], &[1.0][..]));
+        for j in 0..4 {
+            assert!((t.column(j).1.iter().sum::<f64>() - 1.0).abs() < 1e-15);
+        }
+    }
+
+    #[test]
+    fn bad_weights_are_errors() {
+        for w in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let g = Graph::from_weighted_edges(2, [(0, 1, w)]).unwrap();
+            assert!(Transition::new(&g, &MclOptions::default()).is_err(), "{w}");
+        }
+    }
 }

@@ -23,6 +23,7 @@ use proptest::test_runner::{
 use crate::backend::Backend;
 
 pub mod matmul;
+pub mod mcl;
 pub mod spmv;
 pub mod triangles;
 
@@ -31,7 +32,13 @@ pub use crate::testing::require_gpu;
 /// A backend that implements every algorithm trait the suite checks: what `cargo xtask
 /// validate` runs [`all_checks`] on. Each algorithm adds its traits here.
 pub trait Conformant:
-    crate::Spmv<f32> + crate::Spmv<f64> + crate::TriangleCount + crate::MatMul<f32> + crate::MatMul<f64>
+    crate::Spmv<f32>
+    + crate::Spmv<f64>
+    + crate::TriangleCount
+    + crate::MatMul<f32>
+    + crate::MatMul<f64>
+    + crate::MarkovCluster<f32>
+    + crate::MarkovCluster<f64>
 {
 }
 
@@ -41,6 +48,8 @@ impl<B> Conformant for B where
         + crate::TriangleCount
         + crate::MatMul<f32>
         + crate::MatMul<f64>
+        + crate::MarkovCluster<f32>
+        + crate::MarkovCluster<f64>
 {
 }
 
@@ -49,6 +58,7 @@ pub fn all_checks<B: Conformant>() -> Vec<Check<B>> {
     let mut checks = spmv::checks::<B>();
     checks.extend(triangles::checks::<B>());
     checks.extend(matmul::checks::<B>());
+    checks.extend(mcl::checks::<B>());
     checks
 }
 

@@ -1,0 +1,151 @@
+//! R-MCL on the CPU: one fused pass per output column (rayon), the host twin of
+//! `kernels/*/mcl.*`: combine the `deg(j)+1` columns of `M` named by column `j` of `M_R`
+//! (each ≤ K entries) in a dense fixed-point accumulator with a touched list, then inflate,
+//! prune, keep the top K, normalise and compute the column's chaos
+//! ([`trident_core::mcl::column_step`]).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use rayon::prelude::*;
+use trident_core::mcl::{
+    column_step, empty_clustering, interpret, penalty, to_fixed, to_mass, Clustering, Columns,
+    Expansion, MarkovCluster, MclOptions, MclProgress, Transition,
+};
+use trident_core::{Graph, Result, Scalar};
+
+use crate::Cpu;
+
+/// Per-thread scratch of the column pass.
+struct Scratch<T> {
+    acc: Vec<u64>,
+    mark: Vec<u32>,
+    touched: Vec<(u32, u64)>,
+    rows: Vec<u32>,
+    right: Vec<(u32, T)>,
+    step: Vec<(u32, T)>,
+}
+
+impl<T: Scalar> MarkovCluster<T> for Cpu {
+    fn cluster_with_progress(
+        &self,
+        g: &Graph,
+        opts: &MclOptions,
+        progress: &mut dyn FnMut(&MclProgress),
+    ) -> Result<Clustering> {
+        let tr = Transition::new(g, opts)?;
+        let n = tr.n;
+        if n == 0 {
+            return Ok(empty_clustering());
+        }
+        let k = opts.max_per_column;
+        let rval: Vec<T> = tr.val.iter().map(|&x| T::from_f64(x)).collect();
+        let mut m = Columns::<T>::initial(&tr, k)?;
+        let mut next = m.clone();
+        let mut chaos_col = vec![T::zero(); n];
+        let balanced = opts.balanced();
+        let start = Instant::now();
+        let mut chaos = f64::INFINITY;
+        let mut iterations = 0;
+        while iterations < opts.max_iterations && chaos >= opts.chaos_tolerance {
+            let pen: Vec<T> = if balanced {
+                let mass: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
+                (0..n).into_par_iter().with_min_len(256).for_each(|j| {
+                    let (r, v) = m.column(j);
+                    for (&i, &x) in r.iter().zip(v) {
+                        mass[i as usize].fetch_add(to_mass(x), Ordering::Relaxed);
+                    }
+                });
+                mass.par_iter()
+                    .map(|a| penalty::<T>(a.load(Ordering::Relaxed), opts.balance))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let mref = &m;
+            let (tr, rval, pen) = (&tr, &rval, &pen);
+            next.idx
+                .par_chunks_mut(k)
+                .zip(next.val.par_chunks_mut(k))
+                .zip(next.len.par_iter_mut())
+                .zip(chaos_col.par_iter_mut())
+                .enumerate()
+                .with_min_len(16)
+                .for_each_init(
+                    || Scratch::<T> {
+                        acc: vec![0; n],
+                        mark: vec![u32::MAX; n],
+                        touched: Vec::new(),
+                        rows: Vec::new(),
+                        right: Vec::new(),
+                        step: Vec::new(),
+                    },
+                    |s, (j, (((oi, ov), ol), oc))| {
+                        right_column(j, tr, rval, mref, opts, &mut s.right);
+                        s.rows.clear();
+                        for &(kk, w) in &s.right {
+                            let (r, v) = mref.column(kk as usize);
+                            for (&i, &x) in r.iter().zip(v) {
+                                let fx = to_fixed(x * w);
+                                let iu = i as usize;
+                                if s.mark[iu] != j as u32 {
+                                    s.mark[iu] = j as u32;
+                                    s.acc[iu] = 0;
+                                    s.rows.push(i);
+                                }
+                                s.acc[iu] = s.acc[iu].wrapping_add(fx);
+                            }
+                        }
+                        s.touched.clear();
+                        s.touched
+                            .extend(s.rows.iter().map(|&i| (i, s.acc[i as usize])));
+                        let (len, c) = column_step(&s.touched, pen, opts, &mut s.step, oi, ov);
+                        *ol = len as u32;
+                        *oc = c;
+                    },
+                );
+            std::mem::swap(&mut m, &mut next);
+            chaos = chaos_col
+                .iter()
+                .map(|&c| Scalar::to_f64(c))
+                .fold(0.0, f64::max);
+            iterations += 1;
+            progress(&MclProgress {
+                iteration: iterations,
+                chaos,
+                entries: m.entries(),
+                seconds: start.elapsed().as_secs_f64(),
+            });
+        }
+        Ok(Clustering {
+            clusters: interpret(&m),
+            iterations,
+            chaos,
+            converged: chaos < opts.chaos_tolerance,
+        })
+    }
+}
+
+/// Column `j` of the right operand as `(k, weight)`: `M_G`'s column, or `M`'s own column
+/// for plain MCL expansion.
+fn right_column<T: Scalar>(
+    j: usize,
+    tr: &Transition,
+    rval: &[T],
+    m: &Columns<T>,
+    opts: &MclOptions,
+    out: &mut Vec<(u32, T)>,
+) {
+    out.clear();
+    match opts.expansion {
+        Expansion::Regularized => {
+            let (a, b) = (tr.ptr[j] as usize, tr.ptr[j + 1] as usize);
+            let rows = &tr.row[a..b];
+            out.extend(rows.iter().copied().zip(rval[a..b].iter().copied()));
+        }
+        Expansion::Mcl => {
+            let (r, v) = m.column(j);
+            out.extend(r.iter().copied().zip(v.iter().copied()));
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! R-MCL conformance: tiny graphs checked by hand, planted partitions (proptest) and the
+//! shared protein interaction networks, each compared with the sequential reference in the
+//! same precision ([`crate::mcl::reference`]): every backend must give the same partition.
+
+use proptest::prelude::*;
+
+use super::{run_proptest, Check};
+use crate::graph::Graph;
+use crate::mcl::{partition_difference, reference, Clustering, MarkovCluster, MclOptions};
+use crate::scalar::Scalar;
+
+/// The R-MCL checks, in table order.
+pub fn checks<B: MarkovCluster<f32> + MarkovCluster<f64>>() -> Vec<Check<B>> {
+    vec![
+        Check {
+            name: "mcl_hand_checked_f32",
+            run: hand_checked::<f32, B>,
+        },
+        Check {
+            name: "mcl_hand_checked_f64",
+            run: hand_checked::<f64, B>,
+        },
+        Check {
+            name: "mcl_bad_input_is_error",
+            run: bad_input::<B>,
+        },
+        Check {
+            name: "mcl_planted_partition_f32",
+            run: planted::<f32, B>,
+        },
+        Check {
+            name: "mcl_planted_partition_f64",
+            run: planted::<f64, B>,
+        },
+        Check {
+            name: "mcl_ppi_networks_f64",
+            run: ppi::<f64, B>,
+        },
+    ]
+}
+
+/// Instantiates the R-MCL conformance suite as `#[test]`s for backend type `$ty`.
+#[macro_export]
+macro_rules! mcl_conformance_tests {
+    ($ty:ty, $make:expr) => {
+        $crate::conformance_tests!(
+            $ty,
+            $make,
+            mcl::checks;
+            mcl_hand_checked_f32,
+            mcl_hand_checked_f64,
+            mcl_bad_input_is_error,
+            mcl_planted_partition_f32,
+            mcl_planted_partition_f64,
+            mcl_ppi_networks_f64
+        );
+    };
+}
+
+fn run<T: Scalar, B: MarkovCluster<T>>(
+    b: &B,
+    g: &Graph,
+    o: &MclOptions,
+) -> Result<Clustering, String> {
+    let c = b
+        .cluster(g, o)
+        .map_err(|e| format!("{} {}: {e}", b.name(), T::NAME))?;
+    // Every node in exactly one cluster.
+    let mut seen = vec![false; g.num_nodes()];
+    for &u in c.clusters.iter().flatten() {
+        if u >= seen.len() || seen[u] {
+            return Err(format!("node {u} out of range or in two clusters"));
+        }
+        seen[u] = true;
+    }
+    if let Some(u) = seen.iter().position(|s| !s) {
+        return Err(format!("node {u} is in no cluster"));
+    }
+    Ok(c)
+}
+
+fn expect(got: &Clustering, want: &[&[usize]], what: &str) -> Result<(), String> {
+    let want: Vec<Vec<usize>> = want.iter().map(|c| c.to_vec()).collect();
+    match partition_difference(&got.clusters, &want) {
+        None => Ok(()),
+        Some(d) => Err(format!("{what}: {d} (got {:?})", got.clusters)),
+    }
+}
+
+fn hand_checked<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
+    let o = MclOptions::default();
+    // Two disjoint triangles: two clusters, converged.
+    let g = Graph::from_edges(6, [(0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3)]).unwrap();
+    let c = run::<T, B>(b, &g, &o)?;
+    expect(&c, &[&[0, 1, 2], &[3, 4, 5]], "two triangles")?;
+    if !c.converged {
+        return Err(format!("two triangles did not converge: chaos {}", c.chaos));
+    }
+    // Isolated nodes are singletons; a single edge is one cluster.
+    let g = Graph::from_edges(5, [(0, 1)]).unwrap();
+    expect(
+        &run::<T, B>(b, &g, &o)?,
+        &[&[0, 1], &[2], &[3], &[4]],
+        "edge + isolated",
+    )?;
+    // Only isolated nodes; no nodes at all.
+    let g = Graph::from_edges(3, []).unwrap();
+    expect(
+        &run::<T, B>(b, &g, &o)?,
+        &[&[0], &[1], &[2]],
+        "isolated only",
+    )?;
+    let g = Graph::from_edges(0, []).unwrap();
+    expect(&run::<T, B>(b, &g, &o)?, &[], "empty")?;
+    // Two 4-cliques joined by one edge (3-4): the bridge does not merge them, in either
+    // expansion.
+    let mut e = Vec::new();
+    for base in [0, 4] {
+        for i in 0..4 {
+            for j in i + 1..4 {
+                e.push((base + i, base + j));
+            }
+        }
+    }
+    e.push((3, 4));
+    let g = Graph::from_edges(8, e).unwrap();
+    expect(
+        &run::<T, B>(b, &g, &o)?,
+        &[&[0, 1, 2, 3], &[4, 5, 6, 7]],
+        "bridged cliques",
+    )?;
+    let mo = MclOptions {
+        expansion: crate::mcl::Expansion::Mcl,
+        ..o.clone()
+    };
+    expect(
+        &run::<T, B>(b, &g, &mo)?,
+        &[&[0, 1, 2, 3], &[4, 5, 6, 7]],
+        "bridged cliques, mcl",
+    )?;
+    // A path: clusters are contiguous segments and equal the reference's.
+    let g = Graph::from_edges(9, (0..8).map(|i| (i, i + 1))).unwrap();
+    let c = run::<T, B>(b, &g, &o)?;
+    for cl in &c.clusters {
+        if cl.windows(2).any(|w| w[1] != w[0] + 1) {
+            return Err(format!("path: cluster {cl:?} is not a segment"));
+        }
+    }
+    same_as_reference::<T>(&c, &g, &o, "path")
+}
+
+fn same_as_reference<T: Scalar>(
+    c: &Clustering,
+    g: &Graph,
+    o: &MclOptions,
+    what: &str,
+) -> Result<(), String> {
+    let r = reference::cluster::<T>(g, o).map_err(|e| e.to_string())?;
+    match partition_difference(&c.clusters, &r.clusters) {
+        None => Ok(()),
+        Some(d) => Err(format!("{what}: differs from the reference: {d}")),
+    }
+}
+
+fn bad_input<B: MarkovCluster<f32> + MarkovCluster<f64>>(b: &B) -> Result<(), String> {
+    let g = Graph::from_edges(3, [(0, 1)]).unwrap();
+    for o in [
+        MclOptions {
+            inflation: 1.0,
+            ..MclOptions::default()
+        },
+        MclOptions {
+            max_per_column: 0,
+            ..MclOptions::default()
+        },
+    ] {
+        if MarkovCluster::<f64>::cluster(b, &g, &o).is_ok() {
+            return Err(format!("{o:?} was accepted"));
+        }
+    }
+    let g = Graph::from_weighted_edges(2, [(0, 1, -1.0)]).unwrap();
+    if MarkovCluster::<f32>::cluster(b, &g, &MclOptions::default()).is_ok() {
+        return Err("a negative weight was accepted".into());
+    }
+    Ok(())
+}
+
+/// Blocks of 4–12 nodes, dense inside, a few edges between.
+fn planted_graph() -> impl Strategy<Value = (usize, Vec<(usize, usize)>)> {
+    proptest::collection::vec(4usize..12, 1..6).prop_flat_map(|sizes| {
+        let n: usize = sizes.iter().sum();
+        let mut block = Vec::new();
+        for (b, &s) in sizes.iter().enumerate() {
+            block.extend(std::iter::repeat_n(b, s));
+        }
+        let pairs: Vec<(usize, usize)> = (0..n)
+            .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+            .collect();
+        let blocks = block.clone();
+        proptest::collection::vec(0u32..100, pairs.len()).prop_map(move |coin| {
+            let e = pairs
+                .iter()
+                .zip(&coin)
+                .filter(|(&(i, j), &c)| {
+                    if blocks[i] == blocks[j] {
+                        c < 75
+                    } else {
+                        c < 3
+                    }
+                })
+                .map(|(&p, _)| p)
+                .collect();
+            (n, e)
+        })
+    })
+}
+
+fn planted<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
+    run_proptest(24, &planted_graph(), |(n, e)| {
+        let g = Graph::from_edges(n, e).map_err(|e| e.to_string())?;
+        let o = MclOptions::default();
+        let c = run::<T, B>(b, &g, &o)?;
+        same_as_reference::<T>(&c, &g, &o, "planted partition")
+    })
+}
+
+/// The shared yeast and human networks: the same partition as the reference.
+fn ppi<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
+    let Some(dir) = crate::testing::data_dir_or_skip() else {
+        return Ok(());
+    };
+    // Two of the five networks, 30 iterations, to keep CI short; the benchmark checks all
+    // five, to convergence, before timing.
+    for name in ["collins2007.txt", "krogan2006_core.txt"] {
+        let g =
+            crate::io::read_graph_auto(dir.join("ppi").join(name)).map_err(|e| e.to_string())?;
+        let o = MclOptions {
+            max_iterations: 30,
+            ..MclOptions::default()
+        };
+        let c = run::<T, B>(b, &g, &o)?;
+        same_as_reference::<T>(&c, &g, &o, name)?;
+    }
+    Ok(())
+}

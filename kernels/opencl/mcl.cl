@@ -1,0 +1,384 @@
+// R-MCL iteration kernels (Trident OpenCL backend); the same algorithm, argument for
+// argument, as kernels/cuda/mcl.cu, and step for step as trident_core::mcl::column_step (the
+// CPU backend), so every backend gives the same partition.
+//
+// Built once per precision with -D REAL=float|double -D SUFFIX=f32|f64 [-D TRIDENT_FP64].
+// LCAP (default 2048) is the hash table of a work-group in local memory: 2048 * 12 bytes +
+// 1024 * (4 + sizeof(REAL)) = 36 KiB in f64, within the 48 KiB of every GPU; the `lcap`
+// argument can lower it at run time (tests use that to exercise the global-memory path).
+// Needs cl_khr_int64_base_atomics (64-bit atomic add).
+//
+// M is stored as n columns of width K (a transposed ELLPACK-R): column j's entries are
+// idx/val[j*K .. j*K + len[j]], value descending, ties by row. The right operand of the
+// expansion is either M_G in CSC (rptr, rrow, rval; flag RIGHT_IS_M clear) or M itself.
+// Sums are fixed point (value * 2^60 rounded toward zero, in ulong) so that the atomic
+// order of additions does not change a single bit; the mass m = M.1 is fixed point at 2^32.
+//
+// Per iteration the host enqueues, without waiting:
+//   mcl_mass      (balanced only)  mass[i] += m_ij * 2^32 over all entries;
+//   mcl_penalty   (balanced only)  pen[i] = max(mass[i] * 2^-32, 1)^-b; mass[i] = 0;
+//   mcl_column_local               one work-group per column j: expansion into a hash table
+//                                  in local memory, penalty, inflation, prune, top-K (ties
+//                                  by row), normalisation, the column's chaos; a column with
+//                                  more than LCAP/2 candidate products is appended to the
+//                                  overflow list instead;
+//   mcl_column_global              G work-groups take overflow entries first .. first+G-1
+//                                  (launched in batches of G up to the number of columns that
+//                                  can overflow), the same pass with the hash table in a
+//                                  global scratch region per work-group;
+//   mcl_reduce                     one work-group: max chaos and total entries, clears sq and
+//                                  the overflow count;
+// and reads back the chaos (and entry count): the loop stays on the device.
+//
+// Kernel arguments (both precisions; kernels/cuda/mcl.cu has the same):
+//   mcl_mass:     ulong n, uint K, const uint *idx, const REAL *val, const uint *len,
+//                 ulong *mass
+//   mcl_penalty:  ulong n, REAL b, ulong *mass, REAL *pen
+//   mcl_column_local / mcl_column_global:
+//                 ulong n, uint K, uint flags, REAL inflation, REAL prune,
+//                 const ulong *rptr, const uint *rrow, const REAL *rval,
+//                 const uint *in_idx, const REAL *in_val, const uint *in_len,
+//                 const REAL *pen, uint *out_idx, REAL *out_val, uint *out_len,
+//                 ulong *sq, uint *overflow, uint *g_keys, ulong *g_acc, uint *g_crow,
+//                 REAL *g_cy, ulong region, ulong first, ulong lcap
+//   mcl_reduce:   ulong n, uint K, const REAL *val, ulong *sq, const uint *len,
+//                 uint *overflow, REAL *out_chaos, ulong *out_entries
+// sq[j] (zero on entry, cleared by mcl_reduce) collects column j's fixed-point sum of squares;
+// mcl_reduce forms each column's chaos val[j*K] - sq[j] and the maximum.
+// flags: 1 = RIGHT_IS_M (plain MCL expansion), 2 = BALANCED (multiply by pen[row]),
+//        4 = SQUARE (inflation 2 as x*x). overflow[0] is the count, overflow[1..] columns.
+// Launch: mcl_mass / mcl_penalty: 1-D, any work-group size, global >= n. mcl_column_local:
+// n work-groups (first unused; a column spills when 2 * candidates > min(lcap, LCAP));
+// mcl_column_global (lcap unused): G work-groups, g_* regions of `region`
+// slots each (G * region in all); both of a power-of-two size <= 1024. mcl_reduce: one
+// work-group of a power-of-two size <= 1024.
+// Index arithmetic is 64-bit where sizes may exceed 2^32 (n*K slots, scratch regions).
+
+#ifdef TRIDENT_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+
+#if !defined(REAL) || !defined(SUFFIX)
+#error "build mcl.cl with -D REAL=float|double -D SUFFIX=f32|f64"
+#endif
+#ifndef LCAP
+#define LCAP 2048
+#endif
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+
+#define RIGHT_IS_M 1u
+#define BALANCED 2u
+#define SQUARE 4u
+#define EMPTY 0xFFFFFFFFu
+#define TWO60 ((REAL)1152921504606846976.0)
+#define TWO_M60 ((REAL)(1.0 / 1152921504606846976.0))
+#define TWO32 ((REAL)4294967296.0)
+#define TWO_M32 ((REAL)(1.0 / 4294967296.0))
+#define WG_MAX 1024
+
+#ifdef TRIDENT_FP64
+#define BITS(y) as_ulong(y)
+#define UNBITS(a) as_double(a)
+#else
+#define BITS(y) ((ulong)as_uint(y))
+#define UNBITS(a) as_float((uint)(a))
+#endif
+
+#define convert_REAL CAT(convert_, REAL)
+
+// p * 2^60 rounded toward zero (p in [0, 16)), and back (rounded to nearest).
+inline ulong to_fixed(REAL p) { return convert_ulong(p * TWO60); }
+inline REAL from_fixed(ulong a) { return convert_REAL(a) * TWO_M60; }
+
+inline uint next_pow2(ulong x)
+{
+    uint c = 1;
+    while (c < x) {
+        c <<= 1;
+    }
+    return c;
+}
+
+__kernel void CAT(mcl_mass_, SUFFIX)(const ulong n, const uint K,
+                                     __global const uint *restrict idx,
+                                     __global const REAL *restrict val,
+                                     __global const uint *restrict len,
+                                     __global ulong *restrict mass)
+{
+    const ulong j = get_global_id(0);
+    if (j >= n) {
+        return;
+    }
+    const ulong base = j * K;
+    for (uint s = 0; s < len[j]; ++s) {
+        atom_add(&mass[idx[base + s]], convert_ulong(val[base + s] * TWO32));
+    }
+}
+
+__kernel void CAT(mcl_penalty_, SUFFIX)(const ulong n, const REAL b,
+                                        __global ulong *restrict mass,
+                                        __global REAL *restrict pen)
+{
+    const ulong i = get_global_id(0);
+    if (i >= n) {
+        return;
+    }
+    REAL m = fmax(convert_REAL(mass[i]) * TWO_M32, (REAL)1);
+    REAL p;
+    if (b == (REAL)0.5) {
+        p = (REAL)1 / sqrt(m);
+    } else if (b == (REAL)1) {
+        p = (REAL)1 / m;
+    } else {
+        p = pow(m, -b);
+    }
+    pen[i] = p;
+    mass[i] = 0;
+}
+
+// The column pass, generated twice: hash table and compaction arrays in local memory
+// (column_local) or in a global scratch region (column_global). Returns nothing; `spill`
+// set (local version only) means the column did not fit and was appended to the overflow
+// list. All threads of the work-group call it (barriers inside are uniform).
+#define DEFINE_COLUMN(NAME, AS)                                                              \
+    void NAME(const ulong j, const uint K, const uint flags, const REAL inflation,             \
+              const REAL prune, __global const ulong *rptr, __global const uint *rrow,        \
+              __global const REAL *rval, __global const uint *in_idx,                         \
+              __global const REAL *in_val, __global const uint *in_len,                       \
+              __global const REAL *pen, __global uint *out_idx, __global REAL *out_val,       \
+              __global uint *out_len, __global ulong *sq, __global uint *overflow,          \
+              AS uint *keys, AS ulong *acc, AS uint *crow, AS REAL *cy, const ulong cap_max,  \
+              const int may_spill, __local ulong *sh)                                        \
+    {                                                                                         \
+        const uint tid = get_local_id(0);                                                     \
+        const uint wg = get_local_size(0);                                                    \
+        const int right_m = (flags & RIGHT_IS_M) != 0;                                        \
+        const ulong rb = right_m ? j * K : rptr[j];                                          \
+        const uint rl = right_m ? in_len[j] : (uint)(rptr[j + 1] - rptr[j]);                  \
+        /* sh: 0 candidates, 1 survivors, 2 inflated sum, 3 kept sum, 4 sum of squares */    \
+        if (tid == 0) {                                                                       \
+            ulong c = 0;                                                                      \
+            for (uint t = 0; t < rl; ++t) {                                                   \
+                const uint k = right_m ? in_idx[rb + t] : rrow[rb + t];                       \
+                c += in_len[k];                                                               \
+            }                                                                                 \
+            sh[0] = c;                                                                        \
+            sh[1] = 0;                                                                        \
+            sh[2] = 0;                                                                        \
+            sh[3] = 0;                                                                        \
+            sh[4] = 0;                                                                        \
+        }                                                                                     \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                         \
+        const ulong cand = sh[0];                                                             \
+        int go = 1;                                                                          \
+        if (may_spill && 2 * cand > cap_max) {                                               \
+            if (tid == 0) {                                                                  \
+                const uint slot = atomic_inc(&overflow[0]);                                  \
+                overflow[1 + slot] = (uint)j;                                                \
+            }                                                                                \
+            go = 0;                                                                          \
+        } else if (2 * cand > cap_max) { /* regions sized wrong by the host: NaN */          \
+            if (tid == 0) {                                                                  \
+                out_len[j] = 0xFFFFFFFFu; /* reported by mcl_reduce */                       \
+            }                                                                                \
+            go = 0;                                                                          \
+        }                                                                                    \
+        /* No early return: PoCL mishandles returns before later barriers. */                \
+        if (go) {                                                                            \
+        const uint cap = next_pow2(max(2 * cand, (ulong)2));                                  \
+        for (uint s = tid; s < cap; s += wg) {                                                \
+            keys[s] = EMPTY;                                                                  \
+            acc[s] = 0;                                                                       \
+        }                                                                                     \
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                  \
+        /* Expansion: lanes of L threads share one right-hand entry t. */                    \
+        uint lanes = 1;                                                                       \
+        while (lanes < K && lanes < wg) {                                                     \
+            lanes <<= 1;                                                                      \
+        }                                                                                     \
+        for (uint t = tid / lanes; t < rl; t += wg / lanes) {                                 \
+            const uint k = right_m ? in_idx[rb + t] : rrow[rb + t];                           \
+            const REAL w = right_m ? in_val[rb + t] : rval[rb + t];                           \
+            const ulong kb = (ulong)k * K;                                                    \
+            const uint lk = in_len[k];                                                        \
+            for (uint s = tid % lanes; s < lk; s += lanes) {                                  \
+                const uint row = in_idx[kb + s];                                              \
+                const REAL p = in_val[kb + s] * w;                                            \
+                const ulong fx = to_fixed(p);                                                 \
+                uint h = (row * 2654435761u) & (cap - 1);                                     \
+                for (;;) {                                                                    \
+                    const uint old = atomic_cmpxchg(&keys[h], EMPTY, row);                    \
+                    if (old == EMPTY || old == row) {                                         \
+                        atom_add(&acc[h], fx);                                                \
+                        break;                                                                \
+                    }                                                                         \
+                    h = (h + 1) & (cap - 1);                                                  \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                  \
+        /* Penalty and inflation; the inflated value replaces the sum (as bits). */           \
+        for (uint s = tid; s < cap; s += wg) {                                                \
+            const uint row = keys[s];                                                         \
+            if (row != EMPTY) {                                                               \
+                REAL x = from_fixed(acc[s]);                                                  \
+                if (flags & BALANCED) {                                                       \
+                    x = x * pen[row];                                                         \
+                }                                                                             \
+                const REAL y = (flags & SQUARE) ? x * x : pow(x, inflation);                  \
+                acc[s] = BITS(y);                                                             \
+                atom_add(&sh[2], to_fixed(y));                                                \
+            }                                                                                 \
+        }                                                                                     \
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                  \
+        /* Prune: keep y >= prune * sum; if none passes (impossible below 1/prune entries), \
+           keep them all (a second compaction, without barriers inside the branch). */        \
+        const REAL cut = prune * from_fixed(sh[2]);                                           \
+        for (uint s = tid; s < cap; s += wg) {                                                \
+            const uint row = keys[s];                                                         \
+            if (row != EMPTY && UNBITS(acc[s]) >= cut) {                                      \
+                const uint p = (uint)atom_inc(&sh[1]);                                        \
+                crow[p] = row;                                                                \
+                cy[p] = UNBITS(acc[s]);                                                       \
+            }                                                                                 \
+        }                                                                                     \
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                  \
+        const ulong got = sh[1];                                                              \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                         \
+        if (got == 0) {                                                                       \
+            for (uint s = tid; s < cap; s += wg) {                                            \
+                const uint row = keys[s];                                                     \
+                if (row != EMPTY) {                                                           \
+                    const uint p = (uint)atom_inc(&sh[1]);                                    \
+                    crow[p] = row;                                                            \
+                    cy[p] = UNBITS(acc[s]);                                                   \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                  \
+        const uint u = (uint)sh[1];                                                           \
+        const uint kept = min(u, K);                                                          \
+        const ulong ob = j * K;                                                               \
+        /* Rank: value descending, ties by row; the first K are written in rank order. */    \
+        for (uint a = tid; a < u; a += wg) {                                                  \
+            const REAL ya = cy[a];                                                            \
+            const uint ra = crow[a];                                                          \
+            uint r = 0;                                                                       \
+            for (uint b = 0; b < u; ++b) {                                                    \
+                const REAL yb = cy[b];                                                        \
+                r += (yb > ya) || (yb == ya && crow[b] < ra);                                 \
+            }                                                                                 \
+            if (r < K) {                                                                      \
+                out_idx[ob + r] = ra;                                                         \
+                out_val[ob + r] = ya;                                                         \
+                atom_add(&sh[3], to_fixed(ya));                                               \
+            }                                                                                 \
+        }                                                                                     \
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                  \
+        const REAL s2 = from_fixed(sh[3]);                                                   \
+        /* Normalise; the column's chaos (max - sum of squares) is finished by mcl_reduce    \
+           from sq[j] and the first entry (no work after this loop: PoCL skipped a           \
+           single-thread tail after the last barrier of the global variant). */              \
+        for (uint r = tid; r < kept; r += wg) {                                              \
+            const REAL v = out_val[ob + r] / s2;                                             \
+            out_val[ob + r] = v;                                                             \
+            atom_add(&sq[j], to_fixed(v * v));                                               \
+            if (r == 0) {                                                                    \
+                out_len[j] = kept;                                                           \
+            }                                                                                \
+        }                                                                                    \
+        }                                                                                    \
+    }
+
+DEFINE_COLUMN(column_in_local, __local)
+DEFINE_COLUMN(column_in_global, __global)
+
+#define COLUMN_ARGS                                                                          \
+    const ulong n, const uint K, const uint flags, const REAL inflation, const REAL prune,    \
+        __global const ulong *restrict rptr, __global const uint *restrict rrow,              \
+        __global const REAL *restrict rval, __global const uint *restrict in_idx,             \
+        __global const REAL *restrict in_val, __global const uint *restrict in_len,           \
+        __global const REAL *restrict pen, __global uint *restrict out_idx,                   \
+        __global REAL *restrict out_val, __global uint *restrict out_len,                     \
+        __global ulong *restrict sq, __global uint *restrict overflow,                      \
+        __global uint *restrict g_keys, __global ulong *restrict g_acc,                       \
+        __global uint *restrict g_crow, __global REAL *restrict g_cy, const ulong region,      \
+        const ulong first, const ulong lcap
+
+__kernel void CAT(mcl_column_local_, SUFFIX)(COLUMN_ARGS)
+{
+    __local uint keys[LCAP];
+    __local ulong acc[LCAP];
+    __local uint crow[LCAP / 2];
+    __local REAL cy[LCAP / 2];
+    __local ulong sh[5];
+    const ulong j = get_group_id(0);
+    if (j >= n) {
+        return;
+    }
+    column_in_local(j, K, flags, inflation, prune, rptr, rrow, rval, in_idx, in_val, in_len,
+                    pen, out_idx, out_val, out_len, sq, overflow, keys, acc, crow, cy,
+                    min(lcap, (ulong)LCAP), 1, sh);
+}
+
+__kernel void CAT(mcl_column_global_, SUFFIX)(COLUMN_ARGS)
+{
+    __local ulong sh[5];
+    const ulong g = get_group_id(0);
+    const ulong base = g * region;
+    const ulong e = first + g;
+    // Uniform per work-group: the whole group skips the call (no early return before the
+    // barriers inside, which PoCL's work-group loops mishandle).
+    if (e < overflow[0]) {
+        const ulong j = overflow[1 + e];
+        column_in_global(j, K, flags, inflation, prune, rptr, rrow, rval, in_idx, in_val,
+                         in_len, pen, out_idx, out_val, out_len, sq, overflow,
+                         g_keys + base, g_acc + base, g_crow + base, g_cy + base, region, 0,
+                         sh);
+    }
+}
+
+__kernel void CAT(mcl_reduce_, SUFFIX)(const ulong n, const uint K,
+                                       __global const REAL *restrict val,
+                                       __global ulong *restrict sq,
+                                       __global const uint *restrict len,
+                                       __global uint *restrict overflow,
+                                       __global REAL *restrict out_chaos,
+                                       __global ulong *restrict out_entries)
+{
+    __local REAL mx[WG_MAX];
+    __local ulong sm[WG_MAX];
+    const uint tid = get_local_id(0);
+    const uint wg = get_local_size(0);
+    REAL m = 0;
+    ulong s = 0;
+    for (ulong j = tid; j < n; j += wg) {
+        const uint l = len[j];
+        if (l > K) {
+            m = NAN; // a hub column did not fit its scratch region (a host bug)
+        } else {
+            m = fmax(m, fmax(val[j * K] - from_fixed(sq[j]), (REAL)0));
+            s += l;
+        }
+        sq[j] = 0;
+    }
+    mx[tid] = m;
+    sm[tid] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint h = wg / 2; h > 0; h >>= 1) {
+        if (tid < h) {
+            // NaN wins, so that the host sees it.
+            mx[tid] = isnan(mx[tid + h]) ? mx[tid + h] : (isnan(mx[tid]) ? mx[tid] : fmax(mx[tid], mx[tid + h]));
+            sm[tid] += sm[tid + h];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (tid == 0) {
+        out_chaos[0] = mx[0];
+        out_entries[0] = sm[0];
+        overflow[0] = 0;
+    }
+}
