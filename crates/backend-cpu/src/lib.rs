@@ -8,6 +8,7 @@
 
 mod memory;
 mod spmv;
+pub mod svd;
 mod triangles;
 
 use trident_core::Backend;

@@ -23,20 +23,40 @@ use proptest::test_runner::{
 use crate::backend::Backend;
 
 pub mod spmv;
+pub mod svd;
 pub mod triangles;
 
 pub use crate::testing::require_gpu;
 
 /// A backend that implements every algorithm trait the suite checks: what `cargo xtask
 /// validate` runs [`all_checks`] on. Each algorithm adds its traits here.
-pub trait Conformant: crate::Spmv<f32> + crate::Spmv<f64> + crate::TriangleCount {}
+pub trait Conformant:
+    crate::Spmv<f32>
+    + crate::Spmv<f64>
+    + crate::Svd<f32>
+    + crate::Svd<f64>
+    + crate::Qr<f32>
+    + crate::Qr<f64>
+    + crate::TriangleCount
+{
+}
 
-impl<B: crate::Spmv<f32> + crate::Spmv<f64> + crate::TriangleCount> Conformant for B {}
+impl<B> Conformant for B where
+    B: crate::Spmv<f32>
+        + crate::Spmv<f64>
+        + crate::Svd<f32>
+        + crate::Svd<f64>
+        + crate::Qr<f32>
+        + crate::Qr<f64>
+        + crate::TriangleCount
+{
+}
 
 /// Every algorithm's checks, in table order (one module per algorithm).
 pub fn all_checks<B: Conformant>() -> Vec<Check<B>> {
     let mut checks = spmv::checks::<B>();
     checks.extend(triangles::checks::<B>());
+    checks.extend(svd::checks::<B>());
     checks
 }
 
