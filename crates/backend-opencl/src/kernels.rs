@@ -62,6 +62,19 @@ trident_core::kernel_table! {
     Spmv => cl_module!(spmv, typed: ["spmv_ellr"], plain: []),
     /// `kernels/opencl/triangles.cl`: triangle counting (no precision; plain kernels).
     Triangles => cl_module!(triangles, typed: [], plain: ["tc_merge", "tc_search", "tc_hash"]),
+    /// `kernels/opencl/svd.cl`: one-sided block Jacobi SVD and Givens QR.
+    Svd => cl_module!(
+        svd,
+        typed: [
+            "svd_jacobi_round",
+            "svd_column_norms",
+            "svd_gemm",
+            "qr_rotations",
+            "qr_apply",
+            "qr_apply_q"
+        ],
+        plain: []
+    ),
 }
 
 #[cfg(test)]

@@ -63,6 +63,7 @@ mod memory;
 mod probe;
 mod program;
 mod spmv;
+pub mod svd;
 mod triangles;
 
 use std::fmt;
