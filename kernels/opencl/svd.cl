@@ -97,9 +97,13 @@ inline long slot_col(uint t, uint b, uint bi, uint bj, uint cols)
 }
 
 // x[slots] <- x[slots] Q for the pair's columns of a `rows`-row matrix, by tiles of TILE rows.
+// Runs the same barriers whether or not `write` is set (see svd_jacobi_round).
 inline void apply_q(__global REAL *x, ulong rows, uint b, uint bi, uint bj, uint cols,
-                    __local REAL *tile, __local const REAL *q)
+                    __local REAL *tile, __local const REAL *q, int write)
 {
+    if (!write) {
+        rows = 0; // uniform: no tiles, no barriers
+    }
     const uint lid = get_local_id(0);
     const uint p = 2 * b;
     for (ulong r0 = 0; r0 < rows; r0 += TILE) {
@@ -197,9 +201,10 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_jacobi_round
             off_bits[1] = 1; // not converged (every writer writes 1)
         }
     }
-    if (off <= tol) {
-        return; // uniform: every work-item read the same red[0]
-    }
+    // No early return: every work-item reaches every barrier below (PoCL and some drivers
+    // mishandle barriers after a return, even a uniform one); a converged pair just does
+    // no rotation and skips its writes.
+    const int active = off > tol;
     uint rotated = 0;
 
     // Inner Jacobi sweeps on g, accumulating q.
@@ -209,7 +214,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_jacobi_round
                 uint x, y;
                 rr_pair(p, r, lid, &x, &y);
                 REAL c = 1, s = 0;
-                if (!jacobi_rotation(g[x * LD + x], g[y * LD + y], g[x * LD + y], tol, tiny, &c, &s)) {
+                if (!active || !jacobi_rotation(g[x * LD + x], g[y * LD + y], g[x * LD + y], tol, tiny, &c, &s)) {
                     c = 1;
                     s = 0;
                 } else {
@@ -267,13 +272,9 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_jacobi_round
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (red[0] == (REAL)0) {
-        return; // uniform: every work-item read the same red[0]
-    }
-    apply_q(w, rows, b, bi, bj, cols, tile, q);
-    if (vrows > 0) {
-        apply_q(v, vrows, b, bi, bj, cols, tile, q);
-    }
+    const int any = red[0] != (REAL)0;
+    apply_q(w, rows, b, bi, bj, cols, tile, q, any);
+    apply_q(v, vrows, b, bi, bj, cols, tile, q, any);
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_column_norms)(

@@ -24,8 +24,8 @@
 //!
 //! **Convergence**: a sweep in which every freshly computed block-pair Gram matrix has all
 //! off-diagonal cosines `|g_pq| / (√g_pp √g_qq) ≤ tol` changes nothing and ends the
-//! iteration; `tol` defaults to `rows_J · ε` (`rows_J` the row count of the matrix Jacobi
-//! runs on). The sweep limit is [`SvdOptions::max_sweeps`] (default 40); reaching it is not
+//! iteration; `tol` defaults to `max(rows_J, 32) · ε` (`rows_J` the row count of the matrix
+//! Jacobi runs on; see [`TOL_MIN_ROWS`]). The sweep limit is [`SvdOptions::max_sweeps`] (default 40); reaching it is not
 //! an error: the result says `converged: false` and gives the largest cosine left
 //! ([`SvdResult::off`]), and the CLI warns. [`SvdResult::sweeps`] counts every sweep, the
 //! final checking sweep included.
@@ -59,6 +59,11 @@ pub use driver::{qr_with, svd_with, JacobiParams, JacobiStats, SvdKernels};
 
 /// Cyclic Jacobi sweeps run on each block pair's Gram matrix (every backend uses this).
 pub const INNER_SWEEPS: usize = 2;
+
+/// The default tolerance is `max(rows_J, TOL_MIN_ROWS) · ε`: below `32 ε` the cosines left
+/// by applying a product of `2b = 32` rotations are rounding noise, and a tighter test could
+/// rotate forever.
+pub const TOL_MIN_ROWS: usize = 32;
 
 /// Which orthogonal factors to form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -134,7 +139,7 @@ pub struct SvdOptions {
     /// Preconditioning; `None` (default) picks [`SvdPrecondition::auto`] from the shape.
     pub precondition: Option<SvdPrecondition>,
     /// Convergence: stop when every pair has `|a_i·a_j| ≤ tol ‖a_i‖ ‖a_j‖`.
-    /// Default `None` = `rows_J · ε` of the scalar type (`rows_J`: rows of the matrix Jacobi
+    /// Default `None` = `max(rows_J, 32) · ε` of the scalar type (`rows_J`: rows of the matrix Jacobi
     /// runs on, i.e. `min(m, n)` after QR preconditioning).
     pub tol: Option<f64>,
     /// Stop after this many sweeps even if not converged (default 40; see
@@ -262,7 +267,7 @@ pub struct Validity {
     pub v_orth: f64,
     /// `max |U Σ Vᵀ − A|` (0 when vectors were not formed).
     pub residual: f64,
-    /// Bound on both orthogonality errors: `4 · ε · max(m, n) + 4ε`.
+    /// Bound on both orthogonality errors: `4 · ε · max(m, n, 32) + 4ε`.
     pub orth_bound: f64,
     /// Bound on the residual: `10 · ε · min(m, n) · ‖A‖₂`.
     pub residual_bound: f64,
@@ -296,7 +301,7 @@ impl std::fmt::Display for Validity {
 }
 
 /// The SVD accuracy contract (after the HPEC 2006 seed), in f64: `max |UᵀU − I|` and
-/// `max |V Vᵀ − I|` within `4 ε max(m, n)` (+ 4ε), `max |U Σ Vᵀ − A| ≤ 10 ε min(m, n) ‖A‖₂`,
+/// `max |V Vᵀ − I|` within `4 ε max(m, n, 32)` (+ 4ε; the 32 is [`TOL_MIN_ROWS`]), `max |U Σ Vᵀ − A| ≤ 10 ε min(m, n) ‖A‖₂`,
 /// singular values finite, non-negative and descending, and shapes as requested. The
 /// conformance suite, the benchmarks and the CLI all call this. Cost `O(m n k)`.
 pub fn validity<T: Scalar>(a: DenseView<'_, T>, r: &SvdResult<T>) -> Result<Validity, String> {
@@ -330,7 +335,7 @@ pub fn validity<T: Scalar>(a: DenseView<'_, T>, r: &SvdResult<T>) -> Result<Vali
         u_orth: 0.0,
         v_orth: 0.0,
         residual: 0.0,
-        orth_bound: 4.0 * eps * m.max(n) as f64 + 4.0 * eps,
+        orth_bound: 4.0 * eps * m.max(n).max(TOL_MIN_ROWS) as f64 + 4.0 * eps,
         residual_bound: 10.0 * eps * k.max(1) as f64 * norm + T::min_positive_value().wide(),
         norm,
     };
