@@ -64,6 +64,7 @@ pub mod kernels;
 mod launch;
 mod memory;
 mod spmv;
+pub mod svd;
 mod triangles;
 
 use std::sync::Arc;

@@ -5,6 +5,7 @@
 
 trident_core::spmv_conformance_tests!(trident_cuda::Cuda, trident_cuda::Cuda::new());
 trident_core::triangles_conformance_tests!(trident_cuda::Cuda, trident_cuda::Cuda::new());
+trident_core::svd_conformance_tests!(trident_cuda::Cuda, trident_cuda::Cuda::new());
 
 use trident_core::Backend;
 
