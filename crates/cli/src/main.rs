@@ -30,6 +30,9 @@ enum Command {
     /// Generate a synthetic graph (Graph500 Kronecker) as an edge list.
     #[command(subcommand)]
     Generate(cmd::generate::Args),
+    /// Singular values (and vectors) of a dense matrix (`.npy` or Matrix Market) by one-sided
+    /// block Jacobi; checks the decomposition and reports sweeps and time.
+    Svd(cmd::svd::Args),
 }
 
 /// Element type of a computation.
@@ -47,6 +50,7 @@ fn main() -> ExitCode {
         Command::Spmv(a) => cmd::spmv::run(a),
         Command::Triangles(a) => cmd::triangles::run(a),
         Command::Generate(a) => cmd::generate::run(a),
+        Command::Svd(a) => cmd::svd::run(a),
     };
     report(result)
 }

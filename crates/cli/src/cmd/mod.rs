@@ -4,4 +4,5 @@ pub mod generate;
 pub mod info;
 pub mod spmv;
 pub mod stats;
+pub mod svd;
 pub mod triangles;
