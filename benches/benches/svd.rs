@@ -21,7 +21,7 @@ use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode};
 use trident_benches::BackendFilter;
 use trident_core::svd::{self, Vectors};
-use trident_core::{Backend, Dense, Result, Scalar, Svd, SvdOptions};
+use trident_core::{Dense, Result, Scalar, Svd, SvdOptions};
 use trident_cpu::Cpu;
 use trident_cuda::Cuda;
 use trident_opencl::OpenCl;

@@ -330,11 +330,17 @@ __device__ void qr_rotations(const u64 rows, const uint cols, const uint step, c
         return;
     }
     const T x = a[j * rows + i - 1], y = a[j * rows + i];
+    // Scaled by max(|x|, |y|) first: with subnormal x, y the quotients by hypot(x, y) would
+    // be quantised and the rotation not orthogonal (as the CPU backend's givens()).
     T c = 1, s = 0;
-    if (y != T(0)) {
-        const T r = hypot(x, y);
-        c = x / r;
-        s = y / r;
+    const T scale = fmax(fabs(x), fabs(y));
+    if (y != T(0) && scale > T(0)) {
+        const T xs = x / scale, ys = y / scale;
+        const T r = hypot(xs, ys);
+        if (r > T(0)) {
+            c = xs / r;
+            s = ys / r;
+        }
     }
     cs[2 * (j * rows + i)] = c;
     cs[2 * (j * rows + i) + 1] = s;

@@ -337,11 +337,17 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_rotations)(
         return;
     }
     const REAL x = a[j * rows + i - 1], y = a[j * rows + i];
+    // Scaled by max(|x|, |y|) first: with subnormal x, y the quotients by hypot(x, y) would
+    // be quantised and the rotation not orthogonal (as the CPU backend's givens()).
     REAL c = 1, s = 0;
-    if (y != (REAL)0) {
-        const REAL r = hypot(x, y);
-        c = x / r;
-        s = y / r;
+    const REAL scale = fmax(fabs(x), fabs(y));
+    if (y != (REAL)0 && scale > (REAL)0) {
+        const REAL xs = x / scale, ys = y / scale;
+        const REAL r = hypot(xs, ys);
+        if (r > (REAL)0) {
+            c = xs / r;
+            s = ys / r;
+        }
     }
     cs[2 * (j * rows + i)] = c;
     cs[2 * (j * rows + i) + 1] = s;

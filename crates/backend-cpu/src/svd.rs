@@ -74,15 +74,18 @@ fn dot<T: Scalar>(x: &[T], y: &[T]) -> T {
     ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
 
-/// The Givens rotation `(c, s, r)` with `[c s; −s c] [a; b] = [r; 0]`.
+/// The Givens rotation `(c, s, r)` with `[c s; −s c] [a; b] = [r; 0]`. The pair is first
+/// scaled by `max(|a|, |b|)`: with subnormal inputs, `a / hypot(a, b)` would be quantised and
+/// the rotation not orthogonal (the kernels do the same).
 #[inline]
 fn givens<T: Scalar>(a: T, b: T) -> (T, T, T) {
-    if b == T::zero() {
-        (T::one(), T::zero(), a)
-    } else {
-        let r = a.hypot(b);
-        (a / r, b / r, r)
+    let scale = a.abs().max(b.abs());
+    if b == T::zero() || !(scale > T::zero()) {
+        return (T::one(), T::zero(), a);
     }
+    let (x, y) = (a / scale, b / scale);
+    let r = x.hypot(y);
+    (x / r, y / r, r * scale)
 }
 
 /// The Gram matrix `G = Xᵀ X` (`p × p`, row-major) of the block pair's columns `x`: the

@@ -170,6 +170,7 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                 .arg(step32)
                 .arg(&a.buf)
                 .arg(&cs);
+            // SAFETY: see above (qr_rotations).
             unsafe { args.launch(&self.queue, LaunchDims::linear(jcols, WG)) }?;
             let mut args = apply_k.builder();
             args.arg(rows as u64)
@@ -177,6 +178,7 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                 .arg(step32)
                 .arg(&a.buf)
                 .arg(&cs);
+            // SAFETY: see above (qr_apply).
             unsafe {
                 args.launch(
                     &self.queue,

@@ -197,7 +197,7 @@ pub trait Svd<T: Scalar>: Backend {
 /// `i ≠ nb − 1` satisfy `i + j ≡ 2r (mod nb − 1)`: the anti-diagonal ordering. The GPU kernels
 /// compute the same function.
 pub fn round_robin_pair(nb: usize, r: usize, k: usize) -> (usize, usize) {
-    debug_assert!(nb >= 2 && nb % 2 == 0 && r + 1 < nb && k < nb / 2);
+    debug_assert!(nb >= 2 && nb.is_multiple_of(2) && r + 1 < nb && k < nb / 2);
     let m = nb - 1;
     let (i, j) = if k == 0 {
         (r, m)
@@ -314,7 +314,7 @@ pub fn validity<T: Scalar>(a: DenseView<'_, T>, r: &SvdResult<T>) -> Result<Vali
         ));
     }
     for (i, w) in r.s.windows(2).enumerate() {
-        if !(w[0] >= w[1]) {
+        if w[0] < w[1] {
             return Err(format!("s[{i}] = {} < s[{}] = {}", w[0], i + 1, w[1]));
         }
     }
@@ -462,6 +462,19 @@ pub fn qr_validity<T: Scalar>(a: DenseView<'_, T>, f: &QrFactors<T>) -> Result<(
     }
 }
 
+/// Widening to f64 without the ambiguity between [`Scalar::to_f64`] and `num_traits`'.
+pub(crate) trait Wide {
+    /// The value as f64.
+    fn wide(self) -> f64;
+}
+
+impl<T: Scalar> Wide for T {
+    #[inline]
+    fn wide(self) -> f64 {
+        Scalar::to_f64(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -480,9 +493,9 @@ mod tests {
                     seen[i][j] += 1;
                 }
             }
-            for i in 0..nb {
-                for j in i + 1..nb {
-                    assert_eq!(seen[i][j], 1, "nb {nb} pair ({i}, {j})");
+            for (i, row) in seen.iter().enumerate() {
+                for (j, &count) in row.iter().enumerate().skip(i + 1) {
+                    assert_eq!(count, 1, "nb {nb} pair ({i}, {j})");
                 }
             }
         }
@@ -498,18 +511,5 @@ mod tests {
         assert!(dot(&ap, &bp).abs() < 1e-13);
         assert!(jacobi_rotation(0.0, 1.0, 0.0, 1e-15).is_none());
         assert!(jacobi_rotation(1e300f64, 1e-200, 1e45, 1e-15).is_some());
-    }
-}
-
-/// Widening to f64 without the ambiguity between [`Scalar::to_f64`] and `num_traits`'.
-pub(crate) trait Wide {
-    /// The value as f64.
-    fn wide(self) -> f64;
-}
-
-impl<T: Scalar> Wide for T {
-    #[inline]
-    fn wide(self) -> f64 {
-        Scalar::to_f64(self)
     }
 }

@@ -403,7 +403,7 @@ fn hilbert<B: Svd<f64>>(b: &B) -> Result<(), String> {
             svd::validity(h.view(), &r)?.check()?;
             for (i, (got, w)) in r.s.iter().zip(&want).enumerate() {
                 let bound = 64.0 * nn as f64 * eps * w + 8.0 * nn as f64 * eps * want[0];
-                if !((got - w).abs() <= bound) {
+                if (got - w).abs() > bound || got.is_nan() {
                     return Err(format!(
                         "H_{nn} ({pre:?}) s[{i}] = {got:e}, expected {w:e}: relative error {:.2e} (bound {:.2e})",
                         ((got - w) / w).abs(),
@@ -505,7 +505,7 @@ fn sweep_limit<B: Svd<f64>>(b: &B) -> Result<(), String> {
         ..SvdOptions::default()
     };
     let r = b.svd(a.view(), &opts).map_err(|e| e.to_string())?;
-    if r.converged || r.sweeps != 1 || !(r.off > r.tol) || r.s.iter().any(|s| !s.is_finite()) {
+    if r.converged || r.sweeps != 1 || r.off <= r.tol || r.s.iter().any(|s| !s.is_finite()) {
         return Err(format!(
             "converged {}, sweeps {}, off {:e}, tol {:e}",
             r.converged, r.sweeps, r.off, r.tol
@@ -524,13 +524,22 @@ fn sweep_limit<B: Svd<f64>>(b: &B) -> Result<(), String> {
 }
 
 fn qr_random<T: Scalar, B: Qr<T>>(b: &B) -> Result<(), String> {
-    let strat = (1usize..40, 1usize..40, 0u8..3).prop_flat_map(|(m, n, q)| {
+    // Every other case has exactly repeated columns (rank-deficient: rotations of tiny and
+    // subnormal pairs must stay orthogonal).
+    let strat = (1usize..40, 1usize..40, 0u8..3, any::<bool>()).prop_flat_map(|(m, n, q, dup)| {
         (
-            Just((m, n, q)),
+            Just((m, n, q, dup)),
             proptest::collection::vec(-1.0f64..1.0, m * n),
         )
     });
-    run_proptest(24, &strat, |((m, n, q), a)| {
+    run_proptest(24, &strat, |((m, n, q, dup), mut a)| {
+        if dup {
+            for i in 0..m {
+                for j in (0..n).step_by(3) {
+                    a[i * n + j] = a[i * n];
+                }
+            }
+        }
         let at = Dense::from_vec(m, n, a.iter().map(|&x| T::from_f64(x)).collect())
             .map_err(|e| e.to_string())?;
         let q = [Vectors::None, Vectors::Thin, Vectors::Full][q as usize];

@@ -6,7 +6,7 @@
 /// are orthonormal to working precision: the columns `r, r + 1, …` of the Householder `Q` of
 /// the known columns, in f64. Cost `O(m · r · (r + want))`.
 pub fn complete(m: usize, known: &[f64], want: usize) -> Vec<f64> {
-    let r = if m == 0 { 0 } else { known.len() / m };
+    let r = known.len().checked_div(m).unwrap_or(0);
     assert!(
         r + want <= m,
         "cannot complete {r} + {want} columns in dimension {m}"
