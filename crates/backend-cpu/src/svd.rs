@@ -80,7 +80,7 @@ fn dot<T: Scalar>(x: &[T], y: &[T]) -> T {
 #[inline]
 fn givens<T: Scalar>(a: T, b: T) -> (T, T, T) {
     let scale = a.abs().max(b.abs());
-    if b == T::zero() || !(scale > T::zero()) {
+    if b == T::zero() || scale.is_nan() || scale <= T::zero() {
         return (T::one(), T::zero(), a);
     }
     let (x, y) = (a / scale, b / scale);
