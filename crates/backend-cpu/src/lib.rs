@@ -10,6 +10,7 @@ mod matmul;
 mod mcl;
 mod memory;
 mod spmv;
+pub mod svd;
 mod triangles;
 
 pub use matmul::{CPU_CUTOFF, PARALLEL_FLOPS};

@@ -67,6 +67,19 @@ trident_core::kernel_table! {
     Triangles => cuda_module!(triangles, typed: [], plain: ["tc_merge", "tc_search", "tc_hash"]),
     /// `kernels/cuda/matmul.cu`: the tiled GEMM and the strided block sum of Strassen.
     Matmul => cuda_module!(matmul, typed: ["gemm", "matadd"], plain: []),
+    /// `kernels/cuda/svd.cu`: one-sided block Jacobi SVD and Givens QR.
+    Svd => cuda_module!(
+        svd,
+        typed: [
+            "svd_jacobi_round",
+            "svd_column_norms",
+            "svd_gemm",
+            "qr_rotations",
+            "qr_apply",
+            "qr_apply_q"
+        ],
+        plain: []
+    ),
 }
 
 /// The `.version X.Y` (PTX ISA) of a PTX text.

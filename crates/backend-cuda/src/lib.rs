@@ -66,6 +66,7 @@ mod matmul;
 mod mcl;
 mod memory;
 mod spmv;
+pub mod svd;
 mod triangles;
 
 use std::sync::Arc;

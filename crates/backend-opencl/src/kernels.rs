@@ -71,6 +71,19 @@ trident_core::kernel_table! {
         typed: ["mcl_mass", "mcl_penalty", "mcl_column_local", "mcl_column_global", "mcl_reduce"],
         plain: []
     ),
+    /// `kernels/opencl/svd.cl`: one-sided block Jacobi SVD and Givens QR.
+    Svd => cl_module!(
+        svd,
+        typed: [
+            "svd_jacobi_round",
+            "svd_column_norms",
+            "svd_gemm",
+            "qr_rotations",
+            "qr_apply",
+            "qr_apply_q"
+        ],
+        plain: []
+    ),
 }
 
 #[cfg(test)]

@@ -65,6 +65,7 @@ mod memory;
 mod probe;
 mod program;
 mod spmv;
+pub mod svd;
 mod triangles;
 
 use std::fmt;

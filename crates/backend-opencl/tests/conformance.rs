@@ -20,6 +20,7 @@ trident_core::spmv_conformance_tests!(trident_opencl::OpenCl, super::make());
 trident_core::triangles_conformance_tests!(trident_opencl::OpenCl, super::make());
 trident_core::matmul_conformance_tests!(trident_opencl::OpenCl, super::make());
 trident_core::mcl_conformance_tests!(trident_opencl::OpenCl, super::make());
+trident_core::svd_conformance_tests!(trident_opencl::OpenCl, super::make());
 
 #[test]
 fn non_matching_platform_is_no_device_listing_platforms() {

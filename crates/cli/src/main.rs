@@ -33,6 +33,9 @@ enum Command {
     /// C = A B for two .npy matrices (tiled, Strassen or Winograd); checks C against the
     /// f64 reference and reports the time and GFLOP/s.
     Matmul(cmd::matmul::Args),
+    /// Singular values (and vectors) of a dense matrix (`.npy` or Matrix Market) by one-sided
+    /// block Jacobi; checks the decomposition and reports sweeps and time.
+    Svd(cmd::svd::Args),
 }
 
 /// Element type of a computation.
@@ -51,6 +54,7 @@ fn main() -> ExitCode {
         Command::Triangles(a) => cmd::triangles::run(a),
         Command::Generate(a) => cmd::generate::run(a),
         Command::Matmul(a) => cmd::matmul::run(a),
+        Command::Svd(a) => cmd::svd::run(a),
     };
     report(result)
 }

@@ -48,6 +48,7 @@ pub use matmul::{Algorithm, HostMemory, MatMul, MatMulOptions};
 pub use mcl::{Clustering, Expansion, MarkovCluster, MclOptions, MclProgress};
 pub use scalar::{Index, Scalar};
 pub use spmv::{Spmv, SpmvOptions};
+pub use svd::Vectors as SvdVectors;
 pub use svd::{Qr, QrFactors, QrOptions, Svd, SvdOptions, SvdPrecondition, SvdResult};
 pub use tolerance::Tolerance;
 pub use triangles::{

@@ -1,72 +1,165 @@
 //! Singular value decomposition by one-sided block Jacobi, and the Givens QR that
-//! preconditions it: the [`Qr`] and [`Svd`] traits and their options.
+//! preconditions it: the [`Qr`] and [`Svd`] traits, their options, the accuracy contract
+//! ([`validity`], [`values_tolerance`]) and the driver that every backend shares
+//! ([`driver::svd_with`], [`driver::qr_with`]).
+//!
+//! # Algorithm (the same on every backend)
+//!
+//! The matrix is first brought to `rows ≥ cols` (an `m × n` matrix with `m < n` is factored
+//! through its transpose) and scaled by a power of two so that its largest entry lies in
+//! `[0.5, 1)` (exact; it keeps the Gram entries of any finite input away from overflow). Then,
+//! depending on [`SvdPrecondition`]:
+//!
+//! - `None`: one-sided Jacobi on the working matrix `W` itself;
+//! - `Qr` (QR1): `W = Q₁ R` by Givens rotations, Jacobi on the square `R`, `U = Q₁ U_R`;
+//! - `QrLq` (QR2): then `Rᵀ = Q₂ R₂`, Jacobi on `L = R₂ᵀ`, `U = Q₁ U_L`, `V = Q₂ V_L`.
+//!
+//! One-sided block Jacobi splits the columns into blocks of `b` and visits every pair of blocks
+//! once per sweep in the round-robin ("anti-diagonal") order of [`round_robin_pair`]: all
+//! pairs of one round touch disjoint columns and run in parallel. For each block pair the
+//! backend forms the `2b × 2b` Gram matrix `G = [W_I W_J]ᵀ [W_I W_J]`, runs [`INNER_SWEEPS`]
+//! cyclic Jacobi sweeps on it (in the same round-robin order inside the pair), accumulating
+//! the rotations in `Q`, and applies `[W_I W_J] ← [W_I W_J] Q` and `[V_I V_J] ← [V_I V_J] Q`.
+//! A column pair is rotated only when `|g_pq| > tol · √g_pp · √g_qq` (see [`jacobi_rotation`]).
+//!
+//! **Convergence**: a sweep in which every freshly computed block-pair Gram matrix has all
+//! off-diagonal cosines `|g_pq| / (√g_pp √g_qq) ≤ tol` changes nothing and ends the
+//! iteration; `tol` defaults to `max(rows_J, 32) · ε` (`rows_J` the row count of the matrix
+//! Jacobi runs on; see [`TOL_MIN_ROWS`]). The sweep limit is [`SvdOptions::max_sweeps`] (default 40); reaching it is not
+//! an error: the result says `converged: false` and gives the largest cosine left
+//! ([`SvdResult::off`]), and the CLI warns. [`SvdResult::sweeps`] counts every sweep, the
+//! final checking sweep included.
+//!
+//! Singular values are the column norms of the rotated `W`, sorted descending; `U`'s columns
+//! are the normalised columns; columns whose norm is negligible (their squared norm would
+//! underflow: see [`negligible_gram`]) get singular value 0 and
+//! their `U` columns come from completing the basis (Householder, in f64), so rank-deficient
+//! and zero matrices give orthonormal `U` and `V`, never NaN.
+//!
+//! Dot products are accumulated in `T` on every backend (f32 in f32): the Gram entries only
+//! choose rotation angles and test convergence, and the final test is made on freshly
+//! computed Gram matrices; the `f64` accumulation would halve the GPU's throughput.
+//!
+//! # Inputs
+//!
+//! NaN or infinite entries are an [`Error::Invalid`]. An empty matrix (`m = 0` or `n = 0`)
+//! has no singular values: the result has empty `s`, thin `U` of `m × 0` and `Vᵀ` of `0 × n`,
+//! full `U = I_m` and `Vᵀ = I_n`, and 0 sweeps.
+
+pub mod basis;
+pub mod driver;
 
 use crate::backend::Backend;
 use crate::dense::{Dense, DenseView};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::scalar::Scalar;
+use crate::tolerance::Tolerance;
+
+pub use driver::{qr_with, svd_with, JacobiParams, JacobiStats, SvdKernels};
+
+/// Cyclic Jacobi sweeps run on each block pair's Gram matrix (every backend uses this).
+pub const INNER_SWEEPS: usize = 2;
+
+/// The default tolerance is `max(rows_J, TOL_MIN_ROWS) · ε`: below `32 ε` the cosines left
+/// by applying a product of `2b = 32` rotations are rounding noise, and a tighter test could
+/// rotate forever.
+pub const TOL_MIN_ROWS: usize = 32;
+
+/// Which orthogonal factors to form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Vectors {
+    /// None: values (or `R`) only.
+    #[default]
+    None,
+    /// Thin: `U` is `m × k`, `Vᵀ` is `k × n` (`k = min(m, n)`); QR's `Q` is `m × k`.
+    Thin,
+    /// Full: `U` is `m × m`, `Vᵀ` is `n × n`; QR's `Q` is `m × m`.
+    Full,
+}
 
 /// Options for [`Qr`].
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct QrOptions {
-    /// Also form the orthogonal factor Q explicitly (default false: R only).
-    pub compute_q: bool,
+    /// Which `Q` to form (default none: `R` only).
+    pub q: Vectors,
 }
 
-/// A QR factorization: `A = Q R`, `R` upper triangular (`min(m, n) x n`).
+/// A QR factorization: `A = Q R`, `R` upper trapezoidal.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QrFactors<T> {
-    /// The thin orthogonal factor (`m x min(m, n)`), if requested.
+    /// The orthogonal factor, `m × min(m, n)` (thin) or `m × m` (full), if requested.
     pub q: Option<Dense<T>>,
-    /// The upper-triangular factor.
+    /// The upper-trapezoidal factor, `min(m, n) × n` (thin or none) or `m × n` (full).
     pub r: Dense<T>,
 }
 
-/// QR factorization by Givens rotations.
+/// QR factorization by Givens rotations (on GPUs in the Sameh–Kuck order: all rotations of one
+/// step act on disjoint row pairs and run at once).
 pub trait Qr<T: Scalar>: Backend {
-    /// Factors `A`.
+    /// Factors `A`; NaN or infinite entries are an [`Error::Invalid`].
     fn qr(&self, a: DenseView<'_, T>, opts: &QrOptions) -> Result<QrFactors<T>>;
 }
 
-/// How to precondition one-sided Jacobi SVD.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How to precondition one-sided Jacobi SVD (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SvdPrecondition {
     /// Jacobi on `A` itself.
     None,
-    /// `A = Q R`, then Jacobi on `R` (default: fewer sweeps on tall matrices).
-    #[default]
+    /// QR1: `A = Q R`, then Jacobi on `R` (fewer sweeps, much less work on tall matrices).
     Qr,
-    /// `A = Q R`, `R = L P`, Jacobi on `L` (fewest sweeps; graded matrices).
+    /// QR2: `A = Q R`, `Rᵀ = Q₂ R₂`, Jacobi on `L = R₂ᵀ` (fewest sweeps; graded matrices).
     QrLq,
+}
+
+impl SvdPrecondition {
+    /// The automatic choice for a working matrix of `rows ≥ cols`: [`Self::Qr`] when it is at
+    /// least twice as tall as wide, else [`Self::None`].
+    pub fn auto(rows: usize, cols: usize) -> Self {
+        if rows >= 2 * cols.max(1) {
+            Self::Qr
+        } else {
+            Self::None
+        }
+    }
+
+    /// Parses `none`, `jacobi`, `qr`, `qr1`, `qrlq`, `qr2` (case-insensitive).
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "none" | "jacobi" => Some(Self::None),
+            "qr" | "qr1" => Some(Self::Qr),
+            "qrlq" | "qr2" => Some(Self::QrLq),
+            _ => None,
+        }
+    }
 }
 
 /// Options for [`Svd`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct SvdOptions {
-    /// Preconditioning (default [`SvdPrecondition::Qr`]).
-    pub precondition: SvdPrecondition,
-    /// Convergence: stop when every pair has `|a_i·a_j| <= tol ||a_i|| ||a_j||`.
-    /// Default `None` = `m * eps` of the scalar type.
+    /// Preconditioning; `None` (default) picks [`SvdPrecondition::auto`] from the shape.
+    pub precondition: Option<SvdPrecondition>,
+    /// Convergence: stop when every pair has `|a_i·a_j| ≤ tol ‖a_i‖ ‖a_j‖`.
+    /// Default `None` = `max(rows_J, 32) · ε` of the scalar type (`rows_J`: rows of the matrix Jacobi
+    /// runs on, i.e. `min(m, n)` after QR preconditioning).
     pub tol: Option<f64>,
-    /// Give up after this many sweeps (default 40).
+    /// Stop after this many sweeps even if not converged (default 40; see
+    /// [`SvdResult::converged`]).
     pub max_sweeps: usize,
-    /// Columns per block in block Jacobi (default 32).
-    pub block_size: usize,
-    /// Compute the left singular vectors (default false).
-    pub compute_u: bool,
-    /// Compute the right singular vectors (default false).
-    pub compute_v: bool,
+    /// Columns per block; `None` takes the backend's tuned size (CPU 16, GPUs their compiled
+    /// size). GPU backends accept only their compiled size.
+    pub block_size: Option<usize>,
+    /// Which singular vectors to form (default none: values only).
+    pub vectors: Vectors,
 }
 
 impl Default for SvdOptions {
     fn default() -> Self {
         Self {
-            precondition: SvdPrecondition::default(),
+            precondition: None,
             tol: None,
             max_sweeps: 40,
-            block_size: 32,
-            compute_u: false,
-            compute_v: false,
+            block_size: None,
+            vectors: Vectors::None,
         }
     }
 }
@@ -74,18 +167,349 @@ impl Default for SvdOptions {
 /// A singular value decomposition `A = U diag(s) Vᵀ`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SvdResult<T> {
-    /// Singular values, descending.
+    /// Singular values, descending, `min(m, n)` of them.
     pub s: Vec<T>,
-    /// Left singular vectors (`m x k`), if requested.
+    /// Left singular vectors (`m × k` thin, `m × m` full), if requested.
     pub u: Option<Dense<T>>,
-    /// Right singular vectors (`n x k`), if requested.
-    pub v: Option<Dense<T>>,
-    /// Jacobi sweeps taken.
+    /// Right singular vectors transposed (`k × n` thin, `n × n` full), if requested.
+    pub vt: Option<Dense<T>>,
+    /// Jacobi sweeps taken, the final checking sweep included.
     pub sweeps: usize,
+    /// Largest cosine `|a_i·a_j| / (‖a_i‖ ‖a_j‖)` seen in the last sweep.
+    pub off: f64,
+    /// False when the sweep limit stopped the iteration before `off ≤ tol`.
+    pub converged: bool,
+    /// The preconditioning used.
+    pub precondition: SvdPrecondition,
+    /// The convergence threshold used.
+    pub tol: f64,
 }
 
 /// One-sided block Jacobi SVD with a parallel pair ordering.
 pub trait Svd<T: Scalar>: Backend {
     /// Singular values (and vectors, as requested) of `A`.
     fn svd(&self, a: DenseView<'_, T>, opts: &SvdOptions) -> Result<SvdResult<T>>;
+}
+
+/// Pair `k` (of `nb / 2`) in round `r` (of `nb − 1`) of the round-robin tournament on `nb`
+/// players (`nb` even): `(r, nb − 1)` for `k = 0`, else `((r + k) mod (nb − 1), (r − k) mod
+/// (nb − 1))`, smaller first. The pairs of a round are disjoint, and the partners of player
+/// `i ≠ nb − 1` satisfy `i + j ≡ 2r (mod nb − 1)`: the anti-diagonal ordering. The GPU kernels
+/// compute the same function.
+pub fn round_robin_pair(nb: usize, r: usize, k: usize) -> (usize, usize) {
+    debug_assert!(nb >= 2 && nb.is_multiple_of(2) && r + 1 < nb && k < nb / 2);
+    let m = nb - 1;
+    let (i, j) = if k == 0 {
+        (r, m)
+    } else {
+        ((r + k) % m, (r + m - k) % m)
+    };
+    (i.min(j), i.max(j))
+}
+
+/// The Jacobi rotation `(c, s)` that makes columns `p`, `q` with Gram entries `g_pp`, `g_qq`,
+/// `g_pq` orthogonal by `a_p' = c a_p − s a_q`, `a_q' = s a_p + c a_q`, or `None` when the
+/// pair already is: `|g_pq| ≤ tol √g_pp √g_qq`, or a column is negligible
+/// ([`negligible_gram`]). `t = sign(ζ) / (|ζ| +
+/// hypot(1, ζ))` with `ζ = (g_qq − g_pp) / (2 g_pq)`: the smaller angle, no overflow. The
+/// GPU kernels compute the same formula.
+pub fn jacobi_rotation<T: Scalar>(gpp: T, gqq: T, gpq: T, tol: T) -> Option<(T, T)> {
+    let tiny = negligible_gram::<T>();
+    if !(gpp > tiny && gqq > tiny) || gpq.abs() <= tol * gpp.sqrt() * gqq.sqrt() {
+        return None;
+    }
+    let two = T::one() + T::one();
+    let zeta = (gqq - gpp) / (two * gpq);
+    let t = T::one().copysign(zeta) / (zeta.abs() + T::one().hypot(zeta));
+    let c = T::one() / T::one().hypot(t);
+    Some((c, c * t))
+}
+
+/// Squared column norms at or below this count as zero columns: they are never rotated nor
+/// tested for convergence, and [`driver`] gives them singular value 0 and a completed `U`
+/// column. `min_positive / ε²` (f32: 8.3e-25, f64: 4.5e-277): above it, a Gram entry keeps
+/// full relative precision (below it, subnormal Gram entries make cosines meaningless). The
+/// driver scales the matrix so that its largest entry is in `[0.5, 1)`, so these columns are
+/// below `ε · ‖A‖` by many orders of magnitude. The GPU kernels use the same constant.
+pub fn negligible_gram<T: Scalar>() -> T {
+    T::min_positive_value() / (T::EPS * T::EPS)
+}
+
+/// Checks that every entry is finite; the error names the first bad one.
+pub fn check_finite<T: Scalar>(a: DenseView<'_, T>, what: &str) -> Result<()> {
+    for i in 0..a.rows() {
+        if let Some(j) = a.row(i).iter().position(|v| !v.is_finite()) {
+            return Err(Error::invalid(
+                "matrix",
+                format!(
+                    "{what}: entry ({i}, {j}) is {} (NaN and infinite entries are not allowed)",
+                    a.get(i, j)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The tolerance on singular values: `|s_i − s_ref_i| ≤ 10 · ε · min(m, n) · ‖A‖₂` (pass
+/// `‖A‖₂` as the scale of [`Tolerance::check`]).
+pub fn values_tolerance<T: Scalar>(m: usize, n: usize) -> Tolerance {
+    Tolerance::of::<T>(10.0 * m.min(n).max(1) as f64)
+}
+
+/// Measured errors of an SVD against its input, and the bounds they must meet (see
+/// [`validity`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Validity {
+    /// `max |UᵀU − I|` (0 when `U` was not formed).
+    pub u_orth: f64,
+    /// `max |V Vᵀ − I|` (0 when `V` was not formed).
+    pub v_orth: f64,
+    /// `max |U Σ Vᵀ − A|` (0 when vectors were not formed).
+    pub residual: f64,
+    /// Bound on both orthogonality errors: `4 · ε · max(m, n, 32) + 4ε`.
+    pub orth_bound: f64,
+    /// Bound on the residual: `10 · ε · min(m, n) · ‖A‖₂`.
+    pub residual_bound: f64,
+    /// The `‖A‖₂` used (`max(s_0, ‖A‖_F / √min(m, n))`, in f64).
+    pub norm: f64,
+}
+
+impl Validity {
+    /// `Ok` when every error is within its bound (NaN never is).
+    pub fn check(&self) -> Result<(), String> {
+        let ok = |e: f64, b: f64| e.is_finite() && e <= b;
+        if ok(self.u_orth, self.orth_bound)
+            && ok(self.v_orth, self.orth_bound)
+            && ok(self.residual, self.residual_bound)
+        {
+            Ok(())
+        } else {
+            Err(format!("SVD not valid: {self}"))
+        }
+    }
+}
+
+impl std::fmt::Display for Validity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "max|UᵀU−I| {:.2e}, max|VVᵀ−I| {:.2e} (bound {:.2e}); max|UΣVᵀ−A| {:.2e} (bound {:.2e}, ‖A‖₂ {:.3e})",
+            self.u_orth, self.v_orth, self.orth_bound, self.residual, self.residual_bound, self.norm
+        )
+    }
+}
+
+/// The SVD accuracy contract (after the HPEC 2006 seed), in f64: `max |UᵀU − I|` and
+/// `max |V Vᵀ − I|` within `4 ε max(m, n, 32)` (+ 4ε; the 32 is [`TOL_MIN_ROWS`]), `max |U Σ Vᵀ − A| ≤ 10 ε min(m, n) ‖A‖₂`,
+/// singular values finite, non-negative and descending, and shapes as requested. The
+/// conformance suite, the benchmarks and the CLI all call this. Cost `O(m n k)`.
+pub fn validity<T: Scalar>(a: DenseView<'_, T>, r: &SvdResult<T>) -> Result<Validity, String> {
+    let (m, n) = a.shape();
+    let k = m.min(n);
+    if r.s.len() != k {
+        return Err(format!(
+            "{} singular values for a {m} x {n} matrix",
+            r.s.len()
+        ));
+    }
+    for (i, w) in r.s.windows(2).enumerate() {
+        if w[0] < w[1] {
+            return Err(format!("s[{i}] = {} < s[{}] = {}", w[0], i + 1, w[1]));
+        }
+    }
+    if let Some(bad) = r.s.iter().position(|s| !(s.is_finite() && *s >= T::zero())) {
+        return Err(format!("s[{bad}] = {}", r.s[bad]));
+    }
+    let eps = T::EPS.wide();
+    let fro = (0..m)
+        .flat_map(|i| a.row(i).iter())
+        .map(|v| v.wide().powi(2))
+        .sum::<f64>()
+        .sqrt();
+    let norm =
+        r.s.first()
+            .map_or(0.0, |s| s.wide())
+            .max(fro / (k.max(1) as f64).sqrt());
+    let mut out = Validity {
+        u_orth: 0.0,
+        v_orth: 0.0,
+        residual: 0.0,
+        orth_bound: 4.0 * eps * m.max(n).max(TOL_MIN_ROWS) as f64 + 4.0 * eps,
+        residual_bound: 10.0 * eps * k.max(1) as f64 * norm + T::min_positive_value().wide(),
+        norm,
+    };
+    let (u, vt) = match (&r.u, &r.vt) {
+        (None, None) => return Ok(out),
+        (Some(u), Some(vt)) => (u, vt),
+        _ => return Err("only one of U and Vᵀ formed".into()),
+    };
+    let ucols = u.cols();
+    let vrows = vt.rows();
+    if u.rows() != m || !(ucols == k || ucols == m) || vt.cols() != n || !(vrows == k || vrows == n)
+    {
+        return Err(format!(
+            "U is {} x {}, Vᵀ is {} x {} for a {m} x {n} matrix",
+            u.rows(),
+            ucols,
+            vrows,
+            vt.cols()
+        ));
+    }
+    let uf: Vec<f64> = u.as_slice().iter().map(|v| v.wide()).collect();
+    let vf: Vec<f64> = vt.as_slice().iter().map(|v| v.wide()).collect();
+    // UᵀU − I
+    for p in 0..ucols {
+        for q in p..ucols {
+            let d: f64 = (0..m).map(|i| uf[i * ucols + p] * uf[i * ucols + q]).sum();
+            let e = (d - if p == q { 1.0 } else { 0.0 }).abs();
+            out.u_orth = nan_max(out.u_orth, e);
+        }
+    }
+    // V Vᵀ − I, as rows of Vᵀ (Vᵀ's rows are V's columns)
+    for p in 0..vrows {
+        for q in p..vrows {
+            let d: f64 = (0..n).map(|j| vf[p * n + j] * vf[q * n + j]).sum();
+            let e = (d - if p == q { 1.0 } else { 0.0 }).abs();
+            out.v_orth = nan_max(out.v_orth, e);
+        }
+    }
+    for i in 0..m {
+        for j in 0..n {
+            let x: f64 = (0..k)
+                .map(|l| uf[i * ucols + l] * r.s[l].wide() * vf[l * n + j])
+                .sum();
+            out.residual = nan_max(out.residual, (x - a.get(i, j).wide()).abs());
+        }
+    }
+    Ok(out)
+}
+
+/// `max` that propagates NaN.
+fn nan_max(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.max(b)
+    }
+}
+
+/// The QR accuracy contract: `max |QᵀQ − I| ≤ 4 ε max(m, n)` (+ 4ε), `max |Q R − A| ≤ 10 ε
+/// max(m, n) ‖A‖_F`, `R` exactly zero below its diagonal. Returns the two errors.
+pub fn qr_validity<T: Scalar>(a: DenseView<'_, T>, f: &QrFactors<T>) -> Result<(f64, f64), String> {
+    let (m, n) = a.shape();
+    let k = m.min(n);
+    let r = &f.r;
+    if r.cols() != n || !(r.rows() == k || r.rows() == m) {
+        return Err(format!(
+            "R is {} x {} for a {m} x {n} matrix",
+            r.rows(),
+            r.cols()
+        ));
+    }
+    for i in 0..r.rows() {
+        for j in 0..i.min(n) {
+            if r.get(i, j) != T::zero() {
+                return Err(format!("R({i}, {j}) = {} below the diagonal", r.get(i, j)));
+            }
+        }
+    }
+    let Some(q) = &f.q else {
+        return Ok((0.0, 0.0));
+    };
+    if q.rows() != m || q.cols() != r.rows() {
+        return Err(format!(
+            "Q is {} x {} with R {} x {}",
+            q.rows(),
+            q.cols(),
+            r.rows(),
+            n
+        ));
+    }
+    let eps = T::EPS.wide();
+    let qc = q.cols();
+    let mut orth = 0.0f64;
+    for p in 0..qc {
+        for s in p..qc {
+            let d: f64 = (0..m)
+                .map(|i| q.get(i, p).wide() * q.get(i, s).wide())
+                .sum();
+            orth = nan_max(orth, (d - if p == s { 1.0 } else { 0.0 }).abs());
+        }
+    }
+    let fro = (0..m)
+        .flat_map(|i| a.row(i).iter())
+        .map(|v| v.wide().powi(2))
+        .sum::<f64>()
+        .sqrt();
+    let mut res = 0.0f64;
+    for i in 0..m {
+        for j in 0..n {
+            let x: f64 = (0..qc)
+                .map(|l| q.get(i, l).wide() * r.get(l, j).wide())
+                .sum();
+            res = nan_max(res, (x - a.get(i, j).wide()).abs());
+        }
+    }
+    let ob = 4.0 * eps * m.max(n) as f64 + 4.0 * eps;
+    let rb = 10.0 * eps * m.max(n).max(1) as f64 * fro + T::min_positive_value().wide();
+    if orth.is_finite() && orth <= ob && res.is_finite() && res <= rb {
+        Ok((orth, res))
+    } else {
+        Err(format!(
+            "QR not valid: max|QᵀQ−I| {orth:.2e} (bound {ob:.2e}), max|QR−A| {res:.2e} (bound {rb:.2e})"
+        ))
+    }
+}
+
+/// Widening to f64 without the ambiguity between [`Scalar::to_f64`] and `num_traits`'.
+pub(crate) trait Wide {
+    /// The value as f64.
+    fn wide(self) -> f64;
+}
+
+impl<T: Scalar> Wide for T {
+    #[inline]
+    fn wide(self) -> f64 {
+        Scalar::to_f64(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_robin_covers_every_pair_once() {
+        for nb in [2usize, 4, 6, 10] {
+            let mut seen = vec![vec![0; nb]; nb];
+            for r in 0..nb - 1 {
+                let mut used = vec![false; nb];
+                for k in 0..nb / 2 {
+                    let (i, j) = round_robin_pair(nb, r, k);
+                    assert!(i < j && !used[i] && !used[j]);
+                    used[i] = true;
+                    used[j] = true;
+                    seen[i][j] += 1;
+                }
+            }
+            for (i, row) in seen.iter().enumerate() {
+                for (j, &count) in row.iter().enumerate().skip(i + 1) {
+                    assert_eq!(count, 1, "nb {nb} pair ({i}, {j})");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rotation_orthogonalises() {
+        let (a, b) = ([1.0f64, 2.0, 3.0], [2.0f64, -1.0, 5.0]);
+        let dot = |x: &[f64], y: &[f64]| x.iter().zip(y).map(|(p, q)| p * q).sum::<f64>();
+        let (c, s) = jacobi_rotation(dot(&a, &a), dot(&b, &b), dot(&a, &b), 1e-15).unwrap();
+        let ap: Vec<f64> = (0..3).map(|i| c * a[i] - s * b[i]).collect();
+        let bp: Vec<f64> = (0..3).map(|i| s * a[i] + c * b[i]).collect();
+        assert!(dot(&ap, &bp).abs() < 1e-13);
+        assert!(jacobi_rotation(0.0, 1.0, 0.0, 1e-15).is_none());
+        assert!(jacobi_rotation(1e300f64, 1e-200, 1e45, 1e-15).is_some());
+    }
 }

@@ -5,4 +5,5 @@ pub mod info;
 pub mod matmul;
 pub mod spmv;
 pub mod stats;
+pub mod svd;
 pub mod triangles;

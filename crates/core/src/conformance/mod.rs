@@ -25,6 +25,7 @@ use crate::backend::Backend;
 pub mod matmul;
 pub mod mcl;
 pub mod spmv;
+pub mod svd;
 pub mod triangles;
 
 pub use crate::testing::require_gpu;
@@ -39,6 +40,10 @@ pub trait Conformant:
     + crate::MatMul<f64>
     + crate::MarkovCluster<f32>
     + crate::MarkovCluster<f64>
+    + crate::Svd<f32>
+    + crate::Svd<f64>
+    + crate::Qr<f32>
+    + crate::Qr<f64>
 {
 }
 
@@ -50,6 +55,10 @@ impl<B> Conformant for B where
         + crate::MatMul<f64>
         + crate::MarkovCluster<f32>
         + crate::MarkovCluster<f64>
+        + crate::Svd<f32>
+        + crate::Svd<f64>
+        + crate::Qr<f32>
+        + crate::Qr<f64>
 {
 }
 
@@ -59,6 +68,7 @@ pub fn all_checks<B: Conformant>() -> Vec<Check<B>> {
     checks.extend(triangles::checks::<B>());
     checks.extend(matmul::checks::<B>());
     checks.extend(mcl::checks::<B>());
+    checks.extend(svd::checks::<B>());
     checks
 }
 

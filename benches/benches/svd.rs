@@ -1,0 +1,186 @@
+//! One-sided block Jacobi SVD (U and Vᵀ, thin) on every backend present, with nalgebra's SVD
+//! (Golub–Kahan, f64 or f32, one thread) as the same-run CPU baseline.
+//!
+//! One criterion group per precision and shape, `svd/f32-4096x4096`: table `svd`, row
+//! `f32-4096x4096`, columns `cpu`, `cuda`, `opencl`, `nalgebra`. Every backend's result is
+//! checked with `trident_core::svd::validity` before timing; a wrong answer exits non-zero.
+//! Sweeps and time per sweep are printed for each backend.
+//!
+//! Environment:
+//! - `TRIDENT_SVD_SHAPES=MxN,...`: shapes (default `512x512,4096x128`; on the H100:
+//!   `4096x4096,32768x256`, the shapes of `benches/baselines/torch_svd.py`).
+//! - `TRIDENT_SVD_PRECISIONS=f32,f64` (default both).
+//! - `TRIDENT_BENCH_BACKENDS=cpu,cuda,opencl,nalgebra`: only these (default: all present;
+//!   OpenCL on a CPU device only when named).
+//! - `TRIDENT_SVD_NALGEBRA_MAX=N`: skip nalgebra above N·N·N flops-ish (`m·n·min(m,n)`,
+//!   default 2^33: it is single-threaded and slow on 4096²).
+
+use std::time::{Duration, Instant};
+
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, SamplingMode};
+use trident_benches::BackendFilter;
+use trident_core::svd::{self, Vectors};
+use trident_core::{Dense, Result, Scalar, Svd, SvdOptions};
+use trident_cpu::Cpu;
+use trident_cuda::Cuda;
+use trident_opencl::OpenCl;
+
+fn fail(message: &str) -> ! {
+    eprintln!("svd bench: FAILED: {message}");
+    std::process::exit(1)
+}
+
+fn start<B>(name: &str, filter: &BackendFilter, make: impl FnOnce() -> Result<B>) -> Option<B> {
+    if !filter.wants(name) {
+        return None;
+    }
+    match make() {
+        Ok(b) => Some(b),
+        Err(e) if e.is_no_device() && !trident_core::testing::require_gpu() => {
+            eprintln!("svd bench: skipping {name}: {e}");
+            None
+        }
+        Err(e) => fail(&format!("{name} failed to start: {e}")),
+    }
+}
+
+/// A reproducible matrix with entries in [-0.5, 0.5) and a known-ish spread of values.
+fn matrix<T: Scalar>(m: usize, n: usize, seed: u64) -> Dense<T> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    Dense::from_fn(m, n, |_, _| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        T::from_f64((x >> 11) as f64 / (1u64 << 53) as f64 - 0.5)
+    })
+}
+
+fn opts() -> SvdOptions {
+    SvdOptions {
+        vectors: Vectors::Thin,
+        ..SvdOptions::default()
+    }
+}
+
+/// Checks one SVD on `b`, then times it.
+fn bench_on<T: Scalar, B: Svd<T>>(group: &mut BenchmarkGroup<'_, WallTime>, b: &B, a: &Dense<T>) {
+    let name = b.name();
+    let t = Instant::now();
+    let r = match b.svd(a.view(), &opts()) {
+        Ok(r) => r,
+        Err(e) => fail(&format!("{name}: {e}")),
+    };
+    let secs = t.elapsed().as_secs_f64();
+    match svd::validity(a.view(), &r).and_then(|v| v.check().map(|()| v)) {
+        Ok(v) => eprintln!(
+            "svd bench: {name} on {}: {:?}, {} sweeps, {:.1} ms/sweep; {v}",
+            b.device(),
+            r.precondition,
+            r.sweeps,
+            secs * 1e3 / r.sweeps.max(1) as f64
+        ),
+        Err(m) => fail(&format!("{name} computed a wrong SVD: {m}")),
+    }
+    if !r.converged {
+        fail(&format!("{name}: not converged after {} sweeps", r.sweeps));
+    }
+    group.bench_function(name, |bench| {
+        bench.iter(|| {
+            b.svd(a.view(), &opts()).expect("svd failed");
+        })
+    });
+}
+
+fn bench_nalgebra<T: Scalar + nalgebra::RealField>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    a: &Dense<T>,
+) {
+    let na = a.to_nalgebra();
+    let s = na.clone().svd(true, true);
+    if s.u.is_none() || s.v_t.is_none() {
+        fail("nalgebra formed no vectors");
+    }
+    group.bench_function("nalgebra", |bench| {
+        bench.iter(|| na.clone().svd(true, true))
+    });
+}
+
+fn run<T: Scalar + nalgebra::RealField>(
+    c: &mut Criterion,
+    filter: &BackendFilter,
+    cpu: Option<&Cpu>,
+    cuda: Option<&Cuda>,
+    opencl: Option<&OpenCl>,
+    (m, n): (usize, usize),
+) where
+    Cuda: Svd<T>,
+    OpenCl: Svd<T>,
+{
+    let a = matrix::<T>(m, n, 7);
+    let mut group = c.benchmark_group(format!("svd/{}-{m}x{n}", T::NAME));
+    group.sampling_mode(SamplingMode::Flat);
+    if let Some(b) = cpu {
+        bench_on(&mut group, b, &a);
+    }
+    if let Some(b) = cuda {
+        bench_on(&mut group, b, &a);
+    }
+    if let Some(b) = opencl {
+        bench_on(&mut group, b, &a);
+    }
+    let limit: f64 = std::env::var("TRIDENT_SVD_NALGEBRA_MAX")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or((1u64 << 33) as f64);
+    if filter.wants("nalgebra") && (m * n * m.min(n)) as f64 <= limit {
+        bench_nalgebra(&mut group, &a);
+    }
+    group.finish();
+}
+
+fn main() {
+    let filter = BackendFilter::from_env();
+    let cpu = filter.wants("cpu").then(Cpu::new);
+    let cuda = start("cuda", &filter, Cuda::new);
+    let opencl = start("opencl", &filter, OpenCl::new)
+        .filter(|cl| cl.is_gpu() || filter.names_explicitly("opencl"));
+    let shapes: Vec<(usize, usize)> = std::env::var("TRIDENT_SVD_SHAPES")
+        .unwrap_or_else(|_| "512x512,4096x128".into())
+        .split(',')
+        .filter_map(|s| {
+            let (m, n) = s.trim().split_once('x')?;
+            Some((m.parse().ok()?, n.parse().ok()?))
+        })
+        .collect();
+    let precisions = std::env::var("TRIDENT_SVD_PRECISIONS").unwrap_or_else(|_| "f32,f64".into());
+    let mut c = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(5))
+        .without_plots()
+        .configure_from_args();
+    for &shape in &shapes {
+        if precisions.contains("f32") {
+            run::<f32>(
+                &mut c,
+                &filter,
+                cpu.as_ref(),
+                cuda.as_ref(),
+                opencl.as_ref(),
+                shape,
+            );
+        }
+        if precisions.contains("f64") {
+            run::<f64>(
+                &mut c,
+                &filter,
+                cpu.as_ref(),
+                cuda.as_ref(),
+                opencl.as_ref(),
+                shape,
+            );
+        }
+    }
+    c.final_summary();
+}

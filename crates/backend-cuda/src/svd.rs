@@ -1,0 +1,287 @@
+//! SVD and Givens QR on CUDA: the device steps of [`trident_core::svd::driver`] with the
+//! kernels of `kernels/cuda/svd.cu` (the twin of `kernels/opencl/svd.cl`, whose header
+//! documents the shared argument lists). The host only loops over sweeps and rounds (one
+//! launch per round, one 8-byte read per sweep) and over Givens steps.
+
+use trident_core::svd::driver::{JacobiParams, JacobiStats, SvdKernels};
+use trident_core::svd::negligible_gram;
+use trident_core::{
+    DenseView, Error, Qr, QrFactors, QrOptions, Result, Svd, SvdOptions, SvdResult,
+};
+
+use crate::kernels::Module;
+use crate::launch::{LaunchArgs, LaunchConfig};
+use crate::memory::{CudaScalar, DevBuf};
+use crate::Cuda;
+
+/// Threads per block of every SVD kernel (`WG` in svd.cu).
+const WG: u32 = 256;
+/// Largest block size compiled into svd.cu (`BMAX`).
+pub const BMAX: usize = 16;
+/// Side of the matrix-product tiles (`GT`).
+const GT: usize = 16;
+
+/// A column-major matrix in CUDA device memory.
+pub struct CudaMat<T: CudaScalar> {
+    rows: usize,
+    cols: usize,
+    buf: DevBuf<T>,
+}
+
+/// The rotations of a Givens QR on the device: `(c, s)` of element `(i, j)` at
+/// `2 (j · rows + i)`.
+pub struct CudaRotations<T: CudaScalar> {
+    rows: usize,
+    jcols: usize,
+    buf: DevBuf<T>,
+}
+
+fn u32_of(x: usize, what: &str) -> Result<u32> {
+    u32::try_from(x).map_err(|_| Error::Unsupported(format!("{what} = {x} on CUDA (> 2^32)")))
+}
+
+impl Cuda {
+    /// Launches `args` as `grid` blocks of [`WG`] threads.
+    ///
+    /// # Safety
+    ///
+    /// `args` must match the kernel's parameter list (svd.cu), and the device buffers among
+    /// them must cover every index the kernel derives from the other arguments under `grid`
+    /// blocks, until the kernel has finished.
+    unsafe fn svd_launch(args: &mut LaunchArgs<'_, '_>, grid: usize) -> Result<()> {
+        if grid == 0 {
+            return Ok(());
+        }
+        let cfg = LaunchConfig::grid_1d(u32_of(grid, "grid size")?, WG);
+        // SAFETY: forwarded from the caller.
+        unsafe { args.launch(cfg) }
+    }
+
+    fn cmat<T: CudaScalar>(
+        &self,
+        rows: usize,
+        cols: usize,
+        init: Option<&[T]>,
+    ) -> Result<CudaMat<T>> {
+        self.shared.make_current()?;
+        let buf = match init {
+            Some(h) => DevBuf::from_host(&self.shared, h, "an SVD matrix")?,
+            None => DevBuf::zeroed(&self.shared, rows * cols, "an SVD matrix")?,
+        };
+        Ok(CudaMat { rows, cols, buf })
+    }
+}
+
+/// Adds a `T` argument (`float` or `double`).
+fn real<T: CudaScalar>(args: &mut LaunchArgs<'_, '_>, v: T) {
+    if T::NAME == "f32" {
+        args.arg(trident_core::Scalar::to_f64(v) as f32);
+    } else {
+        args.arg(trident_core::Scalar::to_f64(v));
+    }
+}
+
+impl<T: CudaScalar> Svd<T> for Cuda {
+    fn svd(&self, a: DenseView<'_, T>, opts: &SvdOptions) -> Result<SvdResult<T>> {
+        trident_core::svd::svd_with(self, a, opts)
+    }
+}
+
+impl<T: CudaScalar> Qr<T> for Cuda {
+    fn qr(&self, a: DenseView<'_, T>, opts: &QrOptions) -> Result<QrFactors<T>> {
+        trident_core::svd::qr_with(self, a, opts)
+    }
+}
+
+impl<T: CudaScalar> SvdKernels<T> for Cuda {
+    type Mat = CudaMat<T>;
+    type Rotations = CudaRotations<T>;
+
+    fn mat_shape(&self, a: &CudaMat<T>) -> (usize, usize) {
+        (a.rows, a.cols)
+    }
+
+    fn mat_upload(&self, rows: usize, cols: usize, cm: &[T]) -> Result<CudaMat<T>> {
+        self.cmat(rows, cols, Some(cm))
+    }
+
+    fn mat_download(&self, a: &CudaMat<T>) -> Result<Vec<T>> {
+        self.shared.make_current()?;
+        self.shared.synchronize()?;
+        let mut out = vec![T::zero(); a.rows * a.cols];
+        a.buf.copy_to_host(&mut out)?;
+        Ok(out)
+    }
+
+    fn mat_identity(&self, rows: usize, cols: usize) -> Result<CudaMat<T>> {
+        let mut host = vec![T::zero(); rows * cols];
+        for j in 0..rows.min(cols) {
+            host[j * rows + j] = T::one();
+        }
+        self.cmat(rows, cols, Some(&host))
+    }
+
+    fn mat_mul(&self, a: &CudaMat<T>, b: &CudaMat<T>) -> Result<CudaMat<T>> {
+        let (m, k, n) = (a.rows, a.cols, b.cols);
+        let c = self.cmat::<T>(m, n, None)?;
+        let grid = m.div_ceil(GT) * n.div_ceil(GT);
+        let kernel = self.kernel::<T>(Module::Svd, "svd_gemm")?;
+        let mut args = kernel.builder();
+        args.arg(u32_of(m, "rows")?);
+        args.arg(u32_of(n, "columns")?);
+        args.arg(u32_of(k, "inner dimension")?);
+        args.arg(&a.buf);
+        args.arg(&b.buf);
+        args.arg(&c.buf);
+        // SAFETY: (u32, u32, u32, const T*, const T*, T*) as svd_gemm takes; it reads
+        // a[l m + i], b[j k + l] and writes c[j m + i] only for i < m, j < n, l < k: inside
+        // the m k, k n and m n values of the three buffers.
+        unsafe { Self::svd_launch(&mut args, grid)? };
+        Ok(c)
+    }
+
+    fn givens_qr(&self, a: &mut CudaMat<T>) -> Result<CudaRotations<T>> {
+        let (rows, cols) = (a.rows, a.cols);
+        let jcols = rows.saturating_sub(1).min(cols);
+        self.shared.make_current()?;
+        let cs = DevBuf::<T>::zeroed(&self.shared, 2 * rows * cols, "Givens rotations")?;
+        let steps = if jcols == 0 { 0 } else { rows - 2 + jcols };
+        let jspan = cols.div_ceil(WG as usize) * WG as usize;
+        let cols32 = u32_of(cols, "columns")?;
+        for step in 0..steps {
+            let kernel = self.kernel::<T>(Module::Svd, "qr_rotations")?;
+            let mut args = kernel.builder();
+            args.arg(rows as u64);
+            args.arg(cols32);
+            args.arg(u32_of(step, "step")?);
+            args.arg(&a.buf);
+            args.arg(&cs);
+            // SAFETY: (u64, u32, u32, const T*, T*) / (u64, u32, u32, T*, const T*) as
+            // qr_rotations / qr_apply take; thread j (resp. (j, k)) touches
+            // a[k rows + i - 1 ..= i] and cs[2 (j rows + i) ..= +1] only for j, k < cols,
+            // j < i < rows: inside a (rows cols) and cs (2 rows cols).
+            unsafe { Self::svd_launch(&mut args, cols.div_ceil(WG as usize))? };
+            let kernel = self.kernel::<T>(Module::Svd, "qr_apply")?;
+            let mut args = kernel.builder();
+            args.arg(rows as u64).arg(cols32).arg(u32_of(step, "step")?);
+            args.arg(&a.buf).arg(&cs);
+            // SAFETY: as above, for qr_apply.
+            unsafe { Self::svd_launch(&mut args, jspan / WG as usize * cols)? };
+        }
+        Ok(CudaRotations {
+            rows,
+            jcols,
+            buf: cs,
+        })
+    }
+
+    fn givens_apply_q(&self, rot: &CudaRotations<T>, q: &mut CudaMat<T>) -> Result<()> {
+        let rows = rot.rows;
+        if q.rows != rows {
+            return Err(Error::shape(format!(
+                "Q of {rows} rows applied to {} rows",
+                q.rows
+            )));
+        }
+        let steps = if rot.jcols == 0 {
+            0
+        } else {
+            rows - 2 + rot.jcols
+        };
+        let jspan = rot.jcols.div_ceil(WG as usize) * WG as usize;
+        for step in (0..steps).rev() {
+            let kernel = self.kernel::<T>(Module::Svd, "qr_apply_q")?;
+            let mut args = kernel.builder();
+            args.arg(rows as u64);
+            args.arg(u32_of(q.cols, "columns")?);
+            args.arg(u32_of(rot.jcols, "columns")?);
+            args.arg(u32_of(step, "step")?);
+            args.arg(&q.buf);
+            args.arg(&rot.buf);
+            // SAFETY: (u64, u32, u32, u32, T*, const T*) as qr_apply_q takes; thread (j, k)
+            // touches q[k rows + i - 1 ..= i] and cs[2 (j rows + i) ..= +1] only for
+            // j < jcols, k < qcols, j < i < rows: inside q (rows qcols) and cs (2 rows cols).
+            unsafe { Self::svd_launch(&mut args, jspan / WG as usize * q.cols)? };
+        }
+        Ok(())
+    }
+
+    fn jacobi(
+        &self,
+        w: &mut CudaMat<T>,
+        v: Option<&mut CudaMat<T>>,
+        p: &JacobiParams,
+    ) -> Result<JacobiStats> {
+        let (rows, cols) = (w.rows, w.cols);
+        let b = p.block.unwrap_or(BMAX);
+        if b == 0 || b > BMAX {
+            return Err(Error::Unsupported(format!(
+                "block size {b} on CUDA (1 ..= {BMAX})"
+            )));
+        }
+        let b = b.min(cols.div_ceil(2)).max(1);
+        let nreal = cols.div_ceil(b);
+        let nb = (nreal + nreal % 2).max(2);
+        let (vbuf, vrows) = match v {
+            Some(v) => (&v.buf, v.rows),
+            None => (&w.buf, 0),
+        };
+        let mut stats = JacobiStats {
+            sweeps: 0,
+            off: 0.0,
+            converged: false,
+        };
+        self.shared.make_current()?;
+        while stats.sweeps < p.max_sweeps {
+            stats.sweeps += 1;
+            let flags = DevBuf::<u32>::zeroed(&self.shared, 2, "the convergence flag")?;
+            for round in 0..nb - 1 {
+                let kernel = self.kernel::<T>(Module::Svd, "svd_jacobi_round")?;
+                let mut args = kernel.builder();
+                args.arg(rows as u64);
+                args.arg(u32_of(cols, "columns")?);
+                args.arg(b as u32);
+                args.arg(u32_of(nb, "blocks")?);
+                args.arg(round as u32);
+                real(&mut args, T::from_f64(p.tol));
+                real(&mut args, negligible_gram::<T>());
+                args.arg(&w.buf);
+                args.arg(vbuf);
+                args.arg(vrows as u64);
+                args.arg(&flags);
+                // SAFETY: the argument list of svd_jacobi_round (u64, u32, u32, u32, u32, T, T,
+                // T*, T*, u64, uint*). Block k touches the columns (< cols) of block pair k in
+                // rows < rows of w and < vrows of v (v holds cols columns of vrows, or vrows = 0
+                // and it is not touched); flags has two entries.
+                unsafe { Self::svd_launch(&mut args, nb / 2)? };
+            }
+            self.shared.synchronize()?;
+            let mut f = [0u32; 2];
+            flags.copy_to_host(&mut f)?;
+            stats.off = f64::from(f32::from_bits(f[0]));
+            if f[1] == 0 {
+                stats.converged = true;
+                break;
+            }
+        }
+        Ok(stats)
+    }
+
+    fn column_norms(&self, w: &CudaMat<T>) -> Result<Vec<T>> {
+        let out = self.cmat::<T>(w.cols, 1, None)?;
+        let kernel = self.kernel::<T>(Module::Svd, "svd_column_norms")?;
+        let mut args = kernel.builder();
+        args.arg(w.rows as u64);
+        args.arg(u32_of(w.cols, "columns")?);
+        args.arg(&w.buf);
+        args.arg(&out.buf);
+        // SAFETY: (u64, u32, const T*, T*) as svd_column_norms takes; block j < cols reads
+        // column j (rows values) of w and writes norms[j].
+        unsafe { Self::svd_launch(&mut args, w.cols)? };
+        self.mat_download(&out)
+    }
+
+    fn memory_bytes(&self) -> Option<u64> {
+        Some(self.total_memory() as u64)
+    }
+}

@@ -1,0 +1,322 @@
+//! SVD and Givens QR on OpenCL: the device steps of [`trident_core::svd::driver`] with the
+//! kernels of `kernels/opencl/svd.cl` (argument lists documented there, shared with
+//! `kernels/cuda/svd.cu`). The host only loops over sweeps and rounds (one launch per round,
+//! one 8-byte read per sweep) and over Givens steps; everything per block pair runs on the
+//! device.
+
+use ocl::Buffer;
+use trident_core::svd::driver::{JacobiParams, JacobiStats, SvdKernels};
+use trident_core::svd::negligible_gram;
+use trident_core::{
+    DenseView, Error, Qr, QrFactors, QrOptions, Result, Svd, SvdOptions, SvdResult,
+};
+
+use crate::error::ClResultExt;
+use crate::kernels::Module;
+use crate::memory::ClScalar;
+use crate::program::{CachedKernel, ClLaunch, LaunchDims};
+use crate::OpenCl;
+
+/// Work-group size of every SVD kernel (`WG` in svd.cl).
+const WG: usize = 256;
+/// Largest block size compiled into svd.cl (`BMAX`).
+pub const BMAX: usize = 16;
+/// Side of the matrix-product tiles (`GT`).
+const GT: usize = 16;
+
+/// A column-major matrix in OpenCL device memory.
+pub struct ClMat<T: ClScalar> {
+    rows: usize,
+    cols: usize,
+    buf: Buffer<T>,
+}
+
+/// The rotations of a Givens QR on the device: `(c, s)` of element `(i, j)` at
+/// `2 (j · rows + i)`.
+pub struct ClRotations<T: ClScalar> {
+    rows: usize,
+    jcols: usize,
+    buf: Buffer<T>,
+}
+
+impl OpenCl {
+    /// Kernel `root` of svd.cl for `T`, checked to run in work-groups of [`WG`].
+    fn svd_kernel<T: ClScalar>(&self, root: &str) -> Result<&CachedKernel> {
+        let k = self.kernel::<T>(Module::Svd, root)?;
+        let want = if root == "svd_gemm" { GT * GT } else { WG };
+        if k.local != want {
+            return Err(Error::Unsupported(format!(
+                "{} needs work-groups of {want}; the device allows {}",
+                k.name(),
+                k.local
+            )));
+        }
+        Ok(k)
+    }
+
+    fn mat<T: ClScalar>(&self, rows: usize, cols: usize, init: Option<&[T]>) -> Result<ClMat<T>> {
+        let buf = self.alloc(rows * cols, init, "allocating an SVD matrix")?;
+        Ok(ClMat { rows, cols, buf })
+    }
+}
+
+/// Adds a `REAL` argument (`float` or `double`, as `T`).
+fn real<T: ClScalar>(args: &mut ClLaunch<'_, '_>, v: T) {
+    if T::NAME == "f32" {
+        args.arg(trident_core::Scalar::to_f64(v) as f32);
+    } else {
+        args.arg(trident_core::Scalar::to_f64(v));
+    }
+}
+
+impl<T: ClScalar> Svd<T> for OpenCl {
+    fn svd(&self, a: DenseView<'_, T>, opts: &SvdOptions) -> Result<SvdResult<T>> {
+        self.svd_kernel::<T>("svd_jacobi_round")?;
+        trident_core::svd::svd_with(self, a, opts)
+    }
+}
+
+impl<T: ClScalar> Qr<T> for OpenCl {
+    fn qr(&self, a: DenseView<'_, T>, opts: &QrOptions) -> Result<QrFactors<T>> {
+        self.svd_kernel::<T>("qr_apply")?;
+        trident_core::svd::qr_with(self, a, opts)
+    }
+}
+
+fn round_up(x: usize, to: usize) -> usize {
+    x.div_ceil(to) * to
+}
+
+fn u32_of(x: usize, what: &str) -> Result<u32> {
+    u32::try_from(x).map_err(|_| Error::Unsupported(format!("{what} = {x} on OpenCL (> 2^32)")))
+}
+
+impl<T: ClScalar> SvdKernels<T> for OpenCl {
+    type Mat = ClMat<T>;
+    type Rotations = ClRotations<T>;
+
+    fn mat_shape(&self, a: &ClMat<T>) -> (usize, usize) {
+        (a.rows, a.cols)
+    }
+
+    fn mat_upload(&self, rows: usize, cols: usize, cm: &[T]) -> Result<ClMat<T>> {
+        self.mat(rows, cols, Some(cm))
+    }
+
+    fn mat_download(&self, a: &ClMat<T>) -> Result<Vec<T>> {
+        let mut out = vec![T::zero(); a.rows * a.cols];
+        if !out.is_empty() {
+            // A blocking read on the in-order queue: it waits for all earlier work.
+            a.buf
+                .read(&mut out)
+                .queue(&self.queue)
+                .enq()
+                .or_cl(|| "downloading an SVD matrix")?;
+        }
+        Ok(out)
+    }
+
+    fn mat_identity(&self, rows: usize, cols: usize) -> Result<ClMat<T>> {
+        let mut host = vec![T::zero(); rows * cols];
+        for j in 0..rows.min(cols) {
+            host[j * rows + j] = T::one();
+        }
+        self.mat(rows, cols, Some(&host))
+    }
+
+    fn mat_mul(&self, a: &ClMat<T>, b: &ClMat<T>) -> Result<ClMat<T>> {
+        let kernel = self.svd_kernel::<T>("svd_gemm")?;
+        let (m, k, n) = (a.rows, a.cols, b.cols);
+        let c = self.mat::<T>(m, n, None)?;
+        if m == 0 || n == 0 {
+            return Ok(c);
+        }
+        let mut args = kernel.builder();
+        args.arg(u32_of(m, "rows")?)
+            .arg(u32_of(n, "columns")?)
+            .arg(u32_of(k, "inner dimension")?)
+            .arg(&a.buf)
+            .arg(&b.buf)
+            .arg(&c.buf);
+        // SAFETY: (uint m, uint n, uint k, REAL *a, REAL *b, REAL *c) as svd_gemm takes; it
+        // reads a[l m + i], b[j k + l] and writes c[j m + i] only for i < m, j < n, l < k:
+        // inside the m k, k n and m n values of the three buffers of this context.
+        unsafe {
+            args.launch(
+                &self.queue,
+                LaunchDims::new([round_up(m, GT), round_up(n, GT)], Some([GT, GT])),
+            )
+        }?;
+        Ok(c)
+    }
+
+    fn givens_qr(&self, a: &mut ClMat<T>) -> Result<ClRotations<T>> {
+        let rot_k = self.svd_kernel::<T>("qr_rotations")?;
+        let apply_k = self.svd_kernel::<T>("qr_apply")?;
+        let (rows, cols) = (a.rows, a.cols);
+        let jcols = rows.saturating_sub(1).min(cols);
+        let cs = self.alloc::<T>(2 * rows * cols, None, "allocating Givens rotations")?;
+        let steps = if jcols == 0 { 0 } else { rows - 2 + jcols };
+        let cols32 = u32_of(cols, "columns")?;
+        for step in 0..steps {
+            let step32 = u32_of(step, "step")?;
+            // SAFETY (both launches): (ulong rows, uint cols, uint step, REAL *a, REAL *cs) as
+            // qr_rotations and qr_apply take. Work-item j (resp. (j, k)) touches
+            // a[k rows + i - 1 ..= i] and cs[2 (j rows + i) ..= +1] only for j, k < cols,
+            // j < i < rows: inside a (rows cols values) and cs (2 rows cols).
+            let mut args = rot_k.builder();
+            args.arg(rows as u64)
+                .arg(cols32)
+                .arg(step32)
+                .arg(&a.buf)
+                .arg(&cs);
+            // SAFETY: see above (qr_rotations).
+            unsafe { args.launch(&self.queue, LaunchDims::linear(jcols, WG)) }?;
+            let mut args = apply_k.builder();
+            args.arg(rows as u64)
+                .arg(cols32)
+                .arg(step32)
+                .arg(&a.buf)
+                .arg(&cs);
+            // SAFETY: see above (qr_apply).
+            unsafe {
+                args.launch(
+                    &self.queue,
+                    LaunchDims::new([round_up(jcols, WG), cols], Some([WG, 1])),
+                )
+            }?;
+        }
+        Ok(ClRotations {
+            rows,
+            jcols,
+            buf: cs,
+        })
+    }
+
+    fn givens_apply_q(&self, rot: &ClRotations<T>, q: &mut ClMat<T>) -> Result<()> {
+        let kernel = self.svd_kernel::<T>("qr_apply_q")?;
+        let rows = rot.rows;
+        if q.rows != rows {
+            return Err(Error::shape(format!(
+                "Q of {rows} rows applied to {} rows",
+                q.rows
+            )));
+        }
+        let steps = if rot.jcols == 0 {
+            0
+        } else {
+            rows - 2 + rot.jcols
+        };
+        if q.cols == 0 {
+            return Ok(());
+        }
+        for step in (0..steps).rev() {
+            let mut args = kernel.builder();
+            args.arg(rows as u64)
+                .arg(u32_of(q.cols, "columns")?)
+                .arg(u32_of(rot.jcols, "columns")?)
+                .arg(u32_of(step, "step")?)
+                .arg(&q.buf)
+                .arg(&rot.buf);
+            // SAFETY: (ulong rows, uint qcols, uint jcols, uint step, REAL *q, REAL *cs) as
+            // qr_apply_q takes; item (j, k) touches q[k rows + i - 1 ..= i] and
+            // cs[2 (j rows + i) ..= +1] only for j < jcols, k < qcols, j < i < rows: inside q
+            // (rows qcols) and cs (2 rows cols, cols >= jcols).
+            unsafe {
+                args.launch(
+                    &self.queue,
+                    LaunchDims::new([round_up(rot.jcols, WG), q.cols], Some([WG, 1])),
+                )
+            }?;
+        }
+        Ok(())
+    }
+
+    fn jacobi(
+        &self,
+        w: &mut ClMat<T>,
+        v: Option<&mut ClMat<T>>,
+        p: &JacobiParams,
+    ) -> Result<JacobiStats> {
+        let kernel = self.svd_kernel::<T>("svd_jacobi_round")?;
+        let (rows, cols) = (w.rows, w.cols);
+        let b = p.block.unwrap_or(BMAX);
+        if b == 0 || b > BMAX {
+            return Err(Error::Unsupported(format!(
+                "block size {b} on OpenCL (1 ..= {BMAX})"
+            )));
+        }
+        let b = b.min(cols.div_ceil(2)).max(1);
+        let nreal = cols.div_ceil(b);
+        let nb = (nreal + nreal % 2).max(2);
+        let flags = self.alloc::<u32>(2, Some(&[0, 0]), "allocating the convergence flag")?;
+        let (vbuf, vrows) = match v {
+            Some(v) => (&v.buf, v.rows),
+            None => (&w.buf, 0),
+        };
+        let mut stats = JacobiStats {
+            sweeps: 0,
+            off: 0.0,
+            converged: false,
+        };
+        let cols32 = u32_of(cols, "columns")?;
+        let nb32 = u32_of(nb, "blocks")?;
+        while stats.sweeps < p.max_sweeps {
+            stats.sweeps += 1;
+            flags
+                .write(&[0u32, 0][..])
+                .queue(&self.queue)
+                .enq()
+                .or_cl(|| "resetting the convergence flag")?;
+            for round in 0..nb - 1 {
+                let mut args = kernel.builder();
+                args.arg(rows as u64)
+                    .arg(cols32)
+                    .arg(b as u32)
+                    .arg(nb32)
+                    .arg(round as u32);
+                real(&mut args, T::from_f64(p.tol));
+                real(&mut args, negligible_gram::<T>());
+                args.arg(&w.buf).arg(vbuf).arg(vrows as u64).arg(&flags);
+                // SAFETY: the parameters of svd_jacobi_round (ulong, uint, uint, uint, uint,
+                // REAL, REAL, REAL *w, REAL *v, ulong vrows, uint *off_bits). Work-group k
+                // reads and writes the columns (< cols) of block pair k in rows < rows of w
+                // and < vrows of v (v has cols columns of vrows, or vrows = 0 and it is not
+                // touched); flags has 2 entries.
+                unsafe { args.launch(&self.queue, LaunchDims::new([nb / 2 * WG], Some([WG]))) }?;
+            }
+            let mut f = [0u32; 2];
+            flags
+                .read(&mut f[..])
+                .queue(&self.queue)
+                .enq()
+                .or_cl(|| "reading the convergence flag")?;
+            stats.off = f64::from(f32::from_bits(f[0]));
+            if f[1] == 0 {
+                stats.converged = true;
+                break;
+            }
+        }
+        Ok(stats)
+    }
+
+    fn column_norms(&self, w: &ClMat<T>) -> Result<Vec<T>> {
+        let kernel = self.svd_kernel::<T>("svd_column_norms")?;
+        let out = self.mat::<T>(w.cols, 1, None)?;
+        if w.cols > 0 {
+            let mut args = kernel.builder();
+            args.arg(w.rows as u64)
+                .arg(u32_of(w.cols, "columns")?)
+                .arg(&w.buf)
+                .arg(&out.buf);
+            // SAFETY: (ulong rows, uint cols, REAL *w, REAL *norms) as svd_column_norms takes;
+            // work-group j < cols reads column j (rows values) and writes norms[j].
+            unsafe { args.launch(&self.queue, LaunchDims::new([w.cols * WG], Some([WG]))) }?;
+        }
+        self.mat_download(&out)
+    }
+
+    fn memory_bytes(&self) -> Option<u64> {
+        Some(self.info.global_mem_bytes)
+    }
+}

@@ -1,0 +1,252 @@
+//! `trident svd`: singular values (and vectors) of a dense matrix from `.npy` or Matrix Market,
+//! on a chosen backend, checked with `trident_core::svd::validity` and timed.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use trident_core::svd::{self, SvdPrecondition, Vectors};
+use trident_core::{io, Dense, Error, Result, Scalar, Svd, SvdOptions};
+
+use crate::select::{self, AnyBackend, BackendChoice};
+use crate::Precision;
+
+/// Singular value decomposition by one-sided block Jacobi.
+#[derive(clap::Args)]
+pub struct Args {
+    /// A 2-D NumPy `.npy` file (`<f4` or `<f8`) or a Matrix Market file (`.mtx`).
+    path: PathBuf,
+    /// Write U as `.npy`.
+    #[arg(long)]
+    u: Option<PathBuf>,
+    /// Write Vᵀ as `.npy`.
+    #[arg(long)]
+    vt: Option<PathBuf>,
+    /// Write the singular values, one per line.
+    #[arg(short = 's', long = "values")]
+    values: Option<PathBuf>,
+    /// Full U (m × m) and Vᵀ (n × n) instead of thin.
+    #[arg(long)]
+    full: bool,
+    /// Preconditioning: `auto` (from the shape), `none` (plain Jacobi), `qr` (QR1), `qrlq`
+    /// (QR2).
+    #[arg(long, default_value = "auto")]
+    method: String,
+    /// Which backend runs it.
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: BackendChoice,
+    /// Element type.
+    #[arg(long, value_enum, default_value = "f64")]
+    precision: Precision,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let precondition = match args.method.as_str() {
+        "auto" => None,
+        m => Some(SvdPrecondition::parse(m).ok_or_else(|| {
+            Error::invalid(
+                "option",
+                format!("--method {m}: expected auto, none, qr or qrlq"),
+            )
+        })?),
+    };
+    let b = select::open(args.backend)?;
+    println!("backend: {b}");
+    match args.precision {
+        Precision::F32 => run_t::<f32>(&b, &args, precondition),
+        Precision::F64 => run_t::<f64>(&b, &args, precondition),
+    }
+}
+
+/// Reads a dense matrix, refusing 1-D arrays, empty matrices (and, through the readers,
+/// integer dtypes).
+fn load<T: Scalar>(path: &Path) -> Result<Dense<T>> {
+    let is_mtx = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("mtx"));
+    let a = if is_mtx {
+        io::mtx::read_dense::<T>(path)?
+    } else {
+        let bytes = std::fs::read(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if npy_ndim(&bytes) == Some(1) {
+            return Err(Error::invalid(
+                "input",
+                format!(
+                    "{}: a 1-D array; the SVD needs a 2-D matrix (reshape it to n x 1 or 1 x n)",
+                    path.display()
+                ),
+            ));
+        }
+        io::npy::parse_npy::<T>(&bytes, &path.display().to_string())?
+    };
+    if a.rows() == 0 || a.cols() == 0 {
+        return Err(Error::invalid(
+            "input",
+            format!(
+                "{}: empty {} x {} matrix",
+                path.display(),
+                a.rows(),
+                a.cols()
+            ),
+        ));
+    }
+    Ok(a)
+}
+
+/// Number of dimensions in a `.npy` header's shape tuple, if it can be found.
+fn npy_ndim(bytes: &[u8]) -> Option<usize> {
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
+    let start = head.find("'shape'")?;
+    let open = start + head[start..].find('(')?;
+    let close = open + head[open..].find(')')?;
+    Some(
+        head[open + 1..close]
+            .split(',')
+            .filter(|s| !s.trim().is_empty())
+            .count(),
+    )
+}
+
+fn run_t<T: Scalar + std::fmt::LowerExp>(
+    b: &AnyBackend,
+    args: &Args,
+    pre: Option<SvdPrecondition>,
+) -> Result<()>
+where
+    AnyBackend: SvdOn<T>,
+{
+    let a = load::<T>(&args.path)?;
+    let (m, n) = a.shape();
+    println!("matrix: {m} x {n} ({})", T::NAME);
+    let want_vectors = args.u.is_some() || args.vt.is_some() || args.full;
+    let opts = SvdOptions {
+        precondition: pre,
+        vectors: match (want_vectors, args.full) {
+            (false, _) => Vectors::Thin, // formed anyway: validity is checked on them
+            (true, false) => Vectors::Thin,
+            (true, true) => Vectors::Full,
+        },
+        ..SvdOptions::default()
+    };
+    let t = Instant::now();
+    let r = b.svd_on(&a, &opts)?;
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "{:?}: {} sweeps ({:.3} ms per sweep), {:.3} ms in all",
+        r.precondition,
+        r.sweeps,
+        secs * 1e3 / r.sweeps.max(1) as f64,
+        secs * 1e3
+    );
+    if !r.converged {
+        eprintln!(
+            "warning: not converged after {} sweeps: largest cosine {:.3e} > tol {:.3e}",
+            r.sweeps, r.off, r.tol
+        );
+    }
+    let v = svd::validity(a.view(), &r).map_err(|m| Error::backend("check", m))?;
+    println!("{v}");
+    v.check().map_err(|m| Error::backend("check", m))?;
+    let k = r.s.len();
+    let show: Vec<String> = r.s.iter().take(5).map(|s| format!("{s:.6e}")).collect();
+    println!(
+        "s: {}{} (σ_min {:.6e})",
+        show.join(", "),
+        if k > 5 { ", …" } else { "" },
+        r.s.last().copied().unwrap_or_else(T::zero)
+    );
+    if let Some(p) = &args.values {
+        let mut f = std::fs::File::create(p).map_err(|source| Error::Io {
+            path: p.clone(),
+            source,
+        })?;
+        for s in &r.s {
+            writeln!(f, "{s:e}").map_err(|source| Error::Io {
+                path: p.clone(),
+                source,
+            })?;
+        }
+        println!("wrote {}", p.display());
+    }
+    if let (Some(p), Some(u)) = (&args.u, &r.u) {
+        io::npy::write_npy(p, u)?;
+        println!("wrote {}", p.display());
+    }
+    if let (Some(p), Some(vt)) = (&args.vt, &r.vt) {
+        io::npy::write_npy(p, vt)?;
+        println!("wrote {}", p.display());
+    }
+    Ok(())
+}
+
+/// The SVD on whichever backend an [`AnyBackend`] holds.
+pub(crate) trait SvdOn<T: Scalar> {
+    fn svd_on(&self, a: &Dense<T>, opts: &SvdOptions) -> Result<svd::SvdResult<T>>;
+}
+
+macro_rules! svd_on {
+    ($($t:ty),*) => {$(
+        impl SvdOn<$t> for AnyBackend {
+            fn svd_on(&self, a: &Dense<$t>, opts: &SvdOptions) -> Result<svd::SvdResult<$t>> {
+                crate::with_backend!(self, be => Svd::<$t>::svd(be, a.view(), opts))
+            }
+        }
+    )*};
+}
+svd_on!(f32, f64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_inputs_are_clear_errors() {
+        let dir = std::env::temp_dir().join(format!("trident-svd-cli-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let one_d = dir.join("v.npy");
+        let header = "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }";
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        let pad = (64 - (10 + header.len() + 1) % 64) % 64;
+        let h = format!("{header}{}\n", " ".repeat(pad));
+        bytes.extend_from_slice(&(h.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(h.as_bytes());
+        for x in [1.0f64, 2.0, 3.0] {
+            bytes.extend_from_slice(&x.to_le_bytes());
+        }
+        std::fs::write(&one_d, &bytes).unwrap();
+        let e = load::<f64>(&one_d).unwrap_err().to_string();
+        assert!(e.contains("1-D"), "{e}");
+        let ints = dir.join("i.npy");
+        std::fs::write(
+            &ints,
+            String::from_utf8_lossy(&bytes)
+                .replace("<f8", "<i8")
+                .as_bytes(),
+        )
+        .unwrap();
+        assert!(load::<f64>(&ints).is_err());
+        let empty = dir.join("e.npy");
+        io::npy::write_npy(&empty, &Dense::<f64>::zeros(0, 3)).unwrap();
+        assert!(load::<f64>(&empty)
+            .unwrap_err()
+            .to_string()
+            .contains("empty"));
+        let nan = dir.join("n.npy");
+        let mut a = Dense::<f64>::identity(3);
+        a.set(1, 1, f64::NAN);
+        io::npy::write_npy(&nan, &a).unwrap();
+        assert!(load::<f64>(&nan)
+            .unwrap_err()
+            .to_string()
+            .contains("finite"));
+        let cpu = AnyBackend::Cpu(trident_cpu::Cpu::new());
+        assert!(matches!(
+            cpu.svd_on(&a, &SvdOptions::default()),
+            Err(Error::Invalid { .. })
+        ));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

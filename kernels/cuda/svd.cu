@@ -1,0 +1,410 @@
+// One-sided block Jacobi SVD and Givens QR (trident_core::svd; the host driver is
+// trident_core::svd::driver, the host code crates/backend-opencl/src/svd.rs).
+// kernels/opencl/svd.cl is the same algorithm with the same argument lists (this file
+// follows it function by function).
+//
+// Templates over T = float / double; the extern "C" kernels end in _f32 / _f64. ulong is
+// unsigned long long, uint unsigned int, REAL T.
+//
+// Launch shape: the host launches every kernel as a 1-D grid of 1-D blocks of WG = 256
+// threads (svd_gemm: 16 x 16 threads of a tile as one block of 256; qr_apply and qr_apply_q:
+// (j, k) = (g mod jspan, g / jspan) with jspan = cols (resp. jcols) rounded up to WG);
+// the OpenCL host uses the equivalent 2-D NDRanges.
+//
+// Every matrix is column-major: element (i, j) of a matrix with `rows` rows is at
+// j * rows + i (64-bit index arithmetic). Every kernel runs with work-groups of WG = 256.
+//
+// Kernel arguments (both files, both precisions):
+//
+//   svd_jacobi_round(ulong rows, uint cols, uint b, uint nb, uint round, REAL tol, REAL tiny,
+//                    REAL *w, REAL *v, ulong vrows, uint *off_bits)
+//       One round of one sweep: work-group k (of nb / 2) takes block pair k of round
+//       `round` of the round-robin order on nb blocks of b <= BMAX columns (blocks past
+//       cols are empty), forms the 2b x 2b Gram matrix of the pair's columns of w in local
+//       memory (GRAM: tiles of TILE rows; the one place to switch to a tiled matmul), takes
+//       the largest cosine |g_pq| / (sqrt g_pp sqrt g_qq) over pairs with g_pp, g_qq > tiny
+//       into off_bits[0] (atomic max of the float's bits: cosines are >= 0), sets
+//       off_bits[1] = 1 when it is > tol (the sweep is then not the converged one), and if so
+//       runs INNER_SWEEPS round-robin Jacobi sweeps on the Gram matrix accumulating
+//       the rotations in Q, then applies [w_I w_J] <- [w_I w_J] Q and, when vrows > 0, the
+//       same to v (vrows rows).
+//   svd_column_norms(ulong rows, uint cols, const REAL *w, REAL *norms)
+//       Work-group j: norms[j] = ||column j of w||.
+//   svd_gemm(uint m, uint n, uint k, const REAL *a, const REAL *b, REAL *c)
+//       c (m x n) = a (m x k) b (k x n), 16 x 16 tiles; global size (ceil16(m), ceil16(n)).
+//   qr_rotations(ulong rows, uint cols, uint step, const REAL *a, REAL *cs)
+//       Step `step` of the Sameh-Kuck order: work-item j zeroes element (i, j),
+//       i = rows - 1 - step + 2 j, against row i - 1 when j < i < rows: writes
+//       (c, s) = (a_{i-1,j}, a_ij) / hypot to cs[2 (j rows + i)].
+//   qr_apply(ulong rows, uint cols, uint step, REAL *a, const REAL *cs)
+//       Applies step `step`'s rotations to the rows (i - 1, i) of every column k >= j of a:
+//       global id 0 = j, id 1 = k; a_ij is set to exactly 0.
+//   qr_apply_q(ulong rows, uint qcols, uint jcols, uint step, REAL *q, const REAL *cs)
+//       The transposed rotations of step `step` (of a QR whose reduced columns number
+//       jcols) applied to the rows of every column of q (qcols columns); run for
+//       step = last ... 0, this forms Q q.
+//
+// Rotation formula and round-robin pairing: trident_core::svd::{jacobi_rotation,
+// round_robin_pair}, mirrored below.
+
+
+typedef unsigned long long u64;  // OpenCL u64
+typedef unsigned int uint;
+
+namespace {
+
+constexpr uint WG = 256;
+constexpr uint BMAX = 16;
+constexpr uint P = 2 * BMAX;
+constexpr uint TILE = 32;
+constexpr uint LD = P + 1;
+constexpr uint INNER_SWEEPS = 2;
+constexpr uint GT = 16;
+
+// Pair k of round r of the round-robin tournament on n (even) players, smaller first.
+__device__ __forceinline__ void rr_pair(uint n, uint r, uint k, uint *x, uint *y) {
+    const uint m = n - 1;
+    uint i, j;
+    if (k == 0) {
+        i = r;
+        j = m;
+    } else {
+        i = (r + k) % m;
+        j = (r + m - k) % m;
+    }
+    *x = min(i, j);
+    *y = max(i, j);
+}
+
+// The Jacobi rotation of trident_core::svd::jacobi_rotation; returns 0 when none is needed.
+template <typename T>
+__device__ __forceinline__ int jacobi_rotation(T gpp, T gqq, T gpq, T tol, T tiny, T *c, T *s) {
+    if (!(gpp > tiny && gqq > tiny) || fabs(gpq) <= tol * sqrt(gpp) * sqrt(gqq)) {
+        return 0;
+    }
+    const T zeta = (gqq - gpp) / (T(2) * gpq);
+    const T t = copysign(T(1), zeta) / (fabs(zeta) + hypot(T(1), zeta));
+    *c = T(1) / hypot(T(1), t);
+    *s = *c * t;
+    return 1;
+}
+
+// Column of slot t (0 <= t < 2b) of block pair (bi, bj), or -1 when past cols.
+__device__ __forceinline__ long long slot_col(uint t, uint b, uint bi, uint bj, uint cols) {
+    const u64 c = t < b ? (u64)bi * b + t : (u64)bj * b + (t - b);
+    return c < cols ? (long long)c : -1;
+}
+
+// x[slots] <- x[slots] Q for the pair's columns of a `rows`-row matrix, by tiles of TILE rows.
+// Runs the same barriers whether or not `write` is set.
+template <typename T>
+__device__ void apply_q(T *x, u64 rows, uint b, uint bi, uint bj, uint cols, T *tile,
+                        const T *q, int write) {
+    const uint lid = threadIdx.x;
+    const uint p = 2 * b;
+    if (!write) {
+        rows = 0;  // uniform: no tiles, no barriers
+    }
+    for (u64 r0 = 0; r0 < rows; r0 += TILE) {
+        for (uint e = lid; e < P * TILE; e += WG) {
+            const uint t = e / TILE, r = e % TILE;
+            const long long c = t < p ? slot_col(t, b, bi, bj, cols) : -1;
+            tile[t * (TILE + 1) + r] = (c >= 0 && r0 + r < rows) ? x[(u64)c * rows + r0 + r] : T(0);
+        }
+        __syncthreads();
+        for (uint e = lid; e < P * TILE; e += WG) {
+            const uint a = e / TILE, r = e % TILE;
+            const long long c = a < p ? slot_col(a, b, bi, bj, cols) : -1;
+            if (c >= 0 && r0 + r < rows) {
+                T acc = 0;
+                for (uint t = 0; t < p; ++t) {
+                    acc += tile[t * (TILE + 1) + r] * q[t * LD + a];
+                }
+                x[(u64)c * rows + r0 + r] = acc;
+            }
+        }
+        __syncthreads();
+    }
+}
+
+template <typename T>
+__device__ void svd_jacobi_round(const u64 rows, const uint cols, const uint b, const uint nb,
+                                 const uint round, const T tol, const T tiny, T *w, T *v,
+                                 const u64 vrows, uint *off_bits) {
+    __shared__ T tile[P * (TILE + 1)];
+    __shared__ T g[P * LD];
+    __shared__ T q[P * LD];
+    __shared__ T red[WG];
+    __shared__ T rot[BMAX * 2];
+
+    const uint lid = threadIdx.x;
+    const uint p = 2 * b;
+    uint bi, bj;
+    rr_pair(nb, round, blockIdx.x, &bi, &bj);
+
+    // GRAM: g = X^T X over tiles of TILE rows; thread owns entries e = lid + WG * u.
+    T acc[P * P / WG];
+    for (uint u = 0; u < P * P / WG; ++u) {
+        acc[u] = 0;
+    }
+    for (u64 r0 = 0; r0 < rows; r0 += TILE) {
+        for (uint e = lid; e < P * TILE; e += WG) {
+            const uint t = e / TILE, r = e % TILE;
+            const long long c = t < p ? slot_col(t, b, bi, bj, cols) : -1;
+            tile[t * (TILE + 1) + r] = (c >= 0 && r0 + r < rows) ? w[(u64)c * rows + r0 + r] : T(0);
+        }
+        __syncthreads();
+        for (uint u = 0; u < P * P / WG; ++u) {
+            const uint e = lid + WG * u, x = e / P, y = e % P;
+            if (x < p && y < p) {
+                T s = 0;
+                for (uint r = 0; r < TILE; ++r) {
+                    s += tile[x * (TILE + 1) + r] * tile[y * (TILE + 1) + r];
+                }
+                acc[u] += s;
+            }
+        }
+        __syncthreads();
+    }
+    for (uint u = 0; u < P * P / WG; ++u) {
+        const uint e = lid + WG * u, x = e / P, y = e % P;
+        g[x * LD + y] = acc[u];
+        q[x * LD + y] = x == y ? T(1) : T(0);
+    }
+    __syncthreads();
+
+    // Largest cosine of the fresh Gram matrix.
+    T off = 0;
+    for (uint u = 0; u < P * P / WG; ++u) {
+        const uint e = lid + WG * u, x = e / P, y = e % P;
+        if (x < y && y < p) {
+            const T gx = g[x * LD + x], gy = g[y * LD + y];
+            if (gx > tiny && gy > tiny) {
+                off = fmax(off, fabs(g[x * LD + y]) / (sqrt(gx) * sqrt(gy)));
+            }
+        }
+    }
+    red[lid] = off;
+    __syncthreads();
+    for (uint h = WG / 2; h > 0; h >>= 1) {
+        if (lid < h) {
+            red[lid] = fmax(red[lid], red[lid + h]);
+        }
+        __syncthreads();
+    }
+    off = red[0];
+    if (lid == 0) {
+        atomicMax(off_bits, __float_as_uint((float)off));
+        if (off > tol) {
+            off_bits[1] = 1;  // not converged (every writer writes 1)
+        }
+    }
+    // No early return (as in svd.cl): every thread reaches every barrier below.
+    const int active = off > tol;
+    uint rotated = 0;
+
+    // Inner Jacobi sweeps on g, accumulating q.
+    for (uint sweep = 0; sweep < INNER_SWEEPS; ++sweep) {
+        for (uint r = 0; r + 1 < p; ++r) {
+            if (lid < b) {
+                uint x, y;
+                rr_pair(p, r, lid, &x, &y);
+                T c = 1, s = 0;
+                if (!active || !jacobi_rotation(g[x * LD + x], g[y * LD + y], g[x * LD + y], tol, tiny, &c, &s)) {
+                    c = 1;
+                    s = 0;
+                } else {
+                    rotated = 1;
+                }
+                rot[2 * lid] = c;
+                rot[2 * lid + 1] = s;
+            }
+            __syncthreads();
+            // columns x, y of g and q
+            for (uint e = lid; e < b * p; e += WG) {
+                const uint kk = e / p, l = e % p;
+                uint x, y;
+                rr_pair(p, r, kk, &x, &y);
+                const T c = rot[2 * kk], s = rot[2 * kk + 1];
+                if (s != T(0)) {
+                    const T gx = g[l * LD + x], gy = g[l * LD + y];
+                    g[l * LD + x] = c * gx - s * gy;
+                    g[l * LD + y] = s * gx + c * gy;
+                    const T qx = q[l * LD + x], qy = q[l * LD + y];
+                    q[l * LD + x] = c * qx - s * qy;
+                    q[l * LD + y] = s * qx + c * qy;
+                }
+            }
+            __syncthreads();
+            // rows x, y of g
+            for (uint e = lid; e < b * p; e += WG) {
+                const uint kk = e / p, l = e % p;
+                uint x, y;
+                rr_pair(p, r, kk, &x, &y);
+                const T c = rot[2 * kk], s = rot[2 * kk + 1];
+                if (s != T(0)) {
+                    const T gx = g[x * LD + l], gy = g[y * LD + l];
+                    g[x * LD + l] = c * gx - s * gy;
+                    g[y * LD + l] = s * gx + c * gy;
+                }
+            }
+            __syncthreads();
+            if (lid < b) {
+                uint x, y;
+                rr_pair(p, r, lid, &x, &y);
+                if (rot[2 * lid + 1] != T(0)) {
+                    g[x * LD + y] = 0;
+                    g[y * LD + x] = 0;
+                }
+            }
+            __syncthreads();
+        }
+    }
+    red[lid] = (T)rotated;
+    __syncthreads();
+    for (uint h = WG / 2; h > 0; h >>= 1) {
+        if (lid < h) {
+            red[lid] += red[lid + h];
+        }
+        __syncthreads();
+    }
+    const int any = red[0] != T(0);
+    apply_q(w, rows, b, bi, bj, cols, tile, q, any);
+    apply_q(v, vrows, b, bi, bj, cols, tile, q, any);
+}
+
+template <typename T>
+__device__ void svd_column_norms(const u64 rows, const uint cols, const T *w, T *norms) {
+    __shared__ T red[WG];
+    const uint lid = threadIdx.x;
+    const u64 j = blockIdx.x;
+    T s = 0;
+    for (u64 i = lid; i < rows; i += WG) {
+        const T x = w[j * rows + i];
+        s += x * x;
+    }
+    red[lid] = s;
+    __syncthreads();
+    for (uint h = WG / 2; h > 0; h >>= 1) {
+        if (lid < h) {
+            red[lid] += red[lid + h];
+        }
+        __syncthreads();
+    }
+    if (lid == 0 && j < cols) {
+        norms[j] = sqrt(red[0]);
+    }
+}
+
+// Block b of the 1-D grid is tile (b mod ceil(m / GT), b / ceil(m / GT)); thread t is
+// (li, lj) = (t mod GT, t / GT) in it.
+template <typename T>
+__device__ void svd_gemm(const uint m, const uint n, const uint k, const T *a, const T *b, T *c) {
+    __shared__ T as[GT][GT + 1];
+    __shared__ T bs[GT][GT + 1];
+    const uint li = threadIdx.x % GT, lj = threadIdx.x / GT;
+    const uint tm = (m + GT - 1) / GT;
+    const uint gi = blockIdx.x % tm, gj = blockIdx.x / tm;
+    const u64 i = (u64)gi * GT + li, j = (u64)gj * GT + lj;
+    T acc = 0;
+    for (uint l0 = 0; l0 < k; l0 += GT) {
+        as[lj][li] = (i < m && l0 + lj < k) ? a[(u64)(l0 + lj) * m + i] : T(0);
+        const u64 jb = (u64)gj * GT + lj;
+        bs[lj][li] = (jb < n && l0 + li < k) ? b[jb * k + l0 + li] : T(0);
+        __syncthreads();
+        for (uint l = 0; l < GT; ++l) {
+            acc += as[l][li] * bs[lj][l];
+        }
+        __syncthreads();
+    }
+    if (i < m && j < n) {
+        c[j * m + i] = acc;
+    }
+}
+
+template <typename T>
+__device__ void qr_rotations(const u64 rows, const uint cols, const uint step, const T *a, T *cs) {
+    const u64 j = (u64)blockIdx.x * WG + threadIdx.x;
+    const long long i = (long long)rows - 1 - (long long)step + 2 * (long long)j;
+    if (j >= cols || i <= (long long)j || i >= (long long)rows) {
+        return;
+    }
+    const T x = a[j * rows + i - 1], y = a[j * rows + i];
+    // Scaled by max(|x|, |y|) first: with subnormal x, y the quotients by hypot(x, y) would
+    // be quantised and the rotation not orthogonal (as the CPU backend's givens()).
+    T c = 1, s = 0;
+    const T scale = fmax(fabs(x), fabs(y));
+    if (y != T(0) && scale > T(0)) {
+        const T xs = x / scale, ys = y / scale;
+        const T r = hypot(xs, ys);
+        if (r > T(0)) {
+            c = xs / r;
+            s = ys / r;
+        }
+    }
+    cs[2 * (j * rows + i)] = c;
+    cs[2 * (j * rows + i) + 1] = s;
+}
+
+template <typename T>
+__device__ void qr_apply(const u64 rows, const uint cols, const uint step, T *a, const T *cs) {
+    const u64 jspan = ((u64)cols + WG - 1) / WG * WG;
+    const u64 gid = (u64)blockIdx.x * WG + threadIdx.x;
+    const u64 j = gid % jspan, k = gid / jspan;
+    const long long i = (long long)rows - 1 - (long long)step + 2 * (long long)j;
+    if (j >= cols || k >= cols || k < j || i <= (long long)j || i >= (long long)rows) {
+        return;
+    }
+    const T c = cs[2 * (j * rows + i)], s = cs[2 * (j * rows + i) + 1];
+    const T x = a[k * rows + i - 1], y = a[k * rows + i];
+    a[k * rows + i - 1] = c * x + s * y;
+    a[k * rows + i] = k == j ? T(0) : c * y - s * x;
+}
+
+template <typename T>
+__device__ void qr_apply_q(const u64 rows, const uint qcols, const uint jcols, const uint step,
+                           T *q, const T *cs) {
+    const u64 jspan = ((u64)jcols + WG - 1) / WG * WG;
+    const u64 gid = (u64)blockIdx.x * WG + threadIdx.x;
+    const u64 j = gid % jspan, k = gid / jspan;
+    const long long i = (long long)rows - 1 - (long long)step + 2 * (long long)j;
+    if (j >= jcols || k >= qcols || i <= (long long)j || i >= (long long)rows) {
+        return;
+    }
+    const T c = cs[2 * (j * rows + i)], s = cs[2 * (j * rows + i) + 1];
+    const T x = q[k * rows + i - 1], y = q[k * rows + i];
+    q[k * rows + i - 1] = c * x - s * y;
+    q[k * rows + i] = s * x + c * y;
+}
+
+}  // namespace
+
+#define TRIDENT_SVD_KERNELS(T, S)                                                              \
+    extern "C" __global__ void __launch_bounds__(WG)                                           \
+        svd_jacobi_round_##S(u64 rows, uint cols, uint b, uint nb, uint round, T tol, T tiny, \
+                             T *w, T *v, u64 vrows, uint *off_bits) {                        \
+        svd_jacobi_round<T>(rows, cols, b, nb, round, tol, tiny, w, v, vrows, off_bits);       \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(WG)                                           \
+        svd_column_norms_##S(u64 rows, uint cols, const T *w, T *norms) {                    \
+        svd_column_norms<T>(rows, cols, w, norms);                                             \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(WG)                                           \
+        svd_gemm_##S(uint m, uint n, uint k, const T *a, const T *b, T *c) {                   \
+        svd_gemm<T>(m, n, k, a, b, c);                                                         \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(WG)                                           \
+        qr_rotations_##S(u64 rows, uint cols, uint step, const T *a, T *cs) {                \
+        qr_rotations<T>(rows, cols, step, a, cs);                                              \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(WG)                                           \
+        qr_apply_##S(u64 rows, uint cols, uint step, T *a, const T *cs) {                    \
+        qr_apply<T>(rows, cols, step, a, cs);                                                  \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(WG) qr_apply_q_##S(                           \
+        u64 rows, uint qcols, uint jcols, uint step, T *q, const T *cs) {                    \
+        qr_apply_q<T>(rows, qcols, jcols, step, q, cs);                                        \
+    }
+
+TRIDENT_SVD_KERNELS(float, f32)
+TRIDENT_SVD_KERNELS(double, f64)

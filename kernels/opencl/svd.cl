@@ -1,0 +1,386 @@
+// One-sided block Jacobi SVD and Givens QR (trident_core::svd; the host driver is
+// trident_core::svd::driver, the host code crates/backend-opencl/src/svd.rs).
+// kernels/cuda/svd.cu is the same algorithm with the same argument lists.
+//
+// Built once per precision: -D REAL=float -D SUFFIX=f32, or
+// -D REAL=double -D SUFFIX=f64 -D TRIDENT_FP64; kernel names end in _f32 / _f64.
+//
+// Every matrix is column-major: element (i, j) of a matrix with `rows` rows is at
+// j * rows + i (64-bit index arithmetic). Every kernel runs with work-groups of WG = 256.
+//
+// Kernel arguments (both files, both precisions):
+//
+//   svd_jacobi_round(ulong rows, uint cols, uint b, uint nb, uint round, REAL tol, REAL tiny,
+//                    REAL *w, REAL *v, ulong vrows, uint *off_bits)
+//       One round of one sweep: work-group k (of nb / 2) takes block pair k of round
+//       `round` of the round-robin order on nb blocks of b <= BMAX columns (blocks past
+//       cols are empty), forms the 2b x 2b Gram matrix of the pair's columns of w in local
+//       memory (GRAM: tiles of TILE rows; the one place to switch to a tiled matmul), takes
+//       the largest cosine |g_pq| / (sqrt g_pp sqrt g_qq) over pairs with g_pp, g_qq > tiny
+//       into off_bits[0] (atomic max of the float's bits: cosines are >= 0), sets
+//       off_bits[1] = 1 when it is > tol (the sweep is then not the converged one), and if so
+//       runs INNER_SWEEPS round-robin Jacobi sweeps on the Gram matrix accumulating
+//       the rotations in Q, then applies [w_I w_J] <- [w_I w_J] Q and, when vrows > 0, the
+//       same to v (vrows rows).
+//   svd_column_norms(ulong rows, uint cols, const REAL *w, REAL *norms)
+//       Work-group j: norms[j] = ||column j of w||.
+//   svd_gemm(uint m, uint n, uint k, const REAL *a, const REAL *b, REAL *c)
+//       c (m x n) = a (m x k) b (k x n), 16 x 16 tiles; global size (ceil16(m), ceil16(n)).
+//   qr_rotations(ulong rows, uint cols, uint step, const REAL *a, REAL *cs)
+//       Step `step` of the Sameh-Kuck order: work-item j zeroes element (i, j),
+//       i = rows - 1 - step + 2 j, against row i - 1 when j < i < rows: writes
+//       (c, s) = (a_{i-1,j}, a_ij) / hypot to cs[2 (j rows + i)].
+//   qr_apply(ulong rows, uint cols, uint step, REAL *a, const REAL *cs)
+//       Applies step `step`'s rotations to the rows (i - 1, i) of every column k >= j of a:
+//       global id 0 = j, id 1 = k; a_ij is set to exactly 0.
+//   qr_apply_q(ulong rows, uint qcols, uint jcols, uint step, REAL *q, const REAL *cs)
+//       The transposed rotations of step `step` (of a QR whose reduced columns number
+//       jcols) applied to the rows of every column of q (qcols columns); run for
+//       step = last ... 0, this forms Q q.
+//
+// Rotation formula and round-robin pairing: trident_core::svd::{jacobi_rotation,
+// round_robin_pair}, mirrored below.
+
+#ifdef TRIDENT_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+#if !defined(REAL) || !defined(SUFFIX)
+#error "build svd.cl with -D REAL=float|double -D SUFFIX=f32|f64"
+#endif
+
+#define TRIDENT_CAT_(a, b) a##b
+#define TRIDENT_CAT(a, b) TRIDENT_CAT_(a, b)
+#define K(name) TRIDENT_CAT(name, TRIDENT_CAT(_, SUFFIX))
+
+#define WG 256
+#define BMAX 16
+#define P (2 * BMAX)
+#define TILE 32
+#define LD (P + 1)
+#define INNER_SWEEPS 2
+
+// Pair k of round r of the round-robin tournament on n (even) players, smaller first.
+inline void rr_pair(uint n, uint r, uint k, uint *x, uint *y)
+{
+    const uint m = n - 1;
+    uint i, j;
+    if (k == 0) {
+        i = r;
+        j = m;
+    } else {
+        i = (r + k) % m;
+        j = (r + m - k) % m;
+    }
+    *x = min(i, j);
+    *y = max(i, j);
+}
+
+// The Jacobi rotation of trident_core::svd::jacobi_rotation; returns 0 when none is needed.
+inline int jacobi_rotation(REAL gpp, REAL gqq, REAL gpq, REAL tol, REAL tiny, REAL *c, REAL *s)
+{
+    if (!(gpp > tiny && gqq > tiny) || fabs(gpq) <= tol * sqrt(gpp) * sqrt(gqq)) {
+        return 0;
+    }
+    const REAL zeta = (gqq - gpp) / ((REAL)2 * gpq);
+    const REAL t = copysign((REAL)1, zeta) / (fabs(zeta) + hypot((REAL)1, zeta));
+    *c = (REAL)1 / hypot((REAL)1, t);
+    *s = *c * t;
+    return 1;
+}
+
+// Column of slot t (0 <= t < 2b) of block pair (bi, bj), or -1 when past cols.
+inline long slot_col(uint t, uint b, uint bi, uint bj, uint cols)
+{
+    const ulong c = t < b ? (ulong)bi * b + t : (ulong)bj * b + (t - b);
+    return c < cols ? (long)c : -1;
+}
+
+// x[slots] <- x[slots] Q for the pair's columns of a `rows`-row matrix, by tiles of TILE rows.
+// Runs the same barriers whether or not `write` is set (see svd_jacobi_round).
+inline void apply_q(__global REAL *x, ulong rows, uint b, uint bi, uint bj, uint cols,
+                    __local REAL *tile, __local const REAL *q, int write)
+{
+    if (!write) {
+        rows = 0; // uniform: no tiles, no barriers
+    }
+    const uint lid = get_local_id(0);
+    const uint p = 2 * b;
+    for (ulong r0 = 0; r0 < rows; r0 += TILE) {
+        for (uint e = lid; e < P * TILE; e += WG) {
+            const uint t = e / TILE, r = e % TILE;
+            const long c = t < p ? slot_col(t, b, bi, bj, cols) : -1;
+            tile[t * (TILE + 1) + r] = (c >= 0 && r0 + r < rows) ? x[(ulong)c * rows + r0 + r] : (REAL)0;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint e = lid; e < P * TILE; e += WG) {
+            const uint a = e / TILE, r = e % TILE;
+            const long c = a < p ? slot_col(a, b, bi, bj, cols) : -1;
+            if (c >= 0 && r0 + r < rows) {
+                REAL acc = 0;
+                for (uint t = 0; t < p; ++t) {
+                    acc += tile[t * (TILE + 1) + r] * q[t * LD + a];
+                }
+                x[(ulong)c * rows + r0 + r] = acc;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_jacobi_round)(
+    const ulong rows, const uint cols, const uint b, const uint nb, const uint round,
+    const REAL tol, const REAL tiny, __global REAL *w, __global REAL *v, const ulong vrows,
+    __global uint *off_bits)
+{
+    __local REAL tile[P * (TILE + 1)];
+    __local REAL g[P * LD];
+    __local REAL q[P * LD];
+    __local REAL red[WG];
+    __local REAL rot[BMAX * 2];
+
+    const uint lid = get_local_id(0);
+    const uint p = 2 * b;
+    uint bi, bj;
+    rr_pair(nb, round, get_group_id(0), &bi, &bj);
+
+    // GRAM: g = X^T X over tiles of TILE rows; thread owns entries e = lid + WG * u.
+    REAL acc[P * P / WG];
+    for (uint u = 0; u < P * P / WG; ++u) {
+        acc[u] = 0;
+    }
+    for (ulong r0 = 0; r0 < rows; r0 += TILE) {
+        for (uint e = lid; e < P * TILE; e += WG) {
+            const uint t = e / TILE, r = e % TILE;
+            const long c = t < p ? slot_col(t, b, bi, bj, cols) : -1;
+            tile[t * (TILE + 1) + r] = (c >= 0 && r0 + r < rows) ? w[(ulong)c * rows + r0 + r] : (REAL)0;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint u = 0; u < P * P / WG; ++u) {
+            const uint e = lid + WG * u, x = e / P, y = e % P;
+            if (x < p && y < p) {
+                REAL s = 0;
+                for (uint r = 0; r < TILE; ++r) {
+                    s += tile[x * (TILE + 1) + r] * tile[y * (TILE + 1) + r];
+                }
+                acc[u] += s;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (uint u = 0; u < P * P / WG; ++u) {
+        const uint e = lid + WG * u, x = e / P, y = e % P;
+        g[x * LD + y] = acc[u];
+        q[x * LD + y] = x == y ? (REAL)1 : (REAL)0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    // Largest cosine of the fresh Gram matrix.
+    REAL off = 0;
+    for (uint u = 0; u < P * P / WG; ++u) {
+        const uint e = lid + WG * u, x = e / P, y = e % P;
+        if (x < y && y < p) {
+            const REAL gx = g[x * LD + x], gy = g[y * LD + y];
+            if (gx > tiny && gy > tiny) {
+                off = fmax(off, fabs(g[x * LD + y]) / (sqrt(gx) * sqrt(gy)));
+            }
+        }
+    }
+    red[lid] = off;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint h = WG / 2; h > 0; h >>= 1) {
+        if (lid < h) {
+            red[lid] = fmax(red[lid], red[lid + h]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    off = red[0];
+    if (lid == 0) {
+        atomic_max(off_bits, as_uint((float)off));
+        if (off > tol) {
+            off_bits[1] = 1; // not converged (every writer writes 1)
+        }
+    }
+    // No early return: every work-item reaches every barrier below (PoCL and some drivers
+    // mishandle barriers after a return, even a uniform one); a converged pair just does
+    // no rotation and skips its writes.
+    const int active = off > tol;
+    uint rotated = 0;
+
+    // Inner Jacobi sweeps on g, accumulating q.
+    for (uint sweep = 0; sweep < INNER_SWEEPS; ++sweep) {
+        for (uint r = 0; r + 1 < p; ++r) {
+            if (lid < b) {
+                uint x, y;
+                rr_pair(p, r, lid, &x, &y);
+                REAL c = 1, s = 0;
+                if (!active || !jacobi_rotation(g[x * LD + x], g[y * LD + y], g[x * LD + y], tol, tiny, &c, &s)) {
+                    c = 1;
+                    s = 0;
+                } else {
+                    rotated = 1;
+                }
+                rot[2 * lid] = c;
+                rot[2 * lid + 1] = s;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            // columns x, y of g and q
+            for (uint e = lid; e < b * p; e += WG) {
+                const uint kk = e / p, l = e % p;
+                uint x, y;
+                rr_pair(p, r, kk, &x, &y);
+                const REAL c = rot[2 * kk], s = rot[2 * kk + 1];
+                if (s != (REAL)0) {
+                    const REAL gx = g[l * LD + x], gy = g[l * LD + y];
+                    g[l * LD + x] = c * gx - s * gy;
+                    g[l * LD + y] = s * gx + c * gy;
+                    const REAL qx = q[l * LD + x], qy = q[l * LD + y];
+                    q[l * LD + x] = c * qx - s * qy;
+                    q[l * LD + y] = s * qx + c * qy;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            // rows x, y of g
+            for (uint e = lid; e < b * p; e += WG) {
+                const uint kk = e / p, l = e % p;
+                uint x, y;
+                rr_pair(p, r, kk, &x, &y);
+                const REAL c = rot[2 * kk], s = rot[2 * kk + 1];
+                if (s != (REAL)0) {
+                    const REAL gx = g[x * LD + l], gy = g[y * LD + l];
+                    g[x * LD + l] = c * gx - s * gy;
+                    g[y * LD + l] = s * gx + c * gy;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (lid < b) {
+                uint x, y;
+                rr_pair(p, r, lid, &x, &y);
+                if (rot[2 * lid + 1] != (REAL)0) {
+                    g[x * LD + y] = 0;
+                    g[y * LD + x] = 0;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+    red[lid] = (REAL)rotated;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint h = WG / 2; h > 0; h >>= 1) {
+        if (lid < h) {
+            red[lid] += red[lid + h];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const int any = red[0] != (REAL)0;
+    apply_q(w, rows, b, bi, bj, cols, tile, q, any);
+    apply_q(v, vrows, b, bi, bj, cols, tile, q, any);
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_column_norms)(
+    const ulong rows, const uint cols, __global const REAL *w, __global REAL *norms)
+{
+    __local REAL red[WG];
+    const uint lid = get_local_id(0);
+    const ulong j = get_group_id(0);
+    REAL s = 0;
+    for (ulong i = lid; i < rows; i += WG) {
+        const REAL x = w[j * rows + i];
+        s += x * x;
+    }
+    red[lid] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint h = WG / 2; h > 0; h >>= 1) {
+        if (lid < h) {
+            red[lid] += red[lid + h];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0 && j < cols) {
+        norms[j] = sqrt(red[0]);
+    }
+}
+
+#define GT 16
+__kernel __attribute__((reqd_work_group_size(GT, GT, 1))) void K(svd_gemm)(
+    const uint m, const uint n, const uint k, __global const REAL *a, __global const REAL *b,
+    __global REAL *c)
+{
+    __local REAL as[GT][GT + 1];
+    __local REAL bs[GT][GT + 1];
+    const uint li = get_local_id(0), lj = get_local_id(1);
+    const ulong i = get_global_id(0), j = get_global_id(1);
+    REAL acc = 0;
+    for (uint l0 = 0; l0 < k; l0 += GT) {
+        // as[l][i] = a(i, l0 + l); bs[j][l] = b(l0 + l, j)
+        as[lj][li] = (i < m && l0 + lj < k) ? a[(ulong)(l0 + lj) * m + i] : (REAL)0;
+        const ulong jb = (ulong)get_group_id(1) * GT + lj;
+        bs[lj][li] = (jb < n && l0 + li < k) ? b[jb * k + l0 + li] : (REAL)0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint l = 0; l < GT; ++l) {
+            acc += as[l][li] * bs[lj][l];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (i < m && j < n) {
+        c[j * m + i] = acc;
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_rotations)(
+    const ulong rows, const uint cols, const uint step, __global const REAL *a,
+    __global REAL *cs)
+{
+    const ulong j = get_global_id(0);
+    const long i = (long)rows - 1 - (long)step + 2 * (long)j;
+    if (j >= cols || i <= (long)j || i >= (long)rows) {
+        return;
+    }
+    const REAL x = a[j * rows + i - 1], y = a[j * rows + i];
+    // Scaled by max(|x|, |y|) first: with subnormal x, y the quotients by hypot(x, y) would
+    // be quantised and the rotation not orthogonal (as the CPU backend's givens()).
+    REAL c = 1, s = 0;
+    const REAL scale = fmax(fabs(x), fabs(y));
+    if (y != (REAL)0 && scale > (REAL)0) {
+        const REAL xs = x / scale, ys = y / scale;
+        const REAL r = hypot(xs, ys);
+        if (r > (REAL)0) {
+            c = xs / r;
+            s = ys / r;
+        }
+    }
+    cs[2 * (j * rows + i)] = c;
+    cs[2 * (j * rows + i) + 1] = s;
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_apply)(
+    const ulong rows, const uint cols, const uint step, __global REAL *a,
+    __global const REAL *cs)
+{
+    const ulong j = get_global_id(0);
+    const ulong k = get_global_id(1);
+    const long i = (long)rows - 1 - (long)step + 2 * (long)j;
+    if (j >= cols || k >= cols || k < j || i <= (long)j || i >= (long)rows) {
+        return;
+    }
+    const REAL c = cs[2 * (j * rows + i)], s = cs[2 * (j * rows + i) + 1];
+    const REAL x = a[k * rows + i - 1], y = a[k * rows + i];
+    a[k * rows + i - 1] = c * x + s * y;
+    a[k * rows + i] = k == j ? (REAL)0 : c * y - s * x;
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_apply_q)(
+    const ulong rows, const uint qcols, const uint jcols, const uint step, __global REAL *q,
+    __global const REAL *cs)
+{
+    const ulong j = get_global_id(0);
+    const ulong k = get_global_id(1);
+    const long i = (long)rows - 1 - (long)step + 2 * (long)j;
+    if (j >= jcols || k >= qcols || i <= (long)j || i >= (long)rows) {
+        return;
+    }
+    const REAL c = cs[2 * (j * rows + i)], s = cs[2 * (j * rows + i) + 1];
+    const REAL x = q[k * rows + i - 1], y = q[k * rows + i];
+    q[k * rows + i - 1] = c * x - s * y;
+    q[k * rows + i] = s * x + c * y;
+}
