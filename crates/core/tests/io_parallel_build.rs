@@ -59,7 +59,7 @@ fn random_edges(n: usize, m: usize, seed: u64) -> Vec<(usize, usize, f64)> {
         .map(|_| {
             let u = (r.next() % n as u64) as usize;
             // Some self-loops and many duplicates.
-            let v = if r.next() % 50 == 0 {
+            let v = if r.next().is_multiple_of(50) {
                 u
             } else {
                 (r.next() % n as u64) as usize
@@ -111,8 +111,8 @@ fn wide_ids_take_the_fast_path_and_keep_their_values() {
     let mut text = String::new();
     for (k, &a) in ids.iter().enumerate() {
         for &b in &ids[k + 1..] {
-            let sep = if (a + b) % 2 == 0 { "\t" } else { " " };
-            let nl = if a % 3 == 0 { "\r\n" } else { "\n" };
+            let sep = if (a + b).is_multiple_of(2) { "\t" } else { " " };
+            let nl = if a.is_multiple_of(3) { "\r\n" } else { "\n" };
             text.push_str(&format!("{a}{sep}{b}{nl}"));
         }
     }
@@ -133,7 +133,7 @@ fn wide_ids_take_the_fast_path_and_keep_their_values() {
         ids: IdMode::Numeric,
         ..Default::default()
     };
-    let text = "1\t2\n3\t4\n5\t4294967295\n6\t7\n".repeat(1) + &"8\t9\n".repeat(20);
+    let text = "1\t2\n3\t4\n5\t4294967295\n6\t7\n".to_string() + &"8\t9\n".repeat(20);
     let e = io::parse_edge_list(text.as_bytes(), "big.txt", &opts).unwrap_err();
     let msg = e.to_string();
     assert!(msg.contains("big.txt:3"), "{msg}");

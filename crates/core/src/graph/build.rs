@@ -36,6 +36,17 @@ pub(super) struct Built {
     pub self_loops: usize,
 }
 
+/// One chunk's slice of one bucket: columns, rows within the bucket, weights.
+type Slices<'a> = (&'a mut [u32], &'a mut [u16], &'a mut [f64]);
+/// One bucket of pass 3: index, columns, rows within the bucket, weights, row lengths.
+type BucketJob<'a> = (
+    usize,
+    &'a mut [u32],
+    &'a [u16],
+    &'a mut [f64],
+    &'a mut [usize],
+);
+
 /// Directed edges a bucket aims at: 2^19 (2 MiB of columns) sorts in L2 / L3.
 const BUCKET_ENTRIES: usize = 1 << 19;
 /// Edges per parallel chunk in passes 1 and 2 (at least).
@@ -137,7 +148,7 @@ pub(super) fn build(
     // Pass 2: every chunk scatters into its own slices of every bucket.
     {
         // Cut adj / lrow / wts into (bucket, chunk) slices, handed out per chunk.
-        let mut per_chunk: Vec<Vec<(&mut [u32], &mut [u16], &mut [f64])>> =
+        let mut per_chunk: Vec<Vec<Slices<'_>>> =
             (0..counts.len()).map(|_| Vec::with_capacity(nb)).collect();
         let (mut ra, mut rl, mut rw) = (&mut adj[..], &mut lrow[..], &mut wts[..]);
         for b in 0..nb {
@@ -210,8 +221,7 @@ pub(super) fn build(
         format!("the row pointers of a graph of {n} nodes")
     })?;
     let kept: Vec<usize> = {
-        let mut jobs: Vec<(usize, &mut [u32], &[u16], &mut [f64], &mut [usize])> =
-            Vec::with_capacity(nb);
+        let mut jobs: Vec<BucketJob<'_>> = Vec::with_capacity(nb);
         let (mut ra, mut rl, mut rw) = (&mut adj[..], &lrow[..], &mut wts[..]);
         let mut ri = &mut indptr[1..];
         for b in 0..nb {
