@@ -51,6 +51,9 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rayon::prelude::*;
 
 use super::text::{self, Lines};
 use super::{perr, refuse, Detected, Input};
@@ -341,6 +344,8 @@ fn fields<'a>(
 trait RawId: Copy + Ord + Default + Send + Sync + Into<u64> {
     fn from_u64(v: u64) -> Option<Self>;
     fn from_u32(v: u32) -> Self;
+    /// `v` as `Self`, for values known to fit.
+    fn from_u64_unchecked(v: u64) -> Self;
     /// The ids as u32, for ids known to fit (free for u32).
     fn into_u32s(v: Vec<Self>) -> Vec<u32>;
 }
@@ -352,6 +357,10 @@ impl RawId for u32 {
     #[inline]
     fn from_u32(v: u32) -> Self {
         v
+    }
+    #[inline(always)]
+    fn from_u64_unchecked(v: u64) -> Self {
+        v as u32
     }
     fn into_u32s(v: Vec<Self>) -> Vec<u32> {
         v
@@ -365,6 +374,10 @@ impl RawId for u64 {
     #[inline]
     fn from_u32(v: u32) -> Self {
         v as u64
+    }
+    #[inline(always)]
+    fn from_u64_unchecked(v: u64) -> Self {
+        v
     }
     fn into_u32s(v: Vec<Self>) -> Vec<u32> {
         v.into_iter().map(|x| x as u32).collect()
@@ -522,6 +535,9 @@ struct NumParser<'n, I> {
     any: bool,
     /// Lines in the pieces already consumed.
     lines_before: usize,
+    /// Edges stored during [`NumParser::feed`]: `src[..len]`, `dst[..len]`; the rest of
+    /// `src` / `dst` is room, written by index (no capacity check per edge).
+    len: usize,
 }
 
 impl<'n, I: RawId> NumParser<'n, I> {
@@ -539,7 +555,21 @@ impl<'n, I: RawId> NumParser<'n, I> {
             max: 0,
             any: false,
             lines_before: 0,
+            len: 0,
         }
+    }
+
+    /// Stores an edge at `len`, growing the room when it is full.
+    #[inline(always)]
+    fn store(&mut self, iu: I, iv: I) {
+        if self.len >= self.src.len() || self.len >= self.dst.len() {
+            let want = self.len + self.len.max(1024);
+            self.src.resize(want, I::default());
+            self.dst.resize(want, I::default());
+        }
+        self.src[self.len] = iu;
+        self.dst[self.len] = iv;
+        self.len += 1;
     }
 
     /// Room for `edges` more edges (fallible: the size comes from the input).
@@ -580,8 +610,7 @@ impl<'n, I: RawId> NumParser<'n, I> {
                 self.loop_ids.push(iu);
             }
         } else {
-            self.src.push(iu);
-            self.dst.push(iv);
+            self.store(iu, iv);
             if self.ws.weighted() {
                 self.wts.push(w);
             }
@@ -589,63 +618,100 @@ impl<'n, I: RawId> NumParser<'n, I> {
         Ok(None)
     }
 
-    /// The hot loop for unweighted lines `digits sep digits [\r] \n` with ids below 10^8:
-    /// two eight-byte loads per line, no per-byte loop. Returns where it stopped (at the
-    /// first line of any other shape, for the general loop to take).
+    /// The hot loop for unweighted lines `digits sep digits [\r] \n` with ids of at most 15
+    /// digits: two or four eight-byte loads per line, no per-byte loop, edges written by
+    /// index into the room of `src` / `dst`. Returns where it stopped (at the first line of
+    /// any other shape, or an id too large for `I`, for the general loop to take).
     #[inline(never)]
     fn tight(&mut self, buf: &[u8], mut p: usize) -> usize {
+        const POW10: [u64; 8] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000];
+        /// The number starting at `at` (at most 15 digits) and the offset after it.
         #[inline(always)]
-        fn load8(buf: &[u8], p: usize) -> u64 {
-            let c = &buf[p..p + 8];
-            u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])
+        fn num(w: &[u8; WINDOW], at: usize) -> Option<(u64, usize)> {
+            let x = load8(w, at);
+            let k = digit_run(x);
+            if k == 0 {
+                return None;
+            }
+            if k < 8 {
+                return Some((eight_digits(x << (8 * (8 - k))), at + k));
+            }
+            let hi = eight_digits(x);
+            let y = load8(w, at + 8);
+            let k2 = digit_run(y);
+            if k2 == 0 {
+                return Some((hi, at + 8));
+            }
+            if k2 == 8 {
+                return None;
+            }
+            let lo = eight_digits(y << (8 * (8 - k2)));
+            Some((hi * POW10[k2] + lo, at + 8 + k2))
         }
-        let n = buf.len();
+        #[inline(always)]
+        fn load8(w: &[u8; WINDOW], at: usize) -> u64 {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&w[at..at + 8]);
+            u64::from_le_bytes(b)
+        }
+        // A line of this shape is at most 15 + 1 + 15 + 2 bytes, and the loads read
+        // at most 8 bytes past each number's start.
+        const WINDOW: usize = 40;
         let start = p;
         let keep_loops = self.keep_loops;
+        // Ids at or above this go to the general path (which reports or widens).
+        let limit = if self.strict || I::from_u64(u32::MAX as u64 + 1).is_none() {
+            u32::MAX as u64
+        } else {
+            u64::MAX
+        };
         let mut max = self.max;
         let mut loops = 0usize;
-        let src = &mut self.src;
-        let dst = &mut self.dst;
+        let mut k = self.len;
+        let cap = self.src.len().min(self.dst.len());
+        let src = &mut self.src[..cap];
+        let dst = &mut self.dst[..cap];
         let loop_ids = &mut self.loop_ids;
-        // Each line reads at most 18 bytes from its start.
-        while p + 18 <= n {
-            let x = load8(buf, p);
-            let k1 = digit_run(x);
-            if k1 == 0 || k1 == 8 {
+        while k < cap {
+            let Some(w) = buf.get(p..p + WINDOW) else {
+                break;
+            };
+            let Ok(w) = <&[u8; WINDOW]>::try_from(w) else {
+                break;
+            };
+            let Some((u, e1)) = num(w, 0) else {
+                break;
+            };
+            if w[e1] != b'\t' && w[e1] != b' ' {
                 break;
             }
-            let s1 = buf[p + k1];
-            if s1 != b'\t' && s1 != b' ' {
+            let Some((v, e)) = num(w, e1 + 1) else {
                 break;
-            }
-            let q = p + k1 + 1;
-            let y = load8(buf, q);
-            let k2 = digit_run(y);
-            if k2 == 0 || k2 == 8 {
-                break;
-            }
-            let e = q + k2;
-            let next = match buf[e] {
+            };
+            let next = match w[e] {
                 b'\n' => e + 1,
-                b'\r' if buf[e + 1] == b'\n' => e + 2,
+                b'\r' if w[e + 1] == b'\n' => e + 2,
                 _ => break,
             };
-            // At most 7 digits each: below 10^7, so they fit any id type.
-            let u = eight_digits(x << (8 * (8 - k1)));
-            let v = eight_digits(y << (8 * (8 - k2)));
-            max = max.max(u).max(v);
-            let (iu, iv) = (I::from_u32(u as u32), I::from_u32(v as u32));
+            let big = u.max(v);
+            if big >= limit {
+                break;
+            }
+            max = max.max(big);
+            let (iu, iv) = (I::from_u64_unchecked(u), I::from_u64_unchecked(v));
             if u != v {
-                src.push(iu);
-                dst.push(iv);
+                src[k] = iu;
+                dst[k] = iv;
+                k += 1;
             } else {
                 loops += 1;
                 if keep_loops {
                     loop_ids.push(iu);
                 }
             }
-            p = next;
+            p += next;
         }
+        self.len = k;
         self.any |= p > start;
         self.max = max;
         self.self_loops += loops;
@@ -665,6 +731,17 @@ impl<'n, I: RawId> NumParser<'n, I> {
     /// Parses the complete lines of `buf` (all of it when `last`); returns the bytes
     /// consumed, or why the numeric parse gave up.
     fn feed(&mut self, buf: &[u8], last: bool) -> Result<std::result::Result<usize, Abort>> {
+        // The reserved room becomes writable slots; cut back to the edges stored after.
+        let room = self.src.capacity().max(self.dst.capacity()).max(self.len);
+        self.src.resize(room, I::default());
+        self.dst.resize(room, I::default());
+        let r = self.feed_lines(buf, last);
+        self.src.truncate(self.len);
+        self.dst.truncate(self.len);
+        r
+    }
+
+    fn feed_lines(&mut self, buf: &[u8], last: bool) -> Result<std::result::Result<usize, Abort>> {
         let limit = if last {
             buf.len()
         } else {
@@ -934,6 +1011,9 @@ fn id_label(mut v: u64) -> String {
     b[k..].iter().map(|&c| c as char).collect()
 }
 
+/// Ids per parallel task when numbering.
+const ID_CHUNK: usize = 1 << 16;
+
 /// Auto mode with integer ids: the ids in use, in increasing order.
 fn compact<I: RawId>(raw: Raw<I>, name: &str) -> Result<EdgeList> {
     let Raw {
@@ -948,13 +1028,23 @@ fn compact<I: RawId>(raw: Raw<I>, name: &str) -> Result<EdgeList> {
     let occurrences = src.len() * 2 + loop_ids.len();
     let dense = max < u32::MAX as u64 && max <= (occurrences as u64).saturating_mul(8) + 65536;
     let (num_nodes, src, dst, labels) = if dense {
-        // A bitmap of the ids in use (max / 8 bytes: stays in cache) and per-word ranks.
+        // A bitmap of the ids in use (max / 8 bytes: stays in cache), set in parallel, and
+        // per-word ranks.
         let words = (max as usize >> 6) + 1;
-        let mut bits = vec![0u64; words];
-        for &id in src.iter().chain(&dst).chain(&loop_ids) {
-            let id: u64 = id.into();
-            bits[(id >> 6) as usize] |= 1 << (id & 63);
+        let bits: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
+        for ids in [&src, &dst, &loop_ids] {
+            ids.par_chunks(ID_CHUNK).for_each(|c| {
+                for &id in c {
+                    let id: u64 = id.into();
+                    let (w, b) = (&bits[(id >> 6) as usize], 1u64 << (id & 63));
+                    // Most ids repeat: test before the (locked) write.
+                    if w.load(Ordering::Relaxed) & b == 0 {
+                        w.fetch_or(b, Ordering::Relaxed);
+                    }
+                }
+            });
         }
+        let bits: Vec<u64> = bits.into_iter().map(AtomicU64::into_inner).collect();
         let mut rank = vec![0u32; words];
         let mut count: u64 = 0;
         for (r, &w) in rank.iter_mut().zip(&bits) {
@@ -966,14 +1056,13 @@ fn compact<I: RawId>(raw: Raw<I>, name: &str) -> Result<EdgeList> {
             // Every id 0..=max is used: keep the numbering, no labels.
             (n, I::into_u32s(src), I::into_u32s(dst), None)
         } else {
-            let relabel = |v: Vec<I>| -> Vec<u32> {
-                v.into_iter()
-                    .map(|x| {
-                        let id: u64 = x.into();
-                        let w = (id >> 6) as usize;
-                        rank[w] + (bits[w] & ((1u64 << (id & 63)) - 1)).count_ones()
-                    })
-                    .collect()
+            let relabel = |mut v: Vec<I>| -> Vec<u32> {
+                v.par_iter_mut().for_each(|x| {
+                    let id: u64 = (*x).into();
+                    let w = (id >> 6) as usize;
+                    *x = I::from_u32(rank[w] + (bits[w] & ((1u64 << (id & 63)) - 1)).count_ones());
+                });
+                I::into_u32s(v)
             };
             let mut labels = Vec::with_capacity(n);
             for (w, &word) in bits.iter().enumerate() {
@@ -987,23 +1076,23 @@ fn compact<I: RawId>(raw: Raw<I>, name: &str) -> Result<EdgeList> {
             (n, relabel(src), relabel(dst), Some(labels))
         }
     } else {
-        let mut ids: Vec<u64> = src
-            .iter()
-            .chain(&dst)
-            .chain(&loop_ids)
-            .map(|&x| x.into())
-            .collect();
-        ids.sort_unstable();
+        let mut ids: Vec<u64> = Vec::with_capacity(occurrences);
+        for v in [&src, &dst, &loop_ids] {
+            ids.extend(v.iter().map(|&x| -> u64 { x.into() }));
+        }
+        ids.par_sort_unstable();
         ids.dedup();
         if u32::try_from(ids.len()).is_err() {
             return Err(perr(name, None, K::IndexOutOfRange, "more than 2^32 nodes"));
         }
-        let find = |x: I| -> u32 {
+        let find = |v: Vec<I>| -> Vec<u32> {
             // Every id is in `ids`, so the search succeeds.
-            ids.binary_search(&x.into()).unwrap_or(0) as u32
+            v.into_par_iter()
+                .map(|x| ids.binary_search(&x.into()).unwrap_or(0) as u32)
+                .collect()
         };
-        let src: Vec<u32> = src.into_iter().map(find).collect();
-        let dst: Vec<u32> = dst.into_iter().map(find).collect();
+        let src = find(src);
+        let dst = find(dst);
         let labels = ids.iter().map(|&x| id_label(x)).collect();
         (ids.len(), src, dst, Some(labels))
     };

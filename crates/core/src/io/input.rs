@@ -197,17 +197,31 @@ impl Input {
 
 /// Refuses text with a line longer than [`MAX_LINE_BYTES`].
 fn check_lines(bytes: &[u8], name: &str) -> Result<()> {
-    if detect(bytes) == Detected::Npy || bytes.len() <= MAX_LINE_BYTES {
+    if detect(bytes) == Detected::Npy {
         return Ok(());
     }
-    let mut start = 0;
-    for nl in memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len())) {
-        if nl - start > MAX_LINE_BYTES {
-            return Err(too_long_line(bytes, start, name));
-        }
-        start = nl + 1;
+    match long_line(bytes, 0) {
+        Ok(_) => Ok(()),
+        Err(start) => Err(too_long_line(bytes, start, name)),
     }
-    Ok(())
+}
+
+/// Checks the lines of `bytes` from `line_start` (the start of a line) on, jumping from line
+/// break to line break at most [`MAX_LINE_BYTES`] apart (a search backwards from the end of
+/// each window, so a file of short lines costs a few bytes per MiB). `Ok(s)`: every line
+/// that starts before `s` is within the limit, `s` is the start of a line and at most
+/// `MAX_LINE_BYTES` bytes follow it (an unfinished line, to check again when more bytes
+/// come); `Err(s)`: the line starting at `s` is too long.
+fn long_line(bytes: &[u8], mut line_start: usize) -> std::result::Result<usize, usize> {
+    while bytes.len() - line_start > MAX_LINE_BYTES {
+        // A line of at most MAX_LINE_BYTES bytes ends within the next MAX_LINE_BYTES + 1.
+        let window = &bytes[line_start..line_start + MAX_LINE_BYTES + 1];
+        match memchr::memrchr(b'\n', window) {
+            Some(k) => line_start += k + 1,
+            None => return Err(line_start),
+        }
+    }
+    Ok(line_start)
 }
 
 #[cold]
@@ -251,25 +265,21 @@ fn slurp(
     alloc::try_reserve(&mut buf, first, what).map_err(too_large)?;
     // Text unless the content says otherwise (decided once 8 bytes are in).
     let mut text: Option<bool> = None;
-    // Start of the current (unfinished) line, and how far the line check has looked.
+    // Start of a line at or before the current (unfinished) one; lines before it are checked.
     let mut line_start = 0usize;
-    let mut checked = 0usize;
     loop {
         if buf.len() == buf.capacity() {
             let extra = buf.len().clamp(STEP, 1 << 30);
             alloc::try_reserve(&mut buf, extra, what).map_err(too_large)?;
         }
         let len = buf.len();
-        let upto = buf.capacity().min(len + STEP);
-        buf.resize(upto, 0);
-        let k = match r.read(&mut buf[len..]) {
+        let room = (buf.capacity() - len).min(STEP) as u64;
+        // `read_to_end` on a `take` appends into the spare capacity without zeroing it first.
+        let k = match (&mut *r).take(room).read_to_end(&mut buf) {
             Ok(k) => k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
-                buf.truncate(len);
-                continue;
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                buf.truncate(len);
+                let len = buf.len();
                 if gzip
                     && matches!(
                         e.kind(),
@@ -289,23 +299,13 @@ fn slurp(
                 });
             }
         };
-        buf.truncate(len + k);
-        let eof = k == 0;
+        // Fewer bytes than asked for: the reader is at its end.
+        let eof = (k as u64) < room;
         if text.is_none() && (buf.len() >= 8 || eof) {
             text = Some(detect(&buf) != Detected::Npy);
         }
         if text == Some(true) {
-            for nl in memchr::memchr_iter(b'\n', &buf[checked..]) {
-                let end = checked + nl;
-                if end - line_start > MAX_LINE_BYTES {
-                    return Err(too_long_line(&buf, line_start, name));
-                }
-                line_start = end + 1;
-            }
-            checked = buf.len();
-            if checked - line_start > MAX_LINE_BYTES {
-                return Err(too_long_line(&buf, line_start, name));
-            }
+            line_start = long_line(&buf, line_start).map_err(|s| too_long_line(&buf, s, name))?;
         }
         if eof {
             break;

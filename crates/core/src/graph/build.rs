@@ -1,0 +1,400 @@
+//! The symmetric CSR build behind [`Graph::from_arrays`](super::Graph): symmetrise, drop
+//! self-loops, sort and deduplicate every row, in parallel (rayon) and in linear time.
+//!
+//! # Passes
+//!
+//! The nodes are cut into *buckets* of `2^shift` consecutive rows, sized so that one
+//! bucket's directed edges (about 2^19) sort in the cache.
+//!
+//! 1. **Count** (parallel over chunks of edges): each chunk checks its ids, counts its
+//!    self-loops and its directed edges per bucket.
+//! 2. **Partition** (parallel over chunks): a prefix sum over (bucket, chunk) gives every
+//!    chunk its own disjoint slice of each bucket's range in the adjacency array; each chunk
+//!    writes both directions of its edges there (the column into `adj`, the row within the
+//!    bucket into `lrow`, the weight into `wts`). Few buckets: few sequential write streams,
+//!    straight into the final array.
+//! 3. **Rows** (parallel over buckets): each bucket is counting-sorted by row into a
+//!    per-thread scratch buffer (bucket-sized, so it stays in cache), then every row is
+//!    sorted, deduplicated and written back compacted at the start of the bucket's range.
+//! 4. **Compact**: the buckets' kept edges are moved down to close the gaps (a memmove, in
+//!    order), and the row pointers filled by a prefix sum (parallel over buckets).
+//!
+//! Memory: the adjacency (`2m` u32), the row-in-bucket array (`2m` u16, freed before the
+//! compaction), the weights when weighted, and one bucket of scratch per thread; no second
+//! copy of the adjacency.
+
+use rayon::prelude::*;
+
+use crate::alloc;
+use crate::error::{Error, Result};
+
+/// The built CSR: row pointers, columns, weights, self-loops (input ones included).
+pub(super) struct Built {
+    pub indptr: Vec<usize>,
+    pub adj: Vec<u32>,
+    pub weights: Option<Vec<f64>>,
+    pub self_loops: usize,
+}
+
+/// One chunk's slice of one bucket: columns, rows within the bucket, weights.
+type Slices<'a> = (&'a mut [u32], &'a mut [u16], &'a mut [f64]);
+/// One bucket of pass 3: index, columns, rows within the bucket, weights, row lengths.
+type BucketJob<'a> = (
+    usize,
+    &'a mut [u32],
+    &'a [u16],
+    &'a mut [f64],
+    &'a mut [usize],
+);
+
+/// Directed edges a bucket aims at: 2^19 (2 MiB of columns) sorts in L2 / L3.
+const BUCKET_ENTRIES: usize = 1 << 19;
+/// Edges per parallel chunk in passes 1 and 2 (at least).
+const MIN_CHUNK: usize = 1 << 16;
+
+/// The first edge of `src` / `dst` that names a node outside `0..n`, as an error.
+#[cold]
+fn out_of_range(n: usize, src: &[u32], dst: &[u32]) -> Error {
+    let (u, v) = src
+        .iter()
+        .zip(dst)
+        .find(|&(&u, &v)| u as usize >= n || v as usize >= n)
+        .map_or((0, 0), |(&u, &v)| (u, v));
+    Error::invalid(
+        "graph",
+        format!("edge ({u}, {v}) names a node outside 0..{n}"),
+    )
+}
+
+pub(super) fn build(
+    n: usize,
+    src: &[u32],
+    dst: &[u32],
+    weights: Option<&[f64]>,
+    self_loops: usize,
+) -> Result<Built> {
+    if src.len() != dst.len() || weights.is_some_and(|w| w.len() != src.len()) {
+        return Err(Error::invalid("graph", "edge arrays differ in length"));
+    }
+    let m = src.len();
+    let weighted = weights.is_some();
+    // Rows per bucket: 2^shift (at most 2^16, so that a row within its bucket fits a u16).
+    let per_row = (2 * m).div_ceil(n.max(1)).max(1);
+    let target = (BUCKET_ENTRIES / per_row).max(1);
+    let shift = (usize::BITS - 1 - target.leading_zeros()).clamp(4, 16);
+    let nb = (n >> shift) + 1;
+
+    // Chunks of edges for passes 1 and 2: a few per thread, fewer when there are many
+    // buckets (each chunk keeps a counter per bucket).
+    let threads = rayon::current_num_threads().max(1);
+    let nchunks = (m / MIN_CHUNK)
+        .min(threads * 4)
+        .min((1 << 24) / nb.max(1))
+        .max(1);
+    let csize = m.div_ceil(nchunks).max(1);
+
+    // Pass 1: per chunk, range check, self-loops, directed edges per bucket.
+    let counts: Vec<Option<(Vec<usize>, usize)>> = src
+        .par_chunks(csize)
+        .zip(dst.par_chunks(csize))
+        .map(|(s, d)| {
+            let mut hist = vec![0usize; nb];
+            let mut loops = 0usize;
+            let mut bad = false;
+            for (&u, &v) in s.iter().zip(d) {
+                bad |= u.max(v) as usize >= n;
+                if u == v {
+                    loops += 1;
+                    continue;
+                }
+                // An out-of-range id is clamped here and reported below.
+                hist[((u >> shift) as usize).min(nb - 1)] += 1;
+                hist[((v >> shift) as usize).min(nb - 1)] += 1;
+            }
+            (!bad).then_some((hist, loops))
+        })
+        .collect();
+    let mut counts: Vec<(Vec<usize>, usize)> = match counts.into_iter().collect::<Option<_>>() {
+        Some(c) => c,
+        None => return Err(out_of_range(n, src, dst)),
+    };
+    let self_loops = self_loops + counts.iter().map(|c| c.1).sum::<usize>();
+
+    // Bucket ranges, and each chunk's start within each bucket (in place of its count).
+    let mut bstart = vec![0usize; nb + 1];
+    for b in 0..nb {
+        let mut at = bstart[b];
+        for (hist, _) in counts.iter_mut() {
+            let c = hist[b];
+            hist[b] = at;
+            at += c;
+        }
+        bstart[b + 1] = at;
+    }
+    let total = bstart[nb];
+
+    let mut adj = alloc::try_vec(total, 0u32, || {
+        format!("the adjacency of {total} directed edges")
+    })?;
+    let mut lrow = alloc::try_vec(total, 0u16, || format!("sorting {total} directed edges"))?;
+    let mut wts = if weighted {
+        alloc::try_vec(total, 0f64, || {
+            format!("the weights of {total} directed edges")
+        })?
+    } else {
+        Vec::new()
+    };
+
+    // Pass 2: every chunk scatters into its own slices of every bucket.
+    {
+        // Cut adj / lrow / wts into (bucket, chunk) slices, handed out per chunk.
+        let mut per_chunk: Vec<Vec<Slices<'_>>> =
+            (0..counts.len()).map(|_| Vec::with_capacity(nb)).collect();
+        let (mut ra, mut rl, mut rw) = (&mut adj[..], &mut lrow[..], &mut wts[..]);
+        for b in 0..nb {
+            for t in 0..counts.len() {
+                let end = if t + 1 < counts.len() {
+                    counts[t + 1].0[b]
+                } else {
+                    bstart[b + 1]
+                };
+                let len = end - counts[t].0[b];
+                let (a, ra2) = std::mem::take(&mut ra).split_at_mut(len);
+                let (l, rl2) = std::mem::take(&mut rl).split_at_mut(len);
+                let wl = if weighted { len } else { 0 };
+                let (w, rw2) = std::mem::take(&mut rw).split_at_mut(wl);
+                (ra, rl, rw) = (ra2, rl2, rw2);
+                per_chunk[t].push((a, l, w));
+            }
+        }
+        let mask = (1u32 << shift) - 1;
+        per_chunk
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(t, mut outs)| {
+                let lo = t * csize;
+                let hi = (lo + csize).min(m);
+                let mut next = vec![0usize; nb];
+                let (s, d) = (&src[lo..hi], &dst[lo..hi]);
+                match weights {
+                    None => {
+                        for (&u, &v) in s.iter().zip(d) {
+                            if u == v {
+                                continue;
+                            }
+                            let (bu, bv) = ((u >> shift) as usize, (v >> shift) as usize);
+                            let (pu, pv) = (next[bu], next[bv]);
+                            outs[bu].0[pu] = v;
+                            outs[bu].1[pu] = (u & mask) as u16;
+                            next[bu] = pu + 1;
+                            // Re-read: bu may equal bv.
+                            let pv = if bu == bv { pv + 1 } else { pv };
+                            outs[bv].0[pv] = u;
+                            outs[bv].1[pv] = (v & mask) as u16;
+                            next[bv] = pv + 1;
+                        }
+                    }
+                    Some(w) => {
+                        let w = &w[lo..hi];
+                        for ((&u, &v), &x) in s.iter().zip(d).zip(w) {
+                            if u == v {
+                                continue;
+                            }
+                            for (r, c) in [(u, v), (v, u)] {
+                                let b = (r >> shift) as usize;
+                                let p = next[b];
+                                outs[b].0[p] = c;
+                                outs[b].1[p] = (r & mask) as u16;
+                                outs[b].2[p] = x;
+                                next[b] = p + 1;
+                            }
+                        }
+                    }
+                }
+            });
+    }
+    drop(counts);
+
+    // Pass 3: per bucket, counting sort by row, then sort, merge and compact each row to
+    // the start of the bucket's range; the row's length goes to indptr[row + 1].
+    let mut indptr = alloc::try_vec(n + 1, 0usize, || {
+        format!("the row pointers of a graph of {n} nodes")
+    })?;
+    let kept: Vec<usize> = {
+        let mut jobs: Vec<BucketJob<'_>> = Vec::with_capacity(nb);
+        let (mut ra, mut rl, mut rw) = (&mut adj[..], &lrow[..], &mut wts[..]);
+        let mut ri = &mut indptr[1..];
+        for b in 0..nb {
+            let len = bstart[b + 1] - bstart[b];
+            let rows = ((b + 1) << shift).min(n).saturating_sub(b << shift);
+            let (a, ra2) = std::mem::take(&mut ra).split_at_mut(len);
+            let (l, rl2) = rl.split_at(len);
+            let (w, rw2) = std::mem::take(&mut rw).split_at_mut(if weighted { len } else { 0 });
+            let (i, ri2) = std::mem::take(&mut ri).split_at_mut(rows);
+            (ra, rl, rw, ri) = (ra2, rl2, rw2, ri2);
+            jobs.push((b, a, l, w, i));
+        }
+        jobs.into_par_iter()
+            .map_init(Scratch::default, |scratch, (_, a, l, w, deg)| {
+                bucket_rows(a, l, weighted.then_some(w), deg, scratch)
+            })
+            .collect()
+    };
+    drop(lrow);
+
+    // Pass 4: close the gaps between the buckets' kept edges, then the row pointers.
+    let mut out = 0usize;
+    let mut base = Vec::with_capacity(nb);
+    for b in 0..nb {
+        let s = bstart[b];
+        if s != out {
+            adj.copy_within(s..s + kept[b], out);
+            if weighted {
+                wts.copy_within(s..s + kept[b], out);
+            }
+        }
+        base.push(out);
+        out += kept[b];
+    }
+    {
+        let mut ri = &mut indptr[1..];
+        let mut jobs = Vec::with_capacity(nb);
+        for (b, &start) in base.iter().enumerate() {
+            let rows = ((b + 1) << shift).min(n).saturating_sub(b << shift);
+            let (i, ri2) = std::mem::take(&mut ri).split_at_mut(rows);
+            ri = ri2;
+            jobs.push((start, i));
+        }
+        jobs.into_par_iter().for_each(|(mut at, rows)| {
+            for r in rows {
+                at += *r;
+                *r = at;
+            }
+        });
+    }
+    adj.truncate(out);
+    adj.shrink_to_fit();
+    let weights = weighted.then(|| {
+        wts.truncate(out);
+        wts.shrink_to_fit();
+        wts
+    });
+    Ok(Built {
+        indptr,
+        adj,
+        weights,
+        self_loops,
+    })
+}
+
+/// Per-thread scratch of pass 3.
+#[derive(Default)]
+struct Scratch {
+    cnt: Vec<usize>,
+    cols: Vec<u32>,
+    wts: Vec<f64>,
+    pairs: Vec<(u32, f64)>,
+}
+
+/// One bucket: `adj` / `lrow` / `w` hold its directed edges (column, row within the bucket,
+/// weight) in any order; afterwards `adj[..kept]` (and `w[..kept]`) hold its rows sorted and
+/// deduplicated (a merged edge keeps its largest weight), and `deg[i]` row `i`'s length.
+/// Returns `kept`.
+fn bucket_rows(
+    adj: &mut [u32],
+    lrow: &[u16],
+    w: Option<&mut [f64]>,
+    deg: &mut [usize],
+    s: &mut Scratch,
+) -> usize {
+    let rows = deg.len();
+    let len = adj.len();
+    // Counting sort by row: cnt[i] = start of row i, advanced while filling.
+    s.cnt.clear();
+    s.cnt.resize(rows + 1, 0);
+    for &r in lrow {
+        s.cnt[r as usize + 1] += 1;
+    }
+    for i in 0..rows {
+        s.cnt[i + 1] += s.cnt[i];
+    }
+    s.cols.clear();
+    s.cols.resize(len, 0);
+    match w {
+        None => {
+            for (&r, &c) in lrow.iter().zip(adj.iter()) {
+                let p = s.cnt[r as usize];
+                s.cols[p] = c;
+                s.cnt[r as usize] = p + 1;
+            }
+            // cnt[i] is now the end of row i.
+            let mut out = 0usize;
+            let mut start = 0usize;
+            for (i, d) in deg.iter_mut().enumerate() {
+                let end = s.cnt[i];
+                let row = &mut s.cols[start..end];
+                // Rows of (src, dst)-sorted files often come out sorted already.
+                if !row.is_sorted() {
+                    row.sort_unstable();
+                }
+                let row_out = out;
+                if let Some((&first, rest)) = row.split_first() {
+                    // Branch-free merge of equal neighbours (the row is sorted, and `out`
+                    // never passes the row's read position in the bucket).
+                    let dst = &mut adj[out..out + 1 + rest.len()];
+                    dst[0] = first;
+                    let mut k = 1;
+                    let mut last = first;
+                    for &c in rest {
+                        dst[k] = c;
+                        k += (c != last) as usize;
+                        last = c;
+                    }
+                    out += k;
+                }
+                *d = out - row_out;
+                start = end;
+            }
+            out
+        }
+        Some(w) => {
+            s.wts.clear();
+            s.wts.resize(len, 0.0);
+            for ((&r, &c), &x) in lrow.iter().zip(adj.iter()).zip(w.iter()) {
+                let p = s.cnt[r as usize];
+                s.cols[p] = c;
+                s.wts[p] = x;
+                s.cnt[r as usize] = p + 1;
+            }
+            let mut out = 0usize;
+            let mut start = 0usize;
+            for (i, d) in deg.iter_mut().enumerate() {
+                let end = s.cnt[i];
+                s.pairs.clear();
+                s.pairs.extend(
+                    s.cols[start..end]
+                        .iter()
+                        .copied()
+                        .zip(s.wts[start..end].iter().copied()),
+                );
+                // Stable, so that merged weights compare in input order.
+                s.pairs.sort_by_key(|e| e.0);
+                let row_out = out;
+                for &(c, x) in &s.pairs {
+                    if out > row_out && adj[out - 1] == c {
+                        if x > w[out - 1] {
+                            w[out - 1] = x;
+                        }
+                    } else {
+                        adj[out] = c;
+                        w[out] = x;
+                        out += 1;
+                    }
+                }
+                *d = out - row_out;
+                start = end;
+            }
+            out
+        }
+    }
+}
