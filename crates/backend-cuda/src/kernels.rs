@@ -67,6 +67,13 @@ trident_core::kernel_table! {
     Triangles => cuda_module!(triangles, typed: [], plain: ["tc_merge", "tc_search", "tc_hash"]),
     /// `kernels/cuda/matmul.cu`: the tiled GEMM and the strided block sum of Strassen.
     Matmul => cuda_module!(matmul, typed: ["gemm", "matadd"], plain: []),
+    /// `kernels/cuda/mcl.cu`: the R-MCL iteration (mass, penalty, fused column pass in
+    /// shared or global memory, reduction), as `kernels/opencl/mcl.cl`.
+    Mcl => cuda_module!(
+        mcl,
+        typed: ["mcl_mass", "mcl_penalty", "mcl_column_local", "mcl_column_global", "mcl_reduce"],
+        plain: []
+    ),
 }
 
 /// The `.version X.Y` (PTX ISA) of a PTX text.
