@@ -33,6 +33,10 @@ enum Command {
     /// C = A B for two .npy matrices (tiled, Strassen or Winograd); checks C against the
     /// f64 reference and reports the time and GFLOP/s.
     Matmul(cmd::matmul::Args),
+    /// Cluster a network with regularized Markov clustering (R-MCL); writes mcl's format (one
+    /// cluster per line, tab-separated labels, largest first), optionally scored against
+    /// gold-standard complexes (--eval).
+    Cluster(cmd::cluster::Args),
 }
 
 /// Element type of a computation.
@@ -51,6 +55,7 @@ fn main() -> ExitCode {
         Command::Triangles(a) => cmd::triangles::run(a),
         Command::Generate(a) => cmd::generate::run(a),
         Command::Matmul(a) => cmd::matmul::run(a),
+        Command::Cluster(a) => cmd::cluster::run(a),
     };
     report(result)
 }
