@@ -63,6 +63,10 @@ pub struct Args {
     /// whitespace, e.g. CYC2008): matched fraction, sensitivity, PPV, accuracy, modularity.
     #[arg(long, value_name = "COMPLEXES")]
     eval: Option<PathBuf>,
+    /// Do not cluster: read the clusters from this file (mcl's format, e.g. `mcl`'s output on
+    /// the same network) and only score them (`--eval`) and write them; for comparing tools.
+    #[arg(long, value_name = "CLUSTERS", requires = "eval")]
+    from: Option<PathBuf>,
 }
 
 impl Args {
@@ -90,6 +94,9 @@ pub fn run(args: Args) -> Result<()> {
         if let Some(e) = &args.eval {
             inputs.push(e);
         }
+        if let Some(f) = &args.from {
+            inputs.push(f);
+        }
         io::check_output(out, &inputs)?;
     }
     let complexes = args.eval.as_ref().map(eval::read_complexes).transpose()?;
@@ -110,12 +117,15 @@ pub fn run(args: Args) -> Result<()> {
         }
     );
     let t = Instant::now();
-    let c = crate::with_backend!(&b, b => match args.precision {
-        Precision::F32 => cluster::<f32, _>(b, &g, &opts, args.quiet),
-        Precision::F64 => cluster::<f64, _>(b, &g, &opts, args.quiet),
-    })?;
+    let c = match &args.from {
+        Some(path) => read_clusters(&g, path)?,
+        None => crate::with_backend!(&b, b => match args.precision {
+            Precision::F32 => cluster::<f32, _>(b, &g, &opts, args.quiet),
+            Precision::F64 => cluster::<f64, _>(b, &g, &opts, args.quiet),
+        })?,
+    };
     let secs = t.elapsed().as_secs_f64();
-    if !c.converged {
+    if !c.converged && args.from.is_none() {
         eprintln!(
             "warning: R-MCL did not converge in {} iterations (chaos {:.3e} >= {:.0e}); the \
              clusters are those of the last iterate",
@@ -164,6 +174,45 @@ fn cluster<T: trident_core::Scalar, B: MarkovCluster<T>>(
         }
     };
     b.cluster_with_progress(g, opts, &mut progress)
+}
+
+/// Clusters in mcl's format (whitespace-separated labels of `g`'s nodes, one cluster per
+/// line) as a [`Clustering`]; a label not in `g` is an error.
+fn read_clusters(g: &Graph, path: &Path) -> Result<Clustering> {
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let ids: std::collections::HashMap<String, usize> =
+        (0..g.num_nodes()).map(|u| (g.label(u), u)).collect();
+    let mut clusters = Vec::new();
+    for (ln, line) in text.lines().enumerate() {
+        let c = line
+            .split_whitespace()
+            .map(|l| {
+                ids.get(l).copied().ok_or_else(|| {
+                    Error::invalid(
+                        "clusters",
+                        format!(
+                            "{}:{}: {l:?} is not a node of the network",
+                            path.display(),
+                            ln + 1
+                        ),
+                    )
+                })
+            })
+            .collect::<Result<Vec<usize>>>()?;
+        if !c.is_empty() {
+            clusters.push(c);
+        }
+    }
+    trident_core::mcl::sort_clusters(&mut clusters);
+    Ok(Clustering {
+        clusters,
+        iterations: 0,
+        chaos: 0.0,
+        converged: true,
+    })
 }
 
 /// mcl's format: one cluster per line, tab-separated labels, largest first.
