@@ -108,11 +108,7 @@ fn planted_input(cpu: &Cpu, opts: &MclOptions) -> Input {
         graph.num_edges(),
         expected.clusters.len(),
         expected.iterations,
-        if expected.converged {
-            ""
-        } else {
-            " (cap)"
-        },
+        if expected.converged { "" } else { " (cap)" },
         t.elapsed()
     );
     Input {

@@ -6,11 +6,11 @@
 
 use std::time::Instant;
 
+use trident_core::gpu::Precision;
 use trident_core::mcl::{
     empty_clustering, interpret, Clustering, Columns, Expansion, MarkovCluster, MclOptions,
     MclProgress, Transition,
 };
-use trident_core::gpu::Precision;
 use trident_core::{Error, Graph, Result, Scalar};
 
 use crate::driver;

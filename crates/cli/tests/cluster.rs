@@ -71,7 +71,13 @@ fn clusters_in_mcl_format_with_progress_and_eval() {
     );
 
     // To standard output, quiet: only the clusters on stdout, no progress on stderr.
-    let o = trident(&["cluster", net.to_str().unwrap(), "--backend", "cpu", "--quiet"]);
+    let o = trident(&[
+        "cluster",
+        net.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--quiet",
+    ]);
     assert!(o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!err.contains("iteration   1:"), "{err}");
