@@ -355,17 +355,18 @@ __kernel void CAT(mcl_reduce_, SUFFIX)(const ulong n, const uint K,
     const uint wg = get_local_size(0);
     REAL m = 0;
     ulong s = 0;
+    int bad = 0;
     for (ulong j = tid; j < n; j += wg) {
         const uint l = len[j];
         if (l > K) {
-            m = NAN; // a hub column did not fit its scratch region (a host bug)
+            bad = 1; // a hub column did not fit its scratch region (a host bug)
         } else {
             m = fmax(m, fmax(val[j * K] - from_fixed(sq[j]), (REAL)0));
             s += l;
         }
         sq[j] = 0;
     }
-    mx[tid] = m;
+    mx[tid] = bad ? (REAL)NAN : m; // (a NaN kept in m would be lost to fmax)
     sm[tid] = s;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint h = wg / 2; h > 0; h >>= 1) {

@@ -80,6 +80,13 @@ trident_core::kernel_table! {
         ],
         plain: []
     ),
+    /// `kernels/cuda/mcl.cu`: the R-MCL iteration (mass, penalty, fused column pass in
+    /// shared or global memory, reduction), as `kernels/opencl/mcl.cl`.
+    Mcl => cuda_module!(
+        mcl,
+        typed: ["mcl_mass", "mcl_penalty", "mcl_column_local", "mcl_column_global", "mcl_reduce"],
+        plain: []
+    ),
 }
 
 /// The `.version X.Y` (PTX ISA) of a PTX text.

@@ -6,9 +6,8 @@
 trident_core::spmv_conformance_tests!(trident_cuda::Cuda, trident_cuda::Cuda::new());
 trident_core::triangles_conformance_tests!(trident_cuda::Cuda, trident_cuda::Cuda::new());
 trident_core::matmul_conformance_tests!(trident_cuda::Cuda, trident_cuda::Cuda::new());
-// R-MCL on CUDA is not implemented yet (src/mcl.rs returns Unsupported): its conformance
-// tests are not instantiated here; `cargo xtask validate` shows them failing.
 trident_core::svd_conformance_tests!(trident_cuda::Cuda, trident_cuda::Cuda::new());
+trident_core::mcl_conformance_tests!(trident_cuda::Cuda, trident_cuda::Cuda::new());
 
 use trident_core::Backend;
 

@@ -36,6 +36,10 @@ enum Command {
     /// Singular values (and vectors) of a dense matrix (`.npy` or Matrix Market) by one-sided
     /// block Jacobi; checks the decomposition and reports sweeps and time.
     Svd(cmd::svd::Args),
+    /// Cluster a network with regularized Markov clustering (R-MCL); writes mcl's format (one
+    /// cluster per line, tab-separated labels, largest first), optionally scored against
+    /// gold-standard complexes (--eval).
+    Cluster(cmd::cluster::Args),
 }
 
 /// Element type of a computation.
@@ -55,6 +59,7 @@ fn main() -> ExitCode {
         Command::Generate(a) => cmd::generate::run(a),
         Command::Matmul(a) => cmd::matmul::run(a),
         Command::Svd(a) => cmd::svd::run(a),
+        Command::Cluster(a) => cmd::cluster::run(a),
     };
     report(result)
 }

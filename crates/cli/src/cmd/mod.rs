@@ -1,5 +1,6 @@
 //! One module per subcommand: its arguments (`Args`) and `run`.
 
+pub mod cluster;
 pub mod generate;
 pub mod info;
 pub mod matmul;
