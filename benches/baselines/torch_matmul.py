@@ -17,6 +17,7 @@ into the reference column of the matmul table (run.sh does this in `bench` mode)
 
 import argparse
 import json
+import os
 import statistics
 import sys
 
@@ -26,7 +27,10 @@ import torch
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("out")
-    p.add_argument("--sizes", default="1024,2048,4096,8192,16384")
+    # The benchmark's own sizes (TRIDENT_MATMUL_SIZES), so both measure the same products.
+    p.add_argument(
+        "--sizes", default=os.environ.get("TRIDENT_MATMUL_SIZES", "1024,2048,4096,8192,16384")
+    )
     p.add_argument("--runs", type=int, default=0)
     args = p.parse_args()
     if not torch.cuda.is_available():
