@@ -44,8 +44,10 @@
 //                 T *g_cy, u64 region, u64 first, u64 lcap
 //   mcl_reduce:   u64 n, u32 K, const T *val, u64 *sq, const u32 *len,
 //                 u32 *overflow, T *out_chaos, u64 *out_entries
-// sq[j] (zero on entry, cleared by mcl_reduce) collects column j's fixed-point sum of squares;
-// mcl_reduce forms each column's chaos val[j*K] - sq[j] and the maximum.
+// sq has 2n entries (zero on entry, cleared by mcl_reduce): sq[j] collects column j's
+// fixed-point sum of squares, sq[n + j] its fixed-point L1 change from the previous column j
+// (in_*; trident_core::mcl::column_change). mcl_reduce forms each column's chaos
+// val[j*K] - sq[j] and the maxima: out_chaos[0] = max chaos, out_chaos[1] = max change.
 // flags: 1 = RIGHT_IS_M (plain MCL expansion), 2 = BALANCED (multiply by pen[row]),
 //        4 = SQUARE (inflation 2 as x*x). overflow[0] is the count, overflow[1..] columns.
 // Launch: mcl_mass / mcl_penalty: 1-D, any block size, grid * block >= n. mcl_column_local:
@@ -148,7 +150,8 @@ template <typename T>
 __device__ void mcl_column(const u64 j, const u32 K, const u32 flags, const T inflation,
                            const T prune, const u64 *rptr, const u32 *rrow, const T *rval,
                            const u32 *in_idx, const T *in_val, const u32 *in_len, const T *pen,
-                           u32 *out_idx, T *out_val, u32 *out_len, u64 *sq, u32 *overflow,
+                           u32 *out_idx, T *out_val, u32 *out_len, u64 *sq, u64 *dl,
+                           u32 *overflow,
                            u32 *keys, u64 *acc, u32 *crow, T *cy, const u64 cap_max,
                            const int may_spill, u64 *sh) {
     const u32 tid = threadIdx.x;
@@ -277,13 +280,37 @@ __device__ void mcl_column(const u64 j, const u32 K, const u32 flags, const T in
         __syncthreads();
         const T s2 = from_fixed<T>(sh[3]);
         /* Normalise; the column's chaos (max - sum of squares) is finished by mcl_reduce
-           from sq[j] and the first entry. */
-        for (u32 r = tid; r < kept; r += wg) {
-            const T v = out_val[ob + r] / s2;
-            out_val[ob + r] = v;
-            atomicAdd(&sq[j], to_fixed(v * v));
-            if (r == 0) {
-                out_len[j] = kept;
+           from sq[j] and the first entry. The same loop adds the L1 change from the
+           previous column j: |v - old| for every new entry, old for every previous entry
+           whose row is gone. */
+        const u64 pb = j * K;
+        const u32 pl = in_len[j];
+        for (u32 r = tid; r < max(kept, pl); r += wg) {
+            if (r < kept) {
+                const T v = out_val[ob + r] / s2;
+                out_val[ob + r] = v;
+                atomicAdd(&sq[j], to_fixed(v * v));
+                const u32 row = out_idx[ob + r];
+                T old = 0;
+                for (u32 s = 0; s < pl; ++s) {
+                    if (in_idx[pb + s] == row) {
+                        old = in_val[pb + s];
+                    }
+                }
+                atomicAdd(&dl[j], to_fixed(fabs(v - old)));
+                if (r == 0) {
+                    out_len[j] = kept;
+                }
+            }
+            if (r < pl) {
+                const u32 row = in_idx[pb + r];
+                int gone = 1;
+                for (u32 s = 0; s < kept; ++s) {
+                    gone = gone && out_idx[ob + s] != row;
+                }
+                if (gone) {
+                    atomicAdd(&dl[j], to_fixed(in_val[pb + r]));
+                }
             }
         }
     }
@@ -306,7 +333,7 @@ __device__ __forceinline__ void mcl_column_local(
         return;
     }
     mcl_column<T>(j, K, flags, inflation, prune, rptr, rrow, rval, in_idx, in_val, in_len, pen,
-                  out_idx, out_val, out_len, sq, overflow, keys, acc, crow, cy,
+                  out_idx, out_val, out_len, sq, sq + n, overflow, keys, acc, crow, cy,
                   min(lcap, (u64)LCAP), 1, sh);
 }
 
@@ -320,7 +347,6 @@ __device__ __forceinline__ void mcl_column_global(
     u32 *__restrict__ g_keys, u64 *__restrict__ g_acc, u32 *__restrict__ g_crow,
     T *__restrict__ g_cy, const u64 region, const u64 first) {
     __shared__ u64 sh[5];
-    (void)n;
     const u64 g = blockIdx.x;
     const u64 base = g * region;
     const u64 e = first + g;
@@ -328,7 +354,7 @@ __device__ __forceinline__ void mcl_column_global(
     if (e < overflow[0]) {
         const u64 j = overflow[1 + e];
         mcl_column<T>(j, K, flags, inflation, prune, rptr, rrow, rval, in_idx, in_val, in_len,
-                      pen, out_idx, out_val, out_len, sq, overflow, g_keys + base,
+                      pen, out_idx, out_val, out_len, sq, sq + n, overflow, g_keys + base,
                       g_acc + base, g_crow + base, g_cy + base, region, 0, sh);
     }
 }
@@ -342,8 +368,10 @@ __device__ __forceinline__ void mcl_reduce(const u64 n, const u32 K, const T *__
     __shared__ u64 sm[WG_MAX];
     const u32 tid = threadIdx.x;
     const u32 wg = blockDim.x;
+    __shared__ u64 dm[WG_MAX];
     T m = 0;
     u64 s = 0;
+    u64 d = 0;
     int bad = 0;
     for (u64 j = tid; j < n; j += wg) {
         const u32 l = len[j];
@@ -352,11 +380,14 @@ __device__ __forceinline__ void mcl_reduce(const u64 n, const u32 K, const T *__
         } else {
             m = fmax(m, fmax(val[j * K] - from_fixed<T>(sq[j]), T(0)));
             s += l;
+            d = max(d, sq[n + j]);
         }
         sq[j] = 0;
+        sq[n + j] = 0;
     }
     mx[tid] = bad ? Real<T>::nan() : m; // (a NaN kept in m would be lost to fmax)
     sm[tid] = s;
+    dm[tid] = d;
     __syncthreads();
     for (u32 h = wg / 2; h > 0; h >>= 1) {
         if (tid < h) {
@@ -364,11 +395,13 @@ __device__ __forceinline__ void mcl_reduce(const u64 n, const u32 K, const T *__
             mx[tid] = isnan(mx[tid + h]) ? mx[tid + h]
                                          : (isnan(mx[tid]) ? mx[tid] : fmax(mx[tid], mx[tid + h]));
             sm[tid] += sm[tid + h];
+            dm[tid] = max(dm[tid], dm[tid + h]);
         }
         __syncthreads();
     }
     if (tid == 0) {
         out_chaos[0] = mx[0];
+        out_chaos[1] = from_fixed<T>(dm[0]);
         out_entries[0] = sm[0];
         overflow[0] = 0;
     }

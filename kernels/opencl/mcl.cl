@@ -43,8 +43,10 @@
 //                 REAL *g_cy, ulong region, ulong first, ulong lcap
 //   mcl_reduce:   ulong n, uint K, const REAL *val, ulong *sq, const uint *len,
 //                 uint *overflow, REAL *out_chaos, ulong *out_entries
-// sq[j] (zero on entry, cleared by mcl_reduce) collects column j's fixed-point sum of squares;
-// mcl_reduce forms each column's chaos val[j*K] - sq[j] and the maximum.
+// sq has 2n entries (zero on entry, cleared by mcl_reduce): sq[j] collects column j's
+// fixed-point sum of squares, sq[n + j] its fixed-point L1 change from the previous column j
+// (in_*; trident_core::mcl::column_change). mcl_reduce forms each column's chaos
+// val[j*K] - sq[j] and the maxima: out_chaos[0] = max chaos, out_chaos[1] = max change.
 // flags: 1 = RIGHT_IS_M (plain MCL expansion), 2 = BALANCED (multiply by pen[row]),
 //        4 = SQUARE (inflation 2 as x*x). overflow[0] is the count, overflow[1..] columns.
 // Launch: mcl_mass / mcl_penalty: 1-D, any work-group size, global >= n. mcl_column_local:
@@ -149,7 +151,8 @@ __kernel void CAT(mcl_penalty_, SUFFIX)(const ulong n, const REAL b,
               __global const REAL *rval, __global const uint *in_idx,                         \
               __global const REAL *in_val, __global const uint *in_len,                       \
               __global const REAL *pen, __global uint *out_idx, __global REAL *out_val,       \
-              __global uint *out_len, __global ulong *sq, __global uint *overflow,          \
+              __global uint *out_len, __global ulong *sq, __global ulong *dl,              \
+              __global uint *overflow,                                                        \
               AS uint *keys, AS ulong *acc, AS uint *crow, AS REAL *cy, const ulong cap_max,  \
               const int may_spill, __local ulong *sh)                                        \
     {                                                                                         \
@@ -280,14 +283,38 @@ __kernel void CAT(mcl_penalty_, SUFFIX)(const ulong n, const REAL b,
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                  \
         const REAL s2 = from_fixed(sh[3]);                                                   \
         /* Normalise; the column's chaos (max - sum of squares) is finished by mcl_reduce    \
-           from sq[j] and the first entry (no work after this loop: PoCL skipped a           \
-           single-thread tail after the last barrier of the global variant). */              \
-        for (uint r = tid; r < kept; r += wg) {                                              \
-            const REAL v = out_val[ob + r] / s2;                                             \
-            out_val[ob + r] = v;                                                             \
-            atom_add(&sq[j], to_fixed(v * v));                                               \
-            if (r == 0) {                                                                    \
-                out_len[j] = kept;                                                           \
+           from sq[j] and the first entry. The same loop adds the L1 change from the         \
+           previous column j: |v - old| for every new entry, old for every previous entry    \
+           whose row is gone (no work after this loop: PoCL skipped a single-thread tail     \
+           after the last barrier of the global variant). */                                 \
+        const ulong pb = j * K;                                                              \
+        const uint pl = in_len[j];                                                           \
+        for (uint r = tid; r < max(kept, pl); r += wg) {                                     \
+            if (r < kept) {                                                                  \
+                const REAL v = out_val[ob + r] / s2;                                         \
+                out_val[ob + r] = v;                                                         \
+                atom_add(&sq[j], to_fixed(v * v));                                           \
+                const uint row = out_idx[ob + r];                                            \
+                REAL old = 0;                                                                \
+                for (uint s = 0; s < pl; ++s) {                                              \
+                    if (in_idx[pb + s] == row) {                                             \
+                        old = in_val[pb + s];                                                \
+                    }                                                                        \
+                }                                                                            \
+                atom_add(&dl[j], to_fixed(fabs(v - old)));                               \
+                if (r == 0) {                                                                \
+                    out_len[j] = kept;                                                       \
+                }                                                                            \
+            }                                                                                \
+            if (r < pl) {                                                                    \
+                const uint row = in_idx[pb + r];                                             \
+                int gone = 1;                                                                \
+                for (uint s = 0; s < kept; ++s) {                                            \
+                    gone = gone && out_idx[ob + s] != row;                                   \
+                }                                                                            \
+                if (gone) {                                                                  \
+                    atom_add(&dl[j], to_fixed(in_val[pb + r]));                          \
+                }                                                                            \
             }                                                                                \
         }                                                                                    \
         }                                                                                    \
@@ -320,7 +347,7 @@ __kernel void CAT(mcl_column_local_, SUFFIX)(COLUMN_ARGS)
         return;
     }
     column_in_local(j, K, flags, inflation, prune, rptr, rrow, rval, in_idx, in_val, in_len,
-                    pen, out_idx, out_val, out_len, sq, overflow, keys, acc, crow, cy,
+                    pen, out_idx, out_val, out_len, sq, sq + n, overflow, keys, acc, crow, cy,
                     min(lcap, (ulong)LCAP), 1, sh);
 }
 
@@ -335,7 +362,7 @@ __kernel void CAT(mcl_column_global_, SUFFIX)(COLUMN_ARGS)
     if (e < overflow[0]) {
         const ulong j = overflow[1 + e];
         column_in_global(j, K, flags, inflation, prune, rptr, rrow, rval, in_idx, in_val,
-                         in_len, pen, out_idx, out_val, out_len, sq, overflow,
+                         in_len, pen, out_idx, out_val, out_len, sq, sq + n, overflow,
                          g_keys + base, g_acc + base, g_crow + base, g_cy + base, region, 0,
                          sh);
     }
@@ -353,8 +380,10 @@ __kernel void CAT(mcl_reduce_, SUFFIX)(const ulong n, const uint K,
     __local ulong sm[WG_MAX];
     const uint tid = get_local_id(0);
     const uint wg = get_local_size(0);
+    __local ulong dm[WG_MAX];
     REAL m = 0;
     ulong s = 0;
+    ulong d = 0;
     int bad = 0;
     for (ulong j = tid; j < n; j += wg) {
         const uint l = len[j];
@@ -363,22 +392,27 @@ __kernel void CAT(mcl_reduce_, SUFFIX)(const ulong n, const uint K,
         } else {
             m = fmax(m, fmax(val[j * K] - from_fixed(sq[j]), (REAL)0));
             s += l;
+            d = max(d, sq[n + j]);
         }
         sq[j] = 0;
+        sq[n + j] = 0;
     }
     mx[tid] = bad ? (REAL)NAN : m; // (a NaN kept in m would be lost to fmax)
     sm[tid] = s;
+    dm[tid] = d;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint h = wg / 2; h > 0; h >>= 1) {
         if (tid < h) {
             // NaN wins, so that the host sees it.
             mx[tid] = isnan(mx[tid + h]) ? mx[tid + h] : (isnan(mx[tid]) ? mx[tid] : fmax(mx[tid], mx[tid + h]));
             sm[tid] += sm[tid + h];
+            dm[tid] = max(dm[tid], dm[tid + h]);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (tid == 0) {
         out_chaos[0] = mx[0];
+        out_chaos[1] = from_fixed(dm[0]);
         out_entries[0] = sm[0];
         overflow[0] = 0;
     }

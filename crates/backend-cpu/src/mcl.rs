@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use trident_core::mcl::{
-    column_step, empty_clustering, interpret, penalty, to_fixed, to_mass, Clustering, Columns,
-    Expansion, MarkovCluster, MclOptions, MclProgress, Transition,
+    column_step, empty_clustering, from_fixed, interpret, penalty, stop_reason, to_fixed, to_mass,
+    Clustering, Columns, Expansion, MarkovCluster, MclOptions, MclProgress, Transition,
 };
 use trident_core::{Graph, Result, Scalar};
 
@@ -42,12 +42,16 @@ impl<T: Scalar> MarkovCluster<T> for Cpu {
         let rval: Vec<T> = tr.val.iter().map(|&x| T::from_f64(x)).collect();
         let mut m = Columns::<T>::initial(&tr, k)?;
         let mut next = m.clone();
-        let mut chaos_col = vec![T::zero(); n];
+        let mut chaos_col = vec![(T::zero(), 0u64); n];
         let balanced = opts.balanced();
         let start = Instant::now();
         let mut chaos = f64::INFINITY;
+        let mut change = f64::INFINITY;
         let mut iterations = 0;
-        while iterations < opts.max_iterations && chaos >= opts.chaos_tolerance {
+        let stop = loop {
+            if let Some(reason) = stop_reason(opts, iterations, chaos, change) {
+                break reason;
+            }
             let pen: Vec<T> = if balanced {
                 let mass: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
                 (0..n).into_par_iter().with_min_len(256).for_each(|j| {
@@ -99,29 +103,36 @@ impl<T: Scalar> MarkovCluster<T> for Cpu {
                         s.touched.clear();
                         s.touched
                             .extend(s.rows.iter().map(|&i| (i, s.acc[i as usize])));
-                        let (len, c) = column_step(&s.touched, pen, opts, &mut s.step, oi, ov);
+                        let prev = mref.column(j);
+                        let (len, c, d) =
+                            column_step(&s.touched, pen, opts, prev, &mut s.step, oi, ov);
                         *ol = len as u32;
-                        *oc = c;
+                        *oc = (c, d);
                     },
                 );
             std::mem::swap(&mut m, &mut next);
             chaos = chaos_col
                 .iter()
-                .map(|&c| Scalar::to_f64(c))
+                .map(|c| Scalar::to_f64(c.0))
                 .fold(0.0, f64::max);
+            let d = chaos_col.iter().map(|c| c.1).max().unwrap_or(0);
+            change = Scalar::to_f64(from_fixed::<T>(d));
             iterations += 1;
             progress(&MclProgress {
                 iteration: iterations,
                 chaos,
+                change,
                 entries: m.entries(),
                 seconds: start.elapsed().as_secs_f64(),
             });
-        }
+        };
         Ok(Clustering {
             clusters: interpret(&m),
             iterations,
             chaos,
-            converged: chaos < opts.chaos_tolerance,
+            change,
+            stop,
+            converged: stop.converged(),
         })
     }
 }

@@ -9,7 +9,7 @@ use std::time::Instant;
 use trident_core::gpu::Precision;
 use trident_core::mcl::{
     empty_clustering, interpret, Clustering, Columns, Expansion, MarkovCluster, MclOptions,
-    MclProgress, Transition,
+    MclProgress, Transition, stop_reason,
 };
 use trident_core::{Error, Graph, Result, Scalar};
 
@@ -156,9 +156,9 @@ impl<T: CudaScalar> MarkovCluster<T> for Cuda {
         ];
         let pen = DevBuf::from_host(sh, &vec![T::one(); n], a)?;
         let mass = DevBuf::<u64>::zeroed(sh, n, a)?;
-        let sq = DevBuf::<u64>::zeroed(sh, n, a)?;
+        let sq = DevBuf::<u64>::zeroed(sh, 2 * n, a)?;
         let overflow = DevBuf::<u32>::zeroed(sh, n + 1, a)?;
-        let out_chaos = DevBuf::<T>::zeroed(sh, 1, a)?;
+        let out_chaos = DevBuf::<T>::zeroed(sh, 2, a)?;
         let out_entries = DevBuf::<u64>::zeroed(sh, 1, a)?;
         let g_keys = DevBuf::<u32>::zeroed(sh, scratch, a)?;
         let g_acc = DevBuf::<u64>::zeroed(sh, scratch, a)?;
@@ -178,9 +178,13 @@ impl<T: CudaScalar> MarkovCluster<T> for Cuda {
 
         let start = Instant::now();
         let mut chaos_now = f64::INFINITY;
+        let mut change_now = f64::INFINITY;
         let mut iterations = 0;
         let (mut cur, mut nxt) = (0usize, 1usize);
-        while iterations < opts.max_iterations && chaos_now >= opts.chaos_tolerance {
+        let stop = loop {
+            if let Some(reason) = stop_reason(opts, iterations, chaos_now, change_now) {
+                break reason;
+            }
             if balanced {
                 let mut args = k_mass.builder();
                 args.arg(n64).arg(k32);
@@ -213,7 +217,7 @@ impl<T: CudaScalar> MarkovCluster<T> for Cuda {
                 // and type (kernels/cuda/mcl.cu). Column j < n reads rptr[j..=j+1] (n + 1
                 // entries) and rrow/rval within them, or column j of M; columns k named
                 // there are < n, their slots < n*K; it writes slots j*K + r with r < K of
-                // the other half of the ping-pong pair, len[j], sq[j] (n entries) and the
+                // the other half of the ping-pong pair, len[j] (n entries), sq[j] and sq[n + j] (2n entries) and the
                 // overflow list (n + 1 entries: each column is appended at most once per
                 // iteration). The global variant's block g uses slots g*region .. +region of
                 // the g_* arrays (groups * region each), and a column whose candidates do not
@@ -236,15 +240,16 @@ impl<T: CudaScalar> MarkovCluster<T> for Cuda {
             args.arg(&overflow).arg(&out_chaos).arg(&out_entries);
             // SAFETY: (u64 n, u32 K, const T *val, u64 *sq, const u32 *len, u32 *overflow,
             // T *out_chaos, u64 *out_entries): one block of REDUCE_WG (= WG_MAX) threads
-            // strides over j < n (val[j*K] < n*K, sq/len n entries) and writes the two outputs
-            // and overflow[0].
+            // strides over j < n (val[j*K] < n*K, len n entries, sq[j] and sq[n + j] of 2n)
+            // and writes out_chaos[0..2], out_entries[0] and overflow[0].
             unsafe { args.launch(LaunchConfig::grid_1d(1, REDUCE_WG)) }?;
             sh.synchronize()?;
-            let mut c = [T::zero()];
+            let mut c = [T::zero(); 2];
             out_chaos.copy_to_host(&mut c)?;
             let mut e = [0u64];
             out_entries.copy_to_host(&mut e)?;
             chaos_now = Scalar::to_f64(c[0]);
+            change_now = Scalar::to_f64(c[1]);
             if chaos_now.is_nan() {
                 return Err(driver::backend(
                     "R-MCL: a hub column exceeded its scratch region (a bug)",
@@ -255,10 +260,11 @@ impl<T: CudaScalar> MarkovCluster<T> for Cuda {
             progress(&MclProgress {
                 iteration: iterations,
                 chaos: chaos_now,
+                change: change_now,
                 entries: e[0],
                 seconds: start.elapsed().as_secs_f64(),
             });
-        }
+        };
         sh.synchronize()?;
         let mut m = Columns::<T> {
             n,
@@ -274,7 +280,9 @@ impl<T: CudaScalar> MarkovCluster<T> for Cuda {
             clusters: interpret(&m),
             iterations,
             chaos: chaos_now,
-            converged: chaos_now < opts.chaos_tolerance,
+            change: change_now,
+            stop,
+            converged: stop.converged(),
         })
     }
 }

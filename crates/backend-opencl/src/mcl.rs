@@ -7,7 +7,7 @@ use std::time::Instant;
 use ocl::{Buffer, OclPrm};
 use trident_core::mcl::{
     empty_clustering, interpret, Clustering, Columns, Expansion, MarkovCluster, MclOptions,
-    MclProgress, Transition,
+    MclProgress, Transition, stop_reason,
 };
 use trident_core::{Error, Graph, Result, Scalar};
 
@@ -131,9 +131,9 @@ impl<T: ClScalar> MarkovCluster<T> for OpenCl {
         ];
         let pen = self.alloc(n, Some(&vec![T::one(); n]), a)?;
         let mass = self.alloc(n, Some(&vec![0u64; n]), a)?;
-        let sq = self.alloc(n, Some(&vec![0u64; n]), a)?;
+        let sq = self.alloc(2 * n, Some(&vec![0u64; 2 * n]), a)?;
         let overflow = self.alloc(n + 1, Some(&vec![0u32; n + 1]), a)?;
-        let out_chaos = self.alloc::<T>(1, None, a)?;
+        let out_chaos = self.alloc::<T>(2, None, a)?;
         let out_entries = self.alloc::<u64>(1, None, a)?;
         let g_keys = self.alloc::<u32>(scratch, None, a)?;
         let g_acc = self.alloc::<u64>(scratch, None, a)?;
@@ -156,9 +156,13 @@ impl<T: ClScalar> MarkovCluster<T> for OpenCl {
 
         let start = Instant::now();
         let mut chaos_now = f64::INFINITY;
+        let mut change_now = f64::INFINITY;
         let mut iterations = 0;
         let (mut cur, mut nxt) = (0usize, 1usize);
-        while iterations < opts.max_iterations && chaos_now >= opts.chaos_tolerance {
+        let stop = loop {
+            if let Some(reason) = stop_reason(opts, iterations, chaos_now, change_now) {
+                break reason;
+            }
             if balanced {
                 let mut args = k_mass.builder();
                 args.arg(n64).arg(k32);
@@ -191,7 +195,7 @@ impl<T: ClScalar> MarkovCluster<T> for OpenCl {
                 // and type (kernels/opencl/mcl.cl). Column j < n reads rptr[j..=j+1] (n + 1
                 // entries) and rrow/rval within them, or column j of M; columns k named
                 // there are < n, their slots < n*K; it writes slots j*K + r with r < K of
-                // the other half of the ping-pong pair, len[j], sq[j] (n entries) and the
+                // the other half of the ping-pong pair, len[j] (n entries), sq[j] and sq[n + j] (2n entries) and the
                 // overflow list (n + 1 entries: each column is appended at most once per
                 // iteration). The global variant's group g uses slots g*region .. +region of
                 // the g_* arrays (groups * region each), and a column whose candidates do not
@@ -213,10 +217,12 @@ impl<T: ClScalar> MarkovCluster<T> for OpenCl {
             args.arg(&overflow).arg(&out_chaos).arg(&out_entries);
             // SAFETY: (ulong n, uint K, const REAL *val, ulong *sq, const uint *len,
             // uint *overflow, REAL *out_chaos, ulong *out_entries): one work-group strides
-            // over j < n (val[j*K] < n*K, sq/len n entries) and writes the two outputs and
-            // overflow[0].
+            // over j < n (val[j*K] < n*K, len n entries, sq[j] and sq[n + j] of 2n) and
+            // writes out_chaos[0..2], out_entries[0] and overflow[0].
             unsafe { args.launch(&self.queue, LaunchDims::new([wgr], Some([wgr]))) }?;
-            chaos_now = Scalar::to_f64(self.read_one(&out_chaos)?);
+            let c = self.read_all(&out_chaos, 2)?;
+            chaos_now = Scalar::to_f64(c[0]);
+            change_now = Scalar::to_f64(c[1]);
             let entries = self.read_one(&out_entries)?;
             if chaos_now.is_nan() {
                 return Err(Error::backend(
@@ -229,10 +235,11 @@ impl<T: ClScalar> MarkovCluster<T> for OpenCl {
             progress(&MclProgress {
                 iteration: iterations,
                 chaos: chaos_now,
+                change: change_now,
                 entries,
                 seconds: start.elapsed().as_secs_f64(),
             });
-        }
+        };
         let m = Columns::<T> {
             n,
             k,
@@ -244,7 +251,9 @@ impl<T: ClScalar> MarkovCluster<T> for OpenCl {
             clusters: interpret(&m),
             iterations,
             chaos: chaos_now,
-            converged: chaos_now < opts.chaos_tolerance,
+            change: change_now,
+            stop,
+            converged: stop.converged(),
         })
     }
 }

@@ -108,6 +108,10 @@ pub struct MclOptions {
     pub max_per_column: usize,
     /// Stop when the global chaos falls below this (default 1e-3).
     pub chaos_tolerance: f64,
+    /// Stop when the iterate is stationary: no column's L1 change `‖M_t[:,j] −
+    /// M_(t−1)[:,j]‖₁` exceeds this (default [`STATIONARY_TOLERANCE`]; 0 turns the test off).
+    /// See the module docs, "Convergence".
+    pub stationary_tolerance: f64,
     /// Give up after this many iterations (default 100); reported in [`Clustering`].
     pub max_iterations: usize,
 }
@@ -122,6 +126,7 @@ impl Default for MclOptions {
             prune_threshold: 1e-5,
             max_per_column: 64,
             chaos_tolerance: 1e-3,
+            stationary_tolerance: STATIONARY_TOLERANCE,
             max_iterations: 100,
         }
     }
@@ -137,7 +142,8 @@ pub const MASS_FLOOR: f64 = 1.0;
 
 impl MclOptions {
     /// Checks the options: inflation > 1 and finite, balance ≥ 0 and finite, self-loop weight
-    /// ≥ 0, prune threshold in `[0, 1)`, `1 ≤ K ≤ MAX_K`, chaos tolerance > 0.
+    /// ≥ 0, prune threshold in `[0, 1)`, `1 ≤ K ≤ MAX_K`, chaos tolerance > 0, stationary
+    /// tolerance ≥ 0.
     pub fn validate(&self) -> Result<()> {
         let bad = |what: String| Err(Error::invalid("mcl options", what));
         if !(self.inflation.is_finite() && self.inflation > 1.0) {
@@ -170,6 +176,12 @@ impl MclOptions {
                 self.chaos_tolerance
             ));
         }
+        if !(self.stationary_tolerance.is_finite() && self.stationary_tolerance >= 0.0) {
+            return bad(format!(
+                "stationary tolerance must be >= 0, got {}",
+                self.stationary_tolerance
+            ));
+        }
         Ok(())
     }
 
@@ -189,9 +201,63 @@ pub struct Clustering {
     pub iterations: usize,
     /// Global chaos at the end.
     pub chaos: f64,
-    /// False when [`MclOptions::max_iterations`] ran out before the chaos fell below the
-    /// tolerance (the clusters are then those of the last iterate).
+    /// Largest column L1 change of the last iteration (infinite when none ran).
+    pub change: f64,
+    /// Why the iterations stopped.
+    pub stop: StopReason,
+    /// True when the chaos or stationary test was met; false when
+    /// [`MclOptions::max_iterations`] ran out first (the clusters are then those of the last
+    /// iterate).
     pub converged: bool,
+}
+
+/// Why R-MCL stopped iterating.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// The global chaos fell below [`MclOptions::chaos_tolerance`] (MCL's own test).
+    Chaos,
+    /// The iterate was stationary: no column changed by more than
+    /// [`MclOptions::stationary_tolerance`] (L1) in the last iteration.
+    Stationary,
+    /// [`MclOptions::max_iterations`] ran out (not converged).
+    IterationCap,
+}
+
+impl StopReason {
+    /// True for the two convergence tests.
+    pub fn converged(self) -> bool {
+        self != StopReason::IterationCap
+    }
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StopReason::Chaos => "chaos below tolerance",
+            StopReason::Stationary => "stationary",
+            StopReason::IterationCap => "iteration cap",
+        })
+    }
+}
+
+/// The stopping rule every backend applies after each iteration (`iterations` run so far,
+/// `chaos` and largest column L1 `change` of the last one; both infinite before the first):
+/// `Some(reason)` to stop. The chaos test is checked first, then stationarity, then the cap.
+pub fn stop_reason(
+    opts: &MclOptions,
+    iterations: usize,
+    chaos: f64,
+    change: f64,
+) -> Option<StopReason> {
+    if chaos < opts.chaos_tolerance {
+        Some(StopReason::Chaos)
+    } else if change < opts.stationary_tolerance {
+        Some(StopReason::Stationary)
+    } else if iterations >= opts.max_iterations {
+        Some(StopReason::IterationCap)
+    } else {
+        None
+    }
 }
 
 impl Clustering {
@@ -216,6 +282,8 @@ pub struct MclProgress {
     pub iteration: usize,
     /// Global chaos after it.
     pub chaos: f64,
+    /// Largest column L1 change `max_j ‖M_t[:,j] − M_(t−1)[:,j]‖₁` in it.
+    pub change: f64,
     /// Entries of `M` after pruning.
     pub entries: u64,
     /// Seconds since the iterations started.
@@ -386,6 +454,9 @@ impl<T: Scalar> Columns<T> {
 /// Scale of the fixed-point sums of column entries (every entry and column sum is ≤ 1 up to
 /// rounding, far below the 16 that fits).
 pub const FIXED_SCALE: f64 = 1152921504606846976.0; // 2^60
+/// Default [`MclOptions::stationary_tolerance`]: see the module docs, "Convergence".
+pub const STATIONARY_TOLERANCE: f64 = 1e-4;
+
 /// Scale of the fixed-point mass `m = M·1` (a node can attract up to `n`).
 pub const MASS_SCALE: f64 = 4294967296.0; // 2^32
 
@@ -438,16 +509,18 @@ pub fn inflate<T: Scalar>(x: T, r: f64) -> T {
 /// fixed-point sum)` of column `j` of the product (any order, rows distinct) and `pen` the
 /// balance penalties (empty: none). Scales by the penalty, inflates, prunes,
 /// keeps the `K` largest (ties by row), normalises; writes the column into `out_idx/out_val`
-/// (length ≥ `K`) and returns `(entries, chaos)`. This is the host definition that the GPU
-/// kernels mirror step by step.
+/// (length ≥ `K`) and returns `(entries, chaos, change)`, where `change` is the fixed-point L1
+/// distance to the previous column `prev` ([`column_change`]). This is the host definition
+/// that the GPU kernels mirror step by step.
 pub fn column_step<T: Scalar>(
     acc: &[(u32, u64)],
     pen: &[T],
     opts: &MclOptions,
+    prev: (&[u32], &[T]),
     scratch: &mut Vec<(u32, T)>,
     out_idx: &mut [u32],
     out_val: &mut [T],
-) -> (usize, T) {
+) -> (usize, T, u64) {
     let k = opts.max_per_column;
     scratch.clear();
     let mut s1: u64 = 0;
@@ -496,7 +569,33 @@ pub fn column_step<T: Scalar>(
         Some(_) => (out_val[0] - from_fixed::<T>(sq)).max(T::zero()),
         None => T::zero(),
     };
-    (scratch.len(), chaos)
+    let len = scratch.len();
+    let change = column_change(prev, (&out_idx[..len], &out_val[..len]));
+    (len, chaos, change)
+}
+
+/// The L1 distance between a column's previous and new entries (rows distinct within each,
+/// any order), in fixed point: `Σ to_fixed(|new_i − prev_i|)` over the new entries (a row
+/// missing from `prev` counts `new_i`), plus `Σ to_fixed(prev_i)` over the previous entries
+/// whose row is gone. Every difference is correctly rounded and the sum is an integer sum,
+/// so all backends get the same bits; the kernels compute it in their normalisation loop.
+/// Linear look-ups: both columns have at most `K` entries.
+pub fn column_change<T: Scalar>(prev: (&[u32], &[T]), new: (&[u32], &[T])) -> u64 {
+    let mut d: u64 = 0;
+    for (&i, &v) in new.0.iter().zip(new.1) {
+        let old = prev
+            .0
+            .iter()
+            .position(|&r| r == i)
+            .map_or(T::zero(), |s| prev.1[s]);
+        d = d.wrapping_add(to_fixed((v - old).abs()));
+    }
+    for (&i, &x) in prev.0.iter().zip(prev.1) {
+        if !new.0.contains(&i) {
+            d = d.wrapping_add(to_fixed(x));
+        }
+    }
+    d
 }
 
 /// The clusters of `M` (every node in exactly one, largest cluster first, ties by smallest
@@ -603,6 +702,8 @@ pub fn empty_clustering() -> Clustering {
         clusters: Vec::new(),
         iterations: 0,
         chaos: 0.0,
+        change: 0.0,
+        stop: StopReason::Chaos,
         converged: true,
     }
 }

@@ -47,6 +47,10 @@ pub struct Args {
     /// Give up after this many iterations (reported on stderr).
     #[arg(long, default_value_t = 100)]
     max_iterations: usize,
+    /// Stop when no column of M changes by more than this (L1) in an iteration: R-MCL's
+    /// fixed point, which its chaos test rarely reaches. 0 turns the test off.
+    #[arg(long, default_value_t = trident_core::mcl::STATIONARY_TOLERANCE)]
+    stationary_tolerance: f64,
     /// Which backend clusters.
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendChoice,
@@ -80,6 +84,7 @@ impl Args {
             },
             max_per_column: self.max_per_column,
             max_iterations: self.max_iterations,
+            stationary_tolerance: self.stationary_tolerance,
             ..MclOptions::default()
         }
     }
@@ -127,22 +132,24 @@ pub fn run(args: Args) -> Result<()> {
     let secs = t.elapsed().as_secs_f64();
     if !c.converged && args.from.is_none() {
         eprintln!(
-            "warning: R-MCL did not converge in {} iterations (chaos {:.3e} >= {:.0e}); the \
-             clusters are those of the last iterate",
-            c.iterations, c.chaos, opts.chaos_tolerance
+            "warning: R-MCL did not converge in {} iterations (chaos {:.3e} >= {:.0e}, largest \
+             column change {:.3e} >= {:.0e}); the clusters are those of the last iterate",
+            c.iterations, c.chaos, opts.chaos_tolerance, c.change, opts.stationary_tolerance
         );
     }
     let t = Instant::now();
     write_clusters(&g, &c, args.output.as_deref())?;
     let write = t.elapsed().as_secs_f64();
     eprintln!(
-        "clusters: {} ({} singletons), largest {}; {} iterations, chaos {:.3e}; \
-         cluster {secs:.3} s, write {write:.3} s",
+        "clusters: {} ({} singletons), largest {}; {} iterations (stopped: {}), chaos {:.3e}, \
+         change {:.3e}; cluster {secs:.3} s, write {write:.3} s",
         c.clusters.len(),
         c.clusters.iter().filter(|x| x.len() == 1).count(),
         c.clusters.first().map_or(0, Vec::len),
         c.iterations,
-        c.chaos
+        c.stop,
+        c.chaos,
+        c.change
     );
     if let (Some(cx), Some(path)) = (&complexes, &args.eval) {
         let s = eval::score(&g, &c.clusters, cx);
@@ -168,8 +175,8 @@ fn cluster<T: trident_core::Scalar, B: MarkovCluster<T>>(
     let mut progress = |p: &MclProgress| {
         if !quiet {
             eprintln!(
-                "iteration {:>3}: chaos {:.3e}, {} entries, {:.3} s",
-                p.iteration, p.chaos, p.entries, p.seconds
+                "iteration {:>3}: chaos {:.3e}, change {:.3e}, {} entries, {:.3} s",
+                p.iteration, p.chaos, p.change, p.entries, p.seconds
             );
         }
     };
@@ -211,6 +218,8 @@ fn read_clusters(g: &Graph, path: &Path) -> Result<Clustering> {
         clusters,
         iterations: 0,
         chaos: 0.0,
+        change: 0.0,
+        stop: trident_core::StopReason::Chaos,
         converged: true,
     })
 }

@@ -6,7 +6,9 @@ use proptest::prelude::*;
 
 use super::{run_proptest, Check};
 use crate::graph::Graph;
-use crate::mcl::{partition_difference, reference, Clustering, MarkovCluster, MclOptions};
+use crate::mcl::{
+    partition_difference, reference, Clustering, MarkovCluster, MclOptions, StopReason,
+};
 use crate::scalar::Scalar;
 
 /// The R-MCL checks, in table order.
@@ -36,6 +38,10 @@ pub fn checks<B: MarkovCluster<f32> + MarkovCluster<f64>>() -> Vec<Check<B>> {
             name: "mcl_ppi_networks_f64",
             run: ppi::<f64, B>,
         },
+        Check {
+            name: "mcl_stationary_stop_f64",
+            run: stationary::<f64, B>,
+        },
     ]
 }
 
@@ -52,7 +58,8 @@ macro_rules! mcl_conformance_tests {
             mcl_bad_input_is_error,
             mcl_planted_partition_f32,
             mcl_planted_partition_f64,
-            mcl_ppi_networks_f64
+            mcl_ppi_networks_f64,
+            mcl_stationary_stop_f64
         );
     };
 }
@@ -146,7 +153,26 @@ fn hand_checked<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
             return Err(format!("path: cluster {cl:?} is not a segment"));
         }
     }
-    same_as_reference::<T>(&c, &g, &o, "path")
+    same_as_reference::<T>(&c, &g, &o, "path")?;
+    // The stop reason: the triangles stop on chaos; a one-iteration cap is reported as such.
+    let g = Graph::from_edges(6, [(0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3)]).unwrap();
+    let c = run::<T, B>(b, &g, &o)?;
+    if c.stop != StopReason::Chaos || !c.converged {
+        return Err(format!("two triangles: stop {:?}, converged {}", c.stop, c.converged));
+    }
+    let capped = MclOptions {
+        max_iterations: 1,
+        ..o.clone()
+    };
+    let g = Graph::from_edges(9, (0..8).map(|i| (i, i + 1))).unwrap();
+    let c = run::<T, B>(b, &g, &capped)?;
+    if c.stop != StopReason::IterationCap || c.converged || c.iterations != 1 {
+        return Err(format!(
+            "path, 1 iteration: stop {:?}, converged {}, {} iterations",
+            c.stop, c.converged, c.iterations
+        ));
+    }
+    Ok(())
 }
 
 fn same_as_reference<T: Scalar>(
@@ -246,4 +272,45 @@ fn ppi<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
     };
     let c = run::<T, B>(b, &g, &o)?;
     same_as_reference::<T>(&c, &g, &o, name)
+}
+
+/// The stationary stop on real data: collins2007 with balance 0 (plain R-MCL, whose iterate
+/// settles; with the default balance it keeps wandering, see the module docs of
+/// [`crate::mcl`]) and a stationary tolerance of 1e-2 (reached after about 55 iterations,
+/// short enough for debug builds). The backend must stop for the same reason, at the same
+/// iteration, with the same chaos and change (bit for bit) and the same partition as the
+/// reference.
+fn stationary<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
+    let Some(dir) = crate::testing::data_dir_or_skip() else {
+        return Ok(());
+    };
+    let name = "collins2007.txt";
+    let g = crate::io::read_graph_auto(dir.join("ppi").join(name)).map_err(|e| e.to_string())?;
+    let o = MclOptions {
+        balance: 0.0,
+        stationary_tolerance: 1e-2,
+        ..MclOptions::default()
+    };
+    let c = run::<T, B>(b, &g, &o)?;
+    let r = reference::cluster::<T>(&g, &o).map_err(|e| e.to_string())?;
+    if r.stop != StopReason::Stationary {
+        return Err(format!(
+            "{name}: the reference stopped for {} after {} iterations, not stationarity",
+            r.stop, r.iterations
+        ));
+    }
+    if (c.stop, c.iterations) != (r.stop, r.iterations)
+        || c.chaos.to_bits() != r.chaos.to_bits()
+        || c.change.to_bits() != r.change.to_bits()
+    {
+        return Err(format!(
+            "{name}: stopped ({}) after {} iterations, chaos {:e}, change {:e}; the reference \
+             ({}) after {}, chaos {:e}, change {:e}",
+            c.stop, c.iterations, c.chaos, c.change, r.stop, r.iterations, r.chaos, r.change
+        ));
+    }
+    match partition_difference(&c.clusters, &r.clusters) {
+        None => Ok(()),
+        Some(d) => Err(format!("{name}: differs from the reference: {d}")),
+    }
 }

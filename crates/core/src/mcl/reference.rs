@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 
 use super::{
-    from_fixed, inflate, interpret, penalty, to_fixed, to_mass, Clustering, Columns, Expansion,
-    MclOptions, Transition,
+    column_change, from_fixed, inflate, interpret, penalty, stop_reason, to_fixed, to_mass,
+    Clustering, Columns, Expansion, MclOptions, Transition,
 };
 use crate::error::Result;
 use crate::graph::Graph;
@@ -31,8 +31,12 @@ pub fn cluster<T: Scalar>(g: &Graph, opts: &MclOptions) -> Result<Clustering> {
         .collect();
     let rval: Vec<T> = tr.val.iter().map(|&x| T::from_f64(x)).collect();
     let mut chaos = f64::INFINITY;
+    let mut change = f64::INFINITY;
     let mut iterations = 0;
-    while iterations < opts.max_iterations && chaos >= opts.chaos_tolerance {
+    let stop = loop {
+        if let Some(reason) = stop_reason(opts, iterations, chaos, change) {
+            break reason;
+        }
         // Balance penalty per node: max(mass, floor)^(-b).
         let pen: Vec<T> = if opts.balanced() {
             let mut mass = vec![0u64; n];
@@ -47,6 +51,7 @@ pub fn cluster<T: Scalar>(g: &Graph, opts: &MclOptions) -> Result<Clustering> {
         };
         let mut next = Vec::with_capacity(n);
         chaos = 0.0;
+        let mut max_change: u64 = 0;
         for j in 0..n {
             // The right operand's column j: (k, weight).
             let right: Vec<(usize, T)> = match opts.expansion {
@@ -84,11 +89,16 @@ pub fn cluster<T: Scalar>(g: &Graph, opts: &MclOptions) -> Result<Clustering> {
             let max = col.first().map_or(T::zero(), |e| e.1);
             let sq = from_fixed::<T>(col.iter().map(|e| to_fixed(e.1 * e.1)).sum());
             chaos = chaos.max((max - sq).max(T::zero()).to_f64());
+            // The L1 change from the previous column j (see column_change).
+            let (pr, pv): (Vec<u32>, Vec<T>) = m[j].iter().copied().unzip();
+            let (nr, nv): (Vec<u32>, Vec<T>) = col.iter().copied().unzip();
+            max_change = max_change.max(column_change((&pr, &pv), (&nr, &nv)));
             next.push(col);
         }
         m = next;
+        change = from_fixed::<T>(max_change).to_f64();
         iterations += 1;
-    }
+    };
     let mut cols = Columns::<T> {
         n,
         k,
@@ -107,6 +117,8 @@ pub fn cluster<T: Scalar>(g: &Graph, opts: &MclOptions) -> Result<Clustering> {
         clusters: interpret(&cols),
         iterations,
         chaos,
-        converged: chaos < opts.chaos_tolerance,
+        change,
+        stop,
+        converged: stop.converged(),
     })
 }
