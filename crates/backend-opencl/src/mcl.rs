@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use ocl::{Buffer, OclPrm};
 use trident_core::mcl::{
-    empty_clustering, interpret, Clustering, Columns, Expansion, MarkovCluster, MclOptions,
-    MclProgress, Transition, stop_reason,
+    empty_clustering, interpret, stop_reason, Clustering, Columns, Expansion, MarkovCluster,
+    MclOptions, MclProgress, Transition,
 };
 use trident_core::{Error, Graph, Result, Scalar};
 

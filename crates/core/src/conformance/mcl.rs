@@ -158,7 +158,10 @@ fn hand_checked<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
     let g = Graph::from_edges(6, [(0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3)]).unwrap();
     let c = run::<T, B>(b, &g, &o)?;
     if c.stop != StopReason::Chaos || !c.converged {
-        return Err(format!("two triangles: stop {:?}, converged {}", c.stop, c.converged));
+        return Err(format!(
+            "two triangles: stop {:?}, converged {}",
+            c.stop, c.converged
+        ));
     }
     let capped = MclOptions {
         max_iterations: 1,
