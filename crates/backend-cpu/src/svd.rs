@@ -1,15 +1,23 @@
 //! SVD and Givens QR on the CPU: the device steps of [`trident_core::svd::driver`] on
 //! column-major `Vec`s, parallel over rayon.
 //!
-//! - Jacobi: the block pairs of one round-robin round run as parallel tasks; each forms its
-//!   `2b × 2b` Gram matrix over cache-sized row chunks ([`pair_gram`], the one function to
-//!   switch to a tiled matmul), runs [`INNER_SWEEPS`] Jacobi sweeps on it and applies the
-//!   accumulated rotation to the pair's columns of `W` and `V`.
-//! - Givens QR: the same rotations as the GPUs' Sameh–Kuck order, applied panel by panel:
-//!   the rotations that zero a panel of columns are generated in order, then applied to every
-//!   trailing column in parallel (each column independently, so one pass over it per panel).
+//! - Jacobi: the block pairs of one round-robin round run as parallel tasks; each copies its
+//!   `2b` columns into a contiguous scratch `S`, forms the Gram matrix `G = SᵀS` and applies
+//!   the accumulated rotation `[W_I W_J] ← S Q` with `matrixmultiply`'s packed SIMD kernels
+//!   (through `ndarray`, the base of [`crate::matmul`]), and runs [`INNER_SWEEPS`] Jacobi sweeps
+//!   on `G` in between (rows of `G` and columns of `Q` contiguous). A pair whose fresh Gram
+//!   matrix already meets the tolerance is left alone.
+//! - Givens QR: the same rotations as the GPUs' Sameh–Kuck order, applied panel by panel on a
+//!   copy stored as column panels of [`PANEL`] columns, each panel row-major: a rotation of
+//!   rows `(i − 1, i)` then updates two contiguous rows of a panel (all columns at once, so the
+//!   chain of rotations down a column pipelines across the panel's columns). The rotations
+//!   that zero a panel's columns are generated in order, then applied to every trailing panel
+//!   in parallel. Applying `Q` works on the same panels, skipping the steps that would only
+//!   rotate zeros (most of them on the identity the driver passes).
 //! - Dot products accumulate in `T` (see the `trident_core::svd` module docs).
 
+use ndarray::linalg::general_mat_mul;
+use ndarray::{ArrayView2, ArrayViewMut2, LinalgScalar, ShapeBuilder};
 use rayon::prelude::*;
 use trident_core::svd::driver::{JacobiParams, JacobiStats, SvdKernels};
 use trident_core::svd::{jacobi_rotation, negligible_gram, round_robin_pair, INNER_SWEEPS};
@@ -21,9 +29,7 @@ use crate::Cpu;
 
 /// Default columns per Jacobi block on the CPU.
 pub const BLOCK: usize = 16;
-/// Rows per chunk in the Gram and update loops (a `2b ×` chunk stays in L1/L2).
-const CHUNK: usize = 256;
-/// Columns per Givens panel.
+/// Columns per Givens panel (the width of the row-major panels of [`Panels`]).
 const PANEL: usize = 16;
 
 /// A column-major matrix in "device" (host) memory.
@@ -43,13 +49,13 @@ pub struct Rotations<T> {
     cs: Vec<T>,
 }
 
-impl<T: Scalar> Svd<T> for Cpu {
+impl<T: Scalar + LinalgScalar> Svd<T> for Cpu {
     fn svd(&self, a: DenseView<'_, T>, opts: &SvdOptions) -> Result<SvdResult<T>> {
         trident_core::svd::svd_with(self, a, opts)
     }
 }
 
-impl<T: Scalar> Qr<T> for Cpu {
+impl<T: Scalar + LinalgScalar> Qr<T> for Cpu {
     fn qr(&self, a: DenseView<'_, T>, opts: &QrOptions) -> Result<QrFactors<T>> {
         trident_core::svd::qr_with(self, a, opts)
     }
@@ -88,71 +94,143 @@ fn givens<T: Scalar>(a: T, b: T) -> (T, T, T) {
     (x / r, y / r, r * scale)
 }
 
-/// The Gram matrix `G = Xᵀ X` (`p × p`, row-major) of the block pair's columns `x`: the
-/// one place the CPU forms it (a tiled matmul could replace this).
-fn pair_gram<T: Scalar>(x: &[&mut [T]], rows: usize) -> Vec<T> {
-    let p = x.len();
-    let mut g = vec![T::zero(); p * p];
-    let mut r0 = 0;
-    while r0 < rows {
-        let r1 = (r0 + CHUNK).min(rows);
-        for a in 0..p {
-            for b in a..p {
-                g[a * p + b] += dot(&x[a][r0..r1], &x[b][r0..r1]);
+/// `c ← A B` for column-major `A` (`m × k`, leading dimension `lda`; `Aᵀ` when `ta`, then
+/// `A` is stored `k × m`), `B` (`k × n`, `ldb`) and `c` (`m × n`, `ldc`), by `matrixmultiply`
+/// on one thread.
+#[allow(clippy::too_many_arguments)]
+fn gemm_cm<T: Scalar + LinalgScalar>(
+    (m, n, k): (usize, usize, usize),
+    a: &[T],
+    lda: usize,
+    ta: bool,
+    b: &[T],
+    ldb: usize,
+    c: &mut [T],
+    ldc: usize,
+) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    if k == 0 {
+        for j in 0..n {
+            c[j * ldc..j * ldc + m].fill(T::zero());
+        }
+        return;
+    }
+    let av = if ta {
+        ArrayView2::from_shape((m, k).strides((lda, 1)), a)
+    } else {
+        ArrayView2::from_shape((m, k).strides((1, lda)), a)
+    }
+    .expect("A within its slice");
+    let bv = ArrayView2::from_shape((k, n).strides((1, ldb)), b).expect("B within its slice");
+    let mut cv =
+        ArrayViewMut2::from_shape((m, n).strides((1, ldc)), c).expect("C within its slice");
+    general_mat_mul(T::one(), &av, &bv, T::zero(), &mut cv);
+}
+
+/// The rotation pairs of the inner Jacobi sweep on `p` columns (round-robin order, pairs
+/// with the padding column dropped).
+fn inner_order(p: usize) -> Vec<(usize, usize)> {
+    let pe = p + p % 2;
+    let mut out = Vec::with_capacity(pe * pe / 2);
+    for r in 0..pe.saturating_sub(1) {
+        for k in 0..pe / 2 {
+            let (x, y) = round_robin_pair(pe, r, k);
+            if y < p {
+                out.push((x, y));
             }
         }
-        r0 = r1;
     }
+    out
+}
+
+/// [`INNER_SWEEPS`] cyclic Jacobi sweeps on the symmetric `p × p` Gram matrix `g` (row-major,
+/// kept symmetric), accumulating the rotations into `q` (column-major: `Q`'s column `x` is
+/// `q[x p .. (x + 1) p]`).
+fn inner_jacobi<T: Scalar>(g: &mut [T], q: &mut [T], p: usize, tol: T, order: &[(usize, usize)]) {
+    for _ in 0..INNER_SWEEPS {
+        for &(x, y) in order {
+            let (gxx, gyy, gxy) = (g[x * p + x], g[y * p + y], g[x * p + y]);
+            let Some((c, s)) = jacobi_rotation(gxx, gyy, gxy, tol) else {
+                continue;
+            };
+            // The 2 × 2 corner: first the column update, then the row update.
+            let gyx = g[y * p + x];
+            let (a, b) = (c * gxx - s * gxy, s * gxx + c * gxy);
+            let (cc, d) = (c * gyx - s * gyy, s * gyx + c * gyy);
+            let (nxx, nyy) = (c * a - s * cc, s * b + c * d);
+            // Rows x and y (contiguous), mirrored into columns x and y.
+            {
+                let (lo, hi) = g.split_at_mut(y * p);
+                let (gx, gy) = (&mut lo[x * p..x * p + p], &mut hi[..p]);
+                for (u, v) in gx.iter_mut().zip(gy.iter_mut()) {
+                    let (ox, oy) = (*u, *v);
+                    *u = c * ox - s * oy;
+                    *v = s * ox + c * oy;
+                }
+            }
+            for l in 0..p {
+                g[l * p + x] = g[x * p + l];
+                g[l * p + y] = g[y * p + l];
+            }
+            g[x * p + x] = nxx;
+            g[y * p + y] = nyy;
+            g[x * p + y] = T::zero();
+            g[y * p + x] = T::zero();
+            let (lo, hi) = q.split_at_mut(y * p);
+            let (qx, qy) = (&mut lo[x * p..x * p + p], &mut hi[..p]);
+            for (u, v) in qx.iter_mut().zip(qy.iter_mut()) {
+                let (ox, oy) = (*u, *v);
+                *u = c * ox - s * oy;
+                *v = s * ox + c * oy;
+            }
+        }
+    }
+}
+
+/// Copies blocks `bi` and `bj` (column-major, `rows` per column) side by side into `s`.
+fn gather<T: Scalar>(bi: &[T], bj: &[T], s: &mut Vec<T>) {
+    s.clear();
+    s.extend_from_slice(bi);
+    s.extend_from_slice(bj);
+}
+
+/// `[B_I B_J] ← S Q` for the two blocks (`rows` per column) and `S = [B_I B_J]` (old).
+fn scatter<T: Scalar + LinalgScalar>(bi: &mut [T], bj: &mut [T], rows: usize, s: &[T], q: &[T]) {
+    let p = s.len() / rows;
+    let ni = bi.len() / rows;
+    let nj = p - ni;
+    gemm_cm((rows, ni, p), s, rows, false, &q[..ni * p], p, bi, rows);
+    gemm_cm((rows, nj, p), s, rows, false, &q[ni * p..], p, bj, rows);
+}
+
+/// One block pair (`wi`, `wj` and the same columns of `V`, column-major): Gram, inner Jacobi,
+/// update. Returns the largest cosine of the fresh Gram matrix.
+fn pair_step<T: Scalar + LinalgScalar>(
+    (wi, wj): (&mut [T], &mut [T]),
+    v: Option<(&mut [T], &mut [T])>,
+    (rows, vrows): (usize, usize),
+    tol: T,
+    orders: &[Vec<(usize, usize)>],
+) -> f64 {
+    if rows == 0 {
+        return 0.0;
+    }
+    let p = (wi.len() + wj.len()) / rows;
+    if p < 2 {
+        return 0.0;
+    }
+    let mut s = Vec::with_capacity(rows * p);
+    gather(wi, wj, &mut s);
+    let mut g = vec![T::zero(); p * p];
+    gemm_cm((p, p, rows), &s, rows, true, &s, rows, &mut g, p);
+    // Symmetric by construction (g is read as row-major; the upper triangle is kept).
     for a in 0..p {
         for b in 0..a {
             g[a * p + b] = g[b * p + a];
         }
     }
-    g
-}
-
-/// `X ← X Q` for the `p` columns `x` (length `rows`) and `Q` (`p × p`, row-major), by row
-/// chunks through a scratch buffer.
-fn apply_right<T: Scalar>(x: &mut [&mut [T]], rows: usize, q: &[T]) {
-    let p = x.len();
-    let mut tmp = vec![T::zero(); CHUNK * p];
-    let mut r0 = 0;
-    while r0 < rows {
-        let r1 = (r0 + CHUNK).min(rows);
-        let len = r1 - r0;
-        tmp[..len * p].fill(T::zero());
-        for (b, col) in x.iter().enumerate() {
-            let src = &col[r0..r1];
-            for a in 0..p {
-                let f = q[b * p + a];
-                if f != T::zero() {
-                    let out = &mut tmp[a * len..(a + 1) * len];
-                    for (o, s) in out.iter_mut().zip(src) {
-                        *o += *s * f;
-                    }
-                }
-            }
-        }
-        for (a, col) in x.iter_mut().enumerate() {
-            col[r0..r1].copy_from_slice(&tmp[a * len..(a + 1) * len]);
-        }
-        r0 = r1;
-    }
-}
-
-/// One block pair: Gram, inner Jacobi, update. Returns the largest cosine of the fresh Gram.
-fn pair_step<T: Scalar>(
-    mut w: Vec<&mut [T]>,
-    mut v: Vec<&mut [T]>,
-    rows: usize,
-    vrows: usize,
-    tol: T,
-) -> f64 {
-    let p = w.len();
-    if p < 2 {
-        return 0.0;
-    }
-    let mut g = pair_gram(&w, rows);
     let mut off = 0.0f64;
     let tiny = negligible_gram::<T>();
     for a in 0..p {
@@ -171,58 +249,103 @@ fn pair_step<T: Scalar>(
     for a in 0..p {
         q[a * p + a] = T::one();
     }
-    let pe = p + p % 2;
-    for _ in 0..INNER_SWEEPS {
-        for r in 0..pe - 1 {
-            for k in 0..pe / 2 {
-                let (x, y) = round_robin_pair(pe, r, k);
-                if y >= p {
-                    continue;
-                }
-                let Some((c, s)) = jacobi_rotation(g[x * p + x], g[y * p + y], g[x * p + y], tol)
-                else {
-                    continue;
-                };
-                for l in 0..p {
-                    let (gx, gy) = (g[l * p + x], g[l * p + y]);
-                    g[l * p + x] = c * gx - s * gy;
-                    g[l * p + y] = s * gx + c * gy;
-                    let (qx, qy) = (q[l * p + x], q[l * p + y]);
-                    q[l * p + x] = c * qx - s * qy;
-                    q[l * p + y] = s * qx + c * qy;
-                }
-                for l in 0..p {
-                    let (gx, gy) = (g[x * p + l], g[y * p + l]);
-                    g[x * p + l] = c * gx - s * gy;
-                    g[y * p + l] = s * gx + c * gy;
-                }
-                g[x * p + y] = T::zero();
-                g[y * p + x] = T::zero();
-            }
+    inner_jacobi(&mut g, &mut q, p, tol, &orders[p]);
+    scatter(wi, wj, rows, &s, &q);
+    if let Some((vi, vj)) = v {
+        if vrows > 0 {
+            gather(vi, vj, &mut s);
+            scatter(vi, vj, vrows, &s, &q);
         }
-    }
-    apply_right(&mut w, rows, &q);
-    if !v.is_empty() {
-        apply_right(&mut v, vrows, &q);
     }
     off
 }
 
-/// Splits column-major `data` (`rows` per column) into blocks of `b` columns, each as a list
-/// of column slices, padded with empty blocks to `nb`.
-fn blocks<T>(data: &mut [T], rows: usize, b: usize, nb: usize) -> Vec<Option<Vec<&mut [T]>>> {
-    let mut out: Vec<Option<Vec<&mut [T]>>> = if rows == 0 {
+/// Splits column-major `data` (`rows` per column) into blocks of `b` columns, padded with
+/// empty blocks to `nb`.
+fn blocks<T>(data: &mut [T], rows: usize, b: usize, nb: usize) -> Vec<Option<&mut [T]>> {
+    let mut out: Vec<Option<&mut [T]>> = if rows == 0 {
         Vec::new()
     } else {
-        data.chunks_mut(rows * b)
-            .map(|blk| Some(blk.chunks_mut(rows).collect()))
-            .collect()
+        data.chunks_mut(rows * b).map(Some).collect()
     };
-    out.resize_with(nb, || Some(Vec::new()));
+    out.resize_with(nb, || Some(<&mut [T]>::default()));
     out
 }
 
-impl<T: Scalar> SvdKernels<T> for Cpu {
+/// A matrix stored as column panels of [`PANEL`] columns, each panel row-major, so that a
+/// rotation of two rows updates two contiguous runs of a panel.
+struct Panels<T> {
+    rows: usize,
+    /// `(first column, width, rows × width values)` per panel.
+    panels: Vec<(usize, usize, Vec<T>)>,
+}
+
+impl<T: Scalar> Panels<T> {
+    fn from_col_major(rows: usize, cols: usize, cm: &[T]) -> Self {
+        let panels = (0..cols.div_ceil(PANEL))
+            .into_par_iter()
+            .map(|k| {
+                let j0 = k * PANEL;
+                let w = PANEL.min(cols - j0);
+                let mut d = vec![T::zero(); rows * w];
+                for jl in 0..w {
+                    let col = &cm[(j0 + jl) * rows..(j0 + jl + 1) * rows];
+                    for (i, &x) in col.iter().enumerate() {
+                        d[i * w + jl] = x;
+                    }
+                }
+                (j0, w, d)
+            })
+            .collect();
+        Self { rows, panels }
+    }
+
+    fn to_col_major(&self, cm: &mut [T]) {
+        let rows = self.rows;
+        if rows == 0 {
+            return;
+        }
+        cm.par_chunks_mut(rows * PANEL)
+            .zip(&self.panels)
+            .for_each(|(out, (_, w, d))| {
+                for (jl, col) in out.chunks_mut(rows).enumerate() {
+                    for (i, x) in col.iter_mut().enumerate() {
+                        *x = d[i * w + jl];
+                    }
+                }
+            });
+    }
+}
+
+/// Rotates rows `i − 1` and `i` of a row-major panel `d` of width `w` (columns `from ..`):
+/// `x ← c x + s y`, `y ← c y − s x` (the QR's rotation), or the transpose when `transpose`.
+#[inline]
+fn rotate_rows<T: Scalar>(
+    d: &mut [T],
+    w: usize,
+    i: usize,
+    from: usize,
+    (c, s): (T, T),
+    transpose: bool,
+) {
+    let (lo, hi) = d.split_at_mut(i * w);
+    let (rx, ry) = (&mut lo[(i - 1) * w + from..i * w], &mut hi[from..w]);
+    if transpose {
+        for (u, v) in rx.iter_mut().zip(ry.iter_mut()) {
+            let (x, y) = (*u, *v);
+            *u = c * x - s * y;
+            *v = s * x + c * y;
+        }
+    } else {
+        for (u, v) in rx.iter_mut().zip(ry.iter_mut()) {
+            let (x, y) = (*u, *v);
+            *u = c * x + s * y;
+            *v = c * y - s * x;
+        }
+    }
+}
+
+impl<T: Scalar + LinalgScalar> SvdKernels<T> for Cpu {
     type Mat = ColMajor<T>;
     type Rotations = Rotations<T>;
 
@@ -254,22 +377,16 @@ impl<T: Scalar> SvdKernels<T> for Cpu {
     fn mat_mul(&self, a: &ColMajor<T>, b: &ColMajor<T>) -> Result<ColMajor<T>> {
         let (m, kk, n) = (a.rows, a.cols, b.cols);
         let mut data = vec![T::zero(); m * n];
-        if m > 0 {
-            // 8 output columns per task: each column of A is read once per task.
-            data.par_chunks_mut(m * 8).enumerate().for_each(|(t, out)| {
-                let j0 = t * 8;
-                for l in 0..kk {
-                    let acol = &a.data[l * m..(l + 1) * m];
-                    for (jj, oc) in out.chunks_mut(m).enumerate() {
-                        let f = b.data[(j0 + jj) * kk + l];
-                        if f != T::zero() {
-                            for (o, x) in oc.iter_mut().zip(acol) {
-                                *o += *x * f;
-                            }
-                        }
-                    }
-                }
-            });
+        if m > 0 && n > 0 {
+            // Column panels of the product over rayon's threads.
+            let per = n.div_ceil(rayon::current_num_threads().max(1)).max(1);
+            data.par_chunks_mut(m * per)
+                .enumerate()
+                .for_each(|(t, out)| {
+                    let nc = out.len() / m;
+                    let bp = &b.data[t * per * kk..(t * per + nc) * kk];
+                    gemm_cm((m, nc, kk), &a.data, m, false, bp, kk, out, m);
+                });
         }
         Ok(ColMajor {
             rows: m,
@@ -282,33 +399,45 @@ impl<T: Scalar> SvdKernels<T> for Cpu {
         let (m, n) = (a.rows, a.cols);
         let steps = m.saturating_sub(1).min(n);
         let mut cs = vec![T::zero(); 2 * m * steps];
-        let mut j0 = 0;
-        while j0 < steps {
-            let j1 = (j0 + PANEL).min(steps);
-            // Generate the panel's rotations column by column (each column first receives the
-            // panel's earlier rotations).
+        if steps == 0 {
+            return Ok(Rotations { rows: m, steps, cs });
+        }
+        let mut pm = Panels::from_col_major(m, n, &a.data);
+        for k in 0..pm.panels.len() {
+            let (head, rest) = pm.panels.split_at_mut(k + 1);
+            let (j0, w, d) = &mut head[k];
+            let (j0, w) = (*j0, *w);
+            if j0 >= steps {
+                break;
+            }
+            let j1 = (j0 + w).min(steps);
+            // Generate the panel's rotations column by column; each is applied at once to
+            // the panel's later columns.
             for j in j0..j1 {
-                let col = &mut a.data[j * m..(j + 1) * m];
-                for jp in j0..j {
-                    apply_chain(col, &cs[2 * jp * m..2 * (jp + 1) * m], jp, m);
-                }
+                let jl = j - j0;
                 for i in (j + 1..m).rev() {
-                    let (c, s, r) = givens(col[i - 1], col[i]);
-                    col[i - 1] = r;
-                    col[i] = T::zero();
+                    let (c, s, r) = givens(d[(i - 1) * w + jl], d[i * w + jl]);
+                    d[(i - 1) * w + jl] = r;
+                    d[i * w + jl] = T::zero();
                     cs[2 * (j * m + i)] = c;
                     cs[2 * (j * m + i) + 1] = s;
+                    if jl + 1 < w {
+                        rotate_rows(d, w, i, jl + 1, (c, s), false);
+                    }
                 }
             }
-            // Apply them to every trailing column.
-            let cs_panel = &cs[2 * j0 * m..2 * j1 * m];
-            a.data[j1 * m..].par_chunks_mut(m).for_each(|col| {
-                for (t, jp) in (j0..j1).enumerate() {
-                    apply_chain(col, &cs_panel[2 * t * m..2 * (t + 1) * m], jp, m);
+            // Apply them to every trailing panel.
+            let cs = &cs;
+            rest.par_iter_mut().for_each(|(_, wt, dt)| {
+                for jp in j0..j1 {
+                    for i in (jp + 1..m).rev() {
+                        let (c, s) = (cs[2 * (jp * m + i)], cs[2 * (jp * m + i) + 1]);
+                        rotate_rows(dt, *wt, i, 0, (c, s), false);
+                    }
                 }
             });
-            j0 = j1;
         }
+        pm.to_col_major(&mut a.data);
         Ok(Rotations { rows: m, steps, cs })
     }
 
@@ -317,20 +446,25 @@ impl<T: Scalar> SvdKernels<T> for Cpu {
         if m == 0 || q.cols == 0 {
             return Ok(());
         }
-        // Q q = G₁ᵀ ⋯ G_Kᵀ q: the last rotation first, each transposed; 8 columns per task.
-        q.data.par_chunks_mut(m * 8).for_each(|cols| {
+        let mut pm = Panels::from_col_major(m, q.cols, &q.data);
+        // Q q = G₁ᵀ ⋯ G_Kᵀ q: the last rotation first, each transposed. Step j rotates rows
+        // j .. m only: while those are all zero in a panel (the identity's upper columns),
+        // the step is skipped (it would rotate zeros into zeros).
+        pm.panels.par_iter_mut().for_each(|(_, w, d)| {
+            let w = *w;
+            let mut last = d.iter().rposition(|x| *x != T::zero()).map_or(0, |e| e / w);
             for j in (0..rot.steps).rev() {
+                if j > last {
+                    continue;
+                }
+                last = m - 1;
                 let cs = &rot.cs[2 * j * m..2 * (j + 1) * m];
-                for col in cols.chunks_mut(m) {
-                    for i in j + 1..m {
-                        let (c, s) = (cs[2 * i], cs[2 * i + 1]);
-                        let (x, y) = (col[i - 1], col[i]);
-                        col[i - 1] = c * x - s * y;
-                        col[i] = s * x + c * y;
-                    }
+                for i in j + 1..m {
+                    rotate_rows(d, w, i, 0, (cs[2 * i], cs[2 * i + 1]), true);
                 }
             }
         });
+        pm.to_col_major(&mut q.data);
         Ok(())
     }
 
@@ -345,6 +479,7 @@ impl<T: Scalar> SvdKernels<T> for Cpu {
         let nreal = cols.div_ceil(b);
         let nb = (nreal + nreal % 2).max(2);
         let tol = T::from_f64(p.tol);
+        let orders: Vec<Vec<(usize, usize)>> = (0..=2 * b).map(inner_order).collect();
         let mut stats = JacobiStats {
             sweeps: 0,
             off: 0.0,
@@ -355,23 +490,26 @@ impl<T: Scalar> SvdKernels<T> for Cpu {
             let mut off = 0.0f64;
             for r in 0..nb - 1 {
                 let mut wb = blocks(&mut w.data, rows, b, nb);
-                let mut vb = match v.as_deref_mut() {
-                    Some(v) => blocks(&mut v.data, v.rows, b, nb),
-                    None => (0..nb).map(|_| Some(Vec::new())).collect(),
-                };
+                let mut vb = v.as_deref_mut().map(|v| blocks(&mut v.data, v.rows, b, nb));
                 let tasks: Vec<_> = (0..nb / 2)
                     .map(|k| {
                         let (i, j) = round_robin_pair(nb, r, k);
-                        let mut wc = wb[i].take().unwrap_or_default();
-                        wc.extend(wb[j].take().unwrap_or_default());
-                        let mut vc = vb[i].take().unwrap_or_default();
-                        vc.extend(vb[j].take().unwrap_or_default());
+                        let wc = (
+                            wb[i].take().unwrap_or_default(),
+                            wb[j].take().unwrap_or_default(),
+                        );
+                        let vc = vb.as_mut().map(|vb| {
+                            (
+                                vb[i].take().unwrap_or_default(),
+                                vb[j].take().unwrap_or_default(),
+                            )
+                        });
                         (wc, vc)
                     })
                     .collect();
                 let round_off = tasks
                     .into_par_iter()
-                    .map(|(wc, vc)| pair_step(wc, vc, rows, cols, tol))
+                    .map(|(wc, vc)| pair_step(wc, vc, (rows, cols), tol, &orders))
                     .reduce(|| 0.0, f64::max);
                 off = off.max(round_off);
             }
@@ -396,16 +534,5 @@ impl<T: Scalar> SvdKernels<T> for Cpu {
 
     fn memory_bytes(&self) -> Option<u64> {
         crate::memory::physical_memory()
-    }
-}
-
-/// Applies column `jp`'s rotation chain (`cs` for rows `jp + 1 ..`, bottom first) to `col`.
-#[inline]
-fn apply_chain<T: Scalar>(col: &mut [T], cs: &[T], jp: usize, m: usize) {
-    for i in (jp + 1..m).rev() {
-        let (c, s) = (cs[2 * i], cs[2 * i + 1]);
-        let (x, y) = (col[i - 1], col[i]);
-        col[i - 1] = c * x + s * y;
-        col[i] = c * y - s * x;
     }
 }
