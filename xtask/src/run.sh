@@ -42,6 +42,12 @@ section() { printf '\n==== %s\n' "$*"; }
 main() {
     failed=()
 
+    # xtask bundle ships the executables gzipped (a device run carries at most 64 MiB).
+    for d in bin tests benches; do
+        for f in "$HERE/$d"/*.gz; do
+            [ -f "$f" ] && gunzip -f "$f"
+        done
+    done
     chmod +x "$HERE"/bin/* "$HERE"/tests/* "$HERE"/benches/* 2>/dev/null || true
     export REQUIRE_GPU=1
     export REQUIRE_DATA=1
