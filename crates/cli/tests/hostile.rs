@@ -319,3 +319,27 @@ fn starts_without_gpu_runtimes() {
         assert!(!d.contains("libcuda") && !d.contains("libOpenCL"), "{d}");
     }
 }
+
+/// A decompression bomb (a small `.gz` of newlines) is refused once the decompressed input
+/// passes the machine's input limit (half its memory; lowered here through the environment),
+/// with a message, instead of growing until the process is killed.
+#[test]
+fn class5_gzip_bombs_stop_at_the_input_limit() {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&vec![b'\n'; 32 << 20]).unwrap();
+    let f = write("bomb.gz", &gz.finish().unwrap());
+    let o = run_with(
+        &["stats", p(&f)],
+        None,
+        &[("TRIDENT_MAX_INPUT_BYTES", "8000000")],
+        60,
+    );
+    fails_with(
+        &o,
+        &[
+            "bomb.gz",
+            "decompressed input is larger than",
+            "TRIDENT_MAX_INPUT_BYTES",
+        ],
+    );
+}

@@ -89,6 +89,34 @@ pub fn try_reserve<T>(
     })
 }
 
+/// Environment variable that sets [`max_input_bytes`] (bytes; for tests and small machines).
+pub const MAX_INPUT_ENV: &str = "TRIDENT_MAX_INPUT_BYTES";
+
+/// Physical memory in bytes (`MemTotal` of `/proc/meminfo`), read once; `None` where the
+/// system does not say.
+pub fn physical_memory() -> Option<u64> {
+    static TOTAL: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *TOTAL.get_or_init(|| {
+        let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        kib.checked_mul(1024)
+    })
+}
+
+/// The most bytes an input (after decompression) may hold in memory: `TRIDENT_MAX_INPUT_BYTES`
+/// if set, else half of physical memory (unlimited where that is unknown). With overcommit the
+/// kernel grants any reservation and kills the process once the pages are touched, so a
+/// decompression bomb (a small `.gz` of newlines, say) is refused here, with a message,
+/// before it can take the machine's memory.
+pub fn max_input_bytes() -> u64 {
+    std::env::var(MAX_INPUT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .or_else(|| physical_memory().map(|m| m / 2))
+        .unwrap_or(u64::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -267,7 +267,26 @@ fn slurp(
     let mut text: Option<bool> = None;
     // Start of a line at or before the current (unfinished) one; lines before it are checked.
     let mut line_start = 0usize;
+    let limit = alloc::max_input_bytes();
     loop {
+        if buf.len() as u64 >= limit {
+            return Err(perr(
+                name,
+                None,
+                K::TooLarge,
+                format!(
+                    "{} is larger than the {} this machine allows an input \
+                     (half its memory; set {} to change it)",
+                    if gzip {
+                        "the decompressed input"
+                    } else {
+                        "the input"
+                    },
+                    alloc::human_bytes(u128::from(limit)),
+                    alloc::MAX_INPUT_ENV
+                ),
+            ));
+        }
         if buf.len() == buf.capacity() {
             let extra = buf.len().clamp(STEP, 1 << 30);
             alloc::try_reserve(&mut buf, extra, what).map_err(too_large)?;
