@@ -15,6 +15,11 @@
 //     128 x 128 tile of C: ceil(n / 128) * ceil(m / 128) blocks; block g computes tile row
 //     g / ceil(n / 128), tile column g % ceil(n / 128).
 //
+//   gemm_dmma_f64(same parameters and launch as gemm_f64)
+//     The same product on the FP64 tensor cores (DMMA, mma.sync m8n8k4 f64), CUDA only:
+//     built for compute_90 (where the host selects it for f64 by default); the portable
+//     compute_75 PTX holds a stub that traps, which the host never launches there.
+//
 //   matadd_<T>(unsigned m, unsigned n, T alpha, const T *x, unsigned long long x_off,
 //              unsigned ldx, T beta, const T *y, unsigned long long y_off, unsigned ldy,
 //              T *d, unsigned long long d_off, unsigned ldd)
@@ -166,6 +171,150 @@ __device__ __forceinline__ void gemm_tile(unsigned m, unsigned n, unsigned k, T 
     }
 }
 
+// ---- gemm_dmma_f64: the FP64 tensor-core base kernel -----------------------------------
+//
+// Same block tile (128 x 128 of C per block of 256 threads), same k step (8), same staging
+// (each thread loads 4 values of the 128 x 8 A tile and 4 of the 8 x 128 B tile from global
+// memory, vector loads on the fast path, zero-filled bounds-checked scalar loads otherwise),
+// same shared-memory layout (A transposed, As[kk][row]) and the same double buffering with
+// one __syncthreads per k step as gemm_tile. Only the inner product differs: the 8 warps
+// form a 2 x 4 grid, warp (wm, wn) owns the 64 x 32 sub-tile at rows wm*64, columns wn*32,
+// as 8 x 4 tiles of 8 x 8, each accumulated by mma.sync.aligned.m8n8k4.row.col.f64 (PTX ISA
+// 7.0+, sm_80+; our PTX is ISA <= 9.0). Per k step, two k4 halves: each lane loads its A
+// fragments (8 doubles) and B fragments (4 doubles) from shared memory and issues 32 DMMAs.
+//
+// Fragment layouts of m8n8k4 f64 (PTX ISA, "Matrix Fragments for mma.m8n8k4 with .f64";
+// CUTLASS's SM80_8x4 / SM80_8x8_Row): with g = lane / 4 and t = lane % 4, a lane holds
+// A[g][t] of the 8 x 4 A tile, B[t][g] of the 4 x 8 B tile, and C[g][2t], C[g][2t + 1] of
+// the 8 x 8 accumulator. So the lane reads As[kk + t][row + g] and Bs[kk + t][col + g]; with
+// rows padded to 132 doubles (132 = 4 mod 16), the 16 lanes of each half-warp hit 16
+// distinct 8-byte bank pairs (4t + g mod 16): conflict-free.
+
+constexpr unsigned DPAD = 4;
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define TRIDENT_HAS_DMMA 1
+#else
+#define TRIDENT_HAS_DMMA 0
+#endif
+
+// d = a * b + d for one 8 x 8 x 4 tile (c0, c1: this lane's two accumulator entries).
+__device__ __forceinline__ void dmma_884(double &c0, double &c1, double a, double b) {
+#if TRIDENT_HAS_DMMA
+    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+        : "+d"(c0), "+d"(c1)
+        : "d"(a), "d"(b));
+#else
+    __trap();
+#endif
+}
+
+__device__ __forceinline__ void gemm_tile_dmma(unsigned m, unsigned n, unsigned k, double alpha,
+                                               double beta, const double *__restrict__ a,
+                                               unsigned lda, const double *__restrict__ b,
+                                               unsigned ldb, double *c, unsigned ldc,
+                                               bool aligned) {
+    __shared__ __align__(16) double As[2][BK][BM + DPAD];
+    __shared__ __align__(16) double Bs[2][BK][BN + DPAD];
+
+    const unsigned tid = threadIdx.x;
+    const unsigned lane = tid % 32, warp = tid / 32;
+    const unsigned g = lane / 4, t = lane % 4;
+    const unsigned wrow = (warp / 4) * 64, wcol = (warp % 4) * 32;
+    const unsigned tiles_n = (n + BN - 1) / BN;
+    const unsigned group = blockIdx.x;
+    const unsigned row0 = (group / tiles_n) * BM, col0 = (group % tiles_n) * BN;
+
+    // Staging assignment (as gemm_tile): A tile 128 x 8, two threads per row, 4 columns
+    // each; B tile 8 x 128, 32 threads per row, 4 columns each.
+    const unsigned a_r = tid >> 1, a_c = (tid & 1) * 4;
+    const unsigned b_r = tid >> 5, b_c = (tid & 31) * 4;
+    const bool fast = aligned && row0 + BM <= m && col0 + BN <= n;
+
+    double acc[8][4][2];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+            acc[i][j][0] = acc[i][j][1] = 0.0;
+    double ra[4], rb[4];
+
+    auto load_tiles = [&](unsigned kt) {
+        if (fast && kt + BK <= k) {
+            Vec4<double>::load(a + static_cast<size_t>(row0 + a_r) * lda + kt + a_c, ra);
+            Vec4<double>::load(b + static_cast<size_t>(kt + b_r) * ldb + col0 + b_c, rb);
+        } else {
+#pragma unroll
+            for (unsigned q = 0; q < 4; ++q) {
+                const unsigned gr = row0 + a_r, gk = kt + a_c + q;
+                ra[q] = (gr < m && gk < k) ? a[static_cast<size_t>(gr) * lda + gk] : 0.0;
+                const unsigned hk = kt + b_r, hc = col0 + b_c + q;
+                rb[q] = (hk < k && hc < n) ? b[static_cast<size_t>(hk) * ldb + hc] : 0.0;
+            }
+        }
+    };
+    auto store_tiles = [&](unsigned buf) {
+#pragma unroll
+        for (unsigned q = 0; q < 4; ++q) {
+            As[buf][a_c + q][a_r] = ra[q];
+            Bs[buf][b_r][b_c + q] = rb[q];
+        }
+    };
+
+    const unsigned steps = (k + BK - 1) / BK;
+    if (steps > 0) {
+        load_tiles(0);
+        store_tiles(0);
+    }
+    __syncthreads();
+    for (unsigned s = 0; s < steps; ++s) {
+        const unsigned cur = s & 1;
+        const bool more = s + 1 < steps;
+        if (more)
+            load_tiles((s + 1) * BK);
+#pragma unroll
+        for (unsigned kk = 0; kk < BK; kk += 4) {
+            double af[8], bf[4];
+#pragma unroll
+            for (int i = 0; i < 8; ++i)
+                af[i] = As[cur][kk + t][wrow + i * 8 + g];
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+                bf[j] = Bs[cur][kk + t][wcol + j * 8 + g];
+#pragma unroll
+            for (int i = 0; i < 8; ++i)
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+                    dmma_884(acc[i][j][0], acc[i][j][1], af[i], bf[j]);
+        }
+        // The other buffer was last read in step s - 1, before the barrier that ended it.
+        if (more)
+            store_tiles(cur ^ 1);
+        __syncthreads();
+    }
+
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        const unsigned r = row0 + wrow + i * 8 + g;
+        if (r >= m)
+            continue;
+        double *crow = c + static_cast<size_t>(r) * ldc;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const unsigned col = col0 + wcol + j * 8 + 2 * t + e;
+                if (col < n) {
+                    double v = alpha * acc[i][j][e];
+                    if (beta != 0.0)
+                        v += beta * crow[col];
+                    crow[col] = v;
+                }
+            }
+        }
+    }
+}
+
 template <typename T>
 __device__ __forceinline__ void matadd(unsigned m, unsigned n, T alpha, const T *x,
                                        unsigned long long x_off, unsigned ldx, T beta,
@@ -205,3 +354,14 @@ __device__ __forceinline__ void matadd(unsigned m, unsigned n, T alpha, const T 
 
 TRIDENT_GEMM(float, f32)
 TRIDENT_GEMM(double, f64)
+
+// The FP64 tensor-core variant of gemm_f64: same parameters, same launch (see the top).
+extern "C" __global__ void __launch_bounds__(GEMM_THREADS)
+    gemm_dmma_f64(unsigned m, unsigned n, unsigned k, double alpha, double beta,
+                  const double *a, unsigned long long a_off, unsigned lda, const double *b,
+                  unsigned long long b_off, unsigned ldb, double *c, unsigned long long c_off,
+                  unsigned ldc) {
+    const bool aligned = lda % 4 == 0 && ldb % 4 == 0 && a_off % 4 == 0 && b_off % 4 == 0;
+    gemm_tile_dmma(m, n, k, alpha, beta, a + a_off, lda, b + b_off, ldb, c + c_off, ldc,
+                   aligned);
+}

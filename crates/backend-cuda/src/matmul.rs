@@ -16,13 +16,14 @@ use std::sync::Arc;
 use cust::memory::LockedBuffer;
 use trident_core::gpu::{to_u32, Precision};
 use trident_core::matmul::{
-    check_fits, check_lengths, check_shapes, device_bytes, plan, Block, Operand, Schedule, Step,
+    check_fits, check_lengths, check_shapes, device_bytes, plan, run_steps, use_tensor_cores,
+    DevAdd, DevGemm, Schedule, ScheduleKernels,
 };
 use trident_core::{Dense, DenseView, Error, HostMemory, MatMul, MatMulOptions, Result};
 
 use crate::driver;
 use crate::kernels::Module;
-use crate::launch::{LaunchArgs, LaunchConfig};
+use crate::launch::{Kernel, LaunchArgs, LaunchConfig};
 use crate::memory::{CudaScalar, CudaVector, DevBuf};
 use crate::{Cuda, Shared};
 
@@ -116,99 +117,96 @@ fn real_arg(args: &mut LaunchArgs<'_, '_>, p: Precision, v: f64) {
     };
 }
 
+/// The device steps of a schedule on CUDA ([`ScheduleKernels`]): launches of `gemm_<T>` (or
+/// `gemm_dmma_f64`, the FP64 tensor-core kernel with the same arguments and launch) and
+/// `matadd_<T>` on the backend's stream; operands are device addresses.
+struct CudaSteps<'a> {
+    gemm: Kernel<'a>,
+    add: Kernel<'a>,
+    p: Precision,
+}
+
+impl ScheduleKernels for CudaSteps<'_> {
+    type Operand = u64;
+
+    fn gemm(&self, g: &DevGemm<u64>) -> Result<()> {
+        let blocks = to_u32(g.n.div_ceil(TILE) * g.m.div_ceil(TILE))?;
+        // The kernel's parameters (kernels/cuda/matmul.cu, as in kernels/opencl/matmul.cl):
+        // (unsigned m, n, k, T alpha, beta, const T *a, u64 a_off, unsigned lda,
+        //  const T *b, u64 b_off, unsigned ldb, T *c, u64 c_off, unsigned ldc)
+        let mut args = self.gemm.builder();
+        args.arg(to_u32(g.m)?).arg(to_u32(g.n)?).arg(to_u32(g.k)?);
+        real_arg(&mut args, self.p, g.alpha);
+        real_arg(&mut args, self.p, g.beta);
+        let (a, b, c) = (g.a, g.b, g.c);
+        args.arg(a.buf).arg(a.offset as u64).arg(to_u32(a.ld)?);
+        args.arg(b.buf).arg(b.offset as u64).arg(to_u32(b.ld)?);
+        args.arg(c.buf).arg(c.offset as u64).arg(to_u32(c.ld)?);
+        // SAFETY: the arguments match the kernel's parameters in number, order and type
+        // (device addresses as 64-bit values; gemm_dmma_f64 has gemm_f64's). `run_steps`
+        // verified that every block lies inside its operand's allocation; the kernel reads a
+        // at rows < m, columns < k, b at rows < k, columns < n, and reads (beta != 0) and
+        // writes c at rows < m, columns < n, with 64-bit offsets. The output never overlaps
+        // an input (schedule invariant, tested in core). One block per 128 x 128 tile, 256
+        // threads (the launch bounds of both kernels). The allocations outlive the kernels:
+        // callers synchronize before freeing mapped host memory, and cuMemFree waits for
+        // device memory to be idle.
+        unsafe { args.launch(LaunchConfig::grid_1d(blocks, GEMM_THREADS)) }
+    }
+
+    fn add(&self, s: &DevAdd<u64>) -> Result<()> {
+        let total = s.m * s.n;
+        let blocks = total.div_ceil(ADD_THREADS as usize).min(ADD_MAX_BLOCKS) as u32;
+        // (unsigned m, n, T alpha, const T *x, u64 x_off, unsigned ldx, T beta,
+        //  const T *y, u64 y_off, unsigned ldy, T *d, u64 d_off, unsigned ldd)
+        let mut args = self.add.builder();
+        args.arg(to_u32(s.m)?).arg(to_u32(s.n)?);
+        real_arg(&mut args, self.p, s.alpha);
+        let (x, y, d) = (s.x, s.y, s.dst);
+        args.arg(x.buf).arg(x.offset as u64).arg(to_u32(x.ld)?);
+        real_arg(&mut args, self.p, s.beta);
+        args.arg(y.buf).arg(y.offset as u64).arg(to_u32(y.ld)?);
+        args.arg(d.buf).arg(d.offset as u64).arg(to_u32(d.ld)?);
+        // SAFETY: the arguments match the kernel's parameters in order and type. Every block
+        // lies inside its allocation (`run_steps` checked); the kernel touches elements
+        // i < m, j < n of each (y only when beta != 0); dst is x itself (same thread reads
+        // then writes each element) or disjoint from both inputs (schedule invariant). A
+        // grid-stride loop covers m * n.
+        unsafe { args.launch(LaunchConfig::grid_1d(blocks, ADD_THREADS)) }
+    }
+}
+
 impl Cuda {
+    /// Whether `T` has the tensor-core base kernel here: f64 on compute capability 9.0 and
+    /// newer (the devices that load the `compute_90` PTX, where `gemm_dmma_f64` is built
+    /// with DMMA; the portable `compute_75` PTX has only a trapping stub of it).
+    fn dmma_available<T: CudaScalar>(&self) -> bool {
+        Precision::of::<T>() == Precision::F64 && self.compute_capability.0 >= 9
+    }
+
     /// Runs `s` with operands at device addresses `ptrs` = `[A, B, C, W]` holding `lens`
-    /// values (checked against every step first), on the stream.
+    /// values (checked against every step first), on the stream, with the base kernel
+    /// `opts.base_kernel` resolves to.
     fn run_schedule<T: CudaScalar>(
         &self,
         s: &Schedule,
         ptrs: [u64; 4],
         lens: [usize; 4],
+        opts: &MatMulOptions,
     ) -> Result<()> {
-        s.check_bounds(lens)?;
-        let gemm = self.kernel::<T>(Module::Matmul, "gemm")?;
-        let add = self.kernel::<T>(Module::Matmul, "matadd")?;
-        let p = Precision::of::<T>();
-        let ptr = |blk: &Block| match blk.op {
-            Operand::A => ptrs[0],
-            Operand::B => ptrs[1],
-            Operand::C => ptrs[2],
-            Operand::W => ptrs[3],
+        let tensor =
+            use_tensor_cores::<T>(opts.base_kernel, self.dmma_available::<T>(), driver::BACKEND)?;
+        let gemm = if tensor {
+            self.kernel_plain(Module::Matmul, "gemm_dmma_f64")?
+        } else {
+            self.kernel::<T>(Module::Matmul, "gemm")?
         };
-        for step in &s.steps {
-            match step {
-                Step::Gemm {
-                    m,
-                    n,
-                    k,
-                    alpha,
-                    beta,
-                    a,
-                    b,
-                    c,
-                } => {
-                    if *m == 0 || *n == 0 {
-                        continue;
-                    }
-                    let blocks = to_u32(n.div_ceil(TILE) * m.div_ceil(TILE))?;
-                    // The kernel's parameters (kernels/cuda/matmul.cu, as in
-                    // kernels/opencl/matmul.cl): (unsigned m, n, k, T alpha, beta,
-                    // const T *a, u64 a_off, unsigned lda, const T *b, u64 b_off,
-                    // unsigned ldb, T *c, u64 c_off, unsigned ldc)
-                    let mut args = gemm.builder();
-                    args.arg(to_u32(*m)?).arg(to_u32(*n)?).arg(to_u32(*k)?);
-                    real_arg(&mut args, p, *alpha);
-                    real_arg(&mut args, p, *beta);
-                    args.arg(ptr(a)).arg(a.offset as u64).arg(to_u32(a.ld)?);
-                    args.arg(ptr(b)).arg(b.offset as u64).arg(to_u32(b.ld)?);
-                    args.arg(ptr(c)).arg(c.offset as u64).arg(to_u32(c.ld)?);
-                    // SAFETY: the arguments match the kernel's parameters in number, order
-                    // and type (device addresses as 64-bit values). `check_bounds` verified
-                    // that every block lies inside its operand's allocation of `lens`
-                    // values; the kernel reads a at rows < m, columns < k, b at rows < k,
-                    // columns < n, and reads (beta != 0) and writes c at rows < m,
-                    // columns < n, with 64-bit offsets. The output never overlaps an input
-                    // (schedule invariant, tested in core). One block per 128 x 128 tile,
-                    // 256 threads (its launch bounds). The allocations outlive the kernels:
-                    // callers synchronize before freeing mapped host memory, and cuMemFree
-                    // waits for device memory to be idle.
-                    unsafe { args.launch(LaunchConfig::grid_1d(blocks, GEMM_THREADS)) }?;
-                }
-                Step::Add {
-                    m,
-                    n,
-                    alpha,
-                    x,
-                    beta,
-                    y,
-                    dst,
-                } => {
-                    let total = m * n;
-                    if total == 0 {
-                        continue;
-                    }
-                    let blocks = total.div_ceil(ADD_THREADS as usize).min(ADD_MAX_BLOCKS) as u32;
-                    // (unsigned m, n, T alpha, const T *x, u64 x_off, unsigned ldx, T beta,
-                    //  const T *y, u64 y_off, unsigned ldy, T *d, u64 d_off, unsigned ldd)
-                    let mut args = add.builder();
-                    args.arg(to_u32(*m)?).arg(to_u32(*n)?);
-                    real_arg(&mut args, p, *alpha);
-                    args.arg(ptr(x)).arg(x.offset as u64).arg(to_u32(x.ld)?);
-                    real_arg(&mut args, p, *beta);
-                    args.arg(ptr(y)).arg(y.offset as u64).arg(to_u32(y.ld)?);
-                    args.arg(ptr(dst))
-                        .arg(dst.offset as u64)
-                        .arg(to_u32(dst.ld)?);
-                    // SAFETY: the arguments match the kernel's parameters in order and type.
-                    // Every block lies inside its allocation (`check_bounds`); the kernel
-                    // touches elements i < m, j < n of each (y only when beta != 0); dst is
-                    // x itself (same thread reads then writes each element) or disjoint from
-                    // both inputs (schedule invariant). A grid-stride loop covers m * n.
-                    unsafe { args.launch(LaunchConfig::grid_1d(blocks, ADD_THREADS)) }?;
-                }
-            }
-        }
-        Ok(())
+        let steps = CudaSteps {
+            gemm,
+            add: self.kernel::<T>(Module::Matmul, "matadd")?,
+            p: Precision::of::<T>(),
+        };
+        run_steps(&steps, s, ptrs, lens)
     }
 }
 
@@ -236,6 +234,10 @@ impl<T: CudaScalar> MatMul<T> for Cuda {
         GPU_CUTOFF
     }
 
+    fn has_tensor_core_kernel(&self) -> bool {
+        self.dmma_available::<T>()
+    }
+
     fn gemm(
         &self,
         m: usize,
@@ -254,7 +256,7 @@ impl<T: CudaScalar> MatMul<T> for Cuda {
         self.shared.make_current()?;
         let w = DevBuf::<T>::uninit(&self.shared, s.workspace, "the Strassen workspace")?;
         let ptrs = [a.buf.ptr(), b.buf.ptr(), c.buf.ptr(), w.ptr()].map(|p| p.as_raw());
-        self.run_schedule::<T>(&s, ptrs, [a.len(), b.len(), c.len(), s.workspace])
+        self.run_schedule::<T>(&s, ptrs, [a.len(), b.len(), c.len(), s.workspace], opts)
     }
 
     fn matmul(
@@ -284,7 +286,7 @@ impl<T: CudaScalar> MatMul<T> for Cuda {
                 let db = DevBuf::from_host(sh, &hb, "B")?;
                 let dc = DevBuf::<T>::uninit(sh, m * n, "C")?;
                 let ptrs = [da.ptr(), db.ptr(), dc.ptr(), w.ptr()].map(|p| p.as_raw());
-                self.run_schedule::<T>(&s, ptrs, lens)?;
+                self.run_schedule::<T>(&s, ptrs, lens, opts)?;
                 sh.synchronize()?;
                 dc.copy_to_host(&mut out)?;
             }
@@ -295,7 +297,7 @@ impl<T: CudaScalar> MatMul<T> for Cuda {
                 let db = DevBuf::from_host(sh, &lb[..k * n], "B")?;
                 let dc = DevBuf::<T>::uninit(sh, m * n, "C")?;
                 let ptrs = [da.ptr(), db.ptr(), dc.ptr(), w.ptr()].map(|p| p.as_raw());
-                self.run_schedule::<T>(&s, ptrs, lens)?;
+                self.run_schedule::<T>(&s, ptrs, lens, opts)?;
                 sh.synchronize()?;
                 let mut lc = locked::<T>(&[], m * n, "C")?;
                 dc.copy_to_host(&mut lc[..m * n])?;
@@ -306,7 +308,7 @@ impl<T: CudaScalar> MatMul<T> for Cuda {
                 let mb = MappedBuf::new(sh, k * n, Some(&hb), "B")?;
                 let mc = MappedBuf::<T>::new(sh, m * n, None, "C")?;
                 let ptrs = [ma.device, mb.device, mc.device, w.ptr().as_raw()];
-                let run = self.run_schedule::<T>(&s, ptrs, lens);
+                let run = self.run_schedule::<T>(&s, ptrs, lens, opts);
                 // Wait before the mapped memory can be read or freed, whatever happened.
                 let synced = sh.synchronize();
                 run?;

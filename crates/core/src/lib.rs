@@ -44,7 +44,7 @@ pub use dense::{Dense, DenseView};
 pub use ellpack::EllpackR;
 pub use error::{BoxError, Error, ParseError, ParseErrorKind, Result, ResultExt};
 pub use graph::Graph;
-pub use matmul::{Algorithm, HostMemory, MatMul, MatMulOptions};
+pub use matmul::{Algorithm, BaseKernel, HostMemory, MatMul, MatMulOptions};
 pub use mcl::{Clustering, Expansion, MarkovCluster, MclOptions, MclProgress, StopReason};
 pub use scalar::{Index, Scalar};
 pub use spmv::{Spmv, SpmvOptions};

@@ -12,7 +12,9 @@
 //! all recursion nodes (a node's temporaries sit after its parent's; siblings reuse them).
 //! Every block is `(operand, offset, leading dimension)`, so a GPU backend runs a schedule by
 //! launching its tiled kernel and its addition kernel with buffer offsets, and the CPU runs it
-//! with [`execute_host`]. The recursion lives here once; backends only execute.
+//! with [`execute_host`]. The recursion lives here once; backends only execute: the GPU
+//! backends through the one device executor [`run_steps`], implementing [`ScheduleKernels`]
+//! (their two kernel launches).
 //!
 //! # Shapes that are not powers of two: peeling
 //!
@@ -36,6 +38,10 @@
 //! Both use three temporaries per level, `X` (`m/2 x k/2`), `Y` (`k/2 x n/2`) and `Z`
 //! (`m/2 x n/2`), so the workspace is `Σ_l (m k + k n + m n) / 4^l < (m k + k n + m n) / 3`
 //! elements.
+
+mod steps;
+
+pub use steps::{run_steps, DevAdd, DevBlock, DevGemm, ScheduleKernels};
 
 use crate::backend::DeviceVectors;
 use crate::dense::{Dense, DenseView};
@@ -66,6 +72,32 @@ impl Algorithm {
             Algorithm::Tiled => "tiled",
             Algorithm::Strassen => "strassen",
             Algorithm::Winograd => "winograd",
+        }
+    }
+}
+
+/// Which base kernel a backend runs the products of a schedule on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BaseKernel {
+    /// The backend's fastest for the precision and device: on CUDA the FP64 tensor-core
+    /// (DMMA) kernel for f64 where [`MatMul::has_tensor_core_kernel`] says so, the SIMT tiled
+    /// kernel otherwise.
+    #[default]
+    Auto,
+    /// The SIMT tiled kernel (shared-memory tiles, register blocks, FMA) on every backend.
+    Simt,
+    /// The tensor-core kernel; [`Error::Unsupported`] where
+    /// [`MatMul::has_tensor_core_kernel`] is false (CPU, OpenCL, f32, CUDA before 9.0).
+    TensorCore,
+}
+
+impl BaseKernel {
+    /// Lower-case name, as the CLI spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            BaseKernel::Auto => "auto",
+            BaseKernel::Simt => "simt",
+            BaseKernel::TensorCore => "tensor",
         }
     }
 }
@@ -114,6 +146,8 @@ pub struct MatMulOptions {
     pub max_depth: usize,
     /// Host transfer mode of GPU backends.
     pub host_memory: HostMemory,
+    /// Base kernel of the products ([`BaseKernel::Auto`] by default).
+    pub base_kernel: BaseKernel,
 }
 
 impl Default for MatMulOptions {
@@ -124,6 +158,7 @@ impl Default for MatMulOptions {
             strassen_cutoff: None,
             max_depth: 4,
             host_memory: HostMemory::Pageable,
+            base_kernel: BaseKernel::Auto,
         }
     }
 }
@@ -151,6 +186,12 @@ pub trait MatMul<T: Scalar>: DeviceVectors<T> {
     /// The backend's default [`MatMulOptions::strassen_cutoff`]: where its Strassen starts to
     /// beat its base kernel.
     fn default_cutoff(&self) -> usize;
+
+    /// Whether [`BaseKernel::TensorCore`] is available for `T` on this device (CUDA f64 on
+    /// compute capability 9.0 and newer: the FP64 tensor cores' DMMA instructions).
+    fn has_tensor_core_kernel(&self) -> bool {
+        false
+    }
 
     /// The schedule this backend runs for an `m x k · k x n` product under `opts`.
     fn plan(&self, m: usize, n: usize, k: usize, opts: &MatMulOptions) -> Schedule {
@@ -194,6 +235,26 @@ pub fn check_shapes(a: (usize, usize), b: (usize, usize)) -> Result<(usize, usiz
         )));
     }
     Ok((a.0, b.1, a.1))
+}
+
+/// Resolves [`MatMulOptions::base_kernel`] on a backend where the tensor-core kernel is
+/// `available` (for the element type at hand): `Ok(true)` to run it, `Ok(false)` for the SIMT
+/// kernel, [`Error::Unsupported`] (naming `backend` and `T`) when it is forced but absent.
+pub fn use_tensor_cores<T: Scalar>(
+    kernel: BaseKernel,
+    available: bool,
+    backend: &str,
+) -> Result<bool> {
+    match kernel {
+        BaseKernel::Auto => Ok(available),
+        BaseKernel::Simt => Ok(false),
+        BaseKernel::TensorCore if available => Ok(true),
+        BaseKernel::TensorCore => Err(Error::Unsupported(format!(
+            "matmul: {backend} has no tensor-core base kernel for {} (only CUDA f64 on \
+             compute capability 9.0 and newer)",
+            T::NAME
+        ))),
+    }
 }
 
 /// Checks the lengths of row-major operands of [`MatMul::gemm`].
