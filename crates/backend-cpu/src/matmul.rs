@@ -15,7 +15,8 @@ use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewMut2, Axis, ShapeBuilder, Slice};
 use rayon::prelude::*;
 use trident_core::matmul::{
-    check_fits, check_lengths, check_shapes, device_bytes, execute_host, GemmCall, Schedule,
+    check_fits, check_lengths, check_shapes, device_bytes, execute_host, use_tensor_cores,
+    GemmCall, Schedule,
 };
 use trident_core::{Dense, DenseView, Error, MatMul, MatMulOptions, Result, Scalar};
 
@@ -146,6 +147,7 @@ impl<T: Scalar + ndarray::LinalgScalar> MatMul<T> for Cpu {
         opts: &MatMulOptions,
     ) -> Result<()> {
         check_lengths(m, n, k, a.len(), b.len(), c.len())?;
+        use_tensor_cores::<T>(opts.base_kernel, false, "cpu")?;
         let s = MatMul::<T>::plan(self, m, n, k, opts);
         run(&s, a, b, c)
     }
@@ -157,6 +159,7 @@ impl<T: Scalar + ndarray::LinalgScalar> MatMul<T> for Cpu {
         opts: &MatMulOptions,
     ) -> Result<Dense<T>> {
         let (m, n, k) = check_shapes(a.shape(), b.shape())?;
+        use_tensor_cores::<T>(opts.base_kernel, false, "cpu")?;
         // Views of empty matrices may have any stride; the schedule then has no step.
         let (lda, ldb) = (a.stride().max(k), b.stride().max(n));
         let s = trident_core::matmul::plan_strided(m, n, k, (lda, ldb, n), opts, CPU_CUTOFF);

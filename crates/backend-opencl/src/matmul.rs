@@ -10,20 +10,22 @@
 //! buffers directly (zero-copy where the implementation keeps them in host memory, as PoCL
 //! and integrated GPUs do; a discrete GPU's driver may migrate them).
 
+use std::marker::PhantomData;
 use std::mem::size_of;
 
 use ocl::flags::MemFlags;
 use ocl::Buffer;
 use trident_core::gpu::{to_u32, Precision};
 use trident_core::matmul::{
-    check_fits, check_lengths, check_shapes, device_bytes, plan, Block, Operand, Schedule, Step,
+    check_fits, check_lengths, check_shapes, device_bytes, plan, run_steps, use_tensor_cores,
+    DevAdd, DevGemm, Schedule, ScheduleKernels,
 };
 use trident_core::{Backend, Dense, DenseView, HostMemory, MatMul, MatMulOptions, Result};
 
 use crate::error::ClResultExt;
 use crate::kernels::Module;
 use crate::memory::{ClScalar, ClVector};
-use crate::program::{ClLaunch, LaunchDims};
+use crate::program::{CachedKernel, ClLaunch, LaunchDims};
 use crate::{OpenCl, BACKEND};
 
 /// Work-items per group of `gemm_<T>` (its `reqd_work_group_size`).
@@ -47,15 +49,82 @@ fn real_arg(args: &mut ClLaunch<'_, '_>, p: Precision, v: f64) {
     };
 }
 
+/// The device steps of a schedule on OpenCL ([`ScheduleKernels`]): launches of `gemm_<T>` and
+/// `matadd_<T>` on the backend's in-order queue; operands are buffers.
+struct ClSteps<'a, T: ClScalar> {
+    cl: &'a OpenCl,
+    gemm: &'a CachedKernel,
+    add: &'a CachedKernel,
+    p: Precision,
+    _buffers: PhantomData<&'a Buffer<T>>,
+}
+
+impl<'a, T: ClScalar> ScheduleKernels for ClSteps<'a, T> {
+    type Operand = &'a Buffer<T>;
+
+    fn gemm(&self, g: &DevGemm<&'a Buffer<T>>) -> Result<()> {
+        let s = self;
+        let groups = g.n.div_ceil(TILE) * g.m.div_ceil(TILE);
+        // The kernel's parameters (kernels/opencl/matmul.cl, as in kernels/cuda/matmul.cu):
+        // (uint m, uint n, uint k, REAL alpha, REAL beta, const REAL *a, ulong a_off,
+        //  uint lda, const REAL *b, ulong b_off, uint ldb, REAL *c, ulong c_off, uint ldc)
+        let mut args = s.gemm.builder();
+        args.arg(to_u32(g.m)?).arg(to_u32(g.n)?).arg(to_u32(g.k)?);
+        real_arg(&mut args, s.p, g.alpha);
+        real_arg(&mut args, s.p, g.beta);
+        let (a, b, c) = (g.a, g.b, g.c);
+        args.arg(a.buf).arg(a.offset as u64).arg(to_u32(a.ld)?);
+        args.arg(b.buf).arg(b.offset as u64).arg(to_u32(b.ld)?);
+        args.arg(c.buf).arg(c.offset as u64).arg(to_u32(c.ld)?);
+        // SAFETY: the arguments have the kernel's types, in order. The buffers are this
+        // instance's (callers check owners or made them). `run_steps` verified that every
+        // block's extent ((rows - 1) * ld + cols from its offset) lies inside its buffer; the
+        // kernel reads a only at rows < m, columns < k, b at rows < k, columns < n, and reads
+        // (beta != 0) and writes c at rows < m, columns < n, with 64-bit offsets. The output
+        // never overlaps an input (schedule invariant, tested in core). One group per
+        // 128 x 128 tile of C, 256 items each (reqd_work_group_size).
+        unsafe {
+            args.launch(
+                &s.cl.queue,
+                LaunchDims::linear(groups * GEMM_THREADS, GEMM_THREADS),
+            )
+        }
+    }
+
+    fn add(&self, st: &DevAdd<&'a Buffer<T>>) -> Result<()> {
+        let s = self;
+        let local = s.add.local;
+        let groups = (st.m * st.n).div_ceil(local).min(ADD_MAX_GROUPS);
+        // (uint m, uint n, REAL alpha, const REAL *x, ulong x_off, uint ldx, REAL beta,
+        //  const REAL *y, ulong y_off, uint ldy, REAL *d, ulong d_off, uint ldd)
+        let mut args = s.add.builder();
+        args.arg(to_u32(st.m)?).arg(to_u32(st.n)?);
+        real_arg(&mut args, s.p, st.alpha);
+        let (x, y, d) = (st.x, st.y, st.dst);
+        args.arg(x.buf).arg(x.offset as u64).arg(to_u32(x.ld)?);
+        real_arg(&mut args, s.p, st.beta);
+        args.arg(y.buf).arg(y.offset as u64).arg(to_u32(y.ld)?);
+        args.arg(d.buf).arg(d.offset as u64).arg(to_u32(d.ld)?);
+        // SAFETY: the arguments have the kernel's types, in order. Every block lies inside
+        // its buffer (`run_steps` checked); the kernel touches elements i < m, j < n of each
+        // (y only when beta != 0); dst is either x itself (each element read and written by
+        // the same work-item) or disjoint from both inputs (schedule invariant). A
+        // grid-stride loop covers m * n.
+        unsafe { args.launch(&s.cl.queue, LaunchDims::linear(groups * local, local)) }
+    }
+}
+
 impl OpenCl {
     /// Runs `s` with operands `a`, `b`, `c` and workspace `w` holding `lens` values (checked
-    /// against every step first).
+    /// against every step first, by [`run_steps`]).
     fn run_schedule<T: ClScalar>(
         &self,
         s: &Schedule,
         bufs: [&Buffer<T>; 4],
         lens: [usize; 4],
+        opts: &MatMulOptions,
     ) -> Result<()> {
+        use_tensor_cores::<T>(opts.base_kernel, false, BACKEND)?;
         let gemm = self.kernel::<T>(Module::Matmul, "gemm")?;
         let add = self.kernel::<T>(Module::Matmul, "matadd")?;
         if gemm.local != GEMM_THREADS {
@@ -66,93 +135,14 @@ impl OpenCl {
                 gemm.local
             )));
         }
-        s.check_bounds(lens)?;
-        let p = Precision::of::<T>();
-        let buf = |blk: &Block| match blk.op {
-            Operand::A => bufs[0],
-            Operand::B => bufs[1],
-            Operand::C => bufs[2],
-            Operand::W => bufs[3],
+        let steps = ClSteps {
+            cl: self,
+            gemm,
+            add,
+            p: Precision::of::<T>(),
+            _buffers: PhantomData,
         };
-        for step in &s.steps {
-            match step {
-                Step::Gemm {
-                    m,
-                    n,
-                    k,
-                    alpha,
-                    beta,
-                    a,
-                    b,
-                    c,
-                } => {
-                    if *m == 0 || *n == 0 {
-                        continue;
-                    }
-                    let groups = n.div_ceil(TILE) * m.div_ceil(TILE);
-                    // The kernel's parameters (kernels/opencl/matmul.cl, as in
-                    // kernels/cuda/matmul.cu): (uint m, uint n, uint k, REAL alpha,
-                    // REAL beta, const REAL *a, ulong a_off, uint lda, const REAL *b,
-                    // ulong b_off, uint ldb, REAL *c, ulong c_off, uint ldc)
-                    let mut args = gemm.builder();
-                    args.arg(to_u32(*m)?).arg(to_u32(*n)?).arg(to_u32(*k)?);
-                    real_arg(&mut args, p, *alpha);
-                    real_arg(&mut args, p, *beta);
-                    args.arg(buf(a)).arg(a.offset as u64).arg(to_u32(a.ld)?);
-                    args.arg(buf(b)).arg(b.offset as u64).arg(to_u32(b.ld)?);
-                    args.arg(buf(c)).arg(c.offset as u64).arg(to_u32(c.ld)?);
-                    // SAFETY: the arguments have the kernel's types, in order. The buffers
-                    // are this instance's (callers check owners or made them). `check_bounds`
-                    // verified that every block's extent ((rows - 1) * ld + cols from its
-                    // offset) lies inside its buffer; the kernel reads a only at rows < m,
-                    // columns < k, b at rows < k, columns < n, and reads (beta != 0) and
-                    // writes c at rows < m, columns < n, with 64-bit offsets. The output
-                    // never overlaps an input (schedule invariant, tested in core). One
-                    // group per 128 x 128 tile of C, 256 items each (reqd_work_group_size).
-                    unsafe {
-                        args.launch(
-                            &self.queue,
-                            LaunchDims::linear(groups * GEMM_THREADS, GEMM_THREADS),
-                        )
-                    }?;
-                }
-                Step::Add {
-                    m,
-                    n,
-                    alpha,
-                    x,
-                    beta,
-                    y,
-                    dst,
-                } => {
-                    let total = m * n;
-                    if total == 0 {
-                        continue;
-                    }
-                    let local = add.local;
-                    let groups = total.div_ceil(local).min(ADD_MAX_GROUPS);
-                    // (uint m, uint n, REAL alpha, const REAL *x, ulong x_off, uint ldx,
-                    //  REAL beta, const REAL *y, ulong y_off, uint ldy, REAL *d, ulong d_off,
-                    //  uint ldd)
-                    let mut args = add.builder();
-                    args.arg(to_u32(*m)?).arg(to_u32(*n)?);
-                    real_arg(&mut args, p, *alpha);
-                    args.arg(buf(x)).arg(x.offset as u64).arg(to_u32(x.ld)?);
-                    real_arg(&mut args, p, *beta);
-                    args.arg(buf(y)).arg(y.offset as u64).arg(to_u32(y.ld)?);
-                    args.arg(buf(dst))
-                        .arg(dst.offset as u64)
-                        .arg(to_u32(dst.ld)?);
-                    // SAFETY: the arguments have the kernel's types, in order. Every block
-                    // lies inside its buffer (`check_bounds`); the kernel touches elements
-                    // i < m, j < n of each (y only when beta != 0); dst is either x itself
-                    // (each element read and written by the same work-item) or disjoint from
-                    // both inputs (schedule invariant). A grid-stride loop covers m * n.
-                    unsafe { args.launch(&self.queue, LaunchDims::linear(groups * local, local)) }?;
-                }
-            }
-        }
-        Ok(())
+        run_steps(&steps, s, bufs, lens)
     }
 
     /// A buffer of `len` (at least 1) values in `CL_MEM_ALLOC_HOST_PTR` memory, filled from
@@ -231,7 +221,7 @@ impl<T: ClScalar> MatMul<T> for OpenCl {
         let s = MatMul::<T>::plan(self, m, n, k, opts);
         let w = self.alloc::<T>(s.workspace, None, "allocating the Strassen workspace")?;
         let lens = [a.len, b.len, c.len, s.workspace];
-        self.run_schedule(&s, [&a.buf, &b.buf, &c.buf, &w], lens)
+        self.run_schedule(&s, [&a.buf, &b.buf, &c.buf, &w], lens, opts)
     }
 
     fn matmul(
@@ -259,7 +249,7 @@ impl<T: ClScalar> MatMul<T> for OpenCl {
                 let da = self.alloc(m * k, Some(&ha), "uploading A")?;
                 let db = self.alloc(k * n, Some(&hb), "uploading B")?;
                 let dc = self.alloc::<T>(m * n, None, "allocating C")?;
-                self.run_schedule(&s, [&da, &db, &dc, &w], lens)?;
+                self.run_schedule(&s, [&da, &db, &dc, &w], lens, opts)?;
                 if !out.is_empty() {
                     dc.read(&mut out)
                         .queue(&self.queue)
@@ -284,7 +274,7 @@ impl<T: ClScalar> MatMul<T> for OpenCl {
                 };
                 copy(&sa, &da, m * k)?;
                 copy(&sb, &db, k * n)?;
-                self.run_schedule(&s, [&da, &db, &dc, &w], lens)?;
+                self.run_schedule(&s, [&da, &db, &dc, &w], lens, opts)?;
                 let sc = self.host_buffer::<T>(m * n, None, "staging C")?;
                 copy(&dc, &sc, m * n)?;
                 self.read_mapped(&sc, &mut out)?;
@@ -293,7 +283,7 @@ impl<T: ClScalar> MatMul<T> for OpenCl {
                 let da = self.host_buffer(m * k, Some(&ha), "mapping A")?;
                 let db = self.host_buffer(k * n, Some(&hb), "mapping B")?;
                 let dc = self.host_buffer::<T>(m * n, None, "mapping C")?;
-                self.run_schedule(&s, [&da, &db, &dc, &w], lens)?;
+                self.run_schedule(&s, [&da, &db, &dc, &w], lens, opts)?;
                 self.read_mapped(&dc, &mut out)?;
             }
         }

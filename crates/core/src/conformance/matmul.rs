@@ -11,7 +11,8 @@ use crate::backend::DeviceVectors;
 use crate::dense::{Dense, DenseView};
 use crate::error::Error;
 use crate::matmul::{
-    self, check_result, max_abs, reference, relative_error, Algorithm, MatMul, MatMulOptions,
+    self, check_result, max_abs, reference, relative_error, Algorithm, BaseKernel, MatMul,
+    MatMulOptions,
 };
 use crate::scalar::Scalar;
 
@@ -41,6 +42,14 @@ pub fn checks<B: MatMul<f32> + MatMul<f64>>() -> Vec<Check<B>> {
         Check {
             name: "matmul_device_garbage_output_f64",
             run: device_garbage_output::<f64, B>,
+        },
+        Check {
+            name: "matmul_base_kernels_f32",
+            run: base_kernels::<f32, B>,
+        },
+        Check {
+            name: "matmul_base_kernels_f64",
+            run: base_kernels::<f64, B>,
         },
         Check {
             name: "matmul_error_per_level_f32",
@@ -80,6 +89,8 @@ macro_rules! matmul_conformance_tests {
             matmul_shapes_f64,
             matmul_device_garbage_output_f32,
             matmul_device_garbage_output_f64,
+            matmul_base_kernels_f32,
+            matmul_base_kernels_f64,
             matmul_error_per_level_f32,
             matmul_error_per_level_f64,
             matmul_nan_inf_propagate,
@@ -105,6 +116,7 @@ struct Case {
     seed: u64,
     algorithm: Algorithm,
     levels: Option<usize>,
+    kernel: BaseKernel,
 }
 
 fn splitmix(mut x: u64) -> u64 {
@@ -146,6 +158,7 @@ fn run_case<T: Scalar, B: MatMul<T>>(b: &B, c: &Case) -> Result<(), String> {
     let bm = DenseView::new(c.k, c.n, ldb, &bv).map_err(err)?;
     let opts = MatMulOptions {
         strassen_cutoff: Some(TINY_CUTOFF),
+        base_kernel: c.kernel,
         ..MatMulOptions::with(c.algorithm, c.levels)
     };
     let got = b.matmul(a, bm, &opts).map_err(err)?;
@@ -190,6 +203,7 @@ fn case() -> impl Strategy<Value = Case> {
             seed,
             algorithm: ALGORITHMS[alg],
             levels,
+            kernel: BaseKernel::Auto,
         })
 }
 
@@ -225,6 +239,7 @@ fn shapes<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
                     seed: (m * 1000 + n * 10 + k) as u64,
                     algorithm,
                     levels,
+                    kernel: BaseKernel::Auto,
                 };
                 run_case::<T, B>(b, &c)?;
             }
@@ -266,6 +281,88 @@ fn device_garbage_output<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
                 let s = b.plan(m, n, k, &opts);
                 check_result(&c, &r, n, k, scale, &s)?;
             }
+        }
+    }
+    Ok(())
+}
+
+/// Each base kernel forced ([`BaseKernel::Simt`], and [`BaseKernel::TensorCore`] where
+/// [`MatMul::has_tensor_core_kernel`] says it exists, else it must be
+/// [`Error::Unsupported`]), on shapes that cut the 128 x 128 block tiles and the k steps of 8
+/// and 4 everywhere (odd, prime, one-past-a-tile, k = 1 and 0), tiled and under Winograd and
+/// Strassen (whose leaves and peeled edges run on the same kernel), on host views and on
+/// device vectors whose output starts as NaN.
+fn base_kernels<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
+    let mut kernels = vec![BaseKernel::Simt];
+    if b.has_tensor_core_kernel() {
+        kernels.push(BaseKernel::TensorCore);
+    } else {
+        let one = Dense::<T>::identity(2);
+        let opts = MatMulOptions {
+            base_kernel: BaseKernel::TensorCore,
+            ..MatMulOptions::default()
+        };
+        match b.matmul(one.view(), one.view(), &opts) {
+            Err(Error::Unsupported(_)) => {}
+            other => {
+                return Err(format!(
+                    "tensor-core kernel forced where there is none: expected Unsupported, got \
+                     {other:?}"
+                ))
+            }
+        }
+    }
+    let shapes: &[(usize, usize, usize)] = &[
+        (1, 1, 1),
+        (97, 89, 101),  // primes
+        (129, 131, 13), // one past a tile, k not a multiple of 4 or 8
+        (128, 128, 4),  // one exact tile, a half k step
+        (131, 257, 3),  // k = 3 < 4
+        (255, 130, 37),
+        (40, 33, 1),
+        (5, 7, 0), // C = beta C = 0
+    ];
+    for &kernel in &kernels {
+        for &(m, n, k) in shapes {
+            for (algorithm, levels) in [
+                (Algorithm::Tiled, None),
+                (Algorithm::Winograd, Some(1)),
+                (Algorithm::Strassen, Some(2)),
+            ] {
+                let c = Case {
+                    m,
+                    n,
+                    k,
+                    pad_a: (m + k) % 3,
+                    pad_b: (n + 1) % 2,
+                    seed: (m * 7919 + n * 31 + k) as u64,
+                    algorithm,
+                    levels,
+                    kernel,
+                };
+                run_case::<T, B>(b, &c).map_err(|e| format!("{} kernel: {e}", kernel.name()))?;
+            }
+        }
+        // Device vectors, output starting as NaN (beta = 0 must not read it).
+        let (m, n, k) = (133, 129, 67);
+        let (av, _) = padded::<T>(m, k, 0, 41);
+        let (bv, _) = padded::<T>(k, n, 0, 42);
+        let a = DenseView::new(m, k, k, &av).map_err(err)?;
+        let bm = DenseView::new(k, n, n, &bv).map_err(err)?;
+        let r = reference(a, bm).map_err(err)?;
+        let da = b.upload(&av).map_err(err)?;
+        let db = b.upload(&bv).map_err(err)?;
+        let mut dc = b.upload(&vec![T::nan(); m * n]).map_err(err)?;
+        for algorithm in ALGORITHMS {
+            let opts = MatMulOptions {
+                base_kernel: kernel,
+                ..MatMulOptions::with(algorithm, Some(1))
+            };
+            b.gemm(m, n, k, &da, &db, &mut dc, &opts).map_err(err)?;
+            let got = b.download(&dc).map_err(err)?;
+            let s = b.plan(m, n, k, &opts);
+            check_result(&got, &r, n, k, max_abs(a) * max_abs(bm), &s)
+                .map_err(|e| format!("{} kernel, gemm: {e}", kernel.name()))?;
         }
     }
     Ok(())
