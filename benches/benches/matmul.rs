@@ -7,7 +7,9 @@
 //! numpy_matmul.py`: OpenBLAS) whose rows are named alike. Each times a device-resident
 //! `gemm(n, n, n, &a, &b, &mut c)` followed by `synchronize()`, inputs uploaded once; the
 //! Strassen levels are the backend's automatic choice for an explicit Strassen/Winograd (at
-//! least one; printed). Throughput is `BytesDecimal(2 n³)`: the report's "GB/s" column is
+//! least one; printed). Where the backend has a tensor-core base kernel for the precision (CUDA
+//! f64 on sm_90+, chosen by default), the SIMT kernel is timed too, as `<backend>
+//! tiled-simt`. Throughput is `BytesDecimal(2 n³)`: the report's "GB/s" column is
 //! **GFLOP/s**.
 //!
 //! Table `matmul_transfer`: host-to-host `matmul` (uploads and download included) of the
@@ -30,7 +32,7 @@ use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use trident_benches::{unit_value, BackendFilter};
 use trident_core::matmul::{check_sampled, Algorithm};
-use trident_core::{Dense, HostMemory, MatMul, MatMulOptions, Result, Scalar};
+use trident_core::{BaseKernel, Dense, HostMemory, MatMul, MatMulOptions, Result, Scalar};
 use trident_cpu::Cpu;
 use trident_cuda::Cuda;
 use trident_opencl::OpenCl;
@@ -80,10 +82,23 @@ fn bench_on<T: Scalar, B: MatMul<T>>(
             return;
         }
     };
-    for algorithm in ALGORITHMS {
-        let opts = MatMulOptions::with(algorithm, levels);
+    // The default (automatic) base kernel for every algorithm; where the backend has a
+    // tensor-core kernel for T (CUDA f64 on sm_90+), also the SIMT kernel, tiled.
+    let mut variants: Vec<(Algorithm, BaseKernel)> =
+        ALGORITHMS.iter().map(|&a| (a, BaseKernel::Auto)).collect();
+    if b.has_tensor_core_kernel() {
+        variants.push((Algorithm::Tiled, BaseKernel::Simt));
+    }
+    for (algorithm, kernel) in variants {
+        let opts = MatMulOptions {
+            base_kernel: kernel,
+            ..MatMulOptions::with(algorithm, levels)
+        };
         let s = b.plan(n, n, n, &opts);
-        let id = format!("{} {}", b.name(), algorithm.name());
+        let id = match kernel {
+            BaseKernel::Auto => format!("{} {}", b.name(), algorithm.name()),
+            k => format!("{} {}-{}", b.name(), algorithm.name(), k.name()),
+        };
         let run = |dc: &mut B::Vector| -> Result<()> {
             b.gemm(n, n, n, &da, &db, dc, &opts)?;
             b.synchronize()

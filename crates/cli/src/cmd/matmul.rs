@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use trident_core::matmul::{self as mm, Algorithm};
-use trident_core::{io, Dense, Error, HostMemory, MatMul, MatMulOptions, Result, Scalar};
+use trident_core::{io, BaseKernel, Dense, Error, HostMemory, MatMul, MatMulOptions, Result, Scalar};
 
 use crate::select::{self, AnyBackend, BackendChoice};
 use crate::{median, Precision};
@@ -32,6 +32,17 @@ pub enum HostMemoryArg {
     Pinned,
     /// Zero-copy mapped host memory.
     Mapped,
+}
+
+/// The `--kernel` choices.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum KernelArg {
+    /// The backend's fastest (CUDA f64 on sm_90+: the FP64 tensor cores).
+    Auto,
+    /// The SIMT tiled kernel.
+    Simt,
+    /// The tensor-core kernel (CUDA f64, compute capability 9.0+; an error elsewhere).
+    Tensor,
 }
 
 /// C = A B for two `.npy` matrices (2-D, float32 or float64; NaN and Inf propagate);
@@ -63,6 +74,9 @@ pub struct Args {
     /// Host transfer mode of GPU backends (timed, transfers included).
     #[arg(long, value_enum, default_value = "pageable")]
     host_memory: HostMemoryArg,
+    /// Base kernel of the products.
+    #[arg(long, value_enum, default_value = "auto")]
+    kernel: KernelArg,
     /// Timed products (the median is reported).
     #[arg(long, default_value_t = 3)]
     repeat: usize,
@@ -85,6 +99,11 @@ pub fn run(args: Args) -> Result<()> {
             HostMemoryArg::Pinned => HostMemory::Pinned,
             HostMemoryArg::Mapped => HostMemory::Mapped,
         },
+        base_kernel: match args.kernel {
+            KernelArg::Auto => BaseKernel::Auto,
+            KernelArg::Simt => BaseKernel::Simt,
+            KernelArg::Tensor => BaseKernel::TensorCore,
+        },
         ..MatMulOptions::default()
     };
     match args.precision {
@@ -101,12 +120,13 @@ fn matmul<T: BackendScalar>(b: &AnyBackend, args: &Args, opts: &MatMulOptions) -
     let (c, times, schedule) = T::timed(b, &a, &bm, opts, args.repeat.max(1))?;
     println!(
         "C = A B: {m} x {k} · {k} x {n}, {} with {} Strassen levels ({} base products, \
-         workspace {} values), host memory {}",
+         workspace {} values), host memory {}, {} base kernel",
         schedule.algorithm.name(),
         schedule.levels,
         schedule.products(),
         schedule.workspace,
-        opts.host_memory.name()
+        opts.host_memory.name(),
+        opts.base_kernel.name()
     );
     let full = (m as u128) * (n as u128) * (k as u128) <= 1 << 30;
     let rows = if full { m } else { 64 };
