@@ -66,7 +66,11 @@ trident_core::kernel_table! {
     /// `kernels/cuda/triangles.cu`: triangle counting (plain kernels, no precision).
     Triangles => cuda_module!(triangles, typed: [], plain: ["tc_merge", "tc_search", "tc_hash"]),
     /// `kernels/cuda/matmul.cu`: the tiled GEMM and the strided block sum of Strassen.
-    Matmul => cuda_module!(matmul, typed: ["gemm", "matadd"], plain: ["gemm_dmma_f64"]),
+    Matmul => cuda_module!(
+        matmul,
+        typed: ["gemm", "gemm_fused", "matadd"],
+        plain: ["gemm_dmma_f64", "gemm_dmma_fused_f64"]
+    ),
     /// `kernels/cuda/svd.cu`: one-sided block Jacobi SVD and Givens QR.
     Svd => cuda_module!(
         svd,

@@ -17,7 +17,7 @@ use cust::memory::LockedBuffer;
 use trident_core::gpu::{to_u32, Precision};
 use trident_core::matmul::{
     check_fits, check_lengths, check_shapes, device_bytes, plan, run_steps, use_tensor_cores,
-    DevAdd, DevGemm, Schedule, ScheduleKernels,
+    DevAdd, DevFused, DevGemm, Schedule, ScheduleKernels,
 };
 use trident_core::{Dense, DenseView, Error, HostMemory, MatMul, MatMulOptions, Result};
 
@@ -117,11 +117,13 @@ fn real_arg(args: &mut LaunchArgs<'_, '_>, p: Precision, v: f64) {
     };
 }
 
-/// The device steps of a schedule on CUDA ([`ScheduleKernels`]): launches of `gemm_<T>` (or
-/// `gemm_dmma_f64`, the FP64 tensor-core kernel with the same arguments and launch) and
-/// `matadd_<T>` on the backend's stream; operands are device addresses.
+/// The device steps of a schedule on CUDA ([`ScheduleKernels`]): launches of `gemm_<T>` and
+/// `gemm_fused_<T>` (or `gemm_dmma_f64` and `gemm_dmma_fused_f64`, the FP64 tensor-core
+/// kernels with the same arguments and launch) and `matadd_<T>` on the backend's stream;
+/// operands are device addresses.
 struct CudaSteps<'a> {
     gemm: Kernel<'a>,
+    fused: Kernel<'a>,
     add: Kernel<'a>,
     p: Precision,
 }
@@ -151,6 +153,42 @@ impl ScheduleKernels for CudaSteps<'_> {
         // threads (the launch bounds of both kernels). The allocations outlive the kernels:
         // callers synchronize before freeing mapped host memory, and cuMemFree waits for
         // device memory to be idle.
+        unsafe { args.launch(LaunchConfig::grid_1d(blocks, GEMM_THREADS)) }
+    }
+
+    fn gemm_fused(&self, f: &DevFused<u64>) -> Result<()> {
+        let blocks = to_u32(f.n.div_ceil(TILE) * f.m.div_ceil(TILE))?;
+        let p = self.p;
+        // (unsigned m, n, k, const T *a, u64 a0_off, u64 a1_off, T sa, unsigned lda,
+        //  const T *b, u64 b0_off, u64 b1_off, T sb, unsigned ldb, T *c, u64 c0_off, T g0,
+        //  T beta0, u64 c1_off, T g1, T beta1, unsigned ldc)
+        let mut args = self.fused.builder();
+        args.arg(to_u32(f.m)?).arg(to_u32(f.n)?).arg(to_u32(f.k)?);
+        let [a0, a1] = f.a;
+        args.arg(a0.buf).arg(a0.offset as u64).arg(a1.offset as u64);
+        real_arg(&mut args, p, f.sa);
+        args.arg(to_u32(a0.ld)?);
+        let [b0, b1] = f.b;
+        args.arg(b0.buf).arg(b0.offset as u64).arg(b1.offset as u64);
+        real_arg(&mut args, p, f.sb);
+        args.arg(to_u32(b0.ld)?);
+        let [c0, c1] = f.c;
+        args.arg(c0.buf).arg(c0.offset as u64);
+        real_arg(&mut args, p, f.gamma[0]);
+        real_arg(&mut args, p, f.beta[0]);
+        args.arg(c1.offset as u64);
+        real_arg(&mut args, p, f.gamma[1]);
+        real_arg(&mut args, p, f.beta[1]);
+        args.arg(to_u32(c0.ld)?);
+        // SAFETY: the arguments match gemm_fused_<T>'s (and gemm_dmma_fused_f64's)
+        // parameters in number, order and type. `run_steps` verified that every term and
+        // output block lies inside its operand's allocation and that the two terms of each
+        // factor, and the two outputs, share one operand (passed once) and one leading
+        // dimension. The kernel reads the terms at rows < m, columns < k (A) or rows < k,
+        // columns < n (B), the second only when its scale is nonzero, and reads (beta != 0)
+        // and writes the outputs at rows < m, columns < n; the outputs are disjoint from each
+        // other and from the factors (schedule invariant, tested in core), so each element
+        // is written by one thread. Launch as gemm: one 256-thread block per 128 x 128 tile.
         unsafe { args.launch(LaunchConfig::grid_1d(blocks, GEMM_THREADS)) }
     }
 
@@ -196,13 +234,20 @@ impl Cuda {
     ) -> Result<()> {
         let tensor =
             use_tensor_cores::<T>(opts.base_kernel, self.dmma_available::<T>(), driver::BACKEND)?;
-        let gemm = if tensor {
-            self.kernel_plain(Module::Matmul, "gemm_dmma_f64")?
+        let (gemm, fused) = if tensor {
+            (
+                self.kernel_plain(Module::Matmul, "gemm_dmma_f64")?,
+                self.kernel_plain(Module::Matmul, "gemm_dmma_fused_f64")?,
+            )
         } else {
-            self.kernel::<T>(Module::Matmul, "gemm")?
+            (
+                self.kernel::<T>(Module::Matmul, "gemm")?,
+                self.kernel::<T>(Module::Matmul, "gemm_fused")?,
+            )
         };
         let steps = CudaSteps {
             gemm,
+            fused,
             add: self.kernel::<T>(Module::Matmul, "matadd")?,
             p: Precision::of::<T>(),
         };

@@ -66,7 +66,7 @@ trident_core::kernel_table! {
     /// `kernels/opencl/triangles.cl`: triangle counting (no precision; plain kernels).
     Triangles => cl_module!(triangles, typed: [], plain: ["tc_merge", "tc_search", "tc_hash"]),
     /// `kernels/opencl/matmul.cl`: the tiled GEMM and the strided block sum of Strassen.
-    Matmul => cl_module!(matmul, typed: ["gemm", "matadd"], plain: []),
+    Matmul => cl_module!(matmul, typed: ["gemm", "gemm_fused", "matadd"], plain: []),
     /// `kernels/opencl/mcl.cl`: the R-MCL iteration (mass, penalty, fused column pass in
     /// local or global memory, reduction).
     Mcl => cl_module!(

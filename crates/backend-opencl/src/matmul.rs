@@ -18,7 +18,7 @@ use ocl::Buffer;
 use trident_core::gpu::{to_u32, Precision};
 use trident_core::matmul::{
     check_fits, check_lengths, check_shapes, device_bytes, plan, run_steps, use_tensor_cores,
-    DevAdd, DevGemm, Schedule, ScheduleKernels,
+    DevAdd, DevFused, DevGemm, Schedule, ScheduleKernels,
 };
 use trident_core::{Backend, Dense, DenseView, HostMemory, MatMul, MatMulOptions, Result};
 
@@ -49,11 +49,12 @@ fn real_arg(args: &mut ClLaunch<'_, '_>, p: Precision, v: f64) {
     };
 }
 
-/// The device steps of a schedule on OpenCL ([`ScheduleKernels`]): launches of `gemm_<T>` and
-/// `matadd_<T>` on the backend's in-order queue; operands are buffers.
+/// The device steps of a schedule on OpenCL ([`ScheduleKernels`]): launches of `gemm_<T>`,
+/// `gemm_fused_<T>` and `matadd_<T>` on the backend's in-order queue; operands are buffers.
 struct ClSteps<'a, T: ClScalar> {
     cl: &'a OpenCl,
     gemm: &'a CachedKernel,
+    fused: &'a CachedKernel,
     add: &'a CachedKernel,
     p: Precision,
     _buffers: PhantomData<&'a Buffer<T>>,
@@ -86,6 +87,46 @@ impl<'a, T: ClScalar> ScheduleKernels for ClSteps<'a, T> {
         unsafe {
             args.launch(
                 &s.cl.queue,
+                LaunchDims::linear(groups * GEMM_THREADS, GEMM_THREADS),
+            )
+        }
+    }
+
+    fn gemm_fused(&self, f: &DevFused<&'a Buffer<T>>) -> Result<()> {
+        let groups = f.n.div_ceil(TILE) * f.m.div_ceil(TILE);
+        let p = self.p;
+        // (uint m, n, k, const REAL *a, ulong a0_off, ulong a1_off, REAL sa, uint lda,
+        //  const REAL *b, ulong b0_off, ulong b1_off, REAL sb, uint ldb, REAL *c,
+        //  ulong c0_off, REAL g0, REAL beta0, ulong c1_off, REAL g1, REAL beta1, uint ldc)
+        let mut args = self.fused.builder();
+        args.arg(to_u32(f.m)?).arg(to_u32(f.n)?).arg(to_u32(f.k)?);
+        let [a0, a1] = f.a;
+        args.arg(a0.buf).arg(a0.offset as u64).arg(a1.offset as u64);
+        real_arg(&mut args, p, f.sa);
+        args.arg(to_u32(a0.ld)?);
+        let [b0, b1] = f.b;
+        args.arg(b0.buf).arg(b0.offset as u64).arg(b1.offset as u64);
+        real_arg(&mut args, p, f.sb);
+        args.arg(to_u32(b0.ld)?);
+        let [c0, c1] = f.c;
+        args.arg(c0.buf).arg(c0.offset as u64);
+        real_arg(&mut args, p, f.gamma[0]);
+        real_arg(&mut args, p, f.beta[0]);
+        args.arg(c1.offset as u64);
+        real_arg(&mut args, p, f.gamma[1]);
+        real_arg(&mut args, p, f.beta[1]);
+        args.arg(to_u32(c0.ld)?);
+        // SAFETY: the arguments have gemm_fused_<T>'s types, in order. `run_steps` verified
+        // that every term and output block lies inside its buffer and that the two terms of
+        // each factor, and the two outputs, share one buffer (passed once) and one leading
+        // dimension. The kernel reads the terms at rows < m, columns < k (A) or rows < k,
+        // columns < n (B), the second only when its scale is nonzero, and reads (beta != 0)
+        // and writes the outputs at rows < m, columns < n; the outputs are disjoint from
+        // each other and from the factors (schedule invariant, tested in core). Launch as
+        // gemm: one group of 256 per 128 x 128 tile (reqd_work_group_size).
+        unsafe {
+            args.launch(
+                &self.cl.queue,
                 LaunchDims::linear(groups * GEMM_THREADS, GEMM_THREADS),
             )
         }
@@ -126,8 +167,9 @@ impl OpenCl {
     ) -> Result<()> {
         use_tensor_cores::<T>(opts.base_kernel, false, BACKEND)?;
         let gemm = self.kernel::<T>(Module::Matmul, "gemm")?;
+        let fused = self.kernel::<T>(Module::Matmul, "gemm_fused")?;
         let add = self.kernel::<T>(Module::Matmul, "matadd")?;
-        if gemm.local != GEMM_THREADS {
+        if gemm.local != GEMM_THREADS || fused.local != GEMM_THREADS {
             return Err(trident_core::Error::Unsupported(format!(
                 "matmul on {}: the GEMM kernel needs work-groups of {GEMM_THREADS}, the device \
                  allows {}",
@@ -138,6 +180,7 @@ impl OpenCl {
         let steps = ClSteps {
             cl: self,
             gemm,
+            fused,
             add,
             p: Precision::of::<T>(),
             _buffers: PhantomData,

@@ -41,7 +41,7 @@
 
 mod steps;
 
-pub use steps::{run_steps, DevAdd, DevBlock, DevGemm, ScheduleKernels};
+pub use steps::{run_steps, DevAdd, DevBlock, DevFused, DevGemm, ScheduleKernels};
 
 use crate::backend::DeviceVectors;
 use crate::dense::{Dense, DenseView};
@@ -62,6 +62,12 @@ pub enum Algorithm {
     Strassen,
     /// The Strassen–Winograd 7-product, 15-addition recursion over the base kernel.
     Winograd,
+    /// "ABC Strassen" (Huang, Yu & van de Geijn): the last level is Strassen's 7 products
+    /// with its additions fused into the base kernel ([`Step::Fused`]: the operand sums
+    /// formed while loading tiles, each product written into one or two quadrants of `C`
+    /// with ±1), so it needs no temporaries and no addition pass; levels above it run
+    /// Winograd's schedule.
+    Fused,
 }
 
 impl Algorithm {
@@ -72,6 +78,7 @@ impl Algorithm {
             Algorithm::Tiled => "tiled",
             Algorithm::Strassen => "strassen",
             Algorithm::Winograd => "winograd",
+            Algorithm::Fused => "fused",
         }
     }
 }
@@ -135,7 +142,7 @@ pub struct MatMulOptions {
     pub algorithm: Algorithm,
     /// Strassen levels. `None`: automatic (the most levels, up to [`Self::max_depth`], that
     /// keep the leaf products at least `strassen_cutoff` in every dimension; at least one
-    /// for an explicit Strassen or Winograd when the shape allows). `Some(l)` forces `l`,
+    /// for an explicit Strassen, Winograd or Fused when the shape allows). `Some(l)` forces `l`,
     /// clamped to `⌊log2 min(m, n, k)⌋` (every leaf at least 1 x 1 x 1). Ignored by
     /// [`Algorithm::Tiled`].
     pub levels: Option<usize>,
@@ -374,6 +381,38 @@ pub enum Step {
         /// Output.
         dst: Block,
     },
+    /// An ABC-Strassen product on the base kernel with its operand sums and output updates
+    /// fused in ([`Algorithm::Fused`]'s last level).
+    Fused(Fused),
+}
+
+/// The arguments of a [`Step::Fused`] product.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fused {
+    /// Rows of the factors' left terms and of the outputs.
+    pub m: usize,
+    /// Columns of the right terms and of the outputs.
+    pub n: usize,
+    /// Inner dimension.
+    pub k: usize,
+    /// The left factor `a[0] + sa · a[1]` (`sa == 0`: `a[0]` alone, `a[1]` not read); both
+    /// terms are blocks of one operand with one leading dimension.
+    pub a: [Block; 2],
+    /// Scale of `a[1]` (±1 or 0).
+    pub sa: f64,
+    /// The right factor `b[0] + sb · b[1]`, likewise.
+    pub b: [Block; 2],
+    /// Scale of `b[1]` (±1 or 0).
+    pub sb: f64,
+    /// Outputs: `c[i] = gamma[i] · P + beta[i] · c[i]` for `i = 0` and, when
+    /// `gamma[1] != 0`, `i = 1`; `P` is the product. Blocks of one operand with one leading
+    /// dimension, disjoint from each other and from the factors; `beta[i] == 0`: `c[i]` not
+    /// read.
+    pub c: [Block; 2],
+    /// Scales of the product.
+    pub gamma: [f64; 2],
+    /// Scales of the old outputs (0 or 1).
+    pub beta: [f64; 2],
 }
 
 /// What [`plan`] made: the algorithm and levels actually used, the steps and the workspace.
@@ -429,6 +468,16 @@ impl Schedule {
                         && fits(dst, *m, *n)
                         && !matches!(dst.op, Operand::A | Operand::B)
                 }
+                Step::Fused(f) => {
+                    let pair = |p: &[Block; 2]| p[0].op == p[1].op && p[0].ld == p[1].ld;
+                    f.a.iter().all(|a| fits(a, f.m, f.k))
+                        && f.b.iter().all(|b| fits(b, f.k, f.n))
+                        && f.c.iter().all(|c| fits(c, f.m, f.n))
+                        && pair(&f.a)
+                        && pair(&f.b)
+                        && pair(&f.c)
+                        && !matches!(f.c[0].op, Operand::A | Operand::B)
+                }
             };
             if !ok {
                 return Err(Error::invalid(
@@ -440,11 +489,11 @@ impl Schedule {
         Ok(())
     }
 
-    /// Number of base-kernel products.
+    /// Number of base-kernel products (plain and fused).
     pub fn products(&self) -> usize {
         self.steps
             .iter()
-            .filter(|s| matches!(s, Step::Gemm { .. }))
+            .filter(|s| matches!(s, Step::Gemm { .. } | Step::Fused(_)))
             .count()
     }
 }
@@ -477,7 +526,12 @@ pub fn choose_levels(
             while l < opts.max_depth && l < max_possible && (min >> (l + 1)) >= cutoff {
                 l += 1;
             }
-            if l == 0 && matches!(opts.algorithm, Algorithm::Strassen | Algorithm::Winograd) {
+            if l == 0
+                && matches!(
+                    opts.algorithm,
+                    Algorithm::Strassen | Algorithm::Winograd | Algorithm::Fused
+                )
+            {
                 l = 1;
             }
             l
@@ -498,6 +552,7 @@ pub fn plan_strided(
     let algorithm = match (levels, opts.algorithm) {
         (0, _) => Algorithm::Tiled,
         (_, Algorithm::Strassen) => Algorithm::Strassen,
+        (_, Algorithm::Fused) => Algorithm::Fused,
         _ => Algorithm::Winograd,
     };
     let a = Block {
@@ -590,6 +645,61 @@ impl Planner {
         });
     }
 
+    /// One level of ABC Strassen: `c = alpha · a b + beta · c` (`m`, `n`, `k` even) as 7
+    /// [`Step::Fused`] products of quadrant sums, each added into its quadrants of `c` (the
+    /// first product to reach a quadrant scales the old one by `beta`, later ones by 1).
+    #[allow(clippy::too_many_arguments)]
+    fn abc(
+        &mut self,
+        (m, n, k): (usize, usize, usize),
+        alpha: f64,
+        beta: f64,
+        a: Block,
+        b: Block,
+        c: Block,
+    ) {
+        let (mh, nh, kh) = (m / 2, n / 2, k / 2);
+        let a_q = [a, a.at(0, kh), a.at(mh, 0), a.at(mh, kh)]; // A11 A12 A21 A22
+        let b_q = [b, b.at(0, nh), b.at(kh, 0), b.at(kh, nh)];
+        let c_q = [c, c.at(0, nh), c.at(mh, 0), c.at(mh, nh)];
+        // (A terms, sa), (B terms, sb), outputs (quadrant, sign): Strassen's M1..M7, in an
+        // order where each quadrant's first write comes first.
+        #[allow(clippy::type_complexity)]
+        let products: [((usize, usize, f64), (usize, usize, f64), &[(usize, f64)]); 7] = [
+            ((0, 3, 1.0), (0, 3, 1.0), &[(0, 1.0), (3, 1.0)]), // M1: C11, C22
+            ((2, 3, 1.0), (0, 0, 0.0), &[(2, 1.0), (3, -1.0)]), // M2: C21, C22 -=
+            ((0, 0, 0.0), (1, 3, -1.0), &[(1, 1.0), (3, 1.0)]), // M3: C12, C22
+            ((3, 3, 0.0), (2, 0, -1.0), &[(0, 1.0), (2, 1.0)]), // M4: C11, C21
+            ((0, 1, 1.0), (3, 3, 0.0), &[(0, -1.0), (1, 1.0)]), // M5: C11 -=, C12
+            ((2, 0, -1.0), (0, 1, 1.0), &[(3, 1.0)]),           // M6: C22
+            ((1, 3, -1.0), (2, 3, 1.0), &[(0, 1.0)]),           // M7: C11
+        ];
+        let mut written = [false; 4];
+        for ((a0, a1, sa), (b0, b1, sb), outs) in products {
+            let mut c = [c_q[outs[0].0]; 2];
+            let mut gamma = [0.0; 2];
+            let mut betas = [0.0; 2];
+            for (i, &(q, sign)) in outs.iter().enumerate() {
+                c[i] = c_q[q];
+                gamma[i] = alpha * sign;
+                betas[i] = if written[q] { 1.0 } else { beta };
+                written[q] = true;
+            }
+            self.steps.push(Step::Fused(Fused {
+                m: mh,
+                n: nh,
+                k: kh,
+                a: [a_q[a0], a_q[a1]],
+                sa,
+                b: [b_q[b0], b_q[b1]],
+                sb,
+                c,
+                gamma,
+                beta: betas,
+            }));
+        }
+    }
+
     /// `dst = alpha · a b + beta · dst` with `levels` levels of recursion below; `z` is a
     /// free temporary of the caller's (`m x n`) for the non-fused forms.
     #[allow(clippy::too_many_arguments)]
@@ -607,6 +717,8 @@ impl Planner {
     ) {
         if levels == 0 {
             self.gemm(m, n, k, alpha, beta, a, b, dst);
+        } else if levels == 1 && self.algorithm == Algorithm::Fused {
+            self.abc((m, n, k), alpha, beta, a, b, dst);
         } else if alpha == 1.0 && beta == 0.0 {
             self.node(m, n, k, a, b, dst, levels, ws);
         } else {
@@ -629,6 +741,10 @@ impl Planner {
         levels: usize,
         ws: usize,
     ) {
+        if levels == 1 && self.algorithm == Algorithm::Fused {
+            self.abc((m, n, k), 1.0, 0.0, a, b, c);
+            return;
+        }
         let (mh, nh, kh) = (m / 2, n / 2, k / 2);
         let w = |offset: usize, ld: usize| Block {
             op: Operand::W,
@@ -863,6 +979,88 @@ pub fn execute_host<T: Scalar>(
                     )?;
                 }
             }
+            Step::Fused(f) => execute_fused_host(&f, a, b, c, w, &mut gemm)?,
+        }
+    }
+    Ok(())
+}
+
+/// A [`Step::Fused`] on the host: the two factor sums materialised (in `T`, as a device
+/// kernel forms them while loading tiles), their product by the base kernel into a
+/// temporary, then added into the outputs. The CPU gains nothing from fused steps (it
+/// allocates per step); they run here so that the host executes every schedule.
+fn execute_fused_host<T: Scalar>(
+    f: &Fused,
+    a: &[T],
+    b: &[T],
+    c: &mut [T],
+    w: &mut [T],
+    gemm: &mut impl FnMut(GemmCall<'_, T>),
+) -> Result<()> {
+    let (m, n, k) = (f.m, f.n, f.k);
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    let at = |blk: Block, i: usize, j: usize, c: &[T], w: &[T]| -> Result<T> {
+        let src: &[T] = match blk.op {
+            Operand::A => a,
+            Operand::B => b,
+            Operand::C => c,
+            Operand::W => w,
+        };
+        src.get(blk.offset + i * blk.ld + j)
+            .copied()
+            .ok_or_else(|| Error::shape("schedule step outside its operand"))
+    };
+    let sum = |t: [Block; 2], s: f64, rows: usize, cols: usize, c: &[T], w: &[T]| {
+        let s = T::from_f64(s);
+        let mut v = Vec::with_capacity(rows * cols);
+        for i in 0..rows {
+            for j in 0..cols {
+                let x = at(t[0], i, j, c, w)?;
+                v.push(if s == T::zero() {
+                    x
+                } else {
+                    x + s * at(t[1], i, j, c, w)?
+                });
+            }
+        }
+        Ok::<_, Error>(v)
+    };
+    let fa = sum(f.a, f.sa, m, k, c, w)?;
+    let fb = sum(f.b, f.sb, k, n, c, w)?;
+    let mut p = vec![T::zero(); m * n];
+    gemm(GemmCall {
+        m,
+        n,
+        k,
+        alpha: T::from_f64(1.0),
+        beta: T::zero(),
+        a: HostBlock { data: &fa, ld: k },
+        b: HostBlock { data: &fb, ld: n },
+        c: HostBlockMut {
+            data: &mut p,
+            ld: n,
+        },
+    });
+    for o in 0..2 {
+        if o == 1 && f.gamma[1] == 0.0 {
+            break;
+        }
+        let blk = f.c[o];
+        let (g, be) = (T::from_f64(f.gamma[o]), T::from_f64(f.beta[o]));
+        let buf = match blk.op {
+            Operand::C => &mut *c,
+            Operand::W => &mut *w,
+            _ => return Err(Error::shape("schedule writes an input")),
+        };
+        for i in 0..m {
+            let row = buf
+                .get_mut(blk.offset + i * blk.ld..blk.offset + i * blk.ld + n)
+                .ok_or_else(|| Error::shape("schedule step outside its operand"))?;
+            for (d, &v) in row.iter_mut().zip(&p[i * n..(i + 1) * n]) {
+                *d = if be == T::zero() { g * v } else { g * v + be * *d };
+            }
         }
     }
     Ok(())
@@ -1043,7 +1241,8 @@ pub fn max_abs<T: Scalar>(x: DenseView<'_, T>) -> f64 {
 ///
 /// - conventional (`L = 0`): `k²` (from `|C − Ĉ| ≤ γ_k |A||B|`);
 /// - Strassen: `(n / k0)^{log2 12} (k0² + 5 k0) − 5 n`, i.e. `12^L (k0² + 5 k0) − 5 n`;
-/// - Winograd: `18^L (k0² + 6 k0) − 6 n`.
+/// - Winograd: `18^L (k0² + 6 k0) − 6 n`; also used for [`Algorithm::Fused`] (Winograd
+///   levels over one Strassen level, whose constant is smaller), so an upper bound there.
 ///
 /// Plus `(2^L + 2) k` for the peeled edge updates of shapes that are not multiples of `2^L`
 /// and the final accumulation into `C`. The bound is a worst case: measured errors are 10²
@@ -1202,7 +1401,12 @@ mod tests {
 
     #[test]
     fn schedules_are_exact_on_small_integers() {
-        for alg in [Algorithm::Tiled, Algorithm::Strassen, Algorithm::Winograd] {
+        for alg in [
+            Algorithm::Tiled,
+            Algorithm::Strassen,
+            Algorithm::Winograd,
+            Algorithm::Fused,
+        ] {
             for levels in [Some(1), Some(2), Some(3), None] {
                 for &(m, n, k) in &[
                     (1, 1, 1),
@@ -1228,6 +1432,11 @@ mod tests {
         assert_eq!(s.products(), 49);
         // Level 1: 3 * 32^2, level 2: 3 * 16^2.
         assert_eq!(s.workspace, 3 * 32 * 32 + 3 * 16 * 16);
+        // Fused: no temporaries at the fused level.
+        let f = |l| plan(64, 64, 64, &MatMulOptions::with(Algorithm::Fused, Some(l)), 1);
+        assert_eq!((f(1).workspace, f(1).products()), (0, 7));
+        assert_eq!((f(2).workspace, f(2).products()), (3 * 32 * 32, 49));
+        assert!(f(2).steps.iter().all(|s| !matches!(s, Step::Gemm { .. })));
         // Clamped to log2(min).
         let s = plan(
             5,

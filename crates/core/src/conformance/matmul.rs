@@ -1,6 +1,7 @@
 //! Dense matmul conformance: `C = A B` on host views (contiguous and strided, with the padding
 //! between rows poisoned with NaN) and on device vectors (the output starting as NaN), for
-//! every algorithm with 0, 1 and 2 Strassen levels forced on small odd shapes (a tiny cutoff,
+//! every algorithm (tiled, Strassen, Winograd, fused ABC Strassen) with 0, 1 and 2 Strassen
+//! levels forced on small odd shapes (a tiny cutoff,
 //! so that the recursion and the peeling run in CI), against the f64 [`reference`] within
 //! [`tolerance`]; NaN/Inf propagation, shape errors and a product too big for the device.
 
@@ -103,7 +104,12 @@ macro_rules! matmul_conformance_tests {
 /// Leaf order forced in the checks, so that small shapes recurse.
 const TINY_CUTOFF: usize = 4;
 
-const ALGORITHMS: [Algorithm; 3] = [Algorithm::Tiled, Algorithm::Strassen, Algorithm::Winograd];
+const ALGORITHMS: [Algorithm; 4] = [
+    Algorithm::Tiled,
+    Algorithm::Strassen,
+    Algorithm::Winograd,
+    Algorithm::Fused,
+];
 
 /// One product to check: shape, padding of each input's rows, data seed, algorithm, levels.
 #[derive(Debug, Clone)]
@@ -191,7 +197,7 @@ fn case() -> impl Strategy<Value = Case> {
         0usize..4,
         0usize..4,
         any::<u64>(),
-        0usize..3,
+        0usize..ALGORITHMS.len(),
         prop_oneof![Just(None), Just(Some(1)), Just(Some(2))],
     )
         .prop_map(|(m, n, k, pad_a, pad_b, seed, alg, levels)| Case {
@@ -312,35 +318,45 @@ fn base_kernels<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
             }
         }
     }
-    let shapes: &[(usize, usize, usize)] = &[
-        (1, 1, 1),
-        (97, 89, 101),  // primes
-        (129, 131, 13), // one past a tile, k not a multiple of 4 or 8
-        (128, 128, 4),  // one exact tile, a half k step
-        (131, 257, 3),  // k = 3 < 4
-        (255, 130, 37),
-        (40, 33, 1),
-        (5, 7, 0), // C = beta C = 0
+    // (m, n, k, padding of A's rows, of B's rows). Unpadded shapes that are multiples of 8
+    // give blocks (and quadrants, and quadrants of quadrants) of at least 128 x 128 with
+    // leading dimensions and offsets that are multiples of 4: the kernels' vector-load path.
+    let shapes: &[(usize, usize, usize, usize, usize)] = &[
+        (1, 1, 1, 0, 1),
+        (97, 89, 101, 2, 1),  // primes
+        (129, 131, 13, 1, 0), // one past a tile, k not a multiple of 4 or 8
+        (128, 128, 4, 0, 0),  // one exact tile, a half k step, vector loads
+        (131, 257, 3, 2, 1),  // k = 3 < 4
+        (255, 130, 37, 1, 1),
+        (40, 33, 1, 2, 0),
+        (5, 7, 0, 0, 0),        // C = beta C = 0
+        (256, 264, 48, 0, 0),   // vector loads in every quadrant (one level)
+        (512, 520, 72, 0, 4),   // and two levels down
+        (264, 256, 40, 4, 0),   // whole tiles plus an edge, aligned
     ];
     for &kernel in &kernels {
-        for &(m, n, k) in shapes {
+        for &(m, n, k, pad_a, pad_b) in shapes {
             for (algorithm, levels) in [
                 (Algorithm::Tiled, None),
                 (Algorithm::Winograd, Some(1)),
                 (Algorithm::Strassen, Some(2)),
+                (Algorithm::Fused, Some(1)),
+                (Algorithm::Fused, Some(2)),
             ] {
                 let c = Case {
                     m,
                     n,
                     k,
-                    pad_a: (m + k) % 3,
-                    pad_b: (n + 1) % 2,
+                    pad_a,
+                    pad_b,
                     seed: (m * 7919 + n * 31 + k) as u64,
                     algorithm,
                     levels,
                     kernel,
                 };
-                run_case::<T, B>(b, &c).map_err(|e| format!("{} kernel: {e}", kernel.name()))?;
+                run_case::<T, B>(b, &c).map_err(|e| {
+                    format!("{} kernel, {m}x{k}·{k}x{n}: {e}", kernel.name())
+                })?;
             }
         }
         // Device vectors, output starting as NaN (beta = 0 must not read it).
@@ -379,7 +395,7 @@ fn error_per_level<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
     let r = reference(a, bm).map_err(err)?;
     let scale = max_abs(a) * max_abs(bm);
     let mut line = format!("matmul error {} n={nn} ({}):", T::NAME, b.name());
-    for algorithm in [Algorithm::Strassen, Algorithm::Winograd] {
+    for algorithm in [Algorithm::Strassen, Algorithm::Winograd, Algorithm::Fused] {
         for levels in 0..=3 {
             let opts = MatMulOptions::with(
                 if levels == 0 {
@@ -389,7 +405,7 @@ fn error_per_level<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
                 },
                 Some(levels),
             );
-            if levels == 0 && algorithm == Algorithm::Winograd {
+            if levels == 0 && algorithm != Algorithm::Strassen {
                 continue;
             }
             let c = b.matmul(a, bm, &opts).map_err(err)?;

@@ -9,7 +9,7 @@
 //! borrow splitting (an output block and the input blocks of the same slice) that a
 //! device-handle executor does not.
 
-use super::{Block, Operand, Schedule, Step};
+use super::{Block, Fused, Operand, Schedule, Step};
 use crate::error::Result;
 
 /// A strided block of a device operand: element (i, j) is `buf[offset + i * ld + j]`.
@@ -66,6 +66,35 @@ pub struct DevAdd<O> {
     pub dst: DevBlock<O>,
 }
 
+/// One ABC-Strassen product ([`Step::Fused`]): `P = (a[0] + sa · a[1]) (b[0] + sb · b[1])`,
+/// `c[0] = gamma[0] P + beta[0] c[0]` and, when `gamma[1] != 0`, `c[1] = gamma[1] P +
+/// beta[1] c[1]`. The two terms of a factor are blocks of one buffer with one leading
+/// dimension (`a[0].ld == a[1].ld`), likewise the two outputs; `sa == 0`: `a[1]` not read;
+/// `beta[i] == 0`: `c[i]` not read. Never empty: `m, n >= 1`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DevFused<O> {
+    /// Rows of the left factor and the outputs.
+    pub m: usize,
+    /// Columns of the right factor and the outputs.
+    pub n: usize,
+    /// Inner dimension.
+    pub k: usize,
+    /// Terms of the left factor.
+    pub a: [DevBlock<O>; 2],
+    /// Scale of `a[1]`.
+    pub sa: f64,
+    /// Terms of the right factor.
+    pub b: [DevBlock<O>; 2],
+    /// Scale of `b[1]`.
+    pub sb: f64,
+    /// Outputs.
+    pub c: [DevBlock<O>; 2],
+    /// Scales of the product.
+    pub gamma: [f64; 2],
+    /// Scales of the old outputs.
+    pub beta: [f64; 2],
+}
+
 /// The device steps a backend provides to run a [`Schedule`]: launches of its base kernel
 /// and of its addition kernel on blocks that [`run_steps`] has checked lie inside their
 /// buffers. Launches may be asynchronous (queued in order on one stream or queue).
@@ -78,6 +107,9 @@ pub trait ScheduleKernels {
 
     /// Launches `s.dst = s.alpha · s.x + s.beta · s.y`.
     fn add(&self, s: &DevAdd<Self::Operand>) -> Result<()>;
+
+    /// Launches the fused (ABC-Strassen) base kernel on `f`.
+    fn gemm_fused(&self, f: &DevFused<Self::Operand>) -> Result<()>;
 }
 
 /// Runs `schedule` on `kernels` with operands `ops = [A, B, C, W]` holding `lens` values:
@@ -149,6 +181,34 @@ pub fn run_steps<K: ScheduleKernels + ?Sized>(
                     dst: dev(dst),
                 })?;
             }
+            Step::Fused(Fused {
+                m,
+                n,
+                k,
+                a,
+                sa,
+                b,
+                sb,
+                c,
+                gamma,
+                beta,
+            }) => {
+                if *m == 0 || *n == 0 {
+                    continue;
+                }
+                kernels.gemm_fused(&DevFused {
+                    m: *m,
+                    n: *n,
+                    k: *k,
+                    a: a.each_ref().map(dev),
+                    sa: *sa,
+                    b: b.each_ref().map(dev),
+                    sb: *sb,
+                    c: c.each_ref().map(dev),
+                    gamma: *gamma,
+                    beta: *beta,
+                })?;
+            }
         }
     }
     Ok(())
@@ -197,6 +257,44 @@ mod tests {
             Ok(())
         }
 
+        fn gemm_fused(&self, f: &DevFused<usize>) -> Result<()> {
+            assert!(f.m > 0 && f.n > 0);
+            assert!(f.a[0].buf == f.a[1].buf && f.a[0].ld == f.a[1].ld);
+            assert!(f.c[0].buf == f.c[1].buf && f.c[0].ld == f.c[1].ld);
+            self.launches.borrow_mut().push("fused");
+            let mut bufs = self.bufs.borrow_mut();
+            let get = |bufs: &[Vec<f64>; 4], t: &[DevBlock<usize>; 2], s: f64, i, j| {
+                let x = bufs[t[0].buf][t[0].offset + i * t[0].ld + j];
+                if s == 0.0 {
+                    x
+                } else {
+                    x + s * bufs[t[1].buf][t[1].offset + i * t[1].ld + j]
+                }
+            };
+            let mut p = vec![0.0; f.m * f.n];
+            for i in 0..f.m {
+                for j in 0..f.n {
+                    for q in 0..f.k {
+                        p[i * f.n + j] += get(&bufs, &f.a, f.sa, i, q) * get(&bufs, &f.b, f.sb, q, j);
+                    }
+                }
+            }
+            for o in 0..2 {
+                if o == 1 && f.gamma[1] == 0.0 {
+                    break;
+                }
+                let c = f.c[o];
+                for i in 0..f.m {
+                    for j in 0..f.n {
+                        let d = &mut bufs[c.buf][c.offset + i * c.ld + j];
+                        let old = if f.beta[o] == 0.0 { 0.0 } else { f.beta[o] * *d };
+                        *d = f.gamma[o] * p[i * f.n + j] + old;
+                    }
+                }
+            }
+            Ok(())
+        }
+
         fn add(&self, s: &DevAdd<usize>) -> Result<()> {
             assert!(s.m > 0 && s.n > 0);
             self.launches.borrow_mut().push("add");
@@ -237,15 +335,20 @@ mod tests {
         .unwrap();
         assert_eq!(dev.bufs.borrow()[2], r, "{m}x{k}x{n} {opts:?}");
         let launches = dev.launches.borrow().clone();
-        let gemms = launches.iter().filter(|l| **l == "gemm").count();
+        let gemms = launches.iter().filter(|l| **l != "add").count();
         assert!(gemms <= s.products());
         launches
     }
 
     #[test]
     fn executor_matches_reference() {
-        for alg in [Algorithm::Tiled, Algorithm::Strassen, Algorithm::Winograd] {
-            for levels in [Some(1), Some(2), None] {
+        for alg in [
+            Algorithm::Tiled,
+            Algorithm::Strassen,
+            Algorithm::Winograd,
+            Algorithm::Fused,
+        ] {
+            for levels in [Some(1), Some(2), Some(3), None] {
                 for &(m, n, k) in &[(1, 1, 1), (8, 8, 8), (37, 29, 23), (16, 3, 40), (9, 9, 0)] {
                     run(m, n, k, &MatMulOptions::with(alg, levels));
                 }
@@ -260,6 +363,13 @@ mod tests {
         let l = run(8, 8, 8, &MatMulOptions::with(Algorithm::Winograd, Some(1)));
         assert_eq!(l.iter().filter(|x| **x == "gemm").count(), 7);
         assert_eq!(l.iter().filter(|x| **x == "add").count(), 12);
+        // One fused level: 7 fused products, nothing else. Two: Winograd above them (its 12
+        // additions), 49 fused products.
+        let l = run(8, 8, 8, &MatMulOptions::with(Algorithm::Fused, Some(1)));
+        assert_eq!(l, vec!["fused"; 7]);
+        let l = run(16, 16, 16, &MatMulOptions::with(Algorithm::Fused, Some(2)));
+        assert_eq!(l.iter().filter(|x| **x == "fused").count(), 49);
+        assert_eq!(l.iter().filter(|x| **x == "gemm").count(), 0);
         // Empty output: nothing launched.
         assert!(run(0, 5, 3, &MatMulOptions::default()).is_empty());
         assert!(run(5, 0, 3, &MatMulOptions::default()).is_empty());
