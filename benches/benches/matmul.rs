@@ -1,4 +1,5 @@
-//! Dense `C = A B` on every backend present, tiled, Strassen and Winograd side by side.
+//! Dense `C = A B` on every backend present, tiled, Strassen, Winograd and fused (ABC
+//! Strassen: the last level's additions inside the base kernel) side by side.
 //!
 //! Table `matmul`: one criterion group per precision and size, `matmul/<f32|f64>/<n>` (the
 //! row), one benchmark per backend and algorithm, `<backend> <algorithm>` (the column), so
@@ -37,7 +38,12 @@ use trident_cpu::Cpu;
 use trident_cuda::Cuda;
 use trident_opencl::OpenCl;
 
-const ALGORITHMS: [Algorithm; 3] = [Algorithm::Tiled, Algorithm::Strassen, Algorithm::Winograd];
+const ALGORITHMS: [Algorithm; 4] = [
+    Algorithm::Tiled,
+    Algorithm::Strassen,
+    Algorithm::Winograd,
+    Algorithm::Fused,
+];
 
 fn sizes(var: &str, default: &[usize]) -> Vec<usize> {
     std::env::var(var)

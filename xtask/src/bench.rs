@@ -24,6 +24,8 @@ use serde_json::Value;
 
 use crate::util::{cargo, fail, flag_value, target_dir, usage, Context, Result};
 
+mod crossover;
+
 /// Column order of the known backends; others follow alphabetically.
 const BACKEND_ORDER: [&str; 3] = ["cpu", "cuda", "opencl"];
 
@@ -167,6 +169,11 @@ fn report(dir: &Path, torch: Option<&Path>, baselines: &[PathBuf]) -> Result {
     let (md_path, svg_path) = (dir.join("report.md"), dir.join("report.svg"));
     std::fs::write(&md_path, &md).context(format!("writing {}", md_path.display()))?;
     std::fs::write(&svg_path, svg).context(format!("writing {}", svg_path.display()))?;
+    if let Some(plot) = results.get("matmul").and_then(crossover::svg) {
+        let path = dir.join("report_matmul.svg");
+        std::fs::write(&path, plot).context(format!("writing {}", path.display()))?;
+        eprintln!("bench-report: wrote {} (GFLOP/s against n)", path.display());
+    }
     println!("{md}");
     eprintln!(
         "bench-report: wrote {} and {}",
@@ -380,6 +387,9 @@ fn markdown(results: &Results, references: &References) -> String {
                 ratios.join(", ")
             };
             let _ = writeln!(md, " {ratio} |");
+        }
+        if file == "matmul" {
+            md += &crossover::markdown(table);
         }
     }
     md

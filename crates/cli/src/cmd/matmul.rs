@@ -21,6 +21,8 @@ pub enum AlgorithmArg {
     Strassen,
     /// The Strassen–Winograd 7-product, 15-addition recursion.
     Winograd,
+    /// ABC Strassen: the last level's additions fused into the base kernel (Winograd above).
+    Fused,
 }
 
 /// The `--host-memory` choices.
@@ -91,6 +93,7 @@ pub fn run(args: Args) -> Result<()> {
             AlgorithmArg::Tiled => Algorithm::Tiled,
             AlgorithmArg::Strassen => Algorithm::Strassen,
             AlgorithmArg::Winograd => Algorithm::Winograd,
+            AlgorithmArg::Fused => Algorithm::Fused,
         },
         levels: args.levels,
         strassen_cutoff: args.cutoff,
