@@ -171,7 +171,7 @@ inline void gemm_body(uint m, uint n, uint k, int fused,
                a_c, b_r, b_c, ra, rb)
 #define STORE(buf)                                                                            \
     do {                                                                                      \
-        _Pragma("unroll") for (uint q = 0; q < 4; ++q) {                                      \
+        for (uint q = 0; q < 4; ++q) {                                                        \
             As[((buf) * BK + a_c + q) * LDA_S + a_r] = ra[q];                                 \
             Bs[((buf) * BK + b_r) * LDB_S + b_c + q] = rb[q];                                 \
         }                                                                                     \
