@@ -24,6 +24,11 @@
 //! - `TRIDENT_MATMUL_SIZES=1024,2048`: sizes for GPU backends (default 1024, 2048, 4096, 8192,
 //!   16384); `TRIDENT_MATMUL_CPU_SIZES` for the CPU (default 512, 1024, 2048).
 //! - `TRIDENT_MATMUL_LEVELS=2`: force the Strassen levels instead of the automatic choice.
+//! - `TRIDENT_MATMUL_PRECISIONS=f32`: only these precisions (default `f32,f64`).
+//! - `TRIDENT_MATMUL_ALGORITHMS=tiled,fused`: only these algorithms in table `matmul`
+//!   (default all four; `none` skips the table, e.g. to run the transfer study alone).
+//! - `TRIDENT_MATMUL_TRANSFER_SIZES=1024,4096`: sizes of table `matmul_transfer` (default:
+//!   the GPU sizes up to 4096; empty: none).
 //! - `TRIDENT_BENCH_BACKENDS=cpu,cuda,...`: only these backends; OpenCL on a CPU device (PoCL)
 //!   only when named there or with `TRIDENT_BENCH_OPENCL_CPU=1`.
 
@@ -51,6 +56,23 @@ fn sizes(var: &str, default: &[usize]) -> Vec<usize> {
         .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
         .filter(|v: &Vec<usize>| !v.is_empty())
         .unwrap_or_else(|| default.to_vec())
+}
+
+/// `TRIDENT_MATMUL_ALGORITHMS` (names as [`Algorithm::name`]), or all of [`ALGORITHMS`].
+fn algorithms() -> Vec<Algorithm> {
+    match std::env::var("TRIDENT_MATMUL_ALGORITHMS") {
+        Ok(v) => ALGORITHMS
+            .into_iter()
+            .filter(|a| v.split(',').any(|s| s.trim() == a.name()))
+            .collect(),
+        Err(_) => ALGORITHMS.to_vec(),
+    }
+}
+
+/// Whether `TRIDENT_MATMUL_PRECISIONS` (default both) includes `name`.
+fn wants_precision(name: &str) -> bool {
+    std::env::var("TRIDENT_MATMUL_PRECISIONS")
+        .map_or(true, |v| v.split(',').any(|s| s.trim() == name))
 }
 
 fn random<T: Scalar>(n: usize, seed: u64) -> Dense<T> {
@@ -90,9 +112,10 @@ fn bench_on<T: Scalar, B: MatMul<T>>(
     };
     // The default (automatic) base kernel for every algorithm; where the backend has a
     // tensor-core kernel for T (CUDA f64 on sm_90+), also the SIMT kernel, tiled.
+    let algorithms = algorithms();
     let mut variants: Vec<(Algorithm, BaseKernel)> =
-        ALGORITHMS.iter().map(|&a| (a, BaseKernel::Auto)).collect();
-    if b.has_tensor_core_kernel() {
+        algorithms.iter().map(|&a| (a, BaseKernel::Auto)).collect();
+    if b.has_tensor_core_kernel() && algorithms.contains(&Algorithm::Tiled) {
         variants.push((Algorithm::Tiled, BaseKernel::Simt));
     }
     for (algorithm, kernel) in variants {
@@ -174,37 +197,55 @@ fn run_precision<T: Scalar>(
     Cuda: MatMul<T>,
     OpenCl: MatMul<T>,
 {
+    if !wants_precision(T::NAME) {
+        return;
+    }
     let gpu = sizes("TRIDENT_MATMUL_SIZES", &[1024, 2048, 4096, 8192, 16384]);
     let cpu_sizes = sizes("TRIDENT_MATMUL_CPU_SIZES", &[512, 1024, 2048]);
-    let mut all: Vec<usize> = gpu.iter().chain(&cpu_sizes).copied().collect();
+    let transfer: Vec<usize> = match std::env::var("TRIDENT_MATMUL_TRANSFER_SIZES") {
+        Ok(v) => v.split(',').filter_map(|s| s.trim().parse().ok()).collect(),
+        Err(_) => gpu.iter().copied().filter(|&n| n <= 4096).collect(),
+    };
+    let table = !algorithms().is_empty();
+    let mut all: Vec<usize> = gpu
+        .iter()
+        .chain(&cpu_sizes)
+        .copied()
+        .filter(|n| table || transfer.contains(n))
+        .chain(transfer.iter().copied())
+        .collect();
     all.sort_unstable();
     all.dedup();
     for &n in &all {
-        let on_gpu = gpu.contains(&n) && (cuda.is_some() || opencl.is_some());
-        let on_cpu = cpu_sizes.contains(&n) && cpu.is_some();
-        if !on_gpu && !on_cpu {
+        let has_gpu = cuda.is_some() || opencl.is_some();
+        let on_gpu = table && gpu.contains(&n) && has_gpu;
+        let on_cpu = table && cpu_sizes.contains(&n) && cpu.is_some();
+        let on_transfer = transfer.contains(&n) && has_gpu;
+        if !on_gpu && !on_cpu && !on_transfer {
             continue;
         }
         let a = random::<T>(n, 1);
         let bm = random::<T>(n, 2);
-        let mut group = c.benchmark_group(format!("matmul/{}/{n}", T::NAME));
-        group
-            .sampling_mode(SamplingMode::Flat)
-            .sample_size(10)
-            .throughput(Throughput::BytesDecimal(2 * (n as u64).pow(3)));
-        if on_cpu {
-            bench_on(&mut group, cpu.expect("checked"), &a, &bm);
-        }
-        if gpu.contains(&n) {
-            if let Some(b) = cuda {
-                bench_on(&mut group, b, &a, &bm);
+        if on_gpu || on_cpu {
+            let mut group = c.benchmark_group(format!("matmul/{}/{n}", T::NAME));
+            group
+                .sampling_mode(SamplingMode::Flat)
+                .sample_size(10)
+                .throughput(Throughput::BytesDecimal(2 * (n as u64).pow(3)));
+            if on_cpu {
+                bench_on(&mut group, cpu.expect("checked"), &a, &bm);
             }
-            if let Some(b) = opencl {
-                bench_on(&mut group, b, &a, &bm);
+            if on_gpu {
+                if let Some(b) = cuda {
+                    bench_on(&mut group, b, &a, &bm);
+                }
+                if let Some(b) = opencl {
+                    bench_on(&mut group, b, &a, &bm);
+                }
             }
+            group.finish();
         }
-        group.finish();
-        if gpu.contains(&n) && n <= 4096 && (cuda.is_some() || opencl.is_some()) {
+        if on_transfer {
             let mut group = c.benchmark_group(format!("matmul_transfer/{}/{n}", T::NAME));
             group
                 .sampling_mode(SamplingMode::Flat)
