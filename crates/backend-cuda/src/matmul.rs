@@ -232,8 +232,11 @@ impl Cuda {
         lens: [usize; 4],
         opts: &MatMulOptions,
     ) -> Result<()> {
-        let tensor =
-            use_tensor_cores::<T>(opts.base_kernel, self.dmma_available::<T>(), driver::BACKEND)?;
+        let tensor = use_tensor_cores::<T>(
+            opts.base_kernel,
+            self.dmma_available::<T>(),
+            driver::BACKEND,
+        )?;
         let (gemm, fused) = if tensor {
             (
                 self.kernel_plain(Module::Matmul, "gemm_dmma_f64")?,

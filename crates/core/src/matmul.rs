@@ -671,8 +671,8 @@ impl Planner {
             ((0, 0, 0.0), (1, 3, -1.0), &[(1, 1.0), (3, 1.0)]), // M3: C12, C22
             ((3, 3, 0.0), (2, 0, -1.0), &[(0, 1.0), (2, 1.0)]), // M4: C11, C21
             ((0, 1, 1.0), (3, 3, 0.0), &[(0, -1.0), (1, 1.0)]), // M5: C11 -=, C12
-            ((2, 0, -1.0), (0, 1, 1.0), &[(3, 1.0)]),           // M6: C22
-            ((1, 3, -1.0), (2, 3, 1.0), &[(0, 1.0)]),           // M7: C11
+            ((2, 0, -1.0), (0, 1, 1.0), &[(3, 1.0)]),          // M6: C22
+            ((1, 3, -1.0), (2, 3, 1.0), &[(0, 1.0)]),          // M7: C11
         ];
         let mut written = [false; 4];
         for ((a0, a1, sa), (b0, b1, sb), outs) in products {
@@ -1059,7 +1059,11 @@ fn execute_fused_host<T: Scalar>(
                 .get_mut(blk.offset + i * blk.ld..blk.offset + i * blk.ld + n)
                 .ok_or_else(|| Error::shape("schedule step outside its operand"))?;
             for (d, &v) in row.iter_mut().zip(&p[i * n..(i + 1) * n]) {
-                *d = if be == T::zero() { g * v } else { g * v + be * *d };
+                *d = if be == T::zero() {
+                    g * v
+                } else {
+                    g * v + be * *d
+                };
             }
         }
     }
@@ -1433,7 +1437,15 @@ mod tests {
         // Level 1: 3 * 32^2, level 2: 3 * 16^2.
         assert_eq!(s.workspace, 3 * 32 * 32 + 3 * 16 * 16);
         // Fused: no temporaries at the fused level.
-        let f = |l| plan(64, 64, 64, &MatMulOptions::with(Algorithm::Fused, Some(l)), 1);
+        let f = |l| {
+            plan(
+                64,
+                64,
+                64,
+                &MatMulOptions::with(Algorithm::Fused, Some(l)),
+                1,
+            )
+        };
         assert_eq!((f(1).workspace, f(1).products()), (0, 7));
         assert_eq!((f(2).workspace, f(2).products()), (3 * 32 * 32, 49));
         assert!(f(2).steps.iter().all(|s| !matches!(s, Step::Gemm { .. })));

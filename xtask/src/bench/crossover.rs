@@ -57,7 +57,9 @@ pub(super) fn crossovers(table: &Table) -> Vec<Crossover> {
             .iter()
             .filter_map(|(n, t)| tiled.get(n).map(|tt| (*n, tt / t)))
             .collect();
-        let Some(&largest) = both.last() else { continue };
+        let Some(&largest) = both.last() else {
+            continue;
+        };
         let mut from = None;
         for &(n, speedup) in both.iter().rev() {
             if speedup > 1.0 {
@@ -249,7 +251,10 @@ mod tests {
         let c = crossovers(&t);
         assert_eq!(c.len(), 2);
         let fused = &c[0];
-        assert_eq!((fused.algorithm.as_str(), fused.from), ("fused", Some(16384)));
+        assert_eq!(
+            (fused.algorithm.as_str(), fused.from),
+            ("fused", Some(16384))
+        );
         let win = &c[1];
         assert_eq!((win.algorithm.as_str(), win.from), ("winograd", Some(8192)));
         assert!((win.largest.1 - 4096.0 / 3500.0).abs() < 1e-12);

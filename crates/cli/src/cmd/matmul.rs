@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use trident_core::matmul::{self as mm, Algorithm};
-use trident_core::{io, BaseKernel, Dense, Error, HostMemory, MatMul, MatMulOptions, Result, Scalar};
+use trident_core::{
+    io, BaseKernel, Dense, Error, HostMemory, MatMul, MatMulOptions, Result, Scalar,
+};
 
 use crate::select::{self, AnyBackend, BackendChoice};
 use crate::{median, Precision};

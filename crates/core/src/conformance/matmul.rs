@@ -329,10 +329,10 @@ fn base_kernels<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
         (131, 257, 3, 2, 1),  // k = 3 < 4
         (255, 130, 37, 1, 1),
         (40, 33, 1, 2, 0),
-        (5, 7, 0, 0, 0),        // C = beta C = 0
-        (256, 264, 48, 0, 0),   // vector loads in every quadrant (one level)
-        (512, 520, 72, 0, 4),   // and two levels down
-        (264, 256, 40, 4, 0),   // whole tiles plus an edge, aligned
+        (5, 7, 0, 0, 0),      // C = beta C = 0
+        (256, 264, 48, 0, 0), // vector loads in every quadrant (one level)
+        (512, 520, 72, 0, 4), // and two levels down
+        (264, 256, 40, 4, 0), // whole tiles plus an edge, aligned
     ];
     for &kernel in &kernels {
         for &(m, n, k, pad_a, pad_b) in shapes {
@@ -354,9 +354,8 @@ fn base_kernels<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
                     levels,
                     kernel,
                 };
-                run_case::<T, B>(b, &c).map_err(|e| {
-                    format!("{} kernel, {m}x{k}·{k}x{n}: {e}", kernel.name())
-                })?;
+                run_case::<T, B>(b, &c)
+                    .map_err(|e| format!("{} kernel, {m}x{k}·{k}x{n}: {e}", kernel.name()))?;
             }
         }
         // Device vectors, output starting as NaN (beta = 0 must not read it).

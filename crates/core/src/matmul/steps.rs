@@ -275,7 +275,8 @@ mod tests {
             for i in 0..f.m {
                 for j in 0..f.n {
                     for q in 0..f.k {
-                        p[i * f.n + j] += get(&bufs, &f.a, f.sa, i, q) * get(&bufs, &f.b, f.sb, q, j);
+                        p[i * f.n + j] +=
+                            get(&bufs, &f.a, f.sa, i, q) * get(&bufs, &f.b, f.sb, q, j);
                     }
                 }
             }
@@ -287,7 +288,11 @@ mod tests {
                 for i in 0..f.m {
                     for j in 0..f.n {
                         let d = &mut bufs[c.buf][c.offset + i * c.ld + j];
-                        let old = if f.beta[o] == 0.0 { 0.0 } else { f.beta[o] * *d };
+                        let old = if f.beta[o] == 0.0 {
+                            0.0
+                        } else {
+                            f.beta[o] * *d
+                        };
                         *d = f.gamma[o] * p[i * f.n + j] + old;
                     }
                 }
@@ -315,8 +320,12 @@ mod tests {
     }
 
     fn run(m: usize, n: usize, k: usize, opts: &MatMulOptions) -> Vec<&'static str> {
-        let a: Vec<f64> = (0..m * k).map(|i| ((i * 7 + 3) % 11) as f64 - 5.0).collect();
-        let b: Vec<f64> = (0..k * n).map(|i| ((i * 5 + 1) % 13) as f64 - 6.0).collect();
+        let a: Vec<f64> = (0..m * k)
+            .map(|i| ((i * 7 + 3) % 11) as f64 - 5.0)
+            .collect();
+        let b: Vec<f64> = (0..k * n)
+            .map(|i| ((i * 5 + 1) % 13) as f64 - 6.0)
+            .collect();
         let s = plan(m, n, k, opts, 1);
         let dev = HostDevice {
             bufs: RefCell::new([
@@ -377,7 +386,13 @@ mod tests {
 
     #[test]
     fn executor_checks_bounds_before_launching() {
-        let s = plan(8, 8, 8, &MatMulOptions::with(Algorithm::Winograd, Some(1)), 1);
+        let s = plan(
+            8,
+            8,
+            8,
+            &MatMulOptions::with(Algorithm::Winograd, Some(1)),
+            1,
+        );
         let dev = HostDevice {
             bufs: RefCell::new([vec![0.0; 64], vec![0.0; 64], vec![0.0; 64], vec![]]),
             launches: RefCell::new(Vec::new()),
