@@ -1,7 +1,14 @@
 //! Dense `C = A B` on CUDA: the schedule of [`trident_core::matmul::plan`] run as launches of
 //! `kernels/cuda/matmul.cu` (`gemm_<T>`, the tiled base kernel, and `matadd_<T>`, the
 //! schedule's additions), every block passed as (pointer, offset, leading dimension), on the
-//! backend's stream. One workspace allocation per call.
+//! backend's stream, through core's one executor ([`run_steps`]). One workspace allocation
+//! per call. Fused (ABC Strassen) steps run on `gemm_fused_<T>`.
+//!
+//! Base kernels ([`MatMulOptions::base_kernel`]): f64 products run by default on the FP64
+//! tensor cores (`gemm_dmma_f64`, `gemm_dmma_fused_f64`: DMMA m8n8k4) on compute capability
+//! 9.0 and newer, the devices that load the `compute_90` PTX; `BaseKernel::Simt` forces the
+//! SIMT kernels (`gemm_f64`). f32 has no tensor-core kernel (no TF32: the SGEMM
+//! yardstick).
 //!
 //! Host transfers ([`HostMemory`]): `Pageable` copies from and to the caller's memory (the
 //! driver stages through its own pinned buffers); `Pinned` copies the caller's data into

@@ -35,7 +35,15 @@
 //! - **Winograd** (the Strassen–Winograd variant): 7 products and 15 additions per level,
 //!   scheduled as in Douglas et al. (1994) with the quadrants of `C` as scratch.
 //!
-//! Both use three temporaries per level, `X` (`m/2 x k/2`), `Y` (`k/2 x n/2`) and `Z`
+//! - **Fused** (ABC Strassen, Huang, Yu & van de Geijn 2016/2018): the last level is
+//!   Strassen's 7 products with no addition step at all: each is a [`Step::Fused`] that the
+//!   base kernel runs as `P = (A_x ± A_y)(B_x ± B_y)`, forming the sums while it loads tiles,
+//!   and adds `±P` into one or two quadrants of `C` (the first product to reach a quadrant
+//!   overwrites it). Levels above it run the Winograd schedule, whose recursive products
+//!   become fused nodes (`C = α A B + β C` is native there, so they need no `Z` either).
+//!   Its error bound is taken as Winograd's (the larger).
+//!
+//! Strassen and Winograd use three temporaries per level, `X` (`m/2 x k/2`), `Y` (`k/2 x n/2`) and `Z`
 //! (`m/2 x n/2`), so the workspace is `Σ_l (m k + k n + m n) / 4^l < (m k + k n + m n) / 3`
 //! elements.
 
