@@ -41,8 +41,9 @@
 //              T *d, unsigned long long d_off, unsigned ldd)
 //     d[d_off + i*ldd + j] = alpha * x[x_off + i*ldx + j] + beta * y[y_off + i*ldy + j]
 //     for i < m, j < n (y is not read when beta == 0). d may be x itself (each element is
-//     read and written by one thread only). Launch: 1-D, any block size and any grid (a
-//     grid-stride loop covers the m * n elements).
+//     read and written by one thread only). Launch: 1-D, any block size and any grid: block
+//     b handles rows b, b + gridDim, ... and its threads the columns of each (one block per
+//     row, up to 65536, is the host's choice).
 //
 // Design of gemm (the well-known SIMT SGEMM): a block of 256 threads computes a 128 x 128
 // tile of C; each thread an 8 x 8 register block, as four 4 x 4 sub-blocks 64 rows and 64
@@ -440,20 +441,23 @@ __device__ __forceinline__ void gemm_tile_dmma(unsigned m, unsigned n, unsigned 
     }
 }
 
+// Rows are spread over the blocks (grid-stride), columns over a block's threads (block-
+// stride, coalesced): no per-element index division.
 template <typename T>
 __device__ __forceinline__ void matadd(unsigned m, unsigned n, T alpha, const T *x,
                                        unsigned long long x_off, unsigned ldx, T beta,
                                        const T *y, unsigned long long y_off, unsigned ldy, T *d,
                                        unsigned long long d_off, unsigned ldd) {
-    const size_t total = static_cast<size_t>(m) * n;
-    const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-    for (size_t e = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
-         e += stride) {
-        const size_t i = e / n, j = e % n;
-        T v = alpha * x[x_off + i * ldx + j];
-        if (beta != T(0))
-            v += beta * y[y_off + i * ldy + j];
-        d[d_off + i * ldd + j] = v;
+    for (unsigned i = blockIdx.x; i < m; i += gridDim.x) {
+        const T *xr = x + x_off + static_cast<size_t>(i) * ldx;
+        const T *yr = y + y_off + static_cast<size_t>(i) * ldy;
+        T *dr = d + d_off + static_cast<size_t>(i) * ldd;
+        for (unsigned j = threadIdx.x; j < n; j += blockDim.x) {
+            T v = alpha * xr[j];
+            if (beta != T(0))
+                v += beta * yr[j];
+            dr[j] = v;
+        }
     }
 }
 

@@ -35,8 +35,9 @@
 //              REAL *d, ulong d_off, uint ldd)
 //     d[d_off + i*ldd + j] = alpha * x[x_off + i*ldx + j] + beta * y[y_off + i*ldy + j]
 //     for i < m, j < n (y is not read when beta == 0). d may be x itself (each element is
-//     read and written by one work-item only). Launch: 1-D, any group size and any grid (a
-//     grid-stride loop covers the m * n elements).
+//     read and written by one work-item only). Launch: 1-D, any group size and any number
+//     of groups: group g handles rows g, g + groups, ... and its work-items the columns of
+//     each (one group per row, up to 65536, is the host's choice).
 //
 // Design of gemm (the well-known SIMT SGEMM): a group of 256 work-items computes a 128 x 128
 // tile of C; each work-item an 8 x 8 register block, as four 4 x 4 sub-blocks 64 rows and 64
@@ -267,18 +268,22 @@ TRIDENT_CAT(gemm_fused_, SUFFIX)(uint m, uint n, uint k,
               c + c0_off, g0, beta0, c + c1_off, g1, beta1, ldc, aligned, As, Bs);
 }
 
+// Rows are spread over the groups (group-stride), columns over a group's work-items
+// (coalesced): no per-element index division.
 __kernel void TRIDENT_CAT(matadd_, SUFFIX)(uint m, uint n, REAL alpha,
                                   __global const REAL *x, ulong x_off, uint ldx, REAL beta,
                                   __global const REAL *y, ulong y_off, uint ldy,
                                   __global REAL *d, ulong d_off, uint ldd)
 {
-    const ulong total = (ulong)m * n;
-    const ulong stride = get_global_size(0);
-    for (ulong e = get_global_id(0); e < total; e += stride) {
-        const ulong i = e / n, j = e % n;
-        REAL v = alpha * x[x_off + i * ldx + j];
-        if (beta != (REAL)0)
-            v += beta * y[y_off + i * ldy + j];
-        d[d_off + i * ldd + j] = v;
+    for (uint i = get_group_id(0); i < m; i += get_num_groups(0)) {
+        __global const REAL *xr = x + x_off + (ulong)i * ldx;
+        __global const REAL *yr = y + y_off + (ulong)i * ldy;
+        __global REAL *dr = d + d_off + (ulong)i * ldd;
+        for (uint j = get_local_id(0); j < n; j += get_local_size(0)) {
+            REAL v = alpha * xr[j];
+            if (beta != (REAL)0)
+                v += beta * yr[j];
+            dr[j] = v;
+        }
     }
 }

@@ -38,7 +38,8 @@ use crate::{Cuda, Shared};
 const GEMM_THREADS: u32 = 256;
 /// Rows and columns of C per block of `gemm_<T>`.
 const TILE: usize = 128;
-/// Threads per block of `matadd_<T>`, and at most this many blocks (grid-stride loop).
+/// Threads per block of `matadd_<T>`, and at most this many blocks (one per row; rows
+/// grid-strided beyond).
 const ADD_THREADS: u32 = 256;
 const ADD_MAX_BLOCKS: usize = 1 << 16;
 
@@ -200,8 +201,8 @@ impl ScheduleKernels for CudaSteps<'_> {
     }
 
     fn add(&self, s: &DevAdd<u64>) -> Result<()> {
-        let total = s.m * s.n;
-        let blocks = total.div_ceil(ADD_THREADS as usize).min(ADD_MAX_BLOCKS) as u32;
+        // One block per row (a block-stride loop over its columns), rows grid-strided.
+        let blocks = s.m.min(ADD_MAX_BLOCKS) as u32;
         // (unsigned m, n, T alpha, const T *x, u64 x_off, unsigned ldx, T beta,
         //  const T *y, u64 y_off, unsigned ldy, T *d, u64 d_off, unsigned ldd)
         let mut args = self.add.builder();
@@ -215,8 +216,8 @@ impl ScheduleKernels for CudaSteps<'_> {
         // SAFETY: the arguments match the kernel's parameters in order and type. Every block
         // lies inside its allocation (`run_steps` checked); the kernel touches elements
         // i < m, j < n of each (y only when beta != 0); dst is x itself (same thread reads
-        // then writes each element) or disjoint from both inputs (schedule invariant). A
-        // grid-stride loop covers m * n.
+        // then writes each element) or disjoint from both inputs (schedule invariant). Its
+        // row and column loops cover every element whatever the grid.
         unsafe { args.launch(LaunchConfig::grid_1d(blocks, ADD_THREADS)) }
     }
 }

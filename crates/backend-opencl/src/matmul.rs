@@ -32,7 +32,7 @@ use crate::{OpenCl, BACKEND};
 const GEMM_THREADS: usize = 256;
 /// Rows and columns of C per group of `gemm_<T>`.
 const TILE: usize = 128;
-/// At most this many groups of `matadd_<T>` (a grid-stride loop covers the rest).
+/// At most this many groups of `matadd_<T>` (one per row; rows group-strided beyond).
 const ADD_MAX_GROUPS: usize = 1 << 16;
 
 /// Strassen cutoff of OpenCL GPUs (as CUDA's `GPU_CUTOFF`); CPU devices use
@@ -135,7 +135,8 @@ impl<'a, T: ClScalar> ScheduleKernels for ClSteps<'a, T> {
     fn add(&self, st: &DevAdd<&'a Buffer<T>>) -> Result<()> {
         let s = self;
         let local = s.add.local;
-        let groups = (st.m * st.n).div_ceil(local).min(ADD_MAX_GROUPS);
+        // One group per row (its work-items stride over the columns), rows group-strided.
+        let groups = st.m.min(ADD_MAX_GROUPS);
         // (uint m, uint n, REAL alpha, const REAL *x, ulong x_off, uint ldx, REAL beta,
         //  const REAL *y, ulong y_off, uint ldy, REAL *d, ulong d_off, uint ldd)
         let mut args = s.add.builder();
@@ -149,8 +150,8 @@ impl<'a, T: ClScalar> ScheduleKernels for ClSteps<'a, T> {
         // SAFETY: the arguments have the kernel's types, in order. Every block lies inside
         // its buffer (`run_steps` checked); the kernel touches elements i < m, j < n of each
         // (y only when beta != 0); dst is either x itself (each element read and written by
-        // the same work-item) or disjoint from both inputs (schedule invariant). A
-        // grid-stride loop covers m * n.
+        // the same work-item) or disjoint from both inputs (schedule invariant). Its row and
+        // column loops cover every element whatever the number of groups.
         unsafe { args.launch(&s.cl.queue, LaunchDims::linear(groups * local, local)) }
     }
 }
