@@ -20,7 +20,10 @@ use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewMut2, LinalgScalar, ShapeBuilder};
 use rayon::prelude::*;
 use trident_core::svd::driver::{JacobiParams, JacobiStats, SvdKernels};
-use trident_core::svd::{jacobi_rotation, negligible_gram, round_robin_pair, INNER_SWEEPS};
+use trident_core::svd::tree::{tree_apply_q, tree_qr, TreePlan};
+use trident_core::svd::{
+    jacobi_rotation, negligible_gram, round_robin_pair, QrOrder, INNER_SWEEPS,
+};
 use trident_core::{
     DenseView, Qr, QrFactors, QrOptions, Result, Scalar, Svd, SvdOptions, SvdResult,
 };
@@ -46,6 +49,8 @@ pub struct Rotations<T> {
     rows: usize,
     /// Columns reduced: `min(rows − 1, cols)`.
     steps: usize,
+    /// The plan when the rotations are in the tree order ([`trident_core::svd::tree`]).
+    tree: Option<TreePlan>,
     cs: Vec<T>,
 }
 
@@ -395,12 +400,33 @@ impl<T: Scalar + LinalgScalar> SvdKernels<T> for Cpu {
         })
     }
 
-    fn givens_qr(&self, a: &mut ColMajor<T>) -> Result<Rotations<T>> {
+    fn qr_order(&self, _rows: usize, _cols: usize) -> QrOrder {
+        QrOrder::Flat
+    }
+
+    fn givens_qr(&self, a: &mut ColMajor<T>, order: QrOrder) -> Result<Rotations<T>> {
         let (m, n) = (a.rows, a.cols);
         let steps = m.saturating_sub(1).min(n);
+        if let QrOrder::Tree { panel_rows } = order {
+            // The host reference of the GPU kernels, sequential.
+            let plan = TreePlan::new(m, n, panel_rows);
+            let mut cs = vec![T::zero(); 2 * m * n];
+            tree_qr(&plan, &mut a.data, &mut cs);
+            return Ok(Rotations {
+                rows: m,
+                steps,
+                tree: Some(plan),
+                cs,
+            });
+        }
         let mut cs = vec![T::zero(); 2 * m * steps];
         if steps == 0 {
-            return Ok(Rotations { rows: m, steps, cs });
+            return Ok(Rotations {
+                rows: m,
+                steps,
+                tree: None,
+                cs,
+            });
         }
         let mut pm = Panels::from_col_major(m, n, &a.data);
         for k in 0..pm.panels.len() {
@@ -438,12 +464,21 @@ impl<T: Scalar + LinalgScalar> SvdKernels<T> for Cpu {
             });
         }
         pm.to_col_major(&mut a.data);
-        Ok(Rotations { rows: m, steps, cs })
+        Ok(Rotations {
+            rows: m,
+            steps,
+            tree: None,
+            cs,
+        })
     }
 
     fn givens_apply_q(&self, rot: &Rotations<T>, q: &mut ColMajor<T>) -> Result<()> {
         let m = rot.rows;
         if m == 0 || q.cols == 0 {
+            return Ok(());
+        }
+        if let Some(plan) = &rot.tree {
+            tree_apply_q(plan, &rot.cs, &mut q.data, q.cols);
             return Ok(());
         }
         let mut pm = Panels::from_col_major(m, q.cols, &q.data);

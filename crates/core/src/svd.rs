@@ -48,6 +48,7 @@
 
 pub mod basis;
 pub mod driver;
+pub mod tree;
 
 use crate::backend::Backend;
 use crate::dense::{Dense, DenseView};
@@ -55,7 +56,8 @@ use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use crate::tolerance::Tolerance;
 
-pub use driver::{qr_with, svd_with, JacobiParams, JacobiStats, SvdKernels};
+pub use driver::{qr_with, svd_with, JacobiParams, JacobiPlan, JacobiStats, SvdKernels};
+pub use tree::{TreePlan, TREE_PANEL_ROWS};
 
 /// Cyclic Jacobi sweeps run on each block pair's Gram matrix (every backend uses this).
 pub const INNER_SWEEPS: usize = 2;
@@ -77,11 +79,45 @@ pub enum Vectors {
     Full,
 }
 
+/// The order of a Givens QR's rotations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QrOrder {
+    /// The backend's choice ([`driver::SvdKernels::qr_order`]): on GPUs [`Self::Tree`] when the
+    /// matrix has at least two panels of [`TREE_PANEL_ROWS`] (and of `cols`) rows, else
+    /// [`Self::Flat`]; the CPU always takes [`Self::Flat`].
+    #[default]
+    Auto,
+    /// One rotation sequence over the whole matrix (GPUs: the Sameh–Kuck order, two launches
+    /// per step; CPU: column by column).
+    Flat,
+    /// The tree ("TSQR") order of [`tree`]: panels of `max(panel_rows, cols)` rows reduced in
+    /// one launch, then `⌈log₂ P⌉` merge launches.
+    Tree {
+        /// Requested panel height (raised to the column count).
+        panel_rows: usize,
+    },
+}
+
+impl QrOrder {
+    /// The GPUs' automatic choice for `rows × cols` (see [`Self::Auto`]).
+    pub fn gpu_auto(rows: usize, cols: usize) -> Self {
+        if rows >= 2 * TREE_PANEL_ROWS.max(cols) {
+            Self::Tree {
+                panel_rows: TREE_PANEL_ROWS,
+            }
+        } else {
+            Self::Flat
+        }
+    }
+}
+
 /// Options for [`Qr`].
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct QrOptions {
     /// Which `Q` to form (default none: `R` only).
     pub q: Vectors,
+    /// The rotation order (default [`QrOrder::Auto`]).
+    pub order: QrOrder,
 }
 
 /// A QR factorization: `A = Q R`, `R` upper trapezoidal.
@@ -150,6 +186,8 @@ pub struct SvdOptions {
     pub block_size: Option<usize>,
     /// Which singular vectors to form (default none: values only).
     pub vectors: Vectors,
+    /// The rotation order of the preconditioning QRs (default [`QrOrder::Auto`]).
+    pub qr_order: QrOrder,
 }
 
 impl Default for SvdOptions {
@@ -160,6 +198,7 @@ impl Default for SvdOptions {
             max_sweeps: 40,
             block_size: None,
             vectors: Vectors::None,
+            qr_order: QrOrder::Auto,
         }
     }
 }

@@ -11,7 +11,9 @@ use super::{run_proptest, Check};
 use crate::dense::Dense;
 use crate::error::Error;
 use crate::scalar::Scalar;
-use crate::svd::{self, Qr, QrOptions, Svd, SvdOptions, SvdPrecondition, SvdResult, Vectors};
+use crate::svd::{
+    self, Qr, QrOptions, QrOrder, Svd, SvdOptions, SvdPrecondition, SvdResult, Vectors,
+};
 
 /// The SVD and QR checks, in table order.
 pub fn checks<B: Svd<f32> + Svd<f64> + Qr<f32> + Qr<f64>>() -> Vec<Check<B>> {
@@ -64,6 +66,14 @@ pub fn checks<B: Svd<f32> + Svd<f64> + Qr<f32> + Qr<f64>>() -> Vec<Check<B>> {
             name: "qr_random_f64",
             run: qr_random::<f64, B>,
         },
+        Check {
+            name: "qr_tree_f32",
+            run: qr_tree::<f32, B>,
+        },
+        Check {
+            name: "qr_tree_f64",
+            run: qr_tree::<f64, B>,
+        },
     ]
 }
 
@@ -86,7 +96,9 @@ macro_rules! svd_conformance_tests {
             svd_bad_input,
             svd_sweep_limit_reported,
             qr_random_f32,
-            qr_random_f64
+            qr_random_f64,
+            qr_tree_f32,
+            qr_tree_f64
         );
     };
 }
@@ -113,7 +125,17 @@ struct Case {
     kind: Kind,
     vectors: Vectors,
     precondition: Option<SvdPrecondition>,
+    qr_order: QrOrder,
     a: Vec<f64>,
+}
+
+/// Automatic, flat, or the tree order with small panels (so that small matrices have many).
+fn qr_order() -> impl Strategy<Value = QrOrder> {
+    prop_oneof![
+        2 => Just(QrOrder::Auto),
+        1 => Just(QrOrder::Flat),
+        2 => (1usize..9).prop_map(|panel_rows| QrOrder::Tree { panel_rows }),
+    ]
 }
 
 fn case() -> impl Strategy<Value = Case> {
@@ -136,14 +158,14 @@ fn case() -> impl Strategy<Value = Case> {
         1 => Just(Some(SvdPrecondition::Qr)),
         1 => Just(Some(SvdPrecondition::QrLq)),
     ];
-    (1usize..48, 1usize..48, kind, vectors, pre)
-        .prop_flat_map(|(m, n, kind, vectors, pre)| {
+    (1usize..48, 1usize..48, kind, vectors, pre, qr_order())
+        .prop_flat_map(|(m, n, kind, vectors, pre, order)| {
             (
-                Just((m, n, kind, vectors, pre)),
+                Just((m, n, kind, vectors, pre, order)),
                 proptest::collection::vec(-1.0f64..1.0, m * n + m + n),
             )
         })
-        .prop_map(|((m, n, kind, vectors, precondition), r)| {
+        .prop_map(|((m, n, kind, vectors, precondition, qr_order), r)| {
             let mut a = r[..m * n].to_vec();
             match kind {
                 Kind::General => {}
@@ -179,6 +201,7 @@ fn case() -> impl Strategy<Value = Case> {
                 kind,
                 vectors,
                 precondition,
+                qr_order,
                 a,
             }
         })
@@ -261,6 +284,7 @@ fn random<T: Scalar, B: Svd<T>>(b: &B) -> Result<(), String> {
         let opts = SvdOptions {
             precondition: c.precondition,
             vectors: c.vectors,
+            qr_order: c.qr_order,
             ..SvdOptions::default()
         };
         check_one::<T, B>(b, c.m, c.n, &c.a, &opts)
@@ -524,15 +548,32 @@ fn sweep_limit<B: Svd<f64>>(b: &B) -> Result<(), String> {
 }
 
 fn qr_random<T: Scalar, B: Qr<T>>(b: &B) -> Result<(), String> {
+    qr_cases::<T, B>(b, 1..40, 1..40, qr_order())
+}
+
+/// The tree order forced on tall and odd shapes: many panels of 1 to 8 rows (raised to the
+/// column count), row counts not a multiple of the panel, a last panel shorter than the
+/// triangle, rank-deficient (duplicated) columns.
+fn qr_tree<T: Scalar, B: Qr<T>>(b: &B) -> Result<(), String> {
+    let order = (1usize..9).prop_map(|panel_rows| QrOrder::Tree { panel_rows });
+    qr_cases::<T, B>(b, 1..90, 1..10, order)
+}
+
+fn qr_cases<T: Scalar, B: Qr<T>>(
+    b: &B,
+    rows: std::ops::Range<usize>,
+    cols: std::ops::Range<usize>,
+    order: impl Strategy<Value = QrOrder>,
+) -> Result<(), String> {
     // Every other case has exactly repeated columns (rank-deficient: rotations of tiny and
     // subnormal pairs must stay orthogonal).
-    let strat = (1usize..40, 1usize..40, 0u8..3, any::<bool>()).prop_flat_map(|(m, n, q, dup)| {
+    let strat = (rows, cols, 0u8..3, any::<bool>(), order).prop_flat_map(|(m, n, q, dup, o)| {
         (
-            Just((m, n, q, dup)),
+            Just((m, n, q, dup, o)),
             proptest::collection::vec(-1.0f64..1.0, m * n),
         )
     });
-    run_proptest(24, &strat, |((m, n, q, dup), mut a)| {
+    run_proptest(24, &strat, |((m, n, q, dup, order), mut a)| {
         if dup {
             for i in 0..m {
                 for j in (0..n).step_by(3) {
@@ -544,8 +585,8 @@ fn qr_random<T: Scalar, B: Qr<T>>(b: &B) -> Result<(), String> {
             .map_err(|e| e.to_string())?;
         let q = [Vectors::None, Vectors::Thin, Vectors::Full][q as usize];
         let f = b
-            .qr(at.view(), &QrOptions { q })
-            .map_err(|e| format!("qr {m} x {n}: {e}"))?;
+            .qr(at.view(), &QrOptions { q, order })
+            .map_err(|e| format!("qr {m} x {n} {order:?}: {e}"))?;
         let expect_q = match q {
             Vectors::None => None,
             Vectors::Thin => Some(m.min(n)),
@@ -559,6 +600,6 @@ fn qr_random<T: Scalar, B: Qr<T>>(b: &B) -> Result<(), String> {
         }
         svd::qr_validity(at.view(), &f)
             .map(|_| ())
-            .map_err(|e| format!("{m} x {n} {q:?}: {e}"))
+            .map_err(|e| format!("{m} x {n} {q:?} {order:?}: {e}"))
     })
 }

@@ -10,9 +10,59 @@ use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 
 use super::{
-    basis, check_finite, QrFactors, QrOptions, SvdOptions, SvdPrecondition, SvdResult, Vectors,
-    Wide,
+    basis, check_finite, QrFactors, QrOptions, QrOrder, SvdOptions, SvdPrecondition, SvdResult,
+    Vectors, Wide,
 };
+
+/// The block layout of one-sided block Jacobi, shared by the GPU backends: `b` columns per
+/// block (the requested size, at most the compiled `bmax`, at most `⌈cols / 2⌉`), `nb` blocks
+/// (even, at least 2; blocks past `cols` are empty), `nb − 1` rounds of `nb / 2` pairs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JacobiPlan {
+    /// Columns per block.
+    pub b: usize,
+    /// Blocks (even).
+    pub nb: usize,
+}
+
+impl JacobiPlan {
+    /// The plan for `cols` columns; a requested block size outside `1 ..= bmax` is an
+    /// [`Error::Unsupported`] naming `backend`.
+    pub fn new(cols: usize, block: Option<usize>, bmax: usize, backend: &str) -> Result<Self> {
+        let b = block.unwrap_or(bmax);
+        if b == 0 || b > bmax {
+            return Err(Error::Unsupported(format!(
+                "block size {b} on {backend} (1 ..= {bmax})"
+            )));
+        }
+        let b = b.min(cols.div_ceil(2)).max(1);
+        let nreal = cols.div_ceil(b);
+        Ok(Self {
+            b,
+            nb: (nreal + nreal % 2).max(2),
+        })
+    }
+
+    /// Rounds per sweep.
+    pub fn rounds(&self) -> usize {
+        self.nb - 1
+    }
+
+    /// Block pairs per round.
+    pub fn pairs(&self) -> usize {
+        self.nb / 2
+    }
+}
+
+/// Steps of the flat (Sameh–Kuck) Givens QR of a `rows`-row matrix whose first `jcols =
+/// min(rows − 1, cols)` columns are reduced: `rows − 2 + jcols` (0 when `jcols = 0`).
+pub fn flat_qr_steps(rows: usize, jcols: usize) -> usize {
+    if jcols == 0 {
+        0
+    } else {
+        rows - 2 + jcols
+    }
+}
 
 /// What [`SvdKernels::jacobi`] is asked to do.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -55,9 +105,14 @@ pub trait SvdKernels<T: Scalar>: Backend {
     fn mat_identity(&self, rows: usize, cols: usize) -> Result<Self::Mat>;
     /// `A B` (`A.cols == B.rows`, checked by the caller).
     fn mat_mul(&self, a: &Self::Mat, b: &Self::Mat) -> Result<Self::Mat>;
-    /// Givens QR in place: `a` becomes `R` (exact zeros below the diagonal); returns the
-    /// rotations (`Q = G₁ᵀ ⋯ G_Kᵀ`).
-    fn givens_qr(&self, a: &mut Self::Mat) -> Result<Self::Rotations>;
+    /// Givens QR in place in the given order (never [`QrOrder::Auto`]: the driver resolves it
+    /// through [`Self::qr_order`]): `a` becomes `R` (exact zeros below the diagonal); returns
+    /// the rotations (`Q = G₁ᵀ ⋯ G_Kᵀ`).
+    fn givens_qr(&self, a: &mut Self::Mat, order: QrOrder) -> Result<Self::Rotations>;
+    /// The order [`QrOrder::Auto`] stands for on this backend (default: [`QrOrder::gpu_auto`]).
+    fn qr_order(&self, rows: usize, cols: usize) -> QrOrder {
+        QrOrder::gpu_auto(rows, cols)
+    }
     /// `q ← Q q` for the `Q` of `rot` (`q` has as many rows as the factored matrix).
     fn givens_apply_q(&self, rot: &Self::Rotations, q: &mut Self::Mat) -> Result<()>;
     /// One-sided block Jacobi on the columns of `w`, applying the same rotations to the
@@ -142,7 +197,7 @@ pub fn qr_with<T: Scalar, K: SvdKernels<T>>(
         });
     }
     let mut dev = k.mat_upload(m, n, &to_col_major(a, false, 1.0))?;
-    let rot = k.givens_qr(&mut dev)?;
+    let rot = k.givens_qr(&mut dev, resolve(k, opts.order, m, n))?;
     let cm = k.mat_download(&dev)?;
     let r = Dense::from_fn(rrows, n, |i, j| cm[j * m + i]);
     let q = if qcols > 0 {
@@ -153,6 +208,17 @@ pub fn qr_with<T: Scalar, K: SvdKernels<T>>(
         None
     };
     Ok(QrFactors { q, r })
+}
+
+/// The concrete order for a `rows × cols` QR on `k`.
+fn resolve<T: Scalar, K: SvdKernels<T>>(k: &K, order: QrOrder, rows: usize, cols: usize) -> QrOrder {
+    match order {
+        QrOrder::Auto => match k.qr_order(rows, cols) {
+            QrOrder::Auto => QrOrder::Flat,
+            o => o,
+        },
+        o => o,
+    }
 }
 
 /// The upper triangle (`n × n`) of an `m × n` column-major matrix, column-major.
@@ -260,14 +326,14 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
         }
         SvdPrecondition::Qr | SvdPrecondition::QrLq => {
             let mut w = k.mat_upload(rows, cols, &wcm)?;
-            let rot1 = k.givens_qr(&mut w)?;
+            let rot1 = k.givens_qr(&mut w, resolve(k, opts.qr_order, rows, cols))?;
             let r = upper(rows, cols, &k.mat_download(&w)?);
             drop(w);
             let (mut j, rot2) = if method == SvdPrecondition::Qr {
                 (k.mat_upload(cols, cols, &r)?, None)
             } else {
                 let mut rt = k.mat_upload(cols, cols, &transpose_sq(cols, &r))?;
-                let rot2 = k.givens_qr(&mut rt)?;
+                let rot2 = k.givens_qr(&mut rt, resolve(k, opts.qr_order, cols, cols))?;
                 let l = transpose_sq(cols, &upper(cols, cols, &k.mat_download(&rt)?));
                 (k.mat_upload(cols, cols, &l)?, Some(rot2))
             };
