@@ -44,6 +44,22 @@
 //       jcols) applied to the rows of every column of q (qcols columns); run for
 //       step = last ... 0, this forms Q q.
 //
+//   qr_tree_leaf(ulong rows, uint cols, uint h, REAL *a, REAL *cs)
+//       Tree QR (trident_core::svd::tree), leaves: work-group p reduces panel p (rows
+//       p h .. min(p h + h, rows)) by the Sameh-Kuck order inside the panel, one barrier pair
+//       per step; (c, s) of the rotation zeroing (g, j) to cs[2 (j rows + g)].
+//   qr_tree_merge(ulong rows, uint cols, uint h, uint level, REAL *a, REAL *cs)
+//       Tree QR, level `level`: work-group g merges the triangles at rows a = 2 g h 2^level
+//       and b = a + h 2^level (b < rows): step t zeroes (b + i, j = t - i), i <= j, i < kb,
+//       against row a + j (the anti-diagonal wavefront, kb + cols - 1 steps).
+//   qr_tree_merge_q(ulong rows, uint qcols, uint cols, uint h, uint level, REAL *q,
+//                   const REAL *cs)
+//   qr_tree_leaf_q(ulong rows, uint qcols, uint cols, uint h, REAL *q, const REAL *cs)
+//       The transposed rotations of one merge level (resp. the leaves), steps reversed, on
+//       all qcols columns of q; run for level = last ... 0, then the leaves, this forms Q q.
+//       (cols: the factored matrix's columns.) Grid: one block per panel (leaves) or per
+//       merge of the level (TreePlan::merges).
+//
 // Rotation formula and round-robin pairing: trident_core::svd::{jacobi_rotation,
 // round_robin_pair}, mirrored below.
 
@@ -377,6 +393,158 @@ __device__ void qr_apply_q(const u64 rows, const uint qcols, const uint jcols, c
     q[k * rows + i] = s * x + c * y;
 }
 
+
+// ---- Tree ("TSQR") Givens QR: trident_core::svd::tree (host reference tree_qr /
+// tree_apply_q, same steps and ranges), as svd.cl. Barriers are uniform: every bound below
+// depends only on kernel arguments and the block index.
+
+// (c, s) zeroing y against x: trident_core::svd::tree::givens_cs.
+template <typename T>
+__device__ __forceinline__ void givens_cs(T x, T y, T *c, T *s) {
+    *c = 1;
+    *s = 0;
+    const T scale = fmax(fabs(x), fabs(y));
+    if (y != T(0) && scale > T(0)) {
+        const T xs = x / scale, ys = y / scale;
+        const T r = hypot(xs, ys);
+        if (r > T(0)) {
+            *c = xs / r;
+            *s = ys / r;
+        }
+    }
+}
+
+// Rows x (kept) and y (zeroed in column `zero`) of column k: the QR's rotation.
+template <typename T>
+__device__ __forceinline__ void rot_rows(T *a, u64 rows, u64 k, u64 x, u64 y, u64 zero, T c, T s) {
+    const T u = a[k * rows + x], v = a[k * rows + y];
+    a[k * rows + x] = c * u + s * v;
+    a[k * rows + y] = k == zero ? T(0) : c * v - s * u;
+}
+
+// The transposed rotation of rows x, y of column k.
+template <typename T>
+__device__ __forceinline__ void rot_rows_t(T *q, u64 rows, u64 k, u64 x, u64 y, T c, T s) {
+    const T u = q[k * rows + x], v = q[k * rows + y];
+    q[k * rows + x] = c * u - s * v;
+    q[k * rows + y] = s * u + c * v;
+}
+
+// Panel of block p: first row and height.
+__device__ __forceinline__ void tree_leaf(u64 rows, uint h, u64 p, u64 *base, u64 *hp) {
+    *base = p * h;
+    *hp = *base < rows ? min((u64)h, rows - *base) : 0;
+}
+
+// Leaf steps and the rotation range [lo, hi) of step s (TreePlan::leaf_steps / leaf_range).
+__device__ __forceinline__ u64 leaf_jc(u64 hp, uint cols) { return hp == 0 ? 0 : min(hp - 1, (u64)cols); }
+__device__ __forceinline__ u64 leaf_steps(u64 hp, u64 jc) { return jc == 0 ? 0 : hp - 2 + jc; }
+__device__ __forceinline__ u64 leaf_lo(u64 hp, u64 s) { return s + 2 > hp ? s + 2 - hp : 0; }
+__device__ __forceinline__ u64 leaf_hi(u64 jc, u64 s, u64 lo) { return max(lo, min(s / 2 + 1, jc)); }
+
+// Merge g of a level: tops a, b and the absorbed height kb (0: nothing to merge).
+__device__ __forceinline__ void tree_merge(u64 rows, uint cols, uint h, uint level, u64 g, u64 *ta,
+                                           u64 *tb, u64 *kb) {
+    const u64 span = (u64)h << level;
+    *ta = 2 * g * span;
+    *tb = *ta + span;
+    *kb = *tb < rows ? min((u64)cols, rows - *tb) : 0;
+}
+__device__ __forceinline__ u64 merge_steps(u64 kb, uint cols) { return kb == 0 || cols == 0 ? 0 : kb + cols - 1; }
+__device__ __forceinline__ u64 merge_lo(uint cols, u64 t) { return t + 1 > cols ? t + 1 - cols : 0; }
+__device__ __forceinline__ u64 merge_hi(u64 kb, u64 t, u64 lo) { return max(lo, min(t / 2 + 1, kb)); }
+
+template <typename T>
+__device__ void qr_tree_leaf(const u64 rows, const uint cols, const uint h, T *a, T *cs) {
+    const uint lid = threadIdx.x;
+    u64 base, hp;
+    tree_leaf(rows, h, blockIdx.x, &base, &hp);
+    const u64 jc = leaf_jc(hp, cols);
+    const u64 steps = leaf_steps(hp, jc);
+    for (u64 s = 0; s < steps; ++s) {
+        const u64 lo = leaf_lo(hp, s), hi = leaf_hi(jc, s, lo), nj = hi - lo;
+        for (u64 j = lo + lid; j < hi; j += WG) {
+            const u64 g = base + hp - 1 + 2 * j - s;
+            T c, sn;
+            givens_cs(a[j * rows + g - 1], a[j * rows + g], &c, &sn);
+            cs[2 * (j * rows + g)] = c;
+            cs[2 * (j * rows + g) + 1] = sn;
+        }
+        __syncthreads();
+        for (u64 e = lid; e < nj * cols; e += WG) {
+            const u64 j = lo + e % nj, k = e / nj;
+            if (k >= j) {
+                const u64 g = base + hp - 1 + 2 * j - s;
+                rot_rows(a, rows, k, g - 1, g, j, cs[2 * (j * rows + g)], cs[2 * (j * rows + g) + 1]);
+            }
+        }
+        __syncthreads();
+    }
+}
+
+template <typename T>
+__device__ void qr_tree_merge(const u64 rows, const uint cols, const uint h, const uint level, T *a,
+                              T *cs) {
+    const uint lid = threadIdx.x;
+    u64 ta, tb, kb;
+    tree_merge(rows, cols, h, level, blockIdx.x, &ta, &tb, &kb);
+    const u64 steps = merge_steps(kb, cols);
+    for (u64 t = 0; t < steps; ++t) {
+        const u64 lo = merge_lo(cols, t), hi = merge_hi(kb, t, lo), ni = hi - lo;
+        for (u64 i = lo + lid; i < hi; i += WG) {
+            const u64 j = t - i;
+            T c, sn;
+            givens_cs(a[j * rows + ta + j], a[j * rows + tb + i], &c, &sn);
+            cs[2 * (j * rows + tb + i)] = c;
+            cs[2 * (j * rows + tb + i) + 1] = sn;
+        }
+        __syncthreads();
+        for (u64 e = lid; e < ni * cols; e += WG) {
+            const u64 i = lo + e % ni, k = e / ni, j = t - i;
+            if (k >= j) {
+                rot_rows(a, rows, k, ta + j, tb + i, j, cs[2 * (j * rows + tb + i)],
+                         cs[2 * (j * rows + tb + i) + 1]);
+            }
+        }
+        __syncthreads();
+    }
+}
+
+template <typename T>
+__device__ void qr_tree_merge_q(const u64 rows, const uint qcols, const uint cols, const uint h,
+                                const uint level, T *q, const T *cs) {
+    const uint lid = threadIdx.x;
+    u64 ta, tb, kb;
+    tree_merge(rows, cols, h, level, blockIdx.x, &ta, &tb, &kb);
+    for (u64 t = merge_steps(kb, cols); t-- > 0;) {
+        const u64 lo = merge_lo(cols, t), hi = merge_hi(kb, t, lo), ni = hi - lo;
+        for (u64 e = lid; e < ni * qcols; e += WG) {
+            const u64 i = lo + e % ni, k = e / ni, j = t - i;
+            rot_rows_t(q, rows, k, ta + j, tb + i, cs[2 * (j * rows + tb + i)],
+                       cs[2 * (j * rows + tb + i) + 1]);
+        }
+        __syncthreads();
+    }
+}
+
+template <typename T>
+__device__ void qr_tree_leaf_q(const u64 rows, const uint qcols, const uint cols, const uint h, T *q,
+                               const T *cs) {
+    const uint lid = threadIdx.x;
+    u64 base, hp;
+    tree_leaf(rows, h, blockIdx.x, &base, &hp);
+    const u64 jc = leaf_jc(hp, cols);
+    for (u64 s = leaf_steps(hp, jc); s-- > 0;) {
+        const u64 lo = leaf_lo(hp, s), hi = leaf_hi(jc, s, lo), nj = hi - lo;
+        for (u64 e = lid; e < nj * qcols; e += WG) {
+            const u64 j = lo + e % nj, k = e / nj;
+            const u64 g = base + hp - 1 + 2 * j - s;
+            rot_rows_t(q, rows, k, g - 1, g, cs[2 * (j * rows + g)], cs[2 * (j * rows + g) + 1]);
+        }
+        __syncthreads();
+    }
+}
+
 }  // namespace
 
 #define TRIDENT_SVD_KERNELS(T, S)                                                              \
@@ -404,6 +572,22 @@ __device__ void qr_apply_q(const u64 rows, const uint qcols, const uint jcols, c
     extern "C" __global__ void __launch_bounds__(WG) qr_apply_q_##S(                           \
         u64 rows, uint qcols, uint jcols, uint step, T *q, const T *cs) {                    \
         qr_apply_q<T>(rows, qcols, jcols, step, q, cs);                                        \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(WG)                                           \
+        qr_tree_leaf_##S(u64 rows, uint cols, uint h, T *a, T *cs) {                           \
+        qr_tree_leaf<T>(rows, cols, h, a, cs);                                                 \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(WG)                                           \
+        qr_tree_merge_##S(u64 rows, uint cols, uint h, uint level, T *a, T *cs) {              \
+        qr_tree_merge<T>(rows, cols, h, level, a, cs);                                         \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(WG) qr_tree_merge_q_##S(                      \
+        u64 rows, uint qcols, uint cols, uint h, uint level, T *q, const T *cs) {              \
+        qr_tree_merge_q<T>(rows, qcols, cols, h, level, q, cs);                                \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(WG) qr_tree_leaf_q_##S(                       \
+        u64 rows, uint qcols, uint cols, uint h, T *q, const T *cs) {                          \
+        qr_tree_leaf_q<T>(rows, qcols, cols, h, q, cs);                                        \
     }
 
 TRIDENT_SVD_KERNELS(float, f32)

@@ -38,6 +38,21 @@
 //       jcols) applied to the rows of every column of q (qcols columns); run for
 //       step = last ... 0, this forms Q q.
 //
+//   qr_tree_leaf(ulong rows, uint cols, uint h, REAL *a, REAL *cs)
+//       Tree QR (trident_core::svd::tree), leaves: work-group p reduces panel p (rows
+//       p h .. min(p h + h, rows)) by the Sameh-Kuck order inside the panel, one barrier pair
+//       per step; (c, s) of the rotation zeroing (g, j) to cs[2 (j rows + g)].
+//   qr_tree_merge(ulong rows, uint cols, uint h, uint level, REAL *a, REAL *cs)
+//       Tree QR, level `level`: work-group g merges the triangles at rows a = 2 g h 2^level
+//       and b = a + h 2^level (b < rows): step t zeroes (b + i, j = t - i), i <= j, i < kb,
+//       against row a + j (the anti-diagonal wavefront, kb + cols - 1 steps).
+//   qr_tree_merge_q(ulong rows, uint qcols, uint cols, uint h, uint level, REAL *q,
+//                   const REAL *cs)
+//   qr_tree_leaf_q(ulong rows, uint qcols, uint cols, uint h, REAL *q, const REAL *cs)
+//       The transposed rotations of one merge level (resp. the leaves), steps reversed, on
+//       all qcols columns of q; run for level = last ... 0, then the leaves, this forms Q q.
+//       (cols: the factored matrix's columns.)
+//
 // Rotation formula and round-robin pairing: trident_core::svd::{jacobi_rotation,
 // round_robin_pair}, mirrored below.
 
@@ -383,4 +398,162 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_apply_q)(
     const REAL x = q[k * rows + i - 1], y = q[k * rows + i];
     q[k * rows + i - 1] = c * x - s * y;
     q[k * rows + i] = s * x + c * y;
+}
+
+// ---- Tree ("TSQR") Givens QR: trident_core::svd::tree (host reference tree_qr /
+// tree_apply_q, same steps and ranges). Barriers are uniform: every bound below depends only
+// on kernel arguments and the group id.
+
+// (c, s) zeroing y against x: trident_core::svd::tree::givens_cs.
+inline void givens_cs(REAL x, REAL y, REAL *c, REAL *s)
+{
+    *c = 1;
+    *s = 0;
+    const REAL scale = fmax(fabs(x), fabs(y));
+    if (y != (REAL)0 && scale > (REAL)0) {
+        const REAL xs = x / scale, ys = y / scale;
+        const REAL r = hypot(xs, ys);
+        if (r > (REAL)0) {
+            *c = xs / r;
+            *s = ys / r;
+        }
+    }
+}
+
+// Rows x (kept) and y (zeroed in column `zero`) of column k: the QR's rotation.
+inline void rot_rows(__global REAL *a, ulong rows, ulong k, ulong x, ulong y, ulong zero, REAL c,
+                     REAL s)
+{
+    const REAL u = a[k * rows + x], v = a[k * rows + y];
+    a[k * rows + x] = c * u + s * v;
+    a[k * rows + y] = k == zero ? (REAL)0 : c * v - s * u;
+}
+
+// The transposed rotation of rows x, y of column k.
+inline void rot_rows_t(__global REAL *q, ulong rows, ulong k, ulong x, ulong y, REAL c, REAL s)
+{
+    const REAL u = q[k * rows + x], v = q[k * rows + y];
+    q[k * rows + x] = c * u - s * v;
+    q[k * rows + y] = s * u + c * v;
+}
+
+// Panel of group p: first row and height.
+inline void tree_leaf(ulong rows, uint h, ulong p, ulong *base, ulong *hp)
+{
+    *base = p * h;
+    *hp = *base < rows ? min((ulong)h, rows - *base) : 0;
+}
+
+// Leaf steps and the rotation range [lo, hi) of step s (TreePlan::leaf_steps / leaf_range).
+inline ulong leaf_jc(ulong hp, uint cols) { return hp == 0 ? 0 : min(hp - 1, (ulong)cols); }
+inline ulong leaf_steps(ulong hp, ulong jc) { return jc == 0 ? 0 : hp - 2 + jc; }
+inline ulong leaf_lo(ulong hp, ulong s) { return s + 2 > hp ? s + 2 - hp : 0; }
+inline ulong leaf_hi(ulong jc, ulong s, ulong lo) { return max(lo, min(s / 2 + 1, jc)); }
+
+// Merge g of a level: tops a, b and the absorbed height kb (0: nothing to merge).
+inline void tree_merge(ulong rows, uint cols, uint h, uint level, ulong g, ulong *ta, ulong *tb,
+                       ulong *kb)
+{
+    const ulong span = (ulong)h << level;
+    *ta = 2 * g * span;
+    *tb = *ta + span;
+    *kb = *tb < rows ? min((ulong)cols, rows - *tb) : 0;
+}
+inline ulong merge_steps(ulong kb, uint cols) { return kb == 0 || cols == 0 ? 0 : kb + cols - 1; }
+inline ulong merge_lo(uint cols, ulong t) { return t + 1 > cols ? t + 1 - cols : 0; }
+inline ulong merge_hi(ulong kb, ulong t, ulong lo) { return max(lo, min(t / 2 + 1, kb)); }
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_leaf)(
+    const ulong rows, const uint cols, const uint h, __global REAL *a, __global REAL *cs)
+{
+    const uint lid = get_local_id(0);
+    ulong base, hp;
+    tree_leaf(rows, h, get_group_id(0), &base, &hp);
+    const ulong jc = leaf_jc(hp, cols);
+    const ulong steps = leaf_steps(hp, jc);
+    for (ulong s = 0; s < steps; ++s) {
+        const ulong lo = leaf_lo(hp, s), hi = leaf_hi(jc, s, lo), nj = hi - lo;
+        for (ulong j = lo + lid; j < hi; j += WG) {
+            const ulong g = base + hp - 1 + 2 * j - s;
+            REAL c, sn;
+            givens_cs(a[j * rows + g - 1], a[j * rows + g], &c, &sn);
+            cs[2 * (j * rows + g)] = c;
+            cs[2 * (j * rows + g) + 1] = sn;
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        for (ulong e = lid; e < nj * cols; e += WG) {
+            const ulong j = lo + e % nj, k = e / nj;
+            if (k >= j) {
+                const ulong g = base + hp - 1 + 2 * j - s;
+                rot_rows(a, rows, k, g - 1, g, j, cs[2 * (j * rows + g)], cs[2 * (j * rows + g) + 1]);
+            }
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE);
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_merge)(
+    const ulong rows, const uint cols, const uint h, const uint level, __global REAL *a,
+    __global REAL *cs)
+{
+    const uint lid = get_local_id(0);
+    ulong ta, tb, kb;
+    tree_merge(rows, cols, h, level, get_group_id(0), &ta, &tb, &kb);
+    const ulong steps = merge_steps(kb, cols);
+    for (ulong t = 0; t < steps; ++t) {
+        const ulong lo = merge_lo(cols, t), hi = merge_hi(kb, t, lo), ni = hi - lo;
+        for (ulong i = lo + lid; i < hi; i += WG) {
+            const ulong j = t - i;
+            REAL c, sn;
+            givens_cs(a[j * rows + ta + j], a[j * rows + tb + i], &c, &sn);
+            cs[2 * (j * rows + tb + i)] = c;
+            cs[2 * (j * rows + tb + i) + 1] = sn;
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        for (ulong e = lid; e < ni * cols; e += WG) {
+            const ulong i = lo + e % ni, k = e / ni, j = t - i;
+            if (k >= j) {
+                rot_rows(a, rows, k, ta + j, tb + i, j, cs[2 * (j * rows + tb + i)],
+                         cs[2 * (j * rows + tb + i) + 1]);
+            }
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE);
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_merge_q)(
+    const ulong rows, const uint qcols, const uint cols, const uint h, const uint level,
+    __global REAL *q, __global const REAL *cs)
+{
+    const uint lid = get_local_id(0);
+    ulong ta, tb, kb;
+    tree_merge(rows, cols, h, level, get_group_id(0), &ta, &tb, &kb);
+    for (ulong t = merge_steps(kb, cols); t-- > 0;) {
+        const ulong lo = merge_lo(cols, t), hi = merge_hi(kb, t, lo), ni = hi - lo;
+        for (ulong e = lid; e < ni * qcols; e += WG) {
+            const ulong i = lo + e % ni, k = e / ni, j = t - i;
+            rot_rows_t(q, rows, k, ta + j, tb + i, cs[2 * (j * rows + tb + i)],
+                       cs[2 * (j * rows + tb + i) + 1]);
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE);
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_leaf_q)(
+    const ulong rows, const uint qcols, const uint cols, const uint h, __global REAL *q,
+    __global const REAL *cs)
+{
+    const uint lid = get_local_id(0);
+    ulong base, hp;
+    tree_leaf(rows, h, get_group_id(0), &base, &hp);
+    const ulong jc = leaf_jc(hp, cols);
+    for (ulong s = leaf_steps(hp, jc); s-- > 0;) {
+        const ulong lo = leaf_lo(hp, s), hi = leaf_hi(jc, s, lo), nj = hi - lo;
+        for (ulong e = lid; e < nj * qcols; e += WG) {
+            const ulong j = lo + e % nj, k = e / nj;
+            const ulong g = base + hp - 1 + 2 * j - s;
+            rot_rows_t(q, rows, k, g - 1, g, cs[2 * (j * rows + g)], cs[2 * (j * rows + g) + 1]);
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE);
+    }
 }

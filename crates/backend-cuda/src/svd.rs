@@ -3,8 +3,8 @@
 //! documents the shared argument lists). The host only loops over sweeps and rounds (one
 //! launch per round, one 8-byte read per sweep) and over Givens steps.
 
-use trident_core::svd::driver::{JacobiParams, JacobiStats, SvdKernels};
-use trident_core::svd::negligible_gram;
+use trident_core::svd::driver::{flat_qr_steps, JacobiParams, JacobiPlan, JacobiStats, SvdKernels};
+use trident_core::svd::{negligible_gram, QrOrder, TreePlan};
 use trident_core::{
     DenseView, Error, Qr, QrFactors, QrOptions, Result, Svd, SvdOptions, SvdResult,
 };
@@ -29,10 +29,11 @@ pub struct CudaMat<T: CudaScalar> {
 }
 
 /// The rotations of a Givens QR on the device: `(c, s)` of element `(i, j)` at
-/// `2 (j · rows + i)`.
+/// `2 (j · rows + i)`, in the flat order or the tree order of `tree`.
 pub struct CudaRotations<T: CudaScalar> {
     rows: usize,
     jcols: usize,
+    tree: Option<TreePlan>,
     buf: DevBuf<T>,
 }
 
@@ -140,14 +141,48 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
         Ok(c)
     }
 
-    fn givens_qr(&self, a: &mut CudaMat<T>) -> Result<CudaRotations<T>> {
+    fn givens_qr(&self, a: &mut CudaMat<T>, order: QrOrder) -> Result<CudaRotations<T>> {
         let (rows, cols) = (a.rows, a.cols);
         let jcols = rows.saturating_sub(1).min(cols);
         self.shared.make_current()?;
         let cs = DevBuf::<T>::zeroed(&self.shared, 2 * rows * cols, "Givens rotations")?;
-        let steps = if jcols == 0 { 0 } else { rows - 2 + jcols };
-        let jspan = cols.div_ceil(WG as usize) * WG as usize;
         let cols32 = u32_of(cols, "columns")?;
+        if let QrOrder::Tree { panel_rows } = order {
+            let plan = TreePlan::new(rows, cols, panel_rows);
+            let h32 = u32_of(plan.h, "panel rows")?;
+            if rows > 0 && cols > 0 {
+                let kernel = self.kernel::<T>(Module::Svd, "qr_tree_leaf")?;
+                let mut args = kernel.builder();
+                args.arg(rows as u64)
+                    .arg(cols32)
+                    .arg(h32)
+                    .arg(&a.buf)
+                    .arg(&cs);
+                // SAFETY: (u64 rows, uint cols, uint h, T *a, T *cs) as qr_tree_leaf takes;
+                // block p touches rows p h .. min(p h + h, rows) of the cols columns of a
+                // (rows cols values) and cs[2 (j rows + g) ..= +1] for those rows g, j < cols
+                // (cs has 2 rows cols).
+                unsafe { Self::svd_launch(&mut args, plan.panels)? };
+            }
+            for level in 0..plan.levels {
+                let kernel = self.kernel::<T>(Module::Svd, "qr_tree_merge")?;
+                let mut args = kernel.builder();
+                args.arg(rows as u64).arg(cols32).arg(h32).arg(level as u32);
+                args.arg(&a.buf).arg(&cs);
+                // SAFETY: (u64 rows, uint cols, uint h, uint level, T *a, T *cs) as
+                // qr_tree_merge takes; block g < merges(level) touches rows a + j, b + i < rows
+                // of columns < cols, and cs at those (row, column) pairs.
+                unsafe { Self::svd_launch(&mut args, plan.merges(level))? };
+            }
+            return Ok(CudaRotations {
+                rows,
+                jcols,
+                tree: Some(plan),
+                buf: cs,
+            });
+        }
+        let steps = flat_qr_steps(rows, jcols);
+        let jspan = cols.div_ceil(WG as usize) * WG as usize;
         for step in 0..steps {
             let kernel = self.kernel::<T>(Module::Svd, "qr_rotations")?;
             let mut args = kernel.builder();
@@ -171,6 +206,7 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
         Ok(CudaRotations {
             rows,
             jcols,
+            tree: None,
             buf: cs,
         })
     }
@@ -183,11 +219,39 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
                 q.rows
             )));
         }
-        let steps = if rot.jcols == 0 {
-            0
-        } else {
-            rows - 2 + rot.jcols
-        };
+        if q.cols == 0 || rows == 0 {
+            return Ok(());
+        }
+        if let Some(plan) = &rot.tree {
+            self.shared.make_current()?;
+            let qcols = u32_of(q.cols, "columns")?;
+            let (cols, h) = (u32_of(plan.cols, "columns")?, u32_of(plan.h, "panel rows")?);
+            for level in (0..plan.levels).rev() {
+                let kernel = self.kernel::<T>(Module::Svd, "qr_tree_merge_q")?;
+                let mut args = kernel.builder();
+                args.arg(rows as u64)
+                    .arg(qcols)
+                    .arg(cols)
+                    .arg(h)
+                    .arg(level as u32);
+                args.arg(&q.buf).arg(&rot.buf);
+                // SAFETY: (u64 rows, uint qcols, uint cols, uint h, uint level, T *q,
+                // const T *cs) as qr_tree_merge_q takes; block g < merges(level) touches rows
+                // < rows of the qcols columns of q (rows qcols values) and reads cs (2 rows
+                // cols) at (row < rows, column < cols).
+                unsafe { Self::svd_launch(&mut args, plan.merges(level))? };
+            }
+            let kernel = self.kernel::<T>(Module::Svd, "qr_tree_leaf_q")?;
+            let mut args = kernel.builder();
+            args.arg(rows as u64).arg(qcols).arg(cols).arg(h);
+            args.arg(&q.buf).arg(&rot.buf);
+            // SAFETY: (u64 rows, uint qcols, uint cols, uint h, T *q, const T *cs) as
+            // qr_tree_leaf_q takes; block p < panels touches its panel's rows of q's qcols
+            // columns and reads cs at (those rows, column < cols).
+            unsafe { Self::svd_launch(&mut args, plan.panels)? };
+            return Ok(());
+        }
+        let steps = flat_qr_steps(rows, rot.jcols);
         let jspan = rot.jcols.div_ceil(WG as usize) * WG as usize;
         for step in (0..steps).rev() {
             let kernel = self.kernel::<T>(Module::Svd, "qr_apply_q")?;
@@ -213,15 +277,7 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
         p: &JacobiParams,
     ) -> Result<JacobiStats> {
         let (rows, cols) = (w.rows, w.cols);
-        let b = p.block.unwrap_or(BMAX);
-        if b == 0 || b > BMAX {
-            return Err(Error::Unsupported(format!(
-                "block size {b} on CUDA (1 ..= {BMAX})"
-            )));
-        }
-        let b = b.min(cols.div_ceil(2)).max(1);
-        let nreal = cols.div_ceil(b);
-        let nb = (nreal + nreal % 2).max(2);
+        let JacobiPlan { b, nb } = JacobiPlan::new(cols, p.block, BMAX, "CUDA")?;
         let (vbuf, vrows) = match v {
             Some(v) => (&v.buf, v.rows),
             None => (&w.buf, 0),

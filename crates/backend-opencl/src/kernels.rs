@@ -83,7 +83,11 @@ trident_core::kernel_table! {
             "svd_gemm",
             "qr_rotations",
             "qr_apply",
-            "qr_apply_q"
+            "qr_apply_q",
+            "qr_tree_leaf",
+            "qr_tree_merge",
+            "qr_tree_merge_q",
+            "qr_tree_leaf_q"
         ],
         plain: []
     ),

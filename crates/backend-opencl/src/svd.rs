@@ -5,8 +5,8 @@
 //! device.
 
 use ocl::Buffer;
-use trident_core::svd::driver::{JacobiParams, JacobiStats, SvdKernels};
-use trident_core::svd::negligible_gram;
+use trident_core::svd::driver::{flat_qr_steps, JacobiParams, JacobiPlan, JacobiStats, SvdKernels};
+use trident_core::svd::{negligible_gram, QrOrder, TreePlan};
 use trident_core::{
     DenseView, Error, Qr, QrFactors, QrOptions, Result, Svd, SvdOptions, SvdResult,
 };
@@ -32,10 +32,11 @@ pub struct ClMat<T: ClScalar> {
 }
 
 /// The rotations of a Givens QR on the device: `(c, s)` of element `(i, j)` at
-/// `2 (j · rows + i)`.
+/// `2 (j · rows + i)`, in the flat order or the tree order of `tree`.
 pub struct ClRotations<T: ClScalar> {
     rows: usize,
     jcols: usize,
+    tree: Option<TreePlan>,
     buf: Buffer<T>,
 }
 
@@ -150,14 +151,57 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
         Ok(c)
     }
 
-    fn givens_qr(&self, a: &mut ClMat<T>) -> Result<ClRotations<T>> {
-        let rot_k = self.svd_kernel::<T>("qr_rotations")?;
-        let apply_k = self.svd_kernel::<T>("qr_apply")?;
+    fn givens_qr(&self, a: &mut ClMat<T>, order: QrOrder) -> Result<ClRotations<T>> {
         let (rows, cols) = (a.rows, a.cols);
         let jcols = rows.saturating_sub(1).min(cols);
         let cs = self.alloc::<T>(2 * rows * cols, None, "allocating Givens rotations")?;
-        let steps = if jcols == 0 { 0 } else { rows - 2 + jcols };
         let cols32 = u32_of(cols, "columns")?;
+        if let QrOrder::Tree { panel_rows } = order {
+            let plan = TreePlan::new(rows, cols, panel_rows);
+            let h32 = u32_of(plan.h, "panel rows")?;
+            if rows > 0 && cols > 0 {
+                let mut args = self.svd_kernel::<T>("qr_tree_leaf")?.builder();
+                args.arg(rows as u64)
+                    .arg(cols32)
+                    .arg(h32)
+                    .arg(&a.buf)
+                    .arg(&cs);
+                // SAFETY: (ulong rows, uint cols, uint h, REAL *a, REAL *cs) as qr_tree_leaf
+                // takes; group p touches rows p h .. min(p h + h, rows) of the cols columns of
+                // a (rows cols values) and cs[2 (j rows + g) ..= +1] for those rows g, j < cols
+                // (cs has 2 rows cols).
+                unsafe {
+                    args.launch(&self.queue, LaunchDims::new([plan.panels * WG], Some([WG])))
+                }?;
+            }
+            for level in 0..plan.levels {
+                let mut args = self.svd_kernel::<T>("qr_tree_merge")?.builder();
+                args.arg(rows as u64)
+                    .arg(cols32)
+                    .arg(h32)
+                    .arg(level as u32)
+                    .arg(&a.buf)
+                    .arg(&cs);
+                // SAFETY: (ulong rows, uint cols, uint h, uint level, REAL *a, REAL *cs) as
+                // qr_tree_merge takes; group g < merges(level) touches rows a + j, b + i < rows
+                // (b + i < rows by kb) of columns < cols, and cs at those (row, column) pairs.
+                unsafe {
+                    args.launch(
+                        &self.queue,
+                        LaunchDims::new([plan.merges(level) * WG], Some([WG])),
+                    )
+                }?;
+            }
+            return Ok(ClRotations {
+                rows,
+                jcols,
+                tree: Some(plan),
+                buf: cs,
+            });
+        }
+        let rot_k = self.svd_kernel::<T>("qr_rotations")?;
+        let apply_k = self.svd_kernel::<T>("qr_apply")?;
+        let steps = flat_qr_steps(rows, jcols);
         for step in 0..steps {
             let step32 = u32_of(step, "step")?;
             // SAFETY (both launches): (ulong rows, uint cols, uint step, REAL *a, REAL *cs) as
@@ -189,6 +233,7 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
         Ok(ClRotations {
             rows,
             jcols,
+            tree: None,
             buf: cs,
         })
     }
@@ -202,14 +247,46 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                 q.rows
             )));
         }
-        let steps = if rot.jcols == 0 {
-            0
-        } else {
-            rows - 2 + rot.jcols
-        };
-        if q.cols == 0 {
+        if q.cols == 0 || rows == 0 {
             return Ok(());
         }
+        if let Some(plan) = &rot.tree {
+            let qcols = u32_of(q.cols, "columns")?;
+            let (cols, h) = (u32_of(plan.cols, "columns")?, u32_of(plan.h, "panel rows")?);
+            for level in (0..plan.levels).rev() {
+                let mut args = self.svd_kernel::<T>("qr_tree_merge_q")?.builder();
+                args.arg(rows as u64)
+                    .arg(qcols)
+                    .arg(cols)
+                    .arg(h)
+                    .arg(level as u32)
+                    .arg(&q.buf)
+                    .arg(&rot.buf);
+                // SAFETY: (ulong rows, uint qcols, uint cols, uint h, uint level, REAL *q,
+                // REAL *cs) as qr_tree_merge_q takes; group g < merges(level) touches rows
+                // < rows of the qcols columns of q (rows qcols values) and reads cs (2 rows
+                // cols) at (row < rows, column < cols).
+                unsafe {
+                    args.launch(
+                        &self.queue,
+                        LaunchDims::new([plan.merges(level) * WG], Some([WG])),
+                    )
+                }?;
+            }
+            let mut args = self.svd_kernel::<T>("qr_tree_leaf_q")?.builder();
+            args.arg(rows as u64)
+                .arg(qcols)
+                .arg(cols)
+                .arg(h)
+                .arg(&q.buf)
+                .arg(&rot.buf);
+            // SAFETY: (ulong rows, uint qcols, uint cols, uint h, REAL *q, REAL *cs) as
+            // qr_tree_leaf_q takes; group p < panels touches its panel's rows of q's qcols
+            // columns and reads cs at (those rows, column < cols).
+            unsafe { args.launch(&self.queue, LaunchDims::new([plan.panels * WG], Some([WG]))) }?;
+            return Ok(());
+        }
+        let steps = flat_qr_steps(rows, rot.jcols);
         for step in (0..steps).rev() {
             let mut args = kernel.builder();
             args.arg(rows as u64)
@@ -240,15 +317,7 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
     ) -> Result<JacobiStats> {
         let kernel = self.svd_kernel::<T>("svd_jacobi_round")?;
         let (rows, cols) = (w.rows, w.cols);
-        let b = p.block.unwrap_or(BMAX);
-        if b == 0 || b > BMAX {
-            return Err(Error::Unsupported(format!(
-                "block size {b} on OpenCL (1 ..= {BMAX})"
-            )));
-        }
-        let b = b.min(cols.div_ceil(2)).max(1);
-        let nreal = cols.div_ceil(b);
-        let nb = (nreal + nreal % 2).max(2);
+        let JacobiPlan { b, nb } = JacobiPlan::new(cols, p.block, BMAX, "OpenCL")?;
         let flags = self.alloc::<u32>(2, Some(&[0, 0]), "allocating the convergence flag")?;
         let (vbuf, vrows) = match v {
             Some(v) => (&v.buf, v.rows),

@@ -211,7 +211,12 @@ pub fn qr_with<T: Scalar, K: SvdKernels<T>>(
 }
 
 /// The concrete order for a `rows × cols` QR on `k`.
-fn resolve<T: Scalar, K: SvdKernels<T>>(k: &K, order: QrOrder, rows: usize, cols: usize) -> QrOrder {
+fn resolve<T: Scalar, K: SvdKernels<T>>(
+    k: &K,
+    order: QrOrder,
+    rows: usize,
+    cols: usize,
+) -> QrOrder {
     match order {
         QrOrder::Auto => match k.qr_order(rows, cols) {
             QrOrder::Auto => QrOrder::Flat,

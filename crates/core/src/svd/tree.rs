@@ -138,7 +138,15 @@ pub fn givens_cs<T: Scalar>(x: T, y: T) -> (T, T) {
 /// Rotates rows `x`, `y` of the column-major `a` (`rows` rows) in columns `from .. cols` by
 /// `(c, s)`; column `zero` of row `y` is set to exactly 0.
 #[allow(clippy::too_many_arguments)]
-fn rotate<T: Scalar>(a: &mut [T], rows: usize, cols: usize, x: usize, y: usize, from: usize, cs: (T, T)) {
+fn rotate<T: Scalar>(
+    a: &mut [T],
+    rows: usize,
+    cols: usize,
+    x: usize,
+    y: usize,
+    from: usize,
+    cs: (T, T),
+) {
     let (c, s) = cs;
     for k in from..cols {
         let (u, v) = (a[k * rows + x], a[k * rows + y]);
@@ -241,7 +249,10 @@ mod tests {
         let mut qr = a.clone();
         tree_apply_q(&plan, &cs, &mut qr, cols);
         for (e, (x, y)) in qr.iter().zip(&a0).enumerate() {
-            assert!((x - y).abs() < 1e-13, "{rows}x{cols}/{panel}: entry {e}: {x} vs {y}");
+            assert!(
+                (x - y).abs() < 1e-13,
+                "{rows}x{cols}/{panel}: entry {e}: {x} vs {y}"
+            );
         }
         // every rotation of the plan was stored, each element at most once
         let mut seen = vec![0u32; rows * cols];
@@ -267,7 +278,11 @@ mod tests {
         // exactly the elements below the diagonal
         for j in 0..cols {
             for i in 0..rows {
-                assert_eq!(seen[j * rows + i], u32::from(i > j), "{rows}x{cols}/{panel} ({i}, {j})");
+                assert_eq!(
+                    seen[j * rows + i],
+                    u32::from(i > j),
+                    "{rows}x{cols}/{panel} ({i}, {j})"
+                );
             }
         }
     }
