@@ -74,6 +74,7 @@ constexpr uint BMAX = 16;
 constexpr uint P = 2 * BMAX;
 constexpr uint TILE = 32;
 constexpr uint LD = P + 1;
+static_assert(TILE == P, "REORTH keeps a P x LD matrix in tile");
 constexpr uint INNER_SWEEPS = 2;
 constexpr uint GT = 16;
 
@@ -285,6 +286,31 @@ __device__ void svd_jacobi_round(const u64 rows, const uint cols, const uint b, 
         __syncthreads();
     }
     const int any = red[0] != T(0);
+    // REORTH: one Bjorck step q <- q (3 I - q^T q) / 2 (as svd.cl; g holds q^T q, tile the
+    // product): keeps the accumulated rotation orthogonal to O(sqrt(2b) eps)
+    // (trident_core::svd::reorthonormalise).
+    for (uint e = lid; e < P * P; e += WG) {
+        const uint x = e / P, y = e % P;
+        T s = 0;
+        for (uint t = 0; t < p; ++t) {
+            s += q[t * LD + x] * q[t * LD + y];
+        }
+        g[x * LD + y] = s;
+    }
+    __syncthreads();
+    for (uint e = lid; e < P * P; e += WG) {
+        const uint t = e / P, a = e % P;
+        T s = 0;
+        for (uint y = 0; y < p; ++y) {
+            s += q[t * LD + y] * ((y == a ? T(3) : T(0)) - g[y * LD + a]);
+        }
+        tile[t * LD + a] = s / T(2);
+    }
+    __syncthreads();
+    for (uint e = lid; e < P * P; e += WG) {
+        q[(e / P) * LD + e % P] = tile[(e / P) * LD + e % P];
+    }
+    __syncthreads();
     apply_q(w, rows, b, bi, bj, cols, tile, q, any);
     apply_q(v, vrows, b, bi, bj, cols, tile, q, any);
 }

@@ -73,6 +73,9 @@
 #define P (2 * BMAX)
 #define TILE 32
 #define LD (P + 1)
+#if TILE != P
+#error "REORTH keeps a P x LD matrix in tile"
+#endif
 #define INNER_SWEEPS 2
 
 // Pair k of round r of the round-robin tournament on n (even) players, smaller first.
@@ -288,6 +291,32 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_jacobi_round
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     const int any = red[0] != (REAL)0;
+    // REORTH: one Bjorck step q <- q (3 I - q^T q) / 2 (g, no longer needed, holds q^T q;
+    // tile the product): the accumulated product of up to INNER_SWEEPS (2b - 1) b rotations
+    // drifts from orthogonality by O(rotations * eps); after the step q^T q - I is
+    // O(sqrt(2b) eps), so V (updated by q nb - 1 times a sweep) stays orthogonal.
+    for (uint e = lid; e < P * P; e += WG) {
+        const uint x = e / P, y = e % P;
+        REAL s = 0;
+        for (uint t = 0; t < p; ++t) {
+            s += q[t * LD + x] * q[t * LD + y];
+        }
+        g[x * LD + y] = s;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint e = lid; e < P * P; e += WG) {
+        const uint t = e / P, a = e % P;
+        REAL s = 0;
+        for (uint y = 0; y < p; ++y) {
+            s += q[t * LD + y] * ((y == a ? (REAL)3 : (REAL)0) - g[y * LD + a]);
+        }
+        tile[t * LD + a] = s / (REAL)2;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint e = lid; e < P * P; e += WG) {
+        q[(e / P) * LD + e % P] = tile[(e / P) * LD + e % P];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
     apply_q(w, rows, b, bi, bj, cols, tile, q, any);
     apply_q(v, vrows, b, bi, bj, cols, tile, q, any);
 }

@@ -22,7 +22,7 @@ use rayon::prelude::*;
 use trident_core::svd::driver::{JacobiParams, JacobiStats, SvdKernels};
 use trident_core::svd::tree::{tree_apply_q, tree_qr, TreePlan};
 use trident_core::svd::{
-    jacobi_rotation, negligible_gram, round_robin_pair, QrOrder, INNER_SWEEPS,
+    jacobi_rotation, negligible_gram, reorthonormalise, round_robin_pair, QrOrder, INNER_SWEEPS,
 };
 use trident_core::{
     DenseView, Qr, QrFactors, QrOptions, Result, Scalar, Svd, SvdOptions, SvdResult,
@@ -255,6 +255,7 @@ fn pair_step<T: Scalar + LinalgScalar>(
         q[a * p + a] = T::one();
     }
     inner_jacobi(&mut g, &mut q, p, tol, &orders[p]);
+    reorthonormalise(&mut q, p);
     scatter(wi, wj, rows, &s, &q);
     if let Some((vi, vj)) = v {
         if vrows > 0 {
