@@ -345,14 +345,20 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
             let mut v = if vectors { Some(ident(cols)?) } else { None };
             let stats = k.jacobi(&mut j, v.as_mut(), &params)?;
             if vectors {
-                let mut q1 = k.mat_identity(rows, cols)?;
-                k.givens_apply_q(&rot1, &mut q1)?;
-                let w = k.mat_mul(&q1, &j)?;
+                // U Σ = Q₁ [J; 0]: the rotations applied to J padded with zero rows (no
+                // rows × cols Q₁ formed, no rows × cols × cols product).
+                let jh = k.mat_download(&j)?;
+                let mut padded = vec![T::zero(); rows * cols];
+                for (c, col) in jh.chunks(cols).enumerate() {
+                    padded[c * rows..c * rows + cols].copy_from_slice(col);
+                }
+                let mut w = k.mat_upload(rows, cols, &padded)?;
+                k.givens_apply_q(&rot1, &mut w)?;
                 let v = match (rot2, v) {
-                    (Some(rot2), Some(vl)) => {
-                        let mut q2 = ident(cols)?;
-                        k.givens_apply_q(&rot2, &mut q2)?;
-                        Some(k.mat_mul(&q2, &vl)?)
+                    (Some(rot2), Some(mut vl)) => {
+                        // V = Q₂ V_L, the rotations applied to V_L in place.
+                        k.givens_apply_q(&rot2, &mut vl)?;
+                        Some(vl)
                     }
                     (_, v) => v,
                 };
