@@ -26,6 +26,7 @@ def main():
 
     gpu = {}
     cpu = {}
+    qr_gpu = {}
     for m, n in shapes:
         for name, dt in (("f32", torch.float32), ("f64", torch.float64)):
             key = f"{name}-{m}x{n}"
@@ -44,6 +45,18 @@ def main():
                 err = (u @ torch.diag(s) @ vh - d).abs().max().item()
                 gpu[key] = {"median_ms": median(ts) * 1e3, "bytes": 0}
                 print(f"torch gesvdj {key}: median {median(ts)*1e3:.2f} ms (max|USV'-A| {err:.2e})")
+                if m >= 2 * n:
+                    # The QR alone (cuSOLVER Householder geqrf + orgqr), for `qr/...`.
+                    torch.linalg.qr(d, mode="reduced")
+                    torch.cuda.synchronize()
+                    ts = []
+                    for _ in range(5):
+                        t = time.perf_counter()
+                        q, r = torch.linalg.qr(d, mode="reduced")
+                        torch.cuda.synchronize()
+                        ts.append(time.perf_counter() - t)
+                    qr_gpu[key] = {"median_ms": median(ts) * 1e3, "bytes": 0}
+                    print(f"torch qr {key}: median {median(ts)*1e3:.2f} ms")
             if m * n * min(m, n) <= 2**33:
                 try:
                     import numpy as np
@@ -61,6 +74,8 @@ def main():
     baselines = []
     if gpu:
         baselines.append({"table": "svd", "column": "cuSOLVER gesvdj", "reference": True, "results": gpu})
+    if qr_gpu:
+        baselines.append({"table": "qr", "column": "cuSOLVER geqrf+orgqr", "reference": True, "results": qr_gpu})
     if cpu:
         baselines.append({"table": "svd", "column": "numpy gesdd", "reference": False, "results": cpu})
     with open(out, "w") as f:

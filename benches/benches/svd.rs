@@ -12,6 +12,8 @@
 //! - `TRIDENT_SVD_PRECISIONS=f32,f64` (default both).
 //! - `TRIDENT_BENCH_BACKENDS=cpu,cuda,opencl,nalgebra`: only these (default: all present;
 //!   OpenCL on a CPU device only when named).
+//! - `TRIDENT_SVD_QR=1`: also time the Givens QR (thin `Q`) alone on tall shapes (`m ≥ 2n`),
+//!   group `qr/f32-MxN` (same-run baseline: `torch.linalg.qr` in `benches/baselines/torch_svd.py`).
 //! - `TRIDENT_SVD_NALGEBRA_MAX=N`: skip nalgebra above N·N·N flops-ish (`m·n·min(m,n)`,
 //!   default 2^33: it is single-threaded and slow on 4096²).
 
@@ -21,7 +23,7 @@ use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode};
 use trident_benches::BackendFilter;
 use trident_core::svd::{self, Vectors};
-use trident_core::{Dense, Result, Scalar, Svd, SvdOptions};
+use trident_core::{Dense, Qr, QrOptions, Result, Scalar, Svd, SvdOptions};
 use trident_cpu::Cpu;
 use trident_cuda::Cuda;
 use trident_opencl::OpenCl;
@@ -92,6 +94,35 @@ fn bench_on<T: Scalar, B: Svd<T>>(group: &mut BenchmarkGroup<'_, WallTime>, b: &
     });
 }
 
+/// Checks one Givens QR (thin `Q`, the backend's automatic order: the tree on GPUs for tall
+/// matrices) on `b`, then times it.
+fn bench_qr<T: Scalar, B: Qr<T>>(group: &mut BenchmarkGroup<'_, WallTime>, b: &B, a: &Dense<T>) {
+    let name = b.name();
+    let opts = QrOptions {
+        q: Vectors::Thin,
+        ..QrOptions::default()
+    };
+    let t = Instant::now();
+    let f = match b.qr(a.view(), &opts) {
+        Ok(f) => f,
+        Err(e) => fail(&format!("{name} qr: {e}")),
+    };
+    let secs = t.elapsed().as_secs_f64();
+    match svd::qr_validity(a.view(), &f) {
+        Ok((orth, res)) => eprintln!(
+            "qr bench: {name} on {}: {:.1} ms; max|QᵀQ−I| {orth:.2e}, max|QR−A| {res:.2e}",
+            b.device(),
+            secs * 1e3
+        ),
+        Err(m) => fail(&format!("{name} computed a wrong QR: {m}")),
+    }
+    group.bench_function(name, |bench| {
+        bench.iter(|| {
+            b.qr(a.view(), &opts).expect("qr failed");
+        })
+    });
+}
+
 fn bench_nalgebra<T: Scalar + nalgebra::RealField>(
     group: &mut BenchmarkGroup<'_, WallTime>,
     a: &Dense<T>,
@@ -114,10 +145,25 @@ fn run<T: Scalar + nalgebra::RealField>(
     opencl: Option<&OpenCl>,
     (m, n): (usize, usize),
 ) where
-    Cuda: Svd<T>,
-    OpenCl: Svd<T>,
+    Cuda: Svd<T> + Qr<T>,
+    OpenCl: Svd<T> + Qr<T>,
 {
     let a = matrix::<T>(m, n, 7);
+    if m >= 2 * n && std::env::var("TRIDENT_SVD_QR").is_ok_and(|v| v == "1") {
+        // The preconditioning QR alone (group `qr/f32-32768x256`).
+        let mut group = c.benchmark_group(format!("qr/{}-{m}x{n}", T::NAME));
+        group.sampling_mode(SamplingMode::Flat);
+        if let Some(b) = cpu {
+            bench_qr(&mut group, b, &a);
+        }
+        if let Some(b) = cuda {
+            bench_qr(&mut group, b, &a);
+        }
+        if let Some(b) = opencl {
+            bench_qr(&mut group, b, &a);
+        }
+        group.finish();
+    }
     let mut group = c.benchmark_group(format!("svd/{}-{m}x{n}", T::NAME));
     group.sampling_mode(SamplingMode::Flat);
     if let Some(b) = cpu {
