@@ -13,7 +13,11 @@
 //!   chain of rotations down a column pipelines across the panel's columns). The rotations
 //!   that zero a panel's columns are generated in order, then applied to every trailing panel
 //!   in parallel. Applying `Q` works on the same panels, skipping the steps that would only
-//!   rotate zeros (most of them on the identity the driver passes).
+//!   rotate zeros (most of them on the identity the driver passes). `QrOrder::Tree` (only
+//!   when asked for) runs the GPUs' tree order through its host reference,
+//!   `trident_core::svd::tree`, sequentially.
+//! - After the inner sweeps each pair's accumulated rotation gets one Björck step
+//!   (`trident_core::svd::reorthonormalise`), as on the GPUs.
 //! - Dot products accumulate in `T` (see the `trident_core::svd` module docs).
 
 use ndarray::linalg::general_mat_mul;

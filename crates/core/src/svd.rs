@@ -11,15 +11,23 @@
 //! depending on [`SvdPrecondition`]:
 //!
 //! - `None`: one-sided Jacobi on the working matrix `W` itself;
-//! - `Qr` (QR1): `W = Q₁ R` by Givens rotations, Jacobi on the square `R`, `U = Q₁ U_R`;
+//! - `Qr` (QR1): `W = Q₁ R` by Givens rotations, Jacobi on the square `R`, `U Σ = Q₁ [J; 0]`
+//!   (`J` the rotated `R`: the rotations are applied to it, `Q₁` is never formed);
 //! - `QrLq` (QR2): then `Rᵀ = Q₂ R₂`, Jacobi on `L = R₂ᵀ`, `U = Q₁ U_L`, `V = Q₂ V_L`.
+//!
+//! The QRs take [`SvdOptions::qr_order`]: on GPUs the tree ("TSQR") order of [`tree`] for
+//! tall matrices (panels reduced in one launch, merged pairwise in `⌈log₂ P⌉` launches), else
+//! the Sameh–Kuck order (two launches per step); the CPU keeps its column-by-column order
+//! unless the tree is requested (then it runs [`tree::tree_qr`], the kernels' reference).
 //!
 //! One-sided block Jacobi splits the columns into blocks of `b` and visits every pair of blocks
 //! once per sweep in the round-robin ("anti-diagonal") order of [`round_robin_pair`]: all
 //! pairs of one round touch disjoint columns and run in parallel. For each block pair the
 //! backend forms the `2b × 2b` Gram matrix `G = [W_I W_J]ᵀ [W_I W_J]`, runs [`INNER_SWEEPS`]
 //! cyclic Jacobi sweeps on it (in the same round-robin order inside the pair), accumulating
-//! the rotations in `Q`, and applies `[W_I W_J] ← [W_I W_J] Q` and `[V_I V_J] ← [V_I V_J] Q`.
+//! the rotations in `Q`, restores `Q`'s orthogonality by one Björck step
+//! ([`reorthonormalise`]: without it the drift of the accumulated product dominated
+//! `max |V Vᵀ − I|`), and applies `[W_I W_J] ← [W_I W_J] Q` and `[V_I V_J] ← [V_I V_J] Q`.
 //! A column pair is rotated only when `|g_pq| > tol · √g_pp · √g_qq` (see [`jacobi_rotation`]).
 //!
 //! **Convergence**: a sweep in which every freshly computed block-pair Gram matrix has all
@@ -99,6 +107,22 @@ pub enum QrOrder {
 }
 
 impl QrOrder {
+    /// Parses `auto`, `flat`, `tree` (panels of [`TREE_PANEL_ROWS`]) or `tree:ROWS`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "auto" => Some(Self::Auto),
+            "flat" => Some(Self::Flat),
+            "tree" => Some(Self::Tree {
+                panel_rows: TREE_PANEL_ROWS,
+            }),
+            t => t
+                .strip_prefix("tree:")
+                .and_then(|r| r.parse().ok())
+                .filter(|&r: &usize| r > 0)
+                .map(|panel_rows| Self::Tree { panel_rows }),
+        }
+    }
+
     /// The GPUs' automatic choice for `rows × cols` (see [`Self::Auto`]).
     pub fn gpu_auto(rows: usize, cols: usize) -> Self {
         if rows >= 2 * TREE_PANEL_ROWS.max(cols) {
@@ -129,7 +153,9 @@ pub struct QrFactors<T> {
     pub r: Dense<T>,
 }
 
-/// QR factorization by Givens rotations (on GPUs in the Sameh–Kuck order: all rotations of one
+/// QR factorization by Givens rotations, in the order of [`QrOptions::order`]: on GPUs the
+/// tree order of [`tree`] for tall matrices (one launch for all panels, one per tree level),
+/// else the Sameh–Kuck order (all rotations of one
 /// step act on disjoint row pairs and run at once).
 pub trait Qr<T: Scalar>: Backend {
     /// Factors `A`; NaN or infinite entries are an [`Error::Invalid`].
@@ -578,6 +604,42 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn qr_order_parses() {
+        assert_eq!(QrOrder::parse("AUTO"), Some(QrOrder::Auto));
+        assert_eq!(QrOrder::parse("flat"), Some(QrOrder::Flat));
+        assert_eq!(
+            QrOrder::parse("tree"),
+            Some(QrOrder::Tree {
+                panel_rows: TREE_PANEL_ROWS
+            })
+        );
+        assert_eq!(
+            QrOrder::parse("tree:64"),
+            Some(QrOrder::Tree { panel_rows: 64 })
+        );
+        assert_eq!(QrOrder::parse("tree:0"), None);
+        assert_eq!(QrOrder::parse("householder"), None);
+        assert_eq!(
+            QrOrder::gpu_auto(32768, 256),
+            QrOrder::Tree {
+                panel_rows: TREE_PANEL_ROWS
+            }
+        );
+        assert_eq!(QrOrder::gpu_auto(4096, 4096), QrOrder::Flat);
+    }
+
+    #[test]
+    fn bjorck_step_restores_orthogonality() {
+        // a rotation by 0.3 with a perturbation of 1e-6 in every entry
+        let (c, s) = (0.3f64.cos(), 0.3f64.sin());
+        let mut q = vec![c + 1e-6, s - 1e-6, -s + 1e-6, c + 2e-6];
+        reorthonormalise(&mut q, 2);
+        let d = |x: usize, y: usize| q[2 * x] * q[2 * y] + q[2 * x + 1] * q[2 * y + 1];
+        assert!((d(0, 0) - 1.0).abs() < 1e-11 && (d(1, 1) - 1.0).abs() < 1e-11);
+        assert!(d(0, 1).abs() < 1e-11);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use trident_core::svd::{self, SvdPrecondition, Vectors};
+use trident_core::svd::{self, QrOrder, SvdPrecondition, Vectors};
 use trident_core::{io, Dense, Error, Result, Scalar, Svd, SvdOptions};
 
 use crate::select::{self, AnyBackend, BackendChoice};
@@ -32,6 +32,10 @@ pub struct Args {
     /// (QR2).
     #[arg(long, default_value = "auto")]
     method: String,
+    /// Rotation order of the preconditioning QRs: `auto`, `flat` (Sameh–Kuck on GPUs), `tree`
+    /// or `tree:ROWS` (TSQR-style panels of ROWS rows).
+    #[arg(long, default_value = "auto")]
+    qr_order: String,
     /// Which backend runs it.
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendChoice,
@@ -122,8 +126,18 @@ where
     let (m, n) = a.shape();
     println!("matrix: {m} x {n} ({})", T::NAME);
     let want_vectors = args.u.is_some() || args.vt.is_some() || args.full;
+    let qr_order = QrOrder::parse(&args.qr_order).ok_or_else(|| {
+        Error::invalid(
+            "option",
+            format!(
+                "--qr-order {}: expected auto, flat, tree or tree:ROWS",
+                args.qr_order
+            ),
+        )
+    })?;
     let opts = SvdOptions {
         precondition: pre,
+        qr_order,
         vectors: match (want_vectors, args.full) {
             (false, _) => Vectors::Thin, // formed anyway: validity is checked on them
             (true, false) => Vectors::Thin,
