@@ -12,6 +12,9 @@
 //! - `TRIDENT_SVD_PRECISIONS=f32,f64` (default both).
 //! - `TRIDENT_BENCH_BACKENDS=cpu,cuda,opencl,nalgebra`: only these (default: all present;
 //!   OpenCL on a CPU device only when named).
+//! - `TRIDENT_SVD_BLOCK=B`: Jacobi block size (GPUs: `1 ..= 16`; default the backend's).
+//! - `TRIDENT_SVD_QR_ORDER=auto|flat|tree|tree:ROWS`: the QRs' rotation order (default auto:
+//!   the tree on GPUs for tall matrices).
 //! - `TRIDENT_SVD_QR=1`: also time the Givens QR (thin `Q`) alone on tall shapes (`m ≥ 2n`),
 //!   group `qr/f32-MxN` (same-run baseline: `torch.linalg.qr` in `benches/baselines/torch_svd.py`).
 //! - `TRIDENT_SVD_NALGEBRA_MAX=N`: skip nalgebra above N·N·N flops-ish (`m·n·min(m,n)`,
@@ -22,7 +25,7 @@ use std::time::{Duration, Instant};
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode};
 use trident_benches::BackendFilter;
-use trident_core::svd::{self, Vectors};
+use trident_core::svd::{self, QrOrder, Vectors};
 use trident_core::{Dense, Qr, QrOptions, Result, Scalar, Svd, SvdOptions};
 use trident_cpu::Cpu;
 use trident_cuda::Cuda;
@@ -59,8 +62,20 @@ fn matrix<T: Scalar>(m: usize, n: usize, seed: u64) -> Dense<T> {
 }
 
 fn opts() -> SvdOptions {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     SvdOptions {
         vectors: Vectors::Thin,
+        block_size: env("TRIDENT_SVD_BLOCK").map(|v| {
+            v.parse()
+                .unwrap_or_else(|_| fail(&format!("TRIDENT_SVD_BLOCK={v}: not a number")))
+        }),
+        qr_order: env("TRIDENT_SVD_QR_ORDER").map_or(QrOrder::Auto, |v| {
+            QrOrder::parse(&v).unwrap_or_else(|| {
+                fail(&format!(
+                    "TRIDENT_SVD_QR_ORDER={v}: expected auto, flat, tree or tree:ROWS"
+                ))
+            })
+        }),
         ..SvdOptions::default()
     }
 }
@@ -100,7 +115,7 @@ fn bench_qr<T: Scalar, B: Qr<T>>(group: &mut BenchmarkGroup<'_, WallTime>, b: &B
     let name = b.name();
     let opts = QrOptions {
         q: Vectors::Thin,
-        ..QrOptions::default()
+        order: opts().qr_order,
     };
     let t = Instant::now();
     let f = match b.qr(a.view(), &opts) {

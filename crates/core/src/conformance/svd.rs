@@ -655,7 +655,7 @@ fn v_orthogonality<T: Scalar, B: Svd<T>>(b: &B) -> Result<(), String> {
         let v = svd::validity(at.view(), &r)?;
         v.check().map_err(|e| format!("{m} x {n}: {e}"))?;
         let bound = svd::v_orth_bound::<T>(m, n);
-        if !(v.v_orth <= bound) {
+        if v.v_orth.is_nan() || v.v_orth > bound {
             return Err(format!(
                 "{m} x {n} ({:?}, {} sweeps): max|VVᵀ−I| {:.2e} = {:.0} ε above {bound:.2e}",
                 r.precondition,

@@ -123,7 +123,7 @@ impl TreePlan {
 /// and the rotation not orthogonal); `(1, 0)` when `y = 0`. The kernels compute the same.
 pub fn givens_cs<T: Scalar>(x: T, y: T) -> (T, T) {
     let scale = x.abs().max(y.abs());
-    if y == T::zero() || !(scale > T::zero()) {
+    if y == T::zero() || scale.is_nan() || scale <= T::zero() {
         return (T::one(), T::zero());
     }
     let (xs, ys) = (x / scale, y / scale);
