@@ -28,6 +28,19 @@
 //       runs INNER_SWEEPS round-robin Jacobi sweeps on the Gram matrix accumulating
 //       the rotations in Q, then applies [w_I w_J] <- [w_I w_J] Q and, when vrows > 0, the
 //       same to v (vrows rows).
+//   svd_pair_gram(ulong rows, uint cols, uint b, uint nb, uint round, uint chunks,
+//                 const REAL *w, REAL *gpart)
+//   svd_pair_rotate(uint b, uint chunks, REAL tol, REAL tiny, const REAL *gpart, REAL *qbuf,
+//                   uint *off_bits)
+//   svd_pair_apply(ulong rows, uint cols, uint b, uint nb, uint round, uint chunks,
+//                  const REAL *qbuf, REAL *x)
+//       The same round split over `chunks` work-groups per pair (JacobiPlan::chunks; rows in
+//       chunks of ceil(rows / chunks) rounded up to TILE): group k chunks + c writes the
+//       P x P Gram partial of its rows to gpart[(k chunks + c) P^2 ..]; group k of
+//       svd_pair_rotate sums the partials (c in order), does what svd_jacobi_round does to the
+//       Gram matrix (cosines, inner sweeps, REORTH) and writes Q (row-major P x P) and the
+//       "rotated" flag to qbuf[k (P^2 + 1) ..]; svd_pair_apply's group k chunks + c applies
+//       it to its rows of x (run for w, then for v with rows = vrows).
 //   svd_column_norms(ulong rows, uint cols, const REAL *w, REAL *norms)
 //       Work-group j: norms[j] = ||column j of w||.
 //   svd_gemm(uint m, uint n, uint k, const REAL *a, const REAL *b, REAL *c)
@@ -112,27 +125,28 @@ __device__ __forceinline__ long long slot_col(uint t, uint b, uint bi, uint bj, 
     return c < cols ? (long long)c : -1;
 }
 
-// x[slots] <- x[slots] Q for the pair's columns of a `rows`-row matrix, by tiles of TILE rows.
-// Runs the same barriers whether or not `write` is set.
+// x[slots] <- x[slots] Q for the pair's columns, rows r_begin .. r_end of a matrix with `rows`
+// rows (the leading dimension), by tiles of TILE rows. Runs the same barriers whether or not
+// `write` is set.
 template <typename T>
-__device__ void apply_q(T *x, u64 rows, uint b, uint bi, uint bj, uint cols, T *tile,
-                        const T *q, int write) {
+__device__ void apply_q(T *x, u64 rows, u64 r_begin, u64 r_end, uint b, uint bi, uint bj,
+                        uint cols, T *tile, const T *q, int write) {
     const uint lid = threadIdx.x;
     const uint p = 2 * b;
     if (!write) {
-        rows = 0;  // uniform: no tiles, no barriers
+        r_end = r_begin;  // uniform: no tiles, no barriers
     }
-    for (u64 r0 = 0; r0 < rows; r0 += TILE) {
+    for (u64 r0 = r_begin; r0 < r_end; r0 += TILE) {
         for (uint e = lid; e < P * TILE; e += WG) {
             const uint t = e / TILE, r = e % TILE;
             const long long c = t < p ? slot_col(t, b, bi, bj, cols) : -1;
-            tile[t * (TILE + 1) + r] = (c >= 0 && r0 + r < rows) ? x[(u64)c * rows + r0 + r] : T(0);
+            tile[t * (TILE + 1) + r] = (c >= 0 && r0 + r < r_end) ? x[(u64)c * rows + r0 + r] : T(0);
         }
         __syncthreads();
         for (uint e = lid; e < P * TILE; e += WG) {
             const uint a = e / TILE, r = e % TILE;
             const long long c = a < p ? slot_col(a, b, bi, bj, cols) : -1;
-            if (c >= 0 && r0 + r < rows) {
+            if (c >= 0 && r0 + r < r_end) {
                 T acc = 0;
                 for (uint t = 0; t < p; ++t) {
                     acc += tile[t * (TILE + 1) + r] * q[t * LD + a];
@@ -144,31 +158,18 @@ __device__ void apply_q(T *x, u64 rows, uint b, uint bi, uint bj, uint cols, T *
     }
 }
 
+// GRAM: acc (entries e = lid + WG u of the P x P Gram matrix) += X^T X over rows
+// r_begin .. r_end of the pair's columns of w (leading dimension rows), tiles of TILE rows.
 template <typename T>
-__device__ void svd_jacobi_round(const u64 rows, const uint cols, const uint b, const uint nb,
-                                 const uint round, const T tol, const T tiny, T *w, T *v,
-                                 const u64 vrows, uint *off_bits) {
-    __shared__ T tile[P * (TILE + 1)];
-    __shared__ T g[P * LD];
-    __shared__ T q[P * LD];
-    __shared__ T red[WG];
-    __shared__ T rot[BMAX * 2];
-
+__device__ void gram_rows(const T *w, u64 rows, u64 r_begin, u64 r_end, uint b, uint bi, uint bj,
+                          uint cols, T *tile, T *acc) {
     const uint lid = threadIdx.x;
     const uint p = 2 * b;
-    uint bi, bj;
-    rr_pair(nb, round, blockIdx.x, &bi, &bj);
-
-    // GRAM: g = X^T X over tiles of TILE rows; thread owns entries e = lid + WG * u.
-    T acc[P * P / WG];
-    for (uint u = 0; u < P * P / WG; ++u) {
-        acc[u] = 0;
-    }
-    for (u64 r0 = 0; r0 < rows; r0 += TILE) {
+    for (u64 r0 = r_begin; r0 < r_end; r0 += TILE) {
         for (uint e = lid; e < P * TILE; e += WG) {
             const uint t = e / TILE, r = e % TILE;
             const long long c = t < p ? slot_col(t, b, bi, bj, cols) : -1;
-            tile[t * (TILE + 1) + r] = (c >= 0 && r0 + r < rows) ? w[(u64)c * rows + r0 + r] : T(0);
+            tile[t * (TILE + 1) + r] = (c >= 0 && r0 + r < r_end) ? w[(u64)c * rows + r0 + r] : T(0);
         }
         __syncthreads();
         for (uint u = 0; u < P * P / WG; ++u) {
@@ -183,13 +184,25 @@ __device__ void svd_jacobi_round(const u64 rows, const uint cols, const uint b, 
         }
         __syncthreads();
     }
-    for (uint u = 0; u < P * P / WG; ++u) {
-        const uint e = lid + WG * u, x = e / P, y = e % P;
-        g[x * LD + y] = acc[u];
-        q[x * LD + y] = x == y ? T(1) : T(0);
-    }
-    __syncthreads();
+}
 
+// Rows of chunk c (of `chunks`) of a `rows`-row matrix: chunks of ceil(rows / chunks) rows
+// rounded up to TILE.
+__device__ __forceinline__ void chunk_rows(u64 rows, uint chunks, uint c, u64 *r_begin, u64 *r_end) {
+    const u64 per = (rows + chunks - 1) / chunks;
+    const u64 len = (per + TILE - 1) / TILE * TILE;
+    *r_begin = min(rows, (u64)c * len);
+    *r_end = min(rows, *r_begin + len);
+}
+
+// With the fresh Gram matrix in g and q = I (after a barrier): the largest cosine into
+// off_bits, then (when above tol) the inner sweeps accumulating q and the Bjorck step (REORTH).
+// tile (P x LD) is scratch. Returns whether any rotation was made (uniform).
+template <typename T>
+__device__ int pair_rotation(T *g, T *q, T *red, T *rot, T *tile, uint b, T tol, T tiny,
+                             uint *off_bits) {
+    const uint lid = threadIdx.x;
+    const uint p = 2 * b;
     // Largest cosine of the fresh Gram matrix.
     T off = 0;
     for (uint u = 0; u < P * P / WG; ++u) {
@@ -311,8 +324,105 @@ __device__ void svd_jacobi_round(const u64 rows, const uint cols, const uint b, 
         q[(e / P) * LD + e % P] = tile[(e / P) * LD + e % P];
     }
     __syncthreads();
-    apply_q(w, rows, b, bi, bj, cols, tile, q, any);
-    apply_q(v, vrows, b, bi, bj, cols, tile, q, any);
+    return any;
+}
+
+template <typename T>
+__device__ void svd_jacobi_round(const u64 rows, const uint cols, const uint b, const uint nb,
+                                 const uint round, const T tol, const T tiny, T *w, T *v,
+                                 const u64 vrows, uint *off_bits) {
+    __shared__ T tile[P * (TILE + 1)];
+    __shared__ T g[P * LD];
+    __shared__ T q[P * LD];
+    __shared__ T red[WG];
+    __shared__ T rot[BMAX * 2];
+
+    const uint lid = threadIdx.x;
+    uint bi, bj;
+    rr_pair(nb, round, blockIdx.x, &bi, &bj);
+    T acc[P * P / WG];
+    for (uint u = 0; u < P * P / WG; ++u) {
+        acc[u] = 0;
+    }
+    gram_rows(w, rows, 0, rows, b, bi, bj, cols, tile, acc);
+    for (uint u = 0; u < P * P / WG; ++u) {
+        const uint e = lid + WG * u, x = e / P, y = e % P;
+        g[x * LD + y] = acc[u];
+        q[x * LD + y] = x == y ? T(1) : T(0);
+    }
+    __syncthreads();
+    const int any = pair_rotation(g, q, red, rot, tile, b, tol, tiny, off_bits);
+    apply_q(w, rows, 0, rows, b, bi, bj, cols, tile, q, any);
+    apply_q(v, vrows, 0, vrows, b, bi, bj, cols, tile, q, any);
+}
+
+template <typename T>
+__device__ void svd_pair_gram(const u64 rows, const uint cols, const uint b, const uint nb,
+                              const uint round, const uint chunks, const T *w, T *gpart) {
+    __shared__ T tile[P * (TILE + 1)];
+    const uint lid = threadIdx.x;
+    const uint grp = blockIdx.x;
+    uint bi, bj;
+    rr_pair(nb, round, grp / chunks, &bi, &bj);
+    u64 r_begin, r_end;
+    chunk_rows(rows, chunks, grp % chunks, &r_begin, &r_end);
+    T acc[P * P / WG];
+    for (uint u = 0; u < P * P / WG; ++u) {
+        acc[u] = 0;
+    }
+    gram_rows(w, rows, r_begin, r_end, b, bi, bj, cols, tile, acc);
+    for (uint u = 0; u < P * P / WG; ++u) {
+        gpart[(u64)grp * P * P + lid + WG * u] = acc[u];
+    }
+}
+
+template <typename T>
+__device__ void svd_pair_rotate(const uint b, const uint chunks, const T tol, const T tiny,
+                                const T *gpart, T *qbuf, uint *off_bits) {
+    __shared__ T tile[P * (TILE + 1)];
+    __shared__ T g[P * LD];
+    __shared__ T q[P * LD];
+    __shared__ T red[WG];
+    __shared__ T rot[BMAX * 2];
+    const uint lid = threadIdx.x;
+    const u64 k = blockIdx.x;
+    for (uint e = lid; e < P * P; e += WG) {
+        const uint x = e / P, y = e % P;
+        T s = 0;
+        for (uint c = 0; c < chunks; ++c) {
+            s += gpart[(k * chunks + c) * P * P + e];
+        }
+        g[x * LD + y] = s;
+        q[x * LD + y] = x == y ? T(1) : T(0);
+    }
+    __syncthreads();
+    const int any = pair_rotation(g, q, red, rot, tile, b, tol, tiny, off_bits);
+    for (uint e = lid; e < P * P; e += WG) {
+        qbuf[k * (P * P + 1) + e] = q[(e / P) * LD + e % P];
+    }
+    if (lid == 0) {
+        qbuf[k * (P * P + 1) + P * P] = any ? T(1) : T(0);
+    }
+}
+
+template <typename T>
+__device__ void svd_pair_apply(const u64 rows, const uint cols, const uint b, const uint nb,
+                               const uint round, const uint chunks, const T *qbuf, T *x) {
+    __shared__ T tile[P * (TILE + 1)];
+    __shared__ T q[P * LD];
+    const uint lid = threadIdx.x;
+    const uint grp = blockIdx.x;
+    const u64 k = grp / chunks;
+    uint bi, bj;
+    rr_pair(nb, round, (uint)k, &bi, &bj);
+    u64 r_begin, r_end;
+    chunk_rows(rows, chunks, grp % chunks, &r_begin, &r_end);
+    for (uint e = lid; e < P * P; e += WG) {
+        q[(e / P) * LD + e % P] = qbuf[k * (P * P + 1) + e];
+    }
+    const int any = qbuf[k * (P * P + 1) + P * P] != T(0);
+    __syncthreads();
+    apply_q(x, rows, r_begin, r_end, b, bi, bj, cols, tile, q, any);
 }
 
 template <typename T>
@@ -578,6 +688,18 @@ __device__ void qr_tree_leaf_q(const u64 rows, const uint qcols, const uint cols
         svd_jacobi_round_##S(u64 rows, uint cols, uint b, uint nb, uint round, T tol, T tiny, \
                              T *w, T *v, u64 vrows, uint *off_bits) {                        \
         svd_jacobi_round<T>(rows, cols, b, nb, round, tol, tiny, w, v, vrows, off_bits);       \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(WG) svd_pair_gram_##S(                        \
+        u64 rows, uint cols, uint b, uint nb, uint round, uint chunks, const T *w, T *gpart) { \
+        svd_pair_gram<T>(rows, cols, b, nb, round, chunks, w, gpart);                          \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(WG) svd_pair_rotate_##S(                      \
+        uint b, uint chunks, T tol, T tiny, const T *gpart, T *qbuf, uint *off_bits) {         \
+        svd_pair_rotate<T>(b, chunks, tol, tiny, gpart, qbuf, off_bits);                       \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(WG) svd_pair_apply_##S(                       \
+        u64 rows, uint cols, uint b, uint nb, uint round, uint chunks, const T *qbuf, T *x) {  \
+        svd_pair_apply<T>(rows, cols, b, nb, round, chunks, qbuf, x);                          \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(WG)                                           \
         svd_column_norms_##S(u64 rows, uint cols, const T *w, T *norms) {                    \

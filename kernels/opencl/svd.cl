@@ -22,6 +22,19 @@
 //       runs INNER_SWEEPS round-robin Jacobi sweeps on the Gram matrix accumulating
 //       the rotations in Q, then applies [w_I w_J] <- [w_I w_J] Q and, when vrows > 0, the
 //       same to v (vrows rows).
+//   svd_pair_gram(ulong rows, uint cols, uint b, uint nb, uint round, uint chunks,
+//                 const REAL *w, REAL *gpart)
+//   svd_pair_rotate(uint b, uint chunks, REAL tol, REAL tiny, const REAL *gpart, REAL *qbuf,
+//                   uint *off_bits)
+//   svd_pair_apply(ulong rows, uint cols, uint b, uint nb, uint round, uint chunks,
+//                  const REAL *qbuf, REAL *x)
+//       The same round split over `chunks` work-groups per pair (JacobiPlan::chunks; rows in
+//       chunks of ceil(rows / chunks) rounded up to TILE): group k chunks + c writes the
+//       P x P Gram partial of its rows to gpart[(k chunks + c) P^2 ..]; group k of
+//       svd_pair_rotate sums the partials (c in order), does what svd_jacobi_round does to the
+//       Gram matrix (cosines, inner sweeps, REORTH) and writes Q (row-major P x P) and the
+//       "rotated" flag to qbuf[k (P^2 + 1) ..]; svd_pair_apply's group k chunks + c applies
+//       it to its rows of x (run for w, then for v with rows = vrows).
 //   svd_column_norms(ulong rows, uint cols, const REAL *w, REAL *norms)
 //       Work-group j: norms[j] = ||column j of w||.
 //   svd_gemm(uint m, uint n, uint k, const REAL *a, const REAL *b, REAL *c)
@@ -114,27 +127,28 @@ inline long slot_col(uint t, uint b, uint bi, uint bj, uint cols)
     return c < cols ? (long)c : -1;
 }
 
-// x[slots] <- x[slots] Q for the pair's columns of a `rows`-row matrix, by tiles of TILE rows.
-// Runs the same barriers whether or not `write` is set (see svd_jacobi_round).
-inline void apply_q(__global REAL *x, ulong rows, uint b, uint bi, uint bj, uint cols,
-                    __local REAL *tile, __local const REAL *q, int write)
+// x[slots] <- x[slots] Q for the pair's columns, rows r_begin .. r_end of a matrix with `rows`
+// rows (the leading dimension), by tiles of TILE rows. Runs the same barriers whether or not
+// `write` is set (see svd_jacobi_round).
+inline void apply_q(__global REAL *x, ulong rows, ulong r_begin, ulong r_end, uint b, uint bi,
+                    uint bj, uint cols, __local REAL *tile, __local const REAL *q, int write)
 {
     if (!write) {
-        rows = 0; // uniform: no tiles, no barriers
+        r_end = r_begin; // uniform: no tiles, no barriers
     }
     const uint lid = get_local_id(0);
     const uint p = 2 * b;
-    for (ulong r0 = 0; r0 < rows; r0 += TILE) {
+    for (ulong r0 = r_begin; r0 < r_end; r0 += TILE) {
         for (uint e = lid; e < P * TILE; e += WG) {
             const uint t = e / TILE, r = e % TILE;
             const long c = t < p ? slot_col(t, b, bi, bj, cols) : -1;
-            tile[t * (TILE + 1) + r] = (c >= 0 && r0 + r < rows) ? x[(ulong)c * rows + r0 + r] : (REAL)0;
+            tile[t * (TILE + 1) + r] = (c >= 0 && r0 + r < r_end) ? x[(ulong)c * rows + r0 + r] : (REAL)0;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint e = lid; e < P * TILE; e += WG) {
             const uint a = e / TILE, r = e % TILE;
             const long c = a < p ? slot_col(a, b, bi, bj, cols) : -1;
-            if (c >= 0 && r0 + r < rows) {
+            if (c >= 0 && r0 + r < r_end) {
                 REAL acc = 0;
                 for (uint t = 0; t < p; ++t) {
                     acc += tile[t * (TILE + 1) + r] * q[t * LD + a];
@@ -146,32 +160,18 @@ inline void apply_q(__global REAL *x, ulong rows, uint b, uint bi, uint bj, uint
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_jacobi_round)(
-    const ulong rows, const uint cols, const uint b, const uint nb, const uint round,
-    const REAL tol, const REAL tiny, __global REAL *w, __global REAL *v, const ulong vrows,
-    __global uint *off_bits)
+// GRAM: acc (entries e = lid + WG u of the P x P Gram matrix) += X^T X over rows
+// r_begin .. r_end of the pair's columns of w (leading dimension rows), tiles of TILE rows.
+inline void gram_rows(__global const REAL *w, ulong rows, ulong r_begin, ulong r_end, uint b,
+                      uint bi, uint bj, uint cols, __local REAL *tile, REAL *acc)
 {
-    __local REAL tile[P * (TILE + 1)];
-    __local REAL g[P * LD];
-    __local REAL q[P * LD];
-    __local REAL red[WG];
-    __local REAL rot[BMAX * 2];
-
     const uint lid = get_local_id(0);
     const uint p = 2 * b;
-    uint bi, bj;
-    rr_pair(nb, round, get_group_id(0), &bi, &bj);
-
-    // GRAM: g = X^T X over tiles of TILE rows; thread owns entries e = lid + WG * u.
-    REAL acc[P * P / WG];
-    for (uint u = 0; u < P * P / WG; ++u) {
-        acc[u] = 0;
-    }
-    for (ulong r0 = 0; r0 < rows; r0 += TILE) {
+    for (ulong r0 = r_begin; r0 < r_end; r0 += TILE) {
         for (uint e = lid; e < P * TILE; e += WG) {
             const uint t = e / TILE, r = e % TILE;
             const long c = t < p ? slot_col(t, b, bi, bj, cols) : -1;
-            tile[t * (TILE + 1) + r] = (c >= 0 && r0 + r < rows) ? w[(ulong)c * rows + r0 + r] : (REAL)0;
+            tile[t * (TILE + 1) + r] = (c >= 0 && r0 + r < r_end) ? w[(ulong)c * rows + r0 + r] : (REAL)0;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint u = 0; u < P * P / WG; ++u) {
@@ -186,13 +186,27 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_jacobi_round
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    for (uint u = 0; u < P * P / WG; ++u) {
-        const uint e = lid + WG * u, x = e / P, y = e % P;
-        g[x * LD + y] = acc[u];
-        q[x * LD + y] = x == y ? (REAL)1 : (REAL)0;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
+}
 
+// Rows of chunk c (of `chunks`) of a `rows`-row matrix: chunks of ceil(rows / chunks) rows
+// rounded up to TILE.
+inline void chunk_rows(ulong rows, uint chunks, uint c, ulong *r_begin, ulong *r_end)
+{
+    const ulong per = (rows + chunks - 1) / chunks;
+    const ulong len = (per + TILE - 1) / TILE * TILE;
+    *r_begin = min(rows, (ulong)c * len);
+    *r_end = min(rows, *r_begin + len);
+}
+
+// With the fresh Gram matrix in g and q = I (after a barrier): the largest cosine into
+// off_bits, then (when above tol) the inner sweeps accumulating q and the Bjorck step (REORTH).
+// tile (P x LD) is scratch. Returns whether any rotation was made (uniform).
+inline int pair_rotation(__local REAL *g, __local REAL *q, __local REAL *red, __local REAL *rot,
+                         __local REAL *tile, uint b, REAL tol, REAL tiny,
+                         __global uint *off_bits)
+{
+    const uint lid = get_local_id(0);
+    const uint p = 2 * b;
     // Largest cosine of the fresh Gram matrix.
     REAL off = 0;
     for (uint u = 0; u < P * P / WG; ++u) {
@@ -317,8 +331,109 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_jacobi_round
         q[(e / P) * LD + e % P] = tile[(e / P) * LD + e % P];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    apply_q(w, rows, b, bi, bj, cols, tile, q, any);
-    apply_q(v, vrows, b, bi, bj, cols, tile, q, any);
+    return any;
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_jacobi_round)(
+    const ulong rows, const uint cols, const uint b, const uint nb, const uint round,
+    const REAL tol, const REAL tiny, __global REAL *w, __global REAL *v, const ulong vrows,
+    __global uint *off_bits)
+{
+    __local REAL tile[P * (TILE + 1)];
+    __local REAL g[P * LD];
+    __local REAL q[P * LD];
+    __local REAL red[WG];
+    __local REAL rot[BMAX * 2];
+
+    const uint lid = get_local_id(0);
+    uint bi, bj;
+    rr_pair(nb, round, get_group_id(0), &bi, &bj);
+    REAL acc[P * P / WG];
+    for (uint u = 0; u < P * P / WG; ++u) {
+        acc[u] = 0;
+    }
+    gram_rows(w, rows, 0, rows, b, bi, bj, cols, tile, acc);
+    for (uint u = 0; u < P * P / WG; ++u) {
+        const uint e = lid + WG * u, x = e / P, y = e % P;
+        g[x * LD + y] = acc[u];
+        q[x * LD + y] = x == y ? (REAL)1 : (REAL)0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int any = pair_rotation(g, q, red, rot, tile, b, tol, tiny, off_bits);
+    apply_q(w, rows, 0, rows, b, bi, bj, cols, tile, q, any);
+    apply_q(v, vrows, 0, vrows, b, bi, bj, cols, tile, q, any);
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_pair_gram)(
+    const ulong rows, const uint cols, const uint b, const uint nb, const uint round,
+    const uint chunks, __global const REAL *w, __global REAL *gpart)
+{
+    __local REAL tile[P * (TILE + 1)];
+    const uint lid = get_local_id(0);
+    const uint grp = get_group_id(0);
+    uint bi, bj;
+    rr_pair(nb, round, grp / chunks, &bi, &bj);
+    ulong r_begin, r_end;
+    chunk_rows(rows, chunks, grp % chunks, &r_begin, &r_end);
+    REAL acc[P * P / WG];
+    for (uint u = 0; u < P * P / WG; ++u) {
+        acc[u] = 0;
+    }
+    gram_rows(w, rows, r_begin, r_end, b, bi, bj, cols, tile, acc);
+    for (uint u = 0; u < P * P / WG; ++u) {
+        gpart[(ulong)grp * P * P + lid + WG * u] = acc[u];
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_pair_rotate)(
+    const uint b, const uint chunks, const REAL tol, const REAL tiny,
+    __global const REAL *gpart, __global REAL *qbuf, __global uint *off_bits)
+{
+    __local REAL tile[P * (TILE + 1)];
+    __local REAL g[P * LD];
+    __local REAL q[P * LD];
+    __local REAL red[WG];
+    __local REAL rot[BMAX * 2];
+    const uint lid = get_local_id(0);
+    const ulong k = get_group_id(0);
+    for (uint e = lid; e < P * P; e += WG) {
+        const uint x = e / P, y = e % P;
+        REAL s = 0;
+        for (uint c = 0; c < chunks; ++c) {
+            s += gpart[(k * chunks + c) * P * P + e];
+        }
+        g[x * LD + y] = s;
+        q[x * LD + y] = x == y ? (REAL)1 : (REAL)0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int any = pair_rotation(g, q, red, rot, tile, b, tol, tiny, off_bits);
+    for (uint e = lid; e < P * P; e += WG) {
+        qbuf[k * (P * P + 1) + e] = q[(e / P) * LD + e % P];
+    }
+    if (lid == 0) {
+        qbuf[k * (P * P + 1) + P * P] = any ? (REAL)1 : (REAL)0;
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_pair_apply)(
+    const ulong rows, const uint cols, const uint b, const uint nb, const uint round,
+    const uint chunks, __global const REAL *qbuf, __global REAL *x)
+{
+    __local REAL tile[P * (TILE + 1)];
+    __local REAL q[P * LD];
+    const uint lid = get_local_id(0);
+    const uint grp = get_group_id(0);
+    const ulong k = grp / chunks;
+    uint bi, bj;
+    rr_pair(nb, round, k, &bi, &bj);
+    ulong r_begin, r_end;
+    chunk_rows(rows, chunks, grp % chunks, &r_begin, &r_end);
+    for (uint e = lid; e < P * P; e += WG) {
+        q[(e / P) * LD + e % P] = qbuf[k * (P * P + 1) + e];
+    }
+    const int any = qbuf[k * (P * P + 1) + P * P] != (REAL)0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    apply_q(x, rows, r_begin, r_end, b, bi, bj, cols, tile, q, any);
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_column_norms)(

@@ -76,6 +76,9 @@ trident_core::kernel_table! {
         svd,
         typed: [
             "svd_jacobi_round",
+            "svd_pair_gram",
+            "svd_pair_rotate",
+            "svd_pair_apply",
             "svd_column_norms",
             "svd_gemm",
             "qr_rotations",

@@ -18,6 +18,8 @@ use crate::Cuda;
 const WG: u32 = 256;
 /// Largest block size compiled into svd.cu (`BMAX`).
 pub const BMAX: usize = 16;
+/// Columns of a block pair's Gram matrix as compiled (`P = 2 BMAX`).
+const P: usize = 2 * BMAX;
 /// Side of the matrix-product tiles (`GT`).
 const GT: usize = 16;
 
@@ -277,7 +279,28 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
         p: &JacobiParams,
     ) -> Result<JacobiStats> {
         let (rows, cols) = (w.rows, w.cols);
-        let JacobiPlan { b, nb } = JacobiPlan::new(cols, p.block, BMAX, "CUDA")?;
+        let JacobiPlan { b, nb, chunks } = JacobiPlan::new(rows, cols, p, BMAX, "CUDA")?;
+        let pairs = nb / 2;
+        self.shared.make_current()?;
+        // Split rounds (chunks > 1): Gram partials and the pairs' rotations (P² + 1 values:
+        // Q and the "rotated" flag) on the device.
+        let (gpart, qbuf) = if chunks > 1 {
+            (
+                Some(DevBuf::<T>::zeroed(
+                    &self.shared,
+                    pairs * chunks * P * P,
+                    "Gram partials",
+                )?),
+                Some(DevBuf::<T>::zeroed(
+                    &self.shared,
+                    pairs * (P * P + 1),
+                    "pair rotations",
+                )?),
+            )
+        } else {
+            (None, None)
+        };
+        let chunks32 = u32_of(chunks, "row chunks")?;
         let (vbuf, vrows) = match v {
             Some(v) => (&v.buf, v.rows),
             None => (&w.buf, 0),
@@ -292,6 +315,47 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
             stats.sweeps += 1;
             let flags = DevBuf::<u32>::zeroed(&self.shared, 2, "the convergence flag")?;
             for round in 0..nb - 1 {
+                if let (Some(gpart), Some(qbuf)) = (&gpart, &qbuf) {
+                    let round32 = round as u32;
+                    let nb32 = u32_of(nb, "blocks")?;
+                    let cols32 = u32_of(cols, "columns")?;
+                    let kernel = self.kernel::<T>(Module::Svd, "svd_pair_gram")?;
+                    let mut args = kernel.builder();
+                    args.arg(rows as u64).arg(cols32).arg(b as u32).arg(nb32);
+                    args.arg(round32).arg(chunks32).arg(&w.buf).arg(gpart);
+                    // SAFETY: (u64 rows, uint cols, uint b, uint nb, uint round, uint chunks,
+                    // const T *w, T *gpart) as svd_pair_gram takes; block k chunks + c reads
+                    // pair k's columns (< cols) in rows < rows of w and writes its P² values
+                    // of gpart (pairs chunks P² values).
+                    unsafe { Self::svd_launch(&mut args, pairs * chunks)? };
+                    let kernel = self.kernel::<T>(Module::Svd, "svd_pair_rotate")?;
+                    let mut args = kernel.builder();
+                    args.arg(b as u32).arg(chunks32);
+                    real(&mut args, T::from_f64(p.tol));
+                    real(&mut args, negligible_gram::<T>());
+                    args.arg(gpart).arg(qbuf).arg(&flags);
+                    // SAFETY: (uint b, uint chunks, T tol, T tiny, const T *gpart, T *qbuf,
+                    // uint *off_bits) as svd_pair_rotate takes; block k reads
+                    // gpart[(k chunks + c) P² ..][.. P²] for c < chunks and writes
+                    // qbuf[k (P² + 1) ..][..= P²] (pairs (P² + 1) values); flags has 2.
+                    unsafe { Self::svd_launch(&mut args, pairs)? };
+                    for (x, xrows) in [(&w.buf, rows), (vbuf, vrows)] {
+                        if xrows == 0 {
+                            continue;
+                        }
+                        let kernel = self.kernel::<T>(Module::Svd, "svd_pair_apply")?;
+                        let mut args = kernel.builder();
+                        args.arg(xrows as u64).arg(cols32).arg(b as u32).arg(nb32);
+                        args.arg(round32).arg(chunks32).arg(qbuf).arg(x);
+                        // SAFETY: (u64 rows, uint cols, uint b, uint nb, uint round,
+                        // uint chunks, const T *qbuf, T *x) as svd_pair_apply takes; block
+                        // k chunks + c reads qbuf[k (P² + 1) ..][..= P²] and rewrites pair k's
+                        // columns (< cols) in its chunk of the xrows rows of x (w: rows x cols;
+                        // v: vrows x cols).
+                        unsafe { Self::svd_launch(&mut args, pairs * chunks)? };
+                    }
+                    continue;
+                }
                 let kernel = self.kernel::<T>(Module::Svd, "svd_jacobi_round")?;
                 let mut args = kernel.builder();
                 args.arg(rows as u64);

@@ -21,6 +21,8 @@ use crate::OpenCl;
 const WG: usize = 256;
 /// Largest block size compiled into svd.cl (`BMAX`).
 pub const BMAX: usize = 16;
+/// Columns of a block pair's Gram matrix as compiled (`P = 2 BMAX`).
+const P: usize = 2 * BMAX;
 /// Side of the matrix-product tiles (`GT`).
 const GT: usize = 16;
 
@@ -317,7 +319,19 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
     ) -> Result<JacobiStats> {
         let kernel = self.svd_kernel::<T>("svd_jacobi_round")?;
         let (rows, cols) = (w.rows, w.cols);
-        let JacobiPlan { b, nb } = JacobiPlan::new(cols, p.block, BMAX, "OpenCL")?;
+        let JacobiPlan { b, nb, chunks } = JacobiPlan::new(rows, cols, p, BMAX, "OpenCL")?;
+        let pairs = nb / 2;
+        // Split rounds (chunks > 1): Gram partials and the pairs' rotations (P² + 1 values:
+        // Q and the "rotated" flag) on the device.
+        let (gpart, qbuf) = if chunks > 1 {
+            (
+                Some(self.alloc::<T>(pairs * chunks * P * P, None, "allocating Gram partials")?),
+                Some(self.alloc::<T>(pairs * (P * P + 1), None, "allocating pair rotations")?),
+            )
+        } else {
+            (None, None)
+        };
+        let chunks32 = u32_of(chunks, "row chunks")?;
         let flags = self.alloc::<u32>(2, Some(&[0, 0]), "allocating the convergence flag")?;
         let (vbuf, vrows) = match v {
             Some(v) => (&v.buf, v.rows),
@@ -338,6 +352,64 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                 .enq()
                 .or_cl(|| "resetting the convergence flag")?;
             for round in 0..nb - 1 {
+                if let (Some(gpart), Some(qbuf)) = (&gpart, &qbuf) {
+                    let round32 = round as u32;
+                    let mut args = self.svd_kernel::<T>("svd_pair_gram")?.builder();
+                    args.arg(rows as u64)
+                        .arg(cols32)
+                        .arg(b as u32)
+                        .arg(nb32)
+                        .arg(round32)
+                        .arg(chunks32)
+                        .arg(&w.buf)
+                        .arg(gpart);
+                    // SAFETY: (ulong rows, uint cols, uint b, uint nb, uint round, uint chunks,
+                    // REAL *w, REAL *gpart) as svd_pair_gram takes; group k chunks + c reads
+                    // pair k's columns (< cols) in rows < rows of w and writes its P² values
+                    // of gpart (pairs chunks P² values).
+                    unsafe {
+                        args.launch(
+                            &self.queue,
+                            LaunchDims::new([pairs * chunks * WG], Some([WG])),
+                        )
+                    }?;
+                    let mut args = self.svd_kernel::<T>("svd_pair_rotate")?.builder();
+                    args.arg(b as u32).arg(chunks32);
+                    real(&mut args, T::from_f64(p.tol));
+                    real(&mut args, negligible_gram::<T>());
+                    args.arg(gpart).arg(qbuf).arg(&flags);
+                    // SAFETY: (uint b, uint chunks, REAL tol, REAL tiny, REAL *gpart,
+                    // REAL *qbuf, uint *off_bits) as svd_pair_rotate takes; group k reads
+                    // gpart[(k chunks + c) P² ..][.. P²] for c < chunks and writes
+                    // qbuf[k (P² + 1) ..][..= P²] (pairs (P² + 1) values); flags has 2.
+                    unsafe { args.launch(&self.queue, LaunchDims::new([pairs * WG], Some([WG]))) }?;
+                    for (x, xrows) in [(&w.buf, rows), (vbuf, vrows)] {
+                        if xrows == 0 {
+                            continue;
+                        }
+                        let mut args = self.svd_kernel::<T>("svd_pair_apply")?.builder();
+                        args.arg(xrows as u64)
+                            .arg(cols32)
+                            .arg(b as u32)
+                            .arg(nb32)
+                            .arg(round32)
+                            .arg(chunks32)
+                            .arg(qbuf)
+                            .arg(x);
+                        // SAFETY: (ulong rows, uint cols, uint b, uint nb, uint round,
+                        // uint chunks, REAL *qbuf, REAL *x) as svd_pair_apply takes; group
+                        // k chunks + c reads qbuf[k (P² + 1) ..][..= P²] and rewrites pair
+                        // k's columns (< cols) in its chunk of the xrows rows of x (w: rows x
+                        // cols; v: vrows x cols).
+                        unsafe {
+                            args.launch(
+                                &self.queue,
+                                LaunchDims::new([pairs * chunks * WG], Some([WG])),
+                            )
+                        }?;
+                    }
+                    continue;
+                }
                 let mut args = kernel.builder();
                 args.arg(rows as u64)
                     .arg(cols32)

@@ -28,6 +28,10 @@
 //! the rotations in `Q`, restores `Q`'s orthogonality by one Björck step
 //! ([`reorthonormalise`]: without it the drift of the accumulated product dominated
 //! `max |V Vᵀ − I|`), and applies `[W_I W_J] ← [W_I W_J] Q` and `[V_I V_J] ← [V_I V_J] Q`.
+//! On GPUs a round is one launch of `nb / 2` work-groups, or, when the pairs are too few to
+//! fill the device ([`JacobiPlan::auto_chunks`], [`SvdOptions::row_chunks`]), three: the rows
+//! split over several work-groups per pair for the Gram partials, one per pair for the
+//! rotation, the rows split again for the update.
 //! A column pair is rotated only when `|g_pq| > tol · √g_pp · √g_qq` (see [`jacobi_rotation`]).
 //!
 //! **Convergence**: a sweep in which every freshly computed block-pair Gram matrix has all
@@ -214,6 +218,9 @@ pub struct SvdOptions {
     pub vectors: Vectors,
     /// The rotation order of the preconditioning QRs (default [`QrOrder::Auto`]).
     pub qr_order: QrOrder,
+    /// GPUs: work-groups per block pair, each over a chunk of the rows (`None`: the automatic
+    /// choice of [`JacobiPlan::auto_chunks`]; 1: one fused launch per round). The CPU ignores it.
+    pub row_chunks: Option<usize>,
 }
 
 impl Default for SvdOptions {
@@ -225,6 +232,7 @@ impl Default for SvdOptions {
             block_size: None,
             vectors: Vectors::None,
             qr_order: QrOrder::Auto,
+            row_chunks: None,
         }
     }
 }

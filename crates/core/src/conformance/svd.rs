@@ -136,6 +136,7 @@ struct Case {
     vectors: Vectors,
     precondition: Option<SvdPrecondition>,
     qr_order: QrOrder,
+    row_chunks: Option<usize>,
     a: Vec<f64>,
 }
 
@@ -168,53 +169,66 @@ fn case() -> impl Strategy<Value = Case> {
         1 => Just(Some(SvdPrecondition::Qr)),
         1 => Just(Some(SvdPrecondition::QrLq)),
     ];
-    (1usize..48, 1usize..48, kind, vectors, pre, qr_order())
+    // GPUs: the fused round (None is 1 at these sizes) or rows split over 2 to 4 work-groups.
+    let chunks = prop_oneof![2 => Just(None), 1 => (2usize..5).prop_map(Some)];
+    (
+        1usize..48,
+        1usize..48,
+        kind,
+        vectors,
+        pre,
+        (qr_order(), chunks),
+    )
         .prop_flat_map(|(m, n, kind, vectors, pre, order)| {
             (
                 Just((m, n, kind, vectors, pre, order)),
                 proptest::collection::vec(-1.0f64..1.0, m * n + m + n),
             )
         })
-        .prop_map(|((m, n, kind, vectors, precondition, qr_order), r)| {
-            let mut a = r[..m * n].to_vec();
-            match kind {
-                Kind::General => {}
-                Kind::RankDeficient => {
-                    // rank-1 or rank-2 outer products
-                    let (x, y) = (&r[m * n..m * n + m], &r[m * n + m..]);
-                    for i in 0..m {
-                        for j in 0..n {
-                            a[i * n + j] = x[i] * y[j] + if i % 2 == 0 { 0.0 } else { y[j] * 0.5 };
+        .prop_map(
+            |((m, n, kind, vectors, precondition, (qr_order, row_chunks)), r)| {
+                let mut a = r[..m * n].to_vec();
+                match kind {
+                    Kind::General => {}
+                    Kind::RankDeficient => {
+                        // rank-1 or rank-2 outer products
+                        let (x, y) = (&r[m * n..m * n + m], &r[m * n + m..]);
+                        for i in 0..m {
+                            for j in 0..n {
+                                a[i * n + j] =
+                                    x[i] * y[j] + if i % 2 == 0 { 0.0 } else { y[j] * 0.5 };
+                            }
                         }
                     }
-                }
-                Kind::DuplicatedColumns => {
-                    for i in 0..m {
-                        for j in (0..n).step_by(3) {
-                            a[i * n + j] = a[i * n];
+                    Kind::DuplicatedColumns => {
+                        for i in 0..m {
+                            for j in (0..n).step_by(3) {
+                                a[i * n + j] = a[i * n];
+                            }
                         }
                     }
-                }
-                Kind::ZeroRow => a[..n].fill(0.0),
-                Kind::Graded => {
-                    for i in 0..m {
-                        for j in 0..n {
-                            a[i * n + j] *= 2f64.powi(-3 * j as i32);
+                    Kind::ZeroRow => a[..n].fill(0.0),
+                    Kind::Graded => {
+                        for i in 0..m {
+                            for j in 0..n {
+                                a[i * n + j] *= 2f64.powi(-3 * j as i32);
+                            }
                         }
                     }
+                    Kind::Zero => a.fill(0.0),
                 }
-                Kind::Zero => a.fill(0.0),
-            }
-            Case {
-                m,
-                n,
-                kind,
-                vectors,
-                precondition,
-                qr_order,
-                a,
-            }
-        })
+                Case {
+                    m,
+                    n,
+                    kind,
+                    vectors,
+                    precondition,
+                    qr_order,
+                    row_chunks,
+                    a,
+                }
+            },
+        )
 }
 
 /// Singular values of `a` by nalgebra in f64, descending: the independent reference.
@@ -295,6 +309,7 @@ fn random<T: Scalar, B: Svd<T>>(b: &B) -> Result<(), String> {
             precondition: c.precondition,
             vectors: c.vectors,
             qr_order: c.qr_order,
+            row_chunks: c.row_chunks,
             ..SvdOptions::default()
         };
         check_one::<T, B>(b, c.m, c.n, &c.a, &opts)
@@ -631,14 +646,24 @@ fn v_orthogonality<T: Scalar, B: Svd<T>>(b: &B) -> Result<(), String> {
             })
             .collect()
     };
+    let square = rand(128 * 128);
     let cases = [
-        (128, 128, QrOrder::Auto, rand(128 * 128)),
-        (400, 48, QrOrder::Tree { panel_rows: 48 }, rand(400 * 48)),
+        (128, 128, QrOrder::Auto, None, square.clone()),
+        // the split round: rows over 3 work-groups per pair (64, 64, 0 rows)
+        (128, 128, QrOrder::Auto, Some(3), square),
+        (
+            400,
+            48,
+            QrOrder::Tree { panel_rows: 48 },
+            None,
+            rand(400 * 48),
+        ),
     ];
-    for (m, n, qr_order, a) in cases {
+    for (m, n, qr_order, row_chunks, a) in cases {
         let opts = SvdOptions {
             vectors: Vectors::Thin,
             qr_order,
+            row_chunks,
             ..SvdOptions::default()
         };
         let at = Dense::from_vec(m, n, a.iter().map(|&v| T::from_f64(v)).collect())
@@ -657,7 +682,7 @@ fn v_orthogonality<T: Scalar, B: Svd<T>>(b: &B) -> Result<(), String> {
         let bound = svd::v_orth_bound::<T>(m, n);
         if v.v_orth.is_nan() || v.v_orth > bound {
             return Err(format!(
-                "{m} x {n} ({:?}, {} sweeps): max|VVᵀ−I| {:.2e} = {:.0} ε above {bound:.2e}",
+                "{m} x {n} ({:?}, chunks {row_chunks:?}, {} sweeps): max|VVᵀ−I| {:.2e} = {:.0} ε above {bound:.2e}",
                 r.precondition,
                 r.sweeps,
                 v.v_orth,

@@ -23,13 +23,22 @@ pub struct JacobiPlan {
     pub b: usize,
     /// Blocks (even).
     pub nb: usize,
+    /// Work-groups per block pair, each over a chunk of the rows (1: one fused launch per
+    /// round; more: three launches per round, Gram partials, rotation, update).
+    pub chunks: usize,
 }
 
 impl JacobiPlan {
     /// The plan for `cols` columns; a requested block size outside `1 ..= bmax` is an
     /// [`Error::Unsupported`] naming `backend`.
-    pub fn new(cols: usize, block: Option<usize>, bmax: usize, backend: &str) -> Result<Self> {
-        let b = block.unwrap_or(bmax);
+    pub fn new(
+        rows: usize,
+        cols: usize,
+        p: &JacobiParams,
+        bmax: usize,
+        backend: &str,
+    ) -> Result<Self> {
+        let b = p.block.unwrap_or(bmax);
         if b == 0 || b > bmax {
             return Err(Error::Unsupported(format!(
                 "block size {b} on {backend} (1 ..= {bmax})"
@@ -37,11 +46,32 @@ impl JacobiPlan {
         }
         let b = b.min(cols.div_ceil(2)).max(1);
         let nreal = cols.div_ceil(b);
-        Ok(Self {
-            b,
-            nb: (nreal + nreal % 2).max(2),
-        })
+        let nb = (nreal + nreal % 2).max(2);
+        let chunks = match p.row_chunks {
+            Some(0) => {
+                return Err(Error::invalid("svd options", "row_chunks = 0"));
+            }
+            Some(c) => c.min(rows.max(1)),
+            None => Self::auto_chunks(rows, nb / 2),
+        };
+        Ok(Self { b, nb, chunks })
     }
+
+    /// Row chunks when not requested: with fewer than [`Self::SPLIT_BELOW_PAIRS`] pairs per
+    /// round and at least 2 × [`Self::CHUNK_ROWS`] rows, `rows / CHUNK_ROWS` (at most 8), so
+    /// that a round keeps the GPU busy; else 1.
+    pub fn auto_chunks(rows: usize, pairs: usize) -> usize {
+        if pairs < Self::SPLIT_BELOW_PAIRS && rows >= 2 * Self::CHUNK_ROWS {
+            (rows / Self::CHUNK_ROWS).min(8)
+        } else {
+            1
+        }
+    }
+
+    /// Rows per chunk aimed at by [`Self::auto_chunks`].
+    pub const CHUNK_ROWS: usize = 1024;
+    /// Pairs per round below which rows are split (about two work-groups per H100 SM).
+    pub const SPLIT_BELOW_PAIRS: usize = 264;
 
     /// Rounds per sweep.
     pub fn rounds(&self) -> usize {
@@ -73,6 +103,8 @@ pub struct JacobiParams {
     pub max_sweeps: usize,
     /// Requested block size (`None`: the backend's own).
     pub block: Option<usize>,
+    /// Requested row chunks per block pair on GPUs (`None`: [`JacobiPlan::auto_chunks`]).
+    pub row_chunks: Option<usize>,
 }
 
 /// What [`SvdKernels::jacobi`] reports.
@@ -318,6 +350,7 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
         tol,
         max_sweeps: opts.max_sweeps,
         block: opts.block_size,
+        row_chunks: opts.row_chunks,
     };
     let ident = |d: usize| k.mat_identity(d, d);
 
