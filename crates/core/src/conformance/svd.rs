@@ -105,10 +105,10 @@ macro_rules! svd_conformance_tests {
             svd_sweep_limit_reported,
             qr_random_f32,
             qr_random_f64,
-            qr_tree_f32,
-            qr_tree_f64,
             svd_v_orthogonality_f32,
-            svd_v_orthogonality_f64
+            svd_v_orthogonality_f64,
+            qr_tree_f32,
+            qr_tree_f64
         );
     };
 }
