@@ -13,6 +13,8 @@
 //! - `TRIDENT_BENCH_BACKENDS=cpu,cuda,opencl,nalgebra`: only these (default: all present;
 //!   OpenCL on a CPU device only when named).
 //! - `TRIDENT_SVD_BLOCK=B`: Jacobi block size (GPUs: `1 ..= 16`; default the backend's).
+//! - `TRIDENT_SVD_CHUNKS=C`: GPUs: work-groups per block pair (1: the fused one-launch round;
+//!   default automatic, see `JacobiPlan::auto_chunks`).
 //! - `TRIDENT_SVD_QR_ORDER=auto|flat|tree|tree:ROWS`: the QRs' rotation order (default auto:
 //!   the tree on GPUs for tall matrices).
 //! - `TRIDENT_SVD_QR=1`: also time the Givens QR (thin `Q`) alone on tall shapes (`m ≥ 2n`),
@@ -68,6 +70,10 @@ fn opts() -> SvdOptions {
         block_size: env("TRIDENT_SVD_BLOCK").map(|v| {
             v.parse()
                 .unwrap_or_else(|_| fail(&format!("TRIDENT_SVD_BLOCK={v}: not a number")))
+        }),
+        row_chunks: env("TRIDENT_SVD_CHUNKS").map(|v| {
+            v.parse()
+                .unwrap_or_else(|_| fail(&format!("TRIDENT_SVD_CHUNKS={v}: not a number")))
         }),
         qr_order: env("TRIDENT_SVD_QR_ORDER").map_or(QrOrder::Auto, |v| {
             QrOrder::parse(&v).unwrap_or_else(|| {
