@@ -23,10 +23,10 @@
 //                                  row), normalisation, the column's sum of squares; a column
 //                                  with more than LCAP/2 candidate products is appended to
 //                                  the overflow list instead;
-//   mcl_column_global              G blocks take overflow entries first .. first+G-1
-//                                  (launched in batches of G up to the number of columns that
-//                                  can overflow), the same pass with the hash table in a
-//                                  global scratch region per block;
+//   mcl_column_global              G blocks stride over the overflow list (block g takes
+//                                  entries first + g, first + g + G, ...; one launch, when
+//                                  any column can overflow), the same pass with the hash
+//                                  table in a global scratch region per block;
 //   mcl_reduce                     one block: max chaos and total entries, clears sq and the
 //                                  overflow count;
 // and reads back the chaos (and entry count): the loop stays on the device.
@@ -349,13 +349,16 @@ __device__ __forceinline__ void mcl_column_global(
     __shared__ u64 sh[5];
     const u64 g = blockIdx.x;
     const u64 base = g * region;
-    const u64 e = first + g;
-    // Uniform per block: the whole block skips the call.
-    if (e < overflow[0]) {
+    const u64 count = overflow[0];
+    // Block g takes overflow entries first + g, first + g + G, ...: one launch covers the
+    // whole list. The trip count is uniform per block; the barrier at the end keeps the next
+    // column from resetting sh and the region while other threads still read them.
+    for (u64 e = first + g; e < count; e += gridDim.x) {
         const u64 j = overflow[1 + e];
         mcl_column<T>(j, K, flags, inflation, prune, rptr, rrow, rval, in_idx, in_val, in_len,
                       pen, out_idx, out_val, out_len, sq, sq + n, overflow, g_keys + base,
                       g_acc + base, g_crow + base, g_cy + base, region, 0, sh);
+        __syncthreads();
     }
 }
 

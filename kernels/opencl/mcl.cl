@@ -22,10 +22,10 @@
 //                                  by row), normalisation, the column's chaos; a column with
 //                                  more than LCAP/2 candidate products is appended to the
 //                                  overflow list instead;
-//   mcl_column_global              G work-groups take overflow entries first .. first+G-1
-//                                  (launched in batches of G up to the number of columns that
-//                                  can overflow), the same pass with the hash table in a
-//                                  global scratch region per work-group;
+//   mcl_column_global              G work-groups stride over the overflow list (group g
+//                                  takes entries first + g, first + g + G, ...; one launch,
+//                                  when any column can overflow), the same pass with the hash
+//                                  table in a global scratch region per work-group;
 //   mcl_reduce                     one work-group: max chaos and total entries, clears sq and
 //                                  the overflow count;
 // and reads back the chaos (and entry count): the loop stays on the device.
@@ -356,15 +356,18 @@ __kernel void CAT(mcl_column_global_, SUFFIX)(COLUMN_ARGS)
     __local ulong sh[5];
     const ulong g = get_group_id(0);
     const ulong base = g * region;
-    const ulong e = first + g;
-    // Uniform per work-group: the whole group skips the call (no early return before the
-    // barriers inside, which PoCL's work-group loops mishandle).
-    if (e < overflow[0]) {
+    const ulong count = overflow[0];
+    // Work-group g takes overflow entries first + g, first + g + G, ...: one launch covers
+    // the whole list. The trip count is uniform per work-group (no early return before the
+    // barriers inside, which PoCL's work-group loops mishandle); the barrier at the end
+    // keeps the next column from resetting sh and the region while others still read them.
+    for (ulong e = first + g; e < count; e += get_num_groups(0)) {
         const ulong j = overflow[1 + e];
         column_in_global(j, K, flags, inflation, prune, rptr, rrow, rval, in_idx, in_val,
                          in_len, pen, out_idx, out_val, out_len, sq, sq + n, overflow,
                          g_keys + base, g_acc + base, g_crow + base, g_cy + base, region, 0,
                          sh);
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     }
 }
 

@@ -5,21 +5,24 @@
 //! ([`trident_core::mcl::column_step`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use rayon::prelude::*;
 use trident_core::mcl::{
     column_step, empty_clustering, from_fixed, interpret, penalty, stop_reason, to_fixed, to_mass,
-    Clustering, Columns, Expansion, MarkovCluster, MclOptions, MclProgress, Transition,
+    Clustering, Columns, Expansion, MarkovCluster, MclOptions, MclProgress, MclTimings, Transition,
 };
 use trident_core::{Graph, Result, Scalar};
 
 use crate::Cpu;
 
-/// Per-thread scratch of the column pass.
+/// Per-thread scratch of the column pass, allocated once per run (a dense accumulator of `n`
+/// entries would cost `O(n)` per allocation, far too much per task or per iteration).
 struct Scratch<T> {
     acc: Vec<u64>,
-    mark: Vec<u32>,
+    /// `mark[i]` = the (iteration, column) stamp of the column that last touched row `i`.
+    mark: Vec<u64>,
     touched: Vec<(u32, u64)>,
     rows: Vec<u32>,
     right: Vec<(u32, T)>,
@@ -33,6 +36,7 @@ impl<T: Scalar> MarkovCluster<T> for Cpu {
         opts: &MclOptions,
         progress: &mut dyn FnMut(&MclProgress),
     ) -> Result<Clustering> {
+        let t = Instant::now();
         let tr = Transition::new(g, opts)?;
         let n = tr.n;
         if n == 0 {
@@ -43,7 +47,14 @@ impl<T: Scalar> MarkovCluster<T> for Cpu {
         let mut m = Columns::<T>::initial(&tr, k)?;
         let mut next = m.clone();
         let mut chaos_col = vec![(T::zero(), 0u64); n];
-        let balanced = opts.balanced();
+        let mut timings = MclTimings {
+            prepare: t.elapsed().as_secs_f64(),
+            ..MclTimings::default()
+        };
+        // One scratch per worker thread (rayon::current_thread_index), locked uncontended.
+        let pool: Vec<Mutex<Option<Scratch<T>>>> = (0..rayon::current_num_threads().max(1))
+            .map(|_| Mutex::new(None))
+            .collect();
         let start = Instant::now();
         let mut chaos = f64::INFINITY;
         let mut change = f64::INFINITY;
@@ -52,7 +63,8 @@ impl<T: Scalar> MarkovCluster<T> for Cpu {
             if let Some(reason) = stop_reason(opts, iterations, chaos, change) {
                 break reason;
             }
-            let pen: Vec<T> = if balanced {
+            let expansion = opts.expansion_at(iterations);
+            let pen: Vec<T> = if opts.balanced_at(iterations) {
                 let mass: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
                 (0..n).into_par_iter().with_min_len(256).for_each(|j| {
                     let (r, v) = m.column(j);
@@ -75,25 +87,27 @@ impl<T: Scalar> MarkovCluster<T> for Cpu {
                 .zip(chaos_col.par_iter_mut())
                 .enumerate()
                 .with_min_len(16)
-                .for_each_init(
-                    || Scratch::<T> {
-                        acc: vec![0; n],
-                        mark: vec![u32::MAX; n],
-                        touched: Vec::new(),
-                        rows: Vec::new(),
-                        right: Vec::new(),
-                        step: Vec::new(),
-                    },
-                    |s, (j, (((oi, ov), ol), oc))| {
-                        right_column(j, tr, rval, mref, opts, &mut s.right);
+                .for_each(|(j, (((oi, ov), ol), oc))| {
+                        let slot = rayon::current_thread_index().unwrap_or(0) % pool.len();
+                        let mut guard = pool[slot].lock().unwrap_or_else(|e| e.into_inner());
+                        let s = guard.get_or_insert_with(|| Scratch::<T> {
+                            acc: vec![0; n],
+                            mark: vec![u64::MAX; n],
+                            touched: Vec::new(),
+                            rows: Vec::new(),
+                            right: Vec::new(),
+                            step: Vec::new(),
+                        });
+                        let stamp = ((iterations as u64) << 32) | j as u64;
+                        right_column(j, tr, rval, mref, expansion, &mut s.right);
                         s.rows.clear();
                         for &(kk, w) in &s.right {
                             let (r, v) = mref.column(kk as usize);
                             for (&i, &x) in r.iter().zip(v) {
                                 let fx = to_fixed(x * w);
                                 let iu = i as usize;
-                                if s.mark[iu] != j as u32 {
-                                    s.mark[iu] = j as u32;
+                                if s.mark[iu] != stamp {
+                                    s.mark[iu] = stamp;
                                     s.acc[iu] = 0;
                                     s.rows.push(i);
                                 }
@@ -108,8 +122,7 @@ impl<T: Scalar> MarkovCluster<T> for Cpu {
                             column_step(&s.touched, pen, opts, prev, &mut s.step, oi, ov);
                         *ol = len as u32;
                         *oc = (c, d);
-                    },
-                );
+                    });
             std::mem::swap(&mut m, &mut next);
             chaos = chaos_col
                 .iter()
@@ -126,13 +139,18 @@ impl<T: Scalar> MarkovCluster<T> for Cpu {
                 seconds: start.elapsed().as_secs_f64(),
             });
         };
+        timings.iterate = start.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let clusters = interpret(&m);
+        timings.interpret = t.elapsed().as_secs_f64();
         Ok(Clustering {
-            clusters: interpret(&m),
+            clusters,
             iterations,
             chaos,
             change,
             stop,
             converged: stop.converged(),
+            timings,
         })
     }
 }
@@ -144,11 +162,11 @@ fn right_column<T: Scalar>(
     tr: &Transition,
     rval: &[T],
     m: &Columns<T>,
-    opts: &MclOptions,
+    expansion: Expansion,
     out: &mut Vec<(u32, T)>,
 ) {
     out.clear();
-    match opts.expansion {
+    match expansion {
         Expansion::Regularized => {
             let (a, b) = (tr.ptr[j] as usize, tr.ptr[j + 1] as usize);
             let rows = &tr.row[a..b];

@@ -1,4 +1,5 @@
-//! Synthetic graphs: the Graph500 Kronecker (R-MAT) generator.
+//! Synthetic graphs: the Graph500 Kronecker (R-MAT) generator and a planted-partition
+//! generator with ground-truth communities ([`planted`]).
 //!
 //! [`kronecker`] draws `edge_factor · 2^scale` edges on `2^scale` nodes. Each edge descends
 //! `scale` levels of the 2 × 2 initiator `[[A, B], [C, D]]` with the Graph500 parameters
@@ -166,6 +167,178 @@ pub fn kronecker(scale: u32, edge_factor: usize, seed: u64) -> Result<EdgeArrays
     Ok(EdgeArrays { nodes: n, src, dst })
 }
 
+/// Parameters of [`planted`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlantedOptions {
+    /// Nodes `n` (at least 2, at most 2^32 − 1).
+    pub nodes: usize,
+    /// Communities `C` (`1 ≤ C ≤ n/2`): sizes `⌊n/C⌋` or `⌈n/C⌉`, each at least 2.
+    pub communities: usize,
+    /// Mean degree `D > 0` (counting both ends of every drawn edge): `round(n·D/2)` edges.
+    pub degree: f64,
+    /// Mixing `μ` in `[0, 1]`: the fraction of edges drawn to another community (needs
+    /// `C ≥ 2` when `μ > 0`).
+    pub mixing: f64,
+    /// Random seed.
+    pub seed: u64,
+}
+
+/// A planted partition: its edge list and the ground truth.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Planted {
+    /// The edges (no self-loops; a pair may be drawn twice, merged when read as a graph).
+    pub edges: EdgeArrays,
+    /// `community[u]`: the community of node `u` (in `0..C`).
+    pub community: Vec<u32>,
+}
+
+impl Planted {
+    /// The communities as lists of nodes, community `0` first, members ascending.
+    pub fn communities(&self) -> Vec<Vec<u32>> {
+        let c = self.community.iter().map(|&x| x as usize + 1).max().unwrap_or(0);
+        let mut out = vec![Vec::new(); c];
+        for (u, &x) in self.community.iter().enumerate() {
+            out[x as usize].push(u as u32);
+        }
+        out
+    }
+
+    /// Writes the communities, one per line, members separated by spaces (the format of
+    /// CYC2008 and of `trident cluster --eval`; node numbers are the labels of the edge list).
+    pub fn write_communities(&self, path: impl AsRef<Path>) -> Result<()> {
+        let path = path.as_ref();
+        let io = |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let f = std::fs::File::create(path).map_err(io)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        let mut line = Vec::new();
+        for c in self.communities() {
+            line.clear();
+            for (t, &u) in c.iter().enumerate() {
+                if t > 0 {
+                    line.push(b' ');
+                }
+                push_u32(&mut line, u);
+            }
+            line.push(b'\n');
+            w.write_all(&line).map_err(io)?;
+        }
+        w.flush().map_err(io)
+    }
+}
+
+/// A planted-partition graph (stochastic block model with a fixed edge count), reproducible
+/// from the seed whatever the number of threads.
+///
+/// Nodes are cut into `C` communities of (nearly) equal size, then relabelled by a random
+/// permutation (so that community does not follow node number). Edge `i` of the
+/// `round(n·D/2)` starts at node `i mod n` (in the unpermuted numbering, so every node starts
+/// `⌊m/n⌋` or `⌈m/n⌉` edges) and, with probability `1 − μ`, ends at a uniformly drawn other
+/// node of the same community, else at a uniformly drawn node of another community. Each
+/// node's expected degree is then `D`, of which a fraction `μ` leaves its community (LFR's
+/// mixing parameter). Edge `i`'s random numbers come from a counter-based generator
+/// (SplitMix64 of the seed and `i`), so edges are drawn in parallel. Pairs drawn twice are
+/// kept (a reader merges them), so the simple graph's mean degree is slightly below `D`
+/// when communities are small next to `D`.
+pub fn planted(o: &PlantedOptions) -> Result<Planted> {
+    let bad = |what: String| Err(Error::invalid("planted partition", what));
+    let n = o.nodes;
+    if n < 2 || n > u32::MAX as usize {
+        return bad(format!("nodes must be in 2..=4294967295, got {n}"));
+    }
+    let c = o.communities;
+    if c == 0 || c > n / 2 {
+        return bad(format!(
+            "communities must be in 1..={} (at least 2 nodes each), got {c}",
+            n / 2
+        ));
+    }
+    if !(o.degree.is_finite() && o.degree > 0.0) {
+        return bad(format!("degree must be > 0, got {}", o.degree));
+    }
+    if !(0.0..=1.0).contains(&o.mixing) {
+        return bad(format!("mixing must be in [0, 1], got {}", o.mixing));
+    }
+    if o.mixing > 0.0 && c < 2 {
+        return bad("mixing > 0 needs at least 2 communities".into());
+    }
+    let m = (n as f64 * o.degree / 2.0).round();
+    if m > (1u64 << 40) as f64 {
+        return bad(format!("{m} edges are too many"));
+    }
+    let m = m as usize;
+    // Community b holds the unpermuted nodes start(b) .. start(b + 1).
+    let start = |b: usize| -> usize { (b as u128 * n as u128 / c as u128) as usize };
+    let block = |u: usize| -> usize {
+        // The b with start(b) <= u < start(b + 1).
+        let mut b = ((u as u128 * c as u128) / n as u128) as usize;
+        while b + 1 < c && start(b + 1) <= u {
+            b += 1;
+        }
+        while start(b) > u {
+            b -= 1;
+        }
+        b
+    };
+    let key = splitmix(o.seed ^ 0x706C_616E_7465_6421);
+    let mut perm: Vec<u32> = (0..n as u64).map(|i| i as u32).collect();
+    let mut state = splitmix(key ^ 0x7065_726D);
+    for i in (1..n).rev() {
+        state = splitmix(state);
+        let j = ((state as u128 * (i as u128 + 1)) >> 64) as usize;
+        perm.swap(i, j);
+    }
+    // Uniform in 0..k from one 64-bit draw (Lemire's multiply-shift; bias < k / 2^64).
+    let below = |x: u64, k: usize| -> usize { ((x as u128 * k as u128) >> 64) as usize };
+    let mut src = vec![0u32; m];
+    let mut dst = vec![0u32; m];
+    const CHUNK: usize = 1 << 14;
+    let perm_ref = &perm;
+    src.par_chunks_mut(CHUNK)
+        .zip(dst.par_chunks_mut(CHUNK))
+        .enumerate()
+        .for_each(|(ci, (s, d))| {
+            for (k, (su, dv)) in s.iter_mut().zip(d.iter_mut()).enumerate() {
+                let e = (ci * CHUNK + k) as u64;
+                let r1 = splitmix(key ^ e.wrapping_mul(0xD1B5_4A32_D192_ED03));
+                let r2 = splitmix(r1);
+                let u = e as usize % n;
+                let b = block(u);
+                let (lo, hi) = (start(b), start(b + 1));
+                let v = if unit(r1) < o.mixing {
+                    // Another community: uniform over the n - size nodes outside [lo, hi).
+                    let t = below(r2, n - (hi - lo));
+                    if t < lo {
+                        t
+                    } else {
+                        t + (hi - lo)
+                    }
+                } else {
+                    // The same community, not u itself.
+                    let t = lo + below(r2, hi - lo - 1);
+                    if t < u {
+                        t
+                    } else {
+                        t + 1
+                    }
+                };
+                *su = perm_ref[u];
+                *dv = perm_ref[v];
+            }
+        });
+    // perm maps unpermuted node u to its label perm[u]; communities are by label.
+    let mut community = vec![0u32; n];
+    for (u, &p) in perm.iter().enumerate() {
+        community[p as usize] = block(u) as u32;
+    }
+    Ok(Planted {
+        edges: EdgeArrays { nodes: n, src, dst },
+        community,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,6 +382,171 @@ mod tests {
         let h = k.to_graph().unwrap();
         // The reader numbers nodes by first appearance or by id; edge counts agree anyway.
         assert_eq!(g.num_edges(), h.num_edges());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    fn small() -> PlantedOptions {
+        PlantedOptions {
+            nodes: 3000,
+            communities: 60,
+            degree: 16.0,
+            mixing: 0.2,
+            seed: 5,
+        }
+    }
+
+    #[test]
+    fn planted_is_reproducible_whatever_the_threads() {
+        let a = planted(&small()).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let b = pool.install(|| planted(&small()).unwrap());
+        assert_eq!(a, b);
+        let c = planted(&PlantedOptions {
+            seed: 6,
+            ..small()
+        })
+        .unwrap();
+        assert_ne!(a.edges, c.edges);
+    }
+
+    #[test]
+    fn planted_degree_mixing_and_sizes() {
+        let o = PlantedOptions {
+            nodes: 20_000,
+            communities: 100,
+            degree: 20.0,
+            mixing: 0.3,
+            seed: 1,
+        };
+        let p = planted(&o).unwrap();
+        let m = p.edges.src.len();
+        assert_eq!(m, 200_000);
+        // Sizes: 200 each; every node in exactly one.
+        let cs = p.communities();
+        assert_eq!(cs.len(), 100);
+        assert!(cs.iter().all(|c| c.len() == 200));
+        // No self-loops; the drawn degree (both ends) has mean D and every node starts
+        // exactly m / n edges.
+        assert!(p.edges.src.iter().zip(&p.edges.dst).all(|(u, v)| u != v));
+        let mut deg = vec![0u32; o.nodes];
+        for (&u, &v) in p.edges.src.iter().zip(&p.edges.dst) {
+            deg[u as usize] += 1;
+            deg[v as usize] += 1;
+        }
+        let mean = deg.iter().map(|&d| d as f64).sum::<f64>() / o.nodes as f64;
+        assert!((mean - 20.0).abs() < 1e-9, "{mean}");
+        // In-degree is binomial-like: no node far from D.
+        assert!(deg.iter().all(|&d| (8..=40).contains(&d)));
+        // Mixing: the fraction of edges between communities is μ within 4σ
+        // (σ = √(μ(1−μ)/m) ≈ 0.001).
+        let cross = p
+            .edges
+            .src
+            .iter()
+            .zip(&p.edges.dst)
+            .filter(|(&u, &v)| p.community[u as usize] != p.community[v as usize])
+            .count() as f64
+            / m as f64;
+        assert!((cross - 0.3).abs() < 0.005, "{cross}");
+        // Cross edges spread over other communities: none receives far above its share.
+        let mut per = vec![0usize; 100];
+        for (&u, &v) in p.edges.src.iter().zip(&p.edges.dst) {
+            let (a, b) = (p.community[u as usize], p.community[v as usize]);
+            if a != b {
+                per[b as usize] += 1;
+            }
+        }
+        let share = (0.3 * m as f64) / 100.0;
+        assert!(per.iter().all(|&x| (x as f64 - share).abs() < 0.2 * share));
+        // The simple graph keeps almost every edge (duplicates are rare at this size).
+        let g = p.edges.to_graph().unwrap();
+        assert!(g.num_edges() as f64 > 0.95 * m as f64, "{}", g.num_edges());
+        // Labels are permuted: community is not a function of node-number ranges.
+        assert!(cs[0].windows(2).any(|w| w[1] != w[0] + 1));
+    }
+
+    #[test]
+    fn planted_without_mixing_has_no_cross_edges() {
+        let p = planted(&PlantedOptions {
+            mixing: 0.0,
+            ..small()
+        })
+        .unwrap();
+        assert!(p
+            .edges
+            .src
+            .iter()
+            .zip(&p.edges.dst)
+            .all(|(&u, &v)| p.community[u as usize] == p.community[v as usize]));
+    }
+
+    #[test]
+    fn planted_rejects_bad_parameters() {
+        for o in [
+            PlantedOptions {
+                nodes: 1,
+                ..small()
+            },
+            PlantedOptions {
+                communities: 0,
+                ..small()
+            },
+            PlantedOptions {
+                communities: 1501,
+                ..small()
+            },
+            PlantedOptions {
+                degree: 0.0,
+                ..small()
+            },
+            PlantedOptions {
+                degree: f64::NAN,
+                ..small()
+            },
+            PlantedOptions {
+                mixing: 1.5,
+                ..small()
+            },
+            PlantedOptions {
+                communities: 1,
+                mixing: 0.1,
+                ..small()
+            },
+        ] {
+            assert!(planted(&o).is_err(), "{o:?}");
+        }
+    }
+
+    #[test]
+    fn planted_files_read_back_with_their_labels() {
+        let p = planted(&PlantedOptions {
+            nodes: 200,
+            communities: 10,
+            degree: 6.0,
+            mixing: 0.1,
+            seed: 3,
+        })
+        .unwrap();
+        let dir = std::env::temp_dir().join(format!("trident-planted-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (e, c) = (dir.join("p.txt"), dir.join("p.communities"));
+        p.edges.write_snap(&e, "test").unwrap();
+        p.write_communities(&c).unwrap();
+        let g = crate::io::read_graph_auto(&e).unwrap();
+        assert_eq!(g.num_edges(), p.edges.to_graph().unwrap().num_edges());
+        // Every community member names a node of the graph by its label, and the labels'
+        // adjacency agrees with the drawn edges.
+        let cx = crate::mcl::eval::read_complexes(&c).unwrap();
+        assert_eq!(cx.len(), 10);
+        let ids: std::collections::HashMap<String, usize> =
+            (0..g.num_nodes()).map(|u| (g.label(u), u)).collect();
+        let (u, v) = (p.edges.src[0], p.edges.dst[0]);
+        let (a, b) = (ids[&u.to_string()], ids[&v.to_string()]);
+        assert!(g.neighbors(a).contains(&(b as u32)));
+        assert!(cx.iter().flatten().all(|l| ids.contains_key(l)));
         std::fs::remove_dir_all(&dir).ok();
     }
 }

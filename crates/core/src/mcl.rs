@@ -87,6 +87,7 @@ use crate::graph::Graph;
 use crate::scalar::Scalar;
 
 pub mod eval;
+pub mod gpu;
 pub mod reference;
 
 /// How `M` is expanded each iteration.
@@ -127,6 +128,11 @@ pub struct MclOptions {
     pub stationary_tolerance: f64,
     /// Give up after this many iterations (default 100); reported in [`Clustering`].
     pub max_iterations: usize,
+    /// With [`Expansion::Regularized`]: after this many R-MCL iterations the expansion
+    /// becomes van Dongen's `M ← M·M` (no balance) until the chaos test is met (default
+    /// [`FINISH_AFTER`]; 0 never switches: pure R-MCL, which rarely meets the chaos test on
+    /// real networks). See the module docs, "Convergence".
+    pub finish_after: usize,
 }
 
 impl Default for MclOptions {
@@ -141,6 +147,7 @@ impl Default for MclOptions {
             chaos_tolerance: 1e-3,
             stationary_tolerance: STATIONARY_TOLERANCE,
             max_iterations: 100,
+            finish_after: FINISH_AFTER,
         }
     }
 }
@@ -198,9 +205,27 @@ impl MclOptions {
         Ok(())
     }
 
-    /// True when the balance penalty is applied (regularised expansion and `b > 0`).
+    /// True when the balance penalty is applied (regularised expansion and `b > 0`) in the
+    /// R-MCL iterations.
     pub fn balanced(&self) -> bool {
         self.expansion == Expansion::Regularized && self.balance > 0.0
+    }
+
+    /// The expansion of iteration `iteration` (0-based): [`Expansion::Mcl`] throughout for
+    /// `Mcl`; for `Regularized`, R-MCL's `M·M_R` for the first
+    /// [`MclOptions::finish_after`] iterations (all of them when it is 0), then `M·M`.
+    pub fn expansion_at(&self, iteration: usize) -> Expansion {
+        match self.expansion {
+            Expansion::Regularized if self.finish_after == 0 || iteration < self.finish_after => {
+                Expansion::Regularized
+            }
+            _ => Expansion::Mcl,
+        }
+    }
+
+    /// True when iteration `iteration` (0-based) applies the balance penalty.
+    pub fn balanced_at(&self, iteration: usize) -> bool {
+        self.balanced() && self.expansion_at(iteration) == Expansion::Regularized
     }
 }
 
@@ -222,6 +247,23 @@ pub struct Clustering {
     /// [`MclOptions::max_iterations`] ran out first (the clusters are then those of the last
     /// iterate).
     pub converged: bool,
+    /// Where the time went.
+    pub timings: MclTimings,
+}
+
+/// Seconds spent in each phase of a clustering run (zero where a phase does not apply).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct MclTimings {
+    /// Building `M_G` and the starting `M`, planning device memory.
+    pub prepare: f64,
+    /// Copying `M_G` and `M` to the device (GPU backends).
+    pub upload: f64,
+    /// The iterations.
+    pub iterate: f64,
+    /// Copying `M` back (GPU backends).
+    pub download: f64,
+    /// Interpreting `M` as clusters.
+    pub interpret: f64,
 }
 
 /// Why R-MCL stopped iterating.
@@ -469,6 +511,8 @@ impl<T: Scalar> Columns<T> {
 pub const FIXED_SCALE: f64 = 1152921504606846976.0; // 2^60
 /// Default [`MclOptions::stationary_tolerance`]: see the module docs, "Convergence".
 pub const STATIONARY_TOLERANCE: f64 = 1e-4;
+/// Default [`MclOptions::finish_after`]: see the module docs, "Convergence".
+pub const FINISH_AFTER: usize = 10;
 
 /// Scale of the fixed-point mass `m = M·1` (a node can attract up to `n`).
 pub const MASS_SCALE: f64 = 4294967296.0; // 2^32
@@ -718,6 +762,7 @@ pub fn empty_clustering() -> Clustering {
         change: 0.0,
         stop: StopReason::Chaos,
         converged: true,
+        timings: MclTimings::default(),
     }
 }
 

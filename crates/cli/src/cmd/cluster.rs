@@ -51,6 +51,11 @@ pub struct Args {
     /// fixed point, which its chaos test rarely reaches. 0 turns the test off.
     #[arg(long, default_value_t = trident_core::mcl::STATIONARY_TOLERANCE)]
     stationary_tolerance: f64,
+    /// With the regularized expansion: after this many R-MCL iterations, finish with mcl's
+    /// M ← M·M until the chaos test is met (R-MCL alone keeps moving flow between the
+    /// attractors of a cluster and rarely converges). 0: R-MCL throughout.
+    #[arg(long, default_value_t = trident_core::mcl::FINISH_AFTER)]
+    finish_after: usize,
     /// Which backend clusters.
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendChoice,
@@ -85,6 +90,7 @@ impl Args {
             max_per_column: self.max_per_column,
             max_iterations: self.max_iterations,
             stationary_tolerance: self.stationary_tolerance,
+            finish_after: self.finish_after,
             ..MclOptions::default()
         }
     }
@@ -108,6 +114,7 @@ pub fn run(args: Args) -> Result<()> {
     let b = select::open(args.backend)?;
     eprintln!("backend: {b}");
     let t = Instant::now();
+    let started = Instant::now();
     let g = io::read_graph_auto(&args.path)?;
     let read = t.elapsed().as_secs_f64();
     crate::print_notes(g.notes());
@@ -142,7 +149,7 @@ pub fn run(args: Args) -> Result<()> {
     let write = t.elapsed().as_secs_f64();
     eprintln!(
         "clusters: {} ({} singletons), largest {}; {} iterations (stopped: {}), chaos {:.3e}, \
-         change {:.3e}; cluster {secs:.3} s, write {write:.3} s",
+         change {:.3e}",
         c.clusters.len(),
         c.clusters.iter().filter(|x| x.len() == 1).count(),
         c.clusters.first().map_or(0, Vec::len),
@@ -150,6 +157,21 @@ pub fn run(args: Args) -> Result<()> {
         c.stop,
         c.chaos,
         c.change
+    );
+    let p = &c.timings;
+    eprintln!(
+        "phases: read {read:.3} s, prepare {:.3} s, transfer {:.3} s (upload {:.3}, download \
+         {:.3}), iterations {:.3} s ({} iterations, {:.1} ms each), interpret {:.3} s, write \
+         {write:.3} s; cluster {secs:.3} s, end to end {:.3} s",
+        p.prepare,
+        p.upload + p.download,
+        p.upload,
+        p.download,
+        p.iterate,
+        c.iterations,
+        1e3 * p.iterate / c.iterations.max(1) as f64,
+        p.interpret,
+        started.elapsed().as_secs_f64()
     );
     if let (Some(cx), Some(path)) = (&complexes, &args.eval) {
         let s = eval::score(&g, &c.clusters, cx);
@@ -221,6 +243,7 @@ fn read_clusters(g: &Graph, path: &Path) -> Result<Clustering> {
         change: 0.0,
         stop: trident_core::StopReason::Chaos,
         converged: true,
+        timings: Default::default(),
     })
 }
 

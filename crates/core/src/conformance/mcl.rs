@@ -42,6 +42,10 @@ pub fn checks<B: MarkovCluster<f32> + MarkovCluster<f64>>() -> Vec<Check<B>> {
             name: "mcl_stationary_stop_f64",
             run: stationary::<f64, B>,
         },
+        Check {
+            name: "mcl_converges_on_planted_f64",
+            run: converges::<f64, B>,
+        },
     ]
 }
 
@@ -59,7 +63,8 @@ macro_rules! mcl_conformance_tests {
             mcl_planted_partition_f32,
             mcl_planted_partition_f64,
             mcl_ppi_networks_f64,
-            mcl_stationary_stop_f64
+            mcl_stationary_stop_f64,
+            mcl_converges_on_planted_f64
         );
     };
 }
@@ -256,8 +261,11 @@ fn planted<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
 /// Iterations of the PPI check: every kernel and every step runs this many times on real
 /// data, and the partition after them (not yet converged, so sensitive to every entry) must
 /// equal the reference's. The reference (sequential, unoptimised in debug builds) dominates
-/// the check's time, so this keeps the suite short; the benchmark runs to the default cap.
+/// the check's time, so this keeps the suite short; the benchmark runs to convergence.
 const PPI_ITERATIONS: usize = 10;
+/// R-MCL iterations of the PPI check before its `M·M` finish, so that both expansions (and
+/// the hub-column path of each) run on real data.
+const PPI_FINISH_AFTER: usize = 6;
 
 /// The shared yeast networks: the same partition as the reference.
 fn ppi<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
@@ -271,16 +279,17 @@ fn ppi<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
     let g = crate::io::read_graph_auto(dir.join("ppi").join(name)).map_err(|e| e.to_string())?;
     let o = MclOptions {
         max_iterations: PPI_ITERATIONS,
+        finish_after: PPI_FINISH_AFTER,
         ..MclOptions::default()
     };
     let c = run::<T, B>(b, &g, &o)?;
     same_as_reference::<T>(&c, &g, &o, name)
 }
 
-/// The stationary stop on real data: collins2007 with balance 0 (plain R-MCL, whose iterate
-/// settles; with the default balance it keeps wandering, see the module docs of
-/// [`crate::mcl`]) and a stationary tolerance of 1e-2 (reached after about 55 iterations,
-/// short enough for debug builds). The backend must stop for the same reason, at the same
+/// The stationary stop on real data: collins2007 with balance 0, R-MCL throughout (plain
+/// R-MCL, whose iterate settles; with the default balance it keeps wandering, see the module
+/// docs of [`crate::mcl`]) and a stationary tolerance of 1e-2 (reached after about 55
+/// iterations, short enough for debug builds). The backend must stop for the same reason, at the same
 /// iteration, with the same chaos and change (bit for bit) and the same partition as the
 /// reference.
 fn stationary<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
@@ -292,6 +301,7 @@ fn stationary<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
     let o = MclOptions {
         balance: 0.0,
         stationary_tolerance: 1e-2,
+        finish_after: 0,
         ..MclOptions::default()
     };
     let c = run::<T, B>(b, &g, &o)?;
@@ -316,4 +326,67 @@ fn stationary<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
         None => Ok(()),
         Some(d) => Err(format!("{name}: differs from the reference: {d}")),
     }
+}
+
+/// The default options converge: a planted partition (600 nodes in 30 communities of 20,
+/// mean degree 10, a tenth of the edges between communities; `generate::planted`, seed 11)
+/// must stop on the chaos test well before the cap (the R-MCL phase, then the `M·M` finish),
+/// at the same iteration and with the same chaos and change bits and the same partition as
+/// the reference, and recover the communities: at least 27 of the 30 matched by a cluster
+/// with overlap `|A∩B|²/(|A|·|B|) ≥ 0.5`.
+fn converges<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
+    let p = crate::generate::planted(&crate::generate::PlantedOptions {
+        nodes: 600,
+        communities: 30,
+        degree: 10.0,
+        mixing: 0.1,
+        seed: 11,
+    })
+    .map_err(|e| e.to_string())?;
+    let g = p.edges.to_graph().map_err(|e| e.to_string())?;
+    let o = MclOptions::default();
+    let c = run::<T, B>(b, &g, &o)?;
+    let r = reference::cluster::<T>(&g, &o).map_err(|e| e.to_string())?;
+    if r.stop != StopReason::Chaos || r.iterations > o.max_iterations / 2 {
+        return Err(format!(
+            "planted: the reference stopped ({}) after {} iterations, not on chaos well \
+             before the cap",
+            r.stop, r.iterations
+        ));
+    }
+    if (c.stop, c.iterations) != (r.stop, r.iterations)
+        || c.chaos.to_bits() != r.chaos.to_bits()
+        || c.change.to_bits() != r.change.to_bits()
+    {
+        return Err(format!(
+            "planted: stopped ({}) after {} iterations, chaos {:e}, change {:e}; the \
+             reference ({}) after {}, chaos {:e}, change {:e}",
+            c.stop, c.iterations, c.chaos, c.change, r.stop, r.iterations, r.chaos, r.change
+        ));
+    }
+    if let Some(d) = partition_difference(&c.clusters, &r.clusters) {
+        return Err(format!("planted: differs from the reference: {d}"));
+    }
+    let of = c.assignment(g.num_nodes());
+    let sizes: Vec<usize> = c.clusters.iter().map(Vec::len).collect();
+    let recovered = p
+        .communities()
+        .iter()
+        .filter(|com| {
+            let mut hits = std::collections::HashMap::new();
+            for &u in com.iter() {
+                *hits.entry(of[u as usize]).or_insert(0usize) += 1;
+            }
+            hits.iter().any(|(&k, &h)| {
+                (h * h) as f64 / (com.len() * sizes[k]) as f64 >= 0.5
+            })
+        })
+        .count();
+    if recovered < 27 {
+        return Err(format!(
+            "planted: {recovered} of 30 communities recovered ({} clusters)",
+            c.clusters.len()
+        ));
+    }
+    Ok(())
 }

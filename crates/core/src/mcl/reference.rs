@@ -38,7 +38,7 @@ pub fn cluster<T: Scalar>(g: &Graph, opts: &MclOptions) -> Result<Clustering> {
             break reason;
         }
         // Balance penalty per node: max(mass, floor)^(-b).
-        let pen: Vec<T> = if opts.balanced() {
+        let pen: Vec<T> = if opts.balanced_at(iterations) {
             let mut mass = vec![0u64; n];
             for c in &m {
                 for &(i, x) in c {
@@ -54,7 +54,7 @@ pub fn cluster<T: Scalar>(g: &Graph, opts: &MclOptions) -> Result<Clustering> {
         let mut max_change: u64 = 0;
         for j in 0..n {
             // The right operand's column j: (k, weight).
-            let right: Vec<(usize, T)> = match opts.expansion {
+            let right: Vec<(usize, T)> = match opts.expansion_at(iterations) {
                 Expansion::Regularized => {
                     let (a, b) = (tr.ptr[j] as usize, tr.ptr[j + 1] as usize);
                     (a..b).map(|t| (tr.row[t] as usize, rval[t])).collect()
@@ -120,5 +120,6 @@ pub fn cluster<T: Scalar>(g: &Graph, opts: &MclOptions) -> Result<Clustering> {
         change,
         stop,
         converged: stop.converged(),
+        timings: super::MclTimings::default(),
     })
 }

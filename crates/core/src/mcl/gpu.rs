@@ -1,0 +1,373 @@
+//! R-MCL on a GPU: the host side that the CUDA and OpenCL backends share. [`GpuPlan`] sizes
+//! the device buffers (the hub-column scratch and the device-memory estimate, refused up
+//! front with the bytes needed); [`MclKernels`] is what a backend supplies (upload, one
+//! iteration on the device, download); [`cluster`] is the one driver loop (stop rule, the
+//! expansion of each iteration, progress, phase times, interpretation) every GPU backend runs.
+//!
+//! The kernels (`kernels/cuda/mcl.cu`, `kernels/opencl/mcl.cl`, one argument signature) are
+//! described at the top of either file; per iteration a backend enqueues, without waiting,
+//! `mcl_mass` and `mcl_penalty` (balanced iterations only), `mcl_column_local` over all `n`
+//! columns, `mcl_column_global` over the columns that spilled out of the local hash table
+//! (when [`GpuPlan::hubs`] > 0: [`GpuPlan::groups`] work-groups stride over the overflow
+//! list), and `mcl_reduce`, then reads back the chaos, the change and the entry count: the
+//! loop stays on the device.
+
+use std::time::Instant;
+
+use super::{
+    empty_clustering, interpret, stop_reason, Clustering, Columns, Expansion, MclOptions,
+    MclProgress, MclTimings, Transition,
+};
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+use crate::graph::Graph;
+use crate::scalar::Scalar;
+
+/// Largest hash table per work-group in local (shared) memory, in slots: `LCAP` of the
+/// kernel files.
+pub const LCAP: usize = 2048;
+/// Environment variable that lowers the local hash table (slots, at least 4, rounded up to
+/// a power of two), so that tests on small graphs exercise the global-memory path of hub
+/// columns.
+pub const LCAP_ENV: &str = "TRIDENT_MCL_LCAP";
+/// Work-items per column work-group (a power of two within the kernels' launch bounds).
+pub const COLUMN_WG: usize = 128;
+/// Work-items of the one `mcl_reduce` work-group (`WG_MAX` of the kernel files).
+pub const REDUCE_WG: usize = 1024;
+/// Work-items per work-group of `mcl_mass` / `mcl_penalty`.
+pub const LINEAR_WG: usize = 256;
+/// Upper bound on the bytes of the global scratch of the hub-column path.
+pub const SCRATCH_BUDGET: usize = 1 << 30;
+/// Most work-groups of the hub-column pass.
+pub const MAX_HUB_GROUPS: usize = 256;
+
+/// Kernel flag: the right operand of the expansion is `M` itself (plain MCL).
+pub const FLAG_RIGHT_IS_M: u32 = 1;
+/// Kernel flag: multiply row `i` of the product by `pen[i]` (the balance penalty).
+pub const FLAG_BALANCED: u32 = 2;
+/// Kernel flag: inflation 2 as `x·x`.
+pub const FLAG_SQUARE: u32 = 4;
+
+/// The local hash table size: [`LCAP`], or the value of [`LCAP_ENV`] (clamped to
+/// `4..=LCAP`, rounded up to a power of two).
+pub fn lcap_from_env() -> usize {
+    std::env::var(LCAP_ENV)
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .map_or(LCAP, |v| v.clamp(4, LCAP).next_power_of_two())
+}
+
+/// Device buffer sizes of one R-MCL run (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuPlan {
+    /// Nodes (columns).
+    pub n: usize,
+    /// `K`, entries per column.
+    pub k: usize,
+    /// Local hash table slots in use (`≤ LCAP`).
+    pub lcap: usize,
+    /// Columns whose candidate products may exceed half the local table in some iteration
+    /// (0: the global pass is never launched).
+    pub hubs: usize,
+    /// Slots of one work-group's global scratch region (a power of two ≥ twice the largest
+    /// candidate count; 1 when there are no hubs).
+    pub region: usize,
+    /// Work-groups of the global pass.
+    pub groups: usize,
+    /// `groups · region`: slots of each global scratch array.
+    pub scratch: usize,
+    /// `n · K`: slots of each half of `M`.
+    pub slots: usize,
+    /// Device memory of all buffers, in bytes.
+    pub bytes: u64,
+}
+
+impl GpuPlan {
+    /// Plans a run on `tr` with `opts` for elements of `scalar_size` bytes, a local table of
+    /// `lcap` slots and a device of `total_memory` bytes (named `device` in the error,
+    /// `backend` the error's backend). A run that does not fit is
+    /// [`Error::OutOfMemory`], naming the bytes needed.
+    pub fn new(
+        tr: &Transition,
+        opts: &MclOptions,
+        lcap: usize,
+        scalar_size: usize,
+        total_memory: u64,
+        backend: &'static str,
+        device: &str,
+    ) -> Result<Self> {
+        let n = tr.n;
+        let k = opts.max_per_column;
+        let oom = |message: String| Error::out_of_memory(backend, message);
+        // A column of M·M_G combines deg(j)+1 columns of at most K entries; one of M·M
+        // combines at most K columns of at most K.
+        let regularized = opts.expansion == Expansion::Regularized;
+        let finishes = opts.expansion == Expansion::Mcl || opts.finish_after > 0;
+        let bound = |j: usize| -> usize {
+            let r = if regularized {
+                (tr.ptr[j + 1] - tr.ptr[j]) as usize * k
+            } else {
+                0
+            };
+            if finishes {
+                r.max(k * k)
+            } else {
+                r
+            }
+        };
+        let hubs = (0..n).filter(|&j| 2 * bound(j) > lcap).count();
+        let max_bound = (0..n).map(bound).max().unwrap_or(1).max(1);
+        let region = if hubs == 0 {
+            1
+        } else {
+            (2 * max_bound)
+                .checked_next_power_of_two()
+                .ok_or_else(|| oom(format!("R-MCL hub scratch of {max_bound} candidates")))?
+        };
+        let slot_bytes = 4 + 8 + 4 + scalar_size;
+        let groups = hubs
+            .min(MAX_HUB_GROUPS)
+            .min((SCRATCH_BUDGET / (region * slot_bytes)).max(1))
+            .max(1);
+        let scratch = groups
+            .checked_mul(region)
+            .ok_or_else(|| oom(format!("R-MCL hub scratch: {groups} × {region} slots")))?;
+        let slots = n
+            .checked_mul(k)
+            .ok_or_else(|| oom(format!("R-MCL: {n} nodes × K = {k} slots")))?;
+        // Every buffer, before allocating any: M twice (idx, val), len twice, pen, mass, sq
+        // (2n), overflow (n + 1), M_G (ptr, row, val) and the scratch.
+        let (s, t, nn) = (slots as u128, scalar_size as u128, n as u128);
+        let need = 2 * s * (4 + t)
+            + nn * (2 * 4 + t + 8 + 16 + 4)
+            + (nn + 1) * 8
+            + tr.row.len() as u128 * (4 + t)
+            + scratch as u128 * slot_bytes as u128;
+        let have = u128::from(total_memory);
+        if need > have {
+            return Err(oom(format!(
+                "R-MCL on {n} nodes with K = {k} needs {need} bytes ({:.2} GiB) of device \
+                 memory, {device} has {have} ({:.2} GiB); lower --max-per-column or use the CPU",
+                need as f64 / (1u64 << 30) as f64,
+                have as f64 / (1u64 << 30) as f64
+            )));
+        }
+        Ok(Self {
+            n,
+            k,
+            lcap,
+            hubs,
+            region,
+            groups,
+            scratch,
+            slots,
+            bytes: need as u64,
+        })
+    }
+}
+
+/// The kernel flags of iteration `iteration` (0-based): see [`MclOptions::expansion_at`].
+pub fn flags(opts: &MclOptions, iteration: usize) -> u32 {
+    let mut f = 0;
+    if opts.expansion_at(iteration) == Expansion::Mcl {
+        f |= FLAG_RIGHT_IS_M;
+    }
+    if opts.balanced_at(iteration) {
+        f |= FLAG_BALANCED;
+    }
+    if opts.inflation == 2.0 {
+        f |= FLAG_SQUARE;
+    }
+    f
+}
+
+/// What one device iteration reports (read back from `mcl_reduce`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IterationReport {
+    /// Global chaos; NaN when a hub column did not fit its scratch region (a bug).
+    pub chaos: f64,
+    /// Largest column L1 change.
+    pub change: f64,
+    /// Entries of `M` after the iteration.
+    pub entries: u64,
+}
+
+/// The device steps of the R-MCL driver [`cluster`].
+pub trait MclKernels<T: Scalar>: Backend {
+    /// The device buffers of one run (`M` twice, `M_G`, penalties, scratch) and which half
+    /// of `M` is current.
+    type State;
+
+    /// Device memory in bytes (the plan refuses larger runs up front).
+    fn mcl_memory(&self) -> u64;
+    /// Allocates the buffers of `plan` and uploads `M_G` and the starting `M`.
+    fn mcl_upload(&self, plan: &GpuPlan, tr: &Transition, m0: &Columns<T>)
+        -> Result<Self::State>;
+    /// One iteration with kernel `flags` ([`flags`]): the balance penalty when
+    /// [`FLAG_BALANCED`], the column passes, the reduction; makes the new `M` current and
+    /// returns the read-back scalars.
+    fn mcl_iterate(
+        &self,
+        st: &mut Self::State,
+        plan: &GpuPlan,
+        opts: &MclOptions,
+        flags: u32,
+    ) -> Result<IterationReport>;
+    /// Downloads the current `M` (waits for pending work).
+    fn mcl_download(&self, st: &Self::State, plan: &GpuPlan) -> Result<Columns<T>>;
+}
+
+/// R-MCL of `g` on a GPU backend: the driver every GPU backend's
+/// [`MarkovCluster`](super::MarkovCluster) implementation calls.
+pub fn cluster<T: Scalar, B: MclKernels<T>>(
+    b: &B,
+    g: &Graph,
+    opts: &MclOptions,
+    progress: &mut dyn FnMut(&MclProgress),
+) -> Result<Clustering> {
+    let t = Instant::now();
+    let tr = Transition::new(g, opts)?;
+    if tr.n == 0 {
+        return Ok(empty_clustering());
+    }
+    let plan = GpuPlan::new(
+        &tr,
+        opts,
+        lcap_from_env(),
+        std::mem::size_of::<T>(),
+        b.mcl_memory(),
+        b.name(),
+        &b.device(),
+    )?;
+    let m0 = Columns::<T>::initial(&tr, opts.max_per_column)?;
+    let mut timings = MclTimings {
+        prepare: t.elapsed().as_secs_f64(),
+        ..MclTimings::default()
+    };
+    let t = Instant::now();
+    let mut st = b.mcl_upload(&plan, &tr, &m0)?;
+    drop(m0);
+    b.synchronize()?;
+    timings.upload = t.elapsed().as_secs_f64();
+
+    let start = Instant::now();
+    let mut chaos = f64::INFINITY;
+    let mut change = f64::INFINITY;
+    let mut iterations = 0;
+    let stop = loop {
+        if let Some(reason) = stop_reason(opts, iterations, chaos, change) {
+            break reason;
+        }
+        let r = b.mcl_iterate(&mut st, &plan, opts, flags(opts, iterations))?;
+        if r.chaos.is_nan() {
+            return Err(Error::backend(
+                b.name(),
+                "R-MCL: a hub column exceeded its scratch region (a bug)",
+            ));
+        }
+        (chaos, change) = (r.chaos, r.change);
+        iterations += 1;
+        progress(&MclProgress {
+            iteration: iterations,
+            chaos,
+            change,
+            entries: r.entries,
+            seconds: start.elapsed().as_secs_f64(),
+        });
+    };
+    timings.iterate = start.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let m = b.mcl_download(&st, &plan)?;
+    drop(st);
+    timings.download = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let clusters = interpret(&m);
+    timings.interpret = t.elapsed().as_secs_f64();
+    Ok(Clustering {
+        clusters,
+        iterations,
+        chaos,
+        change,
+        stop,
+        converged: stop.converged(),
+        timings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn star(leaves: usize) -> Transition {
+        let g = Graph::from_edges(leaves + 1, (1..=leaves).map(|i| (0, i))).unwrap();
+        Transition::new(&g, &MclOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn hubs_and_regions_follow_the_degrees() {
+        // R-MCL only (no finishing phase): the centre of a 40-leaf star has 41 columns of
+        // K = 8 to combine (328 candidates, > 512 / 2): the only hub.
+        let opts = MclOptions {
+            max_per_column: 8,
+            finish_after: 0,
+            ..MclOptions::default()
+        };
+        let tr = star(40);
+        let p = GpuPlan::new(&tr, &opts, 512, 8, 1 << 40, "test", "dev").unwrap();
+        assert_eq!((p.n, p.k, p.hubs, p.slots), (41, 8, 1, 41 * 8));
+        assert_eq!(p.region, 1024);
+        assert_eq!(p.groups, 1);
+        assert_eq!(p.scratch, 1024);
+        // A large table: no hubs, a one-slot region.
+        let p = GpuPlan::new(&tr, &opts, 2048, 8, 1 << 40, "test", "dev").unwrap();
+        assert_eq!((p.hubs, p.region, p.scratch), (0, 1, 1));
+        // With the M·M finish every column may combine K columns of K: K = 33 gives 1089
+        // candidates, twice that exceeds 2048 for every column.
+        let fin = MclOptions {
+            max_per_column: 33,
+            ..MclOptions::default()
+        };
+        let p = GpuPlan::new(&tr, &fin, 2048, 8, 1 << 40, "test", "dev").unwrap();
+        assert_eq!(p.hubs, 41);
+        assert_eq!(p.region, (2 * 41 * 33usize).next_power_of_two());
+        assert_eq!(p.groups, 41);
+    }
+
+    #[test]
+    fn memory_estimate_counts_every_buffer_and_names_the_need() {
+        let opts = MclOptions {
+            max_per_column: 8,
+            finish_after: 0,
+            ..MclOptions::default()
+        };
+        let tr = star(3); // 4 nodes, 3 + 3 + 4 = 10 entries in M_G, no hubs.
+        let p = GpuPlan::new(&tr, &opts, 2048, 8, 1 << 40, "test", "dev").unwrap();
+        let want = 2 * 32 * 12 + 4 * (8 + 8 + 8 + 16 + 4) + 5 * 8 + 10 * 12 + 24;
+        assert_eq!(p.bytes, want);
+        // One byte short: a clear error that says how much was needed.
+        let e = GpuPlan::new(&tr, &opts, 2048, 8, want - 1, "test", "the test device")
+            .unwrap_err();
+        let msg = e.to_string();
+        assert!(matches!(e, Error::OutOfMemory { .. }), "{e:?}");
+        assert!(msg.contains(&format!("needs {want} bytes")), "{msg}");
+        assert!(msg.contains("the test device"), "{msg}");
+        assert!(GpuPlan::new(&tr, &opts, 2048, 8, want, "test", "dev").is_ok());
+    }
+
+    #[test]
+    fn flags_follow_the_phase() {
+        let o = MclOptions {
+            finish_after: 3,
+            ..MclOptions::default()
+        };
+        assert_eq!(flags(&o, 0), FLAG_BALANCED | FLAG_SQUARE);
+        assert_eq!(flags(&o, 2), FLAG_BALANCED | FLAG_SQUARE);
+        assert_eq!(flags(&o, 3), FLAG_RIGHT_IS_M | FLAG_SQUARE);
+        let pure = MclOptions {
+            finish_after: 0,
+            inflation: 1.5,
+            ..MclOptions::default()
+        };
+        assert_eq!(flags(&pure, 1000), FLAG_BALANCED);
+    }
+}
