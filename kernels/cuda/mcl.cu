@@ -21,8 +21,9 @@
 //   mcl_column_local               one block per column j: expansion into a hash table in
 //                                  shared memory, penalty, inflation, prune, top-K (ties by
 //                                  row), normalisation, the column's sum of squares; a column
-//                                  with more than LCAP/2 candidate products is appended to
-//                                  the overflow list instead;
+//                                  with more than LCAP/2 distinct rows (tried only when its
+//                                  candidate products exceed LCAP/2) is appended to the
+//                                  overflow list instead;
 //   mcl_column_global              G blocks stride over the overflow list (block g takes
 //                                  entries first + g, first + g + G, ...; one launch, when
 //                                  any column can overflow), the same pass with the hash
@@ -51,7 +52,7 @@
 // flags: 1 = RIGHT_IS_M (plain MCL expansion), 2 = BALANCED (multiply by pen[row]),
 //        4 = SQUARE (inflation 2 as x*x). overflow[0] is the count, overflow[1..] columns.
 // Launch: mcl_mass / mcl_penalty: 1-D, any block size, grid * block >= n. mcl_column_local:
-// n blocks (first unused; a column spills when 2 * candidates > min(lcap, LCAP));
+// n blocks (first unused; a column spills when 2 * distinct rows > min(lcap, LCAP));
 // mcl_column_global (lcap unused): G blocks, g_* regions of `region` slots each (G * region
 // in all); both of a power-of-two size <= 1024. mcl_reduce: one block of a power-of-two size
 // <= 1024. Index arithmetic is 64-bit where sizes may exceed 2^32 (n*K slots, regions).
@@ -159,7 +160,8 @@ __device__ void mcl_column(const u64 j, const u32 K, const u32 flags, const T in
     const int right_m = (flags & RIGHT_IS_M) != 0;
     const u64 rb = right_m ? j * K : rptr[j];
     const u32 rl = right_m ? in_len[j] : (u32)(rptr[j + 1] - rptr[j]);
-    /* sh: 0 candidates, 1 survivors, 2 inflated sum, 3 kept sum, 4 sum of squares */
+    /* sh: 0 candidates, 1 survivors, 2 inflated sum, 3 kept sum, 4 sum of squares,
+       5 distinct rows, 6 table full (a tentative column spills) */
     if (tid == 0) {
         u64 c = 0;
         for (u32 t = 0; t < rl; ++t) {
@@ -171,24 +173,28 @@ __device__ void mcl_column(const u64 j, const u32 K, const u32 flags, const T in
         sh[2] = 0;
         sh[3] = 0;
         sh[4] = 0;
+        sh[5] = 0;
+        sh[6] = 0;
     }
     __syncthreads();
     const u64 cand = sh[0];
     int go = 1;
-    if (may_spill && 2 * cand > cap_max) {
-        if (tid == 0) {
-            const u32 slot = atomicAdd(&overflow[0], 1u);
-            overflow[1 + slot] = (u32)j;
+    /* More candidates than half the table: the local version tries the whole table anyway
+       (candidates count repeated rows; the distinct rows are usually far fewer) and spills
+       the column to the overflow list only when its distinct rows exceed half the table. */
+    int tentative = 0;
+    if (2 * cand > cap_max) {
+        if (may_spill) {
+            tentative = 1;
+        } else { /* regions sized wrong by the host: NaN */
+            if (tid == 0) {
+                out_len[j] = 0xFFFFFFFFu; /* reported by mcl_reduce */
+            }
+            go = 0;
         }
-        go = 0;
-    } else if (2 * cand > cap_max) { /* regions sized wrong by the host: NaN */
-        if (tid == 0) {
-            out_len[j] = 0xFFFFFFFFu; /* reported by mcl_reduce */
-        }
-        go = 0;
     }
     if (go) {
-        const u32 cap = next_pow2(max(2 * cand, (u64)2));
+        const u32 cap = tentative ? (u32)cap_max : next_pow2(max(2 * cand, (u64)2));
         for (u32 s = tid; s < cap; s += wg) {
             keys[s] = EMPTY;
             acc[s] = 0;
@@ -200,6 +206,9 @@ __device__ void mcl_column(const u64 j, const u32 K, const u32 flags, const T in
             lanes <<= 1;
         }
         for (u32 t = tid / lanes; t < rl; t += wg / lanes) {
+            if (tentative && atomicAdd(&sh[6], 0ull) != 0) {
+                break; /* the column spills: stop early */
+            }
             const u32 k = right_m ? in_idx[rb + t] : rrow[rb + t];
             const T w = right_m ? in_val[rb + t] : rval[rb + t];
             const u64 kb = (u64)k * K;
@@ -209,9 +218,16 @@ __device__ void mcl_column(const u64 j, const u32 K, const u32 flags, const T in
                 const T p = in_val[kb + s] * w;
                 const u64 fx = to_fixed(p);
                 u32 h = (row * 2654435761u) & (cap - 1);
-                for (;;) {
+                for (u32 probe = 0;; ++probe) {
+                    if (probe == cap) { /* full (tentative only): spill */
+                        atomicExch(&sh[6], 1ull);
+                        break;
+                    }
                     const u32 old = atomicCAS(&keys[h], EMPTY, row);
                     if (old == EMPTY || old == row) {
+                        if (old == EMPTY && tentative && atomicAdd(&sh[5], 1ull) + 1 > cap / 2) {
+                            atomicExch(&sh[6], 1ull);
+                        }
                         atomicAdd(&acc[h], fx);
                         break;
                     }
@@ -220,6 +236,12 @@ __device__ void mcl_column(const u64 j, const u32 K, const u32 flags, const T in
             }
         }
         __syncthreads();
+        const u64 full = sh[6];
+        if (full && tid == 0) {
+            const u32 slot = atomicAdd(&overflow[0], 1u);
+            overflow[1 + slot] = (u32)j;
+        }
+        if (!full) {
         /* Penalty and inflation; the inflated value replaces the sum (as bits). */
         for (u32 s = tid; s < cap; s += wg) {
             const u32 row = keys[s];
@@ -313,6 +335,7 @@ __device__ void mcl_column(const u64 j, const u32 K, const u32 flags, const T in
                 }
             }
         }
+        }
     }
 }
 
@@ -327,7 +350,7 @@ __device__ __forceinline__ void mcl_column_local(
     __shared__ u64 acc[LCAP];
     __shared__ u32 crow[LCAP / 2];
     __shared__ T cy[LCAP / 2];
-    __shared__ u64 sh[5];
+    __shared__ u64 sh[7];
     const u64 j = blockIdx.x;
     if (j >= n) {
         return;
@@ -346,7 +369,7 @@ __device__ __forceinline__ void mcl_column_global(
     u32 *__restrict__ out_len, u64 *__restrict__ sq, u32 *__restrict__ overflow,
     u32 *__restrict__ g_keys, u64 *__restrict__ g_acc, u32 *__restrict__ g_crow,
     T *__restrict__ g_cy, const u64 region, const u64 first) {
-    __shared__ u64 sh[5];
+    __shared__ u64 sh[7];
     const u64 g = blockIdx.x;
     const u64 base = g * region;
     const u64 count = overflow[0];

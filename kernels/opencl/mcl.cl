@@ -20,7 +20,8 @@
 //   mcl_column_local               one work-group per column j: expansion into a hash table
 //                                  in local memory, penalty, inflation, prune, top-K (ties
 //                                  by row), normalisation, the column's chaos; a column with
-//                                  more than LCAP/2 candidate products is appended to the
+//                                  more than LCAP/2 distinct rows (tried only when its
+//                                  candidate products exceed LCAP/2) is appended to the
 //                                  overflow list instead;
 //   mcl_column_global              G work-groups stride over the overflow list (group g
 //                                  takes entries first + g, first + g + G, ...; one launch,
@@ -50,7 +51,7 @@
 // flags: 1 = RIGHT_IS_M (plain MCL expansion), 2 = BALANCED (multiply by pen[row]),
 //        4 = SQUARE (inflation 2 as x*x). overflow[0] is the count, overflow[1..] columns.
 // Launch: mcl_mass / mcl_penalty: 1-D, any work-group size, global >= n. mcl_column_local:
-// n work-groups (first unused; a column spills when 2 * candidates > min(lcap, LCAP));
+// n work-groups (first unused; a column spills when 2 * distinct rows > min(lcap, LCAP));
 // mcl_column_global (lcap unused): G work-groups, g_* regions of `region`
 // slots each (G * region in all); both of a power-of-two size <= 1024. mcl_reduce: one
 // work-group of a power-of-two size <= 1024.
@@ -161,7 +162,8 @@ __kernel void CAT(mcl_penalty_, SUFFIX)(const ulong n, const REAL b,
         const int right_m = (flags & RIGHT_IS_M) != 0;                                        \
         const ulong rb = right_m ? j * K : rptr[j];                                          \
         const uint rl = right_m ? in_len[j] : (uint)(rptr[j + 1] - rptr[j]);                  \
-        /* sh: 0 candidates, 1 survivors, 2 inflated sum, 3 kept sum, 4 sum of squares */    \
+        /* sh: 0 candidates, 1 survivors, 2 inflated sum, 3 kept sum, 4 sum of squares,       \
+           5 distinct rows, 6 table full (a tentative column spills) */                       \
         if (tid == 0) {                                                                       \
             ulong c = 0;                                                                      \
             for (uint t = 0; t < rl; ++t) {                                                   \
@@ -173,25 +175,30 @@ __kernel void CAT(mcl_penalty_, SUFFIX)(const ulong n, const REAL b,
             sh[2] = 0;                                                                        \
             sh[3] = 0;                                                                        \
             sh[4] = 0;                                                                        \
+            sh[5] = 0;                                                                        \
+            sh[6] = 0;                                                                        \
         }                                                                                     \
         barrier(CLK_LOCAL_MEM_FENCE);                                                         \
         const ulong cand = sh[0];                                                             \
-        int go = 1;                                                                          \
-        if (may_spill && 2 * cand > cap_max) {                                               \
-            if (tid == 0) {                                                                  \
-                const uint slot = atomic_inc(&overflow[0]);                                  \
-                overflow[1 + slot] = (uint)j;                                                \
-            }                                                                                \
-            go = 0;                                                                          \
-        } else if (2 * cand > cap_max) { /* regions sized wrong by the host: NaN */          \
-            if (tid == 0) {                                                                  \
-                out_len[j] = 0xFFFFFFFFu; /* reported by mcl_reduce */                       \
-            }                                                                                \
-            go = 0;                                                                          \
-        }                                                                                    \
-        /* No early return: PoCL mishandles returns before later barriers. */                \
-        if (go) {                                                                            \
-        const uint cap = next_pow2(max(2 * cand, (ulong)2));                                  \
+        int go = 1;                                                                           \
+        /* More candidates than half the table: the local version tries the whole table       \
+           anyway (candidates count repeated rows; the distinct rows are usually far fewer)   \
+           and spills the column to the overflow list only when its distinct rows exceed      \
+           half the table. */                                                                 \
+        int tentative = 0;                                                                    \
+        if (2 * cand > cap_max) {                                                             \
+            if (may_spill) {                                                                  \
+                tentative = 1;                                                                \
+            } else { /* regions sized wrong by the host: NaN */                               \
+                if (tid == 0) {                                                               \
+                    out_len[j] = 0xFFFFFFFFu; /* reported by mcl_reduce */                    \
+                }                                                                             \
+                go = 0;                                                                       \
+            }                                                                                 \
+        }                                                                                     \
+        /* No early return: PoCL mishandles returns before later barriers. */                 \
+        if (go) {                                                                             \
+        const uint cap = tentative ? (uint)cap_max : next_pow2(max(2 * cand, (ulong)2));      \
         for (uint s = tid; s < cap; s += wg) {                                                \
             keys[s] = EMPTY;                                                                  \
             acc[s] = 0;                                                                       \
@@ -203,6 +210,9 @@ __kernel void CAT(mcl_penalty_, SUFFIX)(const ulong n, const REAL b,
             lanes <<= 1;                                                                      \
         }                                                                                     \
         for (uint t = tid / lanes; t < rl; t += wg / lanes) {                                 \
+            if (tentative && atom_add(&sh[6], (ulong)0) != 0) {                               \
+                break; /* the column spills: stop early */                                    \
+            }                                                                                 \
             const uint k = right_m ? in_idx[rb + t] : rrow[rb + t];                           \
             const REAL w = right_m ? in_val[rb + t] : rval[rb + t];                           \
             const ulong kb = (ulong)k * K;                                                    \
@@ -212,9 +222,16 @@ __kernel void CAT(mcl_penalty_, SUFFIX)(const ulong n, const REAL b,
                 const REAL p = in_val[kb + s] * w;                                            \
                 const ulong fx = to_fixed(p);                                                 \
                 uint h = (row * 2654435761u) & (cap - 1);                                     \
-                for (;;) {                                                                    \
+                for (uint probe = 0;; ++probe) {                                              \
+                    if (probe == cap) { /* full (tentative only): spill */                    \
+                        atom_xchg(&sh[6], (ulong)1);                                          \
+                        break;                                                                \
+                    }                                                                         \
                     const uint old = atomic_cmpxchg(&keys[h], EMPTY, row);                    \
                     if (old == EMPTY || old == row) {                                         \
+                        if (old == EMPTY && tentative && atom_inc(&sh[5]) + 1 > cap / 2) {    \
+                            atom_xchg(&sh[6], (ulong)1);                                      \
+                        }                                                                     \
                         atom_add(&acc[h], fx);                                                \
                         break;                                                                \
                     }                                                                         \
@@ -223,6 +240,12 @@ __kernel void CAT(mcl_penalty_, SUFFIX)(const ulong n, const REAL b,
             }                                                                                 \
         }                                                                                     \
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                  \
+        const ulong full = sh[6];                                                             \
+        if (full && tid == 0) {                                                               \
+            const uint slot = atomic_inc(&overflow[0]);                                       \
+            overflow[1 + slot] = (uint)j;                                                     \
+        }                                                                                     \
+        if (!full) {                                                                          \
         /* Penalty and inflation; the inflated value replaces the sum (as bits). */           \
         for (uint s = tid; s < cap; s += wg) {                                                \
             const uint row = keys[s];                                                         \
@@ -312,12 +335,13 @@ __kernel void CAT(mcl_penalty_, SUFFIX)(const ulong n, const REAL b,
                 for (uint s = 0; s < kept; ++s) {                                            \
                     gone = gone && out_idx[ob + s] != row;                                   \
                 }                                                                            \
-                if (gone) {                                                                  \
-                    atom_add(&dl[j], to_fixed(in_val[pb + r]));                          \
-                }                                                                            \
-            }                                                                                \
-        }                                                                                    \
-        }                                                                                    \
+                if (gone) {                                                                   \
+                    atom_add(&dl[j], to_fixed(in_val[pb + r]));                               \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        }                                                                                     \
+        }                                                                                     \
     }
 
 DEFINE_COLUMN(column_in_local, __local)
@@ -341,7 +365,7 @@ __kernel void CAT(mcl_column_local_, SUFFIX)(COLUMN_ARGS)
     __local ulong acc[LCAP];
     __local uint crow[LCAP / 2];
     __local REAL cy[LCAP / 2];
-    __local ulong sh[5];
+    __local ulong sh[7];
     const ulong j = get_group_id(0);
     if (j >= n) {
         return;
@@ -353,7 +377,7 @@ __kernel void CAT(mcl_column_local_, SUFFIX)(COLUMN_ARGS)
 
 __kernel void CAT(mcl_column_global_, SUFFIX)(COLUMN_ARGS)
 {
-    __local ulong sh[5];
+    __local ulong sh[7];
     const ulong g = get_group_id(0);
     const ulong base = g * region;
     const ulong count = overflow[0];

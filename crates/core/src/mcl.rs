@@ -81,6 +81,8 @@
 //! operation is correctly rounded, so the backends agree bit for bit; other exponents use
 //! `pow`, whose last bit may differ between math libraries.
 
+use rayon::prelude::*;
+
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::graph::Graph;
@@ -387,42 +389,62 @@ impl Transition {
                 ));
             }
         }
+        // Column j holds its neighbours and, unless the loop weight is 0, itself.
+        let has_loop = |j: usize| g.neighbors(j).is_empty() || opts.self_loop_weight > 0.0;
         let mut ptr = Vec::with_capacity(n + 1);
-        let mut row = Vec::with_capacity(g.adjacency().len() + n);
-        let mut val = Vec::with_capacity(g.adjacency().len() + n);
         ptr.push(0u64);
-        let mut col: Vec<(u32, f64)> = Vec::new();
+        let mut total = 0u64;
         for j in 0..n {
-            col.clear();
-            let nb = g.neighbors(j);
-            let ws = g.neighbor_weights(j);
-            let w = |t: usize| ws.map_or(1.0, |w| w[t]);
-            let max_w = (0..nb.len()).map(w).fold(0.0f64, f64::max);
-            let loop_w = if nb.is_empty() {
-                1.0
-            } else {
-                opts.self_loop_weight * max_w
-            };
-            let mut placed = false;
-            for (t, &i) in nb.iter().enumerate() {
-                if !placed && i as usize > j {
-                    if loop_w > 0.0 {
-                        col.push((j as u32, loop_w));
-                    }
-                    placed = true;
-                }
-                col.push((i, w(t)));
-            }
-            if !placed && loop_w > 0.0 {
-                col.push((j as u32, loop_w));
-            }
-            let s: f64 = col.iter().map(|e| e.1).sum();
-            for &(i, x) in &col {
-                row.push(i);
-                val.push(x / s);
-            }
-            ptr.push(row.len() as u64);
+            total += g.neighbors(j).len() as u64 + u64::from(has_loop(j));
+            ptr.push(total);
         }
+        let mut row = vec![0u32; total as usize];
+        let mut val = vec![0f64; total as usize];
+        // Blocks of columns in parallel, each writing its own slices of row / val.
+        const BLOCK: usize = 4096;
+        let mut parts = Vec::with_capacity(n.div_ceil(BLOCK));
+        let (mut rr, mut vr) = (&mut row[..], &mut val[..]);
+        for b0 in (0..n).step_by(BLOCK) {
+            let b1 = (b0 + BLOCK).min(n);
+            let len = (ptr[b1] - ptr[b0]) as usize;
+            let (r, rrest) = std::mem::take(&mut rr).split_at_mut(len);
+            let (v, vrest) = std::mem::take(&mut vr).split_at_mut(len);
+            (rr, vr) = (rrest, vrest);
+            parts.push((b0, b1, r, v));
+        }
+        parts.into_par_iter().for_each(|(b0, b1, r, v)| {
+            let mut at = 0;
+            for j in b0..b1 {
+                let nb = g.neighbors(j);
+                let ws = g.neighbor_weights(j);
+                let w = |t: usize| ws.map_or(1.0, |w| w[t]);
+                let max_w = (0..nb.len()).map(w).fold(0.0f64, f64::max);
+                let loop_w = if nb.is_empty() {
+                    1.0
+                } else {
+                    opts.self_loop_weight * max_w
+                };
+                let start = at;
+                let mut placed = false;
+                for (t, &i) in nb.iter().enumerate() {
+                    if !placed && i as usize > j {
+                        if loop_w > 0.0 {
+                            (r[at], v[at]) = (j as u32, loop_w);
+                            at += 1;
+                        }
+                        placed = true;
+                    }
+                    (r[at], v[at]) = (i, w(t));
+                    at += 1;
+                }
+                if !placed && loop_w > 0.0 {
+                    (r[at], v[at]) = (j as u32, loop_w);
+                    at += 1;
+                }
+                let s: f64 = v[start..at].iter().sum();
+                v[start..at].iter_mut().for_each(|x| *x /= s);
+            }
+        });
         Ok(Self { n, ptr, row, val })
     }
 
@@ -470,20 +492,24 @@ impl<T: Scalar> Columns<T> {
         idx.resize(slots, 0);
         val.resize(slots, T::zero());
         let mut len = vec![0u32; n];
-        let mut col: Vec<(u32, f64)> = Vec::new();
-        for j in 0..n {
-            let (r, v) = tr.column(j);
-            col.clear();
-            col.extend(r.iter().copied().zip(v.iter().copied()));
-            col.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-            col.truncate(k);
-            let s: f64 = col.iter().map(|e| e.1).sum();
-            for (t, &(i, x)) in col.iter().enumerate() {
-                idx[j * k + t] = i;
-                val[j * k + t] = T::from_f64(x / s);
-            }
-            len[j] = col.len() as u32;
-        }
+        idx.par_chunks_mut(k)
+            .zip(val.par_chunks_mut(k))
+            .zip(len.par_iter_mut())
+            .enumerate()
+            .with_min_len(64)
+            .for_each_init(Vec::new, |col: &mut Vec<(u32, f64)>, (j, ((oi, ov), ol))| {
+                let (r, v) = tr.column(j);
+                col.clear();
+                col.extend(r.iter().copied().zip(v.iter().copied()));
+                col.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                col.truncate(k);
+                let s: f64 = col.iter().map(|e| e.1).sum();
+                for (t, &(i, x)) in col.iter().enumerate() {
+                    oi[t] = i;
+                    ov[t] = T::from_f64(x / s);
+                }
+                *ol = col.len() as u32;
+            });
         Ok(Self {
             n,
             k,
@@ -667,6 +693,7 @@ pub fn column_change<T: Scalar>(prev: (&[u32], &[T]), new: (&[u32], &[T])) -> u6
 pub fn interpret<T: Scalar>(m: &Columns<T>) -> Vec<Vec<usize>> {
     let n = m.n;
     let is_attr: Vec<bool> = (0..n)
+        .into_par_iter()
         .map(|j| {
             let (r, v) = m.column(j);
             r.iter()
@@ -696,8 +723,13 @@ pub fn interpret<T: Scalar>(m: &Columns<T>) -> Vec<Vec<usize>> {
         }
         x
     }
-    for j in 0..n {
-        let Some(t) = best(j, true).or_else(|| best(j, false)) else {
+    // Each node's pointer in parallel; the union of the pointers sequentially.
+    let target: Vec<Option<usize>> = (0..n)
+        .into_par_iter()
+        .map(|j| best(j, true).or_else(|| best(j, false)))
+        .collect();
+    for (j, t) in target.into_iter().enumerate() {
+        let Some(t) = t else {
             continue;
         };
         let (a, b) = (find(&mut parent, t), find(&mut parent, j));

@@ -39,7 +39,7 @@ pub const LINEAR_WG: usize = 256;
 /// Upper bound on the bytes of the global scratch of the hub-column path.
 pub const SCRATCH_BUDGET: usize = 1 << 30;
 /// Most work-groups of the hub-column pass.
-pub const MAX_HUB_GROUPS: usize = 256;
+pub const MAX_HUB_GROUPS: usize = 1024;
 
 /// Kernel flag: the right operand of the expansion is `M` itself (plain MCL).
 pub const FLAG_RIGHT_IS_M: u32 = 1;
@@ -67,7 +67,8 @@ pub struct GpuPlan {
     /// Local hash table slots in use (`≤ LCAP`).
     pub lcap: usize,
     /// Columns whose candidate products may exceed half the local table in some iteration
-    /// (0: the global pass is never launched).
+    /// (0: the global pass is never launched). Such a column still tries the local table
+    /// and spills to the global pass only when its distinct rows do not fit.
     pub hubs: usize,
     /// Slots of one work-group's global scratch region (a power of two ≥ twice the largest
     /// candidate count; 1 when there are no hubs).
