@@ -1,11 +1,12 @@
 //! R-MCL ([`trident_core::mcl`]) on every backend present, side by side, default options
-//! (inflation 2, balance 0.5, K = 64, f64; the iteration cap included, as `trident cluster`
-//! runs it).
+//! (inflation 2, balance 0.5, K = 64, 10 R-MCL iterations then the `M·M` finish to the chaos
+//! test, f64; as `trident cluster` runs it).
 //!
 //! Inputs: the shared yeast networks `collins2007` and `krogan2006_extended` (when the shared
 //! data is found, [`trident_core::testing::data_dir`]) and a planted-partition network
-//! generated here (`planted-n<N>`: blocks of 8 to 32 nodes, about 8 edges per node inside
-//! its block and 1 to other blocks, seed 1). One criterion group per input (`mcl/<input>`);
+//! (`planted-n<N>`: [`trident_core::generate::planted`], communities of 20 nodes, mean degree
+//! 10, a tenth of the edges between communities, seed 1; `trident generate planted --nodes N
+//! --communities N/20 --degree 10 --mixing 0.1 --seed 1` writes the same graph). One criterion group per input (`mcl/<input>`);
 //! function ids are the backend names. Each times `cluster` from the loaded graph (building
 //! `M_G`, transfers, iterations, downloading and interpreting `M`): the end-to-end time of
 //! `trident cluster` minus reading and writing.
@@ -18,7 +19,7 @@
 //! - `TRIDENT_MCL_NODES`: nodes of the planted network, default 100000 (the H100 run uses
 //!   1000000).
 //! - `TRIDENT_MCL_DUMP=<dir>`: also write the planted network as `<dir>/planted-n<N>.abc`
-//!   (`u<TAB>v` lines) for `benches/peers/mcl_baseline.sh`, the same-run `mcl` baseline.
+//!   (a SNAP edge list) for `benches/peers/mcl_baseline.sh`, the same-run `mcl` baseline.
 //! - `TRIDENT_BENCH_BACKENDS=cpu,cuda,...`: only these backends (default: all present);
 //!   OpenCL on a CPU device (PoCL) only when named there or with `TRIDENT_BENCH_OPENCL_CPU=1`.
 
@@ -26,9 +27,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode};
-use trident_benches::{BackendFilter, XorShift};
+use trident_benches::BackendFilter;
 use trident_core::mcl::{partition_difference, reference, Clustering, MarkovCluster, MclOptions};
-use trident_core::{io, Graph, Result};
+use trident_core::{generate, io, Graph, Result};
 use trident_cpu::Cpu;
 use trident_cuda::Cuda;
 use trident_opencl::OpenCl;
@@ -45,33 +46,17 @@ fn wrong(what: &str, diff: &str) -> ! {
     std::process::exit(1);
 }
 
-/// A planted partition of `n` nodes (blocks of 8..=32), reproducible from `seed`.
-fn planted(n: usize, seed: u64) -> Graph {
-    let mut rng = XorShift::new(seed);
-    let mut starts = vec![0usize];
-    while *starts.last().unwrap_or(&0) < n {
-        let s = 8 + rng.below(25) as usize;
-        starts.push((starts.last().unwrap_or(&0) + s).min(n));
-    }
-    let mut edges = Vec::with_capacity(n * 9 / 2 + 16);
-    for w in starts.windows(2) {
-        let (a, b) = (w[0], w[1]);
-        let size = (b - a) as u64;
-        for u in a..b {
-            // About 8 edges per node inside the block (4 drawn per node, both ends count).
-            for _ in 0..4 {
-                let v = a + rng.below(size) as usize;
-                if v != u {
-                    edges.push((u, v));
-                }
-            }
-            // About 1 edge per node to anywhere (one drawn per two nodes).
-            if rng.below(2) == 0 {
-                edges.push((u, rng.below(n as u64) as usize));
-            }
-        }
-    }
-    Graph::from_edges(n, edges.into_iter().filter(|(u, v)| u != v)).expect("planted graph")
+/// The planted network of the benchmark: [`generate::planted`] with `n` nodes in
+/// communities of 20, mean degree 10, a tenth of the edges between communities, seed 1.
+fn planted(n: usize) -> generate::Planted {
+    generate::planted(&generate::PlantedOptions {
+        nodes: n,
+        communities: (n / 20).max(1),
+        degree: 10.0,
+        mixing: 0.1,
+        seed: 1,
+    })
+    .expect("planted graph")
 }
 
 fn planted_input(cpu: &Cpu, opts: &MclOptions) -> Input {
@@ -80,23 +65,12 @@ fn planted_input(cpu: &Cpu, opts: &MclOptions) -> Input {
         .and_then(|v| v.trim().replace('_', "").parse().ok())
         .unwrap_or(100_000);
     let t = Instant::now();
-    let graph = planted(n, 1);
+    let p = planted(n);
+    let graph = p.edges.to_graph().expect("planted graph");
     let name = format!("planted-n{n}");
     if let Some(dir) = std::env::var_os("TRIDENT_MCL_DUMP").map(PathBuf::from) {
         let path = dir.join(format!("{name}.abc"));
-        let write = || -> std::io::Result<()> {
-            use std::io::Write;
-            let mut w = std::io::BufWriter::new(std::fs::File::create(&path)?);
-            for u in 0..graph.num_nodes() {
-                for &v in graph.neighbors(u) {
-                    if (v as usize) > u {
-                        writeln!(w, "{u}\t{v}")?;
-                    }
-                }
-            }
-            w.flush()
-        };
-        match write() {
+        match p.edges.write_snap(&path, &name) {
             Ok(()) => eprintln!("mcl bench: wrote {}", path.display()),
             Err(e) => eprintln!("mcl bench: writing {}: {e}", path.display()),
         }

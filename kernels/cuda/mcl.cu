@@ -163,18 +163,25 @@ __device__ void mcl_column(const u64 j, const u32 K, const u32 flags, const T in
     /* sh: 0 candidates, 1 survivors, 2 inflated sum, 3 kept sum, 4 sum of squares,
        5 distinct rows, 6 table full (a tentative column spills) */
     if (tid == 0) {
-        u64 c = 0;
-        for (u32 t = 0; t < rl; ++t) {
-            const u32 k = right_m ? in_idx[rb + t] : rrow[rb + t];
-            c += in_len[k];
-        }
-        sh[0] = c;
+        sh[0] = 0;
         sh[1] = 0;
         sh[2] = 0;
         sh[3] = 0;
         sh[4] = 0;
         sh[5] = 0;
         sh[6] = 0;
+    }
+    __syncthreads();
+    {
+        /* Candidates: the lengths of the combined columns, summed by all threads. */
+        u64 c = 0;
+        for (u32 t = tid; t < rl; t += wg) {
+            const u32 k = right_m ? in_idx[rb + t] : rrow[rb + t];
+            c += in_len[k];
+        }
+        if (c != 0) {
+            atomicAdd(&sh[0], c);
+        }
     }
     __syncthreads();
     const u64 cand = sh[0];

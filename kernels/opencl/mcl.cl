@@ -165,18 +165,25 @@ __kernel void CAT(mcl_penalty_, SUFFIX)(const ulong n, const REAL b,
         /* sh: 0 candidates, 1 survivors, 2 inflated sum, 3 kept sum, 4 sum of squares,       \
            5 distinct rows, 6 table full (a tentative column spills) */                       \
         if (tid == 0) {                                                                       \
-            ulong c = 0;                                                                      \
-            for (uint t = 0; t < rl; ++t) {                                                   \
-                const uint k = right_m ? in_idx[rb + t] : rrow[rb + t];                       \
-                c += in_len[k];                                                               \
-            }                                                                                 \
-            sh[0] = c;                                                                        \
+            sh[0] = 0;                                                                        \
             sh[1] = 0;                                                                        \
             sh[2] = 0;                                                                        \
             sh[3] = 0;                                                                        \
             sh[4] = 0;                                                                        \
             sh[5] = 0;                                                                        \
             sh[6] = 0;                                                                        \
+        }                                                                                     \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                         \
+        {                                                                                     \
+            /* Candidates: the lengths of the combined columns, summed by all work-items. */  \
+            ulong c = 0;                                                                      \
+            for (uint t = tid; t < rl; t += wg) {                                             \
+                const uint k = right_m ? in_idx[rb + t] : rrow[rb + t];                       \
+                c += in_len[k];                                                               \
+            }                                                                                 \
+            if (c != 0) {                                                                     \
+                atom_add(&sh[0], c);                                                          \
+            }                                                                                 \
         }                                                                                     \
         barrier(CLK_LOCAL_MEM_FENCE);                                                         \
         const ulong cand = sh[0];                                                             \

@@ -57,6 +57,19 @@ impl<T: CudaScalar> MclKernels<T> for Cuda {
         self.total_memory() as u64
     }
 
+    fn mcl_load(&self) -> Result<()> {
+        for root in [
+            "mcl_mass",
+            "mcl_penalty",
+            "mcl_column_local",
+            "mcl_column_global",
+            "mcl_reduce",
+        ] {
+            self.kernel::<T>(Module::Mcl, root)?;
+        }
+        Ok(())
+    }
+
     fn mcl_upload(&self, plan: &GpuPlan, tr: &Transition, m0: &Columns<T>) -> Result<State<T>> {
         let sh = &self.shared;
         sh.make_current()?;

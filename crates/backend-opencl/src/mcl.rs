@@ -15,6 +15,15 @@ use crate::kernels::Module;
 use crate::program::{CachedKernel, LaunchDims, Real};
 use crate::{ClScalar, OpenCl};
 
+/// The kernels of `kernels/opencl/mcl.cl`.
+const KERNELS: [&str; 5] = [
+    "mcl_mass",
+    "mcl_penalty",
+    "mcl_column_local",
+    "mcl_column_global",
+    "mcl_reduce",
+];
+
 impl OpenCl {
     fn read_all<P: OclPrm>(&self, b: &Buffer<P>, len: usize, what: &str) -> Result<Vec<P>> {
         let mut v = vec![P::default(); len];
@@ -56,17 +65,14 @@ impl<T: ClScalar> MclKernels<T> for OpenCl {
         self.info.global_mem_bytes
     }
 
-    fn mcl_upload(&self, plan: &GpuPlan, tr: &Transition, m0: &Columns<T>) -> Result<State<T>> {
-        // Build the kernels first: a build error comes before any allocation.
-        for root in [
-            "mcl_mass",
-            "mcl_penalty",
-            "mcl_column_local",
-            "mcl_column_global",
-            "mcl_reduce",
-        ] {
+    fn mcl_load(&self) -> Result<()> {
+        for root in KERNELS {
             self.kernel::<T>(Module::Mcl, root)?;
         }
+        Ok(())
+    }
+
+    fn mcl_upload(&self, plan: &GpuPlan, tr: &Transition, m0: &Columns<T>) -> Result<State<T>> {
         let (n, slots, scratch) = (plan.n, plan.slots, plan.scratch);
         let rval: Vec<T> = tr.val.iter().map(|&x| T::from_f64(x)).collect();
         let a = "R-MCL buffers";

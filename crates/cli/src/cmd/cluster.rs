@@ -4,8 +4,10 @@
 //! Clusters go to `-o OUT` (or standard output): one cluster per line, its members' labels
 //! separated by tabs, largest cluster first. Everything else goes to standard error, as `mcl`
 //! does: the backend, reader notes, one progress line per iteration (`--quiet` silences
-//! those), a summary, a warning when the iteration cap ran out before convergence, and the
-//! `--eval` scores against gold-standard complexes.
+//! those), a summary, the time of every phase (`phases: read, prepare, transfer (upload,
+//! download), iterations, interpret, write`, then the clustering and the whole run), a
+//! warning when the iteration cap ran out before convergence, and the `--eval` scores against
+//! gold-standard complexes.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -201,6 +201,9 @@ pub trait MclKernels<T: Scalar>: Backend {
 
     /// Device memory in bytes (the plan refuses larger runs up front).
     fn mcl_memory(&self) -> u64;
+    /// Loads (or builds) the R-MCL kernels, so that neither a build error nor the build time
+    /// lands in the transfers or the iterations.
+    fn mcl_load(&self) -> Result<()>;
     /// Allocates the buffers of `plan` and uploads `M_G` and the starting `M`.
     fn mcl_upload(&self, plan: &GpuPlan, tr: &Transition, m0: &Columns<T>)
         -> Result<Self::State>;
@@ -241,6 +244,7 @@ pub fn cluster<T: Scalar, B: MclKernels<T>>(
         &b.device(),
     )?;
     let m0 = Columns::<T>::initial(&tr, opts.max_per_column)?;
+    b.mcl_load()?;
     let mut timings = MclTimings {
         prepare: t.elapsed().as_secs_f64(),
         ..MclTimings::default()
