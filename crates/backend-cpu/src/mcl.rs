@@ -88,41 +88,40 @@ impl<T: Scalar> MarkovCluster<T> for Cpu {
                 .enumerate()
                 .with_min_len(16)
                 .for_each(|(j, (((oi, ov), ol), oc))| {
-                        let slot = rayon::current_thread_index().unwrap_or(0) % pool.len();
-                        let mut guard = pool[slot].lock().unwrap_or_else(|e| e.into_inner());
-                        let s = guard.get_or_insert_with(|| Scratch::<T> {
-                            acc: vec![0; n],
-                            mark: vec![u64::MAX; n],
-                            touched: Vec::new(),
-                            rows: Vec::new(),
-                            right: Vec::new(),
-                            step: Vec::new(),
-                        });
-                        let stamp = ((iterations as u64) << 32) | j as u64;
-                        right_column(j, tr, rval, mref, expansion, &mut s.right);
-                        s.rows.clear();
-                        for &(kk, w) in &s.right {
-                            let (r, v) = mref.column(kk as usize);
-                            for (&i, &x) in r.iter().zip(v) {
-                                let fx = to_fixed(x * w);
-                                let iu = i as usize;
-                                if s.mark[iu] != stamp {
-                                    s.mark[iu] = stamp;
-                                    s.acc[iu] = 0;
-                                    s.rows.push(i);
-                                }
-                                s.acc[iu] = s.acc[iu].wrapping_add(fx);
-                            }
-                        }
-                        s.touched.clear();
-                        s.touched
-                            .extend(s.rows.iter().map(|&i| (i, s.acc[i as usize])));
-                        let prev = mref.column(j);
-                        let (len, c, d) =
-                            column_step(&s.touched, pen, opts, prev, &mut s.step, oi, ov);
-                        *ol = len as u32;
-                        *oc = (c, d);
+                    let slot = rayon::current_thread_index().unwrap_or(0) % pool.len();
+                    let mut guard = pool[slot].lock().unwrap_or_else(|e| e.into_inner());
+                    let s = guard.get_or_insert_with(|| Scratch::<T> {
+                        acc: vec![0; n],
+                        mark: vec![u64::MAX; n],
+                        touched: Vec::new(),
+                        rows: Vec::new(),
+                        right: Vec::new(),
+                        step: Vec::new(),
                     });
+                    let stamp = ((iterations as u64) << 32) | j as u64;
+                    right_column(j, tr, rval, mref, expansion, &mut s.right);
+                    s.rows.clear();
+                    for &(kk, w) in &s.right {
+                        let (r, v) = mref.column(kk as usize);
+                        for (&i, &x) in r.iter().zip(v) {
+                            let fx = to_fixed(x * w);
+                            let iu = i as usize;
+                            if s.mark[iu] != stamp {
+                                s.mark[iu] = stamp;
+                                s.acc[iu] = 0;
+                                s.rows.push(i);
+                            }
+                            s.acc[iu] = s.acc[iu].wrapping_add(fx);
+                        }
+                    }
+                    s.touched.clear();
+                    s.touched
+                        .extend(s.rows.iter().map(|&i| (i, s.acc[i as usize])));
+                    let prev = mref.column(j);
+                    let (len, c, d) = column_step(&s.touched, pen, opts, prev, &mut s.step, oi, ov);
+                    *ol = len as u32;
+                    *oc = (c, d);
+                });
             std::mem::swap(&mut m, &mut next);
             chaos = chaos_col
                 .iter()

@@ -124,7 +124,10 @@ impl<T: CudaScalar> MclKernels<T> for Cuda {
             let k_mass = kernel("mcl_mass")?;
             let mut args = k_mass.builder();
             args.arg(n64).arg(k32);
-            args.arg(&s.idx[cur]).arg(&s.val[cur]).arg(&s.len[cur]).arg(&s.mass);
+            args.arg(&s.idx[cur])
+                .arg(&s.val[cur])
+                .arg(&s.len[cur])
+                .arg(&s.mass);
             // SAFETY: (u64 n, u32 K, const u32 *idx, const T *val, const u32 *len,
             // u64 *mass), as in kernels/cuda/mcl.cu: threads j < n read len[j] (n
             // entries) and slots j*K + s < n*K of idx/val (len[j] <= K), and add to
@@ -145,10 +148,16 @@ impl<T: CudaScalar> MclKernels<T> for Cuda {
             real_arg::<T>(&mut args, opts.inflation);
             real_arg::<T>(&mut args, opts.prune_threshold);
             args.arg(&s.rptr).arg(&s.rrow).arg(&s.rval);
-            args.arg(&s.idx[cur]).arg(&s.val[cur]).arg(&s.len[cur]).arg(&s.pen);
+            args.arg(&s.idx[cur])
+                .arg(&s.val[cur])
+                .arg(&s.len[cur])
+                .arg(&s.pen);
             args.arg(&s.idx[nxt]).arg(&s.val[nxt]).arg(&s.len[nxt]);
             args.arg(&s.sq).arg(&s.overflow);
-            args.arg(&s.g_keys).arg(&s.g_acc).arg(&s.g_crow).arg(&s.g_cy);
+            args.arg(&s.g_keys)
+                .arg(&s.g_acc)
+                .arg(&s.g_crow)
+                .arg(&s.g_cy);
             args.arg(plan.region as u64).arg(0u64).arg(plan.lcap as u64);
             // SAFETY: the 24 parameters of mcl_column_local / mcl_column_global, in order
             // and type (kernels/cuda/mcl.cu). Column j < n reads rptr[j..=j+1] (n + 1

@@ -123,7 +123,10 @@ impl<T: ClScalar> MclKernels<T> for OpenCl {
             let wg1 = k_mass.local;
             let mut args = k_mass.builder();
             args.arg(n64).arg(k32);
-            args.arg(&s.idx[cur]).arg(&s.val[cur]).arg(&s.len[cur]).arg(&s.mass);
+            args.arg(&s.idx[cur])
+                .arg(&s.val[cur])
+                .arg(&s.len[cur])
+                .arg(&s.mass);
             // SAFETY: (ulong n, uint K, const uint *idx, const REAL *val,
             // const uint *len, ulong *mass), as in kernels/opencl/mcl.cl: items j < n
             // read len[j] (n entries) and slots j*K + s < n*K of idx/val (len[j] <= K),
@@ -148,10 +151,16 @@ impl<T: ClScalar> MclKernels<T> for OpenCl {
                 .arg(Real(T::from_f64(opts.inflation)))
                 .arg(Real(T::from_f64(opts.prune_threshold)));
             args.arg(&s.rptr).arg(&s.rrow).arg(&s.rval);
-            args.arg(&s.idx[cur]).arg(&s.val[cur]).arg(&s.len[cur]).arg(&s.pen);
+            args.arg(&s.idx[cur])
+                .arg(&s.val[cur])
+                .arg(&s.len[cur])
+                .arg(&s.pen);
             args.arg(&s.idx[nxt]).arg(&s.val[nxt]).arg(&s.len[nxt]);
             args.arg(&s.sq).arg(&s.overflow);
-            args.arg(&s.g_keys).arg(&s.g_acc).arg(&s.g_crow).arg(&s.g_cy);
+            args.arg(&s.g_keys)
+                .arg(&s.g_acc)
+                .arg(&s.g_crow)
+                .arg(&s.g_cy);
             args.arg(plan.region as u64).arg(0u64).arg(plan.lcap as u64);
             // SAFETY: the 24 parameters of mcl_column_local / mcl_column_global, in order
             // and type (kernels/opencl/mcl.cl). Column j < n reads rptr[j..=j+1] (n + 1

@@ -130,7 +130,10 @@ fn bad_options_and_outputs_are_refused_before_work() {
 fn planted_network_is_reproducible_and_recovered() {
     let d = dir("planted");
     let gen = |threads: &str, name: &str| -> (Vec<u8>, Vec<u8>) {
-        let (e, t) = (d.join(format!("{name}.el")), d.join(format!("{name}.truth")));
+        let (e, t) = (
+            d.join(format!("{name}.el")),
+            d.join(format!("{name}.truth")),
+        );
         let o = Command::new(BIN)
             .env("RAYON_NUM_THREADS", threads)
             .args([

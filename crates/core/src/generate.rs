@@ -195,7 +195,12 @@ pub struct Planted {
 impl Planted {
     /// The communities as lists of nodes, community `0` first, members ascending.
     pub fn communities(&self) -> Vec<Vec<u32>> {
-        let c = self.community.iter().map(|&x| x as usize + 1).max().unwrap_or(0);
+        let c = self
+            .community
+            .iter()
+            .map(|&x| x as usize + 1)
+            .max()
+            .unwrap_or(0);
         let mut out = vec![Vec::new(); c];
         for (u, &x) in self.community.iter().enumerate() {
             out[x as usize].push(u as u32);
@@ -404,11 +409,7 @@ mod tests {
             .unwrap();
         let b = pool.install(|| planted(&small()).unwrap());
         assert_eq!(a, b);
-        let c = planted(&PlantedOptions {
-            seed: 6,
-            ..small()
-        })
-        .unwrap();
+        let c = planted(&PlantedOptions { seed: 6, ..small() }).unwrap();
         assert_ne!(a.edges, c.edges);
     }
 

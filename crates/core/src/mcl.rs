@@ -523,19 +523,22 @@ impl<T: Scalar> Columns<T> {
             .zip(len.par_iter_mut())
             .enumerate()
             .with_min_len(64)
-            .for_each_init(Vec::new, |col: &mut Vec<(u32, f64)>, (j, ((oi, ov), ol))| {
-                let (r, v) = tr.column(j);
-                col.clear();
-                col.extend(r.iter().copied().zip(v.iter().copied()));
-                col.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-                col.truncate(k);
-                let s: f64 = col.iter().map(|e| e.1).sum();
-                for (t, &(i, x)) in col.iter().enumerate() {
-                    oi[t] = i;
-                    ov[t] = T::from_f64(x / s);
-                }
-                *ol = col.len() as u32;
-            });
+            .for_each_init(
+                Vec::new,
+                |col: &mut Vec<(u32, f64)>, (j, ((oi, ov), ol))| {
+                    let (r, v) = tr.column(j);
+                    col.clear();
+                    col.extend(r.iter().copied().zip(v.iter().copied()));
+                    col.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                    col.truncate(k);
+                    let s: f64 = col.iter().map(|e| e.1).sum();
+                    for (t, &(i, x)) in col.iter().enumerate() {
+                        oi[t] = i;
+                        ov[t] = T::from_f64(x / s);
+                    }
+                    *ol = col.len() as u32;
+                },
+            );
         Ok(Self {
             n,
             k,

@@ -377,9 +377,8 @@ fn converges<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
             for &u in com.iter() {
                 *hits.entry(of[u as usize]).or_insert(0usize) += 1;
             }
-            hits.iter().any(|(&k, &h)| {
-                (h * h) as f64 / (com.len() * sizes[k]) as f64 >= 0.5
-            })
+            hits.iter()
+                .any(|(&k, &h)| (h * h) as f64 / (com.len() * sizes[k]) as f64 >= 0.5)
         })
         .count();
     if recovered < 27 {

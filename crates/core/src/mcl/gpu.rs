@@ -205,8 +205,7 @@ pub trait MclKernels<T: Scalar>: Backend {
     /// lands in the transfers or the iterations.
     fn mcl_load(&self) -> Result<()>;
     /// Allocates the buffers of `plan` and uploads `M_G` and the starting `M`.
-    fn mcl_upload(&self, plan: &GpuPlan, tr: &Transition, m0: &Columns<T>)
-        -> Result<Self::State>;
+    fn mcl_upload(&self, plan: &GpuPlan, tr: &Transition, m0: &Columns<T>) -> Result<Self::State>;
     /// One iteration with kernel `flags` ([`flags`]): the balance penalty when
     /// [`FLAG_BALANCED`], the column passes, the reduction; makes the new `M` current and
     /// returns the read-back scalars.
@@ -350,8 +349,7 @@ mod tests {
         let want = 2 * 32 * 12 + 4 * (8 + 8 + 8 + 16 + 4) + 5 * 8 + 10 * 12 + 24;
         assert_eq!(p.bytes, want);
         // One byte short: a clear error that says how much was needed.
-        let e = GpuPlan::new(&tr, &opts, 2048, 8, want - 1, "test", "the test device")
-            .unwrap_err();
+        let e = GpuPlan::new(&tr, &opts, 2048, 8, want - 1, "test", "the test device").unwrap_err();
         let msg = e.to_string();
         assert!(matches!(e, Error::OutOfMemory { .. }), "{e:?}");
         assert!(msg.contains(&format!("needs {want} bytes")), "{msg}");
