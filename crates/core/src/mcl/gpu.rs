@@ -38,8 +38,9 @@ pub const REDUCE_WG: usize = 1024;
 pub const LINEAR_WG: usize = 256;
 /// Upper bound on the bytes of the global scratch of the hub-column path.
 pub const SCRATCH_BUDGET: usize = 1 << 30;
-/// Most work-groups of the hub-column pass.
-pub const MAX_HUB_GROUPS: usize = 1024;
+/// Most work-groups of the hub-column pass (few columns spill now that a column over half
+/// the local table tries it first, so a small pass with a small scratch suffices).
+pub const MAX_HUB_GROUPS: usize = 256;
 
 /// Kernel flag: the right operand of the expansion is `M` itself (plain MCL).
 pub const FLAG_RIGHT_IS_M: u32 = 1;
