@@ -24,7 +24,32 @@ NODES=${1:-1000000}
 CPU_NODES=${2:-100000}
 BACKENDS=${BACKENDS:-cuda opencl}
 TIMEOUT=${TIMEOUT:-120}
+# A bundle's CLI (`cargo xtask bundle`: target/bundle/bin/trident.gz) is unpacked in place.
+if [ ! -e "$TRIDENT" ] && [ -f "$TRIDENT.gz" ]; then
+    gunzip -kf "$TRIDENT.gz" && chmod +x "$TRIDENT"
+fi
 [ -x "$TRIDENT" ] || { echo "no $TRIDENT: cargo build --release -p trident-cli" >&2; exit 1; }
+# OpenCL as the bundle's run.sh sets it up: the bundled ICD loader where the machine has none,
+# NVIDIA's driver registered in a private vendors directory.
+bundle_lib=$(cd "$(dirname "$TRIDENT")/.." && pwd)/lib
+if ! ldconfig -p 2>/dev/null | grep -q 'libOpenCL\.so\.1 ' && [ -e "$bundle_lib/libOpenCL.so.1" ]; then
+    export LD_LIBRARY_PATH="$bundle_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+if [ -z "${OCL_ICD_VENDORS:-}" ]; then
+    nv_icd=""
+    if ldconfig -p 2>/dev/null | grep -q 'libnvidia-opencl\.so\.1 '; then
+        nv_icd=libnvidia-opencl.so.1
+    else
+        for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/x86_64-linux-gnu /usr/lib64; do
+            [ -e "$d/libnvidia-opencl.so.1" ] && { nv_icd=$d/libnvidia-opencl.so.1; break; }
+        done
+    fi
+    if [ -n "$nv_icd" ]; then
+        icd_dir=$(mktemp -d)
+        echo "$nv_icd" >"$icd_dir/nvidia.icd"
+        export OCL_ICD_VENDORS=$icd_dir TRIDENT_OPENCL_PLATFORM=NVIDIA
+    fi
+fi
 if [ -z "${DIR:-}" ]; then
     DIR=$(mktemp -d)
     [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$DIR"' EXIT
