@@ -44,8 +44,10 @@ pub enum TriangleAlgorithm {
     /// Each element of the shorter list searched in the longer one (on GPUs a group of 32
     /// lanes per edge). Best for skewed lists.
     BinarySearch,
-    /// The first list marked in a bitmap of all nodes, the second looked up in it (one bitmap
-    /// per CPU thread; on GPUs one bitmap per work-group in global memory).
+    /// The first list put in a set, the second looked up in it: on the CPU a bitmap of all
+    /// nodes per thread; on GPUs the rows binned by out-degree ([`plan::RowBins`]), a hash
+    /// table in shared / local memory per warp (short rows) or per work-group, and a bitmap
+    /// of all nodes in global memory per work-group for the longest rows.
     Hash,
 }
 
