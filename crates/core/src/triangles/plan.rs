@@ -74,15 +74,35 @@ pub struct RowBins {
     pub ends: [usize; 3],
 }
 
+/// Environment override of the bin limits ([`RowBins::new`]): `WARP_MAX,BLOCK_MAX`.
+pub const BINS_ENV: &str = "TRIDENT_TC_BINS";
+
 impl RowBins {
-    /// Bins the rows of `g` (one pass over `indptr`).
+    /// Bins the rows of `g` (one pass over `indptr`) with the limits [`GPU_WARP_MAX`] and
+    /// [`GPU_BLOCK_MAX`], or those of `TRIDENT_TC_BINS=W,B` ([`BINS_ENV`], each clamped to
+    /// the kernel's maximum; `0,0` sends every row to the global-bitmap `tc_hash`), for
+    /// timing the bins against each other without a rebuild.
     pub fn new(g: &OrientedGraph) -> Self {
+        let limits = std::env::var(BINS_ENV).ok().and_then(|v| {
+            let (w, b) = v.split_once(',')?;
+            Some((w.trim().parse().ok()?, b.trim().parse().ok()?))
+        });
+        let (w, b) = limits.unwrap_or((GPU_WARP_MAX, GPU_BLOCK_MAX));
+        Self::with_limits(g, w, b)
+    }
+
+    /// Bins the rows of `g`: out-degree `2..=warp_max` to the warp bin, up to `block_max` to
+    /// the block bin, longer to the bitmap bin (limits clamped to [`GPU_WARP_MAX`] and
+    /// [`GPU_BLOCK_MAX`], which the kernels' tables are sized for).
+    pub fn with_limits(g: &OrientedGraph, warp_max: usize, block_max: usize) -> Self {
+        let warp_max = warp_max.min(GPU_WARP_MAX);
+        let block_max = block_max.min(GPU_BLOCK_MAX);
         let ip = g.indptr();
         let bin = |v: usize| -> Option<usize> {
             match (ip[v + 1] - ip[v]) as usize {
                 0 | 1 => None,
-                d if d <= GPU_WARP_MAX => Some(0),
-                d if d <= GPU_BLOCK_MAX => Some(1),
+                d if d <= warp_max => Some(0),
+                d if d <= block_max => Some(1),
                 _ => Some(2),
             }
         };
@@ -295,6 +315,11 @@ mod tests {
         assert_eq!(b.bin(2), (6, 8));
         assert_eq!(&b.rows[6..8], &[6, 8]);
         assert_eq!(RowBins::new(&oriented(&[])), RowBins::default());
+        // Other limits, clamped to the kernels' tables.
+        let b = RowBins::with_limits(&g, 0, 0);
+        assert_eq!((b.bin(0), b.bin(1), b.bin(2)), ((0, 0), (0, 0), (0, 8)));
+        let b = RowBins::with_limits(&g, 1000, 100_000);
+        assert_eq!(b, RowBins::new(&g));
     }
 
     #[test]
