@@ -20,8 +20,10 @@ pub const GPU_WARP_MAX: usize = 64;
 pub const GPU_BLOCK_MAX: usize = 2048;
 /// At most this many work-groups (and global bitmaps) for `tc_hash`.
 pub const GPU_BITMAP_GROUPS: usize = 1024;
-/// Most work-groups of one launch of the row-list kernels (they loop over their rows).
-const GPU_ROW_GROUPS: usize = 1 << 20;
+/// Most work-groups of one launch of the shared-table kernels: they loop over their rows,
+/// so a few waves of resident work-groups (an H100 holds about a thousand) amortise each
+/// group's table set-up and final sum while leaving enough groups to balance the load.
+pub const GPU_ROW_GROUPS: usize = 4096;
 
 /// A triangle kernel of `kernels/{cuda,opencl}/triangles.*`, all with one argument list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -74,20 +76,31 @@ pub struct RowBins {
     pub ends: [usize; 3],
 }
 
-/// Environment override of the bin limits ([`RowBins::new`]): `WARP_MAX,BLOCK_MAX`.
+/// Environment override of the plan's limits: `WARP_MAX,BLOCK_MAX[,GROUPS]` (see
+/// [`RowBins::new`] and [`GpuPlan::new`]).
 pub const BINS_ENV: &str = "TRIDENT_TC_BINS";
 
+/// The limits `(warp_max, block_max, max_groups)`: [`GPU_WARP_MAX`], [`GPU_BLOCK_MAX`],
+/// [`GPU_ROW_GROUPS`], or those of `TRIDENT_TC_BINS=W,B[,G]` ([`BINS_ENV`]; for timing the
+/// bins against each other without a rebuild, and for tests: `0,0` sends every row to the
+/// global-bitmap `tc_hash`, `G = 1` makes one work-group per kernel loop over all its rows).
+pub fn limits() -> (usize, usize, usize) {
+    let default = (GPU_WARP_MAX, GPU_BLOCK_MAX, GPU_ROW_GROUPS);
+    let Ok(v) = std::env::var(BINS_ENV) else {
+        return default;
+    };
+    let f: Vec<Option<usize>> = v.split(',').map(|x| x.trim().parse().ok()).collect();
+    match f[..] {
+        [Some(w), Some(b)] => (w, b, default.2),
+        [Some(w), Some(b), Some(g)] => (w, b, g.max(1)),
+        _ => default,
+    }
+}
+
 impl RowBins {
-    /// Bins the rows of `g` (one pass over `indptr`) with the limits [`GPU_WARP_MAX`] and
-    /// [`GPU_BLOCK_MAX`], or those of `TRIDENT_TC_BINS=W,B` ([`BINS_ENV`], each clamped to
-    /// the kernel's maximum; `0,0` sends every row to the global-bitmap `tc_hash`), for
-    /// timing the bins against each other without a rebuild.
+    /// Bins the rows of `g` (one pass over `indptr`) with the limits of [`limits`].
     pub fn new(g: &OrientedGraph) -> Self {
-        let limits = std::env::var(BINS_ENV).ok().and_then(|v| {
-            let (w, b) = v.split_once(',')?;
-            Some((w.trim().parse().ok()?, b.trim().parse().ok()?))
-        });
-        let (w, b) = limits.unwrap_or((GPU_WARP_MAX, GPU_BLOCK_MAX));
+        let (w, b, _) = limits();
         Self::with_limits(g, w, b)
     }
 
@@ -164,7 +177,8 @@ pub struct GpuPlan {
 impl GpuPlan {
     /// The plan for `algorithm` (resolved from `stats` if `Auto`) on an `n`-node, `m`-edge
     /// orientation binned as `bins`, with at most `scratch_budget` bytes for `tc_hash`'s
-    /// bitmaps (at least one bitmap is always planned).
+    /// bitmaps (at least one bitmap is always planned); the hash kernels get at most
+    /// [`GPU_ROW_GROUPS`] work-groups each (or the limit of [`limits`]).
     pub fn new(
         algorithm: TriangleAlgorithm,
         stats: &crate::triangles::DegreeStats,
@@ -173,6 +187,7 @@ impl GpuPlan {
     ) -> Result<Self> {
         let (n, m) = (stats.nodes, stats.edges);
         let algorithm = algorithm.resolve(stats, true);
+        let max_groups = limits().2;
         let grid = |kernel: TriangleKernel, groups: usize| -> Result<u32> {
             u32::try_from(groups)
                 .ok()
@@ -227,7 +242,7 @@ impl GpuPlan {
                         }
                         launches.push(TriangleLaunch {
                             kernel: k,
-                            groups: grid(k, groups.min(GPU_ROW_GROUPS))?,
+                            groups: grid(k, groups.min(max_groups))?,
                             row_begin: begin as u64,
                             row_end: end as u64,
                         });
@@ -364,6 +379,18 @@ mod tests {
         )
         .unwrap();
         assert_eq!(p.launches.len(), 1);
+        // Many short rows: capped groups, which loop over the rows.
+        let many = oriented(&vec![3; 100_000]);
+        let p = GpuPlan::new(
+            TriangleAlgorithm::Hash,
+            &many.stats(),
+            &RowBins::new(&many),
+            1 << 30,
+        )
+        .unwrap();
+        assert_eq!(p.launches.len(), 1);
+        assert_eq!(p.launches[0].groups as usize, GPU_ROW_GROUPS);
+        assert_eq!(p.launches[0].row_end, 100_000);
         let empty = oriented(&[]);
         let p = GpuPlan::new(
             TriangleAlgorithm::Merge,
