@@ -45,7 +45,7 @@ impl TriangleCount for Cuda {
     fn upload_oriented(&self, mut g: OrientedGraph) -> Result<CudaOriented> {
         plan::check_device_memory(
             driver::BACKEND,
-            &self.device_name(),
+            self.device_name(),
             &g,
             self.total_memory() as u64,
         )?;
