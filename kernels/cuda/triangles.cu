@@ -29,7 +29,8 @@
 //              Global size: G * TC_WG for any G >= 1 (groups loop over the bin).
 //   tc_hash_block rows of out-degree TC_WARP_MAX+1..TC_BLOCK_MAX: a block per row, the
 //              set a hash table of TC_BLOCK_SLOTS in shared memory; team t (32 lanes) takes the
-//              u = N+(v)[t], N+(v)[t + TC_WG/TC_LANES], ... and its lanes stride over N+(u).
+//              u = N+(v)[t], N+(v)[t + TC_WG/TC_LANES], ... and walks the concatenation of
+//              their lists N+(u) as tc_hash_warp does.
 //   tc_hash    longer rows: a block per row, the set a bitmap of n bits in global
 //              memory, scratch[g * words ...] with words = ceil(n / 32), all zero on entry and
 //              left zero on exit; each thread scans N+(u) for its u in N+(v).
@@ -346,6 +347,8 @@ extern "C" __global__ void __launch_bounds__(TC_WG)
                   u64 *total, u64 *per_node, u32 want_per_node, u32 *scratch,
                   const u32 *__restrict__ rows, u64 row_begin, u64 row_end) {
     __shared__ u32 tabs[TC_BLOCK_SLOTS];
+    __shared__ u32 nbs[TC_BLOCK_MAX];
+    __shared__ u64 b0s[TC_BLOCK_MAX];
     __shared__ u64 sums[TC_WG];
     u32 lid = threadIdx.x;
     u32 lane = lid % TC_LANES;
@@ -363,26 +366,38 @@ extern "C" __global__ void __launch_bounds__(TC_WG)
         u64 a0 = indptr[v];
         u64 na = indptr[v + 1] - a0; // 2..TC_BLOCK_MAX (the host's bins)
         for (u64 i = lid; i < na; i += TC_WG) {
-            tc_insert(tabs, adj[a0 + i], TC_BLOCK_BITS);
+            u32 u = adj[a0 + i];
+            tc_insert(tabs, u, TC_BLOCK_BITS);
+            u64 ub = indptr[u];
+            b0s[i] = ub;
+            nbs[i] = (u32)(indptr[u + 1] - ub);
         }
         __syncthreads();
         u32 vmax = adj[a0 + na - 1];
-        for (u64 i = team; i < na; i += TC_TEAMS) {
-            u32 u = adj[a0 + i];
-            u64 b0 = indptr[u];
-            u64 nb = indptr[u + 1] - b0;
-            for (u64 j = lane; j < nb; j += TC_LANES) {
-                u32 w = adj[b0 + j];
-                if (w > vmax) {
-                    break;
-                }
-                if (tc_lookup(tabs, w, TC_BLOCK_BITS)) {
-                    c++;
-                    if (want_per_node) {
-                        tc_found(per_node, v, u, w);
-                    }
+        // Team t walks the concatenation of the lists N+(u_i), i = t, t + TC_TEAMS, ...;
+        // lane l takes its elements l, l + TC_LANES, ... (as in tc_hash_warp).
+        u64 i = team;
+        u64 j = lane;
+        for (;;) {
+            while (i < na && j >= nbs[i]) {
+                j -= nbs[i];
+                i += TC_TEAMS;
+            }
+            if (i >= na) {
+                break;
+            }
+            u32 w = adj[b0s[i] + j];
+            if (w > vmax) {
+                j += (nbs[i] - j + TC_LANES - 1) / TC_LANES * TC_LANES;
+                continue;
+            }
+            if (tc_lookup(tabs, w, TC_BLOCK_BITS)) {
+                c++;
+                if (want_per_node) {
+                    tc_found(per_node, v, adj[a0 + i], w);
                 }
             }
+            j += TC_LANES;
         }
         __syncthreads();
         for (u32 s = lid; s < TC_BLOCK_SLOTS; s += TC_WG) {

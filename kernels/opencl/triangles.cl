@@ -29,7 +29,8 @@
 //              Global size: G * TC_WG for any G >= 1 (groups loop over the bin).
 //   tc_hash_block rows of out-degree TC_WARP_MAX+1..TC_BLOCK_MAX: a work-group per row, the
 //              set a hash table of TC_BLOCK_SLOTS in local memory; team t (32 lanes) takes the
-//              u = N+(v)[t], N+(v)[t + TC_WG/TC_LANES], ... and its lanes stride over N+(u).
+//              u = N+(v)[t], N+(v)[t + TC_WG/TC_LANES], ... and walks the concatenation of
+//              their lists N+(u) as tc_hash_warp does.
 //   tc_hash    longer rows: a work-group per row, the set a bitmap of n bits in global
 //              memory, scratch[g * words ...] with words = ceil(n / 32), all zero on entry and
 //              left zero on exit; each work-item scans N+(u) for its u in N+(v).
@@ -387,6 +388,8 @@ tc_hash_block(const ulong n, const ulong m, __global const ulong *indptr,
               const ulong row_begin, const ulong row_end)
 {
     __local uint tabs[TC_BLOCK_SLOTS];
+    __local uint nbs[TC_BLOCK_MAX];
+    __local ulong b0s[TC_BLOCK_MAX];
     __local ulong sums[TC_WG];
     volatile __local uint *tab = tabs;
     uint lid = get_local_id(0);
@@ -405,26 +408,38 @@ tc_hash_block(const ulong n, const ulong m, __global const ulong *indptr,
         ulong a0 = indptr[v];
         ulong na = indptr[v + 1] - a0; // 2..TC_BLOCK_MAX (the host's bins)
         for (ulong i = lid; i < na; i += TC_WG) {
-            tc_insert(tab, adj[a0 + i], TC_BLOCK_BITS);
+            uint u = adj[a0 + i];
+            tc_insert(tab, u, TC_BLOCK_BITS);
+            ulong ub = indptr[u];
+            b0s[i] = ub;
+            nbs[i] = (uint)(indptr[u + 1] - ub);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         uint vmax = adj[a0 + na - 1];
-        for (ulong i = team; i < na; i += TC_TEAMS) {
-            uint u = adj[a0 + i];
-            ulong b0 = indptr[u];
-            ulong nb = indptr[u + 1] - b0;
-            for (ulong j = lane; j < nb; j += TC_LANES) {
-                uint w = adj[b0 + j];
-                if (w > vmax) {
-                    break;
-                }
-                if (tc_lookup(tabs, w, TC_BLOCK_BITS)) {
-                    c++;
-                    if (want_per_node) {
-                        tc_found(per_node, v, u, w);
-                    }
+        // Team t walks the concatenation of the lists N+(u_i), i = t, t + TC_TEAMS, ...;
+        // lane l takes its elements l, l + TC_LANES, ... (as in tc_hash_warp).
+        ulong i = team;
+        ulong j = lane;
+        for (;;) {
+            while (i < na && j >= nbs[i]) {
+                j -= nbs[i];
+                i += TC_TEAMS;
+            }
+            if (i >= na) {
+                break;
+            }
+            uint w = adj[b0s[i] + j];
+            if (w > vmax) {
+                j += (nbs[i] - j + TC_LANES - 1) / TC_LANES * TC_LANES;
+                continue;
+            }
+            if (tc_lookup(tabs, w, TC_BLOCK_BITS)) {
+                c++;
+                if (want_per_node) {
+                    tc_found(per_node, v, adj[a0 + i], w);
                 }
             }
+            j += TC_LANES;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint s = lid; s < TC_BLOCK_SLOTS; s += TC_WG) {
