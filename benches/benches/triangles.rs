@@ -19,6 +19,10 @@
 //! - `TRIDENT_TC_ALGORITHMS=0`: only the `Auto` algorithm and the seed's (faster runs).
 //! - `TRIDENT_TC_DUMP=<dir>`: also write the Kronecker graph as `<dir>/kronecker-s<S>.el`
 //!   (`u v` lines) for `benches/peers/gapbs_tc.sh`, the same-run GAP `tc` baseline.
+//! - `TRIDENT_TC_BINS=W,B[,G]`: the GPU hash plan's limits (rows of out-degree up to W on
+//!   the warp-per-row kernel, up to B on the block-per-row one, longer on the global bitmap;
+//!   at most G work-groups per kernel); `0,0` times the former bitmap-only hash path
+//!   (`trident_core::triangles::plan::limits`).
 //! - `TRIDENT_BENCH_BACKENDS=cpu,cuda,...`: only these backends (default: all present);
 //!   OpenCL on a CPU device (PoCL) only when named there or with `TRIDENT_BENCH_OPENCL_CPU=1`.
 

@@ -12,12 +12,13 @@
 # set to a `trident` binary, it is run on the same file right after, for a side-by-side
 # comparison (`trident triangles --backend cpu`, RAYON_NUM_THREADS=THREADS).
 #
-# Prints gapbs' output; its "Trial Time" lines are per trial (relabelling included), the
-# "Average Time" their mean. Exits non-zero if gapbs fails to build or run.
+# Prints gapbs' output (-a: with the count, "N triangles"); its "Trial Time" lines are per
+# trial (relabelling included), the "Average Time" their mean. Exits non-zero if gapbs fails
+# to build or run.
 set -euo pipefail
 
 if [ $# -lt 2 ]; then
-    sed -n '2,17p' "$0" >&2
+    sed -n '2,18p' "$0" >&2
     exit 2
 fi
 GAPBS=$(cd "$1" && pwd)
@@ -28,7 +29,7 @@ if [ "$2" = "-g" ]; then
     SCALE=$3
     TRIALS=${4:-3}
     echo "gapbs tc: -g $SCALE -k 16, $TRIALS trials, OMP_NUM_THREADS=$THREADS"
-    OMP_NUM_THREADS=$THREADS "$GAPBS/tc" -g "$SCALE" -k 16 -n "$TRIALS"
+    OMP_NUM_THREADS=$THREADS "$GAPBS/tc" -g "$SCALE" -k 16 -a -n "$TRIALS"
     exit 0
 fi
 
@@ -39,7 +40,7 @@ trap 'rm -rf "$TMP"' EXIT
 # gapbs reads `.el` files: `u v` per line, no comments.
 grep -v '^[#%]' "$GRAPH" | awk 'NF >= 2 { print $1, $2 }' >"$TMP/graph.el"
 echo "gapbs tc: $GRAPH (symmetrised), $TRIALS trials, OMP_NUM_THREADS=$THREADS"
-OMP_NUM_THREADS=$THREADS "$GAPBS/tc" -f "$TMP/graph.el" -s -n "$TRIALS"
+OMP_NUM_THREADS=$THREADS "$GAPBS/tc" -f "$TMP/graph.el" -s -a -n "$TRIALS"
 
 if [ -n "${TRIDENT:-}" ]; then
     echo "trident triangles: $GRAPH, RAYON_NUM_THREADS=$THREADS"

@@ -3,26 +3,40 @@
 // v -> u, the common out-neighbours w of v and u close a triangle, found exactly once.
 //
 // The same algorithms, the same launch geometry and the same argument signature as
-// kernels/opencl/triangles.cl. Three kernels, one per TriangleAlgorithm:
+// kernels/opencl/triangles.cl. The host plan (trident_core::triangles::plan::GpuPlan) says which
+// kernels run, on how many blocks and over which rows:
 //
-//   tc_merge   (Merge; the seed's block-per-row merge, with work splitting): block g takes
-//              the TC_WG oriented edges [g*TC_WG, (g+1)*TC_WG), one per thread. The rows those
-//              edges leave from are contiguous in adj; when they span at most TC_CACHE
-//              entries, the block first copies them to shared memory, and each thread merges
-//              its row (from shared memory) with N+(u) (global). A long row is thus split over
-//              many blocks, and many short rows share one.
-//              Grid: ceil(m / TC_WG) blocks of TC_WG.
-//   tc_search  (BinarySearch): one warp (32 lanes) per oriented edge (TC_WG / 32 edges per
-//              block); the lanes stride over the shorter of N+(v), N+(u) and binary-search
-//              each element in the longer. Keeps every lane busy on long, skewed rows.
-//              Grid: ceil(m / (TC_WG / 32)) blocks of TC_WG.
-//   tc_hash    (Hash): block g owns a bitmap of n bits, scratch[g * words ...] with
-//              words = ceil(n / 32), all zero on entry and left zero on exit; it loops over
-//              the rows v = g, g + G, ... (G blocks): marks N+(v), then each thread tests the
-//              elements of N+(u) for its u in N+(v), then clears the marks.
-//              Grid: G blocks of TC_WG (G chosen by the host, scratch holds G * words uints).
+//   tc_merge   (Merge; the seed's block-per-row merge, with work splitting): block g
+//              takes the TC_WG oriented edges [g*TC_WG, (g+1)*TC_WG), one per thread. The
+//              rows those edges leave from are contiguous in adj; when they span at most
+//              TC_CACHE entries, the group first copies them to shared memory, and each
+//              thread merges its row (from shared memory) with N+(u) (global). A long row is
+//              thus split over many blocks, and many short rows share one.
+//              Global size: ceil(m / TC_WG) * TC_WG.
+//   tc_search  (BinarySearch): 32 threads per oriented edge (TC_WG / 32 edges per group);
+//              the 32 lanes stride over the shorter of N+(v), N+(u) and binary-search each
+//              element in the longer. Keeps every lane busy on long, skewed rows.
+//              Global size: ceil(m / (TC_WG / 32)) * TC_WG.
+//   Hash: three kernels, each over a bin of rows rows[row_begin..row_end) chosen by
+//   out-degree on the host (trident_core::triangles::plan::RowBins), so that each launch is
+//   uniform. Each takes a row v, puts N+(v) in a set, and tests every w of N+(u) for every u
+//   in N+(v) against it (w beyond the largest element of N+(v) ends N+(u)'s scan):
+//   tc_hash_warp  rows of out-degree 2..TC_WARP_MAX: a team of TC_LANES threads per row
+//              (TC_WG / TC_LANES rows per group and round), the set an open-addressing hash
+//              table of TC_WARP_SLOTS in shared memory; the team's lanes walk the
+//              concatenation of the lists N+(u), u in N+(v), lane l taking its elements l,
+//              l + TC_LANES, ..., so short lists do not leave lanes idle.
+//              Global size: G * TC_WG for any G >= 1 (groups loop over the bin).
+//   tc_hash_block rows of out-degree TC_WARP_MAX+1..TC_BLOCK_MAX: a block per row, the
+//              set a hash table of TC_BLOCK_SLOTS in shared memory; team t (32 lanes) takes the
+//              u = N+(v)[t], N+(v)[t + TC_WG/TC_LANES], ... and walks the concatenation of
+//              their lists N+(u) as tc_hash_warp does.
+//   tc_hash    longer rows: a block per row, the set a bitmap of n bits in global
+//              memory, scratch[g * words ...] with words = ceil(n / 32), all zero on entry and
+//              left zero on exit; each thread scans N+(u) for its u in N+(v).
+//              Global size: G * TC_WG (G chosen by the host, scratch holds G * words uints).
 //
-// Kernel arguments (all three kernels; the host code must match them exactly):
+// Kernel arguments (all five kernels; the host code must match them exactly):
 //   unsigned long long n              number of nodes
 //   unsigned long long m              number of oriented edges (= len(adj))
 //   const unsigned long long *indptr  n + 1 row pointers
@@ -32,10 +46,15 @@
 //                                     (else unused): triangles through each node are added
 //   unsigned int want_per_node
 //   unsigned int *scratch             tc_hash's bitmaps (see above); unused otherwise
+//   const unsigned int *rows          the binned row list
+//   unsigned long long row_begin      the hash kernels take rows[row_begin..row_end);
+//   unsigned long long row_end        tc_merge and tc_search ignore the three
 //
 // Blocks are TC_WG = 256 threads (__launch_bounds__). Counts are summed per block in shared
 // memory and added once per block to *total with a 64-bit atomicAdd; per-node counts use
-// 64-bit atomicAdd too. Edge offsets are 64-bit.
+// 64-bit atomicAdd too. Edge offsets are 64-bit. Every __syncthreads is reached by all threads
+// of a block: the loops around them have trip counts uniform over the block. The shared hash
+// tables are only read (plain loads) after the __syncthreads that ends their inserts.
 
 #include <cstddef>
 
@@ -47,6 +66,15 @@ typedef unsigned int u32;
 constexpr u32 TC_WG = 256;
 constexpr u32 TC_LANES = 32;
 constexpr u32 TC_CACHE = 2048;
+constexpr u32 TC_TEAMS = TC_WG / TC_LANES;
+constexpr u32 TC_WARP_MAX = 64;
+constexpr u32 TC_WARP_BITS = 7; // TC_WARP_SLOTS = 2^7 >= 2 * TC_WARP_MAX: load factor <= 1/2
+constexpr u32 TC_WARP_SLOTS = 1u << TC_WARP_BITS;
+constexpr u32 TC_BLOCK_MAX = 2048;
+constexpr u32 TC_BLOCK_BITS = 12;
+constexpr u32 TC_BLOCK_SLOTS = 1u << TC_BLOCK_BITS;
+constexpr u32 TC_EMPTY = 0xffffffffu; // not a node id: ids are < n <= 2^32 - 1
+static_assert(TC_BLOCK_SLOTS >= 2 * TC_BLOCK_MAX, "hash table load factor above 1/2");
 
 __device__ __forceinline__ void tc_add_u64(u64 *p, u64 x) { atomicAdd(p, x); }
 
@@ -99,28 +127,67 @@ __device__ __forceinline__ u64 tc_merge_lists(const u32 *a, u64 na, const u32 *_
     return c;
 }
 
+// Hash slot of node id x in a table of 2^bits slots (multiplicative hashing).
+__device__ __forceinline__ u32 tc_slot(u32 x, u32 bits) { return (x * 2654435761u) >> (32 - bits); }
+
+// Inserts x (not yet present) into the table of 2^bits slots (less than half full).
+__device__ __forceinline__ void tc_insert(u32 *tab, u32 x, u32 bits) {
+    u32 mask = (1u << bits) - 1;
+    u32 s = tc_slot(x, bits);
+    while (atomicCAS(&tab[s], TC_EMPTY, x) != TC_EMPTY) {
+        s = (s + 1) & mask;
+    }
+}
+
+// Whether x is in the table of 2^bits slots (it has an empty slot, so the probe ends).
+__device__ __forceinline__ bool tc_lookup(const u32 *tab, u32 x, u32 bits) {
+    u32 mask = (1u << bits) - 1;
+    u32 s = tc_slot(x, bits);
+    for (;;) {
+        u32 y = tab[s];
+        if (y == x) {
+            return true;
+        }
+        if (y == TC_EMPTY) {
+            return false;
+        }
+        s = (s + 1) & mask;
+    }
+}
+
+// Adds one triangle (v, u, w) to the per-node counts.
+__device__ __forceinline__ void tc_found(u64 *per_node, u64 v, u32 u, u32 w) {
+    tc_add_u64(&per_node[v], 1);
+    tc_add_u64(&per_node[u], 1);
+    tc_add_u64(&per_node[w], 1);
+}
+
 } // namespace
 
 extern "C" __global__ void __launch_bounds__(TC_WG)
     tc_merge(u64 n, u64 m, const u64 *__restrict__ indptr, const u32 *__restrict__ adj,
-             u64 *total, u64 *per_node, u32 want_per_node, u32 *scratch) {
+             u64 *total, u64 *per_node, u32 want_per_node, u32 *scratch, const u32 *__restrict__ rows,
+             u64 row_begin, u64 row_end) {
     __shared__ u32 cache[TC_CACHE];
     __shared__ u64 sums[TC_WG];
-    __shared__ u64 rows[2];
+    __shared__ u64 first_last[2];
     u32 lid = threadIdx.x;
     u64 e0 = (u64)blockIdx.x * TC_WG;
     u64 e_last = min(e0 + TC_WG, m) - 1;
     u64 e = e0 + lid;
     (void)scratch;
+    (void)rows;
+    (void)row_begin;
+    (void)row_end;
     // The first and last rows of the block's edges.
     if (lid == 0) {
-        rows[0] = tc_row_of(indptr, 0, n - 1, e0);
+        first_last[0] = tc_row_of(indptr, 0, n - 1, e0);
     } else if (lid == TC_WG - 1) {
-        rows[1] = tc_row_of(indptr, 0, n - 1, e_last);
+        first_last[1] = tc_row_of(indptr, 0, n - 1, e_last);
     }
     __syncthreads();
-    u64 v0 = rows[0];
-    u64 v1 = (e_last - e0 == TC_WG - 1) ? rows[1] : tc_row_of(indptr, v0, n - 1, e_last);
+    u64 v0 = first_last[0];
+    u64 v1 = (e_last - e0 == TC_WG - 1) ? first_last[1] : tc_row_of(indptr, v0, n - 1, e_last);
     u64 span0 = indptr[v0];
     u64 span = indptr[v1 + 1] - span0;
     bool cached = span <= TC_CACHE;
@@ -150,13 +217,17 @@ extern "C" __global__ void __launch_bounds__(TC_WG)
 
 extern "C" __global__ void __launch_bounds__(TC_WG)
     tc_search(u64 n, u64 m, const u64 *__restrict__ indptr, const u32 *__restrict__ adj,
-              u64 *total, u64 *per_node, u32 want_per_node, u32 *scratch) {
+              u64 *total, u64 *per_node, u32 want_per_node, u32 *scratch, const u32 *__restrict__ rows,
+             u64 row_begin, u64 row_end) {
     __shared__ u64 sums[TC_WG];
     u32 lid = threadIdx.x;
     u32 lane = lid % TC_LANES;
     u64 e = (u64)blockIdx.x * (TC_WG / TC_LANES) + lid / TC_LANES;
     u64 c = 0;
     (void)scratch;
+    (void)rows;
+    (void)row_begin;
+    (void)row_end;
     if (e < m) {
         u64 v = tc_row_of(indptr, 0, n - 1, e);
         u32 u = adj[e];
@@ -196,25 +267,167 @@ extern "C" __global__ void __launch_bounds__(TC_WG)
 }
 
 extern "C" __global__ void __launch_bounds__(TC_WG)
+    tc_hash_warp(u64 n, u64 m, const u64 *__restrict__ indptr, const u32 *__restrict__ adj,
+                 u64 *total, u64 *per_node, u32 want_per_node, u32 *scratch,
+                 const u32 *__restrict__ rows, u64 row_begin, u64 row_end) {
+    __shared__ u32 tabs[TC_TEAMS * TC_WARP_SLOTS];
+    __shared__ u32 nbs[TC_TEAMS * TC_WARP_MAX];
+    __shared__ u64 b0s[TC_TEAMS * TC_WARP_MAX];
+    __shared__ u64 sums[TC_WG];
+    u32 lid = threadIdx.x;
+    u32 lane = lid % TC_LANES;
+    u32 team = lid / TC_LANES;
+    u32 *tab = tabs + team * TC_WARP_SLOTS;
+    u32 *nb = nbs + team * TC_WARP_MAX;
+    u64 *b0 = b0s + team * TC_WARP_MAX;
+    u64 c = 0;
+    (void)n;
+    (void)m;
+    (void)scratch;
+    for (u32 s = lid; s < TC_TEAMS * TC_WARP_SLOTS; s += TC_WG) {
+        tabs[s] = TC_EMPTY;
+    }
+    __syncthreads();
+    u64 stride = (u64)gridDim.x * TC_TEAMS;
+    for (u64 base = row_begin + (u64)blockIdx.x * TC_TEAMS; base < row_end; base += stride) {
+        u64 r = base + team;
+        u64 v = 0, a0 = 0, na = 0;
+        if (r < row_end) {
+            v = rows[r];
+            a0 = indptr[v];
+            na = indptr[v + 1] - a0;
+        }
+        for (u64 i = lane; i < na; i += TC_LANES) {
+            u32 u = adj[a0 + i];
+            tc_insert(tab, u, TC_WARP_BITS);
+            u64 ub = indptr[u];
+            b0[i] = ub;
+            nb[i] = (u32)(indptr[u + 1] - ub);
+        }
+        __syncthreads();
+        if (na != 0) {
+            u32 vmax = adj[a0 + na - 1];
+            u64 i = 0;
+            u64 j = lane; // element j of N+(u_i), u_i = N+(v)[i]
+            for (;;) {
+                while (i < na && j >= nb[i]) {
+                    j -= nb[i];
+                    i++;
+                }
+                if (i >= na) {
+                    break;
+                }
+                u32 w = adj[b0[i] + j];
+                if (w > vmax) {
+                    // The rest of N+(u_i) is larger still: on to this lane's first element
+                    // of the next list.
+                    j += (nb[i] - j + TC_LANES - 1) / TC_LANES * TC_LANES;
+                    continue;
+                }
+                if (tc_lookup(tab, w, TC_WARP_BITS)) {
+                    c++;
+                    if (want_per_node) {
+                        tc_found(per_node, v, adj[a0 + i], w);
+                    }
+                }
+                j += TC_LANES;
+            }
+        }
+        __syncthreads();
+        for (u32 s = lane; s < TC_WARP_SLOTS; s += TC_LANES) {
+            tab[s] = TC_EMPTY;
+        }
+        __syncthreads();
+    }
+    tc_group_sum(sums, c, total);
+}
+
+extern "C" __global__ void __launch_bounds__(TC_WG)
+    tc_hash_block(u64 n, u64 m, const u64 *__restrict__ indptr, const u32 *__restrict__ adj,
+                  u64 *total, u64 *per_node, u32 want_per_node, u32 *scratch,
+                  const u32 *__restrict__ rows, u64 row_begin, u64 row_end) {
+    __shared__ u32 tabs[TC_BLOCK_SLOTS];
+    __shared__ u32 nbs[TC_BLOCK_MAX];
+    __shared__ u64 b0s[TC_BLOCK_MAX];
+    __shared__ u64 sums[TC_WG];
+    u32 lid = threadIdx.x;
+    u32 lane = lid % TC_LANES;
+    u32 team = lid / TC_LANES;
+    u64 c = 0;
+    (void)n;
+    (void)m;
+    (void)scratch;
+    for (u32 s = lid; s < TC_BLOCK_SLOTS; s += TC_WG) {
+        tabs[s] = TC_EMPTY;
+    }
+    __syncthreads();
+    for (u64 r = row_begin + blockIdx.x; r < row_end; r += gridDim.x) {
+        u64 v = rows[r];
+        u64 a0 = indptr[v];
+        u64 na = indptr[v + 1] - a0; // 2..TC_BLOCK_MAX (the host's bins)
+        for (u64 i = lid; i < na; i += TC_WG) {
+            u32 u = adj[a0 + i];
+            tc_insert(tabs, u, TC_BLOCK_BITS);
+            u64 ub = indptr[u];
+            b0s[i] = ub;
+            nbs[i] = (u32)(indptr[u + 1] - ub);
+        }
+        __syncthreads();
+        u32 vmax = adj[a0 + na - 1];
+        // Team t walks the concatenation of the lists N+(u_i), i = t, t + TC_TEAMS, ...;
+        // lane l takes its elements l, l + TC_LANES, ... (as in tc_hash_warp).
+        u64 i = team;
+        u64 j = lane;
+        for (;;) {
+            while (i < na && j >= nbs[i]) {
+                j -= nbs[i];
+                i += TC_TEAMS;
+            }
+            if (i >= na) {
+                break;
+            }
+            u32 w = adj[b0s[i] + j];
+            if (w > vmax) {
+                j += (nbs[i] - j + TC_LANES - 1) / TC_LANES * TC_LANES;
+                continue;
+            }
+            if (tc_lookup(tabs, w, TC_BLOCK_BITS)) {
+                c++;
+                if (want_per_node) {
+                    tc_found(per_node, v, adj[a0 + i], w);
+                }
+            }
+            j += TC_LANES;
+        }
+        __syncthreads();
+        for (u32 s = lid; s < TC_BLOCK_SLOTS; s += TC_WG) {
+            tabs[s] = TC_EMPTY;
+        }
+        __syncthreads();
+    }
+    tc_group_sum(sums, c, total);
+}
+
+extern "C" __global__ void __launch_bounds__(TC_WG)
     tc_hash(u64 n, u64 m, const u64 *__restrict__ indptr, const u32 *__restrict__ adj,
-            u64 *total, u64 *per_node, u32 want_per_node, u32 *scratch) {
+            u64 *total, u64 *per_node, u32 want_per_node, u32 *scratch,
+            const u32 *__restrict__ rows, u64 row_begin, u64 row_end) {
     __shared__ u64 sums[TC_WG];
     u32 lid = threadIdx.x;
     u64 words = (n + 31) / 32;
     u32 *bits = scratch + (u64)blockIdx.x * words;
     u64 c = 0;
     (void)m;
-    for (u64 v = blockIdx.x; v < n; v += gridDim.x) {
+    for (u64 r = row_begin + blockIdx.x; r < row_end; r += gridDim.x) {
+        u64 v = rows[r];
         u64 a0 = indptr[v];
-        u64 na = indptr[v + 1] - a0;
-        if (na < 2) {
-            continue; // the same for the whole block: no barrier is skipped by some only
-        }
+        u64 na = indptr[v + 1] - a0; // at least 2 (the host's bins)
         for (u64 i = lid; i < na; i += TC_WG) {
             u32 x = adj[a0 + i];
             atomicOr(&bits[x >> 5], 1u << (x & 31));
         }
         __syncthreads();
+        u32 vmax = adj[a0 + na - 1];
         for (u64 i = lid; i < na; i += TC_WG) {
             u32 u = adj[a0 + i];
             u64 b0 = indptr[u];
@@ -222,7 +435,11 @@ extern "C" __global__ void __launch_bounds__(TC_WG)
             u64 cu = 0;
             for (u64 j = 0; j < nb; j++) {
                 u32 w = adj[b0 + j];
-                if ((((volatile u32 *)bits)[w >> 5] >> (w & 31)) & 1u) {
+                if (w > vmax) {
+                    break;
+                }
+                // __ldcg: from L2, where the atomicOr above set the bits (not a stale L1 line).
+                if ((__ldcg(&bits[w >> 5]) >> (w & 31)) & 1u) {
                     cu++;
                     if (want_per_node) {
                         tc_add_u64(&per_node[w], 1);
@@ -237,7 +454,7 @@ extern "C" __global__ void __launch_bounds__(TC_WG)
         }
         __syncthreads();
         for (u64 i = lid; i < na; i += TC_WG) {
-            ((volatile u32 *)bits)[adj[a0 + i] >> 5] = 0;
+            __stcg(&bits[adj[a0 + i] >> 5], 0u);
         }
         __syncthreads();
     }

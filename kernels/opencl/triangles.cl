@@ -3,7 +3,8 @@
 // v -> u, the common out-neighbours w of v and u close a triangle, found exactly once.
 //
 // The same algorithms, the same launch geometry and the same argument signature as
-// kernels/cuda/triangles.cu. Three kernels, one per TriangleAlgorithm:
+// kernels/cuda/triangles.cu. The host plan (trident_core::triangles::plan::GpuPlan) says which
+// kernels run, on how many work-groups and over which rows:
 //
 //   tc_merge   (Merge; the seed's block-per-row merge, with work splitting): work-group g
 //              takes the TC_WG oriented edges [g*TC_WG, (g+1)*TC_WG), one per work-item. The
@@ -16,13 +17,26 @@
 //              the 32 lanes stride over the shorter of N+(v), N+(u) and binary-search each
 //              element in the longer. Keeps every lane busy on long, skewed rows.
 //              Global size: ceil(m / (TC_WG / 32)) * TC_WG.
-//   tc_hash    (Hash): work-group g owns a bitmap of n bits, scratch[g * words ...] with
-//              words = ceil(n / 32), all zero on entry and left zero on exit; it loops over the
-//              rows v = g, g + G, ... (G work-groups): marks N+(v), then each work-item tests
-//              the elements of N+(u) for its u in N+(v), then clears the marks.
+//   Hash: three kernels, each over a bin of rows rows[row_begin..row_end) chosen by
+//   out-degree on the host (trident_core::triangles::plan::RowBins), so that each launch is
+//   uniform. Each takes a row v, puts N+(v) in a set, and tests every w of N+(u) for every u
+//   in N+(v) against it (w beyond the largest element of N+(v) ends N+(u)'s scan):
+//   tc_hash_warp  rows of out-degree 2..TC_WARP_MAX: a team of TC_LANES work-items per row
+//              (TC_WG / TC_LANES rows per group and round), the set an open-addressing hash
+//              table of TC_WARP_SLOTS in local memory; the team's lanes walk the
+//              concatenation of the lists N+(u), u in N+(v), lane l taking its elements l,
+//              l + TC_LANES, ..., so short lists do not leave lanes idle.
+//              Global size: G * TC_WG for any G >= 1 (groups loop over the bin).
+//   tc_hash_block rows of out-degree TC_WARP_MAX+1..TC_BLOCK_MAX: a work-group per row, the
+//              set a hash table of TC_BLOCK_SLOTS in local memory; team t (32 lanes) takes the
+//              u = N+(v)[t], N+(v)[t + TC_WG/TC_LANES], ... and walks the concatenation of
+//              their lists N+(u) as tc_hash_warp does.
+//   tc_hash    longer rows: a work-group per row, the set a bitmap of n bits in global
+//              memory, scratch[g * words ...] with words = ceil(n / 32), all zero on entry and
+//              left zero on exit; each work-item scans N+(u) for its u in N+(v).
 //              Global size: G * TC_WG (G chosen by the host, scratch holds G * words uints).
 //
-// Kernel arguments (all three kernels; the host code must match them exactly):
+// Kernel arguments (all five kernels; the host code must match them exactly):
 //   ulong n                 number of nodes
 //   ulong m                 number of oriented edges (= len(adj))
 //   const ulong *indptr     n + 1 row pointers
@@ -32,16 +46,29 @@
 //                           one element): triangles through each node are added
 //   uint  want_per_node
 //   uint  *scratch          tc_hash's bitmaps (see above); unused (one element) otherwise
+//   const uint *rows        the binned row list (at least one element)
+//   ulong row_begin         the hash kernels take rows[row_begin..row_end); tc_merge and
+//   ulong row_end           tc_search ignore the three
 //
 // Work-groups are TC_WG = 256 work-items (reqd_work_group_size). Counts are summed per
 // work-group in local memory and added once per group to *total, in 64 bits: with atom_add
 // where the device has cl_khr_int64_base_atomics, else as two 32-bit atomic adds with carry
 // into the low and high words of the (little-endian) ulong (the host may force this with
-// -D TC_NO_INT64_ATOMICS in a build). Per-node counts use the same 64-bit add. Edge offsets are 64-bit.
+// -D TC_NO_INT64_ATOMICS in a build). Per-node counts use the same 64-bit add. Edge offsets
+// are 64-bit. Every barrier is reached by all work-items of a group: the loops around them
+// have trip counts uniform over the group.
 
 #define TC_WG 256
 #define TC_LANES 32
 #define TC_CACHE 2048
+#define TC_TEAMS (TC_WG / TC_LANES)
+#define TC_WARP_MAX 64
+#define TC_WARP_BITS 7 // TC_WARP_SLOTS = 2^7 >= 2 * TC_WARP_MAX: load factor <= 1/2
+#define TC_WARP_SLOTS (1u << TC_WARP_BITS)
+#define TC_BLOCK_MAX 2048
+#define TC_BLOCK_BITS 12
+#define TC_BLOCK_SLOTS (1u << TC_BLOCK_BITS)
+#define TC_EMPTY 0xffffffffu // not a node id: ids are < n <= 2^32 - 1
 
 #if defined(cl_khr_int64_base_atomics) && !defined(TC_NO_INT64_ATOMICS)
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
@@ -127,25 +154,29 @@ TC_DEFINE_MERGE(tc_merge_global, __global)
 __kernel __attribute__((reqd_work_group_size(TC_WG, 1, 1))) void
 tc_merge(const ulong n, const ulong m, __global const ulong *indptr, __global const uint *adj,
          __global ulong *total, __global ulong *per_node, const uint want_per_node,
-         __global uint *scratch)
+         __global uint *scratch, __global const uint *rows, const ulong row_begin,
+         const ulong row_end)
 {
     __local uint cache[TC_CACHE];
     __local ulong sums[TC_WG];
-    __local ulong rows[2];
+    __local ulong first_last[2];
     uint lid = get_local_id(0);
     ulong e0 = (ulong)get_group_id(0) * TC_WG;
     ulong e_last = min(e0 + TC_WG, m) - 1;
     ulong e = e0 + lid;
     (void)scratch;
+    (void)rows;
+    (void)row_begin;
+    (void)row_end;
     // The first and last rows of the group's edges.
     if (lid == 0) {
-        rows[0] = tc_row_of(indptr, 0, n - 1, e0);
+        first_last[0] = tc_row_of(indptr, 0, n - 1, e0);
     } else if (lid == TC_WG - 1) {
-        rows[1] = tc_row_of(indptr, 0, n - 1, e_last);
+        first_last[1] = tc_row_of(indptr, 0, n - 1, e_last);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    ulong v0 = rows[0];
-    ulong v1 = (e_last - e0 == TC_WG - 1) ? rows[1] : tc_row_of(indptr, v0, n - 1, e_last);
+    ulong v0 = first_last[0];
+    ulong v1 = (e_last - e0 == TC_WG - 1) ? first_last[1] : tc_row_of(indptr, v0, n - 1, e_last);
     ulong span0 = indptr[v0];
     ulong span = indptr[v1 + 1] - span0;
     int cached = span <= TC_CACHE;
@@ -179,7 +210,8 @@ tc_merge(const ulong n, const ulong m, __global const ulong *indptr, __global co
 __kernel __attribute__((reqd_work_group_size(TC_WG, 1, 1))) void
 tc_search(const ulong n, const ulong m, __global const ulong *indptr, __global const uint *adj,
           __global ulong *total, __global ulong *per_node, const uint want_per_node,
-          __global uint *scratch)
+          __global uint *scratch, __global const uint *rows, const ulong row_begin,
+         const ulong row_end)
 {
     __local ulong sums[TC_WG];
     uint lid = get_local_id(0);
@@ -187,6 +219,9 @@ tc_search(const ulong n, const ulong m, __global const ulong *indptr, __global c
     ulong e = (ulong)get_group_id(0) * (TC_WG / TC_LANES) + lid / TC_LANES;
     ulong c = 0;
     (void)scratch;
+    (void)rows;
+    (void)row_begin;
+    (void)row_end;
     if (e < m) {
         ulong v = tc_row_of(indptr, 0, n - 1, e);
         uint u = adj[e];
@@ -225,10 +260,201 @@ tc_search(const ulong n, const ulong m, __global const ulong *indptr, __global c
     tc_group_sum(sums, c, total);
 }
 
+// Hash slot of node id x in a table of 2^bits slots (multiplicative hashing).
+inline uint tc_slot(uint x, uint bits)
+{
+    return (x * 2654435761u) >> (32 - bits);
+}
+
+// Inserts x (not yet present) into the table of 2^bits slots (less than half full).
+inline void tc_insert(volatile __local uint *tab, uint x, uint bits)
+{
+    uint mask = (1u << bits) - 1;
+    uint s = tc_slot(x, bits);
+    while (atomic_cmpxchg(&tab[s], TC_EMPTY, x) != TC_EMPTY) {
+        s = (s + 1) & mask;
+    }
+}
+
+// Whether x is in the table of 2^bits slots (it has an empty slot, so the probe ends).
+inline int tc_lookup(__local const uint *tab, uint x, uint bits)
+{
+    uint mask = (1u << bits) - 1;
+    uint s = tc_slot(x, bits);
+    for (;;) {
+        uint y = tab[s];
+        if (y == x) {
+            return 1;
+        }
+        if (y == TC_EMPTY) {
+            return 0;
+        }
+        s = (s + 1) & mask;
+    }
+}
+
+// Adds one triangle (v, u, w) to the per-node counts.
+inline void tc_found(__global ulong *per_node, ulong v, uint u, uint w)
+{
+    tc_add_u64(&per_node[v], 1);
+    tc_add_u64(&per_node[u], 1);
+    tc_add_u64(&per_node[w], 1);
+}
+
+__kernel __attribute__((reqd_work_group_size(TC_WG, 1, 1))) void
+tc_hash_warp(const ulong n, const ulong m, __global const ulong *indptr,
+             __global const uint *adj, __global ulong *total, __global ulong *per_node,
+             const uint want_per_node, __global uint *scratch, __global const uint *rows,
+             const ulong row_begin, const ulong row_end)
+{
+    __local uint tabs[TC_TEAMS * TC_WARP_SLOTS];
+    __local uint nbs[TC_TEAMS * TC_WARP_MAX];
+    __local ulong b0s[TC_TEAMS * TC_WARP_MAX];
+    __local ulong sums[TC_WG];
+    uint lid = get_local_id(0);
+    uint lane = lid % TC_LANES;
+    uint team = lid / TC_LANES;
+    volatile __local uint *tab = tabs + team * TC_WARP_SLOTS; // inserts and clears
+    __local const uint *look = tabs + team * TC_WARP_SLOTS;  // lookups, after a barrier
+    __local uint *nb = nbs + team * TC_WARP_MAX;
+    __local ulong *b0 = b0s + team * TC_WARP_MAX;
+    ulong c = 0;
+    (void)n;
+    (void)m;
+    (void)scratch;
+    for (uint s = lid; s < TC_TEAMS * TC_WARP_SLOTS; s += TC_WG) {
+        tabs[s] = TC_EMPTY;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    ulong stride = (ulong)get_num_groups(0) * TC_TEAMS;
+    for (ulong base = row_begin + (ulong)get_group_id(0) * TC_TEAMS; base < row_end;
+         base += stride) {
+        ulong r = base + team;
+        ulong v = 0, a0 = 0, na = 0;
+        if (r < row_end) {
+            v = rows[r];
+            a0 = indptr[v];
+            na = indptr[v + 1] - a0;
+        }
+        for (ulong i = lane; i < na; i += TC_LANES) {
+            uint u = adj[a0 + i];
+            tc_insert(tab, u, TC_WARP_BITS);
+            ulong ub = indptr[u];
+            b0[i] = ub;
+            nb[i] = (uint)(indptr[u + 1] - ub);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (na != 0) {
+            uint vmax = adj[a0 + na - 1];
+            ulong i = 0;
+            ulong j = lane; // element j of N+(u_i), u_i = N+(v)[i]
+            for (;;) {
+                while (i < na && j >= nb[i]) {
+                    j -= nb[i];
+                    i++;
+                }
+                if (i >= na) {
+                    break;
+                }
+                uint w = adj[b0[i] + j];
+                if (w > vmax) {
+                    // The rest of N+(u_i) is larger still: on to this lane's first element
+                    // of the next list.
+                    j += (nb[i] - j + TC_LANES - 1) / TC_LANES * TC_LANES;
+                    continue;
+                }
+                if (tc_lookup(look, w, TC_WARP_BITS)) {
+                    c++;
+                    if (want_per_node) {
+                        tc_found(per_node, v, adj[a0 + i], w);
+                    }
+                }
+                j += TC_LANES;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint s = lane; s < TC_WARP_SLOTS; s += TC_LANES) {
+            tab[s] = TC_EMPTY;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    tc_group_sum(sums, c, total);
+}
+
+__kernel __attribute__((reqd_work_group_size(TC_WG, 1, 1))) void
+tc_hash_block(const ulong n, const ulong m, __global const ulong *indptr,
+              __global const uint *adj, __global ulong *total, __global ulong *per_node,
+              const uint want_per_node, __global uint *scratch, __global const uint *rows,
+              const ulong row_begin, const ulong row_end)
+{
+    __local uint tabs[TC_BLOCK_SLOTS];
+    __local uint nbs[TC_BLOCK_MAX];
+    __local ulong b0s[TC_BLOCK_MAX];
+    __local ulong sums[TC_WG];
+    volatile __local uint *tab = tabs;
+    uint lid = get_local_id(0);
+    uint lane = lid % TC_LANES;
+    uint team = lid / TC_LANES;
+    ulong c = 0;
+    (void)n;
+    (void)m;
+    (void)scratch;
+    for (uint s = lid; s < TC_BLOCK_SLOTS; s += TC_WG) {
+        tabs[s] = TC_EMPTY;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (ulong r = row_begin + get_group_id(0); r < row_end; r += get_num_groups(0)) {
+        ulong v = rows[r];
+        ulong a0 = indptr[v];
+        ulong na = indptr[v + 1] - a0; // 2..TC_BLOCK_MAX (the host's bins)
+        for (ulong i = lid; i < na; i += TC_WG) {
+            uint u = adj[a0 + i];
+            tc_insert(tab, u, TC_BLOCK_BITS);
+            ulong ub = indptr[u];
+            b0s[i] = ub;
+            nbs[i] = (uint)(indptr[u + 1] - ub);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        uint vmax = adj[a0 + na - 1];
+        // Team t walks the concatenation of the lists N+(u_i), i = t, t + TC_TEAMS, ...;
+        // lane l takes its elements l, l + TC_LANES, ... (as in tc_hash_warp).
+        ulong i = team;
+        ulong j = lane;
+        for (;;) {
+            while (i < na && j >= nbs[i]) {
+                j -= nbs[i];
+                i += TC_TEAMS;
+            }
+            if (i >= na) {
+                break;
+            }
+            uint w = adj[b0s[i] + j];
+            if (w > vmax) {
+                j += (nbs[i] - j + TC_LANES - 1) / TC_LANES * TC_LANES;
+                continue;
+            }
+            if (tc_lookup(tabs, w, TC_BLOCK_BITS)) {
+                c++;
+                if (want_per_node) {
+                    tc_found(per_node, v, adj[a0 + i], w);
+                }
+            }
+            j += TC_LANES;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint s = lid; s < TC_BLOCK_SLOTS; s += TC_WG) {
+            tab[s] = TC_EMPTY;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    tc_group_sum(sums, c, total);
+}
+
 __kernel __attribute__((reqd_work_group_size(TC_WG, 1, 1))) void
 tc_hash(const ulong n, const ulong m, __global const ulong *indptr, __global const uint *adj,
         __global ulong *total, __global ulong *per_node, const uint want_per_node,
-        __global uint *scratch)
+        __global uint *scratch, __global const uint *rows, const ulong row_begin,
+        const ulong row_end)
 {
     __local ulong sums[TC_WG];
     uint lid = get_local_id(0);
@@ -236,17 +462,16 @@ tc_hash(const ulong n, const ulong m, __global const ulong *indptr, __global con
     __global uint *bits = scratch + (ulong)get_group_id(0) * words;
     ulong c = 0;
     (void)m;
-    for (ulong v = get_group_id(0); v < n; v += get_num_groups(0)) {
+    for (ulong r = row_begin + get_group_id(0); r < row_end; r += get_num_groups(0)) {
+        ulong v = rows[r];
         ulong a0 = indptr[v];
-        ulong na = indptr[v + 1] - a0;
-        if (na < 2) {
-            continue; // the same for the whole group: no barrier is skipped by some only
-        }
+        ulong na = indptr[v + 1] - a0; // at least 2 (the host's bins)
         for (ulong i = lid; i < na; i += TC_WG) {
             uint x = adj[a0 + i];
             atomic_or(&bits[x >> 5], 1u << (x & 31));
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
+        uint vmax = adj[a0 + na - 1];
         for (ulong i = lid; i < na; i += TC_WG) {
             uint u = adj[a0 + i];
             ulong b0 = indptr[u];
@@ -254,6 +479,9 @@ tc_hash(const ulong n, const ulong m, __global const ulong *indptr, __global con
             ulong cu = 0;
             for (ulong j = 0; j < nb; j++) {
                 uint w = adj[b0 + j];
+                if (w > vmax) {
+                    break;
+                }
                 if ((bits[w >> 5] >> (w & 31)) & 1u) {
                     cu++;
                     if (want_per_node) {

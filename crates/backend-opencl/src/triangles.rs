@@ -1,13 +1,13 @@
-//! Triangle counting on OpenCL: `kernels/opencl/triangles.cl` (`tc_merge`, `tc_search`,
-//! `tc_hash`, one per [`TriangleAlgorithm`]) on the degree-ordered orientation.
+//! Triangle counting on OpenCL: the kernels of `kernels/opencl/triangles.cl` on the
+//! degree-ordered orientation, launched as the shared host plan says
+//! ([`trident_core::triangles::plan`]: kernels, work-groups, row bins).
 
 use std::fmt;
 
 use ocl::Buffer;
+use trident_core::triangles::plan::{self, GpuPlan, RowBins, GPU_WG};
 use trident_core::triangles::{DegreeStats, OrientedGraph};
-use trident_core::{
-    Error, Result, TriangleAlgorithm, TriangleCount, TriangleCounts, TriangleOptions,
-};
+use trident_core::{Error, Result, TriangleCount, TriangleCounts, TriangleOptions};
 
 use crate::error::ClResultExt;
 use crate::kernels::Module;
@@ -15,11 +15,7 @@ use crate::program::LaunchDims;
 use crate::{OpenCl, BACKEND};
 
 /// Work-group size of every triangle kernel (`TC_WG`, fixed by `reqd_work_group_size`).
-const WG: usize = 256;
-/// Lanes per edge of `tc_search` (`TC_LANES`).
-const LANES: usize = 32;
-/// At most this many work-groups (and bitmaps) for `tc_hash`.
-const HASH_GROUPS: usize = 1024;
+const WG: usize = GPU_WG;
 
 /// An oriented graph in OpenCL device memory (see [`TriangleCount`]).
 pub struct ClOriented {
@@ -28,6 +24,9 @@ pub struct ClOriented {
     indptr: Buffer<u64>,
     adj: Buffer<u32>,
     stats: DegreeStats,
+    /// The rows binned by out-degree ([`RowBins`]) on the device, and where the bins end.
+    rows: Buffer<u32>,
+    bins: RowBins,
     /// The graph's id of each node (rank order), for per-node results.
     original: Option<Vec<u32>>,
     owner: u64,
@@ -60,28 +59,27 @@ impl TriangleCount for OpenCl {
 
     fn upload_oriented(&self, mut g: OrientedGraph) -> Result<ClOriented> {
         kernel_for(self, "tc_merge")?;
-        let need = g.device_bytes(true);
-        let have = self.info.global_mem_bytes;
-        if have > 0 && need > have {
-            return Err(Error::out_of_memory(
-                BACKEND,
-                format!(
-                    "the oriented graph ({} nodes, {} edges) needs {need} bytes ({:.2} GiB) of \
-                     device memory with per-node counts, {} has {have} ({:.2} GiB)",
-                    g.num_nodes(),
-                    g.num_edges(),
-                    need as f64 / (1u64 << 30) as f64,
-                    self.info.description(),
-                    have as f64 / (1u64 << 30) as f64
-                ),
-            ));
-        }
+        plan::check_device_memory(
+            BACKEND,
+            &self.info.description(),
+            &g,
+            self.info.global_mem_bytes,
+        )?;
+        let mut bins = RowBins::new(&g);
+        let rows = self.alloc(
+            bins.rows.len(),
+            (!bins.rows.is_empty()).then_some(&bins.rows[..]),
+            "uploading the row bins",
+        )?;
+        bins.rows = Vec::new();
         Ok(ClOriented {
             n: g.num_nodes() as u64,
             m: g.num_edges() as u64,
             indptr: self.alloc(g.indptr().len(), Some(g.indptr()), "uploading indptr")?,
             adj: self.alloc(g.num_edges(), Some(g.adjacency()), "uploading adjacency")?,
             stats: g.stats(),
+            rows,
+            bins,
             original: g.take_original(),
             owner: self.id,
         })
@@ -101,52 +99,55 @@ impl TriangleCount for OpenCl {
                 per_node: opts.per_node.then(|| vec![0; n]),
             });
         }
-        let alg = opts.algorithm.resolve(&d.stats, true);
+        let budget = (self.info.max_alloc_bytes as usize).max(1 << 26) / 2;
+        let plan = GpuPlan::new(opts.algorithm, &d.stats, &d.bins, budget)?;
         let total = zero(1, "allocating the triangle counter")?;
         let per_node = zero(
             if opts.per_node { n } else { 1 },
             "allocating per-node counts",
         )?;
-        let m = d.m as usize;
-        let (name, groups, scratch_len) = match alg {
-            TriangleAlgorithm::Hash => {
-                let words = n.div_ceil(32);
-                let budget = (self.info.max_alloc_bytes as usize).max(1 << 26) / 2;
-                let groups = HASH_GROUPS.min(n).min((budget / (4 * words)).max(1));
-                ("tc_hash", groups, groups * words)
-            }
-            TriangleAlgorithm::BinarySearch => ("tc_search", m.div_ceil(WG / LANES), 1),
-            TriangleAlgorithm::Merge | TriangleAlgorithm::Auto => ("tc_merge", m.div_ceil(WG), 1),
-        };
-        let kernel = kernel_for(self, name)?;
-        let scratch = self.alloc::<u32>(scratch_len, None, "allocating tc_hash bitmaps")?;
+        let scratch = self.alloc::<u32>(plan.scratch_words, None, "allocating tc_hash bitmaps")?;
         scratch
             .cmd()
             .fill(0u32, None)
             .enq()
             .or_cl(|| "zeroing tc_hash bitmaps")?;
         let want = u32::from(opts.per_node);
-        let mut args = kernel.builder();
-        // (ulong n, ulong m, const ulong *indptr, const uint *adj, ulong *total,
-        //  ulong *per_node, uint want_per_node, uint *scratch)
-        args.arg(d.n)
-            .arg(d.m)
-            .arg(&d.indptr)
-            .arg(&d.adj)
-            .arg(&total)
-            .arg(&per_node)
-            .arg(want)
-            .arg(&scratch);
-        // SAFETY: the eight arguments have the kernel's types (two u64, four buffers, a u32,
-        // a buffer), all made in this instance's context (owner check). indptr holds n + 1
-        // row pointers and adj m ids < n (OrientedGraph invariants, m > 0 so n > 0); the
-        // kernels read indptr[0..=n] and adj[0..m] only, for edges e < m (tc_merge: group
-        // g's edges g*WG.. < m; tc_search: WG/LANES edges per group; tc_hash: rows v < n).
-        // `total` has one element, `per_node` n when want_per_node (else it is not touched),
-        // and scratch `groups * ceil(n/32)` zeroed words for tc_hash, which uses words
-        // [g*words, (g+1)*words) of group g < groups. The buffers outlive the kernel: the
-        // blocking reads below wait for it.
-        unsafe { args.launch(&self.queue, LaunchDims::new([groups * WG], Some([WG]))) }?;
+        for l in &plan.launches {
+            let kernel = kernel_for(self, l.kernel.name())?;
+            let mut args = kernel.builder();
+            // (ulong n, ulong m, const ulong *indptr, const uint *adj, ulong *total,
+            //  ulong *per_node, uint want_per_node, uint *scratch, const uint *rows,
+            //  ulong row_begin, ulong row_end)
+            args.arg(d.n)
+                .arg(d.m)
+                .arg(&d.indptr)
+                .arg(&d.adj)
+                .arg(&total)
+                .arg(&per_node)
+                .arg(want)
+                .arg(&scratch)
+                .arg(&d.rows)
+                .arg(l.row_begin)
+                .arg(l.row_end);
+            // SAFETY: the eleven arguments have the kernel's types (two u64, four buffers, a
+            // u32, two buffers, two u64), all made in this instance's context (owner check).
+            // indptr holds n + 1 row pointers and adj m ids < n (OrientedGraph invariants,
+            // m > 0 so n > 0); the kernels read indptr[0..=n] and adj[0..m] only: tc_merge and
+            // tc_search for edges e < m (WG resp. WG/LANES edges per group), the hash kernels
+            // for rows[row_begin..row_end), a range of the uploaded bins (RowBins: rows < n,
+            // out-degree within the kernel's bin). `total` has one element, `per_node` n when
+            // want_per_node (else it is not touched), and scratch holds the plan's
+            // `groups * ceil(n/32)` zeroed words for tc_hash, which uses words
+            // [g*words, (g+1)*words) of group g < groups and leaves them zero. The buffers
+            // outlive the kernels: the blocking reads below wait for them (one in-order queue).
+            unsafe {
+                args.launch(
+                    &self.queue,
+                    LaunchDims::new([l.groups as usize * WG], Some([WG])),
+                )
+            }?;
+        }
         let mut t = [0u64];
         total
             .read(&mut t[..])
@@ -160,16 +161,7 @@ impl TriangleCount for OpenCl {
                 .queue(&self.queue)
                 .enq()
                 .or_cl(|| "reading per-node counts")?;
-            Some(match &d.original {
-                Some(o) => {
-                    let mut q = vec![0u64; n];
-                    for (r, x) in p.into_iter().enumerate() {
-                        q[o[r] as usize] = x;
-                    }
-                    q
-                }
-                None => p,
-            })
+            Some(plan::to_original_order(d.original.as_deref(), p))
         } else {
             None
         };

@@ -30,6 +30,8 @@ use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::graph::Graph;
 
+pub mod plan;
+
 /// How the two sorted out-neighbour lists of an oriented edge are intersected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 pub enum TriangleAlgorithm {
@@ -42,8 +44,10 @@ pub enum TriangleAlgorithm {
     /// Each element of the shorter list searched in the longer one (on GPUs a group of 32
     /// lanes per edge). Best for skewed lists.
     BinarySearch,
-    /// The first list marked in a bitmap of all nodes, the second looked up in it (one bitmap
-    /// per CPU thread; on GPUs one bitmap per work-group in global memory).
+    /// The first list put in a set, the second looked up in it: on the CPU a bitmap of all
+    /// nodes per thread; on GPUs the rows binned by out-degree ([`plan::RowBins`]), a hash
+    /// table in shared / local memory per warp (short rows) or per work-group, and a bitmap
+    /// of all nodes in global memory per work-group for the longest rows.
     Hash,
 }
 
@@ -66,19 +70,18 @@ impl TriangleAlgorithm {
     /// CPU (`gpu == false`): the bitmap (`Hash`) wherever one bitmap per thread (n bits) is
     /// small (up to 2^27 nodes, 16 MiB), since it costs one bit test per element of the
     /// second list; otherwise `BinarySearch` for skewed rows and `Merge` for flat ones.
-    /// GPU: `Merge` (rows cached in shared memory, one thread per edge) when the out-degrees
-    /// are modest (mean at most 32 and maximum at most [`GPU_ROW_CACHE`]), else the
-    /// group-per-edge `BinarySearch`, which keeps all lanes busy on long rows. (Thresholds
-    /// not yet tuned on a GPU; the triangles benchmark times every algorithm.)
+    /// GPU: `Hash`, the degree-binned shared-memory hash kernels (see [`plan::GpuPlan`]):
+    /// on the H100 the hash kernels beat merge and binary search on Kronecker graphs, whose
+    /// rows are skewed; a graph whose rows are all short and flat gets `Merge`.
     pub fn resolve(self, stats: &DegreeStats, gpu: bool) -> TriangleAlgorithm {
         if self != Self::Auto {
             return self;
         }
         if gpu {
-            if stats.mean_out <= 32.0 && stats.max_out <= GPU_ROW_CACHE {
+            if stats.max_out <= 8 {
                 Self::Merge
             } else {
-                Self::BinarySearch
+                Self::Hash
             }
         } else if stats.nodes <= 1 << 27 {
             Self::Hash
@@ -299,16 +302,7 @@ impl OrientedGraph {
 
     /// Reorders per-node values of this orientation's nodes into the graph's node order.
     pub fn to_original_order(&self, per_node: Vec<u64>) -> Vec<u64> {
-        match &self.original {
-            None => per_node,
-            Some(o) => {
-                let mut out = vec![0u64; per_node.len()];
-                for (r, x) in per_node.into_iter().enumerate() {
-                    out[o[r] as usize] = x;
-                }
-                out
-            }
-        }
+        plan::to_original_order(self.original.as_deref(), per_node)
     }
 
     /// Drops the relabelling, keeping only what a device needs to count; returns it for
@@ -488,6 +482,11 @@ mod tests {
         assert_eq!(
             TriangleAlgorithm::Auto.resolve(&s, true),
             TriangleAlgorithm::Merge
+        );
+        let skewed = DegreeStats { max_out: 900, ..s };
+        assert_eq!(
+            TriangleAlgorithm::Auto.resolve(&skewed, true),
+            TriangleAlgorithm::Hash
         );
         assert_eq!(
             TriangleAlgorithm::Merge.resolve(&s, false),

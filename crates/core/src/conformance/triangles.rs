@@ -314,12 +314,16 @@ fn random_vs_brute_force<B: TriangleCount>(b: &B) -> Result<(), String> {
 }
 
 /// Oriented by id (`u < v`): node 0 has every other node as out-neighbour, so its row is far
-/// longer than a work-group and than the GPU row cache, and split across work-groups.
+/// longer than a work-group and than the GPU row cache, and split across work-groups; node 1
+/// has about 900 out-neighbours and nodes 2.. 70-odd, so that every row bin of the GPU hash
+/// plan ([`crate::triangles::plan::RowBins`]: warp, work-group, global bitmap) is used.
 fn long_rows<B: TriangleCount>(b: &B) -> Result<(), String> {
     let n = 6000usize;
     let mut edges: Vec<(usize, usize)> = (1..n).map(|v| (0, v)).collect();
     // A path, a few chords and a dense corner: triangles with node 0 and without.
     edges.extend((1..n - 1).map(|v| (v, v + 1)));
+    edges.extend((2..900).map(|v| (1, v * 3 % n)));
+    edges.extend((2..20).flat_map(|v| (v + 1..v + 70).map(move |u| (v, u * 7 % n))));
     edges.extend((1..n - 7).step_by(5).map(|v| (v, v + 7)));
     for i in 1..60 {
         for j in i + 1..60 {
