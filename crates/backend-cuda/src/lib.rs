@@ -125,6 +125,11 @@ impl Shared {
             .or_cuda(|| "waiting for the CUDA stream (a kernel failed?)")
     }
 
+    /// The stream's driver handle, for asynchronous copies and events on it.
+    pub(crate) fn raw_stream(&self) -> cust::sys::CUstream {
+        self.stream.as_inner()
+    }
+
     /// Module `m`, loaded into the context (which must be current) on first use.
     fn module(&self, m: Module) -> Result<&Loaded> {
         self.modules[m as usize].get_or_try_init(|| {
@@ -184,6 +189,9 @@ impl Drop for Shared {
 ///
 /// `Send + Sync`; cheap operations (`device`, `name`) do not touch the driver.
 pub struct Cuda {
+    /// Page-locked host memory that `matmul` stages through (declared first: freed, with the
+    /// context current, before `shared` can release the context).
+    staging: matmul::Staging,
     shared: Arc<Shared>,
     name: String,
     compute_capability: (u32, u32),
@@ -269,6 +277,7 @@ impl Cuda {
         let stream =
             Stream::new(StreamFlags::DEFAULT, None).or_cuda(|| what("creating a stream"))?;
         Ok(Cuda {
+            staging: matmul::Staging::default(),
             shared: Arc::new(Shared {
                 ordinal,
                 cc_major: compute_capability.0,

@@ -11,16 +11,24 @@
 //! yardstick).
 //!
 //! Host transfers ([`HostMemory`]): `Pageable` copies from and to the caller's memory (the
-//! driver stages through its own pinned buffers); `Pinned` copies the caller's data into
-//! page-locked buffers (`cuMemAllocHost`, through cust's `LockedBuffer`) and DMAs from
-//! there, and back; `Mapped` puts `A`, `B` and `C` in mapped page-locked memory
-//! (`cuMemHostAlloc(DEVICEMAP)`) that the kernels read and write over the bus (zero-copy: no
-//! device copy at all, at PCIe/NVLink-C2C speed per access).
+//! driver stages through its own pinned buffers). `Pinned` and `Mapped` go through one
+//! page-locked, device-mapped allocation that the backend keeps (its staging pool,
+//! `cuMemHostAlloc(PORTABLE | DEVICEMAP)`, allocated on first use, reallocated only when a
+//! call needs more, freed with the backend), because allocating page-locked memory costs far
+//! more than the copies themselves. `Pinned` copies `A` and `B` into the pool in 4 MiB
+//! chunks, queueing each chunk's asynchronous DMA to the device as soon as it is written (the
+//! CPU's copy of one chunk overlaps the DMA of the previous one, and `B`'s copy overlaps `A`'s
+//! DMA), runs the product, and brings `C` back the same way (chunked DMA into the pool, each
+//! chunk copied out once its event has fired). `Mapped` copies `A` and `B` into the pool and
+//! lets the kernels read them, and write `C`, over the bus (zero-copy: no device copy at all,
+//! at PCIe/NVLink-C2C speed per access); it can win only when the bus traffic is small next to
+//! the copies it saves: small products, or operands each read about once (the tiled kernel
+//! reads `A` `n / 128` times and `B` `m / 128` times). A call that finds the pool in use by
+//! another thread stages through an allocation of its own.
 
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, TryLockError};
 
-use cust::memory::LockedBuffer;
 use trident_core::gpu::{to_u32, Precision};
 use trident_core::matmul::{
     check_fits, check_lengths, check_shapes, device_bytes, plan, run_steps, use_tensor_cores,
@@ -49,32 +57,33 @@ const ADD_MAX_BLOCKS: usize = 1 << 16;
 /// measures on the H100.
 pub const GPU_CUTOFF: usize = 4096;
 
-/// Mapped page-locked host memory (`cuMemHostAlloc` with `DEVICEMAP`) and its device address.
-struct MappedBuf<T> {
-    host: *mut T,
+/// Page-locked host memory (`cuMemHostAlloc` with `PORTABLE | DEVICEMAP`), mapped into the
+/// device's address space: a DMA source and target for [`HostMemory::Pinned`], and the operands
+/// themselves for [`HostMemory::Mapped`].
+struct HostAlloc {
+    host: *mut u8,
     device: u64,
-    len: usize,
+    bytes: usize,
     shared: Arc<Shared>,
 }
 
 // SAFETY: the allocation is plain page-locked memory owned by this value; the raw pointer is
-// only dereferenced through `&self` / `&mut self` methods.
-unsafe impl<T: Send> Send for MappedBuf<T> {}
+// only dereferenced by the matmul code that holds the value (through the staging pool's lock,
+// or as its only owner), after synchronizing with the stream work that used it.
+unsafe impl Send for HostAlloc {}
 
-impl<T: CudaScalar> MappedBuf<T> {
-    /// `len` (at least 1) mapped values, filled from `init` when given. The context must be
-    /// current.
-    fn new(shared: &Arc<Shared>, len: usize, init: Option<&[T]>, what: &str) -> Result<Self> {
-        let n = len.max(1);
-        let bytes = n * std::mem::size_of::<T>();
+impl HostAlloc {
+    /// `bytes` (at least 1) bytes. The context must be current.
+    fn new(shared: &Arc<Shared>, bytes: usize) -> Result<Self> {
+        let bytes = bytes.max(1);
         let mut host: *mut c_void = std::ptr::null_mut();
-        // SAFETY: `host` is writable; flags DEVICEMAP (2) maps the allocation into the
-        // device's address space.
-        let rc = unsafe { cust::sys::cuMemHostAlloc(&mut host, bytes, 2) };
+        // SAFETY: `host` is writable; flags PORTABLE (1) | DEVICEMAP (2): page-locked for
+        // every context, and mapped into the device's address space.
+        let rc = unsafe { cust::sys::cuMemHostAlloc(&mut host, bytes, 1 | 2) };
         if rc != cust::sys::cudaError_enum::CUDA_SUCCESS {
             return Err(driver::error_from_code(
                 rc as i32,
-                format!("allocating {bytes} bytes of mapped host memory for {what}"),
+                format!("allocating {bytes} bytes of page-locked host memory for matmul"),
             ));
         }
         let mut device: cust::sys::CUdeviceptr = 0;
@@ -83,38 +92,190 @@ impl<T: CudaScalar> MappedBuf<T> {
         let buf = Self {
             host: host.cast(),
             device,
-            len: n,
+            bytes,
             shared: Arc::clone(shared),
         };
         if rc != cust::sys::cudaError_enum::CUDA_SUCCESS {
             return Err(driver::error_from_code(
                 rc as i32,
-                format!("mapping host memory for {what}"),
+                "mapping page-locked host memory into the device",
             ));
-        }
-        if let Some(init) = init {
-            buf.slice_mut()[..init.len()].copy_from_slice(init);
         }
         Ok(buf)
     }
-
-    #[allow(clippy::mut_from_ref)]
-    fn slice_mut(&self) -> &mut [T] {
-        // SAFETY: `host` holds `len` values of T (allocated above), only accessed on the
-        // host while no kernel that uses it runs (callers synchronize first).
-        unsafe { std::slice::from_raw_parts_mut(self.host, self.len) }
-    }
 }
 
-impl<T> Drop for MappedBuf<T> {
+impl Drop for HostAlloc {
     fn drop(&mut self) {
         let _ = self.shared.make_current();
         // SAFETY: `host` came from cuMemHostAlloc and is freed once, here, after the stream
-        // work that used it (callers synchronize before dropping).
+        // work that used it (every user synchronizes before giving the memory back).
         unsafe {
             cust::sys::cuMemFreeHost(self.host.cast());
         }
     }
+}
+
+/// The staging pool of a [`Cuda`] backend: one [`HostAlloc`], reused by every `matmul` with
+/// [`HostMemory::Pinned`] or [`HostMemory::Mapped`], grown (reallocated) when a call needs
+/// more, freed with the backend. A call holds the lock until its copies are done; a call that
+/// finds the pool busy (another thread's matmul) allocates its own for that call.
+#[derive(Default)]
+pub(crate) struct Staging(Mutex<Option<HostAlloc>>);
+
+/// Staging regions start at multiples of this (a page: every `T` is aligned, and DMA of each
+/// region starts on a page).
+const STAGING_ALIGN: usize = 4096;
+/// The pool grows in multiples of this.
+const STAGING_GRANULE: usize = 1 << 20;
+/// Copies between the caller's memory and the staging pool go in chunks of this many bytes,
+/// so that the CPU's copy of one chunk overlaps the DMA of the previous one.
+const CHUNK: usize = 4 << 20;
+
+/// Byte offsets of `A`, `B` and `C` (of `bytes[i]` bytes each) in a staging allocation, and
+/// its size.
+fn staging_layout(bytes: [usize; 3]) -> Result<([usize; 3], usize)> {
+    let mut offs = [0; 3];
+    let mut end = 0usize;
+    for (o, b) in offs.iter_mut().zip(bytes) {
+        *o = end;
+        end = end
+            .checked_add(b)
+            .and_then(|e| e.checked_next_multiple_of(STAGING_ALIGN))
+            .ok_or_else(|| {
+                Error::out_of_memory(driver::BACKEND, "matmul staging size overflows")
+            })?;
+    }
+    Ok((offs, end))
+}
+
+/// The events of a chunked download (destroyed on drop).
+struct Events(Vec<cust::sys::CUevent>);
+
+impl Events {
+    /// `n` events without timing. The context must be current.
+    fn new(n: usize) -> Result<Self> {
+        let mut ev = Events(Vec::with_capacity(n));
+        for _ in 0..n {
+            let mut e: cust::sys::CUevent = std::ptr::null_mut();
+            // SAFETY: `e` is writable; flag DISABLE_TIMING (2).
+            check(
+                unsafe { cust::sys::cuEventCreate(&mut e, 2) },
+                "creating an event",
+            )?;
+            ev.0.push(e);
+        }
+        Ok(ev)
+    }
+}
+
+impl Drop for Events {
+    fn drop(&mut self) {
+        for &e in &self.0 {
+            // SAFETY: each event came from cuEventCreate and is destroyed once (a recorded
+            // event may be destroyed before it completes; the driver releases it then).
+            unsafe {
+                cust::sys::cuEventDestroy_v2(e);
+            }
+        }
+    }
+}
+
+/// `Ok` for CUDA_SUCCESS, else the driver's error with `what`.
+fn check(rc: cust::sys::CUresult, what: &str) -> Result<()> {
+    if rc == cust::sys::cudaError_enum::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(driver::error_from_code(rc as i32, what.to_string()))
+    }
+}
+
+/// Copies `src` into the staging memory at `stage` and queues its DMA from there to device
+/// address `dst` on `stream`, chunk by chunk: the CPU fills chunk `i + 1` while the copy
+/// engine moves chunk `i`.
+///
+/// # Safety
+/// `stage` must point to at least `src.len()` page-locked bytes that no queued work reads or
+/// writes, `dst` to as many device bytes, and both must stay alive until the stream is
+/// synchronized.
+unsafe fn upload(
+    stream: cust::sys::CUstream,
+    dst: u64,
+    src: &[u8],
+    stage: *mut u8,
+    what: &str,
+) -> Result<()> {
+    for (i, chunk) in src.chunks(CHUNK).enumerate() {
+        let off = i * CHUNK;
+        // SAFETY (caller's contract): `stage + off .. + chunk.len()` lies in the staging
+        // region, which no queued copy uses yet (earlier chunks are before it); the source
+        // is the caller's slice, disjoint from page-locked memory we own.
+        std::ptr::copy_nonoverlapping(chunk.as_ptr(), stage.add(off), chunk.len());
+        check(
+            cust::sys::cuMemcpyHtoDAsync_v2(
+                dst + off as u64,
+                stage.add(off).cast::<c_void>().cast_const(),
+                chunk.len(),
+                stream,
+            ),
+            what,
+        )?;
+    }
+    Ok(())
+}
+
+/// Queues the DMA of `out.len()` bytes from device address `src` into the staging memory at
+/// `stage` on `stream` and copies each chunk on to `out` as soon as it has arrived.
+///
+/// # Safety
+/// `stage` must point to at least `out.len()` page-locked bytes that no other queued work
+/// uses, `src` to as many device bytes written by the work queued before.
+unsafe fn download(
+    stream: cust::sys::CUstream,
+    src: u64,
+    out: &mut [u8],
+    stage: *mut u8,
+) -> Result<()> {
+    let chunks = out.len().div_ceil(CHUNK);
+    let events = Events::new(chunks)?;
+    for (i, &e) in events.0.iter().enumerate() {
+        let off = i * CHUNK;
+        let len = CHUNK.min(out.len() - off);
+        check(
+            cust::sys::cuMemcpyDtoHAsync_v2(
+                stage.add(off).cast::<c_void>(),
+                src + off as u64,
+                len,
+                stream,
+            ),
+            "copying C to page-locked memory",
+        )?;
+        check(cust::sys::cuEventRecord(e, stream), "recording an event")?;
+    }
+    for (i, (&e, dst)) in events.0.iter().zip(out.chunks_mut(CHUNK)).enumerate() {
+        check(
+            cust::sys::cuEventSynchronize(e),
+            "waiting for C's download (a kernel failed?)",
+        )?;
+        // SAFETY: the chunk's DMA has completed (its event), so the staging bytes hold C's.
+        std::ptr::copy_nonoverlapping(stage.add(i * CHUNK), dst.as_mut_ptr(), dst.len());
+    }
+    Ok(())
+}
+
+/// `v`'s values as bytes.
+fn as_bytes<T: CudaScalar>(v: &[T]) -> &[u8] {
+    // SAFETY: f32 and f64 (every CudaScalar) have no padding and no invalid bit patterns;
+    // the byte slice covers exactly `v`'s memory and borrows it.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
+/// `v`'s values as mutable bytes.
+fn as_bytes_mut<T: CudaScalar>(v: &mut [T]) -> &mut [u8] {
+    let len = std::mem::size_of_val(v);
+    // SAFETY: as `as_bytes`; every byte pattern is a valid f32/f64, so writes through the
+    // byte view cannot make an invalid value.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), len) }
 }
 
 /// Appends the next argument, a `T` of precision `p`, with value `v`.
@@ -277,12 +438,116 @@ fn packed<'a, T: CudaScalar>(v: &DenseView<'a, T>) -> std::borrow::Cow<'a, [T]> 
     }
 }
 
-/// A page-locked copy of `host` (at least one element).
-fn locked<T: CudaScalar>(host: &[T], len: usize, what: &str) -> Result<LockedBuffer<T>> {
-    let mut buf = LockedBuffer::new(&T::zero(), len.max(1))
-        .map_err(|e| driver::error(e, format!("allocating pinned host memory for {what}")))?;
-    buf[..host.len()].copy_from_slice(host);
-    Ok(buf)
+impl Cuda {
+    /// Runs `f` with page-locked staging memory of at least `bytes` bytes: the backend's pool
+    /// (reallocated larger when too small) or, when another thread's matmul holds the pool,
+    /// an allocation of this call's own. The context must be current; `f` must have
+    /// synchronized with the stream work that uses the memory when it returns, error or not.
+    fn with_staging<R>(&self, bytes: usize, f: impl FnOnce(&HostAlloc) -> Result<R>) -> Result<R> {
+        let mut pool = match self.staging.0.try_lock() {
+            Ok(g) => g,
+            // A panic in another call cannot leave the memory in use: it synchronized first.
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return f(&HostAlloc::new(&self.shared, bytes)?),
+        };
+        if pool.as_ref().is_none_or(|h| h.bytes < bytes) {
+            // Free the old allocation before taking the larger one.
+            *pool = None;
+            let size = bytes
+                .checked_next_multiple_of(STAGING_GRANULE)
+                .unwrap_or(bytes);
+            *pool = Some(HostAlloc::new(&self.shared, size)?);
+        }
+        match pool.as_ref() {
+            Some(h) => f(h),
+            None => unreachable!("the pool was filled above"),
+        }
+    }
+
+    /// The [`HostMemory::Pinned`] and [`HostMemory::Mapped`] transfers of `matmul`: `ha`
+    /// (`m x k`) and `hb` (`k x n`) through the staging pool, `s` run, `C` into `out`.
+    #[allow(clippy::too_many_arguments)]
+    fn matmul_staged<T: CudaScalar>(
+        &self,
+        s: &Schedule,
+        (m, n, k): (usize, usize, usize),
+        ha: &[T],
+        hb: &[T],
+        out: &mut [T],
+        w: &DevBuf<T>,
+        opts: &MatMulOptions,
+    ) -> Result<()> {
+        let sh = &self.shared;
+        let sz = std::mem::size_of::<T>();
+        let (offs, total) = staging_layout([m * k * sz, k * n * sz, m * n * sz])?;
+        let lens = [m * k, k * n, m * n, s.workspace];
+        let stream = sh.raw_stream();
+        self.with_staging(total, |st| {
+            let stage = |i: usize| st.host.wrapping_add(offs[i]);
+            if opts.host_memory == HostMemory::Mapped {
+                // SAFETY: the three regions lie inside the allocation (`staging_layout`,
+                // `with_staging` sized it) and are disjoint; no queued work uses the pool
+                // (every user synchronizes before releasing it).
+                unsafe {
+                    std::ptr::copy_nonoverlapping(ha.as_ptr(), stage(0).cast::<T>(), ha.len());
+                    std::ptr::copy_nonoverlapping(hb.as_ptr(), stage(1).cast::<T>(), hb.len());
+                }
+                let ptrs = [0, 1, 2].map(|i| st.device + offs[i] as u64);
+                let run = self.run_schedule::<T>(
+                    s,
+                    [ptrs[0], ptrs[1], ptrs[2], w.ptr().as_raw()],
+                    lens,
+                    opts,
+                );
+                // Wait before the mapped memory can be read or reused, whatever happened.
+                let synced = sh.synchronize();
+                run?;
+                synced?;
+                // SAFETY: C's region holds m n values, written by the finished kernels.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        stage(2).cast::<T>(),
+                        out.as_mut_ptr(),
+                        out.len(),
+                    );
+                }
+                return Ok(());
+            }
+            let da = DevBuf::<T>::uninit(sh, m * k, "A")?;
+            let db = DevBuf::<T>::uninit(sh, k * n, "B")?;
+            let dc = DevBuf::<T>::uninit(sh, m * n, "C")?;
+            let run = (|| -> Result<()> {
+                // SAFETY: each staging region holds its matrix's bytes and is used by no
+                // other queued work; the device buffers hold as many bytes; everything stays
+                // alive until the synchronize below.
+                unsafe {
+                    upload(
+                        stream,
+                        da.ptr().as_raw(),
+                        as_bytes(ha),
+                        stage(0),
+                        "copying A to the device",
+                    )?;
+                    upload(
+                        stream,
+                        db.ptr().as_raw(),
+                        as_bytes(hb),
+                        stage(1),
+                        "copying B to the device",
+                    )?;
+                }
+                let ptrs = [da.ptr(), db.ptr(), dc.ptr(), w.ptr()].map(|p| p.as_raw());
+                self.run_schedule::<T>(s, ptrs, lens, opts)?;
+                // SAFETY: C's staging region holds m n values and is used by nothing else;
+                // `dc` holds C, written by the work queued before.
+                unsafe { download(stream, dc.ptr().as_raw(), as_bytes_mut(out), stage(2)) }
+            })();
+            // The pool and the device buffers must be idle before they are reused or freed.
+            let synced = sh.synchronize();
+            run?;
+            synced
+        })
+    }
 }
 
 impl<T: CudaScalar> MatMul<T> for Cuda {
@@ -346,30 +611,8 @@ impl<T: CudaScalar> MatMul<T> for Cuda {
                 sh.synchronize()?;
                 dc.copy_to_host(&mut out)?;
             }
-            HostMemory::Pinned => {
-                let la = locked(&ha, m * k, "A")?;
-                let lb = locked(&hb, k * n, "B")?;
-                let da = DevBuf::from_host(sh, &la[..m * k], "A")?;
-                let db = DevBuf::from_host(sh, &lb[..k * n], "B")?;
-                let dc = DevBuf::<T>::uninit(sh, m * n, "C")?;
-                let ptrs = [da.ptr(), db.ptr(), dc.ptr(), w.ptr()].map(|p| p.as_raw());
-                self.run_schedule::<T>(&s, ptrs, lens, opts)?;
-                sh.synchronize()?;
-                let mut lc = locked::<T>(&[], m * n, "C")?;
-                dc.copy_to_host(&mut lc[..m * n])?;
-                out.copy_from_slice(&lc[..m * n]);
-            }
-            HostMemory::Mapped => {
-                let ma = MappedBuf::new(sh, m * k, Some(&ha), "A")?;
-                let mb = MappedBuf::new(sh, k * n, Some(&hb), "B")?;
-                let mc = MappedBuf::<T>::new(sh, m * n, None, "C")?;
-                let ptrs = [ma.device, mb.device, mc.device, w.ptr().as_raw()];
-                let run = self.run_schedule::<T>(&s, ptrs, lens, opts);
-                // Wait before the mapped memory can be read or freed, whatever happened.
-                let synced = sh.synchronize();
-                run?;
-                synced?;
-                out.copy_from_slice(&mc.slice_mut()[..m * n]);
+            HostMemory::Pinned | HostMemory::Mapped => {
+                self.matmul_staged::<T>(&s, (m, n, k), &ha, &hb, &mut out, &w, opts)?;
             }
         }
         Dense::from_vec(m, n, out).map_err(|e: Error| e)

@@ -112,6 +112,8 @@ pub struct OpenCl {
     id: u64,
     info: DeviceInfo,
     queue: ocl::Queue,
+    /// Host-memory buffers that `matmul` stages through, reused across calls.
+    staging: matmul::Staging,
     /// One cell per [`Module`] and [`Precision`], filled on first use.
     programs: Vec<[Cached<Built>; 2]>,
     /// The platform's device id, for builds.
@@ -172,6 +174,7 @@ impl OpenCl {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             info,
             queue,
+            staging: matmul::Staging::default(),
             programs: Module::ALL
                 .iter()
                 .map(|_| [Cached::new(), Cached::new()])

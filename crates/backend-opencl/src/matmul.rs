@@ -4,14 +4,23 @@
 //! workspace buffer per call.
 //!
 //! Host transfers ([`HostMemory`]): `Pageable` writes and reads ordinary buffers from the
-//! caller's memory; `Pinned` stages through `CL_MEM_ALLOC_HOST_PTR` buffers (pinned on
-//! NVIDIA's and AMD's OpenCL), mapped and filled on the host, then copied buffer to buffer;
-//! `Mapped` lets the kernels read `A` and `B` and write `C` in `CL_MEM_ALLOC_HOST_PTR`
+//! caller's memory. `Pinned` and `Mapped` use three `CL_MEM_ALLOC_HOST_PTR` buffers (pinned
+//! host memory on NVIDIA's and AMD's OpenCL) that the backend keeps for `A`, `B` and `C` (its
+//! staging pool: created on first use, a buffer replaced only when a call needs more, or all
+//! three when the precision changes; released with the backend), because creating such
+//! buffers costs far more than the copies. `Pinned` maps the pool's `A` and `B` buffers,
+//! fills them on the host, and copies them buffer to buffer into device buffers (`A`'s copy
+//! is queued before `B` is filled, so the DMA of one overlaps the host copy of the other),
+//! and back for `C`. `Mapped` lets the kernels read `A` and `B` and write `C` in the pool's
 //! buffers directly (zero-copy where the implementation keeps them in host memory, as PoCL
-//! and integrated GPUs do; a discrete GPU's driver may migrate them).
+//! and integrated GPUs do; a discrete GPU's driver may migrate them); it pays only for small
+//! products or operands read about once. A call that finds the pool in use by another
+//! thread stages through buffers of its own.
 
+use std::any::Any;
 use std::marker::PhantomData;
 use std::mem::size_of;
+use std::sync::{Mutex, TryLockError};
 
 use ocl::flags::MemFlags;
 use ocl::Buffer;
@@ -34,6 +43,16 @@ const GEMM_THREADS: usize = 256;
 const TILE: usize = 128;
 /// At most this many groups of `matadd_<T>` (one per row; rows group-strided beyond).
 const ADD_MAX_GROUPS: usize = 1 << 16;
+
+/// The staging pool of an [`OpenCl`] backend: `CL_MEM_ALLOC_HOST_PTR` buffers for `A`, `B`
+/// and `C` (a `[Buffer<T>; 3]` of the last precision used), reused by every `matmul` with
+/// [`HostMemory::Pinned`] or [`HostMemory::Mapped`], grown when a call needs more, released
+/// with the backend.
+#[derive(Default)]
+pub(crate) struct Staging(Mutex<Option<Box<dyn Any + Send>>>);
+
+/// Staging buffers grow in multiples of this many values.
+const STAGING_GRANULE: usize = 1 << 16;
 
 /// Strassen cutoff of OpenCL GPUs (as CUDA's `GPU_CUTOFF`); CPU devices use
 /// [`CPU_DEVICE_CUTOFF`].
@@ -189,29 +208,72 @@ impl OpenCl {
         run_steps(&steps, s, bufs, lens)
     }
 
-    /// A buffer of `len` (at least 1) values in `CL_MEM_ALLOC_HOST_PTR` memory, filled from
-    /// `init` through a map when given.
-    fn host_buffer<T: ClScalar>(
-        &self,
-        len: usize,
-        init: Option<&[T]>,
-        what: &str,
-    ) -> Result<Buffer<T>> {
+    /// A buffer of `len` (at least 1) values in `CL_MEM_ALLOC_HOST_PTR` memory.
+    fn host_buffer<T: ClScalar>(&self, len: usize, what: &str) -> Result<Buffer<T>> {
         let n = len.max(1);
-        let buf = Buffer::<T>::builder()
+        Buffer::<T>::builder()
             .queue(self.queue.clone())
             .flags(MemFlags::new().read_write().alloc_host_ptr())
             .len(n)
             .build()
-            .or_alloc(|| format!("{what} ({} bytes)", n * size_of::<T>()))?;
-        if let Some(host) = init.filter(|h| !h.is_empty()) {
-            // SAFETY: the only mapping of this new buffer, unmapped before it is used.
-            let mut map =
-                unsafe { buf.map().write_invalidate().len(host.len()).enq() }.or_cl(|| what)?;
-            map.copy_from_slice(host);
-            map.unmap().enq().or_cl(|| what)?;
+            .or_alloc(|| format!("{what} ({} bytes)", n * size_of::<T>()))
+    }
+
+    /// Runs `f` with host-memory buffers for `A`, `B` and `C` of at least `lens` values: the
+    /// backend's pool (a buffer reallocated when too small, or all three when the precision
+    /// changed) or, when another thread's matmul holds the pool, buffers of this call's own.
+    /// `f` must have finished with the buffers (its queued work included: reading `C`
+    /// through a blocking map does that) when it returns.
+    fn with_staging<T: ClScalar, R>(
+        &self,
+        lens: [usize; 3],
+        f: impl FnOnce(&[Buffer<T>; 3]) -> Result<R>,
+    ) -> Result<R> {
+        let what = ["staging A", "staging B", "staging C"];
+        let mut pool = match self.staging.0.try_lock() {
+            Ok(g) => g,
+            // A panic in another call leaves only idle buffers behind: use them.
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                let own = [0, 1, 2].map(|i| self.host_buffer::<T>(lens[i], what[i]));
+                let [a, b, c] = own;
+                return f(&[a?, b?, c?]);
+            }
+        };
+        if !pool.as_ref().is_some_and(|p| p.is::<[Buffer<T>; 3]>()) {
+            *pool = None;
+            let [a, b, c] = [0, 1, 2].map(|i| self.host_buffer::<T>(lens[i], what[i]));
+            *pool = Some(Box::new([a?, b?, c?]));
         }
-        Ok(buf)
+        let Some(bufs) = pool
+            .as_mut()
+            .and_then(|p| p.downcast_mut::<[Buffer<T>; 3]>())
+        else {
+            unreachable!("the pool holds buffers of T (filled above)")
+        };
+        for i in 0..3 {
+            if bufs[i].len() < lens[i] {
+                let grown = lens[i]
+                    .checked_next_multiple_of(STAGING_GRANULE)
+                    .unwrap_or(lens[i]);
+                bufs[i] = self.host_buffer::<T>(grown, what[i])?;
+            }
+        }
+        f(bufs)
+    }
+
+    /// Copies `host` into `buf` (an `ALLOC_HOST_PTR` buffer) through a blocking map.
+    fn write_mapped<T: ClScalar>(&self, buf: &Buffer<T>, host: &[T], what: &str) -> Result<()> {
+        if host.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: the only mapping of the buffer (the pool is locked), unmapped before any
+        // kernel uses it; in order, so earlier work on it has finished.
+        let mut map =
+            unsafe { buf.map().write_invalidate().len(host.len()).enq() }.or_cl(|| what)?;
+        map.copy_from_slice(host);
+        map.unmap().enq().or_cl(|| what)?;
+        Ok(())
     }
 
     /// Reads `len` values of `buf` (an `ALLOC_HOST_PTR` buffer) through a map.
@@ -302,8 +364,6 @@ impl<T: ClScalar> MatMul<T> for OpenCl {
                 }
             }
             HostMemory::Pinned => {
-                let sa = self.host_buffer(m * k, Some(&ha), "staging A")?;
-                let sb = self.host_buffer(k * n, Some(&hb), "staging B")?;
                 let da = self.alloc::<T>(m * k, None, "allocating A")?;
                 let db = self.alloc::<T>(k * n, None, "allocating B")?;
                 let dc = self.alloc::<T>(m * n, None, "allocating C")?;
@@ -316,19 +376,40 @@ impl<T: ClScalar> MatMul<T> for OpenCl {
                         .enq()
                         .or_cl(|| "copying a staged matrix")
                 };
-                copy(&sa, &da, m * k)?;
-                copy(&sb, &db, k * n)?;
-                self.run_schedule(&s, [&da, &db, &dc, &w], lens, opts)?;
-                let sc = self.host_buffer::<T>(m * n, None, "staging C")?;
-                copy(&dc, &sc, m * n)?;
-                self.read_mapped(&sc, &mut out)?;
+                self.with_staging::<T, _>([m * k, k * n, m * n], |[sa, sb, sc]| {
+                    if ha.is_empty() || hb.is_empty() {
+                        self.write_mapped(sa, &ha, "staging A")?;
+                        copy(sa, &da, m * k)?;
+                        self.write_mapped(sb, &hb, "staging B")?;
+                    } else {
+                        // Both buffers are mapped before A's copy is queued (a blocking map
+                        // on an in-order queue would wait for it), so that the DMA of A
+                        // overlaps the host's copy of B.
+                        // SAFETY: the only mappings of these pool buffers (the pool is
+                        // locked), both unmapped before any command that uses them.
+                        let mut ma = unsafe { sa.map().write_invalidate().len(ha.len()).enq() }
+                            .or_cl(|| "mapping A's staging buffer")?;
+                        let mut mb = unsafe { sb.map().write_invalidate().len(hb.len()).enq() }
+                            .or_cl(|| "mapping B's staging buffer")?;
+                        ma.copy_from_slice(&ha);
+                        ma.unmap().enq().or_cl(|| "unmapping A's staging buffer")?;
+                        copy(sa, &da, m * k)?;
+                        mb.copy_from_slice(&hb);
+                        mb.unmap().enq().or_cl(|| "unmapping B's staging buffer")?;
+                    }
+                    copy(sb, &db, k * n)?;
+                    self.run_schedule(&s, [&da, &db, &dc, &w], lens, opts)?;
+                    copy(&dc, sc, m * n)?;
+                    self.read_mapped(sc, &mut out)
+                })?;
             }
             HostMemory::Mapped => {
-                let da = self.host_buffer(m * k, Some(&ha), "mapping A")?;
-                let db = self.host_buffer(k * n, Some(&hb), "mapping B")?;
-                let dc = self.host_buffer::<T>(m * n, None, "mapping C")?;
-                self.run_schedule(&s, [&da, &db, &dc, &w], lens, opts)?;
-                self.read_mapped(&dc, &mut out)?;
+                self.with_staging::<T, _>([m * k, k * n, m * n], |[sa, sb, sc]| {
+                    self.write_mapped(sa, &ha, "mapping A")?;
+                    self.write_mapped(sb, &hb, "mapping B")?;
+                    self.run_schedule(&s, [sa, sb, sc, &w], lens, opts)?;
+                    self.read_mapped(sc, &mut out)
+                })?;
             }
         }
         Dense::from_vec(m, n, out)

@@ -123,12 +123,14 @@ pub enum HostMemory {
     /// Ordinary copies from and to pageable host memory (the driver stages them).
     #[default]
     Pageable,
-    /// Through page-locked (pinned) host buffers, which the DMA engines read directly; the
-    /// copy of the caller's data into the pinned buffer is part of the cost.
+    /// Through page-locked (pinned) host buffers, which the DMA engines read directly: the
+    /// backend keeps them across calls (allocating page-locked memory costs more than the
+    /// copies), so a call costs a host copy into them, overlapped with the DMA, and back.
     Pinned,
-    /// Zero-copy: the kernels read the inputs from mapped page-locked host memory over the
-    /// bus, with no device copy of `A` and `B`; only for products that read their inputs few
-    /// times (the tiled kernel reads `A` `n / 128` times).
+    /// Zero-copy: the kernels read the inputs from mapped page-locked host memory (the same
+    /// kept buffers) over the bus, with no device copy of `A` and `B`, and write `C` there;
+    /// only for small products or inputs read few times (the tiled kernel reads `A`
+    /// `n / 128` times).
     Mapped,
 }
 

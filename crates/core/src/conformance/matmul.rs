@@ -12,8 +12,8 @@ use crate::backend::DeviceVectors;
 use crate::dense::{Dense, DenseView};
 use crate::error::Error;
 use crate::matmul::{
-    self, check_result, max_abs, reference, relative_error, Algorithm, BaseKernel, MatMul,
-    MatMulOptions,
+    self, check_result, max_abs, reference, relative_error, Algorithm, BaseKernel, HostMemory,
+    MatMul, MatMulOptions,
 };
 use crate::scalar::Scalar;
 
@@ -61,6 +61,10 @@ pub fn checks<B: MatMul<f32> + MatMul<f64>>() -> Vec<Check<B>> {
             run: error_per_level::<f64, B>,
         },
         Check {
+            name: "matmul_host_memory_modes",
+            run: host_memory_modes::<B>,
+        },
+        Check {
             name: "matmul_nan_inf_propagate",
             run: nan_inf::<B>,
         },
@@ -94,6 +98,7 @@ macro_rules! matmul_conformance_tests {
             matmul_base_kernels_f64,
             matmul_error_per_level_f32,
             matmul_error_per_level_f64,
+            matmul_host_memory_modes,
             matmul_nan_inf_propagate,
             matmul_shape_mismatch_is_error,
             matmul_huge_is_out_of_memory
@@ -158,6 +163,15 @@ fn err(e: Error) -> String {
 
 /// Runs `case` through [`MatMul::matmul`] on strided views and checks it.
 fn run_case<T: Scalar, B: MatMul<T>>(b: &B, c: &Case) -> Result<(), String> {
+    run_case_with::<T, B>(b, c, HostMemory::Pageable)
+}
+
+/// [`run_case`] with host transfers through `host_memory`.
+fn run_case_with<T: Scalar, B: MatMul<T>>(
+    b: &B,
+    c: &Case,
+    host_memory: HostMemory,
+) -> Result<(), String> {
     let (av, lda) = padded::<T>(c.m, c.k, c.pad_a, c.seed);
     let (bv, ldb) = padded::<T>(c.k, c.n, c.pad_b, c.seed ^ 0xB);
     let a = DenseView::new(c.m, c.k, lda, &av).map_err(err)?;
@@ -165,9 +179,12 @@ fn run_case<T: Scalar, B: MatMul<T>>(b: &B, c: &Case) -> Result<(), String> {
     let opts = MatMulOptions {
         strassen_cutoff: Some(TINY_CUTOFF),
         base_kernel: c.kernel,
+        host_memory,
         ..MatMulOptions::with(c.algorithm, c.levels)
     };
-    let got = b.matmul(a, bm, &opts).map_err(err)?;
+    let got = b
+        .matmul(a, bm, &opts)
+        .map_err(|e| format!("{} transfers: {}", host_memory.name(), err(e)))?;
     if got.shape() != (c.m, c.n) {
         return Err(format!(
             "C is {:?}, expected {} x {}",
@@ -262,6 +279,72 @@ fn shapes<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
         if c.as_slice().iter().any(|v| *v != T::zero()) {
             return Err(format!("{algorithm:?}: 0 · 0 is not 0"));
         }
+    }
+    Ok(())
+}
+
+/// Every [`HostMemory`] mode on a sequence of products that grows, shrinks, switches
+/// precision and passes empty matrices, so that a backend's reused staging memory is
+/// reallocated, reused with stale contents larger than the product, and retyped; then two
+/// threads multiplying at once (one may find the staging memory busy).
+fn host_memory_modes<B: MatMul<f32> + MatMul<f64>>(b: &B) -> Result<(), String> {
+    let shapes: &[(usize, usize, usize)] = &[
+        (70, 50, 60),
+        (5, 3, 4),
+        (0, 9, 4),
+        (131, 129, 67),
+        (9, 0, 3),
+        (33, 31, 35),
+        (4, 6, 0),
+        (1, 1, 1),
+    ];
+    for mode in [HostMemory::Pageable, HostMemory::Pinned, HostMemory::Mapped] {
+        for (i, &(m, n, k)) in shapes.iter().enumerate() {
+            let c = Case {
+                m,
+                n,
+                k,
+                pad_a: i % 3,
+                pad_b: (i + 1) % 2,
+                seed: 77 + i as u64,
+                algorithm: ALGORITHMS[i % ALGORITHMS.len()],
+                levels: Some(1),
+                kernel: BaseKernel::Auto,
+            };
+            if i % 2 == 0 {
+                run_case_with::<f32, B>(b, &c, mode)?;
+            } else {
+                run_case_with::<f64, B>(b, &c, mode)?;
+            }
+        }
+        std::thread::scope(|scope| {
+            let jobs: Vec<_> = (0..3u64)
+                .map(|t| {
+                    scope.spawn(move || {
+                        for r in 0..3u64 {
+                            let d = 20 + 17 * t as usize + 5 * r as usize;
+                            let c = Case {
+                                m: d,
+                                n: d + 3,
+                                k: d + 1,
+                                pad_a: 1,
+                                pad_b: 0,
+                                seed: 1000 + 10 * t + r,
+                                algorithm: Algorithm::Tiled,
+                                levels: None,
+                                kernel: BaseKernel::Auto,
+                            };
+                            run_case_with::<f32, B>(b, &c, mode)?;
+                        }
+                        Ok::<(), String>(())
+                    })
+                })
+                .collect();
+            jobs.into_iter().try_for_each(|j| {
+                j.join()
+                    .map_err(|_| format!("{} transfers: a thread panicked", mode.name()))?
+            })
+        })?;
     }
     Ok(())
 }
