@@ -1011,28 +1011,30 @@ fn execute_fused_host<T: Scalar>(
     if m == 0 || n == 0 {
         return Ok(());
     }
-    let at = |blk: Block, i: usize, j: usize, c: &[T], w: &[T]| -> Result<T> {
-        let src: &[T] = match blk.op {
-            Operand::A => a,
-            Operand::B => b,
-            Operand::C => c,
-            Operand::W => w,
+    // Row `i` (`cols` values) of block `blk`.
+    fn row<'s, T>(blk: Block, i: usize, cols: usize, ops: [&'s [T]; 4]) -> Result<&'s [T]> {
+        let src = match blk.op {
+            Operand::A => ops[0],
+            Operand::B => ops[1],
+            Operand::C => ops[2],
+            Operand::W => ops[3],
         };
-        src.get(blk.offset + i * blk.ld + j)
-            .copied()
+        let start = blk.offset + i * blk.ld;
+        src.get(start..start + cols)
             .ok_or_else(|| Error::shape("schedule step outside its operand"))
-    };
+    }
+    // `t[0] + s t[1]`, `rows x cols`, packed; row by row (vectorisable inner loops).
     let sum = |t: [Block; 2], s: f64, rows: usize, cols: usize, c: &[T], w: &[T]| {
+        let ops = [a, b, c, w];
         let s = T::from_f64(s);
         let mut v = Vec::with_capacity(rows * cols);
         for i in 0..rows {
-            for j in 0..cols {
-                let x = at(t[0], i, j, c, w)?;
-                v.push(if s == T::zero() {
-                    x
-                } else {
-                    x + s * at(t[1], i, j, c, w)?
-                });
+            let x = row(t[0], i, cols, ops)?;
+            if s == T::zero() {
+                v.extend_from_slice(x);
+            } else {
+                let y = row(t[1], i, cols, ops)?;
+                v.extend(x.iter().zip(y).map(|(&x, &y)| x + s * y));
             }
         }
         Ok::<_, Error>(v)
