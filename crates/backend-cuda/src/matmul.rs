@@ -159,10 +159,8 @@ impl Events {
         for _ in 0..n {
             let mut e: cust::sys::CUevent = std::ptr::null_mut();
             // SAFETY: `e` is writable; flag DISABLE_TIMING (2).
-            check(
-                unsafe { cust::sys::cuEventCreate(&mut e, 2) },
-                "creating an event",
-            )?;
+            let rc = unsafe { cust::sys::cuEventCreate(&mut e, 2) };
+            check(rc, "creating an event")?;
             ev.0.push(e);
         }
         Ok(ev)

@@ -389,6 +389,7 @@ impl<T: ClScalar> MatMul<T> for OpenCl {
                         // locked), both unmapped before any command that uses them.
                         let mut ma = unsafe { sa.map().write_invalidate().len(ha.len()).enq() }
                             .or_cl(|| "mapping A's staging buffer")?;
+                        // SAFETY: as above.
                         let mut mb = unsafe { sb.map().write_invalidate().len(hb.len()).enq() }
                             .or_cl(|| "mapping B's staging buffer")?;
                         ma.copy_from_slice(&ha);

@@ -1012,7 +1012,7 @@ fn execute_fused_host<T: Scalar>(
         return Ok(());
     }
     // Row `i` (`cols` values) of block `blk`.
-    fn row<'s, T>(blk: Block, i: usize, cols: usize, ops: [&'s [T]; 4]) -> Result<&'s [T]> {
+    fn row<T>(blk: Block, i: usize, cols: usize, ops: [&[T]; 4]) -> Result<&[T]> {
         let src = match blk.op {
             Operand::A => ops[0],
             Operand::B => ops[1],
