@@ -14,7 +14,7 @@
 
 use std::time::Instant;
 
-use trident_core::matmul::{check_sampled, Algorithm};
+use trident_core::matmul::{check_sampled, execute_host, Algorithm};
 use trident_core::{Dense, MatMul, MatMulOptions, Scalar};
 use trident_cpu::Cpu;
 
@@ -110,6 +110,30 @@ where
                 std::hint::black_box(cpu.matmul(x, y, &opts).expect("matmul"));
                 t[i].push(s.elapsed().as_secs_f64() * 1e3);
             }
+        }
+        // The schedule's additions alone (base products skipped), serial as execute_host
+        // runs them, for one and two levels of the 2n product.
+        for levels in [1, 2] {
+            let o = MatMulOptions::with(Algorithm::Winograd, Some(levels));
+            let s = MatMul::<T>::plan(cpu, 2 * n, 2 * n, 2 * n, &o);
+            let mut c = vec![T::zero(); 4 * n * n];
+            let mut w = vec![T::zero(); s.workspace];
+            let mut t: Vec<f64> = (0..runs)
+                .map(|_| {
+                    let st = Instant::now();
+                    execute_host(&s, a.as_slice(), b.as_slice(), &mut c, &mut w, |_| {})
+                        .expect("schedule");
+                    st.elapsed().as_secs_f64() * 1e3
+                })
+                .collect();
+            t.sort_by(f64::total_cmp);
+            println!(
+                "{} n={} winograd L={levels} additions only: median_ms={:.1} min_ms={:.1}",
+                T::NAME,
+                2 * n,
+                t[runs / 2],
+                t[0]
+            );
         }
         for (i, name) in ["contiguous", "stride 2n"].into_iter().enumerate() {
             t[i].sort_by(f64::total_cmp);

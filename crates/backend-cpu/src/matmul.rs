@@ -162,7 +162,14 @@ impl<T: Scalar + ndarray::LinalgScalar> MatMul<T> for Cpu {
         use_tensor_cores::<T>(opts.base_kernel, false, "cpu")?;
         // Views of empty matrices may have any stride; the schedule then has no step.
         let (lda, ldb) = (a.stride().max(k), b.stride().max(n));
-        let s = trident_core::matmul::plan_strided(m, n, k, (lda, ldb, n), opts, CPU_CUTOFF);
+        let s = trident_core::matmul::plan_strided(
+            m,
+            n,
+            k,
+            (lda, ldb, n),
+            opts,
+            MatMul::<T>::default_cutoff(self),
+        );
         let total = crate::memory::physical_memory().unwrap_or(0);
         // Only C and the workspace are allocated here.
         let extra = device_bytes::<T>(m, n, 0, &s).unwrap_or(u128::MAX);
