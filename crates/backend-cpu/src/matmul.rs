@@ -26,9 +26,18 @@ use crate::Cpu;
 pub const PARALLEL_FLOPS: usize = 1 << 22;
 
 /// Leaf order below which the CPU's Strassen does not beat its base kernel. Measured on 2
-/// shared cores (AVX2, f64, noisy machine): n = 2048 base 17.3 GFLOP/s, Winograd 1 level
-/// 15.3; n = 4096 base 28.7, Winograd 27.9, Strassen 17.5. No crossover up to 4096, so the
-/// automatic choice recurses only from n = 8192 (leaves of 4096).
+/// shared cores (AVX-512, f64, noisy machine): n = 2048 base 17.3 GFLOP/s, Winograd 1 level
+/// 15.3; n = 4096 base 28.7, Winograd 27.9, Strassen 17.5. Re-measured with
+/// `examples/matmul_crossover.rs` (interleaved rounds, f32 and f64, n = 1024 to 4096, one and
+/// two levels, 5 rounds): medians of the Strassen variants between 0.8x and 1.6x the base's,
+/// with no consistent order, each inside a run-to-run spread of 2-5x on the shared machine
+/// (1.6x exceeds what two levels can save, 1.31x: noise), so no crossover can be resolved. The
+/// model agrees that the gain is small here: the base kernel is as efficient at `n / 2` as at
+/// `n` (f64: 512 ≈ 29, 1024 ≈ 36, 2048 ≈ 34 GFLOP/s, strided leaves no slower than
+/// contiguous), and the serial additions cost 2-5 % of the base product (one Winograd level
+/// at 2048: 21 ms of 500 ms; two at 4096: 220 ms of about 4 s), so one level can save at
+/// most about 1.1x. The automatic choice therefore recurses only from n = 8192 (leaves of
+/// 4096), where the saved eighth of the flops dominates any noise.
 pub const CPU_CUTOFF: usize = 4096;
 
 /// The element types `matrixmultiply` has kernels for.
