@@ -444,8 +444,12 @@ impl Cuda {
     fn with_staging<R>(&self, bytes: usize, f: impl FnOnce(&HostAlloc) -> Result<R>) -> Result<R> {
         let mut pool = match self.staging.0.try_lock() {
             Ok(g) => g,
-            // A panic in another call cannot leave the memory in use: it synchronized first.
-            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            // A call panicked while holding the pool: wait until nothing it queued can still
+            // use the memory, then reuse it.
+            Err(TryLockError::Poisoned(p)) => {
+                self.shared.synchronize()?;
+                p.into_inner()
+            }
             Err(TryLockError::WouldBlock) => return f(&HostAlloc::new(&self.shared, bytes)?),
         };
         if pool.as_ref().is_none_or(|h| h.bytes < bytes) {

@@ -232,8 +232,12 @@ impl OpenCl {
         let what = ["staging A", "staging B", "staging C"];
         let mut pool = match self.staging.0.try_lock() {
             Ok(g) => g,
-            // A panic in another call leaves only idle buffers behind: use them.
-            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            // A call panicked while holding the pool: wait until nothing it queued can still
+            // use the buffers, then reuse them.
+            Err(TryLockError::Poisoned(p)) => {
+                self.synchronize()?;
+                p.into_inner()
+            }
             Err(TryLockError::WouldBlock) => {
                 let own = [0, 1, 2].map(|i| self.host_buffer::<T>(lens[i], what[i]));
                 let [a, b, c] = own;
