@@ -70,9 +70,10 @@ impl TriangleAlgorithm {
     /// CPU (`gpu == false`): the bitmap (`Hash`) wherever one bitmap per thread (n bits) is
     /// small (up to 2^27 nodes, 16 MiB), since it costs one bit test per element of the
     /// second list; otherwise `BinarySearch` for skewed rows and `Merge` for flat ones.
-    /// GPU: `Hash`, the degree-binned shared-memory hash kernels (see [`plan::GpuPlan`]):
-    /// on the H100 the hash kernels beat merge and binary search on Kronecker graphs, whose
-    /// rows are skewed; a graph whose rows are all short and flat gets `Merge`.
+    /// GPU: `BinarySearch` (one warp per oriented edge, `tc_search`), the fastest measured
+    /// on the H100 (Kronecker ef16, scale 22: binary search 173 ms, merge 235, the binned
+    /// hash kernels 848; scale 20: 32, 33, 100), except that a graph whose rows are all
+    /// short and flat gets `Merge`.
     pub fn resolve(self, stats: &DegreeStats, gpu: bool) -> TriangleAlgorithm {
         if self != Self::Auto {
             return self;
@@ -81,7 +82,7 @@ impl TriangleAlgorithm {
             if stats.max_out <= 8 {
                 Self::Merge
             } else {
-                Self::Hash
+                Self::BinarySearch
             }
         } else if stats.nodes <= 1 << 27 {
             Self::Hash
@@ -486,7 +487,7 @@ mod tests {
         let skewed = DegreeStats { max_out: 900, ..s };
         assert_eq!(
             TriangleAlgorithm::Auto.resolve(&skewed, true),
-            TriangleAlgorithm::Hash
+            TriangleAlgorithm::BinarySearch
         );
         assert_eq!(
             TriangleAlgorithm::Merge.resolve(&s, false),
