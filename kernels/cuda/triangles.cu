@@ -17,6 +17,13 @@
 //              the 32 lanes stride over the shorter of N+(v), N+(u) and binary-search each
 //              element in the longer. Keeps every lane busy on long, skewed rows.
 //              Global size: ceil(m / (TC_WG / 32)) * TC_WG.
+//   tc_search_row (BinarySearch under TRIDENT_TC_SEARCH=row): a warp per row v of
+//              rows[row_begin..row_end) (TC_WG / TC_LANES rows per block and round; blocks
+//              loop over the list), no row search and no shared memory: for each u in N+(v) in
+//              turn, the lanes either stride over N+(u) (up to the largest element of N+(v))
+//              and binary-search each w in N+(v), or stride over N+(v) and binary-search each
+//              element in N+(u), whichever costs fewer rounds x steps. No __syncthreads inside
+//              the row loop. Grid: any G >= 1 blocks of TC_WG.
 //   Hash: three kernels, each over a bin of rows rows[row_begin..row_end) chosen by
 //   out-degree on the host (trident_core::triangles::plan::RowBins), so that each launch is
 //   uniform. Each takes a row v, puts N+(v) in a set, and tests every w of N+(u) for every u
@@ -36,7 +43,7 @@
 //              left zero on exit; each thread scans N+(u) for its u in N+(v).
 //              Global size: G * TC_WG (G chosen by the host, scratch holds G * words uints).
 //
-// Kernel arguments (all five kernels; the host code must match them exactly):
+// Kernel arguments (all six kernels; the host code must match them exactly):
 //   unsigned long long n              number of nodes
 //   unsigned long long m              number of oriented edges (= len(adj))
 //   const unsigned long long *indptr  n + 1 row pointers
@@ -47,8 +54,9 @@
 //   unsigned int want_per_node
 //   unsigned int *scratch             tc_hash's bitmaps (see above); unused otherwise
 //   const unsigned int *rows          the binned row list
-//   unsigned long long row_begin      the hash kernels take rows[row_begin..row_end);
-//   unsigned long long row_end        tc_merge and tc_search ignore the three
+//   unsigned long long row_begin      the hash kernels and tc_search_row take
+//   unsigned long long row_end        rows[row_begin..row_end); tc_merge and tc_search
+//                                     ignore the three
 //
 // Blocks are TC_WG = 256 threads (__launch_bounds__). Counts are summed per block in shared
 // memory and added once per block to *total with a 64-bit atomicAdd; per-node counts use
@@ -162,6 +170,26 @@ __device__ __forceinline__ void tc_found(u64 *per_node, u64 v, u32 u, u32 w) {
     tc_add_u64(&per_node[w], 1);
 }
 
+// Whether x is in the sorted list adj[l0 .. l0 + nl) (binary search).
+__device__ __forceinline__ bool tc_contains(const u32 *__restrict__ adj, u64 l0, u32 nl, u32 x) {
+    u32 lo = 0, hi = nl;
+    while (lo < hi) {
+        u32 mid = (lo + hi) / 2;
+        if (adj[l0 + mid] < x) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < nl && adj[l0 + lo] == x;
+}
+
+// Rounds of TC_LANES lanes over `stride` elements times the steps (1 load + a binary search
+// in `searched` elements) of each: the cost model of tc_search_row's two directions.
+__device__ __forceinline__ u32 tc_cost(u32 stride, u32 searched) {
+    return (stride + TC_LANES - 1) / TC_LANES * (33 - __clz(searched));
+}
+
 } // namespace
 
 extern "C" __global__ void __launch_bounds__(TC_WG)
@@ -261,6 +289,64 @@ extern "C" __global__ void __launch_bounds__(TC_WG)
         if (want_per_node && c != 0) {
             tc_add_u64(&per_node[v], c);
             tc_add_u64(&per_node[u], c);
+        }
+    }
+    tc_group_sum(sums, c, total);
+}
+
+extern "C" __global__ void __launch_bounds__(TC_WG)
+    tc_search_row(u64 n, u64 m, const u64 *__restrict__ indptr, const u32 *__restrict__ adj,
+                  u64 *total, u64 *per_node, u32 want_per_node, u32 *scratch,
+                  const u32 *__restrict__ rows, u64 row_begin, u64 row_end) {
+    __shared__ u64 sums[TC_WG];
+    u32 lid = threadIdx.x;
+    u32 lane = lid % TC_LANES;
+    u64 c = 0;
+    (void)n;
+    (void)m;
+    (void)scratch;
+    u64 stride = (u64)gridDim.x * TC_TEAMS;
+    for (u64 r = row_begin + (u64)blockIdx.x * TC_TEAMS + lid / TC_LANES; r < row_end; r += stride) {
+        u64 v = rows[r];
+        u64 a0 = indptr[v];
+        u32 na = (u32)(indptr[v + 1] - a0); // at least 2 (the host's row list)
+        u32 vmax = adj[a0 + na - 1];
+        for (u32 i = 0; i < na; i++) {
+            u32 u = adj[a0 + i];
+            u64 b0 = indptr[u];
+            u32 nb = (u32)(indptr[u + 1] - b0);
+            u64 cu = 0;
+            if (tc_cost(nb, na) <= tc_cost(na, nb)) {
+                // Scan N+(u), search N+(v); N+(u) is sorted, so past vmax nothing matches.
+                for (u32 j = lane; j < nb; j += TC_LANES) {
+                    u32 w = adj[b0 + j];
+                    if (w > vmax) {
+                        break;
+                    }
+                    if (tc_contains(adj, a0, na, w)) {
+                        cu++;
+                        if (want_per_node) {
+                            tc_add_u64(&per_node[w], 1);
+                        }
+                    }
+                }
+            } else {
+                // Scan N+(v), search N+(u).
+                for (u32 j = lane; j < na; j += TC_LANES) {
+                    u32 w = adj[a0 + j];
+                    if (tc_contains(adj, b0, nb, w)) {
+                        cu++;
+                        if (want_per_node) {
+                            tc_add_u64(&per_node[w], 1);
+                        }
+                    }
+                }
+            }
+            if (want_per_node && cu != 0) {
+                tc_add_u64(&per_node[v], cu);
+                tc_add_u64(&per_node[u], cu);
+            }
+            c += cu;
         }
     }
     tc_group_sum(sums, c, total);

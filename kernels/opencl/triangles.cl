@@ -17,6 +17,13 @@
 //              the 32 lanes stride over the shorter of N+(v), N+(u) and binary-search each
 //              element in the longer. Keeps every lane busy on long, skewed rows.
 //              Global size: ceil(m / (TC_WG / 32)) * TC_WG.
+//   tc_search_row (BinarySearch under TRIDENT_TC_SEARCH=row): a team of TC_LANES work-items
+//              per row v of rows[row_begin..row_end) (TC_WG / TC_LANES rows per group and
+//              round; groups loop over the list), no row search and no local memory: for each
+//              u in N+(v) in turn, the lanes either stride over N+(u) (up to the largest
+//              element of N+(v)) and binary-search each w in N+(v), or stride over N+(v) and
+//              binary-search each element in N+(u), whichever costs fewer rounds x steps.
+//              No barriers inside the row loop. Global size: G * TC_WG for any G >= 1.
 //   Hash: three kernels, each over a bin of rows rows[row_begin..row_end) chosen by
 //   out-degree on the host (trident_core::triangles::plan::RowBins), so that each launch is
 //   uniform. Each takes a row v, puts N+(v) in a set, and tests every w of N+(u) for every u
@@ -36,7 +43,7 @@
 //              left zero on exit; each work-item scans N+(u) for its u in N+(v).
 //              Global size: G * TC_WG (G chosen by the host, scratch holds G * words uints).
 //
-// Kernel arguments (all five kernels; the host code must match them exactly):
+// Kernel arguments (all six kernels; the host code must match them exactly):
 //   ulong n                 number of nodes
 //   ulong m                 number of oriented edges (= len(adj))
 //   const ulong *indptr     n + 1 row pointers
@@ -47,8 +54,8 @@
 //   uint  want_per_node
 //   uint  *scratch          tc_hash's bitmaps (see above); unused (one element) otherwise
 //   const uint *rows        the binned row list (at least one element)
-//   ulong row_begin         the hash kernels take rows[row_begin..row_end); tc_merge and
-//   ulong row_end           tc_search ignore the three
+//   ulong row_begin         the hash kernels and tc_search_row take rows[row_begin..row_end);
+//   ulong row_end           tc_merge and tc_search ignore the three
 //
 // Work-groups are TC_WG = 256 work-items (reqd_work_group_size). Counts are summed per
 // work-group in local memory and added once per group to *total, in 64 bits: with atom_add
@@ -255,6 +262,89 @@ tc_search(const ulong n, const ulong m, __global const ulong *indptr, __global c
         if (want_per_node && c != 0) {
             tc_add_u64(&per_node[v], c);
             tc_add_u64(&per_node[u], c);
+        }
+    }
+    tc_group_sum(sums, c, total);
+}
+
+// Whether x is in the sorted list adj[l0 .. l0 + nl) (binary search).
+inline int tc_contains(__global const uint *adj, ulong l0, uint nl, uint x)
+{
+    uint lo = 0, hi = nl;
+    while (lo < hi) {
+        uint mid = (lo + hi) / 2;
+        if (adj[l0 + mid] < x) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < nl && adj[l0 + lo] == x;
+}
+
+// Rounds of TC_LANES lanes over `stride` elements times the steps (1 load + a binary search
+// in `searched` elements) of each: the cost model of tc_search_row's two directions.
+inline uint tc_cost(uint stride, uint searched)
+{
+    return (stride + TC_LANES - 1) / TC_LANES * (33 - clz(searched));
+}
+
+__kernel __attribute__((reqd_work_group_size(TC_WG, 1, 1))) void
+tc_search_row(const ulong n, const ulong m, __global const ulong *indptr,
+              __global const uint *adj, __global ulong *total, __global ulong *per_node,
+              const uint want_per_node, __global uint *scratch, __global const uint *rows,
+              const ulong row_begin, const ulong row_end)
+{
+    __local ulong sums[TC_WG];
+    uint lid = get_local_id(0);
+    uint lane = lid % TC_LANES;
+    ulong c = 0;
+    (void)n;
+    (void)m;
+    (void)scratch;
+    ulong stride = (ulong)get_num_groups(0) * TC_TEAMS;
+    for (ulong r = row_begin + (ulong)get_group_id(0) * TC_TEAMS + lid / TC_LANES; r < row_end;
+         r += stride) {
+        ulong v = rows[r];
+        ulong a0 = indptr[v];
+        uint na = (uint)(indptr[v + 1] - a0); // at least 2 (the host's row list)
+        uint vmax = adj[a0 + na - 1];
+        for (uint i = 0; i < na; i++) {
+            uint u = adj[a0 + i];
+            ulong b0 = indptr[u];
+            uint nb = (uint)(indptr[u + 1] - b0);
+            ulong cu = 0;
+            if (tc_cost(nb, na) <= tc_cost(na, nb)) {
+                // Scan N+(u), search N+(v); N+(u) is sorted, so past vmax nothing matches.
+                for (uint j = lane; j < nb; j += TC_LANES) {
+                    uint w = adj[b0 + j];
+                    if (w > vmax) {
+                        break;
+                    }
+                    if (tc_contains(adj, a0, na, w)) {
+                        cu++;
+                        if (want_per_node) {
+                            tc_add_u64(&per_node[w], 1);
+                        }
+                    }
+                }
+            } else {
+                // Scan N+(v), search N+(u).
+                for (uint j = lane; j < na; j += TC_LANES) {
+                    uint w = adj[a0 + j];
+                    if (tc_contains(adj, b0, nb, w)) {
+                        cu++;
+                        if (want_per_node) {
+                            tc_add_u64(&per_node[w], 1);
+                        }
+                    }
+                }
+            }
+            if (want_per_node && cu != 0) {
+                tc_add_u64(&per_node[v], cu);
+                tc_add_u64(&per_node[u], cu);
+            }
+            c += cu;
         }
     }
     tc_group_sum(sums, c, total);

@@ -105,8 +105,9 @@ impl TriangleCount for Cuda {
             // u64*, u64*, u32, u32*, const u32*, u64, u64). indptr holds n + 1 row pointers and
             // adj m ids < n (OrientedGraph invariants; m > 0 so n > 0); the kernels read
             // indptr[0..=n] and adj[0..m] only: tc_merge and tc_search for edges e < m (256
-            // resp. 8 per block), the hash kernels for rows[row_begin..row_end), a range of
-            // the uploaded bins (RowBins: rows < n, out-degree within the kernel's bin).
+            // resp. 8 per block), the hash kernels and tc_search_row for
+            // rows[row_begin..row_end), a range of the uploaded bins (RowBins: rows < n,
+            // out-degree within the kernel's bin, at least 2).
             // `total` has one element; `per_node` n when want_per_node, and is not touched
             // otherwise (null); `scratch` holds the plan's `groups * ceil(n/32)` zeroed words
             // for tc_hash, which uses those of its own block only and leaves them zero, and is

@@ -32,6 +32,9 @@ pub enum TriangleKernel {
     Merge,
     /// `tc_search`: one warp per oriented edge, binary search.
     Search,
+    /// `tc_search_row`: one warp per row of the row list, binary search per out-neighbour
+    /// (`TRIDENT_TC_SEARCH=row`, [`SEARCH_ENV`]).
+    SearchRow,
     /// `tc_hash_warp`: one warp per row of the row list, shared hash table.
     HashWarp,
     /// `tc_hash_block`: one work-group per row of the row list, shared hash table.
@@ -43,9 +46,10 @@ pub enum TriangleKernel {
 
 impl TriangleKernel {
     /// Every kernel, in a fixed order.
-    pub const ALL: [TriangleKernel; 5] = [
+    pub const ALL: [TriangleKernel; 6] = [
         Self::Merge,
         Self::Search,
+        Self::SearchRow,
         Self::HashWarp,
         Self::HashBlock,
         Self::HashBitmap,
@@ -56,6 +60,7 @@ impl TriangleKernel {
         match self {
             Self::Merge => "tc_merge",
             Self::Search => "tc_search",
+            Self::SearchRow => "tc_search_row",
             Self::HashWarp => "tc_hash_warp",
             Self::HashBlock => "tc_hash_block",
             Self::HashBitmap => "tc_hash",
@@ -95,6 +100,17 @@ pub fn limits() -> (usize, usize, usize) {
         [Some(w), Some(b), Some(g)] => (w, b, g.max(1)),
         _ => default,
     }
+}
+
+/// Environment switch of the `BinarySearch` kernel: `row` launches `tc_search_row` (a warp
+/// per row of out-degree >= 2, no per-edge row search) over all bins of [`RowBins`]; unset or
+/// anything else, `tc_search` (a warp per oriented edge), the one measured fastest so far.
+/// For comparing the two in one H100 run (`benches/peers/tc_h100.sh`) without a rebuild.
+pub const SEARCH_ENV: &str = "TRIDENT_TC_SEARCH";
+
+/// Whether `TRIDENT_TC_SEARCH=row` ([`SEARCH_ENV`]) asks for `tc_search_row`.
+pub fn search_by_row() -> bool {
+    std::env::var(SEARCH_ENV).is_ok_and(|v| v.trim().eq_ignore_ascii_case("row"))
 }
 
 impl RowBins {
@@ -211,6 +227,18 @@ impl GpuPlan {
                         row_begin: 0,
                         row_end: 0,
                     });
+                }
+                TriangleAlgorithm::BinarySearch if search_by_row() => {
+                    let k = TriangleKernel::SearchRow;
+                    let rows = bins.ends[2];
+                    if rows > 0 {
+                        launches.push(TriangleLaunch {
+                            kernel: k,
+                            groups: grid(k, rows.div_ceil(GPU_WG / GPU_LANES).min(max_groups))?,
+                            row_begin: 0,
+                            row_end: rows as u64,
+                        });
+                    }
                 }
                 TriangleAlgorithm::BinarySearch => {
                     let k = TriangleKernel::Search;
