@@ -6,8 +6,9 @@
 #   benches/peers/tc_h100.sh TRIDENT [SCALE...]     # default scales: 20 22
 #
 # TRIDENT: a `trident` binary (e.g. target/bundle/bin/trident, gunzipped). For each scale and
-# backend (cuda, opencl) it runs auto, merge, binary-search and hash, then hash with
-# TRIDENT_TC_BINS=0,0 (every row on the global-bitmap kernel: the former hash path) and
+# backend (cuda, opencl) it runs auto, merge, binary-search (tc_search, a warp per edge),
+# binary-search with TRIDENT_TC_SEARCH=row (tc_search_row, a warp per row) and hash, then hash
+# with TRIDENT_TC_BINS=0,0 (every row on the global-bitmap kernel: the former hash path) and
 # TRIDENT_TC_BINS=64,64 (no block-per-row bin), so that the bins' gain shows. Every count of a
 # scale must agree (the CPU backend counts once as the reference); exits 1 otherwise. Each
 # command runs under `timeout` (TC_TIMEOUT seconds, default 120). OpenCL goes through NVIDIA's
@@ -15,7 +16,7 @@
 set -uo pipefail
 
 if [ $# -lt 1 ]; then
-    sed -n '2,14p' "$0" >&2
+    sed -n '2,15p' "$0" >&2
     exit 2
 fi
 T=$1
@@ -58,12 +59,13 @@ for s in "${SCALES[@]}"; do
     ref=$(timeout "$TO" "$T" triangles "$g" --backend cpu | awk '/^triangles:/ { print $2 }')
     echo "== scale $s: cpu reference count ${ref:-none}"
     for b in cuda opencl; do
-        for run in auto merge binary-search hash "hash 0,0" "hash 64,64"; do
+        for run in auto merge binary-search "binary-search TRIDENT_TC_SEARCH=row" hash \
+            "hash TRIDENT_TC_BINS=0,0" "hash TRIDENT_TC_BINS=64,64"; do
             set -- $run
             a=$1
-            bins=${2:-}
-            echo "-- scale $s, $b, $a${bins:+, TRIDENT_TC_BINS=$bins}"
-            out=$(TRIDENT_TC_BINS=$bins timeout "$TO" "$T" triangles "$g" --backend "$b" --algorithm "$a" --repeat 5 2>&1)
+            setting=${2:-}
+            echo "-- scale $s, $b, $a${setting:+, $setting}"
+            out=$(env ${setting:+"$setting"} timeout "$TO" "$T" triangles "$g" --backend "$b" --algorithm "$a" --repeat 5 2>&1)
             echo "$out" | grep -E '^(backend|graph|algorithm|triangles|load|orientation|transfer|counting|total):|rror'
             got=$(echo "$out" | awk '/^triangles:/ { print $2 }')
             if [ -z "$got" ] || [ "$got" != "$ref" ]; then
