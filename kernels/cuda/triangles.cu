@@ -310,6 +310,7 @@ extern "C" __global__ void __launch_bounds__(TC_WG)
         u64 v = rows[r];
         u64 a0 = indptr[v];
         u32 na = (u32)(indptr[v + 1] - a0); // at least 2 (the host's row list)
+        u32 vmin = adj[a0];
         u32 vmax = adj[a0 + na - 1];
         for (u32 i = 0; i < na; i++) {
             u32 u = adj[a0 + i];
@@ -317,13 +318,14 @@ extern "C" __global__ void __launch_bounds__(TC_WG)
             u32 nb = (u32)(indptr[u + 1] - b0);
             u64 cu = 0;
             if (tc_cost(nb, na) <= tc_cost(na, nb)) {
-                // Scan N+(u), search N+(v); N+(u) is sorted, so past vmax nothing matches.
+                // Scan N+(u), search N+(v) (within [vmin, vmax]; N+(u) is sorted, so past
+                // vmax nothing matches).
                 for (u32 j = lane; j < nb; j += TC_LANES) {
                     u32 w = adj[b0 + j];
                     if (w > vmax) {
                         break;
                     }
-                    if (tc_contains(adj, a0, na, w)) {
+                    if (w >= vmin && tc_contains(adj, a0, na, w)) {
                         cu++;
                         if (want_per_node) {
                             tc_add_u64(&per_node[w], 1);

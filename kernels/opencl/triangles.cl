@@ -308,6 +308,7 @@ tc_search_row(const ulong n, const ulong m, __global const ulong *indptr,
         ulong v = rows[r];
         ulong a0 = indptr[v];
         uint na = (uint)(indptr[v + 1] - a0); // at least 2 (the host's row list)
+        uint vmin = adj[a0];
         uint vmax = adj[a0 + na - 1];
         for (uint i = 0; i < na; i++) {
             uint u = adj[a0 + i];
@@ -315,13 +316,14 @@ tc_search_row(const ulong n, const ulong m, __global const ulong *indptr,
             uint nb = (uint)(indptr[u + 1] - b0);
             ulong cu = 0;
             if (tc_cost(nb, na) <= tc_cost(na, nb)) {
-                // Scan N+(u), search N+(v); N+(u) is sorted, so past vmax nothing matches.
+                // Scan N+(u), search N+(v) (within [vmin, vmax]; N+(u) is sorted, so past
+                // vmax nothing matches).
                 for (uint j = lane; j < nb; j += TC_LANES) {
                     uint w = adj[b0 + j];
                     if (w > vmax) {
                         break;
                     }
-                    if (tc_contains(adj, a0, na, w)) {
+                    if (w >= vmin && tc_contains(adj, a0, na, w)) {
                         cu++;
                         if (want_per_node) {
                             tc_add_u64(&per_node[w], 1);
