@@ -163,28 +163,48 @@ pub trait SvdKernels<T: Scalar>: Backend {
     }
 }
 
-/// Column-major copy of a row-major view (optionally of its transpose), each value times
-/// `scale` (computed in f64: exact for a power of two within range).
-fn to_col_major<T: Scalar>(a: DenseView<'_, T>, transpose: bool, scale: f64) -> Vec<T> {
-    let (m, n) = a.shape();
-    let mut out = Vec::with_capacity(m * n);
-    let f = |v: T| T::from_f64(v.wide() * scale);
-    if transpose {
-        // columns of Aᵀ are rows of A
-        for i in 0..m {
-            out.extend(a.row(i).iter().map(|&v| f(v)));
-        }
-    } else {
-        for j in 0..n {
-            out.extend((0..m).map(|i| f(a.get(i, j))));
+/// `out[o · inner + i] = f(o, i)` for `o < outer`, `i < inner`, filled in 64 × 64 tiles: the
+/// host's layout changes (row- to column-major and back) read and write within a few cache
+/// lines per tile instead of striding over the whole matrix per element.
+fn tiled<X: Copy>(outer: usize, inner: usize, fill: X, mut f: impl FnMut(usize, usize) -> X) -> Vec<X> {
+    const TB: usize = 64;
+    let mut out = vec![fill; outer * inner];
+    for o0 in (0..outer).step_by(TB) {
+        for i0 in (0..inner).step_by(TB) {
+            for o in o0..(o0 + TB).min(outer) {
+                let row = &mut out[o * inner..(o + 1) * inner];
+                for (i, x) in row.iter_mut().enumerate().take((i0 + TB).min(inner)).skip(i0) {
+                    *x = f(o, i);
+                }
+            }
         }
     }
     out
 }
 
+/// Column-major copy of a row-major view (optionally of its transpose), each value times
+/// `scale` (computed in f64: exact for a power of two within range).
+fn to_col_major<T: Scalar>(a: DenseView<'_, T>, transpose: bool, scale: f64) -> Vec<T> {
+    let (m, n) = a.shape();
+    let f = |v: T| T::from_f64(v.wide() * scale);
+    if transpose {
+        // columns of Aᵀ are rows of A
+        let mut out = Vec::with_capacity(m * n);
+        for i in 0..m {
+            out.extend(a.row(i).iter().map(|&v| f(v)));
+        }
+        out
+    } else {
+        tiled(n, m, T::zero(), |j, i| f(a.get(i, j)))
+    }
+}
+
 /// Row-major `Dense` from `rows × cols` column-major values.
 fn from_col_major<T: Scalar>(rows: usize, cols: usize, cm: &[T]) -> Dense<T> {
-    Dense::from_fn(rows, cols, |i, j| cm[j * rows + i])
+    let mut d = Dense::zeros(rows, cols);
+    d.as_mut_slice()
+        .copy_from_slice(&tiled(rows, cols, T::zero(), |i, j| cm[j * rows + i]));
+    d
 }
 
 /// Refuses problems that do not fit the device, naming the memory needed.
@@ -278,6 +298,35 @@ fn transpose_sq<T: Scalar>(n: usize, cm: &[T]) -> Vec<T> {
     t
 }
 
+/// Phase timing of [`svd_with`] on stderr when `TRIDENT_SVD_TRACE` is set (non-empty, not
+/// `0`): each phase ends with [`Backend::synchronize`], so the times are the device's. Off by
+/// default (the extra waits would perturb the pipeline).
+struct Trace {
+    start: Option<std::time::Instant>,
+}
+
+impl Trace {
+    fn new() -> Self {
+        let on = std::env::var("TRIDENT_SVD_TRACE").is_ok_and(|v| !v.is_empty() && v != "0");
+        Self {
+            start: on.then(std::time::Instant::now),
+        }
+    }
+
+    /// Ends phase `what` (waits for the device when tracing).
+    fn phase<B: Backend + ?Sized>(&mut self, k: &B, what: &str) -> Result<()> {
+        if let Some(t) = self.start {
+            k.synchronize()?;
+            eprintln!(
+                "svd trace: {what}: {:.3} ms",
+                t.elapsed().as_secs_f64() * 1e3
+            );
+            self.start = Some(std::time::Instant::now());
+        }
+        Ok(())
+    }
+}
+
 /// The SVD through the backend's kernels (see [`super::Svd`] and the module documentation of
 /// [`crate::svd`]).
 pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
@@ -345,6 +394,7 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
     } else {
         1.0
     };
+    let mut trace = Trace::new();
     let wcm = to_col_major(a, transposed, scale);
     let params = JacobiParams {
         tol,
@@ -359,12 +409,16 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
         SvdPrecondition::None => {
             let mut w = k.mat_upload(rows, cols, &wcm)?;
             let mut v = if vectors { Some(ident(cols)?) } else { None };
+            trace.phase(k, "host prepare + upload")?;
             let stats = k.jacobi(&mut w, v.as_mut(), &params)?;
+            trace.phase(k, &format!("jacobi ({} sweeps)", stats.sweeps))?;
             (stats, w, v)
         }
         SvdPrecondition::Qr | SvdPrecondition::QrLq => {
             let mut w = k.mat_upload(rows, cols, &wcm)?;
+            trace.phase(k, "host prepare + upload")?;
             let rot1 = k.givens_qr(&mut w, resolve(k, opts.qr_order, rows, cols))?;
+            trace.phase(k, "qr")?;
             let r = upper(rows, cols, &k.mat_download(&w)?);
             drop(w);
             let (mut j, rot2) = if method == SvdPrecondition::Qr {
@@ -376,7 +430,9 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
                 (k.mat_upload(cols, cols, &l)?, Some(rot2))
             };
             let mut v = if vectors { Some(ident(cols)?) } else { None };
+            trace.phase(k, "R download + second QR + upload")?;
             let stats = k.jacobi(&mut j, v.as_mut(), &params)?;
+            trace.phase(k, &format!("jacobi ({} sweeps)", stats.sweeps))?;
             if vectors {
                 // U Σ = Q₁ [J; 0]: the rotations applied to J padded with zero rows (no
                 // rows × cols Q₁ formed, no rows × cols × cols product).
@@ -386,7 +442,9 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
                     padded[c * rows..c * rows + cols].copy_from_slice(col);
                 }
                 let mut w = k.mat_upload(rows, cols, &padded)?;
+                trace.phase(k, "J download + pad + upload")?;
                 k.givens_apply_q(&rot1, &mut w)?;
+                trace.phase(k, "U = Q1 [J; 0]")?;
                 let v = match (rot2, v) {
                     (Some(rot2), Some(mut vl)) => {
                         // V = Q₂ V_L, the rotations applied to V_L in place.
@@ -418,6 +476,7 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
         Some(v) => Some(k.mat_download(v)?),
         None => None,
     };
+    trace.phase(k, "download + norms")?;
     let mut out = finish::<T>(
         Finish {
             m,
@@ -430,6 +489,7 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
         wh.as_deref(),
         vh.as_deref(),
     );
+    trace.phase(k, "host finish")?;
     out.sweeps = stats.sweeps;
     out.off = stats.off;
     out.converged = stats.converged;
@@ -489,14 +549,20 @@ fn finish<T: Scalar>(f: Finish, norms: &[f64], w: Option<&[T]>, v: Option<&[T]>)
         vw.extend(v[j * cols..(j + 1) * cols].iter().map(|x| x.wide()));
     }
     let t = T::from_f64;
+    // Row-major results from column-major f64 values (tiled: see `tiled`).
+    let dense = |r: usize, c: usize, f: &dyn Fn(usize, usize) -> T| {
+        let mut d = Dense::zeros(r, c);
+        d.as_mut_slice().copy_from_slice(&tiled(r, c, T::zero(), f));
+        d
+    };
     if !f.transposed {
         // A = U_w Σ V_wᵀ
-        result.u = Some(Dense::from_fn(rows, ucols, |i, l| t(u[l * rows + i])));
-        result.vt = Some(Dense::from_fn(cols, cols, |l, j| t(vw[l * cols + j])));
+        result.u = Some(dense(rows, ucols, &|i, l| t(u[l * rows + i])));
+        result.vt = Some(dense(cols, cols, &|l, j| t(vw[l * cols + j])));
     } else {
         // A = W ᵀ = V_w Σ U_wᵀ: U = V_w (m × m), Vᵀ = U_wᵀ (k × n or n × n)
-        result.u = Some(Dense::from_fn(cols, cols, |i, l| t(vw[l * cols + i])));
-        result.vt = Some(Dense::from_fn(ucols, rows, |l, j| t(u[l * rows + j])));
+        result.u = Some(dense(cols, cols, &|i, l| t(vw[l * cols + i])));
+        result.vt = Some(dense(ucols, rows, &|l, j| t(u[l * rows + j])));
     }
     result
 }
