@@ -7,12 +7,14 @@
 // unsigned long long, uint unsigned int, REAL T.
 //
 // Launch shape: the host launches every kernel as a 1-D grid of 1-D blocks of WG = 256
-// threads (svd_gemm: 16 x 16 threads of a tile as one block of 256; qr_apply and qr_apply_q:
+// threads, the qr_tree_* kernels blocks of QWG = 1024 (svd_gemm: 16 x 16 threads of a tile
+// as one block of 256; qr_apply and qr_apply_q:
 // (j, k) = (g mod jspan, g / jspan) with jspan = cols (resp. jcols) rounded up to WG);
 // the OpenCL host uses the equivalent 2-D NDRanges.
 //
 // Every matrix is column-major: element (i, j) of a matrix with `rows` rows is at
-// j * rows + i (64-bit index arithmetic). Every kernel runs with work-groups of WG = 256.
+// j * rows + i (64-bit index arithmetic). Every kernel runs with work-groups of WG = 256,
+// except the qr_tree_* kernels: QWG = 1024.
 //
 // Kernel arguments (both files, both precisions):
 //
@@ -83,6 +85,7 @@ typedef unsigned int uint;
 namespace {
 
 constexpr uint WG = 256;
+constexpr uint QWG = 1024;
 constexpr uint BMAX = 16;
 constexpr uint P = 2 * BMAX;
 constexpr uint TILE = 32;
@@ -590,6 +593,33 @@ __device__ __forceinline__ u64 merge_steps(u64 kb, uint cols) { return kb == 0 |
 __device__ __forceinline__ u64 merge_lo(uint cols, u64 t) { return t + 1 > cols ? t + 1 - cols : 0; }
 __device__ __forceinline__ u64 merge_hi(u64 kb, u64 t, u64 lo) { return max(lo, min(t / 2 + 1, kb)); }
 
+// The tree kernels run in blocks of QWG = 1024 threads (four times WG: a leaf or merge is one
+// block, so its serial chain of steps is shared by as many threads as the device allows). A
+// step's rotations act on an n x cols (or n x qcols) set of elements (x, k) = (e mod n, e / n);
+// thread lid takes e = lid, lid + QWG, ..., stepped without a 64-bit division per element:
+// elem_first once per step, elem_next per element, while k < cols. n = 0 gives no elements.
+__device__ __forceinline__ void elem_first(u64 n, uint lid, u64 *x, u64 *k, u64 *dx, u64 *dk) {
+    if (n == 0) {
+        *x = 0;
+        *k = ~(u64)0;
+        *dx = 0;
+        *dk = 0;
+        return;
+    }
+    *x = lid % n;
+    *k = lid / n;
+    *dx = QWG % n;
+    *dk = QWG / n;
+}
+__device__ __forceinline__ void elem_next(u64 n, u64 dx, u64 dk, u64 *x, u64 *k) {
+    *x += dx;
+    *k += dk;
+    if (*x >= n) {
+        *x -= n;
+        *k += 1;
+    }
+}
+
 template <typename T>
 __device__ void qr_tree_leaf(const u64 rows, const uint cols, const uint h, T *a, T *cs) {
     const uint lid = threadIdx.x;
@@ -599,7 +629,7 @@ __device__ void qr_tree_leaf(const u64 rows, const uint cols, const uint h, T *a
     const u64 steps = leaf_steps(hp, jc);
     for (u64 s = 0; s < steps; ++s) {
         const u64 lo = leaf_lo(hp, s), hi = leaf_hi(jc, s, lo), nj = hi - lo;
-        for (u64 j = lo + lid; j < hi; j += WG) {
+        for (u64 j = lo + lid; j < hi; j += QWG) {
             const u64 g = base + hp - 1 + 2 * j - s;
             T c, sn;
             givens_cs(a[j * rows + g - 1], a[j * rows + g], &c, &sn);
@@ -607,8 +637,9 @@ __device__ void qr_tree_leaf(const u64 rows, const uint cols, const uint h, T *a
             cs[2 * (j * rows + g) + 1] = sn;
         }
         __syncthreads();
-        for (u64 e = lid; e < nj * cols; e += WG) {
-            const u64 j = lo + e % nj, k = e / nj;
+        u64 x, k, dx, dk;
+        for (elem_first(nj, lid, &x, &k, &dx, &dk); k < cols; elem_next(nj, dx, dk, &x, &k)) {
+            const u64 j = lo + x;
             if (k >= j) {
                 const u64 g = base + hp - 1 + 2 * j - s;
                 rot_rows(a, rows, k, g - 1, g, j, cs[2 * (j * rows + g)], cs[2 * (j * rows + g) + 1]);
@@ -627,7 +658,7 @@ __device__ void qr_tree_merge(const u64 rows, const uint cols, const uint h, con
     const u64 steps = merge_steps(kb, cols);
     for (u64 t = 0; t < steps; ++t) {
         const u64 lo = merge_lo(cols, t), hi = merge_hi(kb, t, lo), ni = hi - lo;
-        for (u64 i = lo + lid; i < hi; i += WG) {
+        for (u64 i = lo + lid; i < hi; i += QWG) {
             const u64 j = t - i;
             T c, sn;
             givens_cs(a[j * rows + ta + j], a[j * rows + tb + i], &c, &sn);
@@ -635,8 +666,9 @@ __device__ void qr_tree_merge(const u64 rows, const uint cols, const uint h, con
             cs[2 * (j * rows + tb + i) + 1] = sn;
         }
         __syncthreads();
-        for (u64 e = lid; e < ni * cols; e += WG) {
-            const u64 i = lo + e % ni, k = e / ni, j = t - i;
+        u64 x, k, dx, dk;
+        for (elem_first(ni, lid, &x, &k, &dx, &dk); k < cols; elem_next(ni, dx, dk, &x, &k)) {
+            const u64 i = lo + x, j = t - i;
             if (k >= j) {
                 rot_rows(a, rows, k, ta + j, tb + i, j, cs[2 * (j * rows + tb + i)],
                          cs[2 * (j * rows + tb + i) + 1]);
@@ -654,8 +686,9 @@ __device__ void qr_tree_merge_q(const u64 rows, const uint qcols, const uint col
     tree_merge(rows, cols, h, level, blockIdx.x, &ta, &tb, &kb);
     for (u64 t = merge_steps(kb, cols); t-- > 0;) {
         const u64 lo = merge_lo(cols, t), hi = merge_hi(kb, t, lo), ni = hi - lo;
-        for (u64 e = lid; e < ni * qcols; e += WG) {
-            const u64 i = lo + e % ni, k = e / ni, j = t - i;
+        u64 x, k, dx, dk;
+        for (elem_first(ni, lid, &x, &k, &dx, &dk); k < qcols; elem_next(ni, dx, dk, &x, &k)) {
+            const u64 i = lo + x, j = t - i;
             rot_rows_t(q, rows, k, ta + j, tb + i, cs[2 * (j * rows + tb + i)],
                        cs[2 * (j * rows + tb + i) + 1]);
         }
@@ -672,8 +705,9 @@ __device__ void qr_tree_leaf_q(const u64 rows, const uint qcols, const uint cols
     const u64 jc = leaf_jc(hp, cols);
     for (u64 s = leaf_steps(hp, jc); s-- > 0;) {
         const u64 lo = leaf_lo(hp, s), hi = leaf_hi(jc, s, lo), nj = hi - lo;
-        for (u64 e = lid; e < nj * qcols; e += WG) {
-            const u64 j = lo + e % nj, k = e / nj;
+        u64 x, k, dx, dk;
+        for (elem_first(nj, lid, &x, &k, &dx, &dk); k < qcols; elem_next(nj, dx, dk, &x, &k)) {
+            const u64 j = lo + x;
             const u64 g = base + hp - 1 + 2 * j - s;
             rot_rows_t(q, rows, k, g - 1, g, cs[2 * (j * rows + g)], cs[2 * (j * rows + g) + 1]);
         }
@@ -721,19 +755,19 @@ __device__ void qr_tree_leaf_q(const u64 rows, const uint qcols, const uint cols
         u64 rows, uint qcols, uint jcols, uint step, T *q, const T *cs) {                    \
         qr_apply_q<T>(rows, qcols, jcols, step, q, cs);                                        \
     }                                                                                          \
-    extern "C" __global__ void __launch_bounds__(WG)                                           \
+    extern "C" __global__ void __launch_bounds__(QWG)                                          \
         qr_tree_leaf_##S(u64 rows, uint cols, uint h, T *a, T *cs) {                           \
         qr_tree_leaf<T>(rows, cols, h, a, cs);                                                 \
     }                                                                                          \
-    extern "C" __global__ void __launch_bounds__(WG)                                           \
+    extern "C" __global__ void __launch_bounds__(QWG)                                          \
         qr_tree_merge_##S(u64 rows, uint cols, uint h, uint level, T *a, T *cs) {              \
         qr_tree_merge<T>(rows, cols, h, level, a, cs);                                         \
     }                                                                                          \
-    extern "C" __global__ void __launch_bounds__(WG) qr_tree_merge_q_##S(                      \
+    extern "C" __global__ void __launch_bounds__(QWG) qr_tree_merge_q_##S(                     \
         u64 rows, uint qcols, uint cols, uint h, uint level, T *q, const T *cs) {              \
         qr_tree_merge_q<T>(rows, qcols, cols, h, level, q, cs);                                \
     }                                                                                          \
-    extern "C" __global__ void __launch_bounds__(WG) qr_tree_leaf_q_##S(                       \
+    extern "C" __global__ void __launch_bounds__(QWG) qr_tree_leaf_q_##S(                      \
         u64 rows, uint qcols, uint cols, uint h, T *q, const T *cs) {                          \
         qr_tree_leaf_q<T>(rows, qcols, cols, h, q, cs);                                        \
     }

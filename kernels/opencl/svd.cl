@@ -6,7 +6,8 @@
 // -D REAL=double -D SUFFIX=f64 -D TRIDENT_FP64; kernel names end in _f32 / _f64.
 //
 // Every matrix is column-major: element (i, j) of a matrix with `rows` rows is at
-// j * rows + i (64-bit index arithmetic). Every kernel runs with work-groups of WG = 256.
+// j * rows + i (64-bit index arithmetic). Every kernel runs with work-groups of WG = 256,
+// except the qr_tree_* kernels: QWG = 1024.
 //
 // Kernel arguments (both files, both precisions):
 //
@@ -82,6 +83,7 @@
 #define K(name) TRIDENT_CAT(name, TRIDENT_CAT(_, SUFFIX))
 
 #define WG 256
+#define QWG 1024
 #define BMAX 16
 #define P (2 * BMAX)
 #define TILE 32
@@ -548,6 +550,36 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_apply_q)(
 // tree_apply_q, same steps and ranges). Barriers are uniform: every bound below depends only
 // on kernel arguments and the group id.
 
+// The tree kernels run in work-groups of QWG = 1024 (four times WG: a leaf or merge is one
+// work-group, so its serial chain of steps is shared by as many work-items as the device
+// allows). A step's rotations act on an n x cols (or n x qcols) set of elements
+// (x, k) = (e mod n, e / n); work-item lid takes e = lid, lid + QWG, ..., stepped without a
+// 64-bit division per element: elem_first once per step, elem_next per element, while k < cols.
+// n = 0 gives k = cols (no elements) at once.
+inline void elem_first(ulong n, uint lid, ulong *x, ulong *k, ulong *dx, ulong *dk)
+{
+    if (n == 0) {
+        *x = 0;
+        *k = ~(ulong)0;
+        *dx = 0;
+        *dk = 0;
+        return;
+    }
+    *x = lid % n;
+    *k = lid / n;
+    *dx = QWG % n;
+    *dk = QWG / n;
+}
+inline void elem_next(ulong n, ulong dx, ulong dk, ulong *x, ulong *k)
+{
+    *x += dx;
+    *k += dk;
+    if (*x >= n) {
+        *x -= n;
+        *k += 1;
+    }
+}
+
 // (c, s) zeroing y against x: trident_core::svd::tree::givens_cs.
 inline void givens_cs(REAL x, REAL y, REAL *c, REAL *s)
 {
@@ -607,7 +639,7 @@ inline ulong merge_steps(ulong kb, uint cols) { return kb == 0 || cols == 0 ? 0 
 inline ulong merge_lo(uint cols, ulong t) { return t + 1 > cols ? t + 1 - cols : 0; }
 inline ulong merge_hi(ulong kb, ulong t, ulong lo) { return max(lo, min(t / 2 + 1, kb)); }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_leaf)(
+__kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_leaf)(
     const ulong rows, const uint cols, const uint h, __global REAL *a, __global REAL *cs)
 {
     const uint lid = get_local_id(0);
@@ -617,7 +649,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_leaf)(
     const ulong steps = leaf_steps(hp, jc);
     for (ulong s = 0; s < steps; ++s) {
         const ulong lo = leaf_lo(hp, s), hi = leaf_hi(jc, s, lo), nj = hi - lo;
-        for (ulong j = lo + lid; j < hi; j += WG) {
+        for (ulong j = lo + lid; j < hi; j += QWG) {
             const ulong g = base + hp - 1 + 2 * j - s;
             REAL c, sn;
             givens_cs(a[j * rows + g - 1], a[j * rows + g], &c, &sn);
@@ -625,8 +657,9 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_leaf)(
             cs[2 * (j * rows + g) + 1] = sn;
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
-        for (ulong e = lid; e < nj * cols; e += WG) {
-            const ulong j = lo + e % nj, k = e / nj;
+        ulong x, k, dx, dk;
+        for (elem_first(nj, lid, &x, &k, &dx, &dk); k < cols; elem_next(nj, dx, dk, &x, &k)) {
+            const ulong j = lo + x;
             if (k >= j) {
                 const ulong g = base + hp - 1 + 2 * j - s;
                 rot_rows(a, rows, k, g - 1, g, j, cs[2 * (j * rows + g)], cs[2 * (j * rows + g) + 1]);
@@ -636,7 +669,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_leaf)(
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_merge)(
+__kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_merge)(
     const ulong rows, const uint cols, const uint h, const uint level, __global REAL *a,
     __global REAL *cs)
 {
@@ -646,7 +679,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_merge)(
     const ulong steps = merge_steps(kb, cols);
     for (ulong t = 0; t < steps; ++t) {
         const ulong lo = merge_lo(cols, t), hi = merge_hi(kb, t, lo), ni = hi - lo;
-        for (ulong i = lo + lid; i < hi; i += WG) {
+        for (ulong i = lo + lid; i < hi; i += QWG) {
             const ulong j = t - i;
             REAL c, sn;
             givens_cs(a[j * rows + ta + j], a[j * rows + tb + i], &c, &sn);
@@ -654,8 +687,9 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_merge)(
             cs[2 * (j * rows + tb + i) + 1] = sn;
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
-        for (ulong e = lid; e < ni * cols; e += WG) {
-            const ulong i = lo + e % ni, k = e / ni, j = t - i;
+        ulong x, k, dx, dk;
+        for (elem_first(ni, lid, &x, &k, &dx, &dk); k < cols; elem_next(ni, dx, dk, &x, &k)) {
+            const ulong i = lo + x, j = t - i;
             if (k >= j) {
                 rot_rows(a, rows, k, ta + j, tb + i, j, cs[2 * (j * rows + tb + i)],
                          cs[2 * (j * rows + tb + i) + 1]);
@@ -665,7 +699,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_merge)(
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_merge_q)(
+__kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_merge_q)(
     const ulong rows, const uint qcols, const uint cols, const uint h, const uint level,
     __global REAL *q, __global const REAL *cs)
 {
@@ -674,8 +708,9 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_merge_q)
     tree_merge(rows, cols, h, level, get_group_id(0), &ta, &tb, &kb);
     for (ulong t = merge_steps(kb, cols); t-- > 0;) {
         const ulong lo = merge_lo(cols, t), hi = merge_hi(kb, t, lo), ni = hi - lo;
-        for (ulong e = lid; e < ni * qcols; e += WG) {
-            const ulong i = lo + e % ni, k = e / ni, j = t - i;
+        ulong x, k, dx, dk;
+        for (elem_first(ni, lid, &x, &k, &dx, &dk); k < qcols; elem_next(ni, dx, dk, &x, &k)) {
+            const ulong i = lo + x, j = t - i;
             rot_rows_t(q, rows, k, ta + j, tb + i, cs[2 * (j * rows + tb + i)],
                        cs[2 * (j * rows + tb + i) + 1]);
         }
@@ -683,7 +718,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_merge_q)
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_leaf_q)(
+__kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_leaf_q)(
     const ulong rows, const uint qcols, const uint cols, const uint h, __global REAL *q,
     __global const REAL *cs)
 {
@@ -693,8 +728,9 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_leaf_q)(
     const ulong jc = leaf_jc(hp, cols);
     for (ulong s = leaf_steps(hp, jc); s-- > 0;) {
         const ulong lo = leaf_lo(hp, s), hi = leaf_hi(jc, s, lo), nj = hi - lo;
-        for (ulong e = lid; e < nj * qcols; e += WG) {
-            const ulong j = lo + e % nj, k = e / nj;
+        ulong x, k, dx, dk;
+        for (elem_first(nj, lid, &x, &k, &dx, &dk); k < qcols; elem_next(nj, dx, dk, &x, &k)) {
+            const ulong j = lo + x;
             const ulong g = base + hp - 1 + 2 * j - s;
             rot_rows_t(q, rows, k, g - 1, g, cs[2 * (j * rows + g)], cs[2 * (j * rows + g) + 1]);
         }

@@ -16,6 +16,8 @@ use crate::Cuda;
 
 /// Threads per block of every SVD kernel (`WG` in svd.cu).
 const WG: u32 = 256;
+/// Threads per block of the tree QR kernels (`QWG` in svd.cu).
+const QWG: u32 = 1024;
 /// Largest block size compiled into svd.cu (`BMAX`).
 pub const BMAX: usize = 16;
 /// Columns of a block pair's Gram matrix as compiled (`P = 2 BMAX`).
@@ -52,10 +54,20 @@ impl Cuda {
     /// them must cover every index the kernel derives from the other arguments under `grid`
     /// blocks, until the kernel has finished.
     unsafe fn svd_launch(args: &mut LaunchArgs<'_, '_>, grid: usize) -> Result<()> {
+        // SAFETY: forwarded from the caller.
+        unsafe { Self::svd_launch_wg(args, grid, WG) }
+    }
+
+    /// Launches `args` as `grid` blocks of `wg` threads.
+    ///
+    /// # Safety
+    ///
+    /// As [`LaunchArgs::launch`].
+    unsafe fn svd_launch_wg(args: &mut LaunchArgs<'_, '_>, grid: usize, wg: u32) -> Result<()> {
         if grid == 0 {
             return Ok(());
         }
-        let cfg = LaunchConfig::grid_1d(u32_of(grid, "grid size")?, WG);
+        let cfg = LaunchConfig::grid_1d(u32_of(grid, "grid size")?, wg);
         // SAFETY: forwarded from the caller.
         unsafe { args.launch(cfg) }
     }
@@ -164,7 +176,7 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
                 // block p touches rows p h .. min(p h + h, rows) of the cols columns of a
                 // (rows cols values) and cs[2 (j rows + g) ..= +1] for those rows g, j < cols
                 // (cs has 2 rows cols).
-                unsafe { Self::svd_launch(&mut args, plan.panels)? };
+                unsafe { Self::svd_launch_wg(&mut args, plan.panels, QWG)? };
             }
             for level in 0..plan.levels {
                 let kernel = self.kernel::<T>(Module::Svd, "qr_tree_merge")?;
@@ -174,7 +186,7 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
                 // SAFETY: (u64 rows, uint cols, uint h, uint level, T *a, T *cs) as
                 // qr_tree_merge takes; block g < merges(level) touches rows a + j, b + i < rows
                 // of columns < cols, and cs at those (row, column) pairs.
-                unsafe { Self::svd_launch(&mut args, plan.merges(level))? };
+                unsafe { Self::svd_launch_wg(&mut args, plan.merges(level), QWG)? };
             }
             return Ok(CudaRotations {
                 rows,
@@ -241,7 +253,7 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
                 // const T *cs) as qr_tree_merge_q takes; block g < merges(level) touches rows
                 // < rows of the qcols columns of q (rows qcols values) and reads cs (2 rows
                 // cols) at (row < rows, column < cols).
-                unsafe { Self::svd_launch(&mut args, plan.merges(level))? };
+                unsafe { Self::svd_launch_wg(&mut args, plan.merges(level), QWG)? };
             }
             let kernel = self.kernel::<T>(Module::Svd, "qr_tree_leaf_q")?;
             let mut args = kernel.builder();
@@ -250,7 +262,7 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
             // SAFETY: (u64 rows, uint qcols, uint cols, uint h, T *q, const T *cs) as
             // qr_tree_leaf_q takes; block p < panels touches its panel's rows of q's qcols
             // columns and reads cs at (those rows, column < cols).
-            unsafe { Self::svd_launch(&mut args, plan.panels)? };
+            unsafe { Self::svd_launch_wg(&mut args, plan.panels, QWG)? };
             return Ok(());
         }
         let steps = flat_qr_steps(rows, rot.jcols);

@@ -19,6 +19,8 @@ use crate::OpenCl;
 
 /// Work-group size of every SVD kernel (`WG` in svd.cl).
 const WG: usize = 256;
+/// Work-group size of the tree QR kernels (`QWG` in svd.cl).
+const QWG: usize = 1024;
 /// Largest block size compiled into svd.cl (`BMAX`).
 pub const BMAX: usize = 16;
 /// Columns of a block pair's Gram matrix as compiled (`P = 2 BMAX`).
@@ -46,6 +48,11 @@ impl OpenCl {
     /// Kernel `root` of svd.cl for `T`, checked to run in work-groups of [`WG`].
     fn svd_kernel<T: ClScalar>(&self, root: &str) -> Result<&CachedKernel> {
         let k = self.kernel::<T>(Module::Svd, root)?;
+        if root.starts_with("qr_tree") {
+            // Compiled for QWG work-items (reqd_work_group_size), above the preferred size
+            // that `local` is clamped to; a device that cannot run QWG fails the launch.
+            return Ok(k);
+        }
         let want = if root == "svd_gemm" { GT * GT } else { WG };
         if k.local != want {
             return Err(Error::Unsupported(format!(
@@ -173,7 +180,7 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                 // a (rows cols values) and cs[2 (j rows + g) ..= +1] for those rows g, j < cols
                 // (cs has 2 rows cols).
                 unsafe {
-                    args.launch(&self.queue, LaunchDims::new([plan.panels * WG], Some([WG])))
+                    args.launch(&self.queue, LaunchDims::new([plan.panels * QWG], Some([QWG])))
                 }?;
             }
             for level in 0..plan.levels {
@@ -190,7 +197,7 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                 unsafe {
                     args.launch(
                         &self.queue,
-                        LaunchDims::new([plan.merges(level) * WG], Some([WG])),
+                        LaunchDims::new([plan.merges(level) * QWG], Some([QWG])),
                     )
                 }?;
             }
@@ -271,7 +278,7 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                 unsafe {
                     args.launch(
                         &self.queue,
-                        LaunchDims::new([plan.merges(level) * WG], Some([WG])),
+                        LaunchDims::new([plan.merges(level) * QWG], Some([QWG])),
                     )
                 }?;
             }
@@ -285,7 +292,7 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
             // SAFETY: (ulong rows, uint qcols, uint cols, uint h, REAL *q, REAL *cs) as
             // qr_tree_leaf_q takes; group p < panels touches its panel's rows of q's qcols
             // columns and reads cs at (those rows, column < cols).
-            unsafe { args.launch(&self.queue, LaunchDims::new([plan.panels * WG], Some([WG]))) }?;
+            unsafe { args.launch(&self.queue, LaunchDims::new([plan.panels * QWG], Some([QWG]))) }?;
             return Ok(());
         }
         let steps = flat_qr_steps(rows, rot.jcols);
