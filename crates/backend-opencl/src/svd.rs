@@ -180,7 +180,10 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                 // a (rows cols values) and cs[2 (j rows + g) ..= +1] for those rows g, j < cols
                 // (cs has 2 rows cols).
                 unsafe {
-                    args.launch(&self.queue, LaunchDims::new([plan.panels * QWG], Some([QWG])))
+                    args.launch(
+                        &self.queue,
+                        LaunchDims::new([plan.panels * QWG], Some([QWG])),
+                    )
                 }?;
             }
             for level in 0..plan.levels {
@@ -292,7 +295,12 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
             // SAFETY: (ulong rows, uint qcols, uint cols, uint h, REAL *q, REAL *cs) as
             // qr_tree_leaf_q takes; group p < panels touches its panel's rows of q's qcols
             // columns and reads cs at (those rows, column < cols).
-            unsafe { args.launch(&self.queue, LaunchDims::new([plan.panels * QWG], Some([QWG]))) }?;
+            unsafe {
+                args.launch(
+                    &self.queue,
+                    LaunchDims::new([plan.panels * QWG], Some([QWG])),
+                )
+            }?;
             return Ok(());
         }
         let steps = flat_qr_steps(rows, rot.jcols);

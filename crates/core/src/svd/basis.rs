@@ -76,5 +76,6 @@ mod tests {
             }
         }
         assert_eq!(complete(3, &[], 3).len(), 9);
+        assert!(complete(m, &known, 0).is_empty());
     }
 }

@@ -166,14 +166,24 @@ pub trait SvdKernels<T: Scalar>: Backend {
 /// `out[o · inner + i] = f(o, i)` for `o < outer`, `i < inner`, filled in 64 × 64 tiles: the
 /// host's layout changes (row- to column-major and back) read and write within a few cache
 /// lines per tile instead of striding over the whole matrix per element.
-fn tiled<X: Copy>(outer: usize, inner: usize, fill: X, mut f: impl FnMut(usize, usize) -> X) -> Vec<X> {
+fn tiled<X: Copy>(
+    outer: usize,
+    inner: usize,
+    fill: X,
+    mut f: impl FnMut(usize, usize) -> X,
+) -> Vec<X> {
     const TB: usize = 64;
     let mut out = vec![fill; outer * inner];
     for o0 in (0..outer).step_by(TB) {
         for i0 in (0..inner).step_by(TB) {
             for o in o0..(o0 + TB).min(outer) {
                 let row = &mut out[o * inner..(o + 1) * inner];
-                for (i, x) in row.iter_mut().enumerate().take((i0 + TB).min(inner)).skip(i0) {
+                for (i, x) in row
+                    .iter_mut()
+                    .enumerate()
+                    .take((i0 + TB).min(inner))
+                    .skip(i0)
+                {
                     *x = f(o, i);
                 }
             }
