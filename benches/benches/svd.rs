@@ -19,6 +19,10 @@
 //!   the tree on GPUs for tall matrices).
 //! - `TRIDENT_SVD_QR=1`: also time the Givens QR (thin `Q`) alone on tall shapes (`m ≥ 2n`),
 //!   group `qr/f32-MxN` (same-run baseline: `torch.linalg.qr` in `benches/baselines/torch_svd.py`).
+//! - `TRIDENT_SVD_TRACE=1`: every SVD call prints its phases (host prepare + upload, QR,
+//!   Jacobi with its sweep count, `U = Q₁ [J; 0]`, downloads, host finish) to stderr, each
+//!   ended by a device synchronize (`trident_core::svd::driver`); for a separate diagnostic
+//!   run, not for the timed one.
 //! - `TRIDENT_SVD_NALGEBRA_MAX=N`: skip nalgebra above N·N·N flops-ish (`m·n·min(m,n)`,
 //!   default 2^33: it is single-threaded and slow on 4096²).
 
