@@ -52,13 +52,45 @@ pub fn read_complexes(path: impl AsRef<Path>) -> Result<Vec<Vec<String>>> {
         .collect())
 }
 
+/// Node numbers of `g` by label. A graph without labels names its nodes by number, so a
+/// label is parsed (only the canonical decimal form names a node, as [`Graph::label`] writes
+/// it); otherwise the labels are borrowed into one map, not copied.
+enum Ids<'g> {
+    Numbers(usize),
+    Labels(HashMap<&'g str, usize>),
+}
+
+impl<'g> Ids<'g> {
+    fn new(g: &'g Graph) -> Self {
+        match g.labels() {
+            None => Ids::Numbers(g.num_nodes()),
+            Some(l) => Ids::Labels(l.iter().enumerate().map(|(u, s)| (s.as_str(), u)).collect()),
+        }
+    }
+
+    fn get(&self, label: &str) -> Option<usize> {
+        match self {
+            Ids::Numbers(n) => {
+                let canonical = label == "0" || !(label.starts_with('0') || label.starts_with('+'));
+                let u: usize = label.parse().ok().filter(|_| canonical)?;
+                (u < *n).then_some(u)
+            }
+            Ids::Labels(m) => m.get(label).copied(),
+        }
+    }
+}
+
 /// Scores `clusters` (node numbers of `g`) against `complexes` (labels of `g`'s nodes).
+///
+/// Linear in the sizes of the network, the clusters and the complexes: a node→cluster map,
+/// then per complex the overlap counts of the clusters its members fall in (a dense counter
+/// reset through the list of touched clusters), never a clusters × complexes table.
 pub fn score(g: &Graph, clusters: &[Vec<usize>], complexes: &[Vec<String>]) -> Scores {
-    let ids: HashMap<String, usize> = (0..g.num_nodes()).map(|u| (g.label(u), u)).collect();
+    let ids = Ids::new(g);
     let cx: Vec<Vec<usize>> = complexes
         .iter()
         .map(|c| {
-            let mut v: Vec<usize> = c.iter().filter_map(|l| ids.get(l).copied()).collect();
+            let mut v: Vec<usize> = c.iter().filter_map(|l| ids.get(l)).collect();
             v.sort_unstable();
             v.dedup();
             v
@@ -74,34 +106,42 @@ pub fn score(g: &Graph, clusters: &[Vec<usize>], complexes: &[Vec<String>]) -> S
             }
         }
     }
-    // Contingency rows: per complex, the counts per cluster.
+    // Contingency rows: per complex, the counts per cluster (dense, reset after each row).
+    let k = clusters.len();
     let mut matched = 0;
     let mut sn_num = 0usize;
     let mut sn_den = 0usize;
-    let mut col_max: HashMap<usize, usize> = HashMap::new();
-    let mut col_sum: HashMap<usize, usize> = HashMap::new();
+    let mut col_max = vec![0usize; k];
+    let mut col_sum = vec![0usize; k];
+    let mut count = vec![0usize; k];
+    let mut touched: Vec<usize> = Vec::new();
     for c in &cx {
-        let mut t: HashMap<usize, usize> = HashMap::new();
+        touched.clear();
         for &u in c {
-            if of[u] != usize::MAX {
-                *t.entry(of[u]).or_insert(0) += 1;
+            let j = of[u];
+            if j != usize::MAX {
+                if count[j] == 0 {
+                    touched.push(j);
+                }
+                count[j] += 1;
             }
         }
-        let hit = t.iter().any(|(&j, &x)| {
-            let k = clusters[j].len();
-            k >= 3 && (x * x) as f64 / (c.len() * k) as f64 >= 0.25
-        });
-        matched += usize::from(hit);
-        sn_num += t.values().copied().max().unwrap_or(0);
-        sn_den += c.len();
-        for (&j, &x) in &t {
-            let m = col_max.entry(j).or_insert(0);
-            *m = (*m).max(x);
-            *col_sum.entry(j).or_insert(0) += x;
+        let mut hit = false;
+        let mut best = 0;
+        for &j in &touched {
+            let x = std::mem::take(&mut count[j]);
+            let size = clusters[j].len();
+            hit |= size >= 3 && (x * x) as f64 / (c.len() * size) as f64 >= 0.25;
+            best = best.max(x);
+            col_max[j] = col_max[j].max(x);
+            col_sum[j] += x;
         }
+        matched += usize::from(hit);
+        sn_num += best;
+        sn_den += c.len();
     }
     let sensitivity = ratio(sn_num, sn_den);
-    let ppv = ratio(col_max.values().sum(), col_sum.values().sum());
+    let ppv = ratio(col_max.iter().sum(), col_sum.iter().sum());
     Scores {
         complexes: cx.len(),
         matched,
@@ -122,29 +162,47 @@ fn ratio(a: usize, b: usize) -> f64 {
 }
 
 /// Newman modularity `Σ_c (L_c/m − (d_c/2m)²)` of the partition `of` (cluster per node), with
-/// edge weights when `g` has them.
+/// edge weights when `g` has them. Nodes marked `usize::MAX` (in no cluster) count as one
+/// group of their own.
+///
+/// Linear in the edges: the cluster numbers are made dense first (one pass over `of`), so
+/// the per-edge work is two array updates.
 pub fn modularity(g: &Graph, of: &[usize]) -> f64 {
+    // Dense group numbers, in order of first appearance.
+    let mut dense: HashMap<usize, usize> = HashMap::new();
+    let group: Vec<usize> = of
+        .iter()
+        .map(|&c| {
+            let next = dense.len();
+            *dense.entry(c).or_insert(next)
+        })
+        .collect();
     let mut two_m = 0.0;
-    let mut inside: HashMap<usize, f64> = HashMap::new();
-    let mut degree: HashMap<usize, f64> = HashMap::new();
+    let mut inside = vec![0.0f64; dense.len()];
+    let mut degree = vec![0.0f64; dense.len()];
     for u in 0..g.num_nodes() {
         let nb = g.neighbors(u);
         let ws = g.neighbor_weights(u);
+        let gu = group[u];
+        let (mut d, mut l) = (0.0, 0.0);
         for (t, &v) in nb.iter().enumerate() {
             let w = ws.map_or(1.0, |w| w[t]);
-            two_m += w;
-            *degree.entry(of[u]).or_insert(0.0) += w;
-            if of[u] == of[v as usize] {
-                *inside.entry(of[u]).or_insert(0.0) += w;
+            d += w;
+            if group[v as usize] == gu {
+                l += w;
             }
         }
+        two_m += d;
+        degree[gu] += d;
+        inside[gu] += l;
     }
     if two_m == 0.0 {
         return 0.0;
     }
-    degree
+    inside
         .iter()
-        .map(|(c, &d)| inside.get(c).copied().unwrap_or(0.0) / two_m - (d / two_m).powi(2))
+        .zip(&degree)
+        .map(|(&l, &d)| l / two_m - (d / two_m).powi(2))
         .sum()
 }
 
@@ -164,5 +222,38 @@ mod tests {
         assert_eq!((s.complexes, s.matched), (2, 2));
         assert_eq!((s.sensitivity, s.ppv, s.accuracy), (1.0, 1.0, 1.0));
         assert!((s.modularity - 0.5).abs() < 1e-12);
+    }
+    #[test]
+    fn numeric_labels_match_only_their_canonical_form() {
+        // Unlabelled graph: node u is named "u"; "01" and "+1" name no node, "6" is absent.
+        let g = Graph::from_edges(6, [(0, 1), (1, 2), (0, 2), (3, 4), (4, 5), (3, 5)]).unwrap();
+        let clusters = vec![vec![0, 1, 2], vec![3, 4, 5]];
+        let cx: Vec<Vec<String>> = vec![
+            vec!["0".into(), "01".into(), "+1".into(), "2".into(), "6".into()],
+            vec!["3".into(), "4".into(), "5".into()],
+        ];
+        let s = score(&g, &clusters, &cx);
+        // The first complex keeps two members (< 3) and is dropped.
+        assert_eq!((s.complexes, s.matched), (1, 1));
+    }
+
+    #[test]
+    fn labelled_graph_and_split_complex() {
+        let g = Graph::from_edges(6, [(0, 1), (1, 2), (0, 2), (3, 4), (4, 5), (3, 5)])
+            .unwrap()
+            .with_labels(["a", "b", "c", "d", "e", "f"].map(String::from).to_vec())
+            .unwrap();
+        // Clusters {a,b,c,d} and {e,f}; complex {c,d,e,f}: counts 2 and 2.
+        let clusters = vec![vec![0, 1, 2, 3], vec![4, 5]];
+        let cx: Vec<Vec<String>> = vec![["c", "d", "e", "f", "0"].map(String::from).to_vec()];
+        let s = score(&g, &clusters, &cx);
+        // Overlap with {a,b,c,d}: 4/16 = 0.25 (matched); {e,f} has < 3 members.
+        assert_eq!((s.complexes, s.matched), (1, 1));
+        assert_eq!(s.sensitivity, 0.5);
+        assert_eq!(s.ppv, 1.0);
+        // Modularity by hand: m = 6; inside {a,b,c,d}: 3 edges, degree 2+2+2+2 = 8; {e,f}: 1
+        // edge, degree 4. Q = 3/6 - (8/12)^2 + 1/6 - (4/12)^2.
+        let q = 3.0 / 6.0 - (8.0f64 / 12.0).powi(2) + 1.0 / 6.0 - (4.0f64 / 12.0).powi(2);
+        assert!((s.modularity - q).abs() < 1e-12);
     }
 }
