@@ -45,6 +45,9 @@
 //                 T *g_cy, u64 region, u64 first, u64 lcap
 //   mcl_reduce:   u64 n, u32 K, const T *val, u64 *sq, const u32 *len,
 //                 u32 *overflow, T *out_chaos, u64 *out_entries
+//   mcl_attractor / mcl_target (once, after the loop; 1-D, grid * block >= n):
+//                 u64 n, u32 K, const u32 *idx, const T *val, const u32 *len,
+//                 u32 *attr, u32 *target
 // sq has 2n entries (zero on entry, cleared by mcl_reduce): sq[j] collects column j's
 // fixed-point sum of squares, sq[n + j] its fixed-point L1 change from the previous column j
 // (in_*; trident_core::mcl::column_change). mcl_reduce forms each column's chaos
@@ -120,6 +123,58 @@ __device__ __forceinline__ void mcl_mass(u64 n, u32 K, const u32 *__restrict__ i
     for (u32 s = 0; s < len[j]; ++s) {
         atomicAdd(&mass[idx[base + s]], (u64)(val[base + s] * two32<T>()));
     }
+}
+
+// Interpretation on the device (after the loop; trident_core::mcl::targets step for step):
+// mcl_attractor marks attr[j] = 1 when column j holds a positive diagonal entry, else 0;
+// mcl_target then sets target[j] to column j's largest positive entry among attractor rows
+// (ties by the smaller row), else among all rows, else EMPTY. Only `target` is read back.
+template <typename T>
+__device__ __forceinline__ void mcl_attractor(u64 n, u32 K, const u32 *__restrict__ idx,
+                                              const T *__restrict__ val,
+                                              const u32 *__restrict__ len,
+                                              u32 *__restrict__ attr) {
+    const u64 j = u64(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (j >= n) {
+        return;
+    }
+    const u64 base = j * K;
+    u32 a = 0;
+    for (u32 s = 0; s < len[j]; ++s) {
+        if (idx[base + s] == u32(j) && val[base + s] > T(0)) {
+            a = 1;
+        }
+    }
+    attr[j] = a;
+}
+
+template <typename T>
+__device__ __forceinline__ void mcl_target(u64 n, u32 K, const u32 *__restrict__ idx,
+                                           const T *__restrict__ val,
+                                           const u32 *__restrict__ len,
+                                           const u32 *__restrict__ attr,
+                                           u32 *__restrict__ target) {
+    const u64 j = u64(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (j >= n) {
+        return;
+    }
+    const u64 base = j * K;
+    u32 best = EMPTY;
+    for (u32 pass = 0; pass < 2 && best == EMPTY; ++pass) {
+        T bx = T(0);
+        for (u32 s = 0; s < len[j]; ++s) {
+            const u32 i = idx[base + s];
+            const T x = val[base + s];
+            if ((pass == 0 && attr[i] == 0) || x <= T(0)) {
+                continue;
+            }
+            if (!(best != EMPTY && (bx > x || (bx == x && best < i)))) {
+                best = i;
+                bx = x;
+            }
+        }
+    }
+    target[j] = best;
 }
 
 template <typename T>
@@ -449,6 +504,16 @@ __device__ __forceinline__ void mcl_reduce(const u64 n, const u32 K, const T *__
     }                                                                                          \
     extern "C" __global__ void mcl_penalty_##SUFFIX(u64 n, T b, u64 *mass, T *pen) {           \
         mcl_penalty<T>(n, b, mass, pen);                                                       \
+    }                                                                                          \
+    extern "C" __global__ void mcl_attractor_##SUFFIX(u64 n, u32 K, const u32 *idx,           \
+                                                      const T *val, const u32 *len, u32 *attr, \
+                                                      u32 *target) {                           \
+        (void)target;                                                                          \
+        mcl_attractor<T>(n, K, idx, val, len, attr);                                           \
+    }                                                                                          \
+    extern "C" __global__ void mcl_target_##SUFFIX(u64 n, u32 K, const u32 *idx, const T *val, \
+                                                   const u32 *len, u32 *attr, u32 *target) {   \
+        mcl_target<T>(n, K, idx, val, len, attr, target);                                      \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(WG_MAX) mcl_column_local_##SUFFIX(            \
         u64 n, u32 K, u32 flags, T inflation, T prune, const u64 *rptr, const u32 *rrow,       \

@@ -44,6 +44,9 @@
 //                 REAL *g_cy, ulong region, ulong first, ulong lcap
 //   mcl_reduce:   ulong n, uint K, const REAL *val, ulong *sq, const uint *len,
 //                 uint *overflow, REAL *out_chaos, ulong *out_entries
+//   mcl_attractor / mcl_target (once, after the loop; 1-D, global >= n):
+//                 ulong n, uint K, const uint *idx, const REAL *val, const uint *len,
+//                 uint *attr, uint *target
 // sq has 2n entries (zero on entry, cleared by mcl_reduce): sq[j] collects column j's
 // fixed-point sum of squares, sq[n + j] its fixed-point L1 change from the previous column j
 // (in_*; trident_core::mcl::column_change). mcl_reduce forms each column's chaos
@@ -119,6 +122,61 @@ __kernel void CAT(mcl_mass_, SUFFIX)(const ulong n, const uint K,
     for (uint s = 0; s < len[j]; ++s) {
         atom_add(&mass[idx[base + s]], convert_ulong(val[base + s] * TWO32));
     }
+}
+
+// Interpretation on the device (after the loop; trident_core::mcl::targets step for step):
+// mcl_attractor marks attr[j] = 1 when column j holds a positive diagonal entry, else 0;
+// mcl_target then sets target[j] to column j's largest positive entry among attractor rows
+// (ties by the smaller row), else among all rows, else EMPTY. Only `target` is read back.
+__kernel void CAT(mcl_attractor_, SUFFIX)(const ulong n, const uint K,
+                                          __global const uint *restrict idx,
+                                          __global const REAL *restrict val,
+                                          __global const uint *restrict len,
+                                          __global uint *restrict attr,
+                                          __global uint *restrict target)
+{
+    const ulong j = get_global_id(0);
+    if (j >= n) {
+        return;
+    }
+    const ulong base = j * K;
+    uint a = 0;
+    for (uint s = 0; s < len[j]; ++s) {
+        if (idx[base + s] == (uint)j && val[base + s] > (REAL)0) {
+            a = 1;
+        }
+    }
+    attr[j] = a;
+}
+
+__kernel void CAT(mcl_target_, SUFFIX)(const ulong n, const uint K,
+                                       __global const uint *restrict idx,
+                                       __global const REAL *restrict val,
+                                       __global const uint *restrict len,
+                                       __global uint *restrict attr,
+                                       __global uint *restrict target)
+{
+    const ulong j = get_global_id(0);
+    if (j >= n) {
+        return;
+    }
+    const ulong base = j * K;
+    uint best = EMPTY;
+    for (uint pass = 0; pass < 2 && best == EMPTY; ++pass) {
+        REAL bx = (REAL)0;
+        for (uint s = 0; s < len[j]; ++s) {
+            const uint i = idx[base + s];
+            const REAL x = val[base + s];
+            if ((pass == 0 && attr[i] == 0) || x <= (REAL)0) {
+                continue;
+            }
+            if (!(best != EMPTY && (bx > x || (bx == x && best < i)))) {
+                best = i;
+                bx = x;
+            }
+        }
+    }
+    target[j] = best;
 }
 
 __kernel void CAT(mcl_penalty_, SUFFIX)(const ulong n, const REAL b,

@@ -92,10 +92,18 @@ trident_core::kernel_table! {
         plain: []
     ),
     /// `kernels/cuda/mcl.cu`: the R-MCL iteration (mass, penalty, fused column pass in
-    /// shared or global memory, reduction), as `kernels/opencl/mcl.cl`.
+    /// shared or global memory, reduction) and the device side of the interpretation, as `kernels/opencl/mcl.cl`.
     Mcl => cuda_module!(
         mcl,
-        typed: ["mcl_mass", "mcl_penalty", "mcl_column_local", "mcl_column_global", "mcl_reduce"],
+        typed: [
+            "mcl_mass",
+            "mcl_penalty",
+            "mcl_column_local",
+            "mcl_column_global",
+            "mcl_reduce",
+            "mcl_attractor",
+            "mcl_target"
+        ],
         plain: []
     ),
 }

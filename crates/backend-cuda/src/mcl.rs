@@ -64,6 +64,8 @@ impl<T: CudaScalar> MclKernels<T> for Cuda {
             "mcl_column_local",
             "mcl_column_global",
             "mcl_reduce",
+            "mcl_attractor",
+            "mcl_target",
         ] {
             self.kernel::<T>(Module::Mcl, root)?;
         }
@@ -205,19 +207,35 @@ impl<T: CudaScalar> MclKernels<T> for Cuda {
         })
     }
 
-    fn mcl_download(&self, st: &State<T>, plan: &GpuPlan) -> Result<Columns<T>> {
+    fn mcl_targets(&self, st: &State<T>, plan: &GpuPlan) -> Result<Vec<u32>> {
+        let sh = &self.shared;
+        sh.make_current()?;
+        let n = plan.n;
+        let a = "R-MCL interpretation";
+        let attr = DevBuf::<u32>::zeroed(sh, n, a)?;
+        let target = DevBuf::<u32>::zeroed(sh, n, a)?;
+        let (cur, n64, k32) = (st.cur, n as u64, plan.k as u32);
+        let linear = LaunchConfig::grid_1d(blocks(n, LINEAR_WG)?, LINEAR_WG as u32);
+        for root in ["mcl_attractor", "mcl_target"] {
+            let k = self.kernel::<T>(Module::Mcl, root)?;
+            let mut args = k.builder();
+            args.arg(n64).arg(k32);
+            args.arg(&st.idx[cur])
+                .arg(&st.val[cur])
+                .arg(&st.len[cur])
+                .arg(&attr)
+                .arg(&target);
+            // SAFETY: (u64 n, u32 K, const u32 *idx, const T *val, const u32 *len,
+            // u32 *attr, u32 *target), as in kernels/cuda/mcl.cu: threads j < n read len[j]
+            // (n entries) and slots j*K + s < n*K of idx/val (len[j] <= K), write attr[j] /
+            // target[j] (n entries each) and read attr[row] with row < n (rows of M are node
+            // numbers); mcl_target runs after mcl_attractor on the same stream.
+            unsafe { args.launch(linear) }?;
+        }
         self.shared.synchronize()?;
-        let mut m = Columns::<T> {
-            n: plan.n,
-            k: plan.k,
-            idx: vec![0; plan.slots],
-            val: vec![T::zero(); plan.slots],
-            len: vec![0; plan.n],
-        };
-        st.idx[st.cur].copy_to_host(&mut m.idx)?;
-        st.val[st.cur].copy_to_host(&mut m.val)?;
-        st.len[st.cur].copy_to_host(&mut m.len)?;
-        Ok(m)
+        let mut out = vec![0u32; n];
+        target.copy_to_host(&mut out)?;
+        Ok(out)
     }
 }
 

@@ -68,10 +68,18 @@ trident_core::kernel_table! {
     /// `kernels/opencl/matmul.cl`: the tiled GEMM and the strided block sum of Strassen.
     Matmul => cl_module!(matmul, typed: ["gemm", "gemm_fused", "matadd"], plain: []),
     /// `kernels/opencl/mcl.cl`: the R-MCL iteration (mass, penalty, fused column pass in
-    /// local or global memory, reduction).
+    /// local or global memory, reduction) and the device side of the interpretation.
     Mcl => cl_module!(
         mcl,
-        typed: ["mcl_mass", "mcl_penalty", "mcl_column_local", "mcl_column_global", "mcl_reduce"],
+        typed: [
+            "mcl_mass",
+            "mcl_penalty",
+            "mcl_column_local",
+            "mcl_column_global",
+            "mcl_reduce",
+            "mcl_attractor",
+            "mcl_target"
+        ],
         plain: []
     ),
     /// `kernels/opencl/svd.cl`: one-sided block Jacobi SVD and Givens QR.

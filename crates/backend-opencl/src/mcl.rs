@@ -16,12 +16,14 @@ use crate::program::{CachedKernel, LaunchDims, Real};
 use crate::{ClScalar, OpenCl};
 
 /// The kernels of `kernels/opencl/mcl.cl`.
-const KERNELS: [&str; 5] = [
+const KERNELS: [&str; 7] = [
     "mcl_mass",
     "mcl_penalty",
     "mcl_column_local",
     "mcl_column_global",
     "mcl_reduce",
+    "mcl_attractor",
+    "mcl_target",
 ];
 
 impl OpenCl {
@@ -202,15 +204,30 @@ impl<T: ClScalar> MclKernels<T> for OpenCl {
         })
     }
 
-    fn mcl_download(&self, st: &State<T>, plan: &GpuPlan) -> Result<Columns<T>> {
-        let what = "downloading M";
-        Ok(Columns::<T> {
-            n: plan.n,
-            k: plan.k,
-            idx: self.read_all(&st.idx[st.cur], plan.slots, what)?,
-            val: self.read_all(&st.val[st.cur], plan.slots, what)?,
-            len: self.read_all(&st.len[st.cur], plan.n, what)?,
-        })
+    fn mcl_targets(&self, st: &State<T>, plan: &GpuPlan) -> Result<Vec<u32>> {
+        let n = plan.n;
+        let a = "R-MCL interpretation";
+        let attr = self.alloc::<u32>(n, None, a)?;
+        let target = self.alloc::<u32>(n, None, a)?;
+        let (cur, n64, k32) = (st.cur, n as u64, plan.k as u32);
+        for root in ["mcl_attractor", "mcl_target"] {
+            let k = self.kernel::<T>(Module::Mcl, root)?;
+            let wg = k.local;
+            let mut args = k.builder();
+            args.arg(n64).arg(k32);
+            args.arg(&st.idx[cur])
+                .arg(&st.val[cur])
+                .arg(&st.len[cur])
+                .arg(&attr)
+                .arg(&target);
+            // SAFETY: (ulong n, uint K, const uint *idx, const REAL *val, const uint *len,
+            // uint *attr, uint *target), as in kernels/opencl/mcl.cl: items j < n read
+            // len[j] (n entries) and slots j*K + s < n*K of idx/val (len[j] <= K), write
+            // attr[j] / target[j] (n entries each) and read attr[row] with row < n (rows of M
+            // are node numbers); mcl_target runs after mcl_attractor on the in-order queue.
+            unsafe { args.launch(&self.queue, LaunchDims::linear(n, wg)) }?;
+        }
+        self.read_all(&target, n, "reading the cluster pointers")
     }
 }
 

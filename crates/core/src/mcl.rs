@@ -720,6 +720,17 @@ pub fn column_change<T: Scalar>(prev: (&[u32], &[T]), new: (&[u32], &[T])) -> u6
 /// R-MCL leaves a boundary node's flow split. Isolated nodes are their own attractors, hence
 /// singletons.
 pub fn interpret<T: Scalar>(m: &Columns<T>) -> Vec<Vec<usize>> {
+    interpret_targets(&targets(m))
+}
+
+/// No target: a column without a positive entry (see [`targets`]).
+pub const NO_TARGET: u32 = u32::MAX;
+
+/// Each node's pointer of [`interpret`]: the row of the largest positive entry of column `j`
+/// among the attractors (ties: the smaller row), else among all rows, else [`NO_TARGET`].
+/// The GPU backends compute the same on the device (`mcl_attractor`, `mcl_target`) and read
+/// back only these `n` numbers, not `M`.
+pub fn targets<T: Scalar>(m: &Columns<T>) -> Vec<u32> {
     let n = m.n;
     let is_attr: Vec<bool> = (0..n)
         .into_par_iter()
@@ -730,7 +741,7 @@ pub fn interpret<T: Scalar>(m: &Columns<T>) -> Vec<Vec<usize>> {
                 .any(|(&i, &x)| i as usize == j && x > T::zero())
         })
         .collect();
-    let best = |j: usize, want_attr: bool| -> Option<usize> {
+    let best = |j: usize, want_attr: bool| -> Option<u32> {
         let (r, v) = m.column(j);
         let mut best: Option<(u32, T)> = None;
         for (&i, &x) in r.iter().zip(v) {
@@ -742,8 +753,22 @@ pub fn interpret<T: Scalar>(m: &Columns<T>) -> Vec<Vec<usize>> {
                 _ => Some((i, x)),
             };
         }
-        best.map(|b| b.0 as usize)
+        best.map(|b| b.0)
     };
+    (0..n)
+        .into_par_iter()
+        .map(|j| {
+            best(j, true)
+                .or_else(|| best(j, false))
+                .unwrap_or(NO_TARGET)
+        })
+        .collect()
+}
+
+/// The clusters of [`interpret`] from each node's pointer ([`targets`]): the connected
+/// components of the pointers (a pointer outside `0..n`, e.g. [`NO_TARGET`], is none).
+pub fn interpret_targets(target: &[u32]) -> Vec<Vec<usize>> {
+    let n = target.len();
     let mut parent: Vec<usize> = (0..n).collect();
     fn find(p: &mut [usize], mut x: usize) -> usize {
         while p[x] != x {
@@ -752,15 +777,11 @@ pub fn interpret<T: Scalar>(m: &Columns<T>) -> Vec<Vec<usize>> {
         }
         x
     }
-    // Each node's pointer in parallel; the union of the pointers sequentially.
-    let target: Vec<Option<usize>> = (0..n)
-        .into_par_iter()
-        .map(|j| best(j, true).or_else(|| best(j, false)))
-        .collect();
-    for (j, t) in target.into_iter().enumerate() {
-        let Some(t) = t else {
+    for (j, &t) in target.iter().enumerate() {
+        let t = t as usize;
+        if t >= n {
             continue;
-        };
+        }
         let (a, b) = (find(&mut parent, t), find(&mut parent, j));
         if a != b {
             let (lo, hi) = if a < b { (a, b) } else { (b, a) };

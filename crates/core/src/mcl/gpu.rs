@@ -1,7 +1,7 @@
 //! R-MCL on a GPU: the host side that the CUDA and OpenCL backends share. [`GpuPlan`] sizes
 //! the device buffers (the hub-column scratch and the device-memory estimate, refused up
 //! front with the bytes needed); [`MclKernels`] is what a backend supplies (upload, one
-//! iteration on the device, download); [`cluster`] is the one driver loop (stop rule, the
+//! iteration on the device, the read-back of each node's cluster pointer); [`cluster`] is the one driver loop (stop rule, the
 //! expansion of each iteration, progress, phase times, interpretation) every GPU backend runs.
 //!
 //! The kernels (`kernels/cuda/mcl.cu`, `kernels/opencl/mcl.cl`, one argument signature) are
@@ -15,7 +15,7 @@
 use std::time::Instant;
 
 use super::{
-    empty_clustering, interpret, stop_reason, Clustering, Columns, Expansion, MclOptions,
+    empty_clustering, interpret_targets, stop_reason, Clustering, Columns, Expansion, MclOptions,
     MclProgress, MclTimings, Transition,
 };
 use crate::backend::Backend;
@@ -138,10 +138,11 @@ impl GpuPlan {
             .checked_mul(k)
             .ok_or_else(|| oom(format!("R-MCL: {n} nodes × K = {k} slots")))?;
         // Every buffer, before allocating any: M twice (idx, val), len twice, pen, mass, sq
-        // (2n), overflow (n + 1), M_G (ptr, row, val) and the scratch.
+        // (2n), overflow (n + 1), M_G (ptr, row, val) and the scratch; attr and target (n
+        // each) of the interpretation after the loop.
         let (s, t, nn) = (slots as u128, scalar_size as u128, n as u128);
         let need = 2 * s * (4 + t)
-            + nn * (2 * 4 + t + 8 + 16 + 4)
+            + nn * (2 * 4 + t + 8 + 16 + 4 + 8)
             + (nn + 1) * 8
             + tr.row.len() as u128 * (4 + t)
             + scratch as u128 * slot_bytes as u128;
@@ -217,8 +218,10 @@ pub trait MclKernels<T: Scalar>: Backend {
         opts: &MclOptions,
         flags: u32,
     ) -> Result<IterationReport>;
-    /// Downloads the current `M` (waits for pending work).
-    fn mcl_download(&self, st: &Self::State, plan: &GpuPlan) -> Result<Columns<T>>;
+    /// Each node's pointer of the current `M` ([`super::targets`], computed on the device by
+    /// `mcl_attractor` and `mcl_target`), read back: `n` numbers instead of `M`'s `n·K`
+    /// entries (waits for pending work).
+    fn mcl_targets(&self, st: &Self::State, plan: &GpuPlan) -> Result<Vec<u32>>;
 }
 
 /// R-MCL of `g` on a GPU backend: the driver every GPU backend's
@@ -282,11 +285,11 @@ pub fn cluster<T: Scalar, B: MclKernels<T>>(
     };
     timings.iterate = start.elapsed().as_secs_f64();
     let t = Instant::now();
-    let m = b.mcl_download(&st, &plan)?;
+    let target = b.mcl_targets(&st, &plan)?;
     drop(st);
     timings.download = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let clusters = interpret(&m);
+    let clusters = interpret_targets(&target);
     timings.interpret = t.elapsed().as_secs_f64();
     Ok(Clustering {
         clusters,
@@ -347,7 +350,7 @@ mod tests {
         };
         let tr = star(3); // 4 nodes, 3 + 3 + 4 = 10 entries in M_G, no hubs.
         let p = GpuPlan::new(&tr, &opts, 2048, 8, 1 << 40, "test", "dev").unwrap();
-        let want = 2 * 32 * 12 + 4 * (8 + 8 + 8 + 16 + 4) + 5 * 8 + 10 * 12 + 24;
+        let want = 2 * 32 * 12 + 4 * (8 + 8 + 8 + 16 + 4 + 8) + 5 * 8 + 10 * 12 + 24;
         assert_eq!(p.bytes, want);
         // One byte short: a clear error that says how much was needed.
         let e = GpuPlan::new(&tr, &opts, 2048, 8, want - 1, "test", "the test device").unwrap_err();
