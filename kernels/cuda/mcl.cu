@@ -346,20 +346,42 @@ __device__ void mcl_column(const u64 j, const u32 K, const u32 flags, const T in
         const u32 u = (u32)sh[1];
         const u32 kept = min(u, K);
         const u64 ob = j * K;
-        /* Rank: value descending, ties by row; the first K are written in rank order. */
-        for (u32 a = tid; a < u; a += wg) {
-            const T ya = cy[a];
-            const u32 ra = crow[a];
-            u32 r = 0;
-            for (u32 b = 0; b < u; ++b) {
-                const T yb = cy[b];
-                r += (yb > ya) || (yb == ya && crow[b] < ra);
+        /* Sort the u survivors, value descending, ties by row (rows are distinct: a total
+           order), with a bitonic sort in place over P = next_pow2(u) <= cap / 2 slots (the
+           padding sorts last: value -1, row EMPTY); the first K are written in order. This is
+           the order the former rank (count of the entries before each) gave, in O(P log^2 P)
+           instead of O(u^2) work. */
+        const u32 P = next_pow2(max((u64)u, (u64)1));
+        for (u32 s = u + tid; s < P; s += wg) {
+            crow[s] = EMPTY;
+            cy[s] = T(-1);
+        }
+        __syncthreads();
+        for (u32 size = 2; size <= P; size <<= 1) {
+            for (u32 stride = size >> 1; stride > 0; stride >>= 1) {
+                for (u32 t = tid; t < P / 2; t += wg) {
+                    const u32 lo = 2 * stride * (t / stride) + (t % stride);
+                    const u32 hi = lo + stride;
+                    const T ylo = cy[lo];
+                    const T yhi = cy[hi];
+                    const u32 rlo = crow[lo];
+                    const u32 rhi = crow[hi];
+                    const bool hi_first = (yhi > ylo) || (yhi == ylo && rhi < rlo);
+                    const bool up = (lo & size) == 0;
+                    if (hi_first == up) {
+                        cy[lo] = yhi;
+                        cy[hi] = ylo;
+                        crow[lo] = rhi;
+                        crow[hi] = rlo;
+                    }
+                }
+                __syncthreads();
             }
-            if (r < K) {
-                out_idx[ob + r] = ra;
-                out_val[ob + r] = ya;
-                atomicAdd(&sh[3], to_fixed(ya));
-            }
+        }
+        for (u32 r = tid; r < kept; r += wg) {
+            out_idx[ob + r] = crow[r];
+            out_val[ob + r] = cy[r];
+            atomicAdd(&sh[3], to_fixed(cy[r]));
         }
         __syncthreads();
         const T s2 = from_fixed<T>(sh[3]);
