@@ -16,7 +16,12 @@
 # are compared byte for byte). Environment: TRIDENT (default target/release/trident), DIR
 # (default a temporary directory, removed at the end unless KEEP=1; a given DIR is kept).
 # Exits non-zero when a
-# step fails or times out or two backends disagree.
+# step fails or times out or two backends disagree. TRIDENT_MCL_WG (column work-group size,
+# default 128) and TRIDENT_MCL_LCAP pass through to the GPU backends, for timing the block
+# size (e.g. `for w in 64 128 256 512; do TRIDENT_MCL_WG=$w BACKENDS=cuda CPU_NODES=0 ...`).
+# The phases line accounts for the whole process: besides read, prepare, transfer,
+# iterations, interpret and write, it times the complexes, the backend start, the
+# evaluation and the teardown, and ends with the process time.
 set -euo pipefail
 
 TRIDENT=${TRIDENT:-target/release/trident}

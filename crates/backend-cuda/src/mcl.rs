@@ -5,7 +5,7 @@
 
 use trident_core::gpu::Precision;
 use trident_core::mcl::gpu::{
-    self, GpuPlan, IterationReport, MclKernels, COLUMN_WG, FLAG_BALANCED, LINEAR_WG, REDUCE_WG,
+    self, GpuPlan, IterationReport, MclKernels, FLAG_BALANCED, LINEAR_WG, REDUCE_WG,
 };
 use trident_core::mcl::{Clustering, Columns, MarkovCluster, MclOptions, MclProgress, Transition};
 use trident_core::{Error, Graph, Result, Scalar};
@@ -170,9 +170,9 @@ impl<T: CudaScalar> MclKernels<T> for Cuda {
             // most once per iteration). The global variant's block g uses slots
             // g*region .. +region of the g_* arrays (groups * region each, the plan's
             // scratch), striding over the overflow list, and a column whose candidates do
-            // not fit is reported, not processed. Blocks of COLUMN_WG (a power of two
+            // not fit is reported, not processed. Blocks of plan.column_wg (a power of two
             // within the kernels' launch bounds); static shared memory only.
-            unsafe { args.launch(LaunchConfig::grid_1d(grid, COLUMN_WG as u32)) }
+            unsafe { args.launch(LaunchConfig::grid_1d(grid, plan.column_wg as u32)) }
         };
         let col_grid = u32::try_from(plan.n).map_err(|_| {
             Error::Unsupported(format!("R-MCL: {} columns exceed a CUDA grid", plan.n))

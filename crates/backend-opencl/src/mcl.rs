@@ -5,7 +5,7 @@
 
 use ocl::{Buffer, OclPrm};
 use trident_core::mcl::gpu::{
-    self, GpuPlan, IterationReport, MclKernels, COLUMN_WG, FLAG_BALANCED, REDUCE_WG,
+    self, GpuPlan, IterationReport, MclKernels, FLAG_BALANCED, REDUCE_WG,
 };
 use trident_core::mcl::{Clustering, Columns, MarkovCluster, MclOptions, MclProgress, Transition};
 use trident_core::{Graph, Result, Scalar};
@@ -145,7 +145,7 @@ impl<T: ClScalar> MclKernels<T> for OpenCl {
             unsafe { args.launch(&self.queue, LaunchDims::linear(plan.n, wg1)) }?;
         }
         let column = |kern: &CachedKernel, groups: usize| -> Result<()> {
-            let wgc = kern.local.min(COLUMN_WG);
+            let wgc = kern.local.min(plan.column_wg);
             let mut args = kern.builder();
             args.arg(n64)
                 .arg(k32)

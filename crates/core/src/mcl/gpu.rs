@@ -32,6 +32,18 @@ pub const LCAP: usize = 2048;
 pub const LCAP_ENV: &str = "TRIDENT_MCL_LCAP";
 /// Work-items per column work-group (a power of two within the kernels' launch bounds).
 pub const COLUMN_WG: usize = 128;
+/// Environment variable that sets the column work-group size (32 to 1024, rounded up to a
+/// power of two), so that the block size can be timed on a GPU without a rebuild; the
+/// partition does not depend on it (fixed-point sums, a total order for the top K).
+pub const COLUMN_WG_ENV: &str = "TRIDENT_MCL_WG";
+
+/// The column work-group size: [`COLUMN_WG`], or the value of [`COLUMN_WG_ENV`].
+pub fn column_wg_from_env() -> usize {
+    std::env::var(COLUMN_WG_ENV)
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .map_or(COLUMN_WG, |v| v.clamp(32, 1024).next_power_of_two())
+}
 /// Work-items of the one `mcl_reduce` work-group (`WG_MAX` of the kernel files).
 pub const REDUCE_WG: usize = 1024;
 /// Work-items per work-group of `mcl_mass` / `mcl_penalty`.
@@ -82,6 +94,9 @@ pub struct GpuPlan {
     pub slots: usize,
     /// Device memory of all buffers, in bytes.
     pub bytes: u64,
+    /// Work-items per column work-group ([`COLUMN_WG`]; the driver applies
+    /// [`COLUMN_WG_ENV`]).
+    pub column_wg: usize,
 }
 
 impl GpuPlan {
@@ -165,6 +180,7 @@ impl GpuPlan {
             scratch,
             slots,
             bytes: need as u64,
+            column_wg: COLUMN_WG,
         })
     }
 }
@@ -246,6 +262,10 @@ pub fn cluster<T: Scalar, B: MclKernels<T>>(
         b.name(),
         &b.device(),
     )?;
+    let plan = GpuPlan {
+        column_wg: column_wg_from_env(),
+        ..plan
+    };
     let m0 = Columns::<T>::initial(&tr, opts.max_per_column)?;
     b.mcl_load()?;
     let mut timings = MclTimings {
