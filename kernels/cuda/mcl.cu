@@ -350,7 +350,8 @@ __device__ void mcl_column(const u64 j, const u32 K, const u32 flags, const T in
            order), with a bitonic sort in place over P = next_pow2(u) <= cap / 2 slots (the
            padding sorts last: value -1, row EMPTY); the first K are written in order. This is
            the order the former rank (count of the entries before each) gave, in O(P log^2 P)
-           instead of O(u^2) work. */
+           instead of O(u^2) work; crow[0..kept] then mirrors the written rows (read
+           by the normalisation below from shared memory). */
         const u32 P = next_pow2(max((u64)u, (u64)1));
         for (u32 s = u + tid; s < P; s += wg) {
             crow[s] = EMPTY;
@@ -396,7 +397,7 @@ __device__ void mcl_column(const u64 j, const u32 K, const u32 flags, const T in
                 const T v = out_val[ob + r] / s2;
                 out_val[ob + r] = v;
                 atomicAdd(&sq[j], to_fixed(v * v));
-                const u32 row = out_idx[ob + r];
+                const u32 row = crow[r];
                 T old = 0;
                 for (u32 s = 0; s < pl; ++s) {
                     if (in_idx[pb + s] == row) {
@@ -412,7 +413,7 @@ __device__ void mcl_column(const u64 j, const u32 K, const u32 flags, const T in
                 const u32 row = in_idx[pb + r];
                 int gone = 1;
                 for (u32 s = 0; s < kept; ++s) {
-                    gone = gone && out_idx[ob + s] != row;
+                    gone = gone && crow[s] != row;
                 }
                 if (gone) {
                     atomicAdd(&dl[j], to_fixed(in_val[pb + r]));

@@ -357,7 +357,8 @@ __kernel void CAT(mcl_penalty_, SUFFIX)(const ulong n, const REAL b,
            order), with a bitonic sort in place over P = next_pow2(u) <= cap / 2 slots (the   \
            padding sorts last: value -1, row EMPTY); the first K are written in order. This is\
            the order the former rank (count of the entries before each) gave, in O(P log^2 P) \
-           instead of O(u^2) work. */                                                         \
+           instead of O(u^2) work; crow[0..kept] then mirrors the written rows (read          \
+           by the normalisation below from local memory). */                                  \
         const uint P = next_pow2(max((ulong)u, (ulong)1));                                    \
         for (uint s = u + tid; s < P; s += wg) {                                              \
             crow[s] = EMPTY;                                                                  \
@@ -404,7 +405,7 @@ __kernel void CAT(mcl_penalty_, SUFFIX)(const ulong n, const REAL b,
                 const REAL v = out_val[ob + r] / s2;                                         \
                 out_val[ob + r] = v;                                                         \
                 atom_add(&sq[j], to_fixed(v * v));                                           \
-                const uint row = out_idx[ob + r];                                            \
+                const uint row = crow[r];                                                    \
                 REAL old = 0;                                                                \
                 for (uint s = 0; s < pl; ++s) {                                              \
                     if (in_idx[pb + s] == row) {                                             \
@@ -420,7 +421,7 @@ __kernel void CAT(mcl_penalty_, SUFFIX)(const ulong n, const REAL b,
                 const uint row = in_idx[pb + r];                                             \
                 int gone = 1;                                                                \
                 for (uint s = 0; s < kept; ++s) {                                            \
-                    gone = gone && out_idx[ob + s] != row;                                   \
+                    gone = gone && crow[s] != row;                                           \
                 }                                                                            \
                 if (gone) {                                                                   \
                     atom_add(&dl[j], to_fixed(in_val[pb + r]));                               \
