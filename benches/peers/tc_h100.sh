@@ -7,7 +7,7 @@
 #
 # TRIDENT: a `trident` binary (e.g. target/bundle/bin/trident, gunzipped). For each scale and
 # backend (cuda, opencl) it runs auto, merge, binary-search (tc_search, a warp per edge),
-# binary-search with TRIDENT_TC_SEARCH=row (tc_search_row, a warp per row) and hash, then hash
+# binary-search with TRIDENT_TC_SEARCH=edge (the former tc_search, a warp per edge) and hash, then hash
 # with TRIDENT_TC_BINS=0,0 (every row on the global-bitmap kernel: the former hash path) and
 # TRIDENT_TC_BINS=64,64 (no block-per-row bin), so that the bins' gain shows. Every count of a
 # scale must agree (the CPU backend counts once as the reference); exits 1 otherwise. Each
@@ -59,7 +59,7 @@ for s in "${SCALES[@]}"; do
     ref=$(timeout "$TO" "$T" triangles "$g" --backend cpu | awk '/^triangles:/ { print $2 }')
     echo "== scale $s: cpu reference count ${ref:-none}"
     for b in cuda opencl; do
-        for run in auto merge binary-search "binary-search TRIDENT_TC_SEARCH=row" hash \
+        for run in auto merge binary-search "binary-search TRIDENT_TC_SEARCH=edge" hash \
             "hash TRIDENT_TC_BINS=0,0" "hash TRIDENT_TC_BINS=64,64"; do
             set -- $run
             a=$1

@@ -2,9 +2,9 @@
 //! uploaded and counted): `64,2048,1` makes one work-group of each hash kernel loop over all
 //! its rows (so the shared tables are cleared and reused between rows), `0,0,2` sends every
 //! row to the global-bitmap `tc_hash`, `8,100,3` moves rows between the bins. Any limits give
-//! the same counts. `TRIDENT_TC_SEARCH=row` is set throughout, so binary search runs
-//! `tc_search_row` (with one group looping over all rows under `G = 1`; the default
-//! `tc_search` is covered by the conformance tests). This is its own test binary (one process), so setting the variable
+//! the same counts. `TRIDENT_TC_SEARCH=edge` is set throughout, so binary search runs the
+//! per-edge `tc_search` here (the default `tc_search_row` is covered by the conformance
+//! tests). This is its own test binary (one process), so setting the variable
 //! affects no other test.
 
 use trident_core::conformance::{acquire, run_named};
@@ -16,7 +16,7 @@ fn triangles_under_other_plan_limits() {
         return;
     };
     let checks = trident_core::conformance::triangles::checks();
-    std::env::set_var(SEARCH_ENV, "row");
+    std::env::set_var(SEARCH_ENV, "edge");
     for limits in ["64,2048,1", "0,0,2", "8,100,3"] {
         std::env::set_var(BINS_ENV, limits);
         for name in [

@@ -33,7 +33,7 @@ pub enum TriangleKernel {
     /// `tc_search`: one warp per oriented edge, binary search.
     Search,
     /// `tc_search_row`: one warp per row of the row list, binary search per out-neighbour
-    /// (`TRIDENT_TC_SEARCH=row`, [`SEARCH_ENV`]).
+    /// (the default; `TRIDENT_TC_SEARCH=edge` selects `tc_search`, [`SEARCH_ENV`]).
     SearchRow,
     /// `tc_hash_warp`: one warp per row of the row list, shared hash table.
     HashWarp,
@@ -102,15 +102,18 @@ pub fn limits() -> (usize, usize, usize) {
     }
 }
 
-/// Environment switch of the `BinarySearch` kernel: `row` launches `tc_search_row` (a warp
-/// per row of out-degree >= 2, no per-edge row search) over all bins of [`RowBins`]; unset or
-/// anything else, `tc_search` (a warp per oriented edge), the one measured fastest so far.
-/// For comparing the two in one H100 run (`benches/peers/tc_h100.sh`) without a rebuild.
+/// Environment switch of the `BinarySearch` kernel: unset or anything but `edge`,
+/// `tc_search_row` (a warp per row of out-degree >= 2, no per-edge row search) over all bins
+/// of [`RowBins`]; `edge`, the former `tc_search` (a warp per oriented edge). On the H100 at
+/// Kronecker scale 22 (64.2M edges) the row kernel counts in 90.9 ms against 171.8 ms for the
+/// edge kernel (CUDA; OpenCL alike), so it is the default. For comparing the two in one run
+/// (`benches/peers/tc_h100.sh`) without a rebuild.
 pub const SEARCH_ENV: &str = "TRIDENT_TC_SEARCH";
 
-/// Whether `TRIDENT_TC_SEARCH=row` ([`SEARCH_ENV`]) asks for `tc_search_row`.
+/// Whether `BinarySearch` runs `tc_search_row` (the default) rather than `tc_search`
+/// (`TRIDENT_TC_SEARCH=edge`, [`SEARCH_ENV`]).
 pub fn search_by_row() -> bool {
-    std::env::var(SEARCH_ENV).is_ok_and(|v| v.trim().eq_ignore_ascii_case("row"))
+    !std::env::var(SEARCH_ENV).is_ok_and(|v| v.trim().eq_ignore_ascii_case("edge"))
 }
 
 impl RowBins {
@@ -375,8 +378,12 @@ mod tests {
         assert_eq!(p.launches[0].kernel.name(), "tc_merge");
         assert_eq!(p.launches[0].groups as usize, m.div_ceil(GPU_WG));
         assert_eq!(p.scratch_words, 0);
+        // The default binary search: one warp per row of out-degree >= 2 (8 warps per group).
         let p = GpuPlan::new(TriangleAlgorithm::BinarySearch, &s, &b, 1 << 30).unwrap();
-        assert_eq!(p.launches[0].groups as usize, m.div_ceil(8));
+        assert_eq!(p.launches.len(), 1);
+        assert_eq!(p.launches[0].kernel, TriangleKernel::SearchRow);
+        assert_eq!(p.launches[0].row_end as usize, b.ends[2]);
+        assert_eq!(p.launches[0].groups as usize, b.ends[2].div_ceil(8));
         let p = GpuPlan::new(TriangleAlgorithm::Hash, &s, &b, 1 << 30).unwrap();
         let ks: Vec<_> = p.launches.iter().map(|l| l.kernel).collect();
         assert_eq!(
