@@ -301,7 +301,7 @@ pub fn qr_with<T: Scalar, K: SvdKernels<T>>(
     let mut dev = k.mat_upload(m, n, &to_col_major(a, false, 1.0))?;
     let rot = k.givens_qr(&mut dev, resolve(k, opts.order, m, n))?;
     let cm = k.mat_download(&dev)?;
-    let r = Dense::from_fn(rrows, n, |i, j| cm[j * m + i]);
+    let r = dense_tiled(rrows, n, |i, j| cm[j * m + i]);
     let q = if qcols > 0 {
         let mut q = k.mat_identity(m, qcols)?;
         k.givens_apply_q(&rot, &mut q)?;
