@@ -102,16 +102,11 @@ pub(super) fn markdown(table: &Table) -> String {
     md
 }
 
-/// A line chart per precision of the `matmul` table: GFLOP/s (the benchmark's throughput,
-/// `2 n³` "bytes", so [`super::Measurement::gbps`] is GFLOP/s) against n on a log2 axis, one
-/// line per column (backends' algorithms and the baselines). `None` without such data.
+/// A line chart per precision of the `matmul` table, drawn with `plotters`: GFLOP/s (the
+/// benchmark's throughput, `2 n³` "bytes", so [`super::Measurement::gbps`] is GFLOP/s) against
+/// n on a log axis, one line per column (backends' algorithms and the baselines). `None`
+/// without such data.
 pub(super) fn svg(table: &Table) -> Option<String> {
-    const W: f64 = 760.0;
-    const PANEL_H: f64 = 330.0;
-    const LEFT: f64 = 70.0;
-    const TOP: f64 = 40.0;
-    const PLOT_W: f64 = 470.0;
-    const PLOT_H: f64 = 240.0;
     // precision -> column -> n -> GFLOP/s
     let mut panels: BTreeMap<String, BTreeMap<String, BTreeMap<u64, f64>>> = BTreeMap::new();
     for (input, row) in table {
@@ -133,91 +128,68 @@ pub(super) fn svg(table: &Table) -> Option<String> {
     if panels.is_empty() {
         return None;
     }
-    let h = PANEL_H * panels.len() as f64;
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{h}\" \
-         font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" \
-         fill=\"white\"/>\n"
-    );
-    for (p, (precision, lines)) in panels.iter().enumerate() {
-        let y0 = p as f64 * PANEL_H + TOP;
+    let mut out = String::new();
+    draw(&panels, &mut out).ok()?;
+    Some(out)
+}
+
+/// Draws the panels of [`svg`] into `out`.
+fn draw(
+    panels: &BTreeMap<String, BTreeMap<String, BTreeMap<u64, f64>>>,
+    out: &mut String,
+) -> Result<(), Box<dyn std::error::Error>> {
+    use plotters::prelude::*;
+
+    let height = 360 * panels.len() as u32;
+    let root = SVGBackend::with_string(out, (860, height)).into_drawing_area();
+    root.fill(&WHITE)?;
+    for (area, (precision, lines)) in root.split_evenly((panels.len(), 1)).iter().zip(panels) {
         let ns: Vec<u64> = lines.values().flat_map(|l| l.keys().copied()).collect();
-        let (lo, hi) = (
-            ns.iter().copied().min().unwrap_or(1).max(1) as f64,
-            ns.iter().copied().max().unwrap_or(2).max(2) as f64,
-        );
-        let (lx0, lx1) = (lo.log2(), hi.log2().max(lo.log2() + 1.0));
+        let lo = ns.iter().copied().min().unwrap_or(1).max(1) as f64;
+        let hi = (ns.iter().copied().max().unwrap_or(2) as f64).max(2.0 * lo);
         let gmax = lines
             .values()
             .flat_map(|l| l.values().copied())
             .fold(0.0f64, f64::max)
             * 1.1;
-        let x = |n: u64| LEFT + ((n as f64).log2() - lx0) / (lx1 - lx0) * PLOT_W;
-        let y = |g: f64| y0 + PLOT_H - g / gmax * PLOT_H;
-        let _ = writeln!(
-            s,
-            "<text x=\"{LEFT}\" y=\"{}\" font-size=\"14\">matmul {} — GFLOP/s (higher is \
-             better)</text>",
-            y0 - 14.0,
-            super::xml(precision)
-        );
-        let _ = writeln!(
-            s,
-            "<rect x=\"{LEFT}\" y=\"{y0}\" width=\"{PLOT_W}\" height=\"{PLOT_H}\" \
-             fill=\"none\" stroke=\"#999\"/>"
-        );
-        for i in 0..=4 {
-            let g = gmax * i as f64 / 4.0;
-            let _ = writeln!(
-                s,
-                "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{g:.0}</text>",
-                LEFT - 6.0,
-                y(g) + 4.0
-            );
-        }
-        let mut sizes = ns.clone();
-        sizes.sort_unstable();
-        sizes.dedup();
-        for n in &sizes {
-            let _ = writeln!(
-                s,
-                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{n}</text>",
-                x(*n),
-                y0 + PLOT_H + 16.0
-            );
-        }
+        let mut chart = ChartBuilder::on(area)
+            .caption(
+                format!("matmul {precision}: GFLOP/s (higher is better)"),
+                ("sans-serif", 16),
+            )
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(64)
+            .build_cartesian_2d(
+                (lo / 1.2..hi * 1.2).log_scale().base(2.0),
+                0.0..gmax.max(1.0),
+            )?;
+        chart
+            .configure_mesh()
+            .x_desc("n")
+            .y_desc("GFLOP/s")
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| format!("{y:.0}"))
+            .draw()?;
         for (i, (column, pts)) in lines.iter().enumerate() {
-            let color = super::COLORS[i % super::COLORS.len()];
-            let dash = if i >= super::COLORS.len() {
-                " stroke-dasharray=\"5,3\""
-            } else {
-                ""
-            };
-            let path: Vec<String> = pts
-                .iter()
-                .map(|(n, g)| format!("{:.1},{:.1}", x(*n), y(*g)))
-                .collect();
-            let _ = writeln!(
-                s,
-                "<polyline points=\"{}\" fill=\"none\" stroke=\"{color}\" \
-                 stroke-width=\"2\"{dash}/>",
-                path.join(" ")
-            );
-            let ly = y0 + 10.0 + 16.0 * i as f64;
-            let lx = LEFT + PLOT_W + 20.0;
-            let _ = writeln!(
-                s,
-                "<line x1=\"{lx}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{color}\" \
-                 stroke-width=\"2\"{dash}/><text x=\"{}\" y=\"{}\">{}</text>",
-                lx + 20.0,
-                lx + 26.0,
-                ly + 4.0,
-                super::xml(column)
-            );
+            let color = Palette99::pick(i).to_rgba();
+            chart
+                .draw_series(LineSeries::new(
+                    pts.iter().map(|(n, g)| (*n as f64, *g)),
+                    color.stroke_width(2),
+                ))?
+                .label(column.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
         }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()?;
     }
-    s += "</svg>\n";
-    Some(s)
+    root.present()?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -267,9 +239,15 @@ mod tests {
             }
         }
         let plot = svg(&t).expect("a plot");
-        assert_eq!(plot.matches("<polyline").count(), 4);
         if let Some(out) = std::env::var_os("TRIDENT_XTASK_PLOT_OUT") {
             std::fs::write(out, &plot).unwrap();
+        }
+        assert!(plot.starts_with("<svg") && plot.trim_end().ends_with("</svg>"));
+        let columns: std::collections::BTreeSet<&String> =
+            t.values().flat_map(|row| row.keys()).collect();
+        assert_eq!(columns.len(), 4);
+        for column in columns {
+            assert!(plot.contains(column.as_str()), "no legend entry {column}");
         }
         // No tiled column: nothing.
         let mut t2 = Table::new();
