@@ -7,8 +7,7 @@
 // unsigned long long, uint unsigned int, REAL T.
 //
 // Launch shape: the host launches every kernel as a 1-D grid of 1-D blocks of WG = 256
-// threads, the qr_tree_* kernels blocks of QWG = 1024 (svd_gemm: 16 x 16 threads of a tile
-// as one block of 256; qr_apply and qr_apply_q:
+// threads, the qr_tree_* kernels blocks of QWG = 1024 (qr_apply and qr_apply_q:
 // (j, k) = (g mod jspan, g / jspan) with jspan = cols (resp. jcols) rounded up to WG);
 // the OpenCL host uses the equivalent 2-D NDRanges.
 //
@@ -45,8 +44,6 @@
 //       it to its rows of x (run for w, then for v with rows = vrows).
 //   svd_column_norms(ulong rows, uint cols, const REAL *w, REAL *norms)
 //       Work-group j: norms[j] = ||column j of w||.
-//   svd_gemm(uint m, uint n, uint k, const REAL *a, const REAL *b, REAL *c)
-//       c (m x n) = a (m x k) b (k x n), 16 x 16 tiles; global size (ceil16(m), ceil16(n)).
 //   qr_rotations(ulong rows, uint cols, uint step, const REAL *a, REAL *cs)
 //       Step `step` of the Sameh-Kuck order: work-item j zeroes element (i, j),
 //       i = rows - 1 - step + 2 j, against row i - 1 when j < i < rows: writes
@@ -92,7 +89,6 @@ constexpr uint TILE = 32;
 constexpr uint LD = P + 1;
 static_assert(TILE == P, "REORTH keeps a P x LD matrix in tile");
 constexpr uint INNER_SWEEPS = 2;
-constexpr uint GT = 16;
 
 // Pair k of round r of the round-robin tournament on n (even) players, smaller first.
 __device__ __forceinline__ void rr_pair(uint n, uint r, uint k, uint *x, uint *y) {
@@ -451,32 +447,6 @@ __device__ void svd_column_norms(const u64 rows, const uint cols, const T *w, T 
     }
 }
 
-// Block b of the 1-D grid is tile (b mod ceil(m / GT), b / ceil(m / GT)); thread t is
-// (li, lj) = (t mod GT, t / GT) in it.
-template <typename T>
-__device__ void svd_gemm(const uint m, const uint n, const uint k, const T *a, const T *b, T *c) {
-    __shared__ T as[GT][GT + 1];
-    __shared__ T bs[GT][GT + 1];
-    const uint li = threadIdx.x % GT, lj = threadIdx.x / GT;
-    const uint tm = (m + GT - 1) / GT;
-    const uint gi = blockIdx.x % tm, gj = blockIdx.x / tm;
-    const u64 i = (u64)gi * GT + li, j = (u64)gj * GT + lj;
-    T acc = 0;
-    for (uint l0 = 0; l0 < k; l0 += GT) {
-        as[lj][li] = (i < m && l0 + lj < k) ? a[(u64)(l0 + lj) * m + i] : T(0);
-        const u64 jb = (u64)gj * GT + lj;
-        bs[lj][li] = (jb < n && l0 + li < k) ? b[jb * k + l0 + li] : T(0);
-        __syncthreads();
-        for (uint l = 0; l < GT; ++l) {
-            acc += as[l][li] * bs[lj][l];
-        }
-        __syncthreads();
-    }
-    if (i < m && j < n) {
-        c[j * m + i] = acc;
-    }
-}
-
 template <typename T>
 __device__ void qr_rotations(const u64 rows, const uint cols, const uint step, const T *a, T *cs) {
     const u64 j = (u64)blockIdx.x * WG + threadIdx.x;
@@ -738,10 +708,6 @@ __device__ void qr_tree_leaf_q(const u64 rows, const uint qcols, const uint cols
     extern "C" __global__ void __launch_bounds__(WG)                                           \
         svd_column_norms_##S(u64 rows, uint cols, const T *w, T *norms) {                    \
         svd_column_norms<T>(rows, cols, w, norms);                                             \
-    }                                                                                          \
-    extern "C" __global__ void __launch_bounds__(WG)                                           \
-        svd_gemm_##S(uint m, uint n, uint k, const T *a, const T *b, T *c) {                   \
-        svd_gemm<T>(m, n, k, a, b, c);                                                         \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(WG)                                           \
         qr_rotations_##S(u64 rows, uint cols, uint step, const T *a, T *cs) {                \

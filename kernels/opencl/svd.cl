@@ -38,8 +38,6 @@
 //       it to its rows of x (run for w, then for v with rows = vrows).
 //   svd_column_norms(ulong rows, uint cols, const REAL *w, REAL *norms)
 //       Work-group j: norms[j] = ||column j of w||.
-//   svd_gemm(uint m, uint n, uint k, const REAL *a, const REAL *b, REAL *c)
-//       c (m x n) = a (m x k) b (k x n), 16 x 16 tiles; global size (ceil16(m), ceil16(n)).
 //   qr_rotations(ulong rows, uint cols, uint step, const REAL *a, REAL *cs)
 //       Step `step` of the Sameh-Kuck order: work-item j zeroes element (i, j),
 //       i = rows - 1 - step + 2 j, against row i - 1 when j < i < rows: writes
@@ -459,32 +457,6 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_column_norms
     }
     if (lid == 0 && j < cols) {
         norms[j] = sqrt(red[0]);
-    }
-}
-
-#define GT 16
-__kernel __attribute__((reqd_work_group_size(GT, GT, 1))) void K(svd_gemm)(
-    const uint m, const uint n, const uint k, __global const REAL *a, __global const REAL *b,
-    __global REAL *c)
-{
-    __local REAL as[GT][GT + 1];
-    __local REAL bs[GT][GT + 1];
-    const uint li = get_local_id(0), lj = get_local_id(1);
-    const ulong i = get_global_id(0), j = get_global_id(1);
-    REAL acc = 0;
-    for (uint l0 = 0; l0 < k; l0 += GT) {
-        // as[l][i] = a(i, l0 + l); bs[j][l] = b(l0 + l, j)
-        as[lj][li] = (i < m && l0 + lj < k) ? a[(ulong)(l0 + lj) * m + i] : (REAL)0;
-        const ulong jb = (ulong)get_group_id(1) * GT + lj;
-        bs[lj][li] = (jb < n && l0 + li < k) ? b[jb * k + l0 + li] : (REAL)0;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint l = 0; l < GT; ++l) {
-            acc += as[l][li] * bs[lj][l];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (i < m && j < n) {
-        c[j * m + i] = acc;
     }
 }
 

@@ -384,27 +384,6 @@ impl<T: Scalar + LinalgScalar> SvdKernels<T> for Cpu {
         Ok(ColMajor { rows, cols, data })
     }
 
-    fn mat_mul(&self, a: &ColMajor<T>, b: &ColMajor<T>) -> Result<ColMajor<T>> {
-        let (m, kk, n) = (a.rows, a.cols, b.cols);
-        let mut data = vec![T::zero(); m * n];
-        if m > 0 && n > 0 {
-            // Column panels of the product over rayon's threads.
-            let per = n.div_ceil(rayon::current_num_threads().max(1)).max(1);
-            data.par_chunks_mut(m * per)
-                .enumerate()
-                .for_each(|(t, out)| {
-                    let nc = out.len() / m;
-                    let bp = &b.data[t * per * kk..(t * per + nc) * kk];
-                    gemm_cm((m, nc, kk), &a.data, m, false, bp, kk, out, m);
-                });
-        }
-        Ok(ColMajor {
-            rows: m,
-            cols: n,
-            data,
-        })
-    }
-
     fn qr_order(&self, _rows: usize, _cols: usize) -> QrOrder {
         QrOrder::Flat
     }

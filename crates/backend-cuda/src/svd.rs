@@ -22,8 +22,6 @@ const QWG: u32 = 1024;
 pub const BMAX: usize = 16;
 /// Columns of a block pair's Gram matrix as compiled (`P = 2 BMAX`).
 const P: usize = 2 * BMAX;
-/// Side of the matrix-product tiles (`GT`).
-const GT: usize = 16;
 
 /// A column-major matrix in CUDA device memory.
 pub struct CudaMat<T: CudaScalar> {
@@ -134,25 +132,6 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
             host[j * rows + j] = T::one();
         }
         self.cmat(rows, cols, Some(&host))
-    }
-
-    fn mat_mul(&self, a: &CudaMat<T>, b: &CudaMat<T>) -> Result<CudaMat<T>> {
-        let (m, k, n) = (a.rows, a.cols, b.cols);
-        let c = self.cmat::<T>(m, n, None)?;
-        let grid = m.div_ceil(GT) * n.div_ceil(GT);
-        let kernel = self.kernel::<T>(Module::Svd, "svd_gemm")?;
-        let mut args = kernel.builder();
-        args.arg(u32_of(m, "rows")?);
-        args.arg(u32_of(n, "columns")?);
-        args.arg(u32_of(k, "inner dimension")?);
-        args.arg(&a.buf);
-        args.arg(&b.buf);
-        args.arg(&c.buf);
-        // SAFETY: (u32, u32, u32, const T*, const T*, T*) as svd_gemm takes; it reads
-        // a[l m + i], b[j k + l] and writes c[j m + i] only for i < m, j < n, l < k: inside
-        // the m k, k n and m n values of the three buffers.
-        unsafe { Self::svd_launch(&mut args, grid)? };
-        Ok(c)
     }
 
     fn givens_qr(&self, a: &mut CudaMat<T>, order: QrOrder) -> Result<CudaRotations<T>> {

@@ -25,8 +25,6 @@ const QWG: usize = 1024;
 pub const BMAX: usize = 16;
 /// Columns of a block pair's Gram matrix as compiled (`P = 2 BMAX`).
 const P: usize = 2 * BMAX;
-/// Side of the matrix-product tiles (`GT`).
-const GT: usize = 16;
 
 /// A column-major matrix in OpenCL device memory.
 pub struct ClMat<T: ClScalar> {
@@ -53,10 +51,9 @@ impl OpenCl {
             // that `local` is clamped to; a device that cannot run QWG fails the launch.
             return Ok(k);
         }
-        let want = if root == "svd_gemm" { GT * GT } else { WG };
-        if k.local != want {
+        if k.local != WG {
             return Err(Error::Unsupported(format!(
-                "{} needs work-groups of {want}; the device allows {}",
+                "{} needs work-groups of {WG}; the device allows {}",
                 k.name(),
                 k.local
             )));
@@ -132,32 +129,6 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
             host[j * rows + j] = T::one();
         }
         self.mat(rows, cols, Some(&host))
-    }
-
-    fn mat_mul(&self, a: &ClMat<T>, b: &ClMat<T>) -> Result<ClMat<T>> {
-        let kernel = self.svd_kernel::<T>("svd_gemm")?;
-        let (m, k, n) = (a.rows, a.cols, b.cols);
-        let c = self.mat::<T>(m, n, None)?;
-        if m == 0 || n == 0 {
-            return Ok(c);
-        }
-        let mut args = kernel.builder();
-        args.arg(u32_of(m, "rows")?)
-            .arg(u32_of(n, "columns")?)
-            .arg(u32_of(k, "inner dimension")?)
-            .arg(&a.buf)
-            .arg(&b.buf)
-            .arg(&c.buf);
-        // SAFETY: (uint m, uint n, uint k, REAL *a, REAL *b, REAL *c) as svd_gemm takes; it
-        // reads a[l m + i], b[j k + l] and writes c[j m + i] only for i < m, j < n, l < k:
-        // inside the m k, k n and m n values of the three buffers of this context.
-        unsafe {
-            args.launch(
-                &self.queue,
-                LaunchDims::new([round_up(m, GT), round_up(n, GT)], Some([GT, GT])),
-            )
-        }?;
-        Ok(c)
     }
 
     fn givens_qr(&self, a: &mut ClMat<T>, order: QrOrder) -> Result<ClRotations<T>> {

@@ -136,8 +136,6 @@ pub trait SvdKernels<T: Scalar>: Backend {
     fn mat_download(&self, a: &Self::Mat) -> Result<Vec<T>>;
     /// The `rows × cols` matrix with ones on its diagonal.
     fn mat_identity(&self, rows: usize, cols: usize) -> Result<Self::Mat>;
-    /// `A B` (`A.cols == B.rows`, checked by the caller).
-    fn mat_mul(&self, a: &Self::Mat, b: &Self::Mat) -> Result<Self::Mat>;
     /// Givens QR in place in the given order (never [`QrOrder::Auto`]: the driver resolves it
     /// through [`Self::qr_order`]): `a` becomes `R` (exact zeros below the diagonal); returns
     /// the rotations (`Q = G₁ᵀ ⋯ G_Kᵀ`).
