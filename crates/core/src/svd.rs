@@ -67,6 +67,7 @@ use crate::dense::{Dense, DenseView};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use crate::tolerance::Tolerance;
+use rayon::prelude::*;
 
 pub use driver::{qr_with, svd_with, JacobiParams, JacobiPlan, JacobiStats, SvdKernels};
 pub use tree::{TreePlan, TREE_PANEL_ROWS};
@@ -469,33 +470,54 @@ pub fn validity<T: Scalar>(a: DenseView<'_, T>, r: &SvdResult<T>) -> Result<Vali
             vt.cols()
         ));
     }
-    let uf: Vec<f64> = u.as_slice().iter().map(|v| v.wide()).collect();
+    // In f64, rows in parallel and every inner loop over contiguous memory: the check must
+    // stay cheap beside the SVD itself at n = 4096.
     let vf: Vec<f64> = vt.as_slice().iter().map(|v| v.wide()).collect();
-    // UᵀU − I
-    for p in 0..ucols {
-        for q in p..ucols {
-            let d: f64 = (0..m).map(|i| uf[i * ucols + p] * uf[i * ucols + q]).sum();
-            let e = (d - if p == q { 1.0 } else { 0.0 }).abs();
-            out.u_orth = nan_max(out.u_orth, e);
+    // Uᵀ, so that U's columns are contiguous.
+    let mut ut = vec![0.0f64; ucols * m];
+    for (i, row) in u.as_slice().chunks_exact(ucols.max(1)).enumerate().take(m) {
+        for (p, v) in row.iter().enumerate() {
+            ut[p * m + i] = v.wide();
         }
     }
+    out.u_orth = gram_error(&ut, ucols, m);
     // V Vᵀ − I, as rows of Vᵀ (Vᵀ's rows are V's columns)
-    for p in 0..vrows {
-        for q in p..vrows {
-            let d: f64 = (0..n).map(|j| vf[p * n + j] * vf[q * n + j]).sum();
-            let e = (d - if p == q { 1.0 } else { 0.0 }).abs();
-            out.v_orth = nan_max(out.v_orth, e);
-        }
-    }
-    for i in 0..m {
-        for j in 0..n {
-            let x: f64 = (0..k)
-                .map(|l| uf[i * ucols + l] * r.s[l].wide() * vf[l * n + j])
-                .sum();
-            out.residual = nan_max(out.residual, (x - a.get(i, j).wide()).abs());
-        }
-    }
+    out.v_orth = gram_error(&vf, vrows, n);
+    let s: Vec<f64> = r.s.iter().map(|v| v.wide()).collect();
+    out.residual = (0..m)
+        .into_par_iter()
+        .map(|i| {
+            let mut x = vec![0.0f64; n];
+            for (l, sl) in s.iter().enumerate() {
+                let c = ut[l * m + i] * sl;
+                for (xj, vj) in x.iter_mut().zip(&vf[l * n..(l + 1) * n]) {
+                    *xj += c * vj;
+                }
+            }
+            x.iter()
+                .zip(a.row(i))
+                .fold(0.0, |e, (xj, aj)| nan_max(e, (xj - aj.wide()).abs()))
+        })
+        .reduce(|| 0.0, nan_max);
     Ok(out)
+}
+
+/// `max |X Xᵀ − I|` of the `rows × len` row-major `x`, rows in parallel; NaN propagates.
+fn gram_error(x: &[f64], rows: usize, len: usize) -> f64 {
+    (0..rows)
+        .into_par_iter()
+        .map(|p| {
+            let xp = &x[p * len..(p + 1) * len];
+            (p..rows).fold(0.0, |e, q| {
+                let d: f64 = xp
+                    .iter()
+                    .zip(&x[q * len..(q + 1) * len])
+                    .map(|(a, b)| a * b)
+                    .sum();
+                nan_max(e, (d - if p == q { 1.0 } else { 0.0 }).abs())
+            })
+        })
+        .reduce(|| 0.0, nan_max)
 }
 
 /// `max` that propagates NaN.

@@ -149,8 +149,12 @@ where
     let r = b.svd_on(&a, &opts)?;
     let secs = t.elapsed().as_secs_f64();
     println!(
-        "{:?}: {} sweeps ({:.3} ms per sweep), {:.3} ms in all",
-        r.precondition,
+        "method {}: {} sweeps ({:.3} ms per sweep), {:.3} ms in all",
+        match r.precondition {
+            SvdPrecondition::None => "jacobi",
+            SvdPrecondition::Qr => "qr (Jacobi on R)",
+            SvdPrecondition::QrLq => "qrlq (Jacobi on L)",
+        },
         r.sweeps,
         secs * 1e3 / r.sweeps.max(1) as f64,
         secs * 1e3
