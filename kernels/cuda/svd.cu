@@ -88,6 +88,7 @@ constexpr uint P = 2 * BMAX;
 constexpr uint TILE = 32;
 constexpr uint LD = P + 1;
 static_assert(TILE == P, "REORTH keeps a P x LD matrix in tile");
+static_assert(P == 32 && WG == 256, "gram_rows and apply_q give each thread a 2 x 2 block of a 32 x 32 result");
 constexpr uint INNER_SWEEPS = 2;
 
 // Pair k of round r of the round-robin tournament on n (even) players, smaller first.
@@ -135,6 +136,11 @@ __device__ void apply_q(T *x, u64 rows, u64 r_begin, u64 r_end, uint b, uint bi,
     if (!write) {
         r_end = r_begin;  // uniform: no tiles, no barriers
     }
+    // Register blocking: thread (rp, ap) forms rows rp, rp + 16 of the tile times columns
+    // ap, ap + 16 of q (2 x 2 outputs, one local load per multiply-add).
+    const uint rp = lid % 16, ap = lid / 16;
+    const long long c0 = ap < p ? slot_col(ap, b, bi, bj, cols) : -1;
+    const long long c1 = ap + 16 < p ? slot_col(ap + 16, b, bi, bj, cols) : -1;
     for (u64 r0 = r_begin; r0 < r_end; r0 += TILE) {
         for (uint e = lid; e < P * TILE; e += WG) {
             const uint t = e / TILE, r = e % TILE;
@@ -142,22 +148,44 @@ __device__ void apply_q(T *x, u64 rows, u64 r_begin, u64 r_end, uint b, uint bi,
             tile[t * (TILE + 1) + r] = (c >= 0 && r0 + r < r_end) ? x[(u64)c * rows + r0 + r] : T(0);
         }
         __syncthreads();
-        for (uint e = lid; e < P * TILE; e += WG) {
-            const uint a = e / TILE, r = e % TILE;
-            const long long c = a < p ? slot_col(a, b, bi, bj, cols) : -1;
-            if (c >= 0 && r0 + r < r_end) {
-                T acc = 0;
-                for (uint t = 0; t < p; ++t) {
-                    acc += tile[t * (TILE + 1) + r] * q[t * LD + a];
+        if (c0 >= 0 || c1 >= 0) {
+            T s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+            for (uint t = 0; t < p; ++t) {
+                const T t0 = tile[t * (TILE + 1) + rp], t1 = tile[t * (TILE + 1) + rp + 16];
+                const T q0 = q[t * LD + ap], q1 = q[t * LD + ap + 16];
+                s00 += t0 * q0;
+                s01 += t0 * q1;
+                s10 += t1 * q0;
+                s11 += t1 * q1;
+            }
+            if (c0 >= 0) {
+                if (r0 + rp < r_end) {
+                    x[(u64)c0 * rows + r0 + rp] = s00;
                 }
-                x[(u64)c * rows + r0 + r] = acc;
+                if (r0 + rp + 16 < r_end) {
+                    x[(u64)c0 * rows + r0 + rp + 16] = s10;
+                }
+            }
+            if (c1 >= 0) {
+                if (r0 + rp < r_end) {
+                    x[(u64)c1 * rows + r0 + rp] = s01;
+                }
+                if (r0 + rp + 16 < r_end) {
+                    x[(u64)c1 * rows + r0 + rp + 16] = s11;
+                }
             }
         }
         __syncthreads();
     }
 }
 
-// GRAM: acc (entries e = lid + WG u of the P x P Gram matrix) += X^T X over rows
+// Entry u (0 .. 3) of thread lid's 2 x 2 block of the P x P Gram matrix (gram_rows).
+__device__ __forceinline__ void gram_entry(uint lid, uint u, uint *x, uint *y) {
+    *x = 2 * (lid / 16) + (u >> 1);
+    *y = 2 * (lid % 16) + (u & 1);
+}
+
+// GRAM: acc (entries gram_entry(lid, u) of the P x P Gram matrix) += X^T X over rows
 // r_begin .. r_end of the pair's columns of w (leading dimension rows), tiles of TILE rows.
 template <typename T>
 __device__ void gram_rows(const T *w, u64 rows, u64 r_begin, u64 r_end, uint b, uint bi, uint bj,
@@ -171,15 +199,23 @@ __device__ void gram_rows(const T *w, u64 rows, u64 r_begin, u64 r_end, uint b, 
             tile[t * (TILE + 1) + r] = (c >= 0 && r0 + r < r_end) ? w[(u64)c * rows + r0 + r] : T(0);
         }
         __syncthreads();
-        for (uint u = 0; u < P * P / WG; ++u) {
-            const uint e = lid + WG * u, x = e / P, y = e % P;
-            if (x < p && y < p) {
-                T s = 0;
-                for (uint r = 0; r < TILE; ++r) {
-                    s += tile[x * (TILE + 1) + r] * tile[y * (TILE + 1) + r];
-                }
-                acc[u] += s;
+        // Register blocking: thread (lid / 16, lid % 16) forms the 2 x 2 block of entries
+        // (x0 + i, y0 + j) (gram_entry), one local load per multiply-add.
+        const uint x0 = 2 * (lid / 16), y0 = 2 * (lid % 16);
+        if (x0 < p && y0 < p) {
+            T s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+            for (uint r = 0; r < TILE; ++r) {
+                const T a0 = tile[x0 * (TILE + 1) + r], a1 = tile[(x0 + 1) * (TILE + 1) + r];
+                const T b0 = tile[y0 * (TILE + 1) + r], b1 = tile[(y0 + 1) * (TILE + 1) + r];
+                s00 += a0 * b0;
+                s01 += a0 * b1;
+                s10 += a1 * b0;
+                s11 += a1 * b1;
             }
+            acc[0] += s00;
+            acc[1] += s01;
+            acc[2] += s10;
+            acc[3] += s11;
         }
         __syncthreads();
     }
@@ -345,7 +381,8 @@ __device__ void svd_jacobi_round(const u64 rows, const uint cols, const uint b, 
     }
     gram_rows(w, rows, 0, rows, b, bi, bj, cols, tile, acc);
     for (uint u = 0; u < P * P / WG; ++u) {
-        const uint e = lid + WG * u, x = e / P, y = e % P;
+        uint x, y;
+        gram_entry(lid, u, &x, &y);
         g[x * LD + y] = acc[u];
         q[x * LD + y] = x == y ? T(1) : T(0);
     }
@@ -371,7 +408,9 @@ __device__ void svd_pair_gram(const u64 rows, const uint cols, const uint b, con
     }
     gram_rows(w, rows, r_begin, r_end, b, bi, bj, cols, tile, acc);
     for (uint u = 0; u < P * P / WG; ++u) {
-        gpart[(u64)grp * P * P + lid + WG * u] = acc[u];
+        uint x, y;
+        gram_entry(lid, u, &x, &y);
+        gpart[(u64)grp * P * P + x * P + y] = acc[u];
     }
 }
 

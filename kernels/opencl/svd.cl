@@ -89,6 +89,9 @@
 #if TILE != P
 #error "REORTH keeps a P x LD matrix in tile"
 #endif
+#if P != 32 || WG != 256
+#error "gram_rows and apply_q give each thread a 2 x 2 block of a 32 x 32 result"
+#endif
 #define INNER_SWEEPS 2
 
 // Pair k of round r of the round-robin tournament on n (even) players, smaller first.
@@ -138,6 +141,11 @@ inline void apply_q(__global REAL *x, ulong rows, ulong r_begin, ulong r_end, ui
     }
     const uint lid = get_local_id(0);
     const uint p = 2 * b;
+    // Register blocking: thread (rp, ap) forms rows rp, rp + 16 of the tile times columns
+    // ap, ap + 16 of q (2 x 2 outputs, one local load per multiply-add).
+    const uint rp = lid % 16, ap = lid / 16;
+    const long c0 = ap < p ? slot_col(ap, b, bi, bj, cols) : -1;
+    const long c1 = ap + 16 < p ? slot_col(ap + 16, b, bi, bj, cols) : -1;
     for (ulong r0 = r_begin; r0 < r_end; r0 += TILE) {
         for (uint e = lid; e < P * TILE; e += WG) {
             const uint t = e / TILE, r = e % TILE;
@@ -145,22 +153,45 @@ inline void apply_q(__global REAL *x, ulong rows, ulong r_begin, ulong r_end, ui
             tile[t * (TILE + 1) + r] = (c >= 0 && r0 + r < r_end) ? x[(ulong)c * rows + r0 + r] : (REAL)0;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint e = lid; e < P * TILE; e += WG) {
-            const uint a = e / TILE, r = e % TILE;
-            const long c = a < p ? slot_col(a, b, bi, bj, cols) : -1;
-            if (c >= 0 && r0 + r < r_end) {
-                REAL acc = 0;
-                for (uint t = 0; t < p; ++t) {
-                    acc += tile[t * (TILE + 1) + r] * q[t * LD + a];
+        if (c0 >= 0 || c1 >= 0) {
+            REAL s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+            for (uint t = 0; t < p; ++t) {
+                const REAL t0 = tile[t * (TILE + 1) + rp], t1 = tile[t * (TILE + 1) + rp + 16];
+                const REAL q0 = q[t * LD + ap], q1 = q[t * LD + ap + 16];
+                s00 += t0 * q0;
+                s01 += t0 * q1;
+                s10 += t1 * q0;
+                s11 += t1 * q1;
+            }
+            if (c0 >= 0) {
+                if (r0 + rp < r_end) {
+                    x[(ulong)c0 * rows + r0 + rp] = s00;
                 }
-                x[(ulong)c * rows + r0 + r] = acc;
+                if (r0 + rp + 16 < r_end) {
+                    x[(ulong)c0 * rows + r0 + rp + 16] = s10;
+                }
+            }
+            if (c1 >= 0) {
+                if (r0 + rp < r_end) {
+                    x[(ulong)c1 * rows + r0 + rp] = s01;
+                }
+                if (r0 + rp + 16 < r_end) {
+                    x[(ulong)c1 * rows + r0 + rp + 16] = s11;
+                }
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
 
-// GRAM: acc (entries e = lid + WG u of the P x P Gram matrix) += X^T X over rows
+// Entry u (0 .. 3) of thread lid's 2 x 2 block of the P x P Gram matrix (gram_rows).
+inline void gram_entry(uint lid, uint u, uint *x, uint *y)
+{
+    *x = 2 * (lid / 16) + (u >> 1);
+    *y = 2 * (lid % 16) + (u & 1);
+}
+
+// GRAM: acc (entries gram_entry(lid, u) of the P x P Gram matrix) += X^T X over rows
 // r_begin .. r_end of the pair's columns of w (leading dimension rows), tiles of TILE rows.
 inline void gram_rows(__global const REAL *w, ulong rows, ulong r_begin, ulong r_end, uint b,
                       uint bi, uint bj, uint cols, __local REAL *tile, REAL *acc)
@@ -174,15 +205,23 @@ inline void gram_rows(__global const REAL *w, ulong rows, ulong r_begin, ulong r
             tile[t * (TILE + 1) + r] = (c >= 0 && r0 + r < r_end) ? w[(ulong)c * rows + r0 + r] : (REAL)0;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint u = 0; u < P * P / WG; ++u) {
-            const uint e = lid + WG * u, x = e / P, y = e % P;
-            if (x < p && y < p) {
-                REAL s = 0;
-                for (uint r = 0; r < TILE; ++r) {
-                    s += tile[x * (TILE + 1) + r] * tile[y * (TILE + 1) + r];
-                }
-                acc[u] += s;
+        // Register blocking: thread (lid / 16, lid % 16) forms the 2 x 2 block of entries
+        // (x0 + i, y0 + j) (gram_entry), one local load per multiply-add.
+        const uint x0 = 2 * (lid / 16), y0 = 2 * (lid % 16);
+        if (x0 < p && y0 < p) {
+            REAL s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+            for (uint r = 0; r < TILE; ++r) {
+                const REAL a0 = tile[x0 * (TILE + 1) + r], a1 = tile[(x0 + 1) * (TILE + 1) + r];
+                const REAL b0 = tile[y0 * (TILE + 1) + r], b1 = tile[(y0 + 1) * (TILE + 1) + r];
+                s00 += a0 * b0;
+                s01 += a0 * b1;
+                s10 += a1 * b0;
+                s11 += a1 * b1;
             }
+            acc[0] += s00;
+            acc[1] += s01;
+            acc[2] += s10;
+            acc[3] += s11;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -354,7 +393,8 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_jacobi_round
     }
     gram_rows(w, rows, 0, rows, b, bi, bj, cols, tile, acc);
     for (uint u = 0; u < P * P / WG; ++u) {
-        const uint e = lid + WG * u, x = e / P, y = e % P;
+        uint x, y;
+        gram_entry(lid, u, &x, &y);
         g[x * LD + y] = acc[u];
         q[x * LD + y] = x == y ? (REAL)1 : (REAL)0;
     }
@@ -381,7 +421,9 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_pair_gram)(
     }
     gram_rows(w, rows, r_begin, r_end, b, bi, bj, cols, tile, acc);
     for (uint u = 0; u < P * P / WG; ++u) {
-        gpart[(ulong)grp * P * P + lid + WG * u] = acc[u];
+        uint x, y;
+        gram_entry(lid, u, &x, &y);
+        gpart[(ulong)grp * P * P + x * P + y] = acc[u];
     }
 }
 

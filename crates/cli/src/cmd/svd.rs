@@ -36,6 +36,13 @@ pub struct Args {
     /// or `tree:ROWS` (TSQR-style panels of ROWS rows).
     #[arg(long, default_value = "auto")]
     qr_order: String,
+    /// Jacobi block size (columns per block; GPUs: 1 ..= 16; default: the backend's).
+    #[arg(long)]
+    block: Option<usize>,
+    /// GPUs: work-groups per block pair, each over a chunk of the rows (default: from the
+    /// shape).
+    #[arg(long)]
+    chunks: Option<usize>,
     /// Which backend runs it.
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendChoice,
@@ -138,6 +145,8 @@ where
     let opts = SvdOptions {
         precondition: pre,
         qr_order,
+        block_size: args.block,
+        row_chunks: args.chunks,
         vectors: match (want_vectors, args.full) {
             (false, _) => Vectors::Thin, // formed anyway: validity is checked on them
             (true, false) => Vectors::Thin,
