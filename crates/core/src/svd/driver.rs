@@ -637,6 +637,17 @@ fn finish<T: Scalar>(f: Finish, norms: &[f64], w: Option<&[T]>, v: Option<&[T]>)
 mod tests {
     use super::*;
 
+    #[test]
+    fn auto_chunks_fill_the_device_within_the_row_limits() {
+        assert_eq!(JacobiPlan::auto_chunks(4096, 128), 32);
+        assert_eq!(JacobiPlan::auto_chunks(2048, 64), 32);
+        assert_eq!(JacobiPlan::auto_chunks(1024, 32), 16);
+        assert_eq!(JacobiPlan::auto_chunks(256, 8), 4);
+        assert_eq!(JacobiPlan::auto_chunks(100, 8), 1);
+        assert_eq!(JacobiPlan::auto_chunks(65536, 4096), 1);
+        assert_eq!(JacobiPlan::auto_chunks(0, 0), 1);
+    }
+
     /// Host-side timing of the SVD driver's prepare and finish on a thin 32768 × 256 f32
     /// matrix, with a checksum of the outputs' bits (unchanged by layout optimisations):
     /// `cargo test -p trident-core --release --lib host_phase_timing -- --ignored --nocapture`.
