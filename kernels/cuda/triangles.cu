@@ -548,3 +548,173 @@ extern "C" __global__ void __launch_bounds__(TC_WG)
     }
     tc_group_sum(sums, c, total);
 }
+
+namespace {
+
+// Whether x is in the sorted list L[0 .. nl) (binary search; L in shared or global memory).
+__device__ __forceinline__ bool tc_find(const u32 *L, u32 nl, u32 x) {
+    u32 lo = 0, hi = nl;
+    while (lo < hi) {
+        u32 mid = lo + (hi - lo) / 2;
+        if (L[mid] < x) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < nl && L[lo] == x;
+}
+
+// The number of elements <= x in the sorted list L[0 .. nl) (global).
+__device__ __forceinline__ u32 tc_upper_bound(const u32 *__restrict__ L, u32 nl, u32 x) {
+    u32 lo = 0, hi = nl;
+    while (lo < hi) {
+        u32 mid = lo + (hi - lo) / 2;
+        if (L[mid] <= x) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+// tc_search_flat's per-edge flags: the scanned / the searched list lies in the row cache.
+constexpr u32 TC_SCAN_CACHED = 1u;
+constexpr u32 TC_FIND_CACHED = 2u;
+
+} // namespace
+
+extern "C" __global__ void __launch_bounds__(TC_WG)
+    tc_search_flat(u64 n, u64 m, const u64 *__restrict__ indptr, const u32 *__restrict__ adj,
+                   u64 *total, u64 *per_node, u32 want_per_node, u32 *scratch,
+                   const u32 *__restrict__ rows, u64 row_begin, u64 row_end) {
+    __shared__ u32 cache[TC_CACHE];
+    __shared__ u64 offs[TC_WG + 1]; // offs[t]: first item of edge t; offs[TC_WG]: the total
+    __shared__ u64 sbase[TC_WG];    // adj offset of edge t's scanned list
+    __shared__ u64 fbase[TC_WG];    // adj offset of edge t's searched list
+    __shared__ u32 flen[TC_WG];     // its length
+    __shared__ u32 flags[TC_WG];    // TC_SCAN_CACHED | TC_FIND_CACHED
+    __shared__ u32 ev[TC_WG];       // edge t is v -> u (for per-node counts)
+    __shared__ u32 eu[TC_WG];
+    __shared__ u64 sums[TC_WG];
+    __shared__ u64 first_last[2];
+    u32 lid = threadIdx.x;
+    u64 c = 0;
+    (void)scratch;
+    (void)rows;
+    (void)row_begin;
+    (void)row_end;
+    u64 chunks = (m + TC_WG - 1) / TC_WG;
+    for (u64 chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
+        u64 e0 = chunk * TC_WG;
+        u64 e_last = min(e0 + TC_WG, m) - 1;
+        u64 e = e0 + lid;
+        // The first and last rows of the chunk's edges; their span of adj cached if it fits.
+        if (lid == 0) {
+            first_last[0] = tc_row_of(indptr, 0, n - 1, e0);
+        } else if (lid == TC_WG - 1) {
+            first_last[1] = tc_row_of(indptr, 0, n - 1, e_last);
+        }
+        __syncthreads();
+        u64 v0 = first_last[0];
+        u64 v1 = (e_last - e0 == TC_WG - 1) ? first_last[1] : tc_row_of(indptr, v0, n - 1, e_last);
+        u64 span0 = indptr[v0];
+        u64 span = indptr[v1 + 1] - span0;
+        bool cached = span <= TC_CACHE;
+        if (cached) {
+            for (u64 k = lid; k < span; k += TC_WG) {
+                cache[k] = adj[span0 + k];
+            }
+        }
+        // Edge e = v -> u (u = N+(v)[i]): a triangle (v, u, w) has w in N+(v)[i+1 ..] (w > u)
+        // and in N+(u) up to vmax = max N+(v): the first `cut` elements of N+(u). Either
+        // direction: scan N+(u)[0 .. cut) and search N+(v)[i+1 ..], or scan N+(v)[i+1 ..]
+        // and search N+(u)[0 .. cut), whichever costs fewer items x search steps.
+        u64 items = 0;
+        u32 v = 0, u = 0, fl = 0, nf = 0;
+        u64 sb = 0, fb = 0;
+        if (e < m) {
+            u64 row = tc_row_of(indptr, v0, v1, e);
+            v = (u32)row;
+            u = adj[e];
+            u64 a_end = indptr[row + 1]; // N+(v) ends at a_end; N+(v)[i+1 ..] starts at e + 1
+            u32 after = (u32)(a_end - 1 - e);
+            u64 b0 = indptr[u];
+            u32 nb = (u32)(indptr[u + 1] - b0);
+            if (after != 0 && nb != 0) {
+                u32 vmax = adj[a_end - 1];
+                u32 cut = tc_upper_bound(adj + b0, nb, vmax);
+                if (cut != 0) {
+                    u64 cost_scan_u = (u64)cut * (33 - __clz(after));
+                    u64 cost_scan_v = (u64)after * (33 - __clz(cut));
+                    if (cost_scan_u <= cost_scan_v) {
+                        items = cut;
+                        sb = b0;
+                        fb = e + 1;
+                        nf = after;
+                        fl = cached ? TC_FIND_CACHED : 0;
+                    } else {
+                        items = after;
+                        sb = e + 1;
+                        fb = b0;
+                        nf = cut;
+                        fl = cached ? TC_SCAN_CACHED : 0;
+                    }
+                }
+            }
+        }
+        sbase[lid] = sb;
+        fbase[lid] = fb;
+        flen[lid] = nf;
+        flags[lid] = fl;
+        ev[lid] = v;
+        eu[lid] = u;
+        // Exclusive prefix sums of the item counts (Hillis-Steele in offs[1 ..]).
+        offs[lid + 1] = items;
+        if (lid == 0) {
+            offs[0] = 0;
+        }
+        __syncthreads();
+        for (u32 s = 1; s < TC_WG; s <<= 1) {
+            u64 x = lid >= s ? offs[lid + 1 - s] : 0;
+            __syncthreads();
+            offs[lid + 1] += x;
+            __syncthreads();
+        }
+        // The chunk's items, flattened: thread lid takes items lid, lid + TC_WG, ...; item q
+        // is element q - offs[t] of edge t's scanned list, offs[t] <= q < offs[t + 1].
+        u64 n_items = offs[TC_WG];
+        u32 t = 0;
+        for (u64 q = lid; q < n_items; q += TC_WG) {
+            if (q >= offs[t + 1]) {
+                // The last t' > t with offs[t'] <= q (edges without items are skipped).
+                u32 lo = t + 1, hi = TC_WG - 1;
+                while (lo < hi) {
+                    u32 mid = (lo + hi + 1) / 2;
+                    if (offs[mid] <= q) {
+                        lo = mid;
+                    } else {
+                        hi = mid - 1;
+                    }
+                }
+                t = lo;
+            }
+            u64 si = sbase[t] + (q - offs[t]);
+            u32 f = flags[t];
+            u32 x = (f & TC_SCAN_CACHED) ? cache[si - span0] : adj[si];
+            u64 f0 = fbase[t];
+            bool hit = (f & TC_FIND_CACHED) ? tc_find(cache + (f0 - span0), flen[t], x)
+                                            : tc_find(adj + f0, flen[t], x);
+            if (hit) {
+                c++;
+                if (want_per_node) {
+                    tc_found(per_node, ev[t], eu[t], x);
+                }
+            }
+        }
+        // The next chunk overwrites the cache and the edge tables.
+        __syncthreads();
+    }
+    tc_group_sum(sums, c, total);
+}

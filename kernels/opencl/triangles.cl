@@ -595,3 +595,176 @@ tc_hash(const ulong n, const ulong m, __global const ulong *indptr, __global con
     }
     tc_group_sum(sums, c, total);
 }
+
+// Whether x is in the sorted list L[0 .. nl) (binary search; SPACE: __local or __global).
+#define TC_DEFINE_FIND(NAME, SPACE)                                                          \
+    inline int NAME(SPACE const uint *L, uint nl, uint x)                                    \
+    {                                                                                        \
+        uint lo = 0, hi = nl;                                                                \
+        while (lo < hi) {                                                                    \
+            uint mid = lo + (hi - lo) / 2;                                                   \
+            if (L[mid] < x) {                                                                \
+                lo = mid + 1;                                                                \
+            } else {                                                                         \
+                hi = mid;                                                                    \
+            }                                                                                \
+        }                                                                                    \
+        return lo < nl && L[lo] == x;                                                        \
+    }
+TC_DEFINE_FIND(tc_find_local, __local)
+TC_DEFINE_FIND(tc_find_global, __global)
+
+// The number of elements <= x in the sorted list L[0 .. nl) (global).
+inline uint tc_upper_bound(__global const uint *L, uint nl, uint x)
+{
+    uint lo = 0, hi = nl;
+    while (lo < hi) {
+        uint mid = lo + (hi - lo) / 2;
+        if (L[mid] <= x) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+// tc_search_flat's per-edge flags: the scanned / the searched list lies in the row cache.
+#define TC_SCAN_CACHED 1u
+#define TC_FIND_CACHED 2u
+
+__kernel __attribute__((reqd_work_group_size(TC_WG, 1, 1))) void
+tc_search_flat(const ulong n, const ulong m, __global const ulong *indptr,
+               __global const uint *adj, __global ulong *total, __global ulong *per_node,
+               const uint want_per_node, __global uint *scratch, __global const uint *rows,
+               const ulong row_begin, const ulong row_end)
+{
+    __local uint cache[TC_CACHE];
+    __local ulong offs[TC_WG + 1]; // offs[t]: first item of edge t; offs[TC_WG]: the total
+    __local ulong sbase[TC_WG];    // adj offset of edge t's scanned list
+    __local ulong fbase[TC_WG];    // adj offset of edge t's searched list
+    __local uint flen[TC_WG];      // its length
+    __local uint flags[TC_WG];     // TC_SCAN_CACHED | TC_FIND_CACHED
+    __local uint ev[TC_WG];        // edge t is v -> u (for per-node counts)
+    __local uint eu[TC_WG];
+    __local ulong sums[TC_WG];
+    __local ulong first_last[2];
+    uint lid = get_local_id(0);
+    ulong c = 0;
+    (void)scratch;
+    (void)rows;
+    (void)row_begin;
+    (void)row_end;
+    ulong chunks = (m + TC_WG - 1) / TC_WG;
+    for (ulong chunk = get_group_id(0); chunk < chunks; chunk += get_num_groups(0)) {
+        ulong e0 = chunk * TC_WG;
+        ulong e_last = min(e0 + TC_WG, m) - 1;
+        ulong e = e0 + lid;
+        // The first and last rows of the chunk's edges; their span of adj cached if it fits.
+        if (lid == 0) {
+            first_last[0] = tc_row_of(indptr, 0, n - 1, e0);
+        } else if (lid == TC_WG - 1) {
+            first_last[1] = tc_row_of(indptr, 0, n - 1, e_last);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        ulong v0 = first_last[0];
+        ulong v1 = (e_last - e0 == TC_WG - 1) ? first_last[1] : tc_row_of(indptr, v0, n - 1, e_last);
+        ulong span0 = indptr[v0];
+        ulong span = indptr[v1 + 1] - span0;
+        uint cached = span <= TC_CACHE;
+        if (cached) {
+            for (ulong k = lid; k < span; k += TC_WG) {
+                cache[k] = adj[span0 + k];
+            }
+        }
+        // Edge e = v -> u (u = N+(v)[i]): a triangle (v, u, w) has w in N+(v)[i+1 ..] (w > u)
+        // and in N+(u) up to vmax = max N+(v): the first `cut` elements of N+(u). Either
+        // direction: scan N+(u)[0 .. cut) and search N+(v)[i+1 ..], or scan N+(v)[i+1 ..]
+        // and search N+(u)[0 .. cut), whichever costs fewer items x search steps.
+        ulong items = 0;
+        uint v = 0, u = 0, fl = 0, nf = 0;
+        ulong sb = 0, fb = 0;
+        if (e < m) {
+            ulong row = tc_row_of(indptr, v0, v1, e);
+            v = (uint)row;
+            u = adj[e];
+            ulong a_end = indptr[row + 1]; // N+(v) ends at a_end; N+(v)[i+1 ..] starts at e + 1
+            uint after = (uint)(a_end - 1 - e);
+            ulong b0 = indptr[u];
+            uint nb = (uint)(indptr[u + 1] - b0);
+            if (after != 0 && nb != 0) {
+                uint vmax = adj[a_end - 1];
+                uint cut = tc_upper_bound(adj + b0, nb, vmax);
+                if (cut != 0) {
+                    ulong cost_scan_u = (ulong)cut * (33 - clz(after));
+                    ulong cost_scan_v = (ulong)after * (33 - clz(cut));
+                    if (cost_scan_u <= cost_scan_v) {
+                        items = cut;
+                        sb = b0;
+                        fb = e + 1;
+                        nf = after;
+                        fl = cached ? TC_FIND_CACHED : 0;
+                    } else {
+                        items = after;
+                        sb = e + 1;
+                        fb = b0;
+                        nf = cut;
+                        fl = cached ? TC_SCAN_CACHED : 0;
+                    }
+                }
+            }
+        }
+        sbase[lid] = sb;
+        fbase[lid] = fb;
+        flen[lid] = nf;
+        flags[lid] = fl;
+        ev[lid] = v;
+        eu[lid] = u;
+        // Exclusive prefix sums of the item counts (Hillis-Steele in offs[1 ..]).
+        offs[lid + 1] = items;
+        if (lid == 0) {
+            offs[0] = 0;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint s = 1; s < TC_WG; s <<= 1) {
+            ulong x = lid >= s ? offs[lid + 1 - s] : 0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            offs[lid + 1] += x;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        // The chunk's items, flattened: work-item lid takes items lid, lid + TC_WG, ...;
+        // item q is element q - offs[t] of edge t's scanned list, offs[t] <= q < offs[t + 1].
+        ulong n_items = offs[TC_WG];
+        uint t = 0;
+        for (ulong q = lid; q < n_items; q += TC_WG) {
+            if (q >= offs[t + 1]) {
+                // The last t' > t with offs[t'] <= q (edges without items are skipped).
+                uint lo = t + 1, hi = TC_WG - 1;
+                while (lo < hi) {
+                    uint mid = (lo + hi + 1) / 2;
+                    if (offs[mid] <= q) {
+                        lo = mid;
+                    } else {
+                        hi = mid - 1;
+                    }
+                }
+                t = lo;
+            }
+            ulong si = sbase[t] + (q - offs[t]);
+            uint f = flags[t];
+            uint x = (f & TC_SCAN_CACHED) ? cache[si - span0] : adj[si];
+            ulong f0 = fbase[t];
+            int hit = (f & TC_FIND_CACHED) ? tc_find_local(cache + (f0 - span0), flen[t], x)
+                                           : tc_find_global(adj + f0, flen[t], x);
+            if (hit) {
+                c++;
+                if (want_per_node) {
+                    tc_found(per_node, ev[t], eu[t], x);
+                }
+            }
+        }
+        // The next chunk overwrites the cache and the edge tables.
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    tc_group_sum(sums, c, total);
+}
