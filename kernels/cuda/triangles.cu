@@ -685,31 +685,48 @@ extern "C" __global__ void __launch_bounds__(TC_WG)
         // The chunk's items, flattened: thread lid takes items lid, lid + TC_WG, ...; item q
         // is element q - offs[t] of edge t's scanned list, offs[t] <= q < offs[t + 1].
         u64 n_items = offs[TC_WG];
-        u32 t = 0;
+        // Edge t, the last one reached, in registers: its items [start, end), scanned from
+        // adj[tsb ..], searched for in the tnf elements at adj[tfb ..] (tfl: cached where).
+        u32 next = 0; // the first edge this work-item may move on to
+        u64 start = 0, end = 0, tsb = 0, tfb = 0;
+        u32 tnf = 0, tfl = 0, ut = 0, vt = 0;
         for (u64 q = lid; q < n_items; q += TC_WG) {
-            if (q >= offs[t + 1]) {
-                // The last t' > t with offs[t'] <= q (edges without items are skipped).
-                u32 lo = t + 1, hi = TC_WG - 1;
-                while (lo < hi) {
-                    u32 mid = (lo + hi + 1) / 2;
+            if (q >= end) {
+                // On to the last edge t >= next with offs[t] <= q (edges without items are
+                // passed over): gallop from `next`, then bisect; offs[TC_WG] > q ends both.
+                u32 lo = next, step = 1;
+                u32 hi = min(lo + 1, TC_WG);
+                while (offs[hi] <= q) {
+                    lo = hi;
+                    step <<= 1;
+                    hi = min(lo + step, TC_WG);
+                }
+                while (hi - lo > 1) {
+                    u32 mid = (lo + hi) / 2;
                     if (offs[mid] <= q) {
                         lo = mid;
                     } else {
-                        hi = mid - 1;
+                        hi = mid;
                     }
                 }
-                t = lo;
+                next = lo + 1;
+                start = offs[lo];
+                end = offs[lo + 1];
+                tsb = sbase[lo];
+                tfb = fbase[lo];
+                tnf = flen[lo];
+                tfl = flags[lo];
+                vt = ev[lo];
+                ut = eu[lo];
             }
-            u64 si = sbase[t] + (q - offs[t]);
-            u32 f = flags[t];
-            u32 x = (f & TC_SCAN_CACHED) ? cache[si - span0] : adj[si];
-            u64 f0 = fbase[t];
-            bool hit = (f & TC_FIND_CACHED) ? tc_find(cache + (f0 - span0), flen[t], x)
-                                            : tc_find(adj + f0, flen[t], x);
+            u64 si = tsb + (q - start);
+            u32 x = (tfl & TC_SCAN_CACHED) ? cache[si - span0] : adj[si];
+            bool hit = (tfl & TC_FIND_CACHED) ? tc_find(cache + (tfb - span0), tnf, x)
+                                              : tc_find(adj + tfb, tnf, x);
             if (hit) {
                 c++;
                 if (want_per_node) {
-                    tc_found(per_node, ev[t], eu[t], x);
+                    tc_found(per_node, vt, ut, x);
                 }
             }
         }

@@ -668,7 +668,8 @@ tc_search_flat(const ulong n, const ulong m, __global const ulong *indptr,
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         ulong v0 = first_last[0];
-        ulong v1 = (e_last - e0 == TC_WG - 1) ? first_last[1] : tc_row_of(indptr, v0, n - 1, e_last);
+        ulong v1 =
+            (e_last - e0 == TC_WG - 1) ? first_last[1] : tc_row_of(indptr, v0, n - 1, e_last);
         ulong span0 = indptr[v0];
         ulong span = indptr[v1 + 1] - span0;
         uint cached = span <= TC_CACHE;
@@ -735,31 +736,48 @@ tc_search_flat(const ulong n, const ulong m, __global const ulong *indptr,
         // The chunk's items, flattened: work-item lid takes items lid, lid + TC_WG, ...;
         // item q is element q - offs[t] of edge t's scanned list, offs[t] <= q < offs[t + 1].
         ulong n_items = offs[TC_WG];
-        uint t = 0;
+        // Edge t, the last one reached, in registers: its items [start, end), scanned from
+        // adj[tsb ..], searched for in the tnf elements at adj[tfb ..] (tfl: cached where).
+        uint next = 0; // the first edge this work-item may move on to
+        ulong start = 0, end = 0, tsb = 0, tfb = 0;
+        uint tnf = 0, tfl = 0, ut = 0, vt = 0;
         for (ulong q = lid; q < n_items; q += TC_WG) {
-            if (q >= offs[t + 1]) {
-                // The last t' > t with offs[t'] <= q (edges without items are skipped).
-                uint lo = t + 1, hi = TC_WG - 1;
-                while (lo < hi) {
-                    uint mid = (lo + hi + 1) / 2;
+            if (q >= end) {
+                // On to the last edge t >= next with offs[t] <= q (edges without items are
+                // passed over): gallop from `next`, then bisect; offs[TC_WG] > q ends both.
+                uint lo = next, step = 1;
+                uint hi = min(lo + 1, (uint)TC_WG);
+                while (offs[hi] <= q) {
+                    lo = hi;
+                    step <<= 1;
+                    hi = min(lo + step, (uint)TC_WG);
+                }
+                while (hi - lo > 1) {
+                    uint mid = (lo + hi) / 2;
                     if (offs[mid] <= q) {
                         lo = mid;
                     } else {
-                        hi = mid - 1;
+                        hi = mid;
                     }
                 }
-                t = lo;
+                next = lo + 1;
+                start = offs[lo];
+                end = offs[lo + 1];
+                tsb = sbase[lo];
+                tfb = fbase[lo];
+                tnf = flen[lo];
+                tfl = flags[lo];
+                vt = ev[lo];
+                ut = eu[lo];
             }
-            ulong si = sbase[t] + (q - offs[t]);
-            uint f = flags[t];
-            uint x = (f & TC_SCAN_CACHED) ? cache[si - span0] : adj[si];
-            ulong f0 = fbase[t];
-            int hit = (f & TC_FIND_CACHED) ? tc_find_local(cache + (f0 - span0), flen[t], x)
-                                           : tc_find_global(adj + f0, flen[t], x);
+            ulong si = tsb + (q - start);
+            uint x = (tfl & TC_SCAN_CACHED) ? cache[si - span0] : adj[si];
+            int hit = (tfl & TC_FIND_CACHED) ? tc_find_local(cache + (tfb - span0), tnf, x)
+                                             : tc_find_global(adj + tfb, tnf, x);
             if (hit) {
                 c++;
                 if (want_per_node) {
-                    tc_found(per_node, ev[t], eu[t], x);
+                    tc_found(per_node, vt, ut, x);
                 }
             }
         }
