@@ -17,13 +17,26 @@
 //              the 32 lanes stride over the shorter of N+(v), N+(u) and binary-search each
 //              element in the longer. Keeps every lane busy on long, skewed rows.
 //              Global size: ceil(m / (TC_WG / 32)) * TC_WG.
-//   tc_search_row (BinarySearch under TRIDENT_TC_SEARCH=row): a warp per row v of
+//   tc_search_row (BinarySearch, the default; TRIDENT_TC_SEARCH=row): a warp per row v of
 //              rows[row_begin..row_end) (TC_WG / TC_LANES rows per block and round; blocks
 //              loop over the list), no row search and no shared memory: for each u in N+(v) in
 //              turn, the lanes either stride over N+(u) (up to the largest element of N+(v))
 //              and binary-search each w in N+(v), or stride over N+(v) and binary-search each
 //              element in N+(u), whichever costs fewer rounds x steps. No __syncthreads inside
 //              the row loop. Grid: any G >= 1 blocks of TC_WG.
+//   tc_search_flat (BinarySearch under TRIDENT_TC_SEARCH=flat): block g takes the chunks of
+//              TC_WG oriented edges g, g + G, ... (chunk k: edges [k*TC_WG, (k+1)*TC_WG)); the
+//              rows they leave from are cached in shared memory as in tc_merge. Thread l sets
+//              up edge e = v -> u (u = N+(v)[i]): a triangle (v, u, w) needs w in N+(v)[i+1..]
+//              and in N+(u) up to vmax = max N+(v), the first `cut` elements of N+(u) (one
+//              binary search). The thread picks the cheaper (items x search steps) of: scan
+//              N+(u)[0..cut) and binary-search each element in N+(v)[i+1..], or scan
+//              N+(v)[i+1..] and search N+(u)[0..cut) (N+(v) from the cache when the rows fit in
+//              it). An exclusive prefix sum of the item counts over the block (offs, in shared
+//              memory) flattens the items of all TC_WG edges: thread l takes items
+//              l, l + TC_WG, ..., finding the edge of each by galloping forward in offs, so
+//              that no lane idles on a short list and no edge waits for another's round.
+//              Grid: any G >= 1 blocks (the host: one per chunk).
 //   Hash: three kernels, each over a bin of rows rows[row_begin..row_end) chosen by
 //   out-degree on the host (trident_core::triangles::plan::RowBins), so that each launch is
 //   uniform. Each takes a row v, puts N+(v) in a set, and tests every w of N+(u) for every u
@@ -43,7 +56,7 @@
 //              left zero on exit; each thread scans N+(u) for its u in N+(v).
 //              Global size: G * TC_WG (G chosen by the host, scratch holds G * words uints).
 //
-// Kernel arguments (all six kernels; the host code must match them exactly):
+// Kernel arguments (all seven kernels; the host code must match them exactly):
 //   unsigned long long n              number of nodes
 //   unsigned long long m              number of oriented edges (= len(adj))
 //   const unsigned long long *indptr  n + 1 row pointers
@@ -55,8 +68,8 @@
 //   unsigned int *scratch             tc_hash's bitmaps (see above); unused otherwise
 //   const unsigned int *rows          the binned row list
 //   unsigned long long row_begin      the hash kernels and tc_search_row take
-//   unsigned long long row_end        rows[row_begin..row_end); tc_merge and tc_search
-//                                     ignore the three
+//   unsigned long long row_end        rows[row_begin..row_end); tc_merge, tc_search and
+//                                     tc_search_flat ignore the three
 //
 // Blocks are TC_WG = 256 threads (__launch_bounds__). Counts are summed per block in shared
 // memory and added once per block to *total with a 64-bit atomicAdd; per-node counts use

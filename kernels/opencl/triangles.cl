@@ -17,13 +17,26 @@
 //              the 32 lanes stride over the shorter of N+(v), N+(u) and binary-search each
 //              element in the longer. Keeps every lane busy on long, skewed rows.
 //              Global size: ceil(m / (TC_WG / 32)) * TC_WG.
-//   tc_search_row (BinarySearch under TRIDENT_TC_SEARCH=row): a team of TC_LANES work-items
-//              per row v of rows[row_begin..row_end) (TC_WG / TC_LANES rows per group and
-//              round; groups loop over the list), no row search and no local memory: for each
-//              u in N+(v) in turn, the lanes either stride over N+(u) (up to the largest
-//              element of N+(v)) and binary-search each w in N+(v), or stride over N+(v) and
-//              binary-search each element in N+(u), whichever costs fewer rounds x steps.
-//              No barriers inside the row loop. Global size: G * TC_WG for any G >= 1.
+//   tc_search_row (BinarySearch, the default; TRIDENT_TC_SEARCH=row): a team of TC_LANES
+//              work-items per row v of rows[row_begin..row_end) (TC_WG / TC_LANES rows per
+//              group and round; groups loop over the list), no row search and no local memory:
+//              for each u in N+(v) in turn, the lanes either stride over N+(u) (up to the
+//              largest element of N+(v)) and binary-search each w in N+(v), or stride over
+//              N+(v) and binary-search each element in N+(u), whichever costs fewer rounds x
+//              steps. No barriers inside the row loop. Global size: G * TC_WG for any G >= 1.
+//   tc_search_flat (BinarySearch under TRIDENT_TC_SEARCH=flat): work-group g takes the chunks
+//              of TC_WG oriented edges g, g + G, ... (chunk k: edges [k*TC_WG, (k+1)*TC_WG));
+//              the rows they leave from are cached in local memory as in tc_merge. Work-item l
+//              sets up edge e = v -> u (u = N+(v)[i]): a triangle (v, u, w) needs w in
+//              N+(v)[i+1..] and in N+(u) up to vmax = max N+(v), the first `cut` elements of
+//              N+(u) (one binary search). The work-item picks the cheaper (items x search
+//              steps) of: scan N+(u)[0..cut) and binary-search each element in N+(v)[i+1..], or
+//              scan N+(v)[i+1..] and search N+(u)[0..cut) (N+(v) from the cache when the rows
+//              fit in it). An exclusive prefix sum of the item counts over the group (offs, in
+//              local memory) flattens the items of all TC_WG edges: work-item l takes items l,
+//              l + TC_WG, ..., finding the edge of each by galloping forward in offs, so that
+//              no lane idles on a short list and no edge waits for another's round. Global
+//              size: G * TC_WG for any G >= 1 (the host: one group per chunk).
 //   Hash: three kernels, each over a bin of rows rows[row_begin..row_end) chosen by
 //   out-degree on the host (trident_core::triangles::plan::RowBins), so that each launch is
 //   uniform. Each takes a row v, puts N+(v) in a set, and tests every w of N+(u) for every u
@@ -43,7 +56,7 @@
 //              left zero on exit; each work-item scans N+(u) for its u in N+(v).
 //              Global size: G * TC_WG (G chosen by the host, scratch holds G * words uints).
 //
-// Kernel arguments (all six kernels; the host code must match them exactly):
+// Kernel arguments (all seven kernels; the host code must match them exactly):
 //   ulong n                 number of nodes
 //   ulong m                 number of oriented edges (= len(adj))
 //   const ulong *indptr     n + 1 row pointers
@@ -55,7 +68,7 @@
 //   uint  *scratch          tc_hash's bitmaps (see above); unused (one element) otherwise
 //   const uint *rows        the binned row list (at least one element)
 //   ulong row_begin         the hash kernels and tc_search_row take rows[row_begin..row_end);
-//   ulong row_end           tc_merge and tc_search ignore the three
+//   ulong row_end           tc_merge, tc_search and tc_search_flat ignore the three
 //
 // Work-groups are TC_WG = 256 work-items (reqd_work_group_size). Counts are summed per
 // work-group in local memory and added once per group to *total, in 64 bits: with atom_add
