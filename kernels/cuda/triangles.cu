@@ -698,11 +698,12 @@ extern "C" __global__ void __launch_bounds__(TC_WG)
         // The chunk's items, flattened: thread lid takes items lid, lid + TC_WG, ...; item q
         // is element q - offs[t] of edge t's scanned list, offs[t] <= q < offs[t + 1].
         u64 n_items = offs[TC_WG];
-        // Edge t, the last one reached, in registers: its items [start, end), scanned from
-        // adj[tsb ..], searched for in the tnf elements at adj[tfb ..] (tfl: cached where).
-        u32 next = 0; // the first edge this work-item may move on to
-        u64 start = 0, end = 0, tsb = 0, tfb = 0;
-        u32 tnf = 0, tfl = 0, ut = 0, vt = 0;
+        // Edge t, the last one reached, in registers: its items end at `end`, item q is
+        // adj[skew + q] (wrapping), searched for in the tnf elements at adj[tfb ..] (tfl:
+        // which lists are cached).
+        u32 t = 0, next = 0; // next: the first edge this work-item may move on to
+        u64 end = 0, skew = 0, tfb = 0;
+        u32 tnf = 0, tfl = 0;
         for (u64 q = lid; q < n_items; q += TC_WG) {
             if (q >= end) {
                 // On to the last edge t >= next with offs[t] <= q (edges without items are
@@ -722,24 +723,22 @@ extern "C" __global__ void __launch_bounds__(TC_WG)
                         hi = mid;
                     }
                 }
+                t = lo;
                 next = lo + 1;
-                start = offs[lo];
                 end = offs[lo + 1];
-                tsb = sbase[lo];
+                skew = sbase[lo] - offs[lo];
                 tfb = fbase[lo];
                 tnf = flen[lo];
                 tfl = flags[lo];
-                vt = ev[lo];
-                ut = eu[lo];
             }
-            u64 si = tsb + (q - start);
+            u64 si = skew + q;
             u32 x = (tfl & TC_SCAN_CACHED) ? cache[si - span0] : adj[si];
             bool hit = (tfl & TC_FIND_CACHED) ? tc_find(cache + (tfb - span0), tnf, x)
                                               : tc_find(adj + tfb, tnf, x);
             if (hit) {
                 c++;
                 if (want_per_node) {
-                    tc_found(per_node, vt, ut, x);
+                    tc_found(per_node, ev[t], eu[t], x);
                 }
             }
         }

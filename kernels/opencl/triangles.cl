@@ -749,11 +749,12 @@ tc_search_flat(const ulong n, const ulong m, __global const ulong *indptr,
         // The chunk's items, flattened: work-item lid takes items lid, lid + TC_WG, ...;
         // item q is element q - offs[t] of edge t's scanned list, offs[t] <= q < offs[t + 1].
         ulong n_items = offs[TC_WG];
-        // Edge t, the last one reached, in registers: its items [start, end), scanned from
-        // adj[tsb ..], searched for in the tnf elements at adj[tfb ..] (tfl: cached where).
-        uint next = 0; // the first edge this work-item may move on to
-        ulong start = 0, end = 0, tsb = 0, tfb = 0;
-        uint tnf = 0, tfl = 0, ut = 0, vt = 0;
+        // Edge t, the last one reached, in registers: its items end at `end`, item q is
+        // adj[skew + q] (wrapping), searched for in the tnf elements at adj[tfb ..] (tfl:
+        // which lists are cached).
+        uint t = 0, next = 0; // next: the first edge this work-item may move on to
+        ulong end = 0, skew = 0, tfb = 0;
+        uint tnf = 0, tfl = 0;
         for (ulong q = lid; q < n_items; q += TC_WG) {
             if (q >= end) {
                 // On to the last edge t >= next with offs[t] <= q (edges without items are
@@ -773,24 +774,22 @@ tc_search_flat(const ulong n, const ulong m, __global const ulong *indptr,
                         hi = mid;
                     }
                 }
+                t = lo;
                 next = lo + 1;
-                start = offs[lo];
                 end = offs[lo + 1];
-                tsb = sbase[lo];
+                skew = sbase[lo] - offs[lo];
                 tfb = fbase[lo];
                 tnf = flen[lo];
                 tfl = flags[lo];
-                vt = ev[lo];
-                ut = eu[lo];
             }
-            ulong si = tsb + (q - start);
+            ulong si = skew + q;
             uint x = (tfl & TC_SCAN_CACHED) ? cache[si - span0] : adj[si];
             int hit = (tfl & TC_FIND_CACHED) ? tc_find_local(cache + (tfb - span0), tnf, x)
                                              : tc_find_global(adj + tfb, tnf, x);
             if (hit) {
                 c++;
                 if (want_per_node) {
-                    tc_found(per_node, vt, ut, x);
+                    tc_found(per_node, ev[t], eu[t], x);
                 }
             }
         }
