@@ -36,7 +36,8 @@
 //              memory) flattens the items of all TC_WG edges: thread l takes items
 //              l, l + TC_WG, ..., finding the edge of each by galloping forward in offs, so
 //              that no lane idles on a short list and no edge waits for another's round.
-//              Grid: any G >= 1 blocks (the host: one per chunk).
+//              Per-node counts: per_node[w] per triangle, per_node[v] and [u] once per run of
+//              a thread's items on one edge. Grid: any G >= 1 blocks (the host: one per chunk).
 //   Hash: three kernels, each over a bin of rows rows[row_begin..row_end) chosen by
 //   out-degree on the host (trident_core::triangles::plan::RowBins), so that each launch is
 //   uniform. Each takes a row v, puts N+(v) in a set, and tests every w of N+(u) for every u
@@ -704,8 +705,14 @@ extern "C" __global__ void __launch_bounds__(TC_WG)
         u32 t = 0, next = 0; // next: the first edge this work-item may move on to
         u64 end = 0, skew = 0, tfb = 0;
         u32 tnf = 0, tfl = 0;
+        u32 hits = 0; // triangles of edge t found here, not yet added to per_node[v], [u]
         for (u64 q = lid; q < n_items; q += TC_WG) {
             if (q >= end) {
+                if (hits != 0) {
+                    tc_add_u64(&per_node[ev[t]], hits);
+                    tc_add_u64(&per_node[eu[t]], hits);
+                    hits = 0;
+                }
                 // On to the last edge t >= next with offs[t] <= q (edges without items are
                 // passed over): gallop from `next`, then bisect; offs[TC_WG] > q ends both.
                 u32 lo = next, step = 1;
@@ -738,9 +745,14 @@ extern "C" __global__ void __launch_bounds__(TC_WG)
             if (hit) {
                 c++;
                 if (want_per_node) {
-                    tc_found(per_node, ev[t], eu[t], x);
+                    hits++;
+                    tc_add_u64(&per_node[x], 1);
                 }
             }
+        }
+        if (hits != 0) {
+            tc_add_u64(&per_node[ev[t]], hits);
+            tc_add_u64(&per_node[eu[t]], hits);
         }
         // The next chunk overwrites the cache and the edge tables.
         __syncthreads();

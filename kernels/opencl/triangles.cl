@@ -35,8 +35,10 @@
 //              fit in it). An exclusive prefix sum of the item counts over the group (offs, in
 //              local memory) flattens the items of all TC_WG edges: work-item l takes items l,
 //              l + TC_WG, ..., finding the edge of each by galloping forward in offs, so that
-//              no lane idles on a short list and no edge waits for another's round. Global
-//              size: G * TC_WG for any G >= 1 (the host: one group per chunk).
+//              no lane idles on a short list and no edge waits for another's round. Per-node
+//              counts: per_node[w] per triangle, per_node[v] and [u] once per run of a
+//              work-item's items on one edge. Global size: G * TC_WG for any G >= 1 (the host:
+//              one group per chunk).
 //   Hash: three kernels, each over a bin of rows rows[row_begin..row_end) chosen by
 //   out-degree on the host (trident_core::triangles::plan::RowBins), so that each launch is
 //   uniform. Each takes a row v, puts N+(v) in a set, and tests every w of N+(u) for every u
@@ -755,8 +757,14 @@ tc_search_flat(const ulong n, const ulong m, __global const ulong *indptr,
         uint t = 0, next = 0; // next: the first edge this work-item may move on to
         ulong end = 0, skew = 0, tfb = 0;
         uint tnf = 0, tfl = 0;
+        uint hits = 0; // triangles of edge t found here, not yet added to per_node[v], [u]
         for (ulong q = lid; q < n_items; q += TC_WG) {
             if (q >= end) {
+                if (hits != 0) {
+                    tc_add_u64(&per_node[ev[t]], hits);
+                    tc_add_u64(&per_node[eu[t]], hits);
+                    hits = 0;
+                }
                 // On to the last edge t >= next with offs[t] <= q (edges without items are
                 // passed over): gallop from `next`, then bisect; offs[TC_WG] > q ends both.
                 uint lo = next, step = 1;
@@ -789,9 +797,14 @@ tc_search_flat(const ulong n, const ulong m, __global const ulong *indptr,
             if (hit) {
                 c++;
                 if (want_per_node) {
-                    tc_found(per_node, ev[t], eu[t], x);
+                    hits++;
+                    tc_add_u64(&per_node[x], 1);
                 }
             }
+        }
+        if (hits != 0) {
+            tc_add_u64(&per_node[ev[t]], hits);
+            tc_add_u64(&per_node[eu[t]], hits);
         }
         // The next chunk overwrites the cache and the edge tables.
         barrier(CLK_LOCAL_MEM_FENCE);
