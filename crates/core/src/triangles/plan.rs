@@ -33,7 +33,7 @@ pub enum TriangleKernel {
     /// `tc_search`: one warp per oriented edge, binary search.
     Search,
     /// `tc_search_row`: one warp per row of the row list, binary search per out-neighbour
-    /// (the default; [`SearchKernel::Row`]).
+    /// ([`SearchKernel::Row`]).
     SearchRow,
     /// `tc_search_flat`: [`GPU_WG`] oriented edges per work-group, the binary searches of all
     /// of them flattened over its work-items ([`SearchKernel::Flat`]).
