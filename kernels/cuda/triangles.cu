@@ -599,7 +599,8 @@ constexpr u32 TC_FIND_CACHED = 2u;
 
 } // namespace
 
-extern "C" __global__ void __launch_bounds__(TC_WG)
+// At least 8 blocks per SM (2048 threads, 32 registers each): latency-bound searches.
+extern "C" __global__ void __launch_bounds__(TC_WG, 8)
     tc_search_flat(u64 n, u64 m, const u64 *__restrict__ indptr, const u32 *__restrict__ adj,
                    u64 *total, u64 *per_node, u32 want_per_node, u32 *scratch,
                    const u32 *__restrict__ rows, u64 row_begin, u64 row_end) {

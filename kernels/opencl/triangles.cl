@@ -649,10 +649,10 @@ inline uint tc_upper_bound(__global const uint *L, uint nl, uint x)
 #define TC_FIND_CACHED 2u
 
 __kernel __attribute__((reqd_work_group_size(TC_WG, 1, 1))) void
-tc_search_flat(const ulong n, const ulong m, __global const ulong *indptr,
-               __global const uint *adj, __global ulong *total, __global ulong *per_node,
-               const uint want_per_node, __global uint *scratch, __global const uint *rows,
-               const ulong row_begin, const ulong row_end)
+tc_search_flat(const ulong n, const ulong m, __global const ulong *restrict indptr,
+               __global const uint *restrict adj, __global ulong *total,
+               __global ulong *per_node, const uint want_per_node, __global uint *scratch,
+               __global const uint *rows, const ulong row_begin, const ulong row_end)
 {
     __local uint cache[TC_CACHE];
     __local ulong offs[TC_WG + 1]; // offs[t]: first item of edge t; offs[TC_WG]: the total
