@@ -633,7 +633,8 @@ extern "C" __global__ void __launch_bounds__(TC_WG, 8)
         }
         __syncthreads();
         u64 v0 = first_last[0];
-        u64 v1 = (e_last - e0 == TC_WG - 1) ? first_last[1] : tc_row_of(indptr, v0, n - 1, e_last);
+        u64 v1 =
+            (e_last - e0 == TC_WG - 1) ? first_last[1] : tc_row_of(indptr, v0, n - 1, e_last);
         u64 span0 = indptr[v0];
         u64 span = indptr[v1 + 1] - span0;
         bool cached = span <= TC_CACHE;
