@@ -9,12 +9,13 @@
 # TRIDENT: a `trident` binary (e.g. target/bundle/bin/trident, gunzipped). For each scale and
 # backend (cuda, opencl) it runs the binary-search kernels side by side (TRIDENT_TC_SEARCH=row,
 # tc_search_row, the default; =flat, tc_search_flat, a work-group per 256 edges with the
-# searches flattened; =edge, the former tc_search), then (unless TC_RUNS=search) auto, merge and
-# hash, and hash with TRIDENT_TC_BINS=0,0 (every row on the global-bitmap kernel: the former
-# hash path) and TRIDENT_TC_BINS=64,64 (no block-per-row bin), so that the bins' gain shows.
-# Every count of a scale must agree (the CPU backend counts once as the reference); exits 1
-# otherwise. At the end a table of the counting-time medians (ms) and edges/s, and the speedup
-# of flat over row per scale and backend (target: 10^9 edges/s, 64 ms at scale 22). Each
+# searches flattened; =flat-global, the same without the row cache in shared memory; =edge,
+# the former tc_search), then (unless TC_RUNS=search) auto, merge and hash, and hash with
+# TRIDENT_TC_BINS=0,0 (every row on the global-bitmap kernel: the former hash path) and
+# TRIDENT_TC_BINS=64,64 (no block-per-row bin), so that the bins' gain shows. Every count of a
+# scale must agree (the CPU backend counts once as the reference); exits 1 otherwise. At the
+# end a table of the counting-time medians (ms) and edges/s, and the speedup of flat and
+# flat-global over row per scale and backend (target: 10^9 edges/s, 64 ms at scale 22). Each
 # command runs under `timeout` (TC_TIMEOUT seconds, default 120); TC_REPEAT counts per run
 # (default 5). OpenCL goes through NVIDIA's driver, registered the way run.sh does. Graphs are
 # written to ${TC_DIR:-/tmp/tc}.
@@ -38,7 +39,7 @@ mkdir -p "$DIR"
 
 # Each run: algorithm [VAR=value]. The binary-search kernels first, then the rest.
 RUNS=("binary-search TRIDENT_TC_SEARCH=row" "binary-search TRIDENT_TC_SEARCH=flat"
-    "binary-search TRIDENT_TC_SEARCH=edge")
+    "binary-search TRIDENT_TC_SEARCH=flat-global" "binary-search TRIDENT_TC_SEARCH=edge")
 if [ "${TC_RUNS:-all}" != search ]; then
     RUNS+=(auto merge hash "hash TRIDENT_TC_BINS=0,0" "hash TRIDENT_TC_BINS=64,64")
 fi
@@ -93,9 +94,9 @@ for s in "${SCALES[@]}"; do
             SUMMARY+=("$(printf '%-5s %-7s %-40s %10s %12s' "$s" "$b" "$a${setting:+ $setting}" "${ms:-none}" "${eps:-none}")")
             case "$setting" in
             TRIDENT_TC_SEARCH=row) row_ms=$ms ;;
-            TRIDENT_TC_SEARCH=flat)
+            TRIDENT_TC_SEARCH=flat*)
                 if [ -n "$row_ms" ] && [ "$row_ms" != FAIL ] && [ -n "$ms" ] && [ "$ms" != FAIL ]; then
-                    SUMMARY+=("$(awk -v s="$s" -v b="$b" -v r="$row_ms" -v f="$ms" 'BEGIN { printf "%-5s %-7s flat vs row: %.2fx (%s ms -> %s ms)", s, b, r / f, r, f }')")
+                    SUMMARY+=("$(awk -v s="$s" -v b="$b" -v k="${setting#*=}" -v r="$row_ms" -v f="$ms" 'BEGIN { printf "%-5s %-7s %s vs row: %.2fx (%s ms -> %s ms)", s, b, k, r / f, r, f }')")
                 fi
                 ;;
             esac

@@ -38,6 +38,9 @@
 //              that no lane idles on a short list and no edge waits for another's round.
 //              Per-node counts: per_node[w] per triangle, per_node[v] and [u] once per run of
 //              a thread's items on one edge. Grid: any G >= 1 blocks (the host: one per chunk).
+//   tc_search_flat_global (BinarySearch under TRIDENT_TC_SEARCH=flat-global): tc_search_flat
+//              without the row cache (N+(v) read from global memory too): 10 KB of shared
+//              memory per block instead of 18, more of the SM's memory left to the L1 cache.
 //   Hash: three kernels, each over a bin of rows rows[row_begin..row_end) chosen by
 //   out-degree on the host (trident_core::triangles::plan::RowBins), so that each launch is
 //   uniform. Each takes a row v, puts N+(v) in a set, and tests every w of N+(u) for every u
@@ -57,7 +60,7 @@
 //              left zero on exit; each thread scans N+(u) for its u in N+(v).
 //              Global size: G * TC_WG (G chosen by the host, scratch holds G * words uints).
 //
-// Kernel arguments (all seven kernels; the host code must match them exactly):
+// Kernel arguments (all eight kernels; the host code must match them exactly):
 //   unsigned long long n              number of nodes
 //   unsigned long long m              number of oriented edges (= len(adj))
 //   const unsigned long long *indptr  n + 1 row pointers
@@ -70,7 +73,7 @@
 //   const unsigned int *rows          the binned row list
 //   unsigned long long row_begin      the hash kernels and tc_search_row take
 //   unsigned long long row_end        rows[row_begin..row_end); tc_merge, tc_search and
-//                                     tc_search_flat ignore the three
+//                                     tc_search_flat(_global) ignore the three
 //
 // Blocks are TC_WG = 256 threads (__launch_bounds__). Counts are summed per block in shared
 // memory and added once per block to *total with a 64-bit atomicAdd; per-node counts use
@@ -599,27 +602,28 @@ constexpr u32 TC_FIND_CACHED = 2u;
 
 } // namespace
 
-// At least 8 blocks per SM (2048 threads, 32 registers each): latency-bound searches.
-extern "C" __global__ void __launch_bounds__(TC_WG, 8)
-    tc_search_flat(u64 n, u64 m, const u64 *__restrict__ indptr, const u32 *__restrict__ adj,
-                   u64 *total, u64 *per_node, u32 want_per_node, u32 *scratch,
-                   const u32 *__restrict__ rows, u64 row_begin, u64 row_end) {
-    __shared__ u32 cache[TC_CACHE];
-    __shared__ u64 offs[TC_WG + 1]; // offs[t]: first item of edge t; offs[TC_WG]: the total
-    __shared__ u64 sbase[TC_WG];    // adj offset of edge t's scanned list
-    __shared__ u64 fbase[TC_WG];    // adj offset of edge t's searched list
-    __shared__ u32 flen[TC_WG];     // its length
-    __shared__ u32 flags[TC_WG];    // TC_SCAN_CACHED | TC_FIND_CACHED
-    __shared__ u32 ev[TC_WG];       // edge t is v -> u (for per-node counts)
-    __shared__ u32 eu[TC_WG];
-    __shared__ u64 sums[TC_WG];
-    __shared__ u64 first_last[2];
+namespace {
+
+// tc_search_flat's tables of the chunk's edges, in shared memory.
+struct tc_flat_tables {
+    u64 offs[TC_WG + 1]; // offs[t]: first item of edge t; offs[TC_WG]: the total
+    u64 sbase[TC_WG];    // adj offset of edge t's scanned list
+    u64 fbase[TC_WG];    // adj offset of edge t's searched list
+    u32 flen[TC_WG];     // its length
+    u32 flags[TC_WG];    // TC_SCAN_CACHED | TC_FIND_CACHED
+    u32 ev[TC_WG];       // edge t is v -> u (for per-node counts)
+    u32 eu[TC_WG];
+    u64 first_last[2];
+};
+
+// The body of tc_search_flat and tc_search_flat_global: the chunk's rows are cached in
+// cache[0 .. cache_cap) when they fit (cache_cap 0: never). All threads call it.
+__device__ __forceinline__ void
+tc_search_flat_run(u64 n, u64 m, const u64 *__restrict__ indptr, const u32 *__restrict__ adj,
+                   u64 *total, u64 *per_node, u32 want_per_node, u32 *cache, u32 cache_cap,
+                   tc_flat_tables *T) {
     u32 lid = threadIdx.x;
     u64 c = 0;
-    (void)scratch;
-    (void)rows;
-    (void)row_begin;
-    (void)row_end;
     u64 chunks = (m + TC_WG - 1) / TC_WG;
     for (u64 chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
         u64 e0 = chunk * TC_WG;
@@ -627,17 +631,17 @@ extern "C" __global__ void __launch_bounds__(TC_WG, 8)
         u64 e = e0 + lid;
         // The first and last rows of the chunk's edges; their span of adj cached if it fits.
         if (lid == 0) {
-            first_last[0] = tc_row_of(indptr, 0, n - 1, e0);
+            T->first_last[0] = tc_row_of(indptr, 0, n - 1, e0);
         } else if (lid == TC_WG - 1) {
-            first_last[1] = tc_row_of(indptr, 0, n - 1, e_last);
+            T->first_last[1] = tc_row_of(indptr, 0, n - 1, e_last);
         }
         __syncthreads();
-        u64 v0 = first_last[0];
+        u64 v0 = T->first_last[0];
         u64 v1 =
-            (e_last - e0 == TC_WG - 1) ? first_last[1] : tc_row_of(indptr, v0, n - 1, e_last);
+            (e_last - e0 == TC_WG - 1) ? T->first_last[1] : tc_row_of(indptr, v0, n - 1, e_last);
         u64 span0 = indptr[v0];
         u64 span = indptr[v1 + 1] - span0;
-        bool cached = span <= TC_CACHE;
+        bool cached = span <= cache_cap;
         if (cached) {
             for (u64 k = lid; k < span; k += TC_WG) {
                 cache[k] = adj[span0 + k];
@@ -680,27 +684,27 @@ extern "C" __global__ void __launch_bounds__(TC_WG, 8)
                 }
             }
         }
-        sbase[lid] = sb;
-        fbase[lid] = fb;
-        flen[lid] = nf;
-        flags[lid] = fl;
-        ev[lid] = v;
-        eu[lid] = u;
+        T->sbase[lid] = sb;
+        T->fbase[lid] = fb;
+        T->flen[lid] = nf;
+        T->flags[lid] = fl;
+        T->ev[lid] = v;
+        T->eu[lid] = u;
         // Exclusive prefix sums of the item counts (Hillis-Steele in offs[1 ..]).
-        offs[lid + 1] = items;
+        T->offs[lid + 1] = items;
         if (lid == 0) {
-            offs[0] = 0;
+            T->offs[0] = 0;
         }
         __syncthreads();
         for (u32 s = 1; s < TC_WG; s <<= 1) {
-            u64 x = lid >= s ? offs[lid + 1 - s] : 0;
+            u64 x = lid >= s ? T->offs[lid + 1 - s] : 0;
             __syncthreads();
-            offs[lid + 1] += x;
+            T->offs[lid + 1] += x;
             __syncthreads();
         }
         // The chunk's items, flattened: thread lid takes items lid, lid + TC_WG, ...; item q
         // is element q - offs[t] of edge t's scanned list, offs[t] <= q < offs[t + 1].
-        u64 n_items = offs[TC_WG];
+        u64 n_items = T->offs[TC_WG];
         // Edge t, the last one reached, in registers: its items end at `end`, item q is
         // adj[skew + q] (wrapping), searched for in the tnf elements at adj[tfb ..] (tfl:
         // which lists are cached).
@@ -711,22 +715,22 @@ extern "C" __global__ void __launch_bounds__(TC_WG, 8)
         for (u64 q = lid; q < n_items; q += TC_WG) {
             if (q >= end) {
                 if (hits != 0) {
-                    tc_add_u64(&per_node[ev[t]], hits);
-                    tc_add_u64(&per_node[eu[t]], hits);
+                    tc_add_u64(&per_node[T->ev[t]], hits);
+                    tc_add_u64(&per_node[T->eu[t]], hits);
                     hits = 0;
                 }
                 // On to the last edge t >= next with offs[t] <= q (edges without items are
                 // passed over): gallop from `next`, then bisect; offs[TC_WG] > q ends both.
                 u32 lo = next, step = 1;
                 u32 hi = min(lo + 1, TC_WG);
-                while (offs[hi] <= q) {
+                while (T->offs[hi] <= q) {
                     lo = hi;
                     step <<= 1;
                     hi = min(lo + step, TC_WG);
                 }
                 while (hi - lo > 1) {
                     u32 mid = (lo + hi) / 2;
-                    if (offs[mid] <= q) {
+                    if (T->offs[mid] <= q) {
                         lo = mid;
                     } else {
                         hi = mid;
@@ -734,11 +738,11 @@ extern "C" __global__ void __launch_bounds__(TC_WG, 8)
                 }
                 t = lo;
                 next = lo + 1;
-                end = offs[lo + 1];
-                skew = sbase[lo] - offs[lo];
-                tfb = fbase[lo];
-                tnf = flen[lo];
-                tfl = flags[lo];
+                end = T->offs[lo + 1];
+                skew = T->sbase[lo] - T->offs[lo];
+                tfb = T->fbase[lo];
+                tnf = T->flen[lo];
+                tfl = T->flags[lo];
             }
             u64 si = skew + q;
             u32 x = (tfl & TC_SCAN_CACHED) ? cache[si - span0] : adj[si];
@@ -753,11 +757,43 @@ extern "C" __global__ void __launch_bounds__(TC_WG, 8)
             }
         }
         if (hits != 0) {
-            tc_add_u64(&per_node[ev[t]], hits);
-            tc_add_u64(&per_node[eu[t]], hits);
+            tc_add_u64(&per_node[T->ev[t]], hits);
+            tc_add_u64(&per_node[T->eu[t]], hits);
         }
         // The next chunk overwrites the cache and the edge tables.
         __syncthreads();
     }
-    tc_group_sum(sums, c, total);
+    // Every thread is past the chunk loop's last __syncthreads: offs is free for the sum.
+    tc_group_sum(T->offs, c, total);
+}
+
+} // namespace
+
+// At least 8 blocks per SM (2048 threads, 32 registers each): latency-bound searches.
+extern "C" __global__ void __launch_bounds__(TC_WG, 8)
+    tc_search_flat(u64 n, u64 m, const u64 *__restrict__ indptr, const u32 *__restrict__ adj,
+                   u64 *total, u64 *per_node, u32 want_per_node, u32 *scratch,
+                   const u32 *__restrict__ rows, u64 row_begin, u64 row_end) {
+    __shared__ u32 cache[TC_CACHE];
+    __shared__ tc_flat_tables tables;
+    (void)scratch;
+    (void)rows;
+    (void)row_begin;
+    (void)row_end;
+    tc_search_flat_run(n, m, indptr, adj, total, per_node, want_per_node, cache, TC_CACHE,
+                       &tables);
+}
+
+extern "C" __global__ void __launch_bounds__(TC_WG, 8)
+    tc_search_flat_global(u64 n, u64 m, const u64 *__restrict__ indptr,
+                          const u32 *__restrict__ adj, u64 *total, u64 *per_node,
+                          u32 want_per_node, u32 *scratch, const u32 *__restrict__ rows,
+                          u64 row_begin, u64 row_end) {
+    __shared__ u32 cache[1]; // never used: no row cache
+    __shared__ tc_flat_tables tables;
+    (void)scratch;
+    (void)rows;
+    (void)row_begin;
+    (void)row_end;
+    tc_search_flat_run(n, m, indptr, adj, total, per_node, want_per_node, cache, 0, &tables);
 }

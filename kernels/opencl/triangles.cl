@@ -39,6 +39,9 @@
 //              counts: per_node[w] per triangle, per_node[v] and [u] once per run of a
 //              work-item's items on one edge. Global size: G * TC_WG for any G >= 1 (the host:
 //              one group per chunk).
+//   tc_search_flat_global (BinarySearch under TRIDENT_TC_SEARCH=flat-global): tc_search_flat
+//              without the row cache (N+(v) read from global memory too): 10 KB of local
+//              memory per group instead of 18, more of the SM's memory left to the L1 cache.
 //   Hash: three kernels, each over a bin of rows rows[row_begin..row_end) chosen by
 //   out-degree on the host (trident_core::triangles::plan::RowBins), so that each launch is
 //   uniform. Each takes a row v, puts N+(v) in a set, and tests every w of N+(u) for every u
@@ -58,7 +61,7 @@
 //              left zero on exit; each work-item scans N+(u) for its u in N+(v).
 //              Global size: G * TC_WG (G chosen by the host, scratch holds G * words uints).
 //
-// Kernel arguments (all seven kernels; the host code must match them exactly):
+// Kernel arguments (all eight kernels; the host code must match them exactly):
 //   ulong n                 number of nodes
 //   ulong m                 number of oriented edges (= len(adj))
 //   const ulong *indptr     n + 1 row pointers
@@ -70,7 +73,7 @@
 //   uint  *scratch          tc_hash's bitmaps (see above); unused (one element) otherwise
 //   const uint *rows        the binned row list (at least one element)
 //   ulong row_begin         the hash kernels and tc_search_row take rows[row_begin..row_end);
-//   ulong row_end           tc_merge, tc_search and tc_search_flat ignore the three
+//   ulong row_end           tc_merge, tc_search, tc_search_flat(_global) ignore the three
 //
 // Work-groups are TC_WG = 256 work-items (reqd_work_group_size). Counts are summed per
 // work-group in local memory and added once per group to *total, in 64 bits: with atom_add
@@ -648,28 +651,27 @@ inline uint tc_upper_bound(__global const uint *L, uint nl, uint x)
 #define TC_SCAN_CACHED 1u
 #define TC_FIND_CACHED 2u
 
-__kernel __attribute__((reqd_work_group_size(TC_WG, 1, 1))) void
-tc_search_flat(const ulong n, const ulong m, __global const ulong *restrict indptr,
-               __global const uint *restrict adj, __global ulong *total,
-               __global ulong *per_node, const uint want_per_node, __global uint *scratch,
-               __global const uint *rows, const ulong row_begin, const ulong row_end)
+// tc_search_flat's tables of the chunk's edges, in local memory.
+typedef struct {
+    ulong offs[TC_WG + 1]; // offs[t]: first item of edge t; offs[TC_WG]: the total
+    ulong sbase[TC_WG];    // adj offset of edge t's scanned list
+    ulong fbase[TC_WG];    // adj offset of edge t's searched list
+    uint flen[TC_WG];      // its length
+    uint flags[TC_WG];     // TC_SCAN_CACHED | TC_FIND_CACHED
+    uint ev[TC_WG];        // edge t is v -> u (for per-node counts)
+    uint eu[TC_WG];
+    ulong first_last[2];
+} tc_flat_tables;
+
+// The body of tc_search_flat and tc_search_flat_global: the chunk's rows are cached in
+// cache[0 .. cache_cap) when they fit (cache_cap 0: never). All work-items call it.
+inline void tc_search_flat_run(ulong n, ulong m, __global const ulong *restrict indptr,
+                               __global const uint *restrict adj, __global ulong *total,
+                               __global ulong *per_node, uint want_per_node,
+                               __local uint *cache, uint cache_cap, __local tc_flat_tables *T)
 {
-    __local uint cache[TC_CACHE];
-    __local ulong offs[TC_WG + 1]; // offs[t]: first item of edge t; offs[TC_WG]: the total
-    __local ulong sbase[TC_WG];    // adj offset of edge t's scanned list
-    __local ulong fbase[TC_WG];    // adj offset of edge t's searched list
-    __local uint flen[TC_WG];      // its length
-    __local uint flags[TC_WG];     // TC_SCAN_CACHED | TC_FIND_CACHED
-    __local uint ev[TC_WG];        // edge t is v -> u (for per-node counts)
-    __local uint eu[TC_WG];
-    __local ulong sums[TC_WG];
-    __local ulong first_last[2];
     uint lid = get_local_id(0);
     ulong c = 0;
-    (void)scratch;
-    (void)rows;
-    (void)row_begin;
-    (void)row_end;
     ulong chunks = (m + TC_WG - 1) / TC_WG;
     for (ulong chunk = get_group_id(0); chunk < chunks; chunk += get_num_groups(0)) {
         ulong e0 = chunk * TC_WG;
@@ -677,17 +679,17 @@ tc_search_flat(const ulong n, const ulong m, __global const ulong *restrict indp
         ulong e = e0 + lid;
         // The first and last rows of the chunk's edges; their span of adj cached if it fits.
         if (lid == 0) {
-            first_last[0] = tc_row_of(indptr, 0, n - 1, e0);
+            T->first_last[0] = tc_row_of(indptr, 0, n - 1, e0);
         } else if (lid == TC_WG - 1) {
-            first_last[1] = tc_row_of(indptr, 0, n - 1, e_last);
+            T->first_last[1] = tc_row_of(indptr, 0, n - 1, e_last);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        ulong v0 = first_last[0];
+        ulong v0 = T->first_last[0];
         ulong v1 =
-            (e_last - e0 == TC_WG - 1) ? first_last[1] : tc_row_of(indptr, v0, n - 1, e_last);
+            (e_last - e0 == TC_WG - 1) ? T->first_last[1] : tc_row_of(indptr, v0, n - 1, e_last);
         ulong span0 = indptr[v0];
         ulong span = indptr[v1 + 1] - span0;
-        uint cached = span <= TC_CACHE;
+        uint cached = span <= cache_cap;
         if (cached) {
             for (ulong k = lid; k < span; k += TC_WG) {
                 cache[k] = adj[span0 + k];
@@ -730,27 +732,27 @@ tc_search_flat(const ulong n, const ulong m, __global const ulong *restrict indp
                 }
             }
         }
-        sbase[lid] = sb;
-        fbase[lid] = fb;
-        flen[lid] = nf;
-        flags[lid] = fl;
-        ev[lid] = v;
-        eu[lid] = u;
+        T->sbase[lid] = sb;
+        T->fbase[lid] = fb;
+        T->flen[lid] = nf;
+        T->flags[lid] = fl;
+        T->ev[lid] = v;
+        T->eu[lid] = u;
         // Exclusive prefix sums of the item counts (Hillis-Steele in offs[1 ..]).
-        offs[lid + 1] = items;
+        T->offs[lid + 1] = items;
         if (lid == 0) {
-            offs[0] = 0;
+            T->offs[0] = 0;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint s = 1; s < TC_WG; s <<= 1) {
-            ulong x = lid >= s ? offs[lid + 1 - s] : 0;
+            ulong x = lid >= s ? T->offs[lid + 1 - s] : 0;
             barrier(CLK_LOCAL_MEM_FENCE);
-            offs[lid + 1] += x;
+            T->offs[lid + 1] += x;
             barrier(CLK_LOCAL_MEM_FENCE);
         }
         // The chunk's items, flattened: work-item lid takes items lid, lid + TC_WG, ...;
         // item q is element q - offs[t] of edge t's scanned list, offs[t] <= q < offs[t + 1].
-        ulong n_items = offs[TC_WG];
+        ulong n_items = T->offs[TC_WG];
         // Edge t, the last one reached, in registers: its items end at `end`, item q is
         // adj[skew + q] (wrapping), searched for in the tnf elements at adj[tfb ..] (tfl:
         // which lists are cached).
@@ -761,22 +763,22 @@ tc_search_flat(const ulong n, const ulong m, __global const ulong *restrict indp
         for (ulong q = lid; q < n_items; q += TC_WG) {
             if (q >= end) {
                 if (hits != 0) {
-                    tc_add_u64(&per_node[ev[t]], hits);
-                    tc_add_u64(&per_node[eu[t]], hits);
+                    tc_add_u64(&per_node[T->ev[t]], hits);
+                    tc_add_u64(&per_node[T->eu[t]], hits);
                     hits = 0;
                 }
                 // On to the last edge t >= next with offs[t] <= q (edges without items are
                 // passed over): gallop from `next`, then bisect; offs[TC_WG] > q ends both.
                 uint lo = next, step = 1;
                 uint hi = min(lo + 1, (uint)TC_WG);
-                while (offs[hi] <= q) {
+                while (T->offs[hi] <= q) {
                     lo = hi;
                     step <<= 1;
                     hi = min(lo + step, (uint)TC_WG);
                 }
                 while (hi - lo > 1) {
                     uint mid = (lo + hi) / 2;
-                    if (offs[mid] <= q) {
+                    if (T->offs[mid] <= q) {
                         lo = mid;
                     } else {
                         hi = mid;
@@ -784,11 +786,11 @@ tc_search_flat(const ulong n, const ulong m, __global const ulong *restrict indp
                 }
                 t = lo;
                 next = lo + 1;
-                end = offs[lo + 1];
-                skew = sbase[lo] - offs[lo];
-                tfb = fbase[lo];
-                tnf = flen[lo];
-                tfl = flags[lo];
+                end = T->offs[lo + 1];
+                skew = T->sbase[lo] - T->offs[lo];
+                tfb = T->fbase[lo];
+                tnf = T->flen[lo];
+                tfl = T->flags[lo];
             }
             ulong si = skew + q;
             uint x = (tfl & TC_SCAN_CACHED) ? cache[si - span0] : adj[si];
@@ -803,11 +805,44 @@ tc_search_flat(const ulong n, const ulong m, __global const ulong *restrict indp
             }
         }
         if (hits != 0) {
-            tc_add_u64(&per_node[ev[t]], hits);
-            tc_add_u64(&per_node[eu[t]], hits);
+            tc_add_u64(&per_node[T->ev[t]], hits);
+            tc_add_u64(&per_node[T->eu[t]], hits);
         }
         // The next chunk overwrites the cache and the edge tables.
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    tc_group_sum(sums, c, total);
+    // Every work-item is past the chunk loop's last barrier: offs is free for the sum.
+    tc_group_sum(T->offs, c, total);
+}
+
+__kernel __attribute__((reqd_work_group_size(TC_WG, 1, 1))) void
+tc_search_flat(const ulong n, const ulong m, __global const ulong *restrict indptr,
+               __global const uint *restrict adj, __global ulong *total,
+               __global ulong *per_node, const uint want_per_node, __global uint *scratch,
+               __global const uint *rows, const ulong row_begin, const ulong row_end)
+{
+    __local uint cache[TC_CACHE];
+    __local tc_flat_tables tables;
+    (void)scratch;
+    (void)rows;
+    (void)row_begin;
+    (void)row_end;
+    tc_search_flat_run(n, m, indptr, adj, total, per_node, want_per_node, cache, TC_CACHE,
+                       &tables);
+}
+
+__kernel __attribute__((reqd_work_group_size(TC_WG, 1, 1))) void
+tc_search_flat_global(const ulong n, const ulong m, __global const ulong *restrict indptr,
+                      __global const uint *restrict adj, __global ulong *total,
+                      __global ulong *per_node, const uint want_per_node,
+                      __global uint *scratch, __global const uint *rows,
+                      const ulong row_begin, const ulong row_end)
+{
+    __local uint cache[1]; // never used: no row cache
+    __local tc_flat_tables tables;
+    (void)scratch;
+    (void)rows;
+    (void)row_begin;
+    (void)row_end;
+    tc_search_flat_run(n, m, indptr, adj, total, per_node, want_per_node, cache, 0, &tables);
 }

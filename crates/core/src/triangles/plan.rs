@@ -38,6 +38,9 @@ pub enum TriangleKernel {
     /// `tc_search_flat`: [`GPU_WG`] oriented edges per work-group, the binary searches of all
     /// of them flattened over its work-items ([`SearchKernel::Flat`]).
     SearchFlat,
+    /// `tc_search_flat_global`: `tc_search_flat` without the row cache
+    /// ([`SearchKernel::FlatGlobal`]).
+    SearchFlatGlobal,
     /// `tc_hash_warp`: one warp per row of the row list, shared hash table.
     HashWarp,
     /// `tc_hash_block`: one work-group per row of the row list, shared hash table.
@@ -49,11 +52,12 @@ pub enum TriangleKernel {
 
 impl TriangleKernel {
     /// Every kernel, in a fixed order.
-    pub const ALL: [TriangleKernel; 7] = [
+    pub const ALL: [TriangleKernel; 8] = [
         Self::Merge,
         Self::Search,
         Self::SearchRow,
         Self::SearchFlat,
+        Self::SearchFlatGlobal,
         Self::HashWarp,
         Self::HashBlock,
         Self::HashBitmap,
@@ -66,6 +70,7 @@ impl TriangleKernel {
             Self::Search => "tc_search",
             Self::SearchRow => "tc_search_row",
             Self::SearchFlat => "tc_search_flat",
+            Self::SearchFlatGlobal => "tc_search_flat_global",
             Self::HashWarp => "tc_hash_warp",
             Self::HashBlock => "tc_hash_block",
             Self::HashBitmap => "tc_hash",
@@ -120,7 +125,7 @@ fn group_limit() -> Option<usize> {
     bins_env().and_then(|(_, _, g)| g)
 }
 
-/// The GPU kernel of [`TriangleAlgorithm::BinarySearch`]: all three count every triangle
+/// The GPU kernel of [`TriangleAlgorithm::BinarySearch`]: all of them count every triangle
 /// once by binary search in sorted out-neighbour lists, on different work layouts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SearchKernel {
@@ -142,11 +147,16 @@ pub enum SearchKernel {
     /// `l, l + GPU_WG, ...`, each one binary search. No lane idles on short lists, and no edge
     /// waits for another's round.
     Flat,
+    /// `tc_search_flat_global`: [`SearchKernel::Flat`] without the row cache, every list read
+    /// from global memory: 10 KiB of shared / local memory per work-group instead of 18, which
+    /// leaves the L1 cache (which shares the SM's memory with it) more room for the lists
+    /// searched in. Which of the two wins is for the H100 to say.
+    FlatGlobal,
 }
 
 impl SearchKernel {
     /// Every variant, in a fixed order.
-    pub const ALL: [SearchKernel; 3] = [Self::Edge, Self::Row, Self::Flat];
+    pub const ALL: [SearchKernel; 4] = [Self::Edge, Self::Row, Self::Flat, Self::FlatGlobal];
 
     /// The name `TRIDENT_TC_SEARCH` takes ([`SEARCH_ENV`]).
     pub fn name(self) -> &'static str {
@@ -154,6 +164,7 @@ impl SearchKernel {
             Self::Edge => "edge",
             Self::Row => "row",
             Self::Flat => "flat",
+            Self::FlatGlobal => "flat-global",
         }
     }
 
@@ -163,6 +174,7 @@ impl SearchKernel {
             Self::Edge => TriangleKernel::Search,
             Self::Row => TriangleKernel::SearchRow,
             Self::Flat => TriangleKernel::SearchFlat,
+            Self::FlatGlobal => TriangleKernel::SearchFlatGlobal,
         }
     }
 }
@@ -172,8 +184,8 @@ impl SearchKernel {
 /// measured faster on the H100 (`benches/peers/tc_h100.sh` times both).
 pub const DEFAULT_SEARCH: SearchKernel = SearchKernel::Row;
 
-/// Environment switch of the `BinarySearch` kernel ([`SearchKernel`]): `edge`, `row` or
-/// `flat`; unset or anything else, [`DEFAULT_SEARCH`]. Read when a graph is counted, for
+/// Environment switch of the `BinarySearch` kernel ([`SearchKernel`]): `edge`, `row`, `flat`
+/// or `flat-global`; unset or anything else, [`DEFAULT_SEARCH`]. Read when a graph is counted, for
 /// comparing the kernels in one run (`benches/peers/tc_h100.sh`) without a rebuild, and for
 /// the tests that check each of them (`tests/triangles_plan.rs` of the GPU backends).
 pub const SEARCH_ENV: &str = "TRIDENT_TC_SEARCH";
@@ -181,14 +193,19 @@ pub const SEARCH_ENV: &str = "TRIDENT_TC_SEARCH";
 /// The `BinarySearch` kernel that `TRIDENT_TC_SEARCH` ([`SEARCH_ENV`]) selects, else
 /// [`DEFAULT_SEARCH`].
 pub fn search_kernel() -> SearchKernel {
-    let Ok(v) = std::env::var(SEARCH_ENV) else {
-        return DEFAULT_SEARCH;
-    };
-    let v = v.trim();
-    SearchKernel::ALL
-        .into_iter()
-        .find(|k| v.eq_ignore_ascii_case(k.name()))
-        .unwrap_or(DEFAULT_SEARCH)
+    SearchKernel::parse(std::env::var(SEARCH_ENV).ok().as_deref())
+}
+
+impl SearchKernel {
+    /// The kernel a value of `TRIDENT_TC_SEARCH` names (any case, blanks around ignored),
+    /// else (`None` too) [`DEFAULT_SEARCH`].
+    pub fn parse(value: Option<&str>) -> SearchKernel {
+        let v = value.unwrap_or("").trim();
+        SearchKernel::ALL
+            .into_iter()
+            .find(|k| v.eq_ignore_ascii_case(k.name()))
+            .unwrap_or(DEFAULT_SEARCH)
+    }
 }
 
 impl RowBins {
@@ -343,11 +360,11 @@ impl GpuPlan {
                             row_end: 0,
                         });
                     }
-                    SearchKernel::Flat => {
+                    SearchKernel::Flat | SearchKernel::FlatGlobal => {
                         // A work-group per chunk of GPU_WG edges (the hardware balances the
                         // uneven chunks); the work-groups loop over the chunks when there
                         // are more than a grid holds, or than TRIDENT_TC_BINS's G says.
-                        let k = TriangleKernel::SearchFlat;
+                        let k = search.kernel();
                         let cap = group_limit().unwrap_or(1 << 30);
                         launches.push(TriangleLaunch {
                             kernel: k,
@@ -494,15 +511,25 @@ mod tests {
         let p = bs(SearchKernel::Edge).unwrap();
         assert_eq!(p.launches[0].kernel.name(), "tc_search");
         assert_eq!(p.launches[0].groups as usize, m.div_ceil(8));
-        let p = bs(SearchKernel::Flat).unwrap();
-        assert_eq!(p.launches.len(), 1);
-        assert_eq!(p.launches[0].kernel.name(), "tc_search_flat");
-        assert_eq!(p.launches[0].groups as usize, m.div_ceil(GPU_WG));
-        assert_eq!(p.scratch_words, 0);
+        for (k, name) in [
+            (SearchKernel::Flat, "tc_search_flat"),
+            (SearchKernel::FlatGlobal, "tc_search_flat_global"),
+        ] {
+            let p = bs(k).unwrap();
+            assert_eq!(p.launches.len(), 1);
+            assert_eq!(p.launches[0].kernel.name(), name);
+            assert_eq!(p.launches[0].groups as usize, m.div_ceil(GPU_WG));
+            assert_eq!(p.scratch_words, 0);
+        }
         for k in SearchKernel::ALL {
             assert_eq!(k.kernel(), bs(k).unwrap().launches[0].kernel);
             assert!(TriangleKernel::ALL.contains(&k.kernel()));
+            assert_eq!(SearchKernel::parse(Some(k.name())), k);
+            assert_eq!(SearchKernel::parse(Some(&format!(" {} ", k.name().to_uppercase()))), k);
         }
+        assert_eq!(SearchKernel::parse(Some("flat-global")), SearchKernel::FlatGlobal);
+        assert_eq!(SearchKernel::parse(None), DEFAULT_SEARCH);
+        assert_eq!(SearchKernel::parse(Some("bogus")), DEFAULT_SEARCH);
         assert_eq!(
             GpuPlan::new(TriangleAlgorithm::BinarySearch, &s, &b, 1 << 30)
                 .unwrap()
