@@ -342,10 +342,7 @@ impl GpuPlan {
                         if rows > 0 {
                             launches.push(TriangleLaunch {
                                 kernel: k,
-                                groups: grid(
-                                    k,
-                                    rows.div_ceil(GPU_WG / GPU_LANES).min(max_groups),
-                                )?,
+                                groups: grid(k, rows.div_ceil(GPU_WG / GPU_LANES).min(max_groups))?,
                                 row_begin: 0,
                                 row_end: rows as u64,
                             });
@@ -525,9 +522,15 @@ mod tests {
             assert_eq!(k.kernel(), bs(k).unwrap().launches[0].kernel);
             assert!(TriangleKernel::ALL.contains(&k.kernel()));
             assert_eq!(SearchKernel::parse(Some(k.name())), k);
-            assert_eq!(SearchKernel::parse(Some(&format!(" {} ", k.name().to_uppercase()))), k);
+            assert_eq!(
+                SearchKernel::parse(Some(&format!(" {} ", k.name().to_uppercase()))),
+                k
+            );
         }
-        assert_eq!(SearchKernel::parse(Some("flat-global")), SearchKernel::FlatGlobal);
+        assert_eq!(
+            SearchKernel::parse(Some("flat-global")),
+            SearchKernel::FlatGlobal
+        );
         assert_eq!(SearchKernel::parse(None), DEFAULT_SEARCH);
         assert_eq!(SearchKernel::parse(Some("bogus")), DEFAULT_SEARCH);
         assert_eq!(
