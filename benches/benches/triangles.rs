@@ -23,6 +23,9 @@
 //!   the warp-per-row kernel, up to B on the block-per-row one, longer on the global bitmap;
 //!   at most G work-groups per kernel); `0,0` times the former bitmap-only hash path
 //!   (`trident_core::triangles::plan::limits`).
+//! - `TRIDENT_TC_SEARCH=edge|row|flat`: the GPU binary-search kernel
+//!   (`trident_core::triangles::plan::SearchKernel`). Unset, `<backend>-binary-search` times
+//!   the default one and `<backend>-binary-search-<kernel>` each other one (GPU backends).
 //! - `TRIDENT_BENCH_BACKENDS=cpu,cuda,...`: only these backends (default: all present);
 //!   OpenCL on a CPU device (PoCL) only when named there or with `TRIDENT_BENCH_OPENCL_CPU=1`.
 
@@ -32,6 +35,7 @@ use std::time::{Duration, Instant};
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use trident_benches::BackendFilter;
+use trident_core::triangles::plan::{SearchKernel, DEFAULT_SEARCH, SEARCH_ENV};
 use trident_core::triangles::{reference_counts, OrientedGraph};
 use trident_core::{
     generate, io, Graph, Result, TriangleAlgorithm, TriangleCount, TriangleOptions,
@@ -189,6 +193,9 @@ fn bench_on<B: TriangleCount>(group: &mut BenchmarkGroup<'_, WallTime>, b: &B, i
         group.bench_function(id.as_str(), |bench| {
             bench.iter(|| b.count_oriented(&d, &opts).expect("count"))
         });
+        if alg == TriangleAlgorithm::BinarySearch && name != "cpu" {
+            bench_search_kernels(group, b, &d, &opts, &id, &check);
+        }
     }
     drop(d);
     // The seed's formulation: oriented by id, merge per row.
@@ -211,6 +218,36 @@ fn bench_on<B: TriangleCount>(group: &mut BenchmarkGroup<'_, WallTime>, b: &B, i
         group.bench_function(id.as_str(), |bench| {
             bench.iter(|| b.count_triangles(&input.graph, &opts).expect("count"))
         });
+    }
+}
+
+/// The GPU binary-search kernels other than the default ([`SearchKernel`]), each as
+/// `<id>-<kernel>` (e.g. `cuda-binary-search-flat`), selected by setting `TRIDENT_TC_SEARCH`
+/// around its count (read when a graph is counted; the benchmark runs one thing at a time).
+/// Not when the variable is set already: then `<id>` times the kernel it names.
+fn bench_search_kernels<B: TriangleCount>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    b: &B,
+    d: &B::Oriented,
+    opts: &TriangleOptions,
+    id: &str,
+    check: &dyn Fn(&str, Result<u64>) -> bool,
+) {
+    if std::env::var_os(SEARCH_ENV).is_some() {
+        return;
+    }
+    for k in SearchKernel::ALL {
+        if k == DEFAULT_SEARCH {
+            continue;
+        }
+        std::env::set_var(SEARCH_ENV, k.name());
+        let id = format!("{id}-{}", k.name());
+        if check(&id, b.count_oriented(d, opts).map(|c| c.total)) {
+            group.bench_function(id.as_str(), |bench| {
+                bench.iter(|| b.count_oriented(d, opts).expect("count"))
+            });
+        }
+        std::env::remove_var(SEARCH_ENV);
     }
 }
 

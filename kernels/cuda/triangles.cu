@@ -17,13 +17,30 @@
 //              the 32 lanes stride over the shorter of N+(v), N+(u) and binary-search each
 //              element in the longer. Keeps every lane busy on long, skewed rows.
 //              Global size: ceil(m / (TC_WG / 32)) * TC_WG.
-//   tc_search_row (BinarySearch under TRIDENT_TC_SEARCH=row): a warp per row v of
+//   tc_search_row (BinarySearch, the default; TRIDENT_TC_SEARCH=row): a warp per row v of
 //              rows[row_begin..row_end) (TC_WG / TC_LANES rows per block and round; blocks
 //              loop over the list), no row search and no shared memory: for each u in N+(v) in
 //              turn, the lanes either stride over N+(u) (up to the largest element of N+(v))
 //              and binary-search each w in N+(v), or stride over N+(v) and binary-search each
 //              element in N+(u), whichever costs fewer rounds x steps. No __syncthreads inside
 //              the row loop. Grid: any G >= 1 blocks of TC_WG.
+//   tc_search_flat (BinarySearch under TRIDENT_TC_SEARCH=flat): block g takes the chunks of
+//              TC_WG oriented edges g, g + G, ... (chunk k: edges [k*TC_WG, (k+1)*TC_WG)); the
+//              rows they leave from are cached in shared memory as in tc_merge. Thread l sets
+//              up edge e = v -> u (u = N+(v)[i]): a triangle (v, u, w) needs w in N+(v)[i+1..]
+//              and in N+(u) up to vmax = max N+(v), the first `cut` elements of N+(u) (one
+//              binary search). The thread picks the cheaper (items x search steps) of: scan
+//              N+(u)[0..cut) and binary-search each element in N+(v)[i+1..], or scan
+//              N+(v)[i+1..] and search N+(u)[0..cut) (N+(v) from the cache when the rows fit in
+//              it). An exclusive prefix sum of the item counts over the block (offs, in shared
+//              memory) flattens the items of all TC_WG edges: thread l takes items
+//              l, l + TC_WG, ..., finding the edge of each by galloping forward in offs, so
+//              that no lane idles on a short list and no edge waits for another's round.
+//              Per-node counts: per_node[w] per triangle, per_node[v] and [u] once per run of
+//              a thread's items on one edge. Grid: any G >= 1 blocks (the host: one per chunk).
+//   tc_search_flat_global (BinarySearch under TRIDENT_TC_SEARCH=flat-global): tc_search_flat
+//              without the row cache (N+(v) read from global memory too): 10 KB of shared
+//              memory per block instead of 18, more of the SM's memory left to the L1 cache.
 //   Hash: three kernels, each over a bin of rows rows[row_begin..row_end) chosen by
 //   out-degree on the host (trident_core::triangles::plan::RowBins), so that each launch is
 //   uniform. Each takes a row v, puts N+(v) in a set, and tests every w of N+(u) for every u
@@ -43,7 +60,7 @@
 //              left zero on exit; each thread scans N+(u) for its u in N+(v).
 //              Global size: G * TC_WG (G chosen by the host, scratch holds G * words uints).
 //
-// Kernel arguments (all six kernels; the host code must match them exactly):
+// Kernel arguments (all eight kernels; the host code must match them exactly):
 //   unsigned long long n              number of nodes
 //   unsigned long long m              number of oriented edges (= len(adj))
 //   const unsigned long long *indptr  n + 1 row pointers
@@ -55,8 +72,8 @@
 //   unsigned int *scratch             tc_hash's bitmaps (see above); unused otherwise
 //   const unsigned int *rows          the binned row list
 //   unsigned long long row_begin      the hash kernels and tc_search_row take
-//   unsigned long long row_end        rows[row_begin..row_end); tc_merge and tc_search
-//                                     ignore the three
+//   unsigned long long row_end        rows[row_begin..row_end); tc_merge, tc_search and
+//                                     tc_search_flat(_global) ignore the three
 //
 // Blocks are TC_WG = 256 threads (__launch_bounds__). Counts are summed per block in shared
 // memory and added once per block to *total with a 64-bit atomicAdd; per-node counts use
@@ -547,4 +564,236 @@ extern "C" __global__ void __launch_bounds__(TC_WG)
         __syncthreads();
     }
     tc_group_sum(sums, c, total);
+}
+
+namespace {
+
+// Whether x is in the sorted list L[0 .. nl) (binary search; L in shared or global memory).
+__device__ __forceinline__ bool tc_find(const u32 *L, u32 nl, u32 x) {
+    u32 lo = 0, hi = nl;
+    while (lo < hi) {
+        u32 mid = lo + (hi - lo) / 2;
+        if (L[mid] < x) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < nl && L[lo] == x;
+}
+
+// The number of elements <= x in the sorted list L[0 .. nl) (global).
+__device__ __forceinline__ u32 tc_upper_bound(const u32 *__restrict__ L, u32 nl, u32 x) {
+    u32 lo = 0, hi = nl;
+    while (lo < hi) {
+        u32 mid = lo + (hi - lo) / 2;
+        if (L[mid] <= x) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+// tc_search_flat's per-edge flags: the scanned / the searched list lies in the row cache.
+constexpr u32 TC_SCAN_CACHED = 1u;
+constexpr u32 TC_FIND_CACHED = 2u;
+
+} // namespace
+
+namespace {
+
+// tc_search_flat's tables of the chunk's edges, in shared memory.
+struct tc_flat_tables {
+    u64 offs[TC_WG + 1]; // offs[t]: first item of edge t; offs[TC_WG]: the total
+    u64 sbase[TC_WG];    // adj offset of edge t's scanned list
+    u64 fbase[TC_WG];    // adj offset of edge t's searched list
+    u32 flen[TC_WG];     // its length
+    u32 flags[TC_WG];    // TC_SCAN_CACHED | TC_FIND_CACHED
+    u32 ev[TC_WG];       // edge t is v -> u (for per-node counts)
+    u32 eu[TC_WG];
+    u64 first_last[2];
+};
+
+// The body of tc_search_flat and tc_search_flat_global: the chunk's rows are cached in
+// cache[0 .. cache_cap) when they fit (cache_cap 0: never). All threads call it.
+__device__ __forceinline__ void
+tc_search_flat_run(u64 n, u64 m, const u64 *__restrict__ indptr, const u32 *__restrict__ adj,
+                   u64 *total, u64 *per_node, u32 want_per_node, u32 *cache, u32 cache_cap,
+                   tc_flat_tables *T) {
+    u32 lid = threadIdx.x;
+    u64 c = 0;
+    u64 chunks = (m + TC_WG - 1) / TC_WG;
+    for (u64 chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
+        u64 e0 = chunk * TC_WG;
+        u64 e_last = min(e0 + TC_WG, m) - 1;
+        u64 e = e0 + lid;
+        // The first and last rows of the chunk's edges; their span of adj cached if it fits.
+        if (lid == 0) {
+            T->first_last[0] = tc_row_of(indptr, 0, n - 1, e0);
+        } else if (lid == TC_WG - 1) {
+            T->first_last[1] = tc_row_of(indptr, 0, n - 1, e_last);
+        }
+        __syncthreads();
+        u64 v0 = T->first_last[0];
+        u64 v1 =
+            (e_last - e0 == TC_WG - 1) ? T->first_last[1] : tc_row_of(indptr, v0, n - 1, e_last);
+        u64 span0 = indptr[v0];
+        u64 span = indptr[v1 + 1] - span0;
+        bool cached = span <= cache_cap;
+        if (cached) {
+            for (u64 k = lid; k < span; k += TC_WG) {
+                cache[k] = adj[span0 + k];
+            }
+        }
+        // Edge e = v -> u (u = N+(v)[i]): a triangle (v, u, w) has w in N+(v)[i+1 ..] (w > u)
+        // and in N+(u) up to vmax = max N+(v): the first `cut` elements of N+(u). Either
+        // direction: scan N+(u)[0 .. cut) and search N+(v)[i+1 ..], or scan N+(v)[i+1 ..]
+        // and search N+(u)[0 .. cut), whichever costs fewer items x search steps.
+        u64 items = 0;
+        u32 v = 0, u = 0, fl = 0, nf = 0;
+        u64 sb = 0, fb = 0;
+        if (e < m) {
+            u64 row = tc_row_of(indptr, v0, v1, e);
+            v = (u32)row;
+            u = adj[e];
+            u64 a_end = indptr[row + 1]; // N+(v) ends at a_end; N+(v)[i+1 ..] starts at e + 1
+            u32 after = (u32)(a_end - 1 - e);
+            u64 b0 = indptr[u];
+            u32 nb = (u32)(indptr[u + 1] - b0);
+            if (after != 0 && nb != 0) {
+                u32 vmax = adj[a_end - 1];
+                u32 cut = tc_upper_bound(adj + b0, nb, vmax);
+                if (cut != 0) {
+                    u64 cost_scan_u = (u64)cut * (33 - __clz(after));
+                    u64 cost_scan_v = (u64)after * (33 - __clz(cut));
+                    if (cost_scan_u <= cost_scan_v) {
+                        items = cut;
+                        sb = b0;
+                        fb = e + 1;
+                        nf = after;
+                        fl = cached ? TC_FIND_CACHED : 0;
+                    } else {
+                        items = after;
+                        sb = e + 1;
+                        fb = b0;
+                        nf = cut;
+                        fl = cached ? TC_SCAN_CACHED : 0;
+                    }
+                }
+            }
+        }
+        T->sbase[lid] = sb;
+        T->fbase[lid] = fb;
+        T->flen[lid] = nf;
+        T->flags[lid] = fl;
+        T->ev[lid] = v;
+        T->eu[lid] = u;
+        // Exclusive prefix sums of the item counts (Hillis-Steele in offs[1 ..]).
+        T->offs[lid + 1] = items;
+        if (lid == 0) {
+            T->offs[0] = 0;
+        }
+        __syncthreads();
+        for (u32 s = 1; s < TC_WG; s <<= 1) {
+            u64 x = lid >= s ? T->offs[lid + 1 - s] : 0;
+            __syncthreads();
+            T->offs[lid + 1] += x;
+            __syncthreads();
+        }
+        // The chunk's items, flattened: thread lid takes items lid, lid + TC_WG, ...; item q
+        // is element q - offs[t] of edge t's scanned list, offs[t] <= q < offs[t + 1].
+        u64 n_items = T->offs[TC_WG];
+        // Edge t, the last one reached, in registers: its items end at `end`, item q is
+        // adj[skew + q] (wrapping), searched for in the tnf elements at adj[tfb ..] (tfl:
+        // which lists are cached).
+        u32 t = 0, next = 0; // next: the first edge this work-item may move on to
+        u64 end = 0, skew = 0, tfb = 0;
+        u32 tnf = 0, tfl = 0;
+        u32 hits = 0; // triangles of edge t found here, not yet added to per_node[v], [u]
+        for (u64 q = lid; q < n_items; q += TC_WG) {
+            if (q >= end) {
+                if (hits != 0) {
+                    tc_add_u64(&per_node[T->ev[t]], hits);
+                    tc_add_u64(&per_node[T->eu[t]], hits);
+                    hits = 0;
+                }
+                // On to the last edge t >= next with offs[t] <= q (edges without items are
+                // passed over): gallop from `next`, then bisect; offs[TC_WG] > q ends both.
+                u32 lo = next, step = 1;
+                u32 hi = min(lo + 1, TC_WG);
+                while (T->offs[hi] <= q) {
+                    lo = hi;
+                    step <<= 1;
+                    hi = min(lo + step, TC_WG);
+                }
+                while (hi - lo > 1) {
+                    u32 mid = (lo + hi) / 2;
+                    if (T->offs[mid] <= q) {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                t = lo;
+                next = lo + 1;
+                end = T->offs[lo + 1];
+                skew = T->sbase[lo] - T->offs[lo];
+                tfb = T->fbase[lo];
+                tnf = T->flen[lo];
+                tfl = T->flags[lo];
+            }
+            u64 si = skew + q;
+            u32 x = (tfl & TC_SCAN_CACHED) ? cache[si - span0] : adj[si];
+            bool hit = (tfl & TC_FIND_CACHED) ? tc_find(cache + (tfb - span0), tnf, x)
+                                              : tc_find(adj + tfb, tnf, x);
+            if (hit) {
+                c++;
+                if (want_per_node) {
+                    hits++;
+                    tc_add_u64(&per_node[x], 1);
+                }
+            }
+        }
+        if (hits != 0) {
+            tc_add_u64(&per_node[T->ev[t]], hits);
+            tc_add_u64(&per_node[T->eu[t]], hits);
+        }
+        // The next chunk overwrites the cache and the edge tables.
+        __syncthreads();
+    }
+    // Every thread is past the chunk loop's last __syncthreads: offs is free for the sum.
+    tc_group_sum(T->offs, c, total);
+}
+
+} // namespace
+
+// At least 8 blocks per SM (2048 threads, 32 registers each): latency-bound searches.
+extern "C" __global__ void __launch_bounds__(TC_WG, 8)
+    tc_search_flat(u64 n, u64 m, const u64 *__restrict__ indptr, const u32 *__restrict__ adj,
+                   u64 *total, u64 *per_node, u32 want_per_node, u32 *scratch,
+                   const u32 *__restrict__ rows, u64 row_begin, u64 row_end) {
+    __shared__ u32 cache[TC_CACHE];
+    __shared__ tc_flat_tables tables;
+    (void)scratch;
+    (void)rows;
+    (void)row_begin;
+    (void)row_end;
+    tc_search_flat_run(n, m, indptr, adj, total, per_node, want_per_node, cache, TC_CACHE,
+                       &tables);
+}
+
+extern "C" __global__ void __launch_bounds__(TC_WG, 8)
+    tc_search_flat_global(u64 n, u64 m, const u64 *__restrict__ indptr,
+                          const u32 *__restrict__ adj, u64 *total, u64 *per_node,
+                          u32 want_per_node, u32 *scratch, const u32 *__restrict__ rows,
+                          u64 row_begin, u64 row_end) {
+    __shared__ u32 cache[1]; // never used: no row cache
+    __shared__ tc_flat_tables tables;
+    (void)scratch;
+    (void)rows;
+    (void)row_begin;
+    (void)row_end;
+    tc_search_flat_run(n, m, indptr, adj, total, per_node, want_per_node, cache, 0, &tables);
 }

@@ -17,13 +17,31 @@
 //              the 32 lanes stride over the shorter of N+(v), N+(u) and binary-search each
 //              element in the longer. Keeps every lane busy on long, skewed rows.
 //              Global size: ceil(m / (TC_WG / 32)) * TC_WG.
-//   tc_search_row (BinarySearch under TRIDENT_TC_SEARCH=row): a team of TC_LANES work-items
-//              per row v of rows[row_begin..row_end) (TC_WG / TC_LANES rows per group and
-//              round; groups loop over the list), no row search and no local memory: for each
-//              u in N+(v) in turn, the lanes either stride over N+(u) (up to the largest
-//              element of N+(v)) and binary-search each w in N+(v), or stride over N+(v) and
-//              binary-search each element in N+(u), whichever costs fewer rounds x steps.
-//              No barriers inside the row loop. Global size: G * TC_WG for any G >= 1.
+//   tc_search_row (BinarySearch, the default; TRIDENT_TC_SEARCH=row): a team of TC_LANES
+//              work-items per row v of rows[row_begin..row_end) (TC_WG / TC_LANES rows per
+//              group and round; groups loop over the list), no row search and no local memory:
+//              for each u in N+(v) in turn, the lanes either stride over N+(u) (up to the
+//              largest element of N+(v)) and binary-search each w in N+(v), or stride over
+//              N+(v) and binary-search each element in N+(u), whichever costs fewer rounds x
+//              steps. No barriers inside the row loop. Global size: G * TC_WG for any G >= 1.
+//   tc_search_flat (BinarySearch under TRIDENT_TC_SEARCH=flat): work-group g takes the chunks
+//              of TC_WG oriented edges g, g + G, ... (chunk k: edges [k*TC_WG, (k+1)*TC_WG));
+//              the rows they leave from are cached in local memory as in tc_merge. Work-item l
+//              sets up edge e = v -> u (u = N+(v)[i]): a triangle (v, u, w) needs w in
+//              N+(v)[i+1..] and in N+(u) up to vmax = max N+(v), the first `cut` elements of
+//              N+(u) (one binary search). The work-item picks the cheaper (items x search
+//              steps) of: scan N+(u)[0..cut) and binary-search each element in N+(v)[i+1..], or
+//              scan N+(v)[i+1..] and search N+(u)[0..cut) (N+(v) from the cache when the rows
+//              fit in it). An exclusive prefix sum of the item counts over the group (offs, in
+//              local memory) flattens the items of all TC_WG edges: work-item l takes items l,
+//              l + TC_WG, ..., finding the edge of each by galloping forward in offs, so that
+//              no lane idles on a short list and no edge waits for another's round. Per-node
+//              counts: per_node[w] per triangle, per_node[v] and [u] once per run of a
+//              work-item's items on one edge. Global size: G * TC_WG for any G >= 1 (the host:
+//              one group per chunk).
+//   tc_search_flat_global (BinarySearch under TRIDENT_TC_SEARCH=flat-global): tc_search_flat
+//              without the row cache (N+(v) read from global memory too): 10 KB of local
+//              memory per group instead of 18, more of the SM's memory left to the L1 cache.
 //   Hash: three kernels, each over a bin of rows rows[row_begin..row_end) chosen by
 //   out-degree on the host (trident_core::triangles::plan::RowBins), so that each launch is
 //   uniform. Each takes a row v, puts N+(v) in a set, and tests every w of N+(u) for every u
@@ -43,7 +61,7 @@
 //              left zero on exit; each work-item scans N+(u) for its u in N+(v).
 //              Global size: G * TC_WG (G chosen by the host, scratch holds G * words uints).
 //
-// Kernel arguments (all six kernels; the host code must match them exactly):
+// Kernel arguments (all eight kernels; the host code must match them exactly):
 //   ulong n                 number of nodes
 //   ulong m                 number of oriented edges (= len(adj))
 //   const ulong *indptr     n + 1 row pointers
@@ -55,7 +73,7 @@
 //   uint  *scratch          tc_hash's bitmaps (see above); unused (one element) otherwise
 //   const uint *rows        the binned row list (at least one element)
 //   ulong row_begin         the hash kernels and tc_search_row take rows[row_begin..row_end);
-//   ulong row_end           tc_merge and tc_search ignore the three
+//   ulong row_end           tc_merge, tc_search, tc_search_flat(_global) ignore the three
 //
 // Work-groups are TC_WG = 256 work-items (reqd_work_group_size). Counts are summed per
 // work-group in local memory and added once per group to *total, in 64 bits: with atom_add
@@ -594,4 +612,237 @@ tc_hash(const ulong n, const ulong m, __global const ulong *indptr, __global con
         barrier(CLK_GLOBAL_MEM_FENCE);
     }
     tc_group_sum(sums, c, total);
+}
+
+// Whether x is in the sorted list L[0 .. nl) (binary search; SPACE: __local or __global).
+#define TC_DEFINE_FIND(NAME, SPACE)                                                          \
+    inline int NAME(SPACE const uint *L, uint nl, uint x)                                    \
+    {                                                                                        \
+        uint lo = 0, hi = nl;                                                                \
+        while (lo < hi) {                                                                    \
+            uint mid = lo + (hi - lo) / 2;                                                   \
+            if (L[mid] < x) {                                                                \
+                lo = mid + 1;                                                                \
+            } else {                                                                         \
+                hi = mid;                                                                    \
+            }                                                                                \
+        }                                                                                    \
+        return lo < nl && L[lo] == x;                                                        \
+    }
+TC_DEFINE_FIND(tc_find_local, __local)
+TC_DEFINE_FIND(tc_find_global, __global)
+
+// The number of elements <= x in the sorted list L[0 .. nl) (global).
+inline uint tc_upper_bound(__global const uint *L, uint nl, uint x)
+{
+    uint lo = 0, hi = nl;
+    while (lo < hi) {
+        uint mid = lo + (hi - lo) / 2;
+        if (L[mid] <= x) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+// tc_search_flat's per-edge flags: the scanned / the searched list lies in the row cache.
+#define TC_SCAN_CACHED 1u
+#define TC_FIND_CACHED 2u
+
+// tc_search_flat's tables of the chunk's edges, in local memory.
+typedef struct {
+    ulong offs[TC_WG + 1]; // offs[t]: first item of edge t; offs[TC_WG]: the total
+    ulong sbase[TC_WG];    // adj offset of edge t's scanned list
+    ulong fbase[TC_WG];    // adj offset of edge t's searched list
+    uint flen[TC_WG];      // its length
+    uint flags[TC_WG];     // TC_SCAN_CACHED | TC_FIND_CACHED
+    uint ev[TC_WG];        // edge t is v -> u (for per-node counts)
+    uint eu[TC_WG];
+    ulong first_last[2];
+} tc_flat_tables;
+
+// The body of tc_search_flat and tc_search_flat_global: the chunk's rows are cached in
+// cache[0 .. cache_cap) when they fit (cache_cap 0: never). All work-items call it.
+inline void tc_search_flat_run(ulong n, ulong m, __global const ulong *restrict indptr,
+                               __global const uint *restrict adj, __global ulong *total,
+                               __global ulong *per_node, uint want_per_node,
+                               __local uint *cache, uint cache_cap, __local tc_flat_tables *T)
+{
+    uint lid = get_local_id(0);
+    ulong c = 0;
+    ulong chunks = (m + TC_WG - 1) / TC_WG;
+    for (ulong chunk = get_group_id(0); chunk < chunks; chunk += get_num_groups(0)) {
+        ulong e0 = chunk * TC_WG;
+        ulong e_last = min(e0 + TC_WG, m) - 1;
+        ulong e = e0 + lid;
+        // The first and last rows of the chunk's edges; their span of adj cached if it fits.
+        if (lid == 0) {
+            T->first_last[0] = tc_row_of(indptr, 0, n - 1, e0);
+        } else if (lid == TC_WG - 1) {
+            T->first_last[1] = tc_row_of(indptr, 0, n - 1, e_last);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        ulong v0 = T->first_last[0];
+        ulong v1 =
+            (e_last - e0 == TC_WG - 1) ? T->first_last[1] : tc_row_of(indptr, v0, n - 1, e_last);
+        ulong span0 = indptr[v0];
+        ulong span = indptr[v1 + 1] - span0;
+        uint cached = span <= cache_cap;
+        if (cached) {
+            for (ulong k = lid; k < span; k += TC_WG) {
+                cache[k] = adj[span0 + k];
+            }
+        }
+        // Edge e = v -> u (u = N+(v)[i]): a triangle (v, u, w) has w in N+(v)[i+1 ..] (w > u)
+        // and in N+(u) up to vmax = max N+(v): the first `cut` elements of N+(u). Either
+        // direction: scan N+(u)[0 .. cut) and search N+(v)[i+1 ..], or scan N+(v)[i+1 ..]
+        // and search N+(u)[0 .. cut), whichever costs fewer items x search steps.
+        ulong items = 0;
+        uint v = 0, u = 0, fl = 0, nf = 0;
+        ulong sb = 0, fb = 0;
+        if (e < m) {
+            ulong row = tc_row_of(indptr, v0, v1, e);
+            v = (uint)row;
+            u = adj[e];
+            ulong a_end = indptr[row + 1]; // N+(v) ends at a_end; N+(v)[i+1 ..] starts at e + 1
+            uint after = (uint)(a_end - 1 - e);
+            ulong b0 = indptr[u];
+            uint nb = (uint)(indptr[u + 1] - b0);
+            if (after != 0 && nb != 0) {
+                uint vmax = adj[a_end - 1];
+                uint cut = tc_upper_bound(adj + b0, nb, vmax);
+                if (cut != 0) {
+                    ulong cost_scan_u = (ulong)cut * (33 - clz(after));
+                    ulong cost_scan_v = (ulong)after * (33 - clz(cut));
+                    if (cost_scan_u <= cost_scan_v) {
+                        items = cut;
+                        sb = b0;
+                        fb = e + 1;
+                        nf = after;
+                        fl = cached ? TC_FIND_CACHED : 0;
+                    } else {
+                        items = after;
+                        sb = e + 1;
+                        fb = b0;
+                        nf = cut;
+                        fl = cached ? TC_SCAN_CACHED : 0;
+                    }
+                }
+            }
+        }
+        T->sbase[lid] = sb;
+        T->fbase[lid] = fb;
+        T->flen[lid] = nf;
+        T->flags[lid] = fl;
+        T->ev[lid] = v;
+        T->eu[lid] = u;
+        // Exclusive prefix sums of the item counts (Hillis-Steele in offs[1 ..]).
+        T->offs[lid + 1] = items;
+        if (lid == 0) {
+            T->offs[0] = 0;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint s = 1; s < TC_WG; s <<= 1) {
+            ulong x = lid >= s ? T->offs[lid + 1 - s] : 0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            T->offs[lid + 1] += x;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        // The chunk's items, flattened: work-item lid takes items lid, lid + TC_WG, ...;
+        // item q is element q - offs[t] of edge t's scanned list, offs[t] <= q < offs[t + 1].
+        ulong n_items = T->offs[TC_WG];
+        // Edge t, the last one reached, in registers: its items end at `end`, item q is
+        // adj[skew + q] (wrapping), searched for in the tnf elements at adj[tfb ..] (tfl:
+        // which lists are cached).
+        uint t = 0, next = 0; // next: the first edge this work-item may move on to
+        ulong end = 0, skew = 0, tfb = 0;
+        uint tnf = 0, tfl = 0;
+        uint hits = 0; // triangles of edge t found here, not yet added to per_node[v], [u]
+        for (ulong q = lid; q < n_items; q += TC_WG) {
+            if (q >= end) {
+                if (hits != 0) {
+                    tc_add_u64(&per_node[T->ev[t]], hits);
+                    tc_add_u64(&per_node[T->eu[t]], hits);
+                    hits = 0;
+                }
+                // On to the last edge t >= next with offs[t] <= q (edges without items are
+                // passed over): gallop from `next`, then bisect; offs[TC_WG] > q ends both.
+                uint lo = next, step = 1;
+                uint hi = min(lo + 1, (uint)TC_WG);
+                while (T->offs[hi] <= q) {
+                    lo = hi;
+                    step <<= 1;
+                    hi = min(lo + step, (uint)TC_WG);
+                }
+                while (hi - lo > 1) {
+                    uint mid = (lo + hi) / 2;
+                    if (T->offs[mid] <= q) {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                t = lo;
+                next = lo + 1;
+                end = T->offs[lo + 1];
+                skew = T->sbase[lo] - T->offs[lo];
+                tfb = T->fbase[lo];
+                tnf = T->flen[lo];
+                tfl = T->flags[lo];
+            }
+            ulong si = skew + q;
+            uint x = (tfl & TC_SCAN_CACHED) ? cache[si - span0] : adj[si];
+            int hit = (tfl & TC_FIND_CACHED) ? tc_find_local(cache + (tfb - span0), tnf, x)
+                                             : tc_find_global(adj + tfb, tnf, x);
+            if (hit) {
+                c++;
+                if (want_per_node) {
+                    hits++;
+                    tc_add_u64(&per_node[x], 1);
+                }
+            }
+        }
+        if (hits != 0) {
+            tc_add_u64(&per_node[T->ev[t]], hits);
+            tc_add_u64(&per_node[T->eu[t]], hits);
+        }
+        // The next chunk overwrites the cache and the edge tables.
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    // Every work-item is past the chunk loop's last barrier: offs is free for the sum.
+    tc_group_sum(T->offs, c, total);
+}
+
+__kernel __attribute__((reqd_work_group_size(TC_WG, 1, 1))) void
+tc_search_flat(const ulong n, const ulong m, __global const ulong *restrict indptr,
+               __global const uint *restrict adj, __global ulong *total,
+               __global ulong *per_node, const uint want_per_node, __global uint *scratch,
+               __global const uint *rows, const ulong row_begin, const ulong row_end)
+{
+    __local uint cache[TC_CACHE];
+    __local tc_flat_tables tables;
+    (void)scratch;
+    (void)rows;
+    (void)row_begin;
+    (void)row_end;
+    tc_search_flat_run(n, m, indptr, adj, total, per_node, want_per_node, cache, TC_CACHE,
+                       &tables);
+}
+
+__kernel __attribute__((reqd_work_group_size(TC_WG, 1, 1))) void
+tc_search_flat_global(const ulong n, const ulong m, __global const ulong *restrict indptr,
+                      __global const uint *restrict adj, __global ulong *total,
+                      __global ulong *per_node, const uint want_per_node,
+                      __global uint *scratch, __global const uint *rows,
+                      const ulong row_begin, const ulong row_end)
+{
+    __local uint cache[1]; // never used: no row cache
+    __local tc_flat_tables tables;
+    (void)scratch;
+    (void)rows;
+    (void)row_begin;
+    (void)row_end;
+    tc_search_flat_run(n, m, indptr, adj, total, per_node, want_per_node, cache, 0, &tables);
 }

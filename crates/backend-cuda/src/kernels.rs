@@ -64,7 +64,7 @@ trident_core::kernel_table! {
     /// `kernels/cuda/spmv.cu`: ELLPACK-R SpMV.
     Spmv => cuda_module!(spmv, typed: ["spmv_ellr"], plain: []),
     /// `kernels/cuda/triangles.cu`: triangle counting (plain kernels, no precision).
-    Triangles => cuda_module!(triangles, typed: [], plain: ["tc_merge", "tc_search", "tc_search_row", "tc_hash_warp", "tc_hash_block", "tc_hash"]),
+    Triangles => cuda_module!(triangles, typed: [], plain: ["tc_merge", "tc_search", "tc_search_row", "tc_search_flat", "tc_search_flat_global", "tc_hash_warp", "tc_hash_block", "tc_hash"]),
     /// `kernels/cuda/matmul.cu`: the tiled GEMM and the strided block sum of Strassen.
     Matmul => cuda_module!(
         matmul,

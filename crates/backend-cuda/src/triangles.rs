@@ -104,8 +104,9 @@ impl TriangleCount for Cuda {
             // buffers and two u64s, matching the kernel's (u64, u64, const u64*, const u32*,
             // u64*, u64*, u32, u32*, const u32*, u64, u64). indptr holds n + 1 row pointers and
             // adj m ids < n (OrientedGraph invariants; m > 0 so n > 0); the kernels read
-            // indptr[0..=n] and adj[0..m] only: tc_merge and tc_search for edges e < m (256
-            // resp. 8 per block), the hash kernels and tc_search_row for
+            // indptr[0..=n] and adj[0..m] only: tc_merge, tc_search and tc_search_flat for
+            // edges e < m (256, 8 resp. 256 per block and chunk), the hash kernels and
+            // tc_search_row for
             // rows[row_begin..row_end), a range of the uploaded bins (RowBins: rows < n,
             // out-degree within the kernel's bin, at least 2).
             // `total` has one element; `per_node` n when want_per_node, and is not touched

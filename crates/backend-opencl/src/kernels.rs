@@ -64,7 +64,7 @@ trident_core::kernel_table! {
     /// `kernels/opencl/spmv.cl`: ELLPACK-R SpMV.
     Spmv => cl_module!(spmv, typed: ["spmv_ellr"], plain: []),
     /// `kernels/opencl/triangles.cl`: triangle counting (no precision; plain kernels).
-    Triangles => cl_module!(triangles, typed: [], plain: ["tc_merge", "tc_search", "tc_search_row", "tc_hash_warp", "tc_hash_block", "tc_hash"]),
+    Triangles => cl_module!(triangles, typed: [], plain: ["tc_merge", "tc_search", "tc_search_row", "tc_search_flat", "tc_search_flat_global", "tc_hash_warp", "tc_hash_block", "tc_hash"]),
     /// `kernels/opencl/matmul.cl`: the tiled GEMM and the strided block sum of Strassen.
     Matmul => cl_module!(matmul, typed: ["gemm", "gemm_fused", "matadd"], plain: []),
     /// `kernels/opencl/mcl.cl`: the R-MCL iteration (mass, penalty, fused column pass in

@@ -133,10 +133,11 @@ impl TriangleCount for OpenCl {
             // SAFETY: the eleven arguments have the kernel's types (two u64, four buffers, a
             // u32, two buffers, two u64), all made in this instance's context (owner check).
             // indptr holds n + 1 row pointers and adj m ids < n (OrientedGraph invariants,
-            // m > 0 so n > 0); the kernels read indptr[0..=n] and adj[0..m] only: tc_merge and
-            // tc_search for edges e < m (WG resp. WG/LANES edges per group), the hash kernels
-            // and tc_search_row for rows[row_begin..row_end), a range of the uploaded bins
-            // (RowBins: rows < n, out-degree within the kernel's bin, at least 2). `total` has one element, `per_node` n when
+            // m > 0 so n > 0); the kernels read indptr[0..=n] and adj[0..m] only: tc_merge,
+            // tc_search and tc_search_flat for edges e < m (WG, WG/LANES resp. WG edges per
+            // group and chunk), the hash kernels and tc_search_row for rows[row_begin..row_end),
+            // a range of the uploaded bins (RowBins: rows < n, out-degree within the kernel's
+            // bin, at least 2). `total` has one element, `per_node` n when
             // want_per_node (else it is not touched), and scratch holds the plan's
             // `groups * ceil(n/32)` zeroed words for tc_hash, which uses words
             // [g*words, (g+1)*words) of group g < groups and leaves them zero. The buffers

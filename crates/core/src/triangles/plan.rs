@@ -33,8 +33,14 @@ pub enum TriangleKernel {
     /// `tc_search`: one warp per oriented edge, binary search.
     Search,
     /// `tc_search_row`: one warp per row of the row list, binary search per out-neighbour
-    /// (the default; `TRIDENT_TC_SEARCH=edge` selects `tc_search`, [`SEARCH_ENV`]).
+    /// ([`SearchKernel::Row`]).
     SearchRow,
+    /// `tc_search_flat`: [`GPU_WG`] oriented edges per work-group, the binary searches of all
+    /// of them flattened over its work-items ([`SearchKernel::Flat`]).
+    SearchFlat,
+    /// `tc_search_flat_global`: `tc_search_flat` without the row cache
+    /// ([`SearchKernel::FlatGlobal`]).
+    SearchFlatGlobal,
     /// `tc_hash_warp`: one warp per row of the row list, shared hash table.
     HashWarp,
     /// `tc_hash_block`: one work-group per row of the row list, shared hash table.
@@ -46,10 +52,12 @@ pub enum TriangleKernel {
 
 impl TriangleKernel {
     /// Every kernel, in a fixed order.
-    pub const ALL: [TriangleKernel; 6] = [
+    pub const ALL: [TriangleKernel; 8] = [
         Self::Merge,
         Self::Search,
         Self::SearchRow,
+        Self::SearchFlat,
+        Self::SearchFlatGlobal,
         Self::HashWarp,
         Self::HashBlock,
         Self::HashBitmap,
@@ -61,6 +69,8 @@ impl TriangleKernel {
             Self::Merge => "tc_merge",
             Self::Search => "tc_search",
             Self::SearchRow => "tc_search_row",
+            Self::SearchFlat => "tc_search_flat",
+            Self::SearchFlatGlobal => "tc_search_flat_global",
             Self::HashWarp => "tc_hash_warp",
             Self::HashBlock => "tc_hash_block",
             Self::HashBitmap => "tc_hash",
@@ -88,32 +98,114 @@ pub const BINS_ENV: &str = "TRIDENT_TC_BINS";
 /// The limits `(warp_max, block_max, max_groups)`: [`GPU_WARP_MAX`], [`GPU_BLOCK_MAX`],
 /// [`GPU_ROW_GROUPS`], or those of `TRIDENT_TC_BINS=W,B[,G]` ([`BINS_ENV`]; for timing the
 /// bins against each other without a rebuild, and for tests: `0,0` sends every row to the
-/// global-bitmap `tc_hash`, `G = 1` makes one work-group per kernel loop over all its rows).
+/// global-bitmap `tc_hash`, `G = 1` makes one work-group per kernel loop over all its rows,
+/// `tc_search_flat` included, which otherwise takes a work-group per chunk of edges).
 pub fn limits() -> (usize, usize, usize) {
     let default = (GPU_WARP_MAX, GPU_BLOCK_MAX, GPU_ROW_GROUPS);
-    let Ok(v) = std::env::var(BINS_ENV) else {
-        return default;
-    };
-    let f: Vec<Option<usize>> = v.split(',').map(|x| x.trim().parse().ok()).collect();
-    match f[..] {
-        [Some(w), Some(b)] => (w, b, default.2),
-        [Some(w), Some(b), Some(g)] => (w, b, g.max(1)),
-        _ => default,
+    match bins_env() {
+        Some((w, b, g)) => (w, b, g.unwrap_or(default.2)),
+        None => default,
     }
 }
 
-/// Environment switch of the `BinarySearch` kernel: unset or anything but `edge`,
-/// `tc_search_row` (a warp per row of out-degree >= 2, no per-edge row search) over all bins
-/// of [`RowBins`]; `edge`, the former `tc_search` (a warp per oriented edge). On the H100 at
-/// Kronecker scale 22 (64.2M edges) the row kernel counts in 90.9 ms against 171.8 ms for the
-/// edge kernel (CUDA; OpenCL alike), so it is the default. For comparing the two in one run
-/// (`benches/peers/tc_h100.sh`) without a rebuild.
+/// `TRIDENT_TC_BINS=W,B[,G]` parsed (`G` at least 1), if set and well formed.
+fn bins_env() -> Option<(usize, usize, Option<usize>)> {
+    let v = std::env::var(BINS_ENV).ok()?;
+    let f: Vec<Option<usize>> = v.split(',').map(|x| x.trim().parse().ok()).collect();
+    match f[..] {
+        [Some(w), Some(b)] => Some((w, b, None)),
+        [Some(w), Some(b), Some(g)] => Some((w, b, Some(g.max(1)))),
+        _ => None,
+    }
+}
+
+/// The work-group count `G` of `TRIDENT_TC_BINS=W,B,G`, if given: the cap of the kernels
+/// that otherwise take one work-group per chunk (`tc_search_flat`).
+fn group_limit() -> Option<usize> {
+    bins_env().and_then(|(_, _, g)| g)
+}
+
+/// The GPU kernel of [`TriangleAlgorithm::BinarySearch`]: all of them count every triangle
+/// once by binary search in sorted out-neighbour lists, on different work layouts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SearchKernel {
+    /// `tc_search`: a warp per oriented edge `v -> u`, its 32 lanes striding over the shorter
+    /// of `N+(v)`, `N+(u)` and searching the longer (each edge first finds its row by binary
+    /// search in `indptr`). H100, Kronecker scale 22: 171.8 ms.
+    Edge,
+    /// `tc_search_row`: a warp per row `v` of out-degree >= 2 ([`RowBins`], all bins), the
+    /// out-neighbours `u` of `v` one after the other, the lanes striding over one list and
+    /// searching the other. H100, Kronecker scale 22: 90.9 ms (CUDA), 90.5 ms (OpenCL).
+    Row,
+    /// `tc_search_flat`: a work-group per [`GPU_WG`] consecutive oriented edges (split rows,
+    /// shared rows, as `tc_merge`; the rows they span cached in local memory when they fit in
+    /// [`crate::triangles::GPU_ROW_CACHE`]). Each work-item sets up one edge `v -> u`: only
+    /// `w` in `N+(v)` after `u` and in `N+(u)` up to `max N+(v)` can close a triangle, so it
+    /// picks the cheaper of "scan `N+(u)` (up to `max N+(v)`), search `N+(v)` after `u`" and
+    /// "scan `N+(v)` after `u`, search `N+(u)`"; a prefix sum over the work-group then
+    /// flattens the scanned elements ("items") of all its edges, and work-item `l` takes items
+    /// `l, l + GPU_WG, ...`, each one binary search. No lane idles on short lists, and no edge
+    /// waits for another's round.
+    Flat,
+    /// `tc_search_flat_global`: [`SearchKernel::Flat`] without the row cache, every list read
+    /// from global memory: 10 KiB of shared / local memory per work-group instead of 18, which
+    /// leaves the L1 cache (which shares the SM's memory with it) more room for the lists
+    /// searched in. Which of the two wins is for the H100 to say.
+    FlatGlobal,
+}
+
+impl SearchKernel {
+    /// Every variant, in a fixed order.
+    pub const ALL: [SearchKernel; 4] = [Self::Edge, Self::Row, Self::Flat, Self::FlatGlobal];
+
+    /// The name `TRIDENT_TC_SEARCH` takes ([`SEARCH_ENV`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Edge => "edge",
+            Self::Row => "row",
+            Self::Flat => "flat",
+            Self::FlatGlobal => "flat-global",
+        }
+    }
+
+    /// The kernel it launches.
+    pub fn kernel(self) -> TriangleKernel {
+        match self {
+            Self::Edge => TriangleKernel::Search,
+            Self::Row => TriangleKernel::SearchRow,
+            Self::Flat => TriangleKernel::SearchFlat,
+            Self::FlatGlobal => TriangleKernel::SearchFlatGlobal,
+        }
+    }
+}
+
+/// The `BinarySearch` kernel when `TRIDENT_TC_SEARCH` ([`SEARCH_ENV`]) is unset or names
+/// none. The one-line switch of the default: `tc_search_row` stays until `tc_search_flat` is
+/// measured faster on the H100 (`benches/peers/tc_h100.sh` times both).
+pub const DEFAULT_SEARCH: SearchKernel = SearchKernel::Row;
+
+/// Environment switch of the `BinarySearch` kernel ([`SearchKernel`]): `edge`, `row`, `flat`
+/// or `flat-global`; unset or anything else, [`DEFAULT_SEARCH`]. Read when a graph is counted, for
+/// comparing the kernels in one run (`benches/peers/tc_h100.sh`) without a rebuild, and for
+/// the tests that check each of them (`tests/triangles_plan.rs` of the GPU backends).
 pub const SEARCH_ENV: &str = "TRIDENT_TC_SEARCH";
 
-/// Whether `BinarySearch` runs `tc_search_row` (the default) rather than `tc_search`
-/// (`TRIDENT_TC_SEARCH=edge`, [`SEARCH_ENV`]).
-pub fn search_by_row() -> bool {
-    !std::env::var(SEARCH_ENV).is_ok_and(|v| v.trim().eq_ignore_ascii_case("edge"))
+/// The `BinarySearch` kernel that `TRIDENT_TC_SEARCH` ([`SEARCH_ENV`]) selects, else
+/// [`DEFAULT_SEARCH`].
+pub fn search_kernel() -> SearchKernel {
+    SearchKernel::parse(std::env::var(SEARCH_ENV).ok().as_deref())
+}
+
+impl SearchKernel {
+    /// The kernel a value of `TRIDENT_TC_SEARCH` names (any case, blanks around ignored),
+    /// else (`None` too) [`DEFAULT_SEARCH`].
+    pub fn parse(value: Option<&str>) -> SearchKernel {
+        let v = value.unwrap_or("").trim();
+        SearchKernel::ALL
+            .into_iter()
+            .find(|k| v.eq_ignore_ascii_case(k.name()))
+            .unwrap_or(DEFAULT_SEARCH)
+    }
 }
 
 impl RowBins {
@@ -204,6 +296,18 @@ impl GpuPlan {
         bins: &RowBins,
         scratch_budget: usize,
     ) -> Result<Self> {
+        Self::with_search(algorithm, search_kernel(), stats, bins, scratch_budget)
+    }
+
+    /// [`GpuPlan::new`] with `BinarySearch` on the kernel `search` rather than the one of
+    /// [`search_kernel`].
+    pub fn with_search(
+        algorithm: TriangleAlgorithm,
+        search: SearchKernel,
+        stats: &crate::triangles::DegreeStats,
+        bins: &RowBins,
+        scratch_budget: usize,
+    ) -> Result<Self> {
         let (n, m) = (stats.nodes, stats.edges);
         let algorithm = algorithm.resolve(stats, true);
         let max_groups = limits().2;
@@ -231,27 +335,42 @@ impl GpuPlan {
                         row_end: 0,
                     });
                 }
-                TriangleAlgorithm::BinarySearch if search_by_row() => {
-                    let k = TriangleKernel::SearchRow;
-                    let rows = bins.ends[2];
-                    if rows > 0 {
+                TriangleAlgorithm::BinarySearch => match search {
+                    SearchKernel::Row => {
+                        let k = TriangleKernel::SearchRow;
+                        let rows = bins.ends[2];
+                        if rows > 0 {
+                            launches.push(TriangleLaunch {
+                                kernel: k,
+                                groups: grid(k, rows.div_ceil(GPU_WG / GPU_LANES).min(max_groups))?,
+                                row_begin: 0,
+                                row_end: rows as u64,
+                            });
+                        }
+                    }
+                    SearchKernel::Edge => {
+                        let k = TriangleKernel::Search;
                         launches.push(TriangleLaunch {
                             kernel: k,
-                            groups: grid(k, rows.div_ceil(GPU_WG / GPU_LANES).min(max_groups))?,
+                            groups: grid(k, m.div_ceil(GPU_WG / GPU_LANES))?,
                             row_begin: 0,
-                            row_end: rows as u64,
+                            row_end: 0,
                         });
                     }
-                }
-                TriangleAlgorithm::BinarySearch => {
-                    let k = TriangleKernel::Search;
-                    launches.push(TriangleLaunch {
-                        kernel: k,
-                        groups: grid(k, m.div_ceil(GPU_WG / GPU_LANES))?,
-                        row_begin: 0,
-                        row_end: 0,
-                    });
-                }
+                    SearchKernel::Flat | SearchKernel::FlatGlobal => {
+                        // A work-group per chunk of GPU_WG edges (the hardware balances the
+                        // uneven chunks); the work-groups loop over the chunks when there
+                        // are more than a grid holds, or than TRIDENT_TC_BINS's G says.
+                        let k = search.kernel();
+                        let cap = group_limit().unwrap_or(1 << 30);
+                        launches.push(TriangleLaunch {
+                            kernel: k,
+                            groups: grid(k, m.div_ceil(GPU_WG).min(cap))?,
+                            row_begin: 0,
+                            row_end: 0,
+                        });
+                    }
+                },
                 TriangleAlgorithm::Hash => {
                     let kernels = [
                         (TriangleKernel::HashWarp, GPU_WG / GPU_LANES),
@@ -378,12 +497,49 @@ mod tests {
         assert_eq!(p.launches[0].kernel.name(), "tc_merge");
         assert_eq!(p.launches[0].groups as usize, m.div_ceil(GPU_WG));
         assert_eq!(p.scratch_words, 0);
-        // The default binary search: one warp per row of out-degree >= 2 (8 warps per group).
-        let p = GpuPlan::new(TriangleAlgorithm::BinarySearch, &s, &b, 1 << 30).unwrap();
+        // Binary search by row: one warp per row of out-degree >= 2 (8 warps per group).
+        let bs = |k| GpuPlan::with_search(TriangleAlgorithm::BinarySearch, k, &s, &b, 1 << 30);
+        let p = bs(SearchKernel::Row).unwrap();
         assert_eq!(p.launches.len(), 1);
         assert_eq!(p.launches[0].kernel, TriangleKernel::SearchRow);
         assert_eq!(p.launches[0].row_end as usize, b.ends[2]);
         assert_eq!(p.launches[0].groups as usize, b.ends[2].div_ceil(8));
+        // By edge: a warp per edge; flattened: a work-group per GPU_WG edges.
+        let p = bs(SearchKernel::Edge).unwrap();
+        assert_eq!(p.launches[0].kernel.name(), "tc_search");
+        assert_eq!(p.launches[0].groups as usize, m.div_ceil(8));
+        for (k, name) in [
+            (SearchKernel::Flat, "tc_search_flat"),
+            (SearchKernel::FlatGlobal, "tc_search_flat_global"),
+        ] {
+            let p = bs(k).unwrap();
+            assert_eq!(p.launches.len(), 1);
+            assert_eq!(p.launches[0].kernel.name(), name);
+            assert_eq!(p.launches[0].groups as usize, m.div_ceil(GPU_WG));
+            assert_eq!(p.scratch_words, 0);
+        }
+        for k in SearchKernel::ALL {
+            assert_eq!(k.kernel(), bs(k).unwrap().launches[0].kernel);
+            assert!(TriangleKernel::ALL.contains(&k.kernel()));
+            assert_eq!(SearchKernel::parse(Some(k.name())), k);
+            assert_eq!(
+                SearchKernel::parse(Some(&format!(" {} ", k.name().to_uppercase()))),
+                k
+            );
+        }
+        assert_eq!(
+            SearchKernel::parse(Some("flat-global")),
+            SearchKernel::FlatGlobal
+        );
+        assert_eq!(SearchKernel::parse(None), DEFAULT_SEARCH);
+        assert_eq!(SearchKernel::parse(Some("bogus")), DEFAULT_SEARCH);
+        assert_eq!(
+            GpuPlan::new(TriangleAlgorithm::BinarySearch, &s, &b, 1 << 30)
+                .unwrap()
+                .launches[0]
+                .kernel,
+            search_kernel().kernel()
+        );
         let p = GpuPlan::new(TriangleAlgorithm::Hash, &s, &b, 1 << 30).unwrap();
         let ks: Vec<_> = p.launches.iter().map(|l| l.kernel).collect();
         assert_eq!(
