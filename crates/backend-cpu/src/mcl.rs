@@ -43,9 +43,10 @@ impl<T: Scalar> MarkovCluster<T> for Cpu {
             return Ok(empty_clustering());
         }
         let k = opts.max_per_column;
-        let rval: Vec<T> = tr.val.iter().map(|&x| T::from_f64(x)).collect();
+        let rval = tr.values::<T>();
         let mut m = Columns::<T>::initial(&tr, k)?;
-        let mut next = m.clone();
+        // Every column of `next` is written (entries and length) before it is read.
+        let mut next = Columns::<T>::zeroed(n, k)?;
         let mut chaos_col = vec![(T::zero(), 0u64); n];
         let mut timings = MclTimings {
             prepare: t.elapsed().as_secs_f64(),
@@ -79,7 +80,7 @@ impl<T: Scalar> MarkovCluster<T> for Cpu {
                 Vec::new()
             };
             let mref = &m;
-            let (tr, rval, pen) = (&tr, &rval, &pen);
+            let (tr, rval, pen) = (&tr, &*rval, &pen);
             next.idx
                 .par_chunks_mut(k)
                 .zip(next.val.par_chunks_mut(k))

@@ -76,13 +76,13 @@ impl<T: CudaScalar> MclKernels<T> for Cuda {
         let sh = &self.shared;
         sh.make_current()?;
         let (n, slots, scratch) = (plan.n, plan.slots, plan.scratch);
-        let rval: Vec<T> = tr.val.iter().map(|&x| T::from_f64(x)).collect();
+        let rval = tr.values::<T>();
         let a = "R-MCL buffers";
         // The second half of each ping-pong pair starts zeroed (mcl_reduce reads val[j*K]).
         Ok(State {
             rptr: DevBuf::from_host(sh, &tr.ptr, a)?,
             rrow: DevBuf::from_host(sh, &tr.row, a)?,
-            rval: DevBuf::from_host(sh, &rval, a)?,
+            rval: DevBuf::from_host(sh, &*rval, a)?,
             idx: [
                 DevBuf::from_host(sh, &m0.idx, a)?,
                 DevBuf::<u32>::zeroed(sh, slots, a)?,

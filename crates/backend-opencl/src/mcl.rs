@@ -76,12 +76,12 @@ impl<T: ClScalar> MclKernels<T> for OpenCl {
 
     fn mcl_upload(&self, plan: &GpuPlan, tr: &Transition, m0: &Columns<T>) -> Result<State<T>> {
         let (n, slots, scratch) = (plan.n, plan.slots, plan.scratch);
-        let rval: Vec<T> = tr.val.iter().map(|&x| T::from_f64(x)).collect();
+        let rval = tr.values::<T>();
         let a = "R-MCL buffers";
         Ok(State {
             rptr: self.alloc(n + 1, Some(&tr.ptr), a)?,
             rrow: self.alloc(tr.row.len(), Some(&tr.row), a)?,
-            rval: self.alloc(rval.len(), Some(&rval), a)?,
+            rval: self.alloc(rval.len(), Some(&*rval), a)?,
             idx: [
                 self.alloc(slots, Some(&m0.idx), a)?,
                 self.alloc::<u32>(slots, None, a)?,

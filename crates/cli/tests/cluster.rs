@@ -182,6 +182,7 @@ fn planted_network_is_reproducible_and_recovered() {
     // Everything outside the clustering is timed too, so that the process time is accounted.
     for phase in [
         "prepare",
+        "kernel load",
         "transfer",
         "iterations",
         "interpret",

@@ -77,6 +77,20 @@ pub fn try_vec<T: Clone>(
     Ok(v)
 }
 
+/// `len` zeros, or an [`AllocError`] naming `what`, without writing them: `vec![0; len]` takes
+/// zeroed pages from the allocator (`calloc`; a large block is a fresh mapping whose pages
+/// the OS zeroes when they are first touched), so the zeroing is not a sequential pass up
+/// front but happens in whichever (parallel) pass writes the memory first. [`try_vec`] would
+/// write every element on the calling thread. The reservation is tried first, so a size the
+/// allocator refuses is an error, never an abort.
+pub fn try_zeroed_vec<T: Clone + num_traits::Zero>(
+    len: usize,
+    what: impl FnOnce() -> String,
+) -> Result<Vec<T>, AllocError> {
+    drop(try_with_capacity::<T>(len, what)?);
+    Ok(vec![T::zero(); len])
+}
+
 /// Room for `extra` more elements in `v`, or an [`AllocError`] naming `what`.
 pub fn try_reserve<T>(
     v: &mut Vec<T>,

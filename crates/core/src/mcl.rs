@@ -284,6 +284,9 @@ pub struct Clustering {
 pub struct MclTimings {
     /// Building `M_G` and the starting `M`, planning device memory, loading the kernels.
     pub prepare: f64,
+    /// Of `prepare`, loading the kernels (GPU backends: the CUDA module's PTX JIT, the
+    /// OpenCL program build; zero when they were loaded before, and on the CPU).
+    pub load: f64,
     /// Copying `M_G` and `M` to the device (GPU backends).
     pub upload: f64,
     /// The iterations.
@@ -408,24 +411,35 @@ impl Transition {
         opts.validate()?;
         let n = g.num_nodes();
         if let Some(w) = g.weights() {
-            if let Some(bad) = w.iter().find(|x| !(x.is_finite() && **x > 0.0)) {
+            if let Some(bad) = w
+                .par_iter()
+                .with_min_len(1 << 14)
+                .find_first(|x| !(x.is_finite() && **x > 0.0))
+            {
                 return Err(Error::invalid(
                     "mcl",
                     format!("edge weights must be finite and > 0, found {bad}"),
                 ));
             }
         }
-        // Column j holds its neighbours and, unless the loop weight is 0, itself.
+        // Column j holds its neighbours and, unless the loop weight is 0, itself: the counts
+        // in parallel, then their prefix sums.
         let has_loop = |j: usize| g.neighbors(j).is_empty() || opts.self_loop_weight > 0.0;
-        let mut ptr = Vec::with_capacity(n + 1);
-        ptr.push(0u64);
-        let mut total = 0u64;
+        let what = || format!("M_G of {n} nodes");
+        let mut ptr: Vec<u64> = crate::alloc::try_zeroed_vec(n + 1, what)?;
+        ptr[1..]
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(1 << 12)
+            .for_each(|(j, p)| *p = g.neighbors(j).len() as u64 + u64::from(has_loop(j)));
         for j in 0..n {
-            total += g.neighbors(j).len() as u64 + u64::from(has_loop(j));
-            ptr.push(total);
+            ptr[j + 1] += ptr[j];
         }
-        let mut row = vec![0u32; total as usize];
-        let mut val = vec![0f64; total as usize];
+        let total = usize::try_from(ptr[n])
+            .map_err(|_| Error::invalid("mcl", format!("M_G of {n} nodes: too many entries")))?;
+        // Zeroed by the allocator, not written here: each block below touches its own pages.
+        let mut row: Vec<u32> = crate::alloc::try_zeroed_vec(total, what)?;
+        let mut val: Vec<f64> = crate::alloc::try_zeroed_vec(total, what)?;
         // Blocks of columns in parallel, each writing its own slices of row / val.
         const BLOCK: usize = 4096;
         let mut parts = Vec::with_capacity(n.div_ceil(BLOCK));
@@ -474,6 +488,21 @@ impl Transition {
         Ok(Self { n, ptr, row, val })
     }
 
+    /// The values in `T`, for a backend's iterations (rounded in parallel; for `f64` the
+    /// values themselves, borrowed, not copied).
+    pub fn values<T: Scalar>(&self) -> std::borrow::Cow<'_, [T]> {
+        match (&self.val as &dyn std::any::Any).downcast_ref::<Vec<T>>() {
+            Some(same) => std::borrow::Cow::Borrowed(same.as_slice()),
+            None => std::borrow::Cow::Owned(
+                self.val
+                    .par_iter()
+                    .with_min_len(1 << 14)
+                    .map(|&x| T::from_f64(x))
+                    .collect(),
+            ),
+        }
+    }
+
     /// Entries of column `j`: `(rows, values)`.
     pub fn column(&self, j: usize) -> (&[u32], &[f64]) {
         let (a, b) = (self.ptr[j] as usize, self.ptr[j + 1] as usize);
@@ -502,49 +531,61 @@ impl<T: Scalar> Columns<T> {
     /// and renormalised (in f64, then rounded to `T`).
     pub fn initial(tr: &Transition, k: usize) -> Result<Self> {
         let n = tr.n;
-        let slots = n
-            .checked_mul(k)
-            .filter(|s| *s <= isize::MAX as usize / 16)
-            .ok_or_else(|| Error::invalid("mcl", format!("{n} nodes × K = {k} overflow")))?;
-        let mut idx = Vec::new();
-        let mut val = Vec::new();
-        idx.try_reserve_exact(slots)
-            .and_then(|_| val.try_reserve_exact(slots))
-            .map_err(|_| Error::OutOfMemory {
-                backend: "cpu",
-                message: format!("M needs {n} × {k} entries"),
-                source: None,
-            })?;
-        idx.resize(slots, 0);
-        val.resize(slots, T::zero());
-        let mut len = vec![0u32; n];
-        idx.par_chunks_mut(k)
-            .zip(val.par_chunks_mut(k))
-            .zip(len.par_iter_mut())
+        let mut m = Self::zeroed(n, k)?;
+        m.idx
+            .par_chunks_mut(k)
+            .zip(m.val.par_chunks_mut(k))
+            .zip(m.len.par_iter_mut())
             .enumerate()
             .with_min_len(64)
             .for_each_init(
                 Vec::new,
                 |col: &mut Vec<(u32, f64)>, (j, ((oi, ov), ol))| {
                     let (r, v) = tr.column(j);
-                    col.clear();
-                    col.extend(r.iter().copied().zip(v.iter().copied()));
-                    col.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-                    col.truncate(k);
-                    let s: f64 = col.iter().map(|e| e.1).sum();
-                    for (t, &(i, x)) in col.iter().enumerate() {
-                        oi[t] = i;
-                        ov[t] = T::from_f64(x / s);
+                    let top = r.len().min(k);
+                    // The order of the top K: value descending, ties by row.
+                    let ranked =
+                        |a: &(u32, f64), b: &(u32, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+                    // `M_G`'s column is in row order, which often is the order of the top K
+                    // already (all values equal, as in an unweighted graph whose loops weigh
+                    // as much as its edges): then it is used as it is, neither copied nor
+                    // sorted (the same entries in the same order: the same sum and values).
+                    let in_order = r
+                        .windows(2)
+                        .zip(v.windows(2))
+                        .all(|(r2, v2)| ranked(&(r2[0], v2[0]), &(r2[1], v2[1])).is_le());
+                    if !in_order {
+                        col.clear();
+                        col.extend(r.iter().copied().zip(v.iter().copied()));
+                        col.sort_by(ranked);
                     }
-                    *ol = col.len() as u32;
+                    let entry = |t: usize| if in_order { (r[t], v[t]) } else { col[t] };
+                    let s: f64 = (0..top).map(|t| entry(t).1).sum();
+                    for t in 0..top {
+                        let (i, x) = entry(t);
+                        (oi[t], ov[t]) = (i, T::from_f64(x / s));
+                    }
+                    *ol = top as u32;
                 },
             );
+        Ok(m)
+    }
+
+    /// `n` empty columns of width `K`, all slots zero. The memory comes zeroed from the
+    /// allocator ([`crate::alloc::try_zeroed_vec`]), so this costs no pass over the `n·K`
+    /// slots: their pages are touched first by the (parallel) pass that fills them.
+    pub fn zeroed(n: usize, k: usize) -> Result<Self> {
+        let slots = n
+            .checked_mul(k)
+            .filter(|s| *s <= isize::MAX as usize / 16)
+            .ok_or_else(|| Error::invalid("mcl", format!("{n} nodes × K = {k} overflow")))?;
+        let what = || format!("M: {n} columns of K = {k} entries");
         Ok(Self {
             n,
             k,
-            idx,
-            val,
-            len,
+            idx: crate::alloc::try_zeroed_vec(slots, what)?,
+            val: crate::alloc::try_zeroed_vec(slots, what)?,
+            len: crate::alloc::try_zeroed_vec(n, what)?,
         })
     }
 
@@ -767,29 +808,108 @@ pub fn targets<T: Scalar>(m: &Columns<T>) -> Vec<u32> {
 
 /// The clusters of [`interpret`] from each node's pointer ([`targets`]): the connected
 /// components of the pointers (a pointer outside `0..n`, e.g. [`NO_TARGET`], is none).
+///
+/// In parallel: a lock-free union-find whose links always go from the larger root to the
+/// smaller, so every component's root ends as its smallest node whatever the order in which
+/// threads link (the result does not depend on the thread count), then
+/// [`clusters_of_min_roots`].
 pub fn interpret_targets(target: &[u32]) -> Vec<Vec<usize>> {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
     let n = target.len();
-    let mut parent: Vec<usize> = (0..n).collect();
-    fn find(p: &mut [usize], mut x: usize) -> usize {
-        while p[x] != x {
-            p[x] = p[p[x]];
-            x = p[x];
+    let parent: Vec<AtomicUsize> = (0..n).into_par_iter().map(AtomicUsize::new).collect();
+    // The root of `x`, halving the path on the way (a parent only ever moves to an ancestor,
+    // so a failed or stale halving step is harmless).
+    let find = |mut x: usize| loop {
+        let p = parent[x].load(Relaxed);
+        if p == x {
+            return x;
         }
-        x
+        let gp = parent[p].load(Relaxed);
+        if gp != p {
+            let _ = parent[x].compare_exchange_weak(p, gp, Relaxed, Relaxed);
+        }
+        x = gp;
+    };
+    target
+        .par_iter()
+        .enumerate()
+        .with_min_len(1 << 12)
+        .for_each(|(j, &t)| {
+            let t = t as usize;
+            if t >= n {
+                return;
+            }
+            loop {
+                let (a, b) = (find(t), find(j));
+                if a == b {
+                    return;
+                }
+                let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+                // Link `hi` under `lo` only while `hi` is still a root; else look again.
+                if parent[hi]
+                    .compare_exchange(hi, lo, Relaxed, Relaxed)
+                    .is_ok()
+                {
+                    return;
+                }
+            }
+        });
+    let root: Vec<usize> = (0..n).into_par_iter().map(find).collect();
+    if n > 1 << 32 {
+        // Beyond the 32-bit node numbers of the sort keys (not reached: nodes are u32).
+        return clusters_from_roots(&root);
     }
-    for (j, &t) in target.iter().enumerate() {
-        let t = t as usize;
-        if t >= n {
-            continue;
-        }
-        let (a, b) = (find(&mut parent, t), find(&mut parent, j));
-        if a != b {
-            let (lo, hi) = if a < b { (a, b) } else { (b, a) };
-            parent[hi] = lo;
-        }
+    clusters_of_min_roots(&root)
+}
+
+/// [`clusters_from_roots`] for labels that are each cluster's smallest member (`root[u] ≤
+/// u` and `root[root[u]] = root[u]`, as [`interpret_targets`]' union-find leaves them), in
+/// parallel: the cluster sizes by atomic counts, the clusters ordered by (size descending,
+/// smallest member), then the nodes sorted by (cluster, node) and cut into the clusters.
+/// At most 2^32 nodes.
+pub fn clusters_of_min_roots(root: &[usize]) -> Vec<Vec<usize>> {
+    use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+    let n = root.len();
+    debug_assert!(root
+        .iter()
+        .enumerate()
+        .all(|(u, &r)| r <= u && root[r] == r));
+    let size: Vec<AtomicU32> = (0..n).into_par_iter().map(|_| AtomicU32::new(0)).collect();
+    root.par_iter().with_min_len(1 << 12).for_each(|&r| {
+        size[r].fetch_add(1, Relaxed);
+    });
+    let size: Vec<u32> = size.into_par_iter().map(AtomicU32::into_inner).collect();
+    // The roots, largest cluster first, ties by the root (its smallest member).
+    let mut order: Vec<u32> = (0..n)
+        .into_par_iter()
+        .filter(|&u| root[u] == u)
+        .map(|u| u as u32)
+        .collect();
+    order.par_sort_unstable_by(|&a, &b| size[b as usize].cmp(&size[a as usize]).then(a.cmp(&b)));
+    let mut rank = vec![0u32; n];
+    for (c, &r) in order.iter().enumerate() {
+        rank[r as usize] = c as u32;
     }
-    let root: Vec<usize> = (0..n).map(|j| find(&mut parent, j)).collect();
-    clusters_from_roots(&root)
+    // Nodes by (cluster, node): keys are distinct, so the unstable sort is deterministic.
+    let mut keys: Vec<u64> = (0..n)
+        .into_par_iter()
+        .map(|u| (u64::from(rank[root[u]]) << 32) | u as u64)
+        .collect();
+    keys.par_sort_unstable();
+    let mut start = Vec::with_capacity(order.len() + 1);
+    start.push(0usize);
+    for &r in &order {
+        start.push(start.last().copied().unwrap_or(0) + size[r as usize] as usize);
+    }
+    start
+        .par_windows(2)
+        .map(|w| {
+            keys[w[0]..w[1]]
+                .iter()
+                .map(|&k| (k & u64::from(u32::MAX)) as usize)
+                .collect()
+        })
+        .collect()
 }
 
 /// Groups nodes by label; clusters sorted largest first, ties by smallest member.
@@ -910,5 +1030,148 @@ mod tests {
             let g = Graph::from_weighted_edges(2, [(0, 1, w)]).unwrap();
             assert!(Transition::new(&g, &MclOptions::default()).is_err(), "{w}");
         }
+        // The first bad weight is named, whichever thread finds one.
+        let edges = (0..50_000).map(|u| (u, u + 1, if u >= 30_000 { -(u as f64) } else { 1.0 }));
+        let g = Graph::from_weighted_edges(50_001, edges).unwrap();
+        let e = Transition::new(&g, &MclOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("found -30000"), "{e}");
+    }
+
+    /// A small xorshift, for test graphs.
+    fn rng(seed: u64) -> impl FnMut() -> u64 {
+        let mut x = seed | 1;
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
+    /// Test graphs of `n` nodes: an unweighted one (all of a column's values equal: the
+    /// starting `M` needs no sort) and a weighted one with many tied weights, hubs and
+    /// isolated nodes (columns that need the sort, ties broken by row).
+    fn graphs(n: usize) -> [Graph; 2] {
+        let mut r = rng(7);
+        let mut plain = Vec::new();
+        let mut weighted = Vec::new();
+        for u in 0..n - n / 50 {
+            let d = 1 + (r() % 12) as usize;
+            for _ in 0..d {
+                let v = (r() % (n as u64)) as usize;
+                plain.push((u, v));
+                weighted.push((u, v, 1.0 + (r() % 3) as f64));
+            }
+            if u % 997 == 0 {
+                // A hub: more than K neighbours.
+                for v in 0..200 {
+                    weighted.push((u, (u + 1 + v * 31) % n, 0.5));
+                }
+            }
+        }
+        [
+            Graph::from_edges(n, plain).unwrap(),
+            Graph::from_weighted_edges(n, weighted).unwrap(),
+        ]
+    }
+
+    /// Runs `f` on a rayon pool of `threads` threads.
+    fn on_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(f)
+    }
+
+    #[test]
+    fn preparation_does_not_depend_on_the_thread_count() {
+        for g in graphs(40_000) {
+            for opts in [
+                MclOptions::default(),
+                MclOptions {
+                    max_per_column: 7,
+                    self_loop_weight: 0.0,
+                    ..MclOptions::default()
+                },
+            ] {
+                let k = opts.max_per_column;
+                let run = || {
+                    let tr = Transition::new(&g, &opts).unwrap();
+                    let plan = gpu::GpuPlan::new(&tr, &opts, 512, 8, 1 << 40, "t", "d").unwrap();
+                    let m0 = Columns::<f64>::initial(&tr, k).unwrap();
+                    let m32 = Columns::<f32>::initial(&tr, k).unwrap();
+                    let v32 = tr.values::<f32>().into_owned();
+                    (tr, plan, m0, m32, v32)
+                };
+                let one = on_threads(1, run);
+                let three = on_threads(3, run);
+                assert!(one == three, "k = {k}: 1 thread and 3 threads differ");
+                let (tr, _, m0, _, v32) = one;
+                assert!(matches!(tr.values::<f64>(), std::borrow::Cow::Borrowed(_)));
+                assert_eq!(v32, tr.val.iter().map(|&x| x as f32).collect::<Vec<_>>());
+                // Against the plain definition: every column sorted (value descending, ties by
+                // row), cut to K, divided by the sum of what is left.
+                for j in 0..tr.n {
+                    let (r, v) = tr.column(j);
+                    let mut col: Vec<(u32, f64)> =
+                        r.iter().copied().zip(v.iter().copied()).collect();
+                    col.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap().then(a.0.cmp(&b.0)));
+                    col.truncate(k);
+                    let s: f64 = col.iter().map(|e| e.1).sum();
+                    let want: Vec<(u32, f64)> = col.iter().map(|&(i, x)| (i, x / s)).collect();
+                    let (gi, gv) = m0.column(j);
+                    let got: Vec<(u32, f64)> = gi.iter().copied().zip(gv.iter().copied()).collect();
+                    assert_eq!(got, want, "column {j}");
+                }
+            }
+        }
+    }
+
+    /// The sequential union-find and grouping (the definition of [`interpret_targets`]).
+    fn components(target: &[u32]) -> Vec<Vec<usize>> {
+        let n = target.len();
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn find(p: &mut [usize], mut x: usize) -> usize {
+            while p[x] != x {
+                x = p[x];
+            }
+            x
+        }
+        for (j, &t) in target.iter().enumerate() {
+            if (t as usize) < n {
+                let (a, b) = (find(&mut parent, t as usize), find(&mut parent, j));
+                parent[a.max(b)] = a.min(b);
+            }
+        }
+        let root: Vec<usize> = (0..n).map(|j| find(&mut parent, j)).collect();
+        clusters_from_roots(&root)
+    }
+
+    #[test]
+    fn interpretation_does_not_depend_on_the_thread_count() {
+        let mut r = rng(11);
+        for (n, spread) in [(1, 1), (7, 3), (50_000, 40), (50_000, 50_000), (30_000, 2)] {
+            // Pointers into a window of `spread` (clusters of every size), some none, some
+            // out of range, some self-pointers, cycles.
+            let target: Vec<u32> = (0..n)
+                .map(|j| match r() % 20 {
+                    0 => NO_TARGET,
+                    1 => (n + 5) as u32,
+                    2 => j as u32,
+                    _ => ((j as u64 + r() % spread) % n as u64) as u32,
+                })
+                .collect();
+            let want = components(&target);
+            for threads in [1, 2, 4] {
+                let got = on_threads(threads, || interpret_targets(&target));
+                assert!(
+                    got == want,
+                    "n = {n}, {threads} threads: {:?}",
+                    partition_difference(&got, &want)
+                );
+            }
+        }
+        assert!(interpret_targets(&[]).is_empty());
     }
 }

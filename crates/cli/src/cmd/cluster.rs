@@ -4,8 +4,9 @@
 //! Clusters go to `-o OUT` (or standard output): one cluster per line, its members' labels
 //! separated by tabs, largest cluster first. Everything else goes to standard error, as `mcl`
 //! does: the backend, reader notes, one progress line per iteration (`--quiet` silences
-//! those), a summary, the time of every phase (`phases: read, prepare, transfer (upload,
-//! download), iterations, interpret, write`, then the clustering and the whole run), a
+//! those), a summary, the time of every phase (`phases: read, prepare (kernel load),
+//! transfer (upload, download), iterations, interpret, write`, then the clustering and the
+//! whole run; the backend starts while the network is read), a
 //! warning when the iteration cap ran out before convergence, and the `--eval` scores against
 //! gold-standard complexes.
 
@@ -115,14 +116,25 @@ pub fn run(args: Args) -> Result<()> {
     let process = Instant::now();
     let complexes = args.eval.as_ref().map(eval::read_complexes).transpose()?;
     let load_complexes = process.elapsed().as_secs_f64();
-    let t = Instant::now();
-    let b = select::open(args.backend)?;
-    let open = t.elapsed().as_secs_f64();
-    eprintln!("backend: {b} (opened in {open:.3} s)");
-    let t = Instant::now();
+    // The backend starts (driver and context start-up) while another thread reads the
+    // network: the two are independent.
     let started = Instant::now();
-    let g = io::read_graph_auto(&args.path)?;
-    let read = t.elapsed().as_secs_f64();
+    let (b, read) = std::thread::scope(|scope| {
+        let read = scope.spawn(|| {
+            let t = Instant::now();
+            io::read_graph_auto(&args.path).map(|g| (g, t.elapsed().as_secs_f64()))
+        });
+        let t = Instant::now();
+        let b = select::open(args.backend);
+        let open = t.elapsed().as_secs_f64();
+        if let Ok(b) = &b {
+            eprintln!("backend: {b} (opened in {open:.3} s, while reading)");
+        }
+        let read = read.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (b.map(|b| (b, open)), read)
+    });
+    let (b, open) = b?;
+    let (g, read) = read?;
     crate::print_notes(g.notes());
     eprintln!(
         "graph: {} nodes, {} edges{} (read in {read:.3} s)",
@@ -193,12 +205,13 @@ pub fn run(args: Args) -> Result<()> {
     drop(b);
     let teardown = t.elapsed().as_secs_f64();
     eprintln!(
-        "phases: read {read:.3} s, prepare {:.3} s, transfer {:.3} s (upload {:.3}, download \
-         {:.3}), iterations {:.3} s ({} iterations, {:.1} ms each), interpret {:.3} s, write \
+        "phases: read {read:.3} s, prepare {:.3} s (kernel load {:.3}), transfer {:.3} s \
+         (upload {:.3}, download {:.3}), iterations {:.3} s ({} iterations, {:.1} ms each), interpret {:.3} s, write \
          {write:.3} s; cluster {secs:.3} s, end to end {end_to_end:.3} s; outside it: complexes \
-         {load_complexes:.3} s, backend start {open:.3} s, eval {eval_secs:.3} s, teardown \
+         {load_complexes:.3} s, backend start {open:.3} s (during the read), eval {eval_secs:.3} s, teardown \
          {teardown:.3} s; process {:.3} s",
         p.prepare,
+        p.load,
         p.upload + p.download,
         p.upload,
         p.download,
@@ -270,8 +283,10 @@ fn read_clusters(g: &Graph, path: &Path) -> Result<Clustering> {
     })
 }
 
-/// mcl's format: one cluster per line, tab-separated labels, largest first.
+/// mcl's format: one cluster per line, tab-separated labels, largest first. The lines are
+/// formatted in parallel, in pieces of about [`WRITE_PIECE`] labels, and written in order.
 fn write_clusters(g: &Graph, c: &Clustering, out: Option<&Path>) -> Result<()> {
+    use rayon::prelude::*;
     let name = out.map_or_else(|| PathBuf::from("<stdout>"), Path::to_path_buf);
     let io_err = |source| Error::Io {
         path: name.clone(),
@@ -283,17 +298,46 @@ fn write_clusters(g: &Graph, c: &Clustering, out: Option<&Path>) -> Result<()> {
         )),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
-    let mut line = String::new();
-    for cl in &c.clusters {
-        line.clear();
-        for (t, &u) in cl.iter().enumerate() {
-            if t > 0 {
-                line.push('\t');
-            }
-            line.push_str(&g.label(u));
+    // Pieces: runs of clusters of about WRITE_PIECE members (a larger cluster alone).
+    let mut cuts = vec![0];
+    let mut members = 0;
+    for (i, cl) in c.clusters.iter().enumerate() {
+        members += cl.len();
+        if members >= WRITE_PIECE {
+            cuts.push(i + 1);
+            members = 0;
         }
-        line.push('\n');
-        w.write_all(line.as_bytes()).map_err(io_err)?;
+    }
+    if cuts.last() != Some(&c.clusters.len()) {
+        cuts.push(c.clusters.len());
+    }
+    let labels = g.labels();
+    let pieces: Vec<Vec<u8>> = cuts
+        .par_windows(2)
+        .map(|r| {
+            let mut text = Vec::new();
+            for cl in &c.clusters[r[0]..r[1]] {
+                for (t, &u) in cl.iter().enumerate() {
+                    if t > 0 {
+                        text.push(b'\t');
+                    }
+                    match labels {
+                        Some(l) => text.extend_from_slice(l[u].as_bytes()),
+                        None => {
+                            let _ = write!(text, "{u}");
+                        }
+                    }
+                }
+                text.push(b'\n');
+            }
+            text
+        })
+        .collect();
+    for piece in &pieces {
+        w.write_all(piece).map_err(io_err)?;
     }
     w.flush().map_err(io_err)
 }
+
+/// Labels per piece of [`write_clusters`].
+const WRITE_PIECE: usize = 1 << 14;

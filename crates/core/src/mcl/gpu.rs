@@ -14,6 +14,8 @@
 
 use std::time::Instant;
 
+use rayon::prelude::*;
+
 use super::{
     empty_clustering, interpret_targets, stop_reason, Clustering, Columns, Expansion, MclOptions,
     MclProgress, MclTimings, Transition,
@@ -132,8 +134,16 @@ impl GpuPlan {
                 r
             }
         };
-        let hubs = (0..n).filter(|&j| 2 * bound(j) > lcap).count();
-        let max_bound = (0..n).map(bound).max().unwrap_or(1).max(1);
+        // The hub count and the largest bound, in one parallel pass.
+        let (hubs, max_bound) = (0..n)
+            .into_par_iter()
+            .with_min_len(1 << 12)
+            .map(|j| {
+                let b = bound(j);
+                (usize::from(2 * b > lcap), b)
+            })
+            .reduce(|| (0, 0), |x, y| (x.0 + y.0, x.1.max(y.1)));
+        let max_bound = max_bound.max(1);
         let region = if hubs == 0 {
             1
         } else {
@@ -240,18 +250,17 @@ pub trait MclKernels<T: Scalar>: Backend {
     fn mcl_targets(&self, st: &Self::State, plan: &GpuPlan) -> Result<Vec<u32>>;
 }
 
-/// R-MCL of `g` on a GPU backend: the driver every GPU backend's
-/// [`MarkovCluster`](super::MarkovCluster) implementation calls.
-pub fn cluster<T: Scalar, B: MclKernels<T>>(
+/// The host side of [`cluster`]'s preparation: `M_G`, the device plan and the starting `M`
+/// (`None` for a graph without nodes).
+#[allow(clippy::type_complexity)]
+fn prepare_host<T: Scalar, B: MclKernels<T>>(
     b: &B,
     g: &Graph,
     opts: &MclOptions,
-    progress: &mut dyn FnMut(&MclProgress),
-) -> Result<Clustering> {
-    let t = Instant::now();
+) -> Result<Option<(Transition, GpuPlan, Columns<T>)>> {
     let tr = Transition::new(g, opts)?;
     if tr.n == 0 {
-        return Ok(empty_clustering());
+        return Ok(None);
     }
     let plan = GpuPlan::new(
         &tr,
@@ -267,9 +276,40 @@ pub fn cluster<T: Scalar, B: MclKernels<T>>(
         ..plan
     };
     let m0 = Columns::<T>::initial(&tr, opts.max_per_column)?;
-    b.mcl_load()?;
+    Ok(Some((tr, plan, m0)))
+}
+
+/// R-MCL of `g` on a GPU backend: the driver every GPU backend's
+/// [`MarkovCluster`](super::MarkovCluster) implementation calls.
+pub fn cluster<T: Scalar, B: MclKernels<T>>(
+    b: &B,
+    g: &Graph,
+    opts: &MclOptions,
+    progress: &mut dyn FnMut(&MclProgress),
+) -> Result<Clustering> {
+    if g.num_nodes() == 0 {
+        opts.validate()?;
+        return Ok(empty_clustering());
+    }
+    let t = Instant::now();
+    // The kernels load (CUDA's PTX JIT, OpenCL's program build: single-threaded driver work)
+    // on a thread of their own while the rayon pool builds M_G and the starting M.
+    let (load, host) = std::thread::scope(|scope| {
+        let load = scope.spawn(|| {
+            let t = Instant::now();
+            b.mcl_load().map(|()| t.elapsed().as_secs_f64())
+        });
+        let host = prepare_host::<T, B>(b, g, opts);
+        let load = load.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (load, host)
+    });
+    // A host error (invalid weights, too little memory) comes first: it is the user's to fix.
+    let Some((tr, plan, m0)) = host? else {
+        return Ok(empty_clustering());
+    };
     let mut timings = MclTimings {
         prepare: t.elapsed().as_secs_f64(),
+        load: load?,
         ..MclTimings::default()
     };
     let t = Instant::now();
