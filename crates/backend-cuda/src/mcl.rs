@@ -82,7 +82,7 @@ impl<T: CudaScalar> MclKernels<T> for Cuda {
         Ok(State {
             rptr: DevBuf::from_host(sh, &tr.ptr, a)?,
             rrow: DevBuf::from_host(sh, &tr.row, a)?,
-            rval: DevBuf::from_host(sh, &*rval, a)?,
+            rval: DevBuf::from_host(sh, &rval, a)?,
             idx: [
                 DevBuf::from_host(sh, &m0.idx, a)?,
                 DevBuf::<u32>::zeroed(sh, slots, a)?,

@@ -855,60 +855,50 @@ pub fn interpret_targets(target: &[u32]) -> Vec<Vec<usize>> {
             }
         });
     let root: Vec<usize> = (0..n).into_par_iter().map(find).collect();
-    if n > 1 << 32 {
-        // Beyond the 32-bit node numbers of the sort keys (not reached: nodes are u32).
-        return clusters_from_roots(&root);
-    }
     clusters_of_min_roots(&root)
 }
 
 /// [`clusters_from_roots`] for labels that are each cluster's smallest member (`root[u] ≤
-/// u` and `root[root[u]] = root[u]`, as [`interpret_targets`]' union-find leaves them), in
-/// parallel: the cluster sizes by atomic counts, the clusters ordered by (size descending,
-/// smallest member), then the nodes sorted by (cluster, node) and cut into the clusters.
-/// At most 2^32 nodes.
+/// u` and `root[root[u]] = root[u]`, as [`interpret_targets`]' union-find leaves them): the
+/// cluster sizes by atomic counts and the order of the clusters (size descending, smallest
+/// member) in parallel, then one pass places the nodes in ascending order into a flat array
+/// cut at the cluster starts, and the clusters are copied out of it in parallel.
 pub fn clusters_of_min_roots(root: &[usize]) -> Vec<Vec<usize>> {
-    use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
     let n = root.len();
     debug_assert!(root
         .iter()
         .enumerate()
         .all(|(u, &r)| r <= u && root[r] == r));
-    let size: Vec<AtomicU32> = (0..n).into_par_iter().map(|_| AtomicU32::new(0)).collect();
+    let size: Vec<AtomicUsize> = (0..n)
+        .into_par_iter()
+        .map(|_| AtomicUsize::new(0))
+        .collect();
     root.par_iter().with_min_len(1 << 12).for_each(|&r| {
         size[r].fetch_add(1, Relaxed);
     });
-    let size: Vec<u32> = size.into_par_iter().map(AtomicU32::into_inner).collect();
+    let size: Vec<usize> = size.into_par_iter().map(AtomicUsize::into_inner).collect();
     // The roots, largest cluster first, ties by the root (its smallest member).
-    let mut order: Vec<u32> = (0..n)
-        .into_par_iter()
-        .filter(|&u| root[u] == u)
-        .map(|u| u as u32)
-        .collect();
-    order.par_sort_unstable_by(|&a, &b| size[b as usize].cmp(&size[a as usize]).then(a.cmp(&b)));
-    let mut rank = vec![0u32; n];
-    for (c, &r) in order.iter().enumerate() {
-        rank[r as usize] = c as u32;
-    }
-    // Nodes by (cluster, node): keys are distinct, so the unstable sort is deterministic.
-    let mut keys: Vec<u64> = (0..n)
-        .into_par_iter()
-        .map(|u| (u64::from(rank[root[u]]) << 32) | u as u64)
-        .collect();
-    keys.par_sort_unstable();
+    let mut order: Vec<usize> = (0..n).into_par_iter().filter(|&u| root[u] == u).collect();
+    order.par_sort_unstable_by(|&a, &b| size[b].cmp(&size[a]).then(a.cmp(&b)));
+    // `next[r]`: where the next member of root r's cluster goes in `flat`.
+    let mut next = vec![0usize; n];
     let mut start = Vec::with_capacity(order.len() + 1);
-    start.push(0usize);
+    let mut at = 0;
     for &r in &order {
-        start.push(start.last().copied().unwrap_or(0) + size[r as usize] as usize);
+        start.push(at);
+        next[r] = at;
+        at += size[r];
+    }
+    start.push(at);
+    let mut flat = vec![0usize; n];
+    for (u, &r) in root.iter().enumerate() {
+        flat[next[r]] = u;
+        next[r] += 1;
     }
     start
         .par_windows(2)
-        .map(|w| {
-            keys[w[0]..w[1]]
-                .iter()
-                .map(|&k| (k & u64::from(u32::MAX)) as usize)
-                .collect()
-        })
+        .map(|w| flat[w[0]..w[1]].to_vec())
         .collect()
 }
 
