@@ -19,9 +19,13 @@
 # step fails or times out or two backends disagree. TRIDENT_MCL_WG (column work-group size,
 # default 128) and TRIDENT_MCL_LCAP pass through to the GPU backends, for timing the block
 # size (e.g. `for w in 64 128 256 512; do TRIDENT_MCL_WG=$w BACKENDS=cuda CPU_NODES=0 ...`).
-# The phases line accounts for the whole process: besides read, prepare, transfer,
-# iterations, interpret and write, it times the complexes, the backend start, the
-# evaluation and the teardown, and ends with the process time.
+# The phases line accounts for the whole process: besides read, prepare (of which the
+# kernel load: CUDA's PTX JIT or OpenCL's program build, on its own thread while the host
+# builds M_G and the starting M), transfer, iterations, interpret and write, it times the
+# complexes, the backend start (while the network is read), the evaluation and the teardown,
+# and ends with the process time. CPU_NODES=NODES (e.g. `mcl_scale.sh 1000000 1000000`, with
+# TIMEOUT=900 for the CPU) compares the backends on the one network, generated and
+# clustered once per backend.
 set -euo pipefail
 
 TRIDENT=${TRIDENT:-target/release/trident}
@@ -112,12 +116,14 @@ command -v nvidia-smi >/dev/null &&
     nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | sed 's/^/GPU: /'
 
 big="planted-n$NODES"
-generate "$NODES" "$big"
-for b in $BACKENDS; do
-    cluster "$big" "$b"
-done
-# shellcheck disable=SC2086
-same "$big" $BACKENDS
+if [ "$CPU_NODES" != "$NODES" ]; then
+    generate "$NODES" "$big"
+    for b in $BACKENDS; do
+        cluster "$big" "$b"
+    done
+    # shellcheck disable=SC2086
+    same "$big" $BACKENDS
+fi
 
 if [ "$CPU_NODES" -gt 0 ]; then
     small="planted-n$CPU_NODES"
@@ -135,13 +141,16 @@ if [ "$CPU_NODES" -gt 0 ]; then
                 for (i = 1; i <= NF; i++) {
                     if ($i == "iterations") it[FILENAME] = $(i + 1)
                     if ($i == "cluster") cl[FILENAME] = $(i + 1)
+                    if ($i == "process") pr[FILENAME] = $(i + 1)
                 }
             }
             END {
-                for (f in it) if (f ~ /cpu/) { ci = it[f]; cc = cl[f] } else { gi = it[f]; gc = cl[f] }
-                if (gi > 0 && gc > 0)
-                    printf "%s: %s over cpu: iterations %.1fx, cluster (prepare to interpret) %.1fx\n",
-                        name, b, ci / gi, cc / gc
+                for (f in it)
+                    if (f ~ /\.cpu\.log$/) { ci = it[f]; cc = cl[f]; cp = pr[f] }
+                    else { gi = it[f]; gc = cl[f]; gp = pr[f] }
+                if (gi > 0 && gc > 0 && gp > 0)
+                    printf "%s: %s over cpu: iterations %.1fx, cluster (prepare to interpret) %.1fx, process %.1fx\n",
+                        name, b, ci / gi, cc / gc, cp / gp
             }' "$DIR/$small.cpu.log" "$DIR/$small.$b.log"
     done
 fi
