@@ -248,4 +248,8 @@ impl<T: CudaScalar> MarkovCluster<T> for Cuda {
     ) -> Result<Clustering> {
         gpu::cluster::<T, Self>(self, g, opts, progress)
     }
+
+    fn load_kernels(&self) -> Result<()> {
+        <Self as MclKernels<T>>::mcl_load(self)
+    }
 }

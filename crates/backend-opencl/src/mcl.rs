@@ -240,4 +240,8 @@ impl<T: ClScalar> MarkovCluster<T> for OpenCl {
     ) -> Result<Clustering> {
         gpu::cluster::<T, Self>(self, g, opts, progress)
     }
+
+    fn load_kernels(&self) -> Result<()> {
+        <Self as MclKernels<T>>::mcl_load(self)
+    }
 }

@@ -390,6 +390,14 @@ pub trait MarkovCluster<T: Scalar>: Backend {
     fn cluster(&self, g: &Graph, opts: &MclOptions) -> Result<Clustering> {
         self.cluster_with_progress(g, opts, &mut |_| {})
     }
+
+    /// Loads the kernels R-MCL runs in `T` now (GPU backends: the CUDA module's PTX JIT, the
+    /// OpenCL program build), so that a caller can overlap it with other work, such as
+    /// reading the network; a clustering then finds them loaded. Without this call the
+    /// clustering loads them itself (see [`MclTimings::load`]). The CPU has nothing to load.
+    fn load_kernels(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// `M_G`: the column-normalised `A + I` in compressed sparse columns (rows ascending).

@@ -6,7 +6,7 @@
 //! does: the backend, reader notes, one progress line per iteration (`--quiet` silences
 //! those), a summary, the time of every phase (`phases: read, prepare (kernel load),
 //! transfer (upload, download), iterations, interpret, write`, then the clustering and the
-//! whole run; the backend starts while the network is read), a
+//! whole run; the backend starts and loads its kernels while the network is read), a
 //! warning when the iteration cap ran out before convergence, and the `--eval` scores against
 //! gold-standard complexes.
 
@@ -116,8 +116,8 @@ pub fn run(args: Args) -> Result<()> {
     let process = Instant::now();
     let complexes = args.eval.as_ref().map(eval::read_complexes).transpose()?;
     let load_complexes = process.elapsed().as_secs_f64();
-    // The backend starts (driver and context start-up) while another thread reads the
-    // network: the two are independent.
+    // The backend starts (driver and context start-up) and loads its R-MCL kernels (a GPU's
+    // PTX JIT or program build) while another thread reads the network: they are independent.
     let started = Instant::now();
     let (b, read) = std::thread::scope(|scope| {
         let read = scope.spawn(|| {
@@ -125,15 +125,26 @@ pub fn run(args: Args) -> Result<()> {
             io::read_graph_auto(&args.path).map(|g| (g, t.elapsed().as_secs_f64()))
         });
         let t = Instant::now();
-        let b = select::open(args.backend);
-        let open = t.elapsed().as_secs_f64();
-        if let Ok(b) = &b {
-            eprintln!("backend: {b} (opened in {open:.3} s, while reading)");
-        }
+        let b = select::open(args.backend).and_then(|b| {
+            let open = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            if args.from.is_none() {
+                crate::with_backend!(&b, b => match args.precision {
+                    Precision::F32 => MarkovCluster::<f32>::load_kernels(b),
+                    Precision::F64 => MarkovCluster::<f64>::load_kernels(b),
+                })?;
+            }
+            let kernels = t.elapsed().as_secs_f64();
+            eprintln!(
+                "backend: {b} (opened in {open:.3} s, kernels loaded in {kernels:.3} s, while \
+                 reading)"
+            );
+            Ok((b, open, kernels))
+        });
         let read = read.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-        (b.map(|b| (b, open)), read)
+        (b, read)
     });
-    let (b, open) = b?;
+    let (b, open, kernels) = b?;
     let (g, read) = read?;
     crate::print_notes(g.notes());
     eprintln!(
@@ -208,7 +219,7 @@ pub fn run(args: Args) -> Result<()> {
         "phases: read {read:.3} s, prepare {:.3} s (kernel load {:.3}), transfer {:.3} s \
          (upload {:.3}, download {:.3}), iterations {:.3} s ({} iterations, {:.1} ms each), interpret {:.3} s, write \
          {write:.3} s; cluster {secs:.3} s, end to end {end_to_end:.3} s; outside it: complexes \
-         {load_complexes:.3} s, backend start {open:.3} s (during the read), eval {eval_secs:.3} s, teardown \
+         {load_complexes:.3} s, backend start {open:.3} s and kernel load {kernels:.3} s (during the read), eval {eval_secs:.3} s, teardown \
          {teardown:.3} s; process {:.3} s",
         p.prepare,
         p.load,
