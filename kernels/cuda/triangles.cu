@@ -17,14 +17,14 @@
 //              the 32 lanes stride over the shorter of N+(v), N+(u) and binary-search each
 //              element in the longer. Keeps every lane busy on long, skewed rows.
 //              Global size: ceil(m / (TC_WG / 32)) * TC_WG.
-//   tc_search_row (BinarySearch, the default; TRIDENT_TC_SEARCH=row): a warp per row v of
+//   tc_search_row (BinarySearch under TRIDENT_TC_SEARCH=row): a warp per row v of
 //              rows[row_begin..row_end) (TC_WG / TC_LANES rows per block and round; blocks
 //              loop over the list), no row search and no shared memory: for each u in N+(v) in
 //              turn, the lanes either stride over N+(u) (up to the largest element of N+(v))
 //              and binary-search each w in N+(v), or stride over N+(v) and binary-search each
 //              element in N+(u), whichever costs fewer rounds x steps. No __syncthreads inside
 //              the row loop. Grid: any G >= 1 blocks of TC_WG.
-//   tc_search_flat (BinarySearch under TRIDENT_TC_SEARCH=flat): block g takes the chunks of
+//   tc_search_flat (BinarySearch, the default; TRIDENT_TC_SEARCH=flat): block g takes the chunks of
 //              TC_WG oriented edges g, g + G, ... (chunk k: edges [k*TC_WG, (k+1)*TC_WG)); the
 //              rows they leave from are cached in shared memory as in tc_merge. Thread l sets
 //              up edge e = v -> u (u = N+(v)[i]): a triangle (v, u, w) needs w in N+(v)[i+1..]

@@ -17,14 +17,14 @@
 //              the 32 lanes stride over the shorter of N+(v), N+(u) and binary-search each
 //              element in the longer. Keeps every lane busy on long, skewed rows.
 //              Global size: ceil(m / (TC_WG / 32)) * TC_WG.
-//   tc_search_row (BinarySearch, the default; TRIDENT_TC_SEARCH=row): a team of TC_LANES
+//   tc_search_row (BinarySearch under TRIDENT_TC_SEARCH=row): a team of TC_LANES
 //              work-items per row v of rows[row_begin..row_end) (TC_WG / TC_LANES rows per
 //              group and round; groups loop over the list), no row search and no local memory:
 //              for each u in N+(v) in turn, the lanes either stride over N+(u) (up to the
 //              largest element of N+(v)) and binary-search each w in N+(v), or stride over
 //              N+(v) and binary-search each element in N+(u), whichever costs fewer rounds x
 //              steps. No barriers inside the row loop. Global size: G * TC_WG for any G >= 1.
-//   tc_search_flat (BinarySearch under TRIDENT_TC_SEARCH=flat): work-group g takes the chunks
+//   tc_search_flat (BinarySearch, the default; TRIDENT_TC_SEARCH=flat): work-group g takes the chunks
 //              of TC_WG oriented edges g, g + G, ... (chunk k: edges [k*TC_WG, (k+1)*TC_WG));
 //              the rows they leave from are cached in local memory as in tc_merge. Work-item l
 //              sets up edge e = v -> u (u = N+(v)[i]): a triangle (v, u, w) needs w in

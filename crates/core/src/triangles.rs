@@ -70,10 +70,11 @@ impl TriangleAlgorithm {
     /// CPU (`gpu == false`): the bitmap (`Hash`) wherever one bitmap per thread (n bits) is
     /// small (up to 2^27 nodes, 16 MiB), since it costs one bit test per element of the
     /// second list; otherwise `BinarySearch` for skewed rows and `Merge` for flat ones.
-    /// GPU: `BinarySearch` (one warp per row, `tc_search_row`, or the kernel that
-    /// `TRIDENT_TC_SEARCH` names: [`plan::SearchKernel`]), the fastest measured on the H100
-    /// (Kronecker ef16, scale 22: binary search by row 91 ms, by edge 172, merge 236, the
-    /// binned hash kernels 844), except that a graph whose rows are all short and flat gets
+    /// GPU: `BinarySearch` (the searches of a chunk of edges flattened over a work-group,
+    /// `tc_search_flat`, or the kernel that `TRIDENT_TC_SEARCH` names:
+    /// [`plan::SearchKernel`]), the fastest measured on the H100 (Kronecker ef16, scale 22:
+    /// binary search flattened 63 ms, by row 91, by edge 172, merge 236, the binned hash
+    /// kernels 844), except that a graph whose rows are all short and flat gets
     /// `Merge`.
     pub fn resolve(self, stats: &DegreeStats, gpu: bool) -> TriangleAlgorithm {
         if self != Self::Auto {

@@ -180,9 +180,10 @@ impl SearchKernel {
 }
 
 /// The `BinarySearch` kernel when `TRIDENT_TC_SEARCH` ([`SEARCH_ENV`]) is unset or names
-/// none. The one-line switch of the default: `tc_search_row` stays until `tc_search_flat` is
-/// measured faster on the H100 (`benches/peers/tc_h100.sh` times both).
-pub const DEFAULT_SEARCH: SearchKernel = SearchKernel::Row;
+/// none: `tc_search_flat`, the fastest measured on the H100 (`benches/peers/tc_h100.sh`,
+/// Kronecker ef16 scale 22, counting medians: flat 63.1 ms CUDA / 64.4 OpenCL, flat-global
+/// 65.0 / 64.4, row 91.1 / 90.2, edge 173.2 / 173.5).
+pub const DEFAULT_SEARCH: SearchKernel = SearchKernel::Flat;
 
 /// Environment switch of the `BinarySearch` kernel ([`SearchKernel`]): `edge`, `row`, `flat`
 /// or `flat-global`; unset or anything else, [`DEFAULT_SEARCH`]. Read when a graph is counted, for
