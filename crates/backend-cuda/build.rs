@@ -1,6 +1,8 @@
 //! Compiles every `kernels/cuda/*.cu` to PTX with nvcc, twice: for `compute_90` (H100 and
-//! newer) and for the portable `compute_75`, and generates `$OUT_DIR/kernels.rs` with one module
-//! per file holding both as `&str` constants (`PTX_SM90`, `PTX_PORTABLE`).
+//! newer) and for the portable `compute_75`, and to `sm_90` machine code (which the backend
+//! loads on exactly that architecture instead of JIT-compiling the PTX), and generates
+//! `$OUT_DIR/kernels.rs` with one module per file holding them as constants (`PTX_SM90`,
+//! `PTX_PORTABLE`: `&str`; `CUBIN_SM90`: `&[u8]`).
 //!
 //! nvcc is looked up as: `$NVCC`, `<workspace>/.tools/cuda/nvidia/cu13/bin/nvcc`,
 //! `$CUDA_PATH/bin/nvcc` (also `$CUDA_ROOT`, `$CUDA_TOOLKIT_ROOT_DIR`, `/usr/local/cuda`), then
@@ -20,7 +22,7 @@ const MAX_PTX_VERSION: (u32, u32) = (9, 0);
 #[path = "nvcc.rs"]
 mod nvcc;
 
-use nvcc::{find_nvcc, FLAGS, TARGETS};
+use nvcc::{find_nvcc, CUBIN, CUBIN_FLAGS, FLAGS, TARGETS};
 
 fn main() {
     let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
@@ -96,6 +98,23 @@ fn main() {
                         .unwrap_or_else(|e| panic!("cannot run {}: {e}", nvcc.display()));
                     jobs.push((src.clone(), suffix, arch, ptx, child));
                 }
+                let (suffix, arch) = CUBIN;
+                let cubin = out_dir.join(format!("{}.{}.cubin", stem(src), suffix.to_lowercase()));
+                let mut cmd = Command::new(&nvcc);
+                cmd.args(CUBIN_FLAGS)
+                    .arg(format!("-arch={arch}"))
+                    .arg("-o")
+                    .arg(&cubin)
+                    .arg(src);
+                if lineinfo {
+                    cmd.arg("-lineinfo");
+                }
+                let child = cmd
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap_or_else(|e| panic!("cannot run {}: {e}", nvcc.display()));
+                jobs.push((src.clone(), "CUBIN", arch, cubin, child));
             }
             let mut consts: Vec<(String, Vec<(&str, PathBuf)>)> = Vec::new();
             for (src, suffix, arch, ptx, child) in jobs {
@@ -103,7 +122,9 @@ fn main() {
                     .wait_with_output()
                     .unwrap_or_else(|e| panic!("nvcc on {}: {e}", src.display()));
                 check_nvcc(&nvcc, &src, arch, &out);
-                check_ptx_version(&ptx);
+                if suffix != "CUBIN" {
+                    check_ptx_version(&ptx);
+                }
                 let module = module_name(&src);
                 match consts.iter_mut().find(|(m, _)| *m == module) {
                     Some((_, list)) => list.push((suffix, ptx)),
@@ -127,12 +148,22 @@ fn main() {
                     "/// PTX of `kernels/cuda/{module}.cu`.\npub mod {module} {{"
                 );
                 for (suffix, ptx) in list {
-                    let _ = writeln!(
-                        rs,
-                        "    /// PTX for `{}`.\n    pub const PTX_{suffix}: &str = include_str!({:?});",
-                        arch_of(suffix),
-                        ptx.display().to_string()
-                    );
+                    let _ = if suffix == "CUBIN" {
+                        writeln!(
+                            rs,
+                            "    /// Machine code for `{}`.\n    pub const CUBIN_{}: &[u8] = include_bytes!({:?});",
+                            CUBIN.1,
+                            CUBIN.0,
+                            ptx.display().to_string()
+                        )
+                    } else {
+                        writeln!(
+                            rs,
+                            "    /// PTX for `{}`.\n    pub const PTX_{suffix}: &str = include_str!({:?});",
+                            arch_of(suffix),
+                            ptx.display().to_string()
+                        )
+                    };
                 }
                 rs.push_str("}\n\n");
             }
@@ -164,6 +195,11 @@ fn main() {
                 for &(suffix, arch) in TARGETS {
                     let _ = writeln!(rs, "    /// PTX for `{arch}` (empty).\n    pub const PTX_{suffix}: &str = \"\";");
                 }
+                let _ = writeln!(
+                    rs,
+                    "    /// Machine code for `{}` (empty).\n    pub const CUBIN_{}: &[u8] = &[];",
+                    CUBIN.1, CUBIN.0
+                );
                 rs.push_str("}\n\n");
             }
         }

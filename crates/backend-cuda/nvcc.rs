@@ -12,6 +12,14 @@ pub const TARGETS: &[(&str, &str)] = &[("SM90", "compute_90"), ("PORTABLE", "com
 /// nvcc flags: PTX output, IEEE arithmetic (no fast math; fused multiply-add allowed).
 pub const FLAGS: [&str; 4] = ["--ptx", "-O3", "-std=c++17", "--fmad=true"];
 
+/// `(suffix of the generated constant, nvcc -arch)` of the machine code compiled beside the
+/// PTX: on a device of exactly this architecture the backend loads it and skips the PTX JIT
+/// (seconds per process for the larger modules).
+pub const CUBIN: (&str, &str) = ("SM90", "sm_90");
+
+/// nvcc flags of [`CUBIN`]: the same code generation as [`FLAGS`], machine code output.
+pub const CUBIN_FLAGS: [&str; 4] = ["--cubin", "-O3", "-std=c++17", "--fmad=true"];
+
 /// nvcc: `$NVCC`, the workspace's pip-installed CUDA 13.0 (`.tools/cuda`, whose PTX ISA 9.0
 /// the reference driver accepts), a CUDA toolkit (`CUDA_PATH`, `CUDA_ROOT`,
 /// `CUDA_TOOLKIT_ROOT_DIR`, `/usr/local/cuda`), then `PATH`.

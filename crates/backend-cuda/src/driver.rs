@@ -207,9 +207,30 @@ unsafe impl Sync for Function {}
 impl Module {
     /// JIT-compiles and loads PTX into the current context; the error names the JIT's log.
     pub(crate) fn from_ptx(ptx: &str, file: &str) -> Result<Module> {
-        let what = || format!("loading {file} (PTX JIT)");
+        let what = format!("loading {file} (PTX JIT)");
         let image =
-            CString::new(ptx).map_err(|_| backend(format!("{}: PTX contains a NUL", what())))?;
+            CString::new(ptx).map_err(|_| backend(format!("{what}: PTX contains a NUL")))?;
+        Self::load(image.as_ptr().cast(), what)
+    }
+
+    /// Loads machine code (a cubin) into the current context.
+    pub(crate) fn from_cubin(cubin: &[u8], file: &str) -> Result<Module> {
+        // An 8-byte-aligned copy: the driver reads the ELF image in place.
+        let mut aligned = vec![0u64; cubin.len().div_ceil(8)];
+        for (word, bytes) in aligned.iter_mut().zip(cubin.chunks(8)) {
+            let mut b = [0u8; 8];
+            b[..bytes.len()].copy_from_slice(bytes);
+            *word = u64::from_ne_bytes(b);
+        }
+        Self::load(
+            aligned.as_ptr().cast(),
+            format!("loading {file} (sm_90 machine code)"),
+        )
+    }
+
+    /// `cuModuleLoadDataEx` of `image` (PTX text or a cubin, alive for the call); the error
+    /// names the driver's log.
+    fn load(image: *const c_void, what: String) -> Result<Module> {
         const LOG: usize = 16 * 1024;
         let mut log = vec![0u8; LOG];
         let mut options = [
@@ -219,12 +240,13 @@ impl Module {
         // cuModuleLoadDataEx takes option values that fit in a pointer by value.
         let mut values: [*mut c_void; 2] = [log.as_mut_ptr().cast(), LOG as *mut c_void];
         let mut raw: CUmodule = std::ptr::null_mut();
-        // SAFETY: `image` is a NUL-terminated PTX string; the two options name a writable
-        // buffer of LOG bytes (`log`, alive across the call) and its size; `raw` is writable.
+        // SAFETY: the caller passes a NUL-terminated PTX string or a complete cubin image,
+        // alive across the call; the two options name a writable buffer of LOG bytes (`log`,
+        // alive across the call) and its size; `raw` is writable.
         let rc = unsafe {
             ffi::cuModuleLoadDataEx(
                 &mut raw,
-                image.as_ptr().cast(),
+                image,
                 options.len() as c_uint,
                 options.as_mut_ptr(),
                 values.as_mut_ptr(),
@@ -235,9 +257,9 @@ impl Module {
             let text = String::from_utf8_lossy(&log[..end]);
             let text = text.trim();
             let what = if text.is_empty() {
-                what()
+                what
             } else {
-                format!("{}; JIT log: {text}", what())
+                format!("{what}; JIT log: {text}")
             };
             return Err(error_from_code(rc, what));
         }

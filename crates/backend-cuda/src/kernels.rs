@@ -27,11 +27,19 @@ pub struct ModuleInfo {
     pub ptx_sm90: &'static str,
     /// PTX for `compute_75` (empty without nvcc).
     pub ptx_portable: &'static str,
+    /// Machine code for `sm_90` (empty without nvcc).
+    pub cubin_sm90: &'static [u8],
     /// The kernels it defines; a kernel's slot indexes the loaded module's functions.
     pub kernels: KernelList,
 }
 
 impl ModuleInfo {
+    /// The machine code to load on a device of compute capability `(major, minor)`, when
+    /// there is some for exactly that architecture (else the PTX is JIT-compiled).
+    pub fn cubin(&self, (major, minor): (u32, u32)) -> Option<&'static [u8]> {
+        ((major, minor) == (9, 0) && !self.cubin_sm90.is_empty()).then_some(self.cubin_sm90)
+    }
+
     /// The PTX to load on a device of compute capability `major`.x.
     pub fn ptx(&self, major: u32) -> &'static str {
         if major >= 9 {
@@ -51,6 +59,7 @@ macro_rules! cuda_module {
             file: concat!("kernels/cuda/", stringify!($stem), ".cu"),
             ptx_sm90: $stem::PTX_SM90,
             ptx_portable: $stem::PTX_PORTABLE,
+            cubin_sm90: $stem::CUBIN_SM90,
             kernels: KernelList::new(&[$($typed),*], &[$($plain),*]),
         }
     };
@@ -183,6 +192,34 @@ mod tests {
                 v.0,
                 v.1
             );
+        }
+    }
+
+    /// On a GPU of the machine code's architecture every module loads from it (the backend
+    /// would otherwise fall back to the PTX JIT silently) and has every listed kernel.
+    #[test]
+    fn machine_code_loads_on_its_architecture() {
+        let Some(cuda) = trident_core::testing::backend_or_skip(crate::Cuda::new()) else {
+            return;
+        };
+        let cc = cuda.compute_capability();
+        for m in MODULES {
+            assert!(
+                !m.cubin_sm90.is_empty(),
+                "{}: no sm_90 machine code",
+                m.file
+            );
+            let Some(image) = m.cubin(cc) else {
+                continue;
+            };
+            cuda.shared.make_current().unwrap();
+            let module = crate::driver::Module::from_cubin(image, m.file)
+                .unwrap_or_else(|e| panic!("{}: {e}", m.file));
+            for kernel in m.kernels.names() {
+                module
+                    .function(&kernel)
+                    .unwrap_or_else(|e| panic!("{}: {kernel}: {e}", m.file));
+            }
         }
     }
 

@@ -103,8 +103,8 @@ struct Loaded {
 /// long as any buffer is), the stream and the loaded kernel modules.
 pub(crate) struct Shared {
     ordinal: usize,
-    /// Compute capability major, which picks the PTX flavour.
-    cc_major: u32,
+    /// Compute capability, which picks the machine code or the PTX flavour.
+    cc: (u32, u32),
     // Field order is drop order: the modules and the stream go before the context.
     /// One cell per [`Module`], filled on first use.
     modules: Vec<Cached<Loaded>>,
@@ -134,7 +134,15 @@ impl Shared {
     fn module(&self, m: Module) -> Result<&Loaded> {
         self.modules[m as usize].get_or_try_init(|| {
             let info = m.info();
-            let module = driver::Module::from_ptx(info.ptx(self.cc_major), info.file)?;
+            // The machine code when there is some for this architecture; the PTX JIT when
+            // there is none or the driver refuses it.
+            let module = match info
+                .cubin(self.cc)
+                .map(|image| driver::Module::from_cubin(image, info.file))
+            {
+                Some(Ok(module)) => module,
+                _ => driver::Module::from_ptx(info.ptx(self.cc.0), info.file)?,
+            };
             let functions = info
                 .kernels
                 .names()
@@ -280,7 +288,7 @@ impl Cuda {
             staging: matmul::Staging::default(),
             shared: Arc::new(Shared {
                 ordinal,
-                cc_major: compute_capability.0,
+                cc: compute_capability,
                 modules: Module::ALL.iter().map(|_| Cached::new()).collect(),
                 stream,
                 context,
