@@ -1,6 +1,9 @@
 //! Undirected simple graphs stored as symmetric CSR adjacency.
 
 mod build;
+mod ids;
+
+pub(crate) use ids::DenseIds;
 
 use crate::coo::Coo;
 use crate::csr::Csr;
@@ -99,8 +102,23 @@ impl Graph {
         weights: Option<&[f64]>,
         self_loops: usize,
     ) -> Result<Self> {
+        Self::from_parts(n, src, dst, weights, &[(0, src.len())], None, self_loops)
+    }
+
+    /// As [`Graph::from_arrays`] for the edges in the ranges `parts` of the arrays (a
+    /// parallel parse's pieces, with unused slots between them), their ids renumbered by
+    /// `map` when given (then `n` is the number of ids it keeps).
+    pub(crate) fn from_parts(
+        n: usize,
+        src: &[u32],
+        dst: &[u32],
+        weights: Option<&[f64]>,
+        parts: &[(usize, usize)],
+        map: Option<&DenseIds>,
+        self_loops: usize,
+    ) -> Result<Self> {
         u32::try_from_usize(n)?;
-        let b = build::build(n, src, dst, weights, self_loops)?;
+        let b = build::build(n, src, dst, weights, parts, map, self_loops)?;
         Ok(Self {
             indptr: b.indptr,
             adj: b.adj,

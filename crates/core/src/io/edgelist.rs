@@ -59,7 +59,7 @@ use super::text::{self, Lines};
 use super::{perr, refuse, Detected, Input};
 use crate::alloc;
 use crate::error::{ParseErrorKind as K, Result, ResultExt};
-use crate::graph::Graph;
+use crate::graph::{DenseIds, Graph};
 
 /// How id fields become node numbers; see the [module documentation](self).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -135,11 +135,21 @@ impl EdgeList {
 }
 
 /// Reads an edge-list file into a graph.
+///
+/// Integer-id files take the fast path: parsed in parallel straight into one pair of edge
+/// arrays, then built into the CSR graph from them (renumbering on the fly), without an
+/// intermediate [`EdgeList`].
 pub fn read_graph(path: impl AsRef<Path>, opts: &EdgeListOptions) -> Result<Graph> {
     let path = path.as_ref();
-    read_edges(path, opts)?
-        .into_graph()
-        .context(|| path.display())
+    let parsed = {
+        let input = Input::read(path)?;
+        match input.detect() {
+            Detected::Text => parse(&input.bytes, &input.name, opts)?,
+            other => return Err(refuse(&input.name, other, "an edge list")),
+        }
+        // The input's bytes are freed here, before the build.
+    };
+    parsed.into_graph().context(|| path.display())
 }
 
 /// Reads an edge-list file into an [`EdgeList`] (parsing and numbering, no graph build).
@@ -156,9 +166,7 @@ pub fn read_edges(path: impl AsRef<Path>, opts: &EdgeListOptions) -> Result<Edge
 
 /// Parses edge-list bytes into a graph; `name` is the file name used in errors.
 pub fn parse_edge_list(bytes: &[u8], name: &str, opts: &EdgeListOptions) -> Result<Graph> {
-    parse_edges(bytes, name, opts)?
-        .into_graph()
-        .context(|| name)
+    parse(bytes, name, opts)?.into_graph().context(|| name)
 }
 
 /// Parses edge-list bytes into an [`EdgeList`]; `name` is the file name used in errors.
@@ -167,13 +175,23 @@ pub fn parse_edge_list(bytes: &[u8], name: &str, opts: &EdgeListOptions) -> Resu
 /// line whose two id fields are both non-numeric, followed by numeric lines, is a column
 /// header (`source target`): it is skipped and reported in [`EdgeList::notes`].
 pub fn parse_edges(bytes: &[u8], name: &str, opts: &EdgeListOptions) -> Result<EdgeList> {
+    Ok(parse(bytes, name, opts)?.into_edge_list())
+}
+
+/// [`parse_edges`] before the numbering is applied: what [`read_graph`] builds from.
+pub(crate) fn parse(bytes: &[u8], name: &str, opts: &EdgeListOptions) -> Result<Parsed> {
+    parse_in(bytes, name, opts, CHUNK)
+}
+
+/// [`parse`] with a chosen minimum piece size for the parallel parse.
+fn parse_in(bytes: &[u8], name: &str, opts: &EdgeListOptions, chunk: usize) -> Result<Parsed> {
     let bytes = super::strip_bom(bytes);
     if opts.ids != IdMode::Labels {
         if let Some((ln, line, rest_at)) = header_line(bytes) {
             let rest = &bytes[rest_at..];
             let skip = memchr::memchr_iter(b'\n', &bytes[..rest_at]).count();
-            if let Ok(mut el) = edges_from(rest, name, opts, skip, false) {
-                el.notes.push(format!(
+            if let Ok(mut el) = edges_from(rest, name, opts, skip, false, chunk) {
+                el.note(format!(
                     "{name}:{ln}: skipped the header line {}",
                     text::show(line)
                 ));
@@ -181,7 +199,7 @@ pub fn parse_edges(bytes: &[u8], name: &str, opts: &EdgeListOptions) -> Result<E
             }
         }
     }
-    edges_from(bytes, name, opts, 0, true)
+    edges_from(bytes, name, opts, 0, true, chunk)
 }
 
 /// The first data line when both of its id fields are non-numeric: (line number, line, the
@@ -211,33 +229,34 @@ fn header_line(bytes: &[u8]) -> Option<(usize, &[u8], usize)> {
 }
 
 /// `skip`: lines before `input` in the file (for error line numbers); `label_fallback`:
-/// whether `Auto` may fall back to labels.
+/// whether `Auto` may fall back to labels; `chunk`: the parallel parse's minimum piece.
 fn edges_from(
     input: &[u8],
     name: &str,
     opts: &EdgeListOptions,
     skip: usize,
     label_fallback: bool,
-) -> Result<EdgeList> {
-    let labels = |input: &[u8]| -> Result<EdgeList> {
+    chunk: usize,
+) -> Result<Parsed> {
+    let labels = |input: &[u8]| -> Result<Parsed> {
         if !label_fallback {
             return Err(perr(name, None, K::BadValue, "non-numeric node id"));
         }
-        parse_labels(input, name, opts)
+        parse_labels(input, name, opts).map(Parsed::List)
     };
     match opts.ids {
         IdMode::Labels => labels(input),
-        IdMode::Numeric => match parse_numeric::<u32>(input, name, opts, true, skip)? {
+        IdMode::Numeric => match parse_numeric::<u32>(input, name, opts, true, skip, chunk)? {
             Outcome::Done(raw) => numeric_as_given(raw, name),
             // Strict mode reports these as errors itself.
             Outcome::Wide | Outcome::NotNumeric => {
                 Err(perr(name, None, K::BadValue, "non-numeric node id"))
             }
         },
-        IdMode::Auto => match parse_numeric::<u32>(input, name, opts, false, skip)? {
+        IdMode::Auto => match parse_numeric::<u32>(input, name, opts, false, skip, chunk)? {
             Outcome::Done(raw) => compact(raw, name),
             Outcome::NotNumeric => labels(input),
-            Outcome::Wide => match parse_numeric::<u64>(input, name, opts, false, skip)? {
+            Outcome::Wide => match parse_numeric::<u64>(input, name, opts, false, skip, chunk)? {
                 Outcome::Done(raw) => compact(raw, name),
                 _ => labels(input),
             },
@@ -341,9 +360,8 @@ fn fields<'a>(
 // Numeric ids.
 
 /// Storage type for raw numeric ids: `u32` first, `u64` when some id needs it.
-trait RawId: Copy + Ord + Default + Send + Sync + Into<u64> {
+pub(crate) trait RawId: Copy + Ord + num_traits::Zero + Send + Sync + Into<u64> {
     fn from_u64(v: u64) -> Option<Self>;
-    fn from_u32(v: u32) -> Self;
     /// `v` as `Self`, for values known to fit.
     fn from_u64_unchecked(v: u64) -> Self;
     /// The ids as u32, for ids known to fit (free for u32).
@@ -353,10 +371,6 @@ impl RawId for u32 {
     #[inline]
     fn from_u64(v: u64) -> Option<Self> {
         u32::try_from(v).ok()
-    }
-    #[inline]
-    fn from_u32(v: u32) -> Self {
-        v
     }
     #[inline(always)]
     fn from_u64_unchecked(v: u64) -> Self {
@@ -371,10 +385,6 @@ impl RawId for u64 {
     fn from_u64(v: u64) -> Option<Self> {
         Some(v)
     }
-    #[inline]
-    fn from_u32(v: u32) -> Self {
-        v as u64
-    }
     #[inline(always)]
     fn from_u64_unchecked(v: u64) -> Self {
         v
@@ -384,10 +394,14 @@ impl RawId for u64 {
     }
 }
 
-struct Raw<I> {
+/// A numeric parse: each part `(start, end)` of `src` / `dst` (and the weights) holds the
+/// edges of one piece of the input, in input order; between the parts are unused slots.
+pub(crate) struct Raw<I> {
     src: Vec<I>,
     dst: Vec<I>,
     weights: Option<Vec<f64>>,
+    /// The filled ranges, in input order.
+    parts: Vec<(usize, usize)>,
     /// Ids of self-loop lines (only kept when `loop_only_nodes`).
     loop_ids: Vec<I>,
     self_loops: usize,
@@ -516,78 +530,75 @@ impl<I> From<Abort> for Outcome<I> {
     }
 }
 
-/// Incremental parser of lines with integer ids: [`NumParser::feed`] takes the input in
-/// pieces (the complete lines of each), so a file can be read in chunks that stay in cache.
+/// Parser of one piece of lines with integer ids, writing its edges into its own slots of
+/// the edge arrays (`src` / `dst` / `wts`, as many slots as the piece has lines, so no
+/// capacity check is needed per edge).
 ///
 /// `strict` (numeric mode) reports non-integer or too large ids as errors instead of
 /// aborting with [`Abort::NotNumeric`] / [`Abort::Wide`].
-struct NumParser<'n, I> {
+struct NumParser<'n, 's, I> {
     name: &'n str,
     strict: bool,
     keep_loops: bool,
     ws: Weights,
-    src: Vec<I>,
-    dst: Vec<I>,
-    wts: Vec<f64>,
+    src: &'s mut [I],
+    dst: &'s mut [I],
+    /// The weight slots (empty when unweighted).
+    wts: &'s mut [f64],
     loop_ids: Vec<I>,
     self_loops: usize,
     max: u64,
     any: bool,
-    /// Lines in the pieces already consumed.
-    lines_before: usize,
-    /// Edges stored during [`NumParser::feed`]: `src[..len]`, `dst[..len]`; the rest of
-    /// `src` / `dst` is room, written by index (no capacity check per edge).
+    /// Edges stored: `src[..len]`, `dst[..len]`.
     len: usize,
 }
 
-impl<'n, I: RawId> NumParser<'n, I> {
-    fn new(name: &'n str, opts: &EdgeListOptions, strict: bool) -> Self {
+/// What a piece's parse leaves besides the edges in its slots.
+struct PieceOut<I> {
+    len: usize,
+    loop_ids: Vec<I>,
+    self_loops: usize,
+    max: u64,
+    any: bool,
+}
+
+impl<'n, 's, I: RawId> NumParser<'n, 's, I> {
+    fn new(
+        name: &'n str,
+        opts: &EdgeListOptions,
+        strict: bool,
+        (src, dst, wts): Slots<'s, I>,
+    ) -> Self {
         Self {
             name,
             strict,
             keep_loops: opts.loop_only_nodes,
             ws: Weights::new(opts),
-            src: Vec::new(),
-            dst: Vec::new(),
-            wts: Vec::new(),
+            src,
+            dst,
+            wts,
             loop_ids: Vec::new(),
             self_loops: 0,
             max: 0,
             any: false,
-            lines_before: 0,
             len: 0,
         }
     }
 
-    /// Stores an edge at `len`, growing the room when it is full.
-    #[inline(always)]
-    fn store(&mut self, iu: I, iv: I) {
-        if self.len >= self.src.len() || self.len >= self.dst.len() {
-            let want = self.len + self.len.max(1024);
-            self.src.resize(want, I::default());
-            self.dst.resize(want, I::default());
+    fn finish(self) -> PieceOut<I> {
+        PieceOut {
+            len: self.len,
+            loop_ids: self.loop_ids,
+            self_loops: self.self_loops,
+            max: self.max,
+            any: self.any,
         }
-        self.src[self.len] = iu;
-        self.dst[self.len] = iv;
-        self.len += 1;
     }
 
-    /// Room for `edges` more edges (fallible: the size comes from the input).
-    fn reserve(&mut self, edges: usize) -> Result<()> {
-        let name = self.name;
-        let what = || format!("parsing {edges} edge lines");
-        let e = |e: alloc::AllocError| perr(name, None, K::TooLarge, e.to_string());
-        alloc::try_reserve(&mut self.src, edges, what).map_err(e)?;
-        alloc::try_reserve(&mut self.dst, edges, what).map_err(e)?;
-        if self.ws.weighted() {
-            alloc::try_reserve(&mut self.wts, edges, what).map_err(e)?;
-        }
-        Ok(())
-    }
-
-    /// The 1-based line of byte `p` of the current piece.
+    /// The 1-based line of byte `p` within the piece (the caller adds the lines before it).
+    #[cold]
     fn line(&self, buf: &[u8], p: usize) -> usize {
-        self.lines_before + text::line_of(buf, p)
+        text::line_of(buf, p)
     }
 
     /// Records one edge; `Ok(Some(_))` when the ids need a wider type.
@@ -610,10 +621,13 @@ impl<'n, I: RawId> NumParser<'n, I> {
                 self.loop_ids.push(iu);
             }
         } else {
-            self.store(iu, iv);
-            if self.ws.weighted() {
-                self.wts.push(w);
+            // A piece has a slot per line, and a line holds at most one edge.
+            self.src[self.len] = iu;
+            self.dst[self.len] = iv;
+            if let Some(x) = self.wts.get_mut(self.len) {
+                *x = w;
             }
+            self.len += 1;
         }
         Ok(None)
     }
@@ -728,29 +742,8 @@ impl<'n, I: RawId> NumParser<'n, I> {
         )
     }
 
-    /// Parses the complete lines of `buf` (all of it when `last`); returns the bytes
-    /// consumed, or why the numeric parse gave up.
-    fn feed(&mut self, buf: &[u8], last: bool) -> Result<std::result::Result<usize, Abort>> {
-        // The reserved room becomes writable slots; cut back to the edges stored after.
-        let room = self.src.capacity().max(self.dst.capacity()).max(self.len);
-        self.src.resize(room, I::default());
-        self.dst.resize(room, I::default());
-        let r = self.feed_lines(buf, last);
-        self.src.truncate(self.len);
-        self.dst.truncate(self.len);
-        r
-    }
-
-    fn feed_lines(&mut self, buf: &[u8], last: bool) -> Result<std::result::Result<usize, Abort>> {
-        let limit = if last {
-            buf.len()
-        } else {
-            match memchr::memrchr(b'\n', buf) {
-                Some(k) => k + 1,
-                None => return Ok(Ok(0)),
-            }
-        };
-        let buf = &buf[..limit];
+    /// Parses every line of the piece `buf`; `Ok(Err(_))`: why the numeric parse gave up.
+    fn parse(&mut self, buf: &[u8]) -> Result<std::result::Result<(), Abort>> {
         let n = buf.len();
         let mut p = 0usize;
         while p < n {
@@ -821,26 +814,52 @@ impl<'n, I: RawId> NumParser<'n, I> {
             }
             p = end + 1;
         }
-        self.lines_before += memchr::memchr_iter(b'\n', buf).count();
-        Ok(Ok(limit))
+        Ok(Ok(()))
     }
 }
+
+/// One piece's slots: sources, targets, weights (empty when unweighted).
+type Slots<'s, I> = (&'s mut [I], &'s mut [I], &'s mut [f64]);
 
 /// Size of the pieces the input is parsed in (in parallel): at least this, and a few per
 /// thread.
 const CHUNK: usize = 1 << 20;
 
-/// Runs the numeric parser over the whole input: pieces split at line breaks, parsed in
-/// parallel, joined in order (the first piece that fails decides, as a sequential parse
-/// would). `skip`: lines before `buf` in the file, for error line numbers.
+/// The pieces of `buf` for the parallel parse, each ending just after a line break (the
+/// last at the end of the input): a few per thread, at least [`CHUNK`] bytes. Where the
+/// pieces fall never changes the result (they are joined in order).
+fn pieces(buf: &[u8], chunk: usize) -> Vec<(usize, usize)> {
+    let threads = rayon::current_num_threads().max(1);
+    let target = (buf.len() / (threads * 4)).max(chunk).max(1);
+    let mut out = Vec::with_capacity(buf.len() / target + 1);
+    let mut at = 0usize;
+    while at < buf.len() {
+        let want = at.saturating_add(target);
+        let end = if want >= buf.len() {
+            buf.len()
+        } else {
+            memchr::memchr(b'\n', &buf[want..]).map_or(buf.len(), |k| want + k + 1)
+        };
+        out.push((at, end));
+        at = end;
+    }
+    out
+}
+
+/// Runs the numeric parser over the whole input: the lines of each piece are counted (in
+/// parallel), every piece gets that many slots of one zeroed allocation per array, then
+/// the pieces are parsed in parallel, each into its own slots (no per-piece buffers, no
+/// joining copy; the unused slots of a piece, for comment lines and self-loops, stay as
+/// gaps that [`Raw::parts`] skips). The first piece that fails decides, as a sequential
+/// parse would. `skip`: lines before `buf` in the file, for error line numbers.
 fn parse_numeric<I: RawId + Send + Sync>(
     buf: &[u8],
     name: &str,
     opts: &EdgeListOptions,
     strict: bool,
     skip: usize,
+    chunk: usize,
 ) -> Result<Outcome<I>> {
-    use rayon::prelude::*;
     // Decide the weight column from the first data line once, for every piece.
     let mut ws = Weights::new(opts);
     if ws.opt.is_none() {
@@ -857,36 +876,51 @@ fn parse_numeric<I: RawId + Send + Sync>(
             }
         }
     }
-    // Piece boundaries, each just after a line break.
-    let threads = rayon::current_num_threads().max(1);
-    let target = (buf.len() / (threads * 4)).max(CHUNK);
-    let mut bounds = vec![0usize];
-    let mut at = 0usize;
-    while at < buf.len() {
-        let want = at.saturating_add(target);
-        let end = if want >= buf.len() {
-            buf.len()
-        } else {
-            memchr::memchr(b'\n', &buf[want..]).map_or(buf.len(), |k| want + k + 1)
-        };
-        bounds.push(end);
-        at = end;
-    }
-    let pieces: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
-    let parsed: Vec<Result<std::result::Result<NumParser<'_, I>, Abort>>> = pieces
+    let weighted = ws.weighted();
+    let pieces = pieces(buf, chunk);
+    // Lines per piece (a line holds at most one edge); the last line may lack its '\n'.
+    let lines: Vec<usize> = pieces
         .par_iter()
         .map(|&(a, b)| {
-            let piece = &buf[a..b];
-            let mut p = NumParser::<I>::new(name, opts, strict);
-            p.ws = ws;
-            p.reserve(memchr::memchr_iter(b'\n', piece).count() + 1)?;
-            Ok(p.feed(piece, true)?.map(|_| p))
+            let p = &buf[a..b];
+            memchr::memchr_iter(b'\n', p).count() + usize::from(p.last() != Some(&b'\n'))
         })
         .collect();
-    let mut parts = Vec::with_capacity(parsed.len());
+    let total: usize = lines.iter().sum();
+    let too_large = |e: alloc::AllocError| perr(name, None, K::TooLarge, e.to_string());
+    let what = || format!("parsing {total} edge lines");
+    let mut src = alloc::try_zeroed_vec::<I>(total, what).map_err(too_large)?;
+    let mut dst = alloc::try_zeroed_vec::<I>(total, what).map_err(too_large)?;
+    let mut wts = if weighted {
+        alloc::try_zeroed_vec::<f64>(total, what).map_err(too_large)?
+    } else {
+        Vec::new()
+    };
+    let mut slots: Vec<Slots<'_, I>> = Vec::with_capacity(pieces.len());
+    {
+        let (mut rs, mut rd, mut rw) = (&mut src[..], &mut dst[..], &mut wts[..]);
+        for &l in &lines {
+            let (s, rs2) = std::mem::take(&mut rs).split_at_mut(l);
+            let (d, rd2) = std::mem::take(&mut rd).split_at_mut(l);
+            let (w, rw2) = std::mem::take(&mut rw).split_at_mut(if weighted { l } else { 0 });
+            (rs, rd, rw) = (rs2, rd2, rw2);
+            slots.push((s, d, w));
+        }
+    }
+    let parsed: Vec<Result<std::result::Result<PieceOut<I>, Abort>>> = pieces
+        .par_iter()
+        .zip(slots)
+        .map(|(&(a, b), slots)| {
+            let mut p = NumParser::<I>::new(name, opts, strict, slots);
+            p.ws = ws;
+            Ok(p.parse(&buf[a..b])?.map(|()| p.finish()))
+        })
+        .collect();
+    let mut outs = Vec::with_capacity(parsed.len());
+    let mut start = 0usize;
     for (k, r) in parsed.into_iter().enumerate() {
         match r {
-            Ok(Ok(p)) => parts.push(p),
+            Ok(Ok(o)) => outs.push((start, o)),
             Ok(Err(a)) => return Ok(a.into()),
             Err(crate::Error::Parse(mut e)) => {
                 // Line numbers within the piece: add the lines before it.
@@ -897,103 +931,60 @@ fn parse_numeric<I: RawId + Send + Sync>(
             }
             Err(e) => return Err(e),
         }
+        start += lines[k];
     }
-    join(parts, name)
-}
-
-/// Joins the pieces' results in order.
-fn join<I: RawId + Send + Sync>(parts: Vec<NumParser<'_, I>>, name: &str) -> Result<Outcome<I>> {
-    use rayon::prelude::*;
-    let too_large = |e: alloc::AllocError| perr(name, None, K::TooLarge, e.to_string());
-    if !parts.iter().any(|p| p.any) {
+    if !outs.iter().any(|(_, o)| o.any) {
         return Err(perr(name, None, K::Empty, "no edges in the file"));
     }
-    let weighted = parts[0].ws.weighted();
-    let total: usize = parts.iter().map(|p| p.src.len()).sum();
-    let max = parts.iter().map(|p| p.max).max().unwrap_or(0);
-    let self_loops = parts.iter().map(|p| p.self_loops).sum();
-    let what = || format!("{total} edges");
-    // Concatenate in parallel: each piece copies into its own slice of the result.
-    fn concat<T: Copy + Default + Send + Sync>(
-        parts: &[&[T]],
-        total: usize,
-        what: impl FnOnce() -> String,
-    ) -> std::result::Result<Vec<T>, alloc::AllocError> {
-        if parts.len() == 1 {
-            return Ok(parts[0].to_vec());
-        }
-        let mut out = alloc::try_vec(total, T::default(), what)?;
-        let mut rest = &mut out[..];
-        let mut slices = Vec::with_capacity(parts.len());
-        for p in parts {
-            let (a, b) = rest.split_at_mut(p.len());
-            slices.push(a);
-            rest = b;
-        }
-        slices
-            .into_par_iter()
-            .zip(parts.par_iter())
-            .for_each(|(dst, src)| dst.copy_from_slice(src));
-        Ok(out)
+    let mut loop_ids = Vec::new();
+    for (_, o) in &mut outs {
+        loop_ids.append(&mut o.loop_ids);
     }
-    let src = concat(
-        &parts.iter().map(|p| &p.src[..]).collect::<Vec<_>>(),
-        total,
-        what,
-    )
-    .map_err(too_large)?;
-    let dst = concat(
-        &parts.iter().map(|p| &p.dst[..]).collect::<Vec<_>>(),
-        total,
-        what,
-    )
-    .map_err(too_large)?;
-    let weights = if weighted {
-        Some(
-            concat(
-                &parts.iter().map(|p| &p.wts[..]).collect::<Vec<_>>(),
-                total,
-                what,
-            )
-            .map_err(too_large)?,
-        )
-    } else {
-        None
-    };
-    let loop_ids = parts
-        .iter()
-        .flat_map(|p| p.loop_ids.iter().copied())
-        .collect();
     Ok(Outcome::Done(Raw {
         src,
         dst,
-        weights,
+        weights: weighted.then_some(wts),
+        parts: outs.iter().map(|(s, o)| (*s, s + o.len)).collect(),
         loop_ids,
-        self_loops,
-        max: Some(max),
+        self_loops: outs.iter().map(|(_, o)| o.self_loops).sum(),
+        max: outs.iter().map(|(_, o)| o.max).max(),
     }))
 }
 
-/// Numeric mode: ids as given.
-fn numeric_as_given(raw: Raw<u32>, name: &str) -> Result<EdgeList> {
-    let n = raw.max.map_or(0, |m| m as usize + 1);
-    if u32::try_from(n).is_err() {
-        return Err(perr(
-            name,
-            None,
-            K::IndexOutOfRange,
-            "node ids exceed 32 bits",
-        ));
+impl<I: RawId> Raw<I> {
+    /// Number of edges.
+    fn len(&self) -> usize {
+        self.parts.iter().map(|&(a, b)| b - a).sum()
     }
-    Ok(EdgeList {
-        num_nodes: n,
-        src: raw.src,
-        dst: raw.dst,
-        weights: raw.weights,
-        labels: None,
-        self_loops: raw.self_loops,
-        notes: Vec::new(),
-    })
+
+    /// Closes the gaps between the parts (one memmove per part, in order), so that the
+    /// edges are `src[..len]` / `dst[..len]`.
+    fn close_gaps(&mut self) {
+        let mut out = 0usize;
+        for &(a, b) in &self.parts {
+            if a != out {
+                self.src.copy_within(a..b, out);
+                self.dst.copy_within(a..b, out);
+                if let Some(w) = self.weights.as_mut() {
+                    w.copy_within(a..b, out);
+                }
+            }
+            out += b - a;
+        }
+        self.src.truncate(out);
+        self.dst.truncate(out);
+        if let Some(w) = self.weights.as_mut() {
+            w.truncate(out);
+        }
+        self.parts = vec![(0, out)];
+    }
+
+    /// The edges of every part, for parallel passes: `(sources, targets)` per part.
+    fn part_slices(&self) -> impl Iterator<Item = &[I]> {
+        self.parts
+            .iter()
+            .flat_map(|&(a, b)| [&self.src[a..b], &self.dst[a..b]])
+    }
 }
 
 /// The decimal text of an id.
@@ -1014,26 +1005,42 @@ fn id_label(mut v: u64) -> String {
 /// Ids per parallel task when numbering.
 const ID_CHUNK: usize = 1 << 16;
 
-/// Auto mode with integer ids: the ids in use, in increasing order.
-fn compact<I: RawId>(raw: Raw<I>, name: &str) -> Result<EdgeList> {
-    let Raw {
-        src,
-        dst,
-        weights,
-        loop_ids,
-        self_loops,
-        max,
-    } = raw;
-    let max = max.unwrap_or(0);
-    let occurrences = src.len() * 2 + loop_ids.len();
+/// Numeric mode: ids as given.
+fn numeric_as_given(raw: Raw<u32>, name: &str) -> Result<Parsed> {
+    let n = raw.max.map_or(0, |m| m as usize + 1);
+    if u32::try_from(n).is_err() {
+        return Err(perr(
+            name,
+            None,
+            K::IndexOutOfRange,
+            "node ids exceed 32 bits",
+        ));
+    }
+    Ok(Parsed::Dense {
+        raw,
+        n,
+        map: None,
+        notes: Vec::new(),
+    })
+}
+
+/// Auto mode with integer ids: the ids in use, numbered in increasing order.
+fn compact<I: RawId>(mut raw: Raw<I>, name: &str) -> Result<Parsed> {
+    let max = raw.max.unwrap_or(0);
+    let occurrences = raw.len() * 2 + raw.loop_ids.len();
     let dense = max < u32::MAX as u64 && max <= (occurrences as u64).saturating_mul(8) + 65536;
-    let (num_nodes, src, dst, labels) = if dense {
-        // A bitmap of the ids in use (max / 8 bytes: stays in cache), set in parallel, and
-        // per-word ranks.
+    if dense {
+        // A bitmap of the ids in use (max / 8 bytes: stays in cache), set in parallel.
         let words = (max as usize >> 6) + 1;
         let bits: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
-        for ids in [&src, &dst, &loop_ids] {
-            ids.par_chunks(ID_CHUNK).for_each(|c| {
+        let lists: Vec<&[I]> = raw
+            .part_slices()
+            .chain(std::iter::once(&raw.loop_ids[..]))
+            .collect();
+        lists
+            .par_iter()
+            .flat_map(|ids| ids.par_chunks(ID_CHUNK))
+            .for_each(|c| {
                 for &id in c {
                     let id: u64 = id.into();
                     let (w, b) = (&bits[(id >> 6) as usize], 1u64 << (id & 63));
@@ -1043,68 +1050,149 @@ fn compact<I: RawId>(raw: Raw<I>, name: &str) -> Result<EdgeList> {
                     }
                 }
             });
-        }
-        let bits: Vec<u64> = bits.into_iter().map(AtomicU64::into_inner).collect();
-        let mut rank = vec![0u32; words];
-        let mut count: u64 = 0;
-        for (r, &w) in rank.iter_mut().zip(&bits) {
-            *r = count as u32;
-            count += w.count_ones() as u64;
-        }
-        let n = count as usize;
-        if count == max + 1 {
-            // Every id 0..=max is used: keep the numbering, no labels.
-            (n, I::into_u32s(src), I::into_u32s(dst), None)
-        } else {
-            let relabel = |mut v: Vec<I>| -> Vec<u32> {
-                v.par_iter_mut().for_each(|x| {
-                    let id: u64 = (*x).into();
-                    let w = (id >> 6) as usize;
-                    *x = I::from_u32(rank[w] + (bits[w] & ((1u64 << (id & 63)) - 1)).count_ones());
-                });
-                I::into_u32s(v)
-            };
-            let mut labels = Vec::with_capacity(n);
-            for (w, &word) in bits.iter().enumerate() {
-                let mut word = word;
-                while word != 0 {
-                    let b = word.trailing_zeros() as u64;
-                    labels.push(id_label(((w as u64) << 6) | b));
-                    word &= word - 1;
-                }
-            }
-            (n, relabel(src), relabel(dst), Some(labels))
-        }
-    } else {
-        let mut ids: Vec<u64> = Vec::with_capacity(occurrences);
-        for v in [&src, &dst, &loop_ids] {
-            ids.extend(v.iter().map(|&x| -> u64 { x.into() }));
-        }
-        ids.par_sort_unstable();
-        ids.dedup();
-        if u32::try_from(ids.len()).is_err() {
-            return Err(perr(name, None, K::IndexOutOfRange, "more than 2^32 nodes"));
-        }
-        let find = |v: Vec<I>| -> Vec<u32> {
-            // Every id is in `ids`, so the search succeeds.
-            v.into_par_iter()
-                .map(|x| ids.binary_search(&x.into()).unwrap_or(0) as u32)
-                .collect()
+        let map = DenseIds::new(bits.into_iter().map(AtomicU64::into_inner).collect());
+        let n = map.len();
+        let raw = Raw {
+            src: I::into_u32s(raw.src),
+            dst: I::into_u32s(raw.dst),
+            weights: raw.weights,
+            parts: raw.parts,
+            loop_ids: Vec::new(),
+            self_loops: raw.self_loops,
+            max: raw.max,
         };
-        let src = find(src);
-        let dst = find(dst);
-        let labels = ids.iter().map(|&x| id_label(x)).collect();
-        (ids.len(), src, dst, Some(labels))
-    };
-    Ok(EdgeList {
-        num_nodes,
+        // Every id 0..=max in use: keep the numbering, no labels.
+        let map = (n as u64 != max + 1).then_some(map);
+        return Ok(Parsed::Dense {
+            raw,
+            n,
+            map,
+            notes: Vec::new(),
+        });
+    }
+    raw.close_gaps();
+    let Raw {
         src,
         dst,
         weights,
-        labels,
+        loop_ids,
+        self_loops,
+        ..
+    } = raw;
+    let mut ids: Vec<u64> = Vec::with_capacity(occurrences);
+    for v in [&src, &dst, &loop_ids] {
+        ids.extend(v.iter().map(|&x| -> u64 { x.into() }));
+    }
+    ids.par_sort_unstable();
+    ids.dedup();
+    if u32::try_from(ids.len()).is_err() {
+        return Err(perr(name, None, K::IndexOutOfRange, "more than 2^32 nodes"));
+    }
+    let find = |v: Vec<I>| -> Vec<u32> {
+        // Every id is in `ids`, so the search succeeds.
+        v.into_par_iter()
+            .map(|x| ids.binary_search(&x.into()).unwrap_or(0) as u32)
+            .collect()
+    };
+    let src = find(src);
+    let dst = find(dst);
+    let labels = ids.par_iter().map(|&x| id_label(x)).collect();
+    Ok(Parsed::List(EdgeList {
+        num_nodes: ids.len(),
+        src,
+        dst,
+        weights,
+        labels: Some(labels),
         self_loops,
         notes: Vec::new(),
-    })
+    }))
+}
+
+/// A parse before the edges are numbered: integer ids below 2^32 numbered by a bitmap
+/// (`map`; `None` keeps them as they are), ready for [`Graph`]'s build straight from the
+/// parse's slots; or a finished [`EdgeList`] (labels, sparse or wide ids).
+pub(crate) enum Parsed {
+    Dense {
+        raw: Raw<u32>,
+        /// Number of nodes.
+        n: usize,
+        map: Option<DenseIds>,
+        notes: Vec<String>,
+    },
+    List(EdgeList),
+}
+
+impl Parsed {
+    fn note(&mut self, note: String) {
+        match self {
+            Parsed::Dense { notes, .. } => notes.push(note),
+            Parsed::List(el) => el.notes.push(note),
+        }
+    }
+
+    /// The node labels of a renumbered parse: the original ids, in increasing order.
+    fn labels(map: &DenseIds) -> Vec<String> {
+        map.map_ids(id_label)
+    }
+
+    /// The [`EdgeList`]: gaps closed, ids renumbered in place.
+    fn into_edge_list(self) -> EdgeList {
+        match self {
+            Parsed::List(el) => el,
+            Parsed::Dense {
+                mut raw,
+                n,
+                map,
+                notes,
+            } => {
+                raw.close_gaps();
+                let labels = map.as_ref().map(|map| {
+                    for v in [&mut raw.src, &mut raw.dst] {
+                        v.par_chunks_mut(ID_CHUNK).for_each(|c| {
+                            for x in c {
+                                *x = map.get(*x);
+                            }
+                        });
+                    }
+                    Self::labels(map)
+                });
+                EdgeList {
+                    num_nodes: n,
+                    src: raw.src,
+                    dst: raw.dst,
+                    weights: raw.weights,
+                    labels,
+                    self_loops: raw.self_loops,
+                    notes,
+                }
+            }
+        }
+    }
+
+    /// The graph: a dense parse is built straight from its slots, renumbering on the fly.
+    fn into_graph(self) -> Result<Graph> {
+        match self {
+            Parsed::List(el) => el.into_graph(),
+            Parsed::Dense { raw, n, map, notes } => {
+                let parts: Vec<(usize, usize)> = raw.parts.clone();
+                let g = Graph::from_parts(
+                    n,
+                    &raw.src,
+                    &raw.dst,
+                    raw.weights.as_deref(),
+                    &parts,
+                    map.as_ref(),
+                    raw.self_loops,
+                )?;
+                drop(raw);
+                let g = g.with_notes(notes);
+                match map {
+                    Some(map) => g.with_labels(Self::labels(&map)),
+                    None => Ok(g),
+                }
+            }
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------
