@@ -180,11 +180,17 @@ pub fn parse_edges(bytes: &[u8], name: &str, opts: &EdgeListOptions) -> Result<E
 
 /// [`parse_edges`] before the numbering is applied: what [`read_graph`] builds from.
 pub(crate) fn parse(bytes: &[u8], name: &str, opts: &EdgeListOptions) -> Result<Parsed> {
-    parse_in(bytes, name, opts, CHUNK)
+    parse_in(bytes, name, opts, None)
 }
 
-/// [`parse`] with a chosen minimum piece size for the parallel parse.
-fn parse_in(bytes: &[u8], name: &str, opts: &EdgeListOptions, chunk: usize) -> Result<Parsed> {
+/// [`parse`] with a chosen piece size for the parallel parse (`None`: the default, a few
+/// pieces per thread of at least [`CHUNK`] bytes; tests force tiny pieces).
+fn parse_in(
+    bytes: &[u8],
+    name: &str,
+    opts: &EdgeListOptions,
+    chunk: Option<usize>,
+) -> Result<Parsed> {
     let bytes = super::strip_bom(bytes);
     if opts.ids != IdMode::Labels {
         if let Some((ln, line, rest_at)) = header_line(bytes) {
@@ -229,14 +235,14 @@ fn header_line(bytes: &[u8]) -> Option<(usize, &[u8], usize)> {
 }
 
 /// `skip`: lines before `input` in the file (for error line numbers); `label_fallback`:
-/// whether `Auto` may fall back to labels; `chunk`: the parallel parse's minimum piece.
+/// whether `Auto` may fall back to labels; `chunk`: the parallel parse's piece size.
 fn edges_from(
     input: &[u8],
     name: &str,
     opts: &EdgeListOptions,
     skip: usize,
     label_fallback: bool,
-    chunk: usize,
+    chunk: Option<usize>,
 ) -> Result<Parsed> {
     let labels = |input: &[u8]| -> Result<Parsed> {
         if !label_fallback {
@@ -826,11 +832,14 @@ type Slots<'s, I> = (&'s mut [I], &'s mut [I], &'s mut [f64]);
 const CHUNK: usize = 1 << 20;
 
 /// The pieces of `buf` for the parallel parse, each ending just after a line break (the
-/// last at the end of the input): a few per thread, at least [`CHUNK`] bytes. Where the
-/// pieces fall never changes the result (they are joined in order).
-fn pieces(buf: &[u8], chunk: usize) -> Vec<(usize, usize)> {
+/// last at the end of the input): a few per thread, at least [`CHUNK`] bytes, or about
+/// `chunk` bytes when given. Where the pieces fall never changes the result (they are
+/// joined in order).
+fn pieces(buf: &[u8], chunk: Option<usize>) -> Vec<(usize, usize)> {
     let threads = rayon::current_num_threads().max(1);
-    let target = (buf.len() / (threads * 4)).max(chunk).max(1);
+    let target = chunk
+        .unwrap_or_else(|| (buf.len() / (threads * 4)).max(CHUNK))
+        .max(1);
     let mut out = Vec::with_capacity(buf.len() / target + 1);
     let mut at = 0usize;
     while at < buf.len() {
@@ -858,7 +867,7 @@ fn parse_numeric<I: RawId + Send + Sync>(
     opts: &EdgeListOptions,
     strict: bool,
     skip: usize,
-    chunk: usize,
+    chunk: Option<usize>,
 ) -> Result<Outcome<I>> {
     // Decide the weight column from the first data line once, for every piece.
     let mut ws = Weights::new(opts);
@@ -1265,6 +1274,141 @@ fn parse_labels<'a>(buf: &'a [u8], name: &str, opts: &EdgeListOptions) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A small deterministic generator (xorshift64*).
+    fn rng(state: &mut u64) -> u64 {
+        *state ^= *state >> 12;
+        *state ^= *state << 25;
+        *state ^= *state >> 27;
+        state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// An edge list with everything the reader must handle: comments (at the top and
+    /// between data lines), blank lines, CRLF and LF line ends, tabs and spaces, self-loops,
+    /// duplicates and reversed duplicates, ids with gaps (so they are renumbered), and an
+    /// optional weight column. No final line break.
+    fn messy_text(lines: usize, max_id: u64, weighted: bool, seed: u64) -> String {
+        let mut st = seed;
+        let mut t = String::from("# a comment\n% another\n\n");
+        for i in 0..lines {
+            let r = rng(&mut st);
+            let u = 3 * (rng(&mut st) % max_id) + 1;
+            let v = match r % 10 {
+                0 => u,                          // self-loop
+                1 => 3 * (rng(&mut st) % 4) + 1, // a hub: many duplicates
+                _ => 3 * (rng(&mut st) % max_id) + 1,
+            };
+            let sep = if r.is_multiple_of(3) { "\t" } else { " " };
+            let end = if r.is_multiple_of(4) { "\r\n" } else { "\n" };
+            if weighted {
+                t.push_str(&format!("{u}{sep}{v}{sep}{}.5{end}", r % 7));
+            } else {
+                t.push_str(&format!("{u}{sep}{v}{end}"));
+            }
+            if i.is_multiple_of(97) {
+                t.push_str("# between\n\n");
+            }
+        }
+        t.pop();
+        t
+    }
+
+    fn pool(threads: usize) -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+    }
+
+    /// The parse and the graph under `threads` threads and pieces of about `chunk` bytes.
+    fn read_with(
+        text: &str,
+        opts: &EdgeListOptions,
+        threads: usize,
+        chunk: Option<usize>,
+    ) -> (EdgeList, Graph) {
+        pool(threads).install(|| {
+            let el = parse_in(text.as_bytes(), "t", opts, chunk)
+                .unwrap()
+                .into_edge_list();
+            let g = parse_in(text.as_bytes(), "t", opts, chunk)
+                .unwrap()
+                .into_graph()
+                .unwrap();
+            (el, g)
+        })
+    }
+
+    #[test]
+    fn results_do_not_depend_on_threads_or_pieces() {
+        for (weighted, ids, loops) in [
+            (false, IdMode::Auto, false),
+            (true, IdMode::Auto, false),
+            (false, IdMode::Auto, true),
+            (false, IdMode::Numeric, false),
+            (true, IdMode::Labels, false),
+        ] {
+            let text = messy_text(3000, 500, weighted, 7);
+            let opts = EdgeListOptions {
+                ids,
+                loop_only_nodes: loops,
+                ..Default::default()
+            };
+            let (el, g) = read_with(&text, &opts, 1, None);
+            assert!(el.len() > 2000 && el.self_loops > 100);
+            assert_eq!(el.weights.is_some(), weighted);
+            // Auto renumbers (ids 1, 4, 7, ...), Numeric keeps ids (isolated gaps).
+            assert_eq!(el.labels.is_some(), ids != IdMode::Numeric);
+            // The graph built straight from the parse equals the one built from the list.
+            assert_eq!(g, el.clone().into_graph().unwrap());
+            for (threads, chunk) in [(4, None), (1, Some(64)), (3, Some(7)), (4, Some(1))] {
+                let (el2, g2) = read_with(&text, &opts, threads, chunk);
+                assert_eq!(el2, el, "{threads} threads, pieces of {chunk:?}");
+                assert_eq!(g2, g, "{threads} threads, pieces of {chunk:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn errors_in_a_later_piece_name_the_file_line() {
+        let mut text = messy_text(600, 50, false, 3);
+        let line = text.lines().count() + 1;
+        text.push_str("\n5 x7\n1 2\n");
+        for ids in [IdMode::Auto, IdMode::Numeric] {
+            let opts = EdgeListOptions {
+                ids,
+                weighted: Some(false),
+                ..Default::default()
+            };
+            for (threads, chunk) in [(1, None), (4, Some(16)), (2, Some(1))] {
+                let r = pool(threads).install(|| parse_in(text.as_bytes(), "f.txt", &opts, chunk));
+                match (ids, r) {
+                    // Auto falls back to labels: `x7` is a label.
+                    (IdMode::Auto, Ok(p)) => assert!(p.into_edge_list().labels.is_some()),
+                    (IdMode::Numeric, Err(crate::Error::Parse(e))) => {
+                        assert_eq!(e.line, Some(line), "{e}");
+                        assert!(e.to_string().contains("f.txt"), "{e}");
+                        assert!(e.to_string().contains("x7"), "{e}");
+                    }
+                    (_, r) => panic!("{ids:?}: {:?}", r.map(|p| p.into_edge_list())),
+                }
+            }
+        }
+        // A line with one field, deep in the file.
+        let mut text = messy_text(600, 50, false, 4);
+        let line = text.lines().count() + 1;
+        text.push_str("\n17\n");
+        for (threads, chunk) in [(1, None), (4, Some(16))] {
+            let e = pool(threads)
+                .install(|| parse_in(text.as_bytes(), "g.txt", &EdgeListOptions::default(), chunk))
+                .map(|p| p.into_edge_list())
+                .unwrap_err();
+            let crate::Error::Parse(e) = e else {
+                panic!("{e}")
+            };
+            assert_eq!(e.line, Some(line), "{e}");
+        }
+    }
 
     #[test]
     fn swar_digits_match_the_plain_parser() {

@@ -134,7 +134,18 @@ impl Input {
         }
         // Only a regular file's length is a size hint; a pipe or FIFO says 0.
         let hint = meta.is_file().then_some(meta.len());
-        Self::from_reader(f, &path.display().to_string(), path, hint)
+        let name = path.display().to_string();
+        if let Some(len) = hint {
+            if let Some(bytes) = read_parallel(&f, len, &name, path)? {
+                return Ok(Self {
+                    name,
+                    path: path.to_path_buf(),
+                    bytes,
+                    was_gzip: false,
+                });
+            }
+        }
+        Self::from_reader(f, &name, path, hint)
     }
 
     /// Reads everything from `r` (see [`Input::read`]); `name` is used in messages.
@@ -193,6 +204,80 @@ impl Input {
     pub fn detect(&self) -> Detected {
         detect(&self.bytes)
     }
+}
+
+/// Files at least this large are read by several threads at once.
+const PARALLEL_READ_MIN: u64 = 16 << 20;
+/// Bytes per parallel read.
+const READ_PIECE: usize = 4 << 20;
+
+/// A large plain (not gzip) regular file of `len` bytes read in pieces by the rayon
+/// threads (positioned reads into disjoint parts of one zeroed buffer: the copy out of the
+/// page cache and the page faults of the buffer spread over the cores). `None`: not such a
+/// file (small, gzip, one thread, beyond the input limit, or its size changed while being
+/// read): the caller reads it as a stream from the start, which also gives the errors.
+fn read_parallel(f: &std::fs::File, len: u64, name: &str, path: &Path) -> Result<Option<Vec<u8>>> {
+    read_parallel_in(f, len, name, path, PARALLEL_READ_MIN, READ_PIECE)
+}
+
+/// [`read_parallel`] for files of at least `min` bytes, read in pieces of `piece` bytes.
+#[cfg(unix)]
+fn read_parallel_in(
+    f: &std::fs::File,
+    len: u64,
+    name: &str,
+    path: &Path,
+    min: u64,
+    piece: usize,
+) -> Result<Option<Vec<u8>>> {
+    use rayon::prelude::*;
+    use std::os::unix::fs::FileExt;
+    if len < min.max(2) || rayon::current_num_threads() < 2 || len >= alloc::max_input_bytes() {
+        return Ok(None);
+    }
+    let Ok(size) = usize::try_from(len) else {
+        return Ok(None);
+    };
+    let io_err = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut head = [0u8; 2];
+    f.read_exact_at(&mut head, 0).map_err(io_err)?;
+    if head == [0x1f, 0x8b] {
+        return Ok(None);
+    }
+    let mut buf = alloc::try_zeroed_vec::<u8>(size, || "reading the input".to_owned())
+        .map_err(|e| perr(name, None, K::TooLarge, e.to_string()))?;
+    let r: std::io::Result<()> = buf
+        .par_chunks_mut(piece)
+        .enumerate()
+        .try_for_each(|(k, p)| f.read_exact_at(p, (k * piece) as u64));
+    match r {
+        Ok(()) => {}
+        // Shorter than it said: read it as a stream instead.
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(io_err(e)),
+    }
+    // Longer than it said (growing): read it as a stream instead.
+    let mut one = [0u8; 1];
+    if f.read_at(&mut one, len).map_err(io_err)? != 0 {
+        return Ok(None);
+    }
+    check_lines(&buf, name)?;
+    Ok(Some(buf))
+}
+
+#[cfg(not(unix))]
+fn read_parallel_in(
+    _: &std::fs::File,
+    _: u64,
+    _: &str,
+    _: &Path,
+    _: u64,
+    _: usize,
+) -> Result<Option<Vec<u8>>> {
+    Ok(None)
 }
 
 /// Refuses text with a line longer than [`MAX_LINE_BYTES`].
@@ -331,4 +416,44 @@ fn slurp(
         }
     }
     Ok(buf)
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parallel_read_gives_the_bytes_or_steps_aside() {
+        let dir = std::env::temp_dir().join(format!("trident-par-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let text: Vec<u8> = (0..200_000u32)
+            .flat_map(|i| format!("{} {}\n", i, i.wrapping_mul(7919) % 1000).into_bytes())
+            .collect();
+        let p = dir.join("a.txt");
+        std::fs::write(&p, &text).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap();
+        let read = |p: &Path, min: u64| {
+            let f = std::fs::File::open(p).unwrap();
+            let len = f.metadata().unwrap().len();
+            pool.install(|| read_parallel_in(&f, len, "a", p, min, 4096))
+        };
+        assert_eq!(read(&p, 0).unwrap().unwrap(), text);
+        // Small files, and gzip (read as a stream, decompressed), step aside.
+        assert!(read(&p, 1 << 40).unwrap().is_none());
+        let gz = dir.join("a.gz");
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut e, &text).unwrap();
+        std::fs::write(&gz, e.finish().unwrap()).unwrap();
+        assert!(read(&gz, 0).unwrap().is_none());
+        // The line limit holds on this path too.
+        let mut long = text.clone();
+        long.extend(std::iter::repeat_n(b'7', MAX_LINE_BYTES + 10));
+        std::fs::write(&p, &long).unwrap();
+        let e = read(&p, 0).unwrap_err();
+        assert!(e.to_string().contains("line longer"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
