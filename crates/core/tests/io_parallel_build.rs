@@ -83,7 +83,9 @@ fn parallel_build_matches_the_model() {
         .unwrap();
     pool.install(|| {
         // Many edges per node (few buckets) and few (many buckets); above 2 x 2^16 edges,
-        // so that passes 1 and 2 run in several chunks.
+        // so that passes 1 and 2 run in several chunks. Unweighted, the first packs a row
+        // and a column into one u32 in pass 2, the second (19-bit columns, 2^16-row
+        // buckets) cannot.
         for (n, m, seed) in [(3_000, 150_000, 1), (400_000, 140_000, 2)] {
             let e = random_edges(n, m, seed);
             let g = Graph::from_weighted_edges(n, e.iter().copied()).unwrap();

@@ -139,6 +139,16 @@ fn build_with<R: Renumber>(
     let per_row = (2 * m).div_ceil(n.max(1)).max(1);
     let target = (BUCKET_ENTRIES / per_row).max(1);
     let shift = (usize::BITS - 1 - target.leading_zeros()).clamp(6, 16);
+    // Unweighted, and a row within its bucket and a column fit one u32 together (at the
+    // cost of at most halving the buckets): pass 2 writes them packed into `adj`, and
+    // there is no `lrow` array (a third less to write and read).
+    let colbits = u32::BITS - (n.max(2) as u32 - 1).leading_zeros();
+    let packed = !weighted && colbits + shift.saturating_sub(1).max(6) <= 32;
+    let shift = if packed {
+        shift.min(32 - colbits)
+    } else {
+        shift
+    };
     let nb = (n_raw >> shift) + 1;
     // First node of each bucket (and n at the end).
     let first: Vec<usize> = (0..=nb)
@@ -207,8 +217,9 @@ fn build_with<R: Renumber>(
 
     let mut adj =
         alloc::try_zeroed_vec::<u32>(total, || format!("the adjacency of {total} directed edges"))?;
+    let lrows = if packed { 0 } else { total };
     let mut lrow =
-        alloc::try_zeroed_vec::<u16>(total, || format!("sorting {total} directed edges"))?;
+        alloc::try_zeroed_vec::<u16>(lrows, || format!("sorting {total} directed edges"))?;
     let mut wts = if weighted {
         alloc::try_zeroed_vec::<f64>(total, || format!("the weights of {total} directed edges"))?
     } else {
@@ -230,7 +241,7 @@ fn build_with<R: Renumber>(
                 };
                 let len = end - counts[t].0[b];
                 let (a, ra2) = std::mem::take(&mut ra).split_at_mut(len);
-                let (l, rl2) = std::mem::take(&mut rl).split_at_mut(len);
+                let (l, rl2) = std::mem::take(&mut rl).split_at_mut(if packed { 0 } else { len });
                 let wl = if weighted { len } else { 0 };
                 let (w, rw2) = std::mem::take(&mut rw).split_at_mut(wl);
                 (ra, rl, rw) = (ra2, rl2, rw2);
@@ -246,6 +257,22 @@ fn build_with<R: Renumber>(
                 let mut next = vec![0usize; nb];
                 let (s, d) = (&src[lo..hi], &dst[lo..hi]);
                 match weights {
+                    None if packed => {
+                        for (&u, &v) in s.iter().zip(d) {
+                            if u == v {
+                                continue;
+                            }
+                            let (bu, bv) = ((u >> shift) as usize, (v >> shift) as usize);
+                            let (pu, pv) = (next[bu], next[bv]);
+                            let (nu, nv) = (map.get(u), map.get(v));
+                            outs[bu].0[pu] = ((nu - first[bu] as u32) << colbits) | nv;
+                            next[bu] = pu + 1;
+                            // Re-read: bu may equal bv.
+                            let pv = if bu == bv { pv + 1 } else { pv };
+                            outs[bv].0[pv] = ((nv - first[bv] as u32) << colbits) | nu;
+                            next[bv] = pv + 1;
+                        }
+                    }
                     None => {
                         for (&u, &v) in s.iter().zip(d) {
                             if u == v {
@@ -298,7 +325,7 @@ fn build_with<R: Renumber>(
             let len = bstart[b + 1] - bstart[b];
             let rows = first[b + 1] - first[b];
             let (a, ra2) = std::mem::take(&mut ra).split_at_mut(len);
-            let (l, rl2) = rl.split_at(len);
+            let (l, rl2) = rl.split_at(if packed { 0 } else { len });
             let (w, rw2) = std::mem::take(&mut rw).split_at_mut(if weighted { len } else { 0 });
             let (i, ri2) = std::mem::take(&mut ri).split_at_mut(rows);
             (ra, rl, rw, ri) = (ra2, rl2, rw2, ri2);
@@ -306,7 +333,8 @@ fn build_with<R: Renumber>(
         }
         jobs.into_par_iter()
             .map_init(Scratch::default, |scratch, (_, a, l, w, deg)| {
-                bucket_rows(a, l, weighted.then_some(w), deg, scratch)
+                let packed = packed.then_some(colbits);
+                bucket_rows(a, l, weighted.then_some(w), deg, packed, scratch)
             })
             .collect()
     };
@@ -375,6 +403,7 @@ fn bucket_rows(
     lrow: &[u16],
     w: Option<&mut [f64]>,
     deg: &mut [usize],
+    packed: Option<u32>,
     s: &mut Scratch,
 ) -> usize {
     let rows = deg.len();
@@ -382,8 +411,17 @@ fn bucket_rows(
     // Counting sort by row: cnt[i] = start of row i, advanced while filling.
     s.cnt.clear();
     s.cnt.resize(rows + 1, 0);
-    for &r in lrow {
-        s.cnt[r as usize + 1] += 1;
+    match packed {
+        Some(cb) => {
+            for &x in adj.iter() {
+                s.cnt[(x >> cb) as usize + 1] += 1;
+            }
+        }
+        None => {
+            for &r in lrow {
+                s.cnt[r as usize + 1] += 1;
+            }
+        }
     }
     for i in 0..rows {
         s.cnt[i + 1] += s.cnt[i];
@@ -392,10 +430,23 @@ fn bucket_rows(
     s.cols.resize(len, 0);
     match w {
         None => {
-            for (&r, &c) in lrow.iter().zip(adj.iter()) {
-                let p = s.cnt[r as usize];
-                s.cols[p] = c;
-                s.cnt[r as usize] = p + 1;
+            match packed {
+                Some(cb) => {
+                    let mask = (1u32 << cb) - 1;
+                    for &x in adj.iter() {
+                        let r = (x >> cb) as usize;
+                        let p = s.cnt[r];
+                        s.cols[p] = x & mask;
+                        s.cnt[r] = p + 1;
+                    }
+                }
+                None => {
+                    for (&r, &c) in lrow.iter().zip(adj.iter()) {
+                        let p = s.cnt[r as usize];
+                        s.cols[p] = c;
+                        s.cnt[r as usize] = p + 1;
+                    }
+                }
             }
             // cnt[i] is now the end of row i.
             let mut out = 0usize;
