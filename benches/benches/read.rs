@@ -1,4 +1,6 @@
-//! Edge-list reading throughput (bytes of input per second, one core).
+//! Edge-list reading throughput (bytes of input per second): all cores by default, one
+//! core under `RAYON_NUM_THREADS=1` (the reader is parallel throughout: file read, parse,
+//! numbering, CSR build; the result is the same for any thread count).
 //!
 //! Generates a synthetic SNAP-style numeric edge list (`u<TAB>v` lines grouped by source with
 //! random targets, a `#` comment header, every node `0..n` used, average degree about 20)
@@ -12,7 +14,11 @@
 //!
 //! ```text
 //! TRIDENT_READ_BENCH_MB=1024 cargo bench -p trident-benches --bench read
+//! RAYON_NUM_THREADS=1 TRIDENT_READ_BENCH_MB=1024 cargo bench -p trident-benches --bench read
 //! ```
+//!
+//! The phases (read, parse, build) and CPU time, for any file (e.g. a `trident generate
+//! kronecker` graph): `crates/core/examples/read_profile.rs`.
 //!
 //! [`EdgeList`]: trident_core::io::EdgeList
 

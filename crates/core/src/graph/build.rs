@@ -3,25 +3,29 @@
 //!
 //! # Passes
 //!
-//! The nodes are cut into *buckets* of `2^shift` consecutive rows, sized so that one
-//! bucket's directed edges (about 2^19) sort in the cache.
+//! The input ids are cut into *buckets* of `2^shift` consecutive ids, sized so that one
+//! bucket's directed edges (about 2^19) sort in the cache. The edges may be renumbered on
+//! the way ([`DenseIds`], the readers' compaction of the ids in use): that numbering is
+//! monotone, so a bucket of ids is a contiguous range of rows either way.
 //!
-//! 1. **Count** (parallel over chunks of edges): each chunk checks its ids, counts its
-//!    self-loops and its directed edges per bucket.
+//! 1. **Count** (parallel over chunks of edges, each within one of the input's parts):
+//!    each chunk checks its ids, counts its self-loops and its directed edges per bucket.
 //! 2. **Partition** (parallel over chunks): a prefix sum over (bucket, chunk) gives every
 //!    chunk its own disjoint slice of each bucket's range in the adjacency array; each chunk
-//!    writes both directions of its edges there (the column into `adj`, the row within the
-//!    bucket into `lrow`, the weight into `wts`). Few buckets: few sequential write streams,
-//!    straight into the final array.
+//!    writes both directions of its edges there, renumbered (the column into `adj`, the row
+//!    within the bucket into `lrow`, the weight into `wts`; unweighted, when row and column
+//!    fit 32 bits together, both packed into `adj` and no `lrow`). Few buckets: few
+//!    sequential write streams, straight into the final array.
 //! 3. **Rows** (parallel over buckets): each bucket is counting-sorted by row into a
 //!    per-thread scratch buffer (bucket-sized, so it stays in cache), then every row is
 //!    sorted, deduplicated and written back compacted at the start of the bucket's range.
 //! 4. **Compact**: the buckets' kept edges are moved down to close the gaps (a memmove, in
 //!    order), and the row pointers filled by a prefix sum (parallel over buckets).
 //!
-//! Memory: the adjacency (`2m` u32), the row-in-bucket array (`2m` u16, freed before the
-//! compaction), the weights when weighted, and one bucket of scratch per thread; no second
-//! copy of the adjacency.
+//! Memory: the adjacency (`2m` u32, zeroed by the allocator: fresh pages, not a memset),
+//! the row-in-bucket array when not packed (`2m` u16, freed before the compaction), the
+//! weights when weighted, and one bucket of scratch per thread; no second copy of the
+//! adjacency.
 
 use rayon::prelude::*;
 

@@ -42,10 +42,17 @@
 //!
 //! # Speed
 //!
-//! Integer-id files are read in 1 MiB pieces (no whole-file buffer) by a single-pass byte
-//! parser: eight digits at a time, no per-line allocation, no UTF-8 checks; lines of
-//! another shape, and label files (read whole), take a line-by-line tokenizer. The graph is
-//! then built in linear time (see `benches/benches/read.rs` for the throughput benchmark).
+//! Integer-id files take a parallel fast path. The input is read whole (large files by
+//! all threads at once), cut into pieces at line breaks (a few per thread), and the lines
+//! of each piece counted; each piece then gets that many slots of one zeroed pair of edge
+//! arrays and is parsed into them by a single-pass byte parser (eight digits at a time, no
+//! per-line allocation, no UTF-8 checks); lines of another shape take a line-by-line
+//! tokenizer, and label files a sequential one. The ids in use are marked in a bitmap (in
+//! parallel) for the numbering. [`read_graph`] then builds the CSR graph straight from the
+//! pieces' slots, renumbering as it goes (no [`EdgeList`], no joining copy); see
+//! `graph/build.rs` for the build and `crates/core/examples/read_profile.rs` to time it.
+//! The pieces are joined in input order, so the result never depends on the number of
+//! threads.
 //!
 //! [`ParseErrorKind::IndexOutOfRange`]: crate::ParseErrorKind::IndexOutOfRange
 
