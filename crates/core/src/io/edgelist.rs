@@ -1486,7 +1486,7 @@ mod tests {
         let mut st = 11u64;
         let mut t = String::new();
         for _ in 0..20_000 {
-            let mut id = |st: &mut u64| {
+            let id = |st: &mut u64| {
                 let r = rng(st);
                 let v = rng(st) % 5000;
                 let width = (r % 17 + 1) as usize;
@@ -1494,9 +1494,9 @@ mod tests {
             };
             let r = rng(&mut st);
             let u = id(&mut st);
-            let v = if r % 23 == 0 { u.clone() } else { id(&mut st) };
+            let v = if r.is_multiple_of(23) { u.clone() } else { id(&mut st) };
             let sep = ["\t", " ", "  ", " \t"][(r >> 8) as usize % 4];
-            let sign = if r % 97 == 0 { "+" } else { "" };
+            let sign = if r.is_multiple_of(97) { "+" } else { "" };
             let tail = ["", "", "", " ", "\t"][(r >> 16) as usize % 5];
             let end = if (r >> 24).is_multiple_of(3) {
                 "\r\n"
