@@ -1494,7 +1494,11 @@ mod tests {
             };
             let r = rng(&mut st);
             let u = id(&mut st);
-            let v = if r.is_multiple_of(23) { u.clone() } else { id(&mut st) };
+            let v = if r.is_multiple_of(23) {
+                u.clone()
+            } else {
+                id(&mut st)
+            };
             let sep = ["\t", " ", "  ", " \t"][(r >> 8) as usize % 4];
             let sign = if r.is_multiple_of(97) { "+" } else { "" };
             let tail = ["", "", "", " ", "\t"][(r >> 16) as usize % 5];
