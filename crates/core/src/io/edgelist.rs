@@ -45,8 +45,9 @@
 //! Integer-id files take a parallel fast path. The input is read whole (large files by
 //! all threads at once), cut into pieces at line breaks (a few per thread), and the lines
 //! of each piece counted; each piece then gets that many slots of one zeroed pair of edge
-//! arrays and is parsed into them by a single-pass byte parser (eight digits at a time, no
-//! per-line allocation, no UTF-8 checks); lines of another shape take a line-by-line
+//! arrays and is parsed into them by a single-pass byte parser (64-byte blocks with one
+//! mask of their non-digit bytes, eight digits at a time, no per-line allocation, no UTF-8
+//! checks); lines of another shape take a line-by-line
 //! tokenizer, and label files a sequential one. The ids in use are marked in a bitmap (in
 //! parallel) for the numbering. [`read_graph`] then builds the CSR graph straight from the
 //! pieces' slots, renumbering as it goes (no [`EdgeList`], no joining copy); see
