@@ -7,14 +7,16 @@
 //! - `kernels/opencl/*.cl` → built on every device of every OpenCL platform present, through
 //!   `ocl::core` (whose `get_platform_ids` fails cleanly where `Platform::list()` would panic).
 //!   Errors name the repository file (through a `#line` directive) and the line.
-//!   A source is built once per variant: the `-D …` option sets listed in its leading comment
-//!   (e.g. `//   -D REAL=float -D SUFFIX=f32 -> kernel spmv_ellr_f32`), or once with no options
-//!   if it lists none. Variants that mention `double` or `FP64` are skipped on devices without
+//!   A typed source (one that uses `SUFFIX`) is built once per precision with the options the
+//!   backend uses, any other once with none. The `f64` variant is skipped on devices without
 //!   `cl_khr_fp64`.
 
 use std::ffi::CString;
 use std::path::Path;
 use std::process::Command;
+
+use trident_core::gpu::Precision;
+use trident_opencl::kernels::build_options;
 
 use ocl::core::{
     self as cl, ContextProperties, DeviceId, DeviceInfo, DeviceType, PlatformId, PlatformInfo,
@@ -80,11 +82,16 @@ fn cuda(root: &Path, require_ptx: bool) -> Result<usize> {
     let mut failures = 0;
     for src in &sources {
         let stem = src.file_stem().unwrap_or_default().to_string_lossy();
-        for &(_, arch) in nvcc::TARGETS {
-            let ptx = out_dir.join(format!("{stem}.{arch}.ptx"));
+        // The PTX flavours and the machine code, as build.rs compiles them.
+        let jobs = nvcc::TARGETS
+            .iter()
+            .map(|&(_, arch)| (&nvcc::FLAGS, arch, "ptx"))
+            .chain([(&nvcc::CUBIN_FLAGS, nvcc::CUBIN.1, "cubin")]);
+        for (flags, arch, ext) in jobs {
+            let ptx = out_dir.join(format!("{stem}.{arch}.{ext}"));
             let output = Command::new(&nvcc)
                 .current_dir(root)
-                .args(nvcc::FLAGS)
+                .args(flags)
                 .arg(format!("-arch={arch}"))
                 .arg("-o")
                 .arg(&ptx)
@@ -134,30 +141,17 @@ fn nvcc_locations(text: &str) -> String {
         .join("\n")
 }
 
-/// The build variants of an OpenCL source: the `-D` option sets in its leading comment.
+/// The build variants of an OpenCL source: a typed module (one that uses `SUFFIX`) once per
+/// precision with the backend's own options ([`trident_opencl::kernels::build_options`]), any
+/// other once with none.
 fn cl_variants(text: &str) -> Vec<String> {
-    let mut variants: Vec<String> = Vec::new();
-    for line in text.lines() {
-        let Some(comment) = line.trim_start().strip_prefix("//") else {
-            if line.trim().is_empty() {
-                continue;
-            }
-            break;
-        };
-        let Some(start) = comment.find("-D ") else {
-            continue;
-        };
-        let opts = &comment[start..];
-        let opts = opts.split("->").next().unwrap_or(opts);
-        let opts = opts.split_whitespace().collect::<Vec<_>>().join(" ");
-        if !opts.contains('|') && !variants.contains(&opts) {
-            variants.push(opts);
-        }
+    if text.contains("SUFFIX") {
+        [Precision::F32, Precision::F64]
+            .map(|p| build_options(p).to_string())
+            .to_vec()
+    } else {
+        vec![String::new()]
     }
-    if variants.is_empty() {
-        variants.push(String::new());
-    }
-    variants
 }
 
 /// Builds every `.cl` on every OpenCL device; returns the number of failures.
@@ -299,15 +293,13 @@ mod tests {
     }
 
     #[test]
-    fn variants_come_from_the_leading_comment() {
-        let src = "// Title\n//\n//   -D REAL=float  -D SUFFIX=f32    -> kernel a\n\
-                   //   -D REAL=double -D SUFFIX=f64 -D FP64 -> kernel b\n\n\
-                   #error \"build with -D REAL=float|double\"\n// -D LATER=1\n";
+    fn typed_sources_build_once_per_precision_with_the_backend_options() {
+        let src = "#ifndef SUFFIX\n#error \"build with -D SUFFIX\"\n#endif\n";
         assert_eq!(
             cl_variants(src),
             [
-                "-D REAL=float -D SUFFIX=f32",
-                "-D REAL=double -D SUFFIX=f64 -D FP64"
+                build_options(Precision::F32).to_string(),
+                build_options(Precision::F64).to_string()
             ]
         );
         assert_eq!(cl_variants("__kernel void k() {}"), [""]);
