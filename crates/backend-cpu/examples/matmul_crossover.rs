@@ -10,7 +10,8 @@
 //! ```
 //!
 //! Arguments: sizes (default 1024,2048), runs per product (default 5), Strassen levels
-//! (default 1). Prints `f64 n=2048 winograd L=1 median_ms=... gflops=... min_ms=... max_ms=...`.
+//! (default 1). Environment: `PRECISION=f64|f32` (default both), `ALGS=strassen,winograd,fused`
+//! (the recursive algorithms timed beside tiled; default all). Prints `f64 n=2048 winograd L=1 median_ms=... gflops=... min_ms=... max_ms=...`.
 
 use std::time::Instant;
 
@@ -41,6 +42,11 @@ fn random<T: Scalar>(n: usize, seed: u64) -> Dense<T> {
     Dense::from_vec(n, n, v).expect("n x n values")
 }
 
+/// Whether `ALGS` (comma-separated algorithm names; default all) names `name`.
+fn wanted(name: &str) -> bool {
+    std::env::var("ALGS").map_or(true, |v| v.split(',').any(|a| a.trim() == name))
+}
+
 /// Times every case at every size in interleaved rounds (each round runs each case once),
 /// so that load from other processes hits all cases alike.
 fn study<T: Scalar>(cpu: &Cpu, sizes: &[usize], runs: usize, levels: &[usize])
@@ -53,7 +59,9 @@ where
         let mut cases = vec![(Algorithm::Tiled, 0)];
         for &l in levels {
             for alg in [Algorithm::Strassen, Algorithm::Winograd, Algorithm::Fused] {
-                cases.push((alg, l));
+                if wanted(alg.name()) {
+                    cases.push((alg, l));
+                }
             }
         }
         let opts = |alg: Algorithm, l: usize| MatMulOptions::with(alg, (l > 0).then_some(l));
@@ -158,6 +166,11 @@ fn main() {
         leaf::<f64>(&cpu, &sizes, runs);
         return;
     }
-    study::<f64>(&cpu, &sizes, runs, &levels);
-    study::<f32>(&cpu, &sizes, runs, &levels);
+    let precision = std::env::var("PRECISION").unwrap_or_default();
+    if precision != "f32" {
+        study::<f64>(&cpu, &sizes, runs, &levels);
+    }
+    if precision != "f64" {
+        study::<f32>(&cpu, &sizes, runs, &levels);
+    }
 }
