@@ -119,7 +119,7 @@ where
                 t[i].push(s.elapsed().as_secs_f64() * 1e3);
             }
         }
-        // The schedule's additions alone (base products skipped), serial as execute_host
+        // The schedule's additions alone (base products skipped), as execute_host
         // runs them, for one and two levels of the 2n product.
         for levels in [1, 2] {
             let o = MatMulOptions::with(Algorithm::Winograd, Some(levels));

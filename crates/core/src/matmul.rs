@@ -56,6 +56,7 @@ use crate::dense::{Dense, DenseView};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use crate::tolerance::Tolerance;
+use rayon::prelude::*;
 
 /// Which algorithm [`MatMul`] runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -974,6 +975,9 @@ pub fn execute_host<T: Scalar>(
                 dst,
             } => {
                 let (alpha, beta) = (T::from_f64(alpha), T::from_f64(beta));
+                if add_rows_parallel(a, b, c, w, (m, n), alpha, x, beta, y, dst)? {
+                    continue;
+                }
                 for i in 0..m {
                     add_row(
                         a,
@@ -1159,14 +1163,21 @@ fn add_row<T: Scalar>(
         .ok_or_else(|| Error::shape("schedule step outside its operand"))
     };
     let xs = read(x)?;
+    let ys = if beta == T::zero() { None } else { read(y)? };
+    combine(out, xs, ys, alpha, beta);
+    Ok(())
+}
+
+/// `out = alpha x + beta y` elementwise, `None` standing for `out` itself; `y` is not read
+/// when `beta` is zero.
+fn combine<T: Scalar>(out: &mut [T], xs: Option<&[T]>, ys: Option<&[T]>, alpha: T, beta: T) {
     if beta == T::zero() {
         match xs {
             Some(xs) => out.iter_mut().zip(xs).for_each(|(d, &x)| *d = alpha * x),
             None => out.iter_mut().for_each(|d| *d *= alpha),
         }
-        return Ok(());
+        return;
     }
-    let ys = read(y)?;
     match (xs, ys) {
         (Some(xs), Some(ys)) => out
             .iter_mut()
@@ -1182,7 +1193,74 @@ fn add_row<T: Scalar>(
             .for_each(|(d, &x)| *d = alpha * x + beta * *d),
         (None, None) => out.iter_mut().for_each(|d| *d = (alpha + beta) * *d),
     }
-    Ok(())
+}
+
+/// Elements of an [`Step::Add`] from which [`add_rows_parallel`] splits the rows over
+/// threads (below, the serial row loop is cheaper).
+const PARALLEL_ADD_MIN: usize = 1 << 16;
+
+/// A whole [`Step::Add`] with its rows spread over rayon's threads, when every operand's
+/// rows lie apart from the output's (or are the output itself); returns `false` (nothing
+/// done) otherwise, or when the step is small, and [`execute_host`] runs the rows in turn.
+/// Each row gets exactly the arithmetic of [`add_row`], so the result does not depend on
+/// the path.
+#[allow(clippy::too_many_arguments)]
+fn add_rows_parallel<T: Scalar>(
+    a: &[T],
+    b: &[T],
+    c: &mut [T],
+    w: &mut [T],
+    (m, n): (usize, usize),
+    alpha: T,
+    x: Block,
+    beta: T,
+    y: Block,
+    dst: Block,
+) -> Result<bool> {
+    if m < 2 || n == 0 || m * n < PARALLEL_ADD_MIN || dst.ld < n {
+        return Ok(false);
+    }
+    let extent = |blk: Block| (m - 1) * blk.ld + n;
+    let (out, before, after, other) = split_out(c, w, dst, extent(dst))?;
+    // Some(None): the output itself; None: not splittable, take the row loop.
+    let region = |blk: Block| -> Option<Option<&[T]>> {
+        if blk.op == dst.op && blk.offset == dst.offset && blk.ld == dst.ld {
+            return Some(None);
+        }
+        let len = extent(blk);
+        let src = match blk.op {
+            Operand::A => a.get(blk.offset..blk.offset + len),
+            Operand::B => b.get(blk.offset..blk.offset + len),
+            op if op == dst.op => {
+                disjoint_read(before, after, dst.offset, extent(dst), blk.offset, len).ok()
+            }
+            Operand::C | Operand::W => other.get(blk.offset..blk.offset + len),
+        }?;
+        Some(Some(src))
+    };
+    let Some(xs) = region(x) else {
+        return Ok(false);
+    };
+    let ys = if beta == T::zero() {
+        None
+    } else {
+        match region(y) {
+            Some(ys) => ys,
+            None => return Ok(false),
+        }
+    };
+    out.par_chunks_mut(dst.ld)
+        .enumerate()
+        .for_each(|(i, chunk)| {
+            let (xr, yr) = (row(xs, x.ld, i, n), row(ys, y.ld, i, n));
+            combine(&mut chunk[..n], xr, yr, alpha, beta);
+        });
+    Ok(true)
+}
+
+/// Row `i` (`n` values) of a region with leading dimension `ld`.
+fn row<T>(s: Option<&[T]>, ld: usize, i: usize, n: usize) -> Option<&[T]> {
+    s.map(|s| &s[i * ld..i * ld + n])
 }
 
 /// A naive base kernel for [`execute_host`] (tests and the fallback): each output entry
@@ -1395,6 +1473,94 @@ pub fn check_sampled<T: Scalar>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The parallel add of a large step gives exactly the row loop's values (separate
+    /// operands, the output in place, the output's own buffer), and declines quadrants that
+    /// share rows with the output.
+    #[test]
+    fn parallel_adds_equal_the_row_loop() {
+        let (m, n, ld) = (300usize, 290usize, 600usize);
+        let fill = |len: usize, seed: u64| -> Vec<f64> {
+            (0..len)
+                .map(|i| ((i as u64 * 2654435761 + seed) % 1000) as f64 / 7.0 - 60.0)
+                .collect()
+        };
+        let a = fill(m * ld, 1);
+        let b = fill(m * ld, 2);
+        let blk = |op, offset| Block { op, offset, ld };
+        let cases = [
+            // C11 = 2 A11 - 3 W[second half]
+            (
+                blk(Operand::A, 0),
+                blk(Operand::W, m * ld),
+                blk(Operand::C, 0),
+                3.0,
+            ),
+            // C22 = 2 C22 + 0.5 B12: in place
+            (
+                blk(Operand::C, m * ld + 300),
+                blk(Operand::B, 300),
+                blk(Operand::C, m * ld + 300),
+                0.5,
+            ),
+            // W[first half] = 2 W[second half] - A: same buffer, disjoint extents
+            (
+                blk(Operand::W, m * ld),
+                blk(Operand::A, 0),
+                blk(Operand::W, 0),
+                -1.0,
+            ),
+            // beta = 0: y is not read
+            (
+                blk(Operand::B, 0),
+                blk(Operand::W, 7),
+                blk(Operand::C, 300),
+                0.0,
+            ),
+        ];
+        for (k, &(x, y, dst, beta)) in cases.iter().enumerate() {
+            let (mut c1, mut w1) = (fill(2 * m * ld, 3), fill(2 * m * ld, 4));
+            let (mut c2, mut w2) = (c1.clone(), w1.clone());
+            let done =
+                add_rows_parallel(&a, &b, &mut c1, &mut w1, (m, n), 2.0, x, beta, y, dst).unwrap();
+            assert!(done, "case {k}: the parallel path declined");
+            for i in 0..m {
+                add_row(
+                    &a,
+                    &b,
+                    &mut c2,
+                    &mut w2,
+                    n,
+                    2.0,
+                    x.at(i, 0),
+                    beta,
+                    y.at(i, 0),
+                    dst.at(i, 0),
+                )
+                .unwrap();
+            }
+            assert!(
+                c1 == c2 && w1 == w2,
+                "case {k}: parallel and row loop differ"
+            );
+        }
+        // C12 = C11 + C12's neighbour rows: the extents interleave, the row loop must run.
+        let (mut c, mut w) = (fill(2 * m * ld, 3), fill(2 * m * ld, 4));
+        let done = add_rows_parallel(
+            &a,
+            &b,
+            &mut c,
+            &mut w,
+            (m, n),
+            1.0,
+            blk(Operand::C, 0),
+            1.0,
+            blk(Operand::A, 0),
+            blk(Operand::C, 300),
+        )
+        .unwrap();
+        assert!(!done);
+    }
 
     fn run_host(m: usize, n: usize, k: usize, opts: &MatMulOptions) -> (Schedule, Vec<f64>) {
         let a: Vec<f64> = (0..m * k)
