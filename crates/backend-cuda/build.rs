@@ -79,14 +79,20 @@ fn main() {
             let lineinfo = env::var("TRIDENT_CUDA_LINEINFO").is_ok_and(|v| v == "1");
             // Start every compilation, then wait for them all (nvcc is slow to start).
             let mut jobs = Vec::new();
+            // The PTX flavours, then the machine code ("CUBIN"), of every file.
+            let outputs = TARGETS
+                .iter()
+                .map(|&(suffix, arch)| (suffix, arch, &FLAGS, "ptx"))
+                .chain([("CUBIN", CUBIN.1, &CUBIN_FLAGS, "cubin")]);
             for src in &sources {
-                for &(suffix, arch) in TARGETS {
-                    let ptx = out_dir.join(format!("{}.{}.ptx", stem(src), suffix.to_lowercase()));
+                for (suffix, arch, flags, ext) in outputs.clone() {
+                    let file = if ext == "cubin" { CUBIN.0 } else { suffix };
+                    let out = out_dir.join(format!("{}.{}.{ext}", stem(src), file.to_lowercase()));
                     let mut cmd = Command::new(&nvcc);
-                    cmd.args(FLAGS)
+                    cmd.args(flags)
                         .arg(format!("-arch={arch}"))
                         .arg("-o")
-                        .arg(&ptx)
+                        .arg(&out)
                         .arg(src);
                     if lineinfo {
                         cmd.arg("-lineinfo");
@@ -96,25 +102,8 @@ fn main() {
                         .stderr(std::process::Stdio::piped())
                         .spawn()
                         .unwrap_or_else(|e| panic!("cannot run {}: {e}", nvcc.display()));
-                    jobs.push((src.clone(), suffix, arch, ptx, child));
+                    jobs.push((src.clone(), suffix, arch, out, child));
                 }
-                let (suffix, arch) = CUBIN;
-                let cubin = out_dir.join(format!("{}.{}.cubin", stem(src), suffix.to_lowercase()));
-                let mut cmd = Command::new(&nvcc);
-                cmd.args(CUBIN_FLAGS)
-                    .arg(format!("-arch={arch}"))
-                    .arg("-o")
-                    .arg(&cubin)
-                    .arg(src);
-                if lineinfo {
-                    cmd.arg("-lineinfo");
-                }
-                let child = cmd
-                    .stdout(std::process::Stdio::piped())
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .unwrap_or_else(|e| panic!("cannot run {}: {e}", nvcc.display()));
-                jobs.push((src.clone(), "CUBIN", arch, cubin, child));
             }
             let mut consts: Vec<(String, Vec<(&str, PathBuf)>)> = Vec::new();
             for (src, suffix, arch, ptx, child) in jobs {
