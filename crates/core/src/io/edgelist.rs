@@ -716,6 +716,25 @@ impl<'n, 's, I: RawId> NumParser<'n, 's, I> {
             let lo = eight_digits(y << (8 * (8 - k2)));
             Some((hi * POW10[k2] + lo, at + 8 + k2))
         }
+        // One parsed line `u v`: the edge into slot k, or a self-loop counted (and kept).
+        #[inline(always)]
+        fn record<I: PartialEq>(
+            iu: I,
+            iv: I,
+            (src, dst, k): (&mut [I], &mut [I], &mut usize),
+            (loops, kept): (&mut usize, Option<&mut Vec<I>>),
+        ) {
+            if iu != iv {
+                src[*k] = iu;
+                dst[*k] = iv;
+                *k += 1;
+            } else {
+                *loops += 1;
+                if let Some(kept) = kept {
+                    kept.push(iu);
+                }
+            }
+        }
         #[inline(always)]
         fn load8(w: &[u8; WINDOW], at: usize) -> u64 {
             let mut b = [0u8; 8];
@@ -779,16 +798,12 @@ impl<'n, 's, I: RawId> NumParser<'n, 's, I> {
                 }
                 max = max.max(big);
                 let (iu, iv) = (I::from_u64_unchecked(u), I::from_u64_unchecked(v));
-                if u != v {
-                    src[k] = iu;
-                    dst[k] = iv;
-                    k += 1;
-                } else {
-                    loops += 1;
-                    if keep_loops {
-                        loop_ids.push(iu);
-                    }
-                }
+                record(
+                    iu,
+                    iv,
+                    (src, dst, &mut k),
+                    (&mut loops, keep_loops.then_some(&mut *loop_ids)),
+                );
                 a = next;
                 if a >= BLOCK {
                     p += a;
@@ -828,16 +843,12 @@ impl<'n, 's, I: RawId> NumParser<'n, 's, I> {
             }
             max = max.max(big);
             let (iu, iv) = (I::from_u64_unchecked(u), I::from_u64_unchecked(v));
-            if u != v {
-                src[k] = iu;
-                dst[k] = iv;
-                k += 1;
-            } else {
-                loops += 1;
-                if keep_loops {
-                    loop_ids.push(iu);
-                }
-            }
+            record(
+                iu,
+                iv,
+                (src, dst, &mut k),
+                (&mut loops, keep_loops.then_some(&mut *loop_ids)),
+            );
             p += next;
         }
         self.len = k;
