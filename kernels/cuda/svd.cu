@@ -44,6 +44,12 @@
 //       it to its rows of x (run for w, then for v with rows = vrows).
 //   svd_column_norms(ulong rows, uint cols, const REAL *w, REAL *norms)
 //       Work-group j: norms[j] = ||column j of w||.
+//   svd_copy_rows(ulong src_rows, ulong dst_rows, ulong nrows, uint cols, uint upper,
+//                 const REAL *src, REAL *dst)
+//       The top nrows rows of the cols columns of src into the top rows of dst (R out of a
+//       factored matrix, J into zero-padded U space: the driver's device copies); zeros
+//       below the diagonal when upper != 0. Work-item e: (i, j) = (e mod nrows, e / nrows),
+//       grid ceil(nrows cols / WG) groups.
 //   qr_rotations(ulong rows, uint cols, uint step, const REAL *a, REAL *cs)
 //       Step `step` of the Sameh-Kuck order: work-item j zeroes element (i, j),
 //       i = rows - 1 - step + 2 j, against row i - 1 when j < i < rows: writes
@@ -64,13 +70,16 @@
 //       Tree QR, level `level`: work-group g merges the triangles at rows a = 2 g h 2^level
 //       and b = a + h 2^level (b < rows): step t zeroes (b + i, j = t - i), i <= j, i < kb,
 //       against row a + j (the anti-diagonal wavefront, kb + cols - 1 steps).
-//   qr_tree_merge_q(ulong rows, uint qcols, uint cols, uint h, uint level, REAL *q,
-//                   const REAL *cs)
-//   qr_tree_leaf_q(ulong rows, uint qcols, uint cols, uint h, REAL *q, const REAL *cs)
+//   qr_tree_merge_q(ulong rows, uint qcols, uint cols, uint h, uint level, uint kspan,
+//                   REAL *q, const REAL *cs)
+//   qr_tree_leaf_q(ulong rows, uint qcols, uint cols, uint h, uint kspan, REAL *q,
+//                  const REAL *cs)
 //       The transposed rotations of one merge level (resp. the leaves), steps reversed, on
-//       all qcols columns of q; run for level = last ... 0, then the leaves, this forms Q q.
-//       (cols: the factored matrix's columns.) Grid: one block per panel (leaves) or per
-//       merge of the level (TreePlan::merges).
+//       the qcols columns of q; run for level = last ... 0, then the leaves, this forms Q q.
+//       (cols: the factored matrix's columns.) The columns are independent, so they are
+//       split into spans of kspan (TreePlan::q_span): grid = (merges of the level, or
+//       panels) x ceil(qcols / kspan) blocks, block g spans + c taking merge (or panel) g and
+//       columns c kspan .. min(qcols, c kspan + kspan).
 //
 // Rotation formula and round-robin pairing: trident_core::svd::{jacobi_rotation,
 // round_robin_pair}, mirrored below.
@@ -463,6 +472,19 @@ __device__ void svd_pair_apply(const u64 rows, const uint cols, const uint b, co
     apply_q(x, rows, r_begin, r_end, b, bi, bj, cols, tile, q, any);
 }
 
+// dst[j dst_rows + i] = src[j src_rows + i] for i < nrows, j < cols; 0 where i > j when
+// `upper` is set. Thread e of the grid: (i, j) = (e mod nrows, e / nrows).
+template <typename T>
+__device__ void svd_copy_rows(const u64 src_rows, const u64 dst_rows, const u64 nrows,
+                              const uint cols, const uint upper, const T *src, T *dst) {
+    const u64 e = (u64)blockIdx.x * WG + threadIdx.x;
+    if (nrows == 0 || e >= nrows * cols) {
+        return;
+    }
+    const u64 i = e % nrows, j = e / nrows;
+    dst[j * dst_rows + i] = upper && i > j ? T(0) : src[j * src_rows + i];
+}
+
 template <typename T>
 __device__ void svd_column_norms(const u64 rows, const uint cols, const T *w, T *norms) {
     __shared__ T red[WG];
@@ -687,18 +709,30 @@ __device__ void qr_tree_merge(const u64 rows, const uint cols, const uint h, con
     }
 }
 
+// Work-group `gid` of a Q launch over `groups` leaves or merges, with q's columns split into
+// spans of `kspan`: the leaf or merge `*g` and the columns `*k0 .. *k0 + *kn`.
+__device__ __forceinline__ void q_group(u64 gid, uint qcols, uint kspan, u64 *g, uint *k0, uint *kn) {
+    const uint span = max(kspan, 1u);
+    const uint spans = (qcols + span - 1) / span;
+    *g = gid / spans;
+    *k0 = (uint)(gid % spans) * span;
+    *kn = min(span, qcols - *k0);
+}
+
 template <typename T>
 __device__ void qr_tree_merge_q(const u64 rows, const uint qcols, const uint cols, const uint h,
-                                const uint level, T *q, const T *cs) {
+                                const uint level, const uint kspan, T *q, const T *cs) {
     const uint lid = threadIdx.x;
-    u64 ta, tb, kb;
-    tree_merge(rows, cols, h, level, blockIdx.x, &ta, &tb, &kb);
+    u64 g, ta, tb, kb;
+    uint k0, kn;
+    q_group(blockIdx.x, qcols, kspan, &g, &k0, &kn);
+    tree_merge(rows, cols, h, level, g, &ta, &tb, &kb);
     for (u64 t = merge_steps(kb, cols); t-- > 0;) {
         const u64 lo = merge_lo(cols, t), hi = merge_hi(kb, t, lo), ni = hi - lo;
         u64 x, k, dx, dk;
-        for (elem_first(ni, lid, &x, &k, &dx, &dk); k < qcols; elem_next(ni, dx, dk, &x, &k)) {
+        for (elem_first(ni, lid, &x, &k, &dx, &dk); k < kn; elem_next(ni, dx, dk, &x, &k)) {
             const u64 i = lo + x, j = t - i;
-            rot_rows_t(q, rows, k, ta + j, tb + i, cs[2 * (j * rows + tb + i)],
+            rot_rows_t(q, rows, k0 + k, ta + j, tb + i, cs[2 * (j * rows + tb + i)],
                        cs[2 * (j * rows + tb + i) + 1]);
         }
         __syncthreads();
@@ -706,19 +740,21 @@ __device__ void qr_tree_merge_q(const u64 rows, const uint qcols, const uint col
 }
 
 template <typename T>
-__device__ void qr_tree_leaf_q(const u64 rows, const uint qcols, const uint cols, const uint h, T *q,
-                               const T *cs) {
+__device__ void qr_tree_leaf_q(const u64 rows, const uint qcols, const uint cols, const uint h,
+                               const uint kspan, T *q, const T *cs) {
     const uint lid = threadIdx.x;
-    u64 base, hp;
-    tree_leaf(rows, h, blockIdx.x, &base, &hp);
+    u64 p, base, hp;
+    uint k0, kn;
+    q_group(blockIdx.x, qcols, kspan, &p, &k0, &kn);
+    tree_leaf(rows, h, p, &base, &hp);
     const u64 jc = leaf_jc(hp, cols);
     for (u64 s = leaf_steps(hp, jc); s-- > 0;) {
         const u64 lo = leaf_lo(hp, s), hi = leaf_hi(jc, s, lo), nj = hi - lo;
         u64 x, k, dx, dk;
-        for (elem_first(nj, lid, &x, &k, &dx, &dk); k < qcols; elem_next(nj, dx, dk, &x, &k)) {
+        for (elem_first(nj, lid, &x, &k, &dx, &dk); k < kn; elem_next(nj, dx, dk, &x, &k)) {
             const u64 j = lo + x;
             const u64 g = base + hp - 1 + 2 * j - s;
-            rot_rows_t(q, rows, k, g - 1, g, cs[2 * (j * rows + g)], cs[2 * (j * rows + g) + 1]);
+            rot_rows_t(q, rows, k0 + k, g - 1, g, cs[2 * (j * rows + g)], cs[2 * (j * rows + g) + 1]);
         }
         __syncthreads();
     }
@@ -743,6 +779,10 @@ __device__ void qr_tree_leaf_q(const u64 rows, const uint qcols, const uint cols
     extern "C" __global__ void __launch_bounds__(WG) svd_pair_apply_##S(                       \
         u64 rows, uint cols, uint b, uint nb, uint round, uint chunks, const T *qbuf, T *x) {  \
         svd_pair_apply<T>(rows, cols, b, nb, round, chunks, qbuf, x);                          \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(WG) svd_copy_rows_##S(                        \
+        u64 src_rows, u64 dst_rows, u64 nrows, uint cols, uint upper, const T *src, T *dst) {  \
+        svd_copy_rows<T>(src_rows, dst_rows, nrows, cols, upper, src, dst);                    \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(WG)                                           \
         svd_column_norms_##S(u64 rows, uint cols, const T *w, T *norms) {                    \
@@ -769,12 +809,12 @@ __device__ void qr_tree_leaf_q(const u64 rows, const uint qcols, const uint cols
         qr_tree_merge<T>(rows, cols, h, level, a, cs);                                         \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(QWG) qr_tree_merge_q_##S(                     \
-        u64 rows, uint qcols, uint cols, uint h, uint level, T *q, const T *cs) {              \
-        qr_tree_merge_q<T>(rows, qcols, cols, h, level, q, cs);                                \
+        u64 rows, uint qcols, uint cols, uint h, uint level, uint kspan, T *q, const T *cs) {  \
+        qr_tree_merge_q<T>(rows, qcols, cols, h, level, kspan, q, cs);                         \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(QWG) qr_tree_leaf_q_##S(                      \
-        u64 rows, uint qcols, uint cols, uint h, T *q, const T *cs) {                          \
-        qr_tree_leaf_q<T>(rows, qcols, cols, h, q, cs);                                        \
+        u64 rows, uint qcols, uint cols, uint h, uint kspan, T *q, const T *cs) {              \
+        qr_tree_leaf_q<T>(rows, qcols, cols, h, kspan, q, cs);                                 \
     }
 
 TRIDENT_SVD_KERNELS(float, f32)

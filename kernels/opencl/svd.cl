@@ -38,6 +38,12 @@
 //       it to its rows of x (run for w, then for v with rows = vrows).
 //   svd_column_norms(ulong rows, uint cols, const REAL *w, REAL *norms)
 //       Work-group j: norms[j] = ||column j of w||.
+//   svd_copy_rows(ulong src_rows, ulong dst_rows, ulong nrows, uint cols, uint upper,
+//                 const REAL *src, REAL *dst)
+//       The top nrows rows of the cols columns of src into the top rows of dst (R out of a
+//       factored matrix, J into zero-padded U space: the driver's device copies); zeros
+//       below the diagonal when upper != 0. Work-item e: (i, j) = (e mod nrows, e / nrows),
+//       ceil(nrows cols / WG) groups.
 //   qr_rotations(ulong rows, uint cols, uint step, const REAL *a, REAL *cs)
 //       Step `step` of the Sameh-Kuck order: work-item j zeroes element (i, j),
 //       i = rows - 1 - step + 2 j, against row i - 1 when j < i < rows: writes
@@ -58,12 +64,16 @@
 //       Tree QR, level `level`: work-group g merges the triangles at rows a = 2 g h 2^level
 //       and b = a + h 2^level (b < rows): step t zeroes (b + i, j = t - i), i <= j, i < kb,
 //       against row a + j (the anti-diagonal wavefront, kb + cols - 1 steps).
-//   qr_tree_merge_q(ulong rows, uint qcols, uint cols, uint h, uint level, REAL *q,
-//                   const REAL *cs)
-//   qr_tree_leaf_q(ulong rows, uint qcols, uint cols, uint h, REAL *q, const REAL *cs)
+//   qr_tree_merge_q(ulong rows, uint qcols, uint cols, uint h, uint level, uint kspan,
+//                   REAL *q, const REAL *cs)
+//   qr_tree_leaf_q(ulong rows, uint qcols, uint cols, uint h, uint kspan, REAL *q,
+//                  const REAL *cs)
 //       The transposed rotations of one merge level (resp. the leaves), steps reversed, on
-//       all qcols columns of q; run for level = last ... 0, then the leaves, this forms Q q.
-//       (cols: the factored matrix's columns.)
+//       the qcols columns of q; run for level = last ... 0, then the leaves, this forms Q q.
+//       (cols: the factored matrix's columns.) The columns are independent, so they are
+//       split into spans of kspan (TreePlan::q_span): (merges of the level, or panels) x
+//       ceil(qcols / kspan) work-groups, group g spans + c taking merge (or panel) g and
+//       columns c kspan .. min(qcols, c kspan + kspan).
 //
 // Rotation formula and round-robin pairing: trident_core::svd::{jacobi_rotation,
 // round_robin_pair}, mirrored below.
@@ -478,6 +488,20 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_pair_apply)(
     apply_q(x, rows, r_begin, r_end, b, bi, bj, cols, tile, q, any);
 }
 
+// dst[j dst_rows + i] = src[j src_rows + i] for i < nrows, j < cols; 0 where i > j when
+// `upper` is set. Work-item e: (i, j) = (e mod nrows, e / nrows).
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_copy_rows)(
+    const ulong src_rows, const ulong dst_rows, const ulong nrows, const uint cols,
+    const uint upper, __global const REAL *src, __global REAL *dst)
+{
+    const ulong e = get_global_id(0);
+    if (nrows == 0 || e >= nrows * cols) {
+        return;
+    }
+    const ulong i = e % nrows, j = e / nrows;
+    dst[j * dst_rows + i] = upper && i > j ? (REAL)0 : src[j * src_rows + i];
+}
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_column_norms)(
     const ulong rows, const uint cols, __global const REAL *w, __global REAL *norms)
 {
@@ -713,19 +737,32 @@ __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_merge)(
     }
 }
 
+// Work-group `gid` of a Q launch over `groups` leaves or merges, with q's columns split into
+// spans of `kspan`: the leaf or merge `*g` and the columns `*k0 .. *k0 + *kn`.
+inline void q_group(ulong gid, uint qcols, uint kspan, ulong *g, uint *k0, uint *kn)
+{
+    const uint span = max(kspan, 1u);
+    const uint spans = (qcols + span - 1) / span;
+    *g = gid / spans;
+    *k0 = (uint)(gid % spans) * span;
+    *kn = min(span, qcols - *k0);
+}
+
 __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_merge_q)(
     const ulong rows, const uint qcols, const uint cols, const uint h, const uint level,
-    __global REAL *q, __global const REAL *cs)
+    const uint kspan, __global REAL *q, __global const REAL *cs)
 {
     const uint lid = get_local_id(0);
-    ulong ta, tb, kb;
-    tree_merge(rows, cols, h, level, get_group_id(0), &ta, &tb, &kb);
+    ulong g, ta, tb, kb;
+    uint k0, kn;
+    q_group(get_group_id(0), qcols, kspan, &g, &k0, &kn);
+    tree_merge(rows, cols, h, level, g, &ta, &tb, &kb);
     for (ulong t = merge_steps(kb, cols); t-- > 0;) {
         const ulong lo = merge_lo(cols, t), hi = merge_hi(kb, t, lo), ni = hi - lo;
         ulong x, k, dx, dk;
-        for (elem_first(ni, lid, &x, &k, &dx, &dk); k < qcols; elem_next(ni, dx, dk, &x, &k)) {
+        for (elem_first(ni, lid, &x, &k, &dx, &dk); k < kn; elem_next(ni, dx, dk, &x, &k)) {
             const ulong i = lo + x, j = t - i;
-            rot_rows_t(q, rows, k, ta + j, tb + i, cs[2 * (j * rows + tb + i)],
+            rot_rows_t(q, rows, k0 + k, ta + j, tb + i, cs[2 * (j * rows + tb + i)],
                        cs[2 * (j * rows + tb + i) + 1]);
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
@@ -733,20 +770,22 @@ __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_merge_q
 }
 
 __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_leaf_q)(
-    const ulong rows, const uint qcols, const uint cols, const uint h, __global REAL *q,
-    __global const REAL *cs)
+    const ulong rows, const uint qcols, const uint cols, const uint h, const uint kspan,
+    __global REAL *q, __global const REAL *cs)
 {
     const uint lid = get_local_id(0);
-    ulong base, hp;
-    tree_leaf(rows, h, get_group_id(0), &base, &hp);
+    ulong p, base, hp;
+    uint k0, kn;
+    q_group(get_group_id(0), qcols, kspan, &p, &k0, &kn);
+    tree_leaf(rows, h, p, &base, &hp);
     const ulong jc = leaf_jc(hp, cols);
     for (ulong s = leaf_steps(hp, jc); s-- > 0;) {
         const ulong lo = leaf_lo(hp, s), hi = leaf_hi(jc, s, lo), nj = hi - lo;
         ulong x, k, dx, dk;
-        for (elem_first(nj, lid, &x, &k, &dx, &dk); k < qcols; elem_next(nj, dx, dk, &x, &k)) {
+        for (elem_first(nj, lid, &x, &k, &dx, &dk); k < kn; elem_next(nj, dx, dk, &x, &k)) {
             const ulong j = lo + x;
             const ulong g = base + hp - 1 + 2 * j - s;
-            rot_rows_t(q, rows, k, g - 1, g, cs[2 * (j * rows + g)], cs[2 * (j * rows + g) + 1]);
+            rot_rows_t(q, rows, k0 + k, g - 1, g, cs[2 * (j * rows + g)], cs[2 * (j * rows + g) + 1]);
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
     }

@@ -3,7 +3,9 @@
 //! documents the shared argument lists). The host only loops over sweeps and rounds (one
 //! launch per round, one 8-byte read per sweep) and over Givens steps.
 
-use trident_core::svd::driver::{flat_qr_steps, JacobiParams, JacobiPlan, JacobiStats, SvdKernels};
+use trident_core::svd::driver::{
+    check_top, flat_qr_steps, JacobiParams, JacobiPlan, JacobiStats, SvdKernels,
+};
 use trident_core::svd::{negligible_gram, QrOrder, TreePlan};
 use trident_core::{
     DenseView, Error, Qr, QrFactors, QrOptions, Result, Svd, SvdOptions, SvdResult,
@@ -85,6 +87,44 @@ impl Cuda {
     }
 }
 
+impl Cuda {
+    /// `svd_copy_rows`: the top `nrows` rows of `src` into the top rows of `dst` (same
+    /// columns), zero below the diagonal when `upper`.
+    fn copy_rows<T: CudaScalar>(
+        &self,
+        src: &CudaMat<T>,
+        dst: &CudaMat<T>,
+        nrows: usize,
+        upper: bool,
+    ) -> Result<()> {
+        if nrows > src.rows || nrows > dst.rows || src.cols != dst.cols {
+            return Err(Error::shape(format!(
+                "copying {nrows} rows of {} x {} into {} x {}",
+                src.rows, src.cols, dst.rows, dst.cols
+            )));
+        }
+        let n = nrows * src.cols;
+        if n == 0 {
+            return Ok(());
+        }
+        self.shared.make_current()?;
+        let kernel = self.kernel::<T>(Module::Svd, "svd_copy_rows")?;
+        let mut args = kernel.builder();
+        args.arg(src.rows as u64)
+            .arg(dst.rows as u64)
+            .arg(nrows as u64)
+            .arg(u32_of(src.cols, "columns")?)
+            .arg(u32::from(upper))
+            .arg(&src.buf)
+            .arg(&dst.buf);
+        // SAFETY: (u64 src_rows, u64 dst_rows, u64 nrows, uint cols, uint upper, const T *src,
+        // T *dst) as svd_copy_rows takes; thread e < nrows cols (the grid covers it, the rest
+        // return) reads src[j src_rows + i] and writes dst[j dst_rows + i] with i < nrows <=
+        // both row counts and j < cols: inside both buffers (checked above).
+        unsafe { Self::svd_launch(&mut args, n.div_ceil(WG as usize)) }
+    }
+}
+
 /// Adds a `T` argument (`float` or `double`).
 fn real<T: CudaScalar>(args: &mut LaunchArgs<'_, '_>, v: T) {
     if T::NAME == "f32" {
@@ -123,6 +163,20 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
         self.shared.synchronize()?;
         let mut out = vec![T::zero(); a.rows * a.cols];
         a.buf.copy_to_host(&mut out)?;
+        Ok(out)
+    }
+
+    fn mat_top(&self, a: &CudaMat<T>, rows: usize, upper: bool) -> Result<CudaMat<T>> {
+        check_top(a.rows, rows)?;
+        let out = self.cmat::<T>(rows, a.cols, None)?;
+        self.copy_rows(a, &out, rows, upper)?;
+        Ok(out)
+    }
+
+    fn mat_pad(&self, a: &CudaMat<T>, rows: usize) -> Result<CudaMat<T>> {
+        check_top(rows, a.rows)?;
+        let out = self.cmat::<T>(rows, a.cols, None)?;
+        self.copy_rows(a, &out, a.rows, false)?;
         Ok(out)
     }
 
@@ -220,28 +274,35 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
             let qcols = u32_of(q.cols, "columns")?;
             let (cols, h) = (u32_of(plan.cols, "columns")?, u32_of(plan.h, "panel rows")?);
             for level in (0..plan.levels).rev() {
+                let merges = plan.merges(level);
+                let span = TreePlan::q_span(q.cols, merges);
                 let kernel = self.kernel::<T>(Module::Svd, "qr_tree_merge_q")?;
                 let mut args = kernel.builder();
                 args.arg(rows as u64)
                     .arg(qcols)
                     .arg(cols)
                     .arg(h)
-                    .arg(level as u32);
+                    .arg(level as u32)
+                    .arg(u32_of(span, "columns")?);
                 args.arg(&q.buf).arg(&rot.buf);
-                // SAFETY: (u64 rows, uint qcols, uint cols, uint h, uint level, T *q,
-                // const T *cs) as qr_tree_merge_q takes; block g < merges(level) touches rows
-                // < rows of the qcols columns of q (rows qcols values) and reads cs (2 rows
-                // cols) at (row < rows, column < cols).
-                unsafe { Self::svd_launch_wg(&mut args, plan.merges(level), QWG)? };
+                // SAFETY: (u64 rows, uint qcols, uint cols, uint h, uint level, uint kspan,
+                // T *q, const T *cs) as qr_tree_merge_q takes; block g spans + c (g <
+                // merges(level), spans = ceil(qcols / kspan)) touches rows < rows of q's
+                // columns c kspan .. min(qcols, ..+ kspan) (q has rows qcols values) and reads
+                // cs (2 rows cols) at (row < rows, column < cols).
+                unsafe { Self::svd_launch_wg(&mut args, merges * q.cols.div_ceil(span), QWG)? };
             }
+            let span = TreePlan::q_span(q.cols, plan.panels);
             let kernel = self.kernel::<T>(Module::Svd, "qr_tree_leaf_q")?;
             let mut args = kernel.builder();
             args.arg(rows as u64).arg(qcols).arg(cols).arg(h);
+            args.arg(u32_of(span, "columns")?);
             args.arg(&q.buf).arg(&rot.buf);
-            // SAFETY: (u64 rows, uint qcols, uint cols, uint h, T *q, const T *cs) as
-            // qr_tree_leaf_q takes; block p < panels touches its panel's rows of q's qcols
-            // columns and reads cs at (those rows, column < cols).
-            unsafe { Self::svd_launch_wg(&mut args, plan.panels, QWG)? };
+            // SAFETY: (u64 rows, uint qcols, uint cols, uint h, uint kspan, T *q, const T *cs)
+            // as qr_tree_leaf_q takes; block p spans + c (p < panels) touches its panel's
+            // rows of q's columns c kspan .. min(qcols, ..+ kspan) and reads cs at (those
+            // rows, column < cols).
+            unsafe { Self::svd_launch_wg(&mut args, plan.panels * q.cols.div_ceil(span), QWG)? };
             return Ok(());
         }
         let steps = flat_qr_steps(rows, rot.jcols);

@@ -91,6 +91,7 @@ trident_core::kernel_table! {
             "svd_pair_rotate",
             "svd_pair_apply",
             "svd_column_norms",
+            "svd_copy_rows",
             "qr_rotations",
             "qr_apply",
             "qr_apply_q",

@@ -5,10 +5,12 @@
 //! device.
 
 use ocl::Buffer;
-use trident_core::svd::driver::{flat_qr_steps, JacobiParams, JacobiPlan, JacobiStats, SvdKernels};
+use trident_core::svd::driver::{
+    check_top, flat_qr_steps, JacobiParams, JacobiPlan, JacobiStats, SvdKernels,
+};
 use trident_core::svd::{negligible_gram, QrOrder, TreePlan};
 use trident_core::{
-    DenseView, Error, Qr, QrFactors, QrOptions, Result, Svd, SvdOptions, SvdResult,
+    DenseView, DeviceVectors, Error, Qr, QrFactors, QrOptions, Result, Svd, SvdOptions, SvdResult,
 };
 
 use crate::error::ClResultExt;
@@ -67,6 +69,42 @@ impl OpenCl {
     }
 }
 
+impl OpenCl {
+    /// `svd_copy_rows`: the top `nrows` rows of `src` into the top rows of `dst` (same
+    /// columns), zero below the diagonal when `upper`.
+    fn copy_rows<T: ClScalar>(
+        &self,
+        src: &ClMat<T>,
+        dst: &ClMat<T>,
+        nrows: usize,
+        upper: bool,
+    ) -> Result<()> {
+        if nrows > src.rows || nrows > dst.rows || src.cols != dst.cols {
+            return Err(Error::shape(format!(
+                "copying {nrows} rows of {} x {} into {} x {}",
+                src.rows, src.cols, dst.rows, dst.cols
+            )));
+        }
+        let n = nrows * src.cols;
+        if n == 0 {
+            return Ok(());
+        }
+        let mut args = self.svd_kernel::<T>("svd_copy_rows")?.builder();
+        args.arg(src.rows as u64)
+            .arg(dst.rows as u64)
+            .arg(nrows as u64)
+            .arg(u32_of(src.cols, "columns")?)
+            .arg(u32::from(upper))
+            .arg(&src.buf)
+            .arg(&dst.buf);
+        // SAFETY: (ulong src_rows, ulong dst_rows, ulong nrows, uint cols, uint upper,
+        // const REAL *src, REAL *dst) as svd_copy_rows takes; work-item e < nrows cols (the
+        // rest return) reads src[j src_rows + i] and writes dst[j dst_rows + i] with i < nrows
+        // <= both row counts and j < cols: inside both buffers (checked above).
+        unsafe { args.launch(&self.queue, LaunchDims::new([round_up(n, WG)], Some([WG]))) }
+    }
+}
+
 /// Adds a `REAL` argument (`float` or `double`, as `T`).
 fn real<T: ClScalar>(args: &mut ClLaunch<'_, '_>, v: T) {
     if T::NAME == "f32" {
@@ -120,6 +158,24 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                 .enq()
                 .or_cl(|| "downloading an SVD matrix")?;
         }
+        Ok(out)
+    }
+
+    fn mat_top(&self, a: &ClMat<T>, rows: usize, upper: bool) -> Result<ClMat<T>> {
+        check_top(a.rows, rows)?;
+        let out = self.mat::<T>(rows, a.cols, None)?;
+        self.copy_rows(a, &out, rows, upper)?;
+        Ok(out)
+    }
+
+    fn mat_pad(&self, a: &ClMat<T>, rows: usize) -> Result<ClMat<T>> {
+        check_top(rows, a.rows)?;
+        let out = ClMat {
+            rows,
+            cols: a.cols,
+            buf: DeviceVectors::<T>::zeros(self, rows * a.cols)?.buf,
+        };
+        self.copy_rows(a, &out, a.rows, false)?;
         Ok(out)
     }
 
@@ -237,39 +293,46 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
             let qcols = u32_of(q.cols, "columns")?;
             let (cols, h) = (u32_of(plan.cols, "columns")?, u32_of(plan.h, "panel rows")?);
             for level in (0..plan.levels).rev() {
+                let merges = plan.merges(level);
+                let span = TreePlan::q_span(q.cols, merges);
                 let mut args = self.svd_kernel::<T>("qr_tree_merge_q")?.builder();
                 args.arg(rows as u64)
                     .arg(qcols)
                     .arg(cols)
                     .arg(h)
                     .arg(level as u32)
+                    .arg(u32_of(span, "columns")?)
                     .arg(&q.buf)
                     .arg(&rot.buf);
-                // SAFETY: (ulong rows, uint qcols, uint cols, uint h, uint level, REAL *q,
-                // REAL *cs) as qr_tree_merge_q takes; group g < merges(level) touches rows
-                // < rows of the qcols columns of q (rows qcols values) and reads cs (2 rows
-                // cols) at (row < rows, column < cols).
+                // SAFETY: (ulong rows, uint qcols, uint cols, uint h, uint level, uint kspan,
+                // REAL *q, REAL *cs) as qr_tree_merge_q takes; group g spans + c (g <
+                // merges(level), spans = ceil(qcols / kspan)) touches rows < rows of q's
+                // columns c kspan .. min(qcols, ..+ kspan) (q has rows qcols values) and reads
+                // cs (2 rows cols) at (row < rows, column < cols).
                 unsafe {
                     args.launch(
                         &self.queue,
-                        LaunchDims::new([plan.merges(level) * QWG], Some([QWG])),
+                        LaunchDims::new([merges * q.cols.div_ceil(span) * QWG], Some([QWG])),
                     )
                 }?;
             }
+            let span = TreePlan::q_span(q.cols, plan.panels);
             let mut args = self.svd_kernel::<T>("qr_tree_leaf_q")?.builder();
             args.arg(rows as u64)
                 .arg(qcols)
                 .arg(cols)
                 .arg(h)
+                .arg(u32_of(span, "columns")?)
                 .arg(&q.buf)
                 .arg(&rot.buf);
-            // SAFETY: (ulong rows, uint qcols, uint cols, uint h, REAL *q, REAL *cs) as
-            // qr_tree_leaf_q takes; group p < panels touches its panel's rows of q's qcols
-            // columns and reads cs at (those rows, column < cols).
+            // SAFETY: (ulong rows, uint qcols, uint cols, uint h, uint kspan, REAL *q,
+            // REAL *cs) as qr_tree_leaf_q takes; group p spans + c (p < panels) touches its
+            // panel's rows of q's columns c kspan .. min(qcols, ..+ kspan) and reads cs at
+            // (those rows, column < cols).
             unsafe {
                 args.launch(
                     &self.queue,
-                    LaunchDims::new([plan.panels * QWG], Some([QWG])),
+                    LaunchDims::new([plan.panels * q.cols.div_ceil(span) * QWG], Some([QWG])),
                 )
             }?;
             return Ok(());

@@ -139,6 +139,36 @@ pub trait SvdKernels<T: Scalar>: Backend {
     fn mat_upload(&self, rows: usize, cols: usize, cm: &[T]) -> Result<Self::Mat>;
     /// Downloads all values, column-major (waits for pending work).
     fn mat_download(&self, a: &Self::Mat) -> Result<Vec<T>>;
+    /// The top `rows` rows of `a` (every column) as a new matrix, zero below the diagonal
+    /// when `upper`: `R` out of a factored matrix without a trip through the host. `rows`
+    /// above `a`'s is a [`Error::Shape`]. The default goes through the host.
+    fn mat_top(&self, a: &Self::Mat, rows: usize, upper: bool) -> Result<Self::Mat> {
+        let (r, c) = self.mat_shape(a);
+        check_top(r, rows)?;
+        let cm = self.mat_download(a)?;
+        let mut out = vec![T::zero(); rows * c];
+        for (j, (o, src)) in out
+            .chunks_mut(rows.max(1))
+            .zip(cm.chunks(r.max(1)))
+            .enumerate()
+        {
+            let n = if upper { rows.min(j + 1) } else { rows };
+            o[..n].copy_from_slice(&src[..n]);
+        }
+        self.mat_upload(rows, c, &out)
+    }
+    /// `a` as the top rows of a new `rows`-row matrix whose other rows are zero (`rows` below
+    /// `a`'s is a [`Error::Shape`]). The default goes through the host.
+    fn mat_pad(&self, a: &Self::Mat, rows: usize) -> Result<Self::Mat> {
+        let (r, c) = self.mat_shape(a);
+        check_top(rows, r)?;
+        let cm = self.mat_download(a)?;
+        let mut out = vec![T::zero(); rows * c];
+        for (o, src) in out.chunks_mut(rows.max(1)).zip(cm.chunks(r.max(1))) {
+            o[..r].copy_from_slice(src);
+        }
+        self.mat_upload(rows, c, &out)
+    }
     /// The `rows × cols` matrix with ones on its diagonal.
     fn mat_identity(&self, rows: usize, cols: usize) -> Result<Self::Mat>;
     /// Givens QR in place in the given order (never [`QrOrder::Auto`]: the driver resolves it
@@ -164,6 +194,18 @@ pub trait SvdKernels<T: Scalar>: Backend {
     /// Device memory in bytes, when known (the driver refuses larger problems up front).
     fn memory_bytes(&self) -> Option<u64> {
         None
+    }
+}
+
+/// `Ok` when `top` rows fit in a matrix of `rows` rows ([`SvdKernels::mat_top`],
+/// [`SvdKernels::mat_pad`]).
+pub fn check_top(rows: usize, top: usize) -> Result<()> {
+    if top > rows {
+        Err(Error::shape(format!(
+            "the top {top} rows of a matrix of {rows} rows"
+        )))
+    } else {
+        Ok(())
     }
 }
 
@@ -469,30 +511,25 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
             trace.phase(k, "host prepare + upload")?;
             let rot1 = k.givens_qr(&mut w, resolve(k, opts.qr_order, rows, cols))?;
             trace.phase(k, "qr")?;
-            let r = upper(rows, cols, &k.mat_download(&w)?);
-            drop(w);
             let (mut j, rot2) = if method == SvdPrecondition::Qr {
-                (k.mat_upload(cols, cols, &r)?, None)
+                (k.mat_top(&w, cols, true)?, None)
             } else {
+                let r = upper(rows, cols, &k.mat_download(&w)?);
                 let mut rt = k.mat_upload(cols, cols, &transpose_sq(cols, &r))?;
                 let rot2 = k.givens_qr(&mut rt, resolve(k, opts.qr_order, cols, cols))?;
                 let l = transpose_sq(cols, &upper(cols, cols, &k.mat_download(&rt)?));
                 (k.mat_upload(cols, cols, &l)?, Some(rot2))
             };
+            drop(w);
             let mut v = if vectors { Some(ident(cols)?) } else { None };
-            trace.phase(k, "R download + second QR + upload")?;
+            trace.phase(k, "R (QR2: second QR)")?;
             let stats = k.jacobi(&mut j, v.as_mut(), &params)?;
             trace.phase(k, &format!("jacobi ({} sweeps)", stats.sweeps))?;
             if vectors {
                 // U Σ = Q₁ [J; 0]: the rotations applied to J padded with zero rows (no
                 // rows × cols Q₁ formed, no rows × cols × cols product).
-                let jh = k.mat_download(&j)?;
-                let mut padded = vec![T::zero(); rows * cols];
-                for (c, col) in jh.chunks(cols).enumerate() {
-                    padded[c * rows..c * rows + cols].copy_from_slice(col);
-                }
-                let mut w = k.mat_upload(rows, cols, &padded)?;
-                trace.phase(k, "J download + pad + upload")?;
+                let mut w = k.mat_pad(&j, rows)?;
+                trace.phase(k, "J padded")?;
                 k.givens_apply_q(&rot1, &mut w)?;
                 trace.phase(k, "U = Q1 [J; 0]")?;
                 let v = match (rot2, v) {

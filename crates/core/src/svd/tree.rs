@@ -28,6 +28,10 @@ use crate::scalar::Scalar;
 /// Default panel height of the tree QR on GPUs (raised to `cols` when narrower).
 pub const TREE_PANEL_ROWS: usize = 256;
 
+/// Work-groups per launch that [`TreePlan::q_span`] aims at when applying `Q` (two of 1024
+/// work-items per H100 SM, 132 SMs).
+pub const Q_TARGET_GROUPS: usize = 264;
+
 /// The shape of a tree QR (see the module documentation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TreePlan {
@@ -98,6 +102,17 @@ impl TreePlan {
         let a = 2 * g * span;
         let b = a + span;
         (a, b, self.cols.min(self.rows - b))
+    }
+
+    /// Columns of `q` per work-group when the rotations of `groups` leaves or merges (one
+    /// launch) are applied to `qcols` columns (`Q q`): the columns are split so that the launch
+    /// has about [`Q_TARGET_GROUPS`] work-groups. Applying `Q` is one chain of steps per leaf
+    /// or merge whatever the width, and the columns are independent, so a top-level merge
+    /// spread over many work-groups runs its chain once instead of one work-group running it
+    /// over every column. At least 1, at most `qcols`.
+    pub fn q_span(qcols: usize, groups: usize) -> usize {
+        let split = Q_TARGET_GROUPS.div_ceil(groups.max(1)).max(1);
+        qcols.div_ceil(split).clamp(1, qcols.max(1))
     }
 
     /// Steps of a merge absorbing `kb` rows: `kb + cols − 1`.
@@ -303,6 +318,20 @@ mod tests {
             (64, 4, 4),
         ] {
             check(r, c, p);
+        }
+    }
+
+    #[test]
+    fn q_span_covers_the_columns_with_about_the_target_groups() {
+        assert_eq!(TreePlan::q_span(256, 1), 1);
+        assert_eq!(TreePlan::q_span(256, 64), 52);
+        assert_eq!(TreePlan::q_span(256, 128), 86);
+        assert_eq!(TreePlan::q_span(256, 1000), 256);
+        assert_eq!(TreePlan::q_span(0, 5), 1);
+        for (qcols, groups) in [(1, 1), (7, 3), (300, 2), (4096, 1), (5, 264)] {
+            let span = TreePlan::q_span(qcols, groups);
+            assert!(span >= 1 && span <= qcols.max(1));
+            assert!(qcols.div_ceil(span) * groups <= Q_TARGET_GROUPS.max(groups));
         }
     }
 }
