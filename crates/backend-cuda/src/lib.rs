@@ -66,6 +66,7 @@ mod matmul;
 mod mcl;
 mod memory;
 mod spmv;
+mod staging;
 pub mod svd;
 mod triangles;
 
@@ -199,7 +200,7 @@ impl Drop for Shared {
 pub struct Cuda {
     /// Page-locked host memory that `matmul` stages through (declared first: freed, with the
     /// context current, before `shared` can release the context).
-    staging: matmul::Staging,
+    staging: staging::Staging,
     shared: Arc<Shared>,
     name: String,
     compute_capability: (u32, u32),
@@ -285,7 +286,7 @@ impl Cuda {
         let stream =
             Stream::new(StreamFlags::DEFAULT, None).or_cuda(|| what("creating a stream"))?;
         Ok(Cuda {
-            staging: matmul::Staging::default(),
+            staging: staging::Staging::default(),
             shared: Arc::new(Shared {
                 ordinal,
                 cc: compute_capability,
