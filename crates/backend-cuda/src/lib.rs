@@ -66,7 +66,6 @@ mod matmul;
 mod mcl;
 mod memory;
 mod spmv;
-mod staging;
 pub mod svd;
 mod triangles;
 
@@ -200,7 +199,7 @@ impl Drop for Shared {
 pub struct Cuda {
     /// Page-locked host memory that `matmul` stages through (declared first: freed, with the
     /// context current, before `shared` can release the context).
-    staging: staging::Staging,
+    staging: matmul::Staging,
     shared: Arc<Shared>,
     name: String,
     compute_capability: (u32, u32),
@@ -286,7 +285,7 @@ impl Cuda {
         let stream =
             Stream::new(StreamFlags::DEFAULT, None).or_cuda(|| what("creating a stream"))?;
         Ok(Cuda {
-            staging: staging::Staging::default(),
+            staging: matmul::Staging::default(),
             shared: Arc::new(Shared {
                 ordinal,
                 cc: compute_capability,

@@ -36,19 +36,11 @@ impl<T: DeviceCopy> DevBuf<T> {
     /// A copy of `host` in device memory. The context must be current.
     pub(crate) fn from_host(shared: &Arc<Shared>, host: &[T], what: &str) -> Result<Self> {
         let mut buf = Self::uninit(shared, host.len(), what)?;
-        buf.copy_from_host(host, what)?;
-        Ok(buf)
-    }
-
-    /// Copies `host` (as long as the buffer) into the buffer from pageable memory. The context
-    /// must be current.
-    pub(crate) fn copy_from_host(&mut self, host: &[T], what: &str) -> Result<()> {
-        check_download_len(self.len, host.len())?;
-        if let Some(b) = self.buf.as_mut() {
+        if let Some(b) = buf.buf.as_mut() {
             b.copy_from(host)
                 .or_cuda(|| format!("copying {what} to the device"))?;
         }
-        Ok(())
+        Ok(buf)
     }
 
     /// `len` elements whose bytes are all zero. The context must be current.

@@ -25,11 +25,6 @@ pub const BMAX: usize = 16;
 /// Columns of a block pair's Gram matrix as compiled (`P = 2 BMAX`).
 const P: usize = 2 * BMAX;
 
-/// Matrices of at least this many bytes move between host and device through the backend's
-/// page-locked staging pool (chunked, the CPU's copy overlapping the DMA); smaller ones are
-/// copied directly from pageable memory.
-const STAGED_BYTES: usize = 1 << 20;
-
 /// A column-major matrix in CUDA device memory.
 pub struct CudaMat<T: CudaScalar> {
     rows: usize,
@@ -160,24 +155,14 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
     }
 
     fn mat_upload(&self, rows: usize, cols: usize, cm: &[T]) -> Result<CudaMat<T>> {
-        if std::mem::size_of_val(cm) < STAGED_BYTES {
-            return self.cmat(rows, cols, Some(cm));
-        }
-        self.shared.make_current()?;
-        let mut buf = DevBuf::uninit(&self.shared, cm.len(), "an SVD matrix")?;
-        self.upload_staged(&mut buf, cm, "an SVD matrix")?;
-        Ok(CudaMat { rows, cols, buf })
+        self.cmat(rows, cols, Some(cm))
     }
 
     fn mat_download(&self, a: &CudaMat<T>) -> Result<Vec<T>> {
         self.shared.make_current()?;
+        self.shared.synchronize()?;
         let mut out = vec![T::zero(); a.rows * a.cols];
-        if std::mem::size_of_val(&out[..]) < STAGED_BYTES {
-            self.shared.synchronize()?;
-            a.buf.copy_to_host(&mut out)?;
-        } else {
-            self.download_staged(&a.buf, &mut out)?;
-        }
+        a.buf.copy_to_host(&mut out)?;
         Ok(out)
     }
 
