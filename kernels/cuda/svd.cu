@@ -243,10 +243,19 @@ __device__ __forceinline__ void chunk_rows(u64 rows, uint chunks, uint c, u64 *r
 // off_bits, then (when above tol) the inner sweeps accumulating q and the Bjorck step (REORTH).
 // tile (P x LD) is scratch. Returns whether any rotation was made (uniform).
 template <typename T>
-__device__ int pair_rotation(T *g, T *q, T *red, T *rot, T *tile, uint b, T tol, T tiny,
-                             uint *off_bits) {
+__device__ int pair_rotation(T *g, T *q, T *red, T *rot, T *tile, unsigned char *pairs, uint b,
+                             T tol, T tiny, uint *off_bits) {
     const uint lid = threadIdx.x;
     const uint p = 2 * b;
+    // The round-robin pairs of the inner rounds, once (made visible by the reduction's
+    // barrier below): pair kk of round r is (pairs[2 (r BMAX + kk)], pairs[2 (r BMAX + kk) + 1]).
+    for (uint e = lid; e + b < p * b; e += WG) {
+        const uint r = e / b, kk = e % b;
+        uint x, y;
+        rr_pair(p, r, kk, &x, &y);
+        pairs[2 * (r * BMAX + kk)] = (unsigned char)x;
+        pairs[2 * (r * BMAX + kk) + 1] = (unsigned char)y;
+    }
     // Largest cosine of the fresh Gram matrix.
     T off = 0;
     for (uint u = 0; u < P * P / WG; ++u) {
@@ -277,12 +286,13 @@ __device__ int pair_rotation(T *g, T *q, T *red, T *rot, T *tile, uint b, T tol,
     const int active = off > tol;
     uint rotated = 0;
 
-    // Inner Jacobi sweeps on g, accumulating q.
+    // Inner Jacobi sweeps on g, accumulating q. Elements (kk, l) of a round's updates: kk < b
+    // (the pair), l < p, stepped over BMAX x P (compile-time divisions).
     for (uint sweep = 0; sweep < INNER_SWEEPS; ++sweep) {
         for (uint r = 0; r + 1 < p; ++r) {
+            const unsigned char *pr = pairs + 2 * r * BMAX;
             if (lid < b) {
-                uint x, y;
-                rr_pair(p, r, lid, &x, &y);
+                const uint x = pr[2 * lid], y = pr[2 * lid + 1];
                 T c = 1, s = 0;
                 if (!active || !jacobi_rotation(g[x * LD + x], g[y * LD + y], g[x * LD + y], tol, tiny, &c, &s)) {
                     c = 1;
@@ -295,40 +305,34 @@ __device__ int pair_rotation(T *g, T *q, T *red, T *rot, T *tile, uint b, T tol,
             }
             __syncthreads();
             // columns x, y of g and q
-            for (uint e = lid; e < b * p; e += WG) {
-                const uint kk = e / p, l = e % p;
-                uint x, y;
-                rr_pair(p, r, kk, &x, &y);
-                const T c = rot[2 * kk], s = rot[2 * kk + 1];
-                if (s != T(0)) {
-                    const T gx = g[l * LD + x], gy = g[l * LD + y];
-                    g[l * LD + x] = c * gx - s * gy;
-                    g[l * LD + y] = s * gx + c * gy;
-                    const T qx = q[l * LD + x], qy = q[l * LD + y];
-                    q[l * LD + x] = c * qx - s * qy;
-                    q[l * LD + y] = s * qx + c * qy;
+            for (uint e = lid; e < BMAX * P; e += WG) {
+                const uint kk = e / P, l = e % P;
+                if (kk < b && l < p) {
+                    const uint x = pr[2 * kk], y = pr[2 * kk + 1];
+                    const T c = rot[2 * kk], s = rot[2 * kk + 1];
+                    if (s != T(0)) {
+                        const T gx = g[l * LD + x], gy = g[l * LD + y];
+                        g[l * LD + x] = c * gx - s * gy;
+                        g[l * LD + y] = s * gx + c * gy;
+                        const T qx = q[l * LD + x], qy = q[l * LD + y];
+                        q[l * LD + x] = c * qx - s * qy;
+                        q[l * LD + y] = s * qx + c * qy;
+                    }
                 }
             }
             __syncthreads();
-            // rows x, y of g
-            for (uint e = lid; e < b * p; e += WG) {
-                const uint kk = e / p, l = e % p;
-                uint x, y;
-                rr_pair(p, r, kk, &x, &y);
-                const T c = rot[2 * kk], s = rot[2 * kk + 1];
-                if (s != T(0)) {
-                    const T gx = g[x * LD + l], gy = g[y * LD + l];
-                    g[x * LD + l] = c * gx - s * gy;
-                    g[y * LD + l] = s * gx + c * gy;
-                }
-            }
-            __syncthreads();
-            if (lid < b) {
-                uint x, y;
-                rr_pair(p, r, lid, &x, &y);
-                if (rot[2 * lid + 1] != T(0)) {
-                    g[x * LD + y] = 0;
-                    g[y * LD + x] = 0;
+            // rows x, y of g; the pair's own off-diagonal entries (x, y), (y, x) become exact
+            // zeros (each written by one element: l = y, resp. l = x)
+            for (uint e = lid; e < BMAX * P; e += WG) {
+                const uint kk = e / P, l = e % P;
+                if (kk < b && l < p) {
+                    const uint x = pr[2 * kk], y = pr[2 * kk + 1];
+                    const T c = rot[2 * kk], s = rot[2 * kk + 1];
+                    if (s != T(0)) {
+                        const T gx = g[x * LD + l], gy = g[y * LD + l];
+                        g[x * LD + l] = l == y ? T(0) : c * gx - s * gy;
+                        g[y * LD + l] = l == x ? T(0) : s * gx + c * gy;
+                    }
                 }
             }
             __syncthreads();
@@ -380,6 +384,7 @@ __device__ void svd_jacobi_round(const u64 rows, const uint cols, const uint b, 
     __shared__ T q[P * LD];
     __shared__ T red[WG];
     __shared__ T rot[BMAX * 2];
+    __shared__ unsigned char pairs[2 * (P - 1) * BMAX];
 
     const uint lid = threadIdx.x;
     uint bi, bj;
@@ -396,7 +401,7 @@ __device__ void svd_jacobi_round(const u64 rows, const uint cols, const uint b, 
         q[x * LD + y] = x == y ? T(1) : T(0);
     }
     __syncthreads();
-    const int any = pair_rotation(g, q, red, rot, tile, b, tol, tiny, off_bits);
+    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, off_bits);
     apply_q(w, rows, 0, rows, b, bi, bj, cols, tile, q, any);
     apply_q(v, vrows, 0, vrows, b, bi, bj, cols, tile, q, any);
 }
@@ -431,6 +436,7 @@ __device__ void svd_pair_rotate(const uint b, const uint chunks, const T tol, co
     __shared__ T q[P * LD];
     __shared__ T red[WG];
     __shared__ T rot[BMAX * 2];
+    __shared__ unsigned char pairs[2 * (P - 1) * BMAX];
     const uint lid = threadIdx.x;
     const u64 k = blockIdx.x;
     for (uint e = lid; e < P * P; e += WG) {
@@ -443,7 +449,7 @@ __device__ void svd_pair_rotate(const uint b, const uint chunks, const T tol, co
         q[x * LD + y] = x == y ? T(1) : T(0);
     }
     __syncthreads();
-    const int any = pair_rotation(g, q, red, rot, tile, b, tol, tiny, off_bits);
+    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, off_bits);
     for (uint e = lid; e < P * P; e += WG) {
         qbuf[k * (P * P + 1) + e] = q[(e / P) * LD + e % P];
     }

@@ -251,11 +251,20 @@ inline void chunk_rows(ulong rows, uint chunks, uint c, ulong *r_begin, ulong *r
 // off_bits, then (when above tol) the inner sweeps accumulating q and the Bjorck step (REORTH).
 // tile (P x LD) is scratch. Returns whether any rotation was made (uniform).
 inline int pair_rotation(__local REAL *g, __local REAL *q, __local REAL *red, __local REAL *rot,
-                         __local REAL *tile, uint b, REAL tol, REAL tiny,
+                         __local REAL *tile, __local uchar *pairs, uint b, REAL tol, REAL tiny,
                          __global uint *off_bits)
 {
     const uint lid = get_local_id(0);
     const uint p = 2 * b;
+    // The round-robin pairs of the inner rounds, once (made visible by the reduction's
+    // barrier below): pair kk of round r is (pairs[2 (r BMAX + kk)], pairs[2 (r BMAX + kk) + 1]).
+    for (uint e = lid; e + b < p * b; e += WG) {
+        const uint r = e / b, kk = e % b;
+        uint x, y;
+        rr_pair(p, r, kk, &x, &y);
+        pairs[2 * (r * BMAX + kk)] = (uchar)x;
+        pairs[2 * (r * BMAX + kk) + 1] = (uchar)y;
+    }
     // Largest cosine of the fresh Gram matrix.
     REAL off = 0;
     for (uint u = 0; u < P * P / WG; ++u) {
@@ -288,12 +297,13 @@ inline int pair_rotation(__local REAL *g, __local REAL *q, __local REAL *red, __
     const int active = off > tol;
     uint rotated = 0;
 
-    // Inner Jacobi sweeps on g, accumulating q.
+    // Inner Jacobi sweeps on g, accumulating q. Elements (kk, l) of a round's updates: kk < b
+    // (the pair), l < p, stepped over BMAX x P (compile-time divisions).
     for (uint sweep = 0; sweep < INNER_SWEEPS; ++sweep) {
         for (uint r = 0; r + 1 < p; ++r) {
+            __local const uchar *pr = pairs + 2 * r * BMAX;
             if (lid < b) {
-                uint x, y;
-                rr_pair(p, r, lid, &x, &y);
+                const uint x = pr[2 * lid], y = pr[2 * lid + 1];
                 REAL c = 1, s = 0;
                 if (!active || !jacobi_rotation(g[x * LD + x], g[y * LD + y], g[x * LD + y], tol, tiny, &c, &s)) {
                     c = 1;
@@ -306,40 +316,34 @@ inline int pair_rotation(__local REAL *g, __local REAL *q, __local REAL *red, __
             }
             barrier(CLK_LOCAL_MEM_FENCE);
             // columns x, y of g and q
-            for (uint e = lid; e < b * p; e += WG) {
-                const uint kk = e / p, l = e % p;
-                uint x, y;
-                rr_pair(p, r, kk, &x, &y);
-                const REAL c = rot[2 * kk], s = rot[2 * kk + 1];
-                if (s != (REAL)0) {
-                    const REAL gx = g[l * LD + x], gy = g[l * LD + y];
-                    g[l * LD + x] = c * gx - s * gy;
-                    g[l * LD + y] = s * gx + c * gy;
-                    const REAL qx = q[l * LD + x], qy = q[l * LD + y];
-                    q[l * LD + x] = c * qx - s * qy;
-                    q[l * LD + y] = s * qx + c * qy;
+            for (uint e = lid; e < BMAX * P; e += WG) {
+                const uint kk = e / P, l = e % P;
+                if (kk < b && l < p) {
+                    const uint x = pr[2 * kk], y = pr[2 * kk + 1];
+                    const REAL c = rot[2 * kk], s = rot[2 * kk + 1];
+                    if (s != (REAL)0) {
+                        const REAL gx = g[l * LD + x], gy = g[l * LD + y];
+                        g[l * LD + x] = c * gx - s * gy;
+                        g[l * LD + y] = s * gx + c * gy;
+                        const REAL qx = q[l * LD + x], qy = q[l * LD + y];
+                        q[l * LD + x] = c * qx - s * qy;
+                        q[l * LD + y] = s * qx + c * qy;
+                    }
                 }
             }
             barrier(CLK_LOCAL_MEM_FENCE);
-            // rows x, y of g
-            for (uint e = lid; e < b * p; e += WG) {
-                const uint kk = e / p, l = e % p;
-                uint x, y;
-                rr_pair(p, r, kk, &x, &y);
-                const REAL c = rot[2 * kk], s = rot[2 * kk + 1];
-                if (s != (REAL)0) {
-                    const REAL gx = g[x * LD + l], gy = g[y * LD + l];
-                    g[x * LD + l] = c * gx - s * gy;
-                    g[y * LD + l] = s * gx + c * gy;
-                }
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-            if (lid < b) {
-                uint x, y;
-                rr_pair(p, r, lid, &x, &y);
-                if (rot[2 * lid + 1] != (REAL)0) {
-                    g[x * LD + y] = 0;
-                    g[y * LD + x] = 0;
+            // rows x, y of g; the pair's own off-diagonal entries (x, y), (y, x) become exact
+            // zeros (each written by one element: l = y, resp. l = x)
+            for (uint e = lid; e < BMAX * P; e += WG) {
+                const uint kk = e / P, l = e % P;
+                if (kk < b && l < p) {
+                    const uint x = pr[2 * kk], y = pr[2 * kk + 1];
+                    const REAL c = rot[2 * kk], s = rot[2 * kk + 1];
+                    if (s != (REAL)0) {
+                        const REAL gx = g[x * LD + l], gy = g[y * LD + l];
+                        g[x * LD + l] = l == y ? (REAL)0 : c * gx - s * gy;
+                        g[y * LD + l] = l == x ? (REAL)0 : s * gx + c * gy;
+                    }
                 }
             }
             barrier(CLK_LOCAL_MEM_FENCE);
@@ -393,6 +397,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_jacobi_round
     __local REAL q[P * LD];
     __local REAL red[WG];
     __local REAL rot[BMAX * 2];
+    __local uchar pairs[2 * (P - 1) * BMAX];
 
     const uint lid = get_local_id(0);
     uint bi, bj;
@@ -409,7 +414,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_jacobi_round
         q[x * LD + y] = x == y ? (REAL)1 : (REAL)0;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int any = pair_rotation(g, q, red, rot, tile, b, tol, tiny, off_bits);
+    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, off_bits);
     apply_q(w, rows, 0, rows, b, bi, bj, cols, tile, q, any);
     apply_q(v, vrows, 0, vrows, b, bi, bj, cols, tile, q, any);
 }
@@ -446,6 +451,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_pair_rotate)
     __local REAL q[P * LD];
     __local REAL red[WG];
     __local REAL rot[BMAX * 2];
+    __local uchar pairs[2 * (P - 1) * BMAX];
     const uint lid = get_local_id(0);
     const ulong k = get_group_id(0);
     for (uint e = lid; e < P * P; e += WG) {
@@ -458,7 +464,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_pair_rotate)
         q[x * LD + y] = x == y ? (REAL)1 : (REAL)0;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int any = pair_rotation(g, q, red, rot, tile, b, tol, tiny, off_bits);
+    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, off_bits);
     for (uint e = lid; e < P * P; e += WG) {
         qbuf[k * (P * P + 1) + e] = q[(e / P) * LD + e % P];
     }
