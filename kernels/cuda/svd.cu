@@ -99,8 +99,6 @@ constexpr uint LD = P + 1;
 static_assert(TILE == P, "REORTH keeps a P x LD matrix in tile");
 static_assert(P == 32 && WG == 256, "gram_rows and apply_q give each thread a 2 x 2 block of a 32 x 32 result");
 constexpr uint INNER_SWEEPS = 2;
-// Elements per batch of the tree kernels' element loops (their loads in flight per thread).
-constexpr uint QB = 4;
 
 // Pair k of round r of the round-robin tournament on n (even) players, smaller first.
 __device__ __forceinline__ void rr_pair(uint n, uint r, uint k, uint *x, uint *y) {
@@ -677,39 +675,11 @@ __device__ void qr_tree_leaf(const u64 rows, const uint cols, const uint h, T *a
         }
         __syncthreads();
         u64 x, k, dx, dk;
-        elem_first(nj, lid, &x, &k, &dx, &dk);
-        while (k < cols) {
-            u64 o1[QB], o2[QB], oc[QB];
-            bool on[QB], zr[QB];
-#pragma unroll
-            for (uint m = 0; m < QB; ++m) {
-                const u64 j = lo + x;
+        for (elem_first(nj, lid, &x, &k, &dx, &dk); k < cols; elem_next(nj, dx, dk, &x, &k)) {
+            const u64 j = lo + x;
+            if (k >= j) {
                 const u64 g = base + hp - 1 + 2 * j - s;
-                on[m] = k < cols && k >= j;
-                o1[m] = k * rows + g - 1;
-                o2[m] = k * rows + g;
-                oc[m] = 2 * (j * rows + g);
-                zr[m] = k == j;
-                if (k < cols) {
-                    elem_next(nj, dx, dk, &x, &k);
-                }
-            }
-            T u[QB], v[QB], c[QB], sn[QB];
-#pragma unroll
-            for (uint m = 0; m < QB; ++m) {
-                if (on[m]) {
-                    u[m] = a[o1[m]];
-                    v[m] = a[o2[m]];
-                    c[m] = cs[oc[m]];
-                    sn[m] = cs[oc[m] + 1];
-                }
-            }
-#pragma unroll
-            for (uint m = 0; m < QB; ++m) {
-                if (on[m]) {
-                    a[o1[m]] = c[m] * u[m] + sn[m] * v[m];
-                    a[o2[m]] = zr[m] ? T(0) : c[m] * v[m] - sn[m] * u[m];
-                }
+                rot_rows(a, rows, k, g - 1, g, j, cs[2 * (j * rows + g)], cs[2 * (j * rows + g) + 1]);
             }
         }
         __syncthreads();
@@ -734,38 +704,11 @@ __device__ void qr_tree_merge(const u64 rows, const uint cols, const uint h, con
         }
         __syncthreads();
         u64 x, k, dx, dk;
-        elem_first(ni, lid, &x, &k, &dx, &dk);
-        while (k < cols) {
-            u64 o1[QB], o2[QB], oc[QB];
-            bool on[QB], zr[QB];
-#pragma unroll
-            for (uint m = 0; m < QB; ++m) {
-                const u64 i = lo + x, j = t - i;
-                on[m] = k < cols && k >= j;
-                o1[m] = k * rows + ta + j;
-                o2[m] = k * rows + tb + i;
-                oc[m] = 2 * (j * rows + tb + i);
-                zr[m] = k == j;
-                if (k < cols) {
-                    elem_next(ni, dx, dk, &x, &k);
-                }
-            }
-            T u[QB], v[QB], c[QB], sn[QB];
-#pragma unroll
-            for (uint m = 0; m < QB; ++m) {
-                if (on[m]) {
-                    u[m] = a[o1[m]];
-                    v[m] = a[o2[m]];
-                    c[m] = cs[oc[m]];
-                    sn[m] = cs[oc[m] + 1];
-                }
-            }
-#pragma unroll
-            for (uint m = 0; m < QB; ++m) {
-                if (on[m]) {
-                    a[o1[m]] = c[m] * u[m] + sn[m] * v[m];
-                    a[o2[m]] = zr[m] ? T(0) : c[m] * v[m] - sn[m] * u[m];
-                }
+        for (elem_first(ni, lid, &x, &k, &dx, &dk); k < cols; elem_next(ni, dx, dk, &x, &k)) {
+            const u64 i = lo + x, j = t - i;
+            if (k >= j) {
+                rot_rows(a, rows, k, ta + j, tb + i, j, cs[2 * (j * rows + tb + i)],
+                         cs[2 * (j * rows + tb + i) + 1]);
             }
         }
         __syncthreads();
@@ -793,38 +736,10 @@ __device__ void qr_tree_merge_q(const u64 rows, const uint qcols, const uint col
     for (u64 t = merge_steps(kb, cols); t-- > 0;) {
         const u64 lo = merge_lo(cols, t), hi = merge_hi(kb, t, lo), ni = hi - lo;
         u64 x, k, dx, dk;
-        elem_first(ni, lid, &x, &k, &dx, &dk);
-        while (k < kn) {
-            u64 o1[QB], o2[QB], oc[QB];
-            bool on[QB];
-#pragma unroll
-            for (uint m = 0; m < QB; ++m) {
-                const u64 i = lo + x, j = t - i;
-                on[m] = k < kn;
-                o1[m] = (k0 + k) * rows + ta + j;
-                o2[m] = (k0 + k) * rows + tb + i;
-                oc[m] = 2 * (j * rows + tb + i);
-                if (k < kn) {
-                    elem_next(ni, dx, dk, &x, &k);
-                }
-            }
-            T u[QB], v[QB], c[QB], sn[QB];
-#pragma unroll
-            for (uint m = 0; m < QB; ++m) {
-                if (on[m]) {
-                    u[m] = q[o1[m]];
-                    v[m] = q[o2[m]];
-                    c[m] = cs[oc[m]];
-                    sn[m] = cs[oc[m] + 1];
-                }
-            }
-#pragma unroll
-            for (uint m = 0; m < QB; ++m) {
-                if (on[m]) {
-                    q[o1[m]] = c[m] * u[m] - sn[m] * v[m];
-                    q[o2[m]] = sn[m] * u[m] + c[m] * v[m];
-                }
-            }
+        for (elem_first(ni, lid, &x, &k, &dx, &dk); k < kn; elem_next(ni, dx, dk, &x, &k)) {
+            const u64 i = lo + x, j = t - i;
+            rot_rows_t(q, rows, k0 + k, ta + j, tb + i, cs[2 * (j * rows + tb + i)],
+                       cs[2 * (j * rows + tb + i) + 1]);
         }
         __syncthreads();
     }
@@ -842,39 +757,10 @@ __device__ void qr_tree_leaf_q(const u64 rows, const uint qcols, const uint cols
     for (u64 s = leaf_steps(hp, jc); s-- > 0;) {
         const u64 lo = leaf_lo(hp, s), hi = leaf_hi(jc, s, lo), nj = hi - lo;
         u64 x, k, dx, dk;
-        elem_first(nj, lid, &x, &k, &dx, &dk);
-        while (k < kn) {
-            u64 o1[QB], o2[QB], oc[QB];
-            bool on[QB];
-#pragma unroll
-            for (uint m = 0; m < QB; ++m) {
-                const u64 j = lo + x;
-                const u64 g = base + hp - 1 + 2 * j - s;
-                on[m] = k < kn;
-                o1[m] = (k0 + k) * rows + g - 1;
-                o2[m] = (k0 + k) * rows + g;
-                oc[m] = 2 * (j * rows + g);
-                if (k < kn) {
-                    elem_next(nj, dx, dk, &x, &k);
-                }
-            }
-            T u[QB], v[QB], c[QB], sn[QB];
-#pragma unroll
-            for (uint m = 0; m < QB; ++m) {
-                if (on[m]) {
-                    u[m] = q[o1[m]];
-                    v[m] = q[o2[m]];
-                    c[m] = cs[oc[m]];
-                    sn[m] = cs[oc[m] + 1];
-                }
-            }
-#pragma unroll
-            for (uint m = 0; m < QB; ++m) {
-                if (on[m]) {
-                    q[o1[m]] = c[m] * u[m] - sn[m] * v[m];
-                    q[o2[m]] = sn[m] * u[m] + c[m] * v[m];
-                }
-            }
+        for (elem_first(nj, lid, &x, &k, &dx, &dk); k < kn; elem_next(nj, dx, dk, &x, &k)) {
+            const u64 j = lo + x;
+            const u64 g = base + hp - 1 + 2 * j - s;
+            rot_rows_t(q, rows, k0 + k, g - 1, g, cs[2 * (j * rows + g)], cs[2 * (j * rows + g) + 1]);
         }
         __syncthreads();
     }

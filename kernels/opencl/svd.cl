@@ -92,8 +92,6 @@
 
 #define WG 256
 #define QWG 1024
-// Elements per batch of the tree kernels' element loops (their loads in flight per work-item).
-#define QB 4
 #define BMAX 16
 #define P (2 * BMAX)
 #define TILE 32
@@ -704,36 +702,11 @@ __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_leaf)(
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
         ulong x, k, dx, dk;
-        elem_first(nj, lid, &x, &k, &dx, &dk);
-        while (k < cols) {
-            ulong o1[QB], o2[QB], oc[QB];
-            int on[QB], zr[QB];
-            for (uint m = 0; m < QB; ++m) {
-                const ulong j = lo + x;
+        for (elem_first(nj, lid, &x, &k, &dx, &dk); k < cols; elem_next(nj, dx, dk, &x, &k)) {
+            const ulong j = lo + x;
+            if (k >= j) {
                 const ulong g = base + hp - 1 + 2 * j - s;
-                on[m] = k < cols && k >= j;
-                o1[m] = k * rows + g - 1;
-                o2[m] = k * rows + g;
-                oc[m] = 2 * (j * rows + g);
-                zr[m] = k == j;
-                if (k < cols) {
-                    elem_next(nj, dx, dk, &x, &k);
-                }
-            }
-            REAL u[QB], v[QB], c[QB], sn[QB];
-            for (uint m = 0; m < QB; ++m) {
-                if (on[m]) {
-                    u[m] = a[o1[m]];
-                    v[m] = a[o2[m]];
-                    c[m] = cs[oc[m]];
-                    sn[m] = cs[oc[m] + 1];
-                }
-            }
-            for (uint m = 0; m < QB; ++m) {
-                if (on[m]) {
-                    a[o1[m]] = c[m] * u[m] + sn[m] * v[m];
-                    a[o2[m]] = zr[m] ? (REAL)0 : c[m] * v[m] - sn[m] * u[m];
-                }
+                rot_rows(a, rows, k, g - 1, g, j, cs[2 * (j * rows + g)], cs[2 * (j * rows + g) + 1]);
             }
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
@@ -759,35 +732,11 @@ __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_merge)(
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
         ulong x, k, dx, dk;
-        elem_first(ni, lid, &x, &k, &dx, &dk);
-        while (k < cols) {
-            ulong o1[QB], o2[QB], oc[QB];
-            int on[QB], zr[QB];
-            for (uint m = 0; m < QB; ++m) {
-                const ulong i = lo + x, j = t - i;
-                on[m] = k < cols && k >= j;
-                o1[m] = k * rows + ta + j;
-                o2[m] = k * rows + tb + i;
-                oc[m] = 2 * (j * rows + tb + i);
-                zr[m] = k == j;
-                if (k < cols) {
-                    elem_next(ni, dx, dk, &x, &k);
-                }
-            }
-            REAL u[QB], v[QB], c[QB], sn[QB];
-            for (uint m = 0; m < QB; ++m) {
-                if (on[m]) {
-                    u[m] = a[o1[m]];
-                    v[m] = a[o2[m]];
-                    c[m] = cs[oc[m]];
-                    sn[m] = cs[oc[m] + 1];
-                }
-            }
-            for (uint m = 0; m < QB; ++m) {
-                if (on[m]) {
-                    a[o1[m]] = c[m] * u[m] + sn[m] * v[m];
-                    a[o2[m]] = zr[m] ? (REAL)0 : c[m] * v[m] - sn[m] * u[m];
-                }
+        for (elem_first(ni, lid, &x, &k, &dx, &dk); k < cols; elem_next(ni, dx, dk, &x, &k)) {
+            const ulong i = lo + x, j = t - i;
+            if (k >= j) {
+                rot_rows(a, rows, k, ta + j, tb + i, j, cs[2 * (j * rows + tb + i)],
+                         cs[2 * (j * rows + tb + i) + 1]);
             }
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
@@ -817,35 +766,10 @@ __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_merge_q
     for (ulong t = merge_steps(kb, cols); t-- > 0;) {
         const ulong lo = merge_lo(cols, t), hi = merge_hi(kb, t, lo), ni = hi - lo;
         ulong x, k, dx, dk;
-        elem_first(ni, lid, &x, &k, &dx, &dk);
-        while (k < kn) {
-            ulong o1[QB], o2[QB], oc[QB];
-            int on[QB];
-            for (uint m = 0; m < QB; ++m) {
-                const ulong i = lo + x, j = t - i;
-                on[m] = k < kn;
-                o1[m] = (k0 + k) * rows + ta + j;
-                o2[m] = (k0 + k) * rows + tb + i;
-                oc[m] = 2 * (j * rows + tb + i);
-                if (k < kn) {
-                    elem_next(ni, dx, dk, &x, &k);
-                }
-            }
-            REAL u[QB], v[QB], c[QB], sn[QB];
-            for (uint m = 0; m < QB; ++m) {
-                if (on[m]) {
-                    u[m] = q[o1[m]];
-                    v[m] = q[o2[m]];
-                    c[m] = cs[oc[m]];
-                    sn[m] = cs[oc[m] + 1];
-                }
-            }
-            for (uint m = 0; m < QB; ++m) {
-                if (on[m]) {
-                    q[o1[m]] = c[m] * u[m] - sn[m] * v[m];
-                    q[o2[m]] = sn[m] * u[m] + c[m] * v[m];
-                }
-            }
+        for (elem_first(ni, lid, &x, &k, &dx, &dk); k < kn; elem_next(ni, dx, dk, &x, &k)) {
+            const ulong i = lo + x, j = t - i;
+            rot_rows_t(q, rows, k0 + k, ta + j, tb + i, cs[2 * (j * rows + tb + i)],
+                       cs[2 * (j * rows + tb + i) + 1]);
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
     }
@@ -864,36 +788,10 @@ __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_leaf_q)
     for (ulong s = leaf_steps(hp, jc); s-- > 0;) {
         const ulong lo = leaf_lo(hp, s), hi = leaf_hi(jc, s, lo), nj = hi - lo;
         ulong x, k, dx, dk;
-        elem_first(nj, lid, &x, &k, &dx, &dk);
-        while (k < kn) {
-            ulong o1[QB], o2[QB], oc[QB];
-            int on[QB];
-            for (uint m = 0; m < QB; ++m) {
-                const ulong j = lo + x;
-                const ulong g = base + hp - 1 + 2 * j - s;
-                on[m] = k < kn;
-                o1[m] = (k0 + k) * rows + g - 1;
-                o2[m] = (k0 + k) * rows + g;
-                oc[m] = 2 * (j * rows + g);
-                if (k < kn) {
-                    elem_next(nj, dx, dk, &x, &k);
-                }
-            }
-            REAL u[QB], v[QB], c[QB], sn[QB];
-            for (uint m = 0; m < QB; ++m) {
-                if (on[m]) {
-                    u[m] = q[o1[m]];
-                    v[m] = q[o2[m]];
-                    c[m] = cs[oc[m]];
-                    sn[m] = cs[oc[m] + 1];
-                }
-            }
-            for (uint m = 0; m < QB; ++m) {
-                if (on[m]) {
-                    q[o1[m]] = c[m] * u[m] - sn[m] * v[m];
-                    q[o2[m]] = sn[m] * u[m] + c[m] * v[m];
-                }
-            }
+        for (elem_first(nj, lid, &x, &k, &dx, &dk); k < kn; elem_next(nj, dx, dk, &x, &k)) {
+            const ulong j = lo + x;
+            const ulong g = base + hp - 1 + 2 * j - s;
+            rot_rows_t(q, rows, k0 + k, g - 1, g, cs[2 * (j * rows + g)], cs[2 * (j * rows + g) + 1]);
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
     }
