@@ -141,3 +141,34 @@ fn wide_ids_take_the_fast_path_and_keep_their_values() {
     assert!(msg.contains("big.txt:3"), "{msg}");
     assert!(msg.contains("4294967295"), "{msg}");
 }
+
+#[test]
+fn unsorted_and_sorted_inputs_with_hub_rows() {
+    // A hub joined to a narrow range of columns listed in decreasing order (rows far from
+    // sorted within one column digit: the insertion sort gives up and sorts), random edges
+    // around it, and the same edges sorted (rows come out of the scatter in order, no
+    // radix pass): both against the model, on 1 and 3 threads.
+    let n = 100_000;
+    let mut e = random_edges(n, 70_000, 3);
+    for k in 0..3 {
+        for v in (50_000..50_300).rev() {
+            e.push((7, v, 0.0));
+            e.push((v + k, 99_999, 0.0));
+        }
+    }
+    let mut sorted = e.clone();
+    sorted.sort_by_key(|&(u, v, _)| (u, v));
+    for threads in [1, 3] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        for edges in [&e, &sorted] {
+            let g = pool
+                .install(|| Graph::from_edges(n, edges.iter().map(|&(u, v, _)| (u, v))))
+                .unwrap();
+            let e1: Vec<_> = edges.iter().map(|&(u, v, _)| (u, v, 1.0)).collect();
+            check(&g, n, &e1, false);
+        }
+    }
+}

@@ -19,6 +19,11 @@
 //! 3. **Rows** (parallel over buckets): each bucket is counting-sorted by row into a
 //!    per-thread scratch buffer (bucket-sized, so it stays in cache), then every row is
 //!    sorted, deduplicated and written back compacted at the start of the bucket's range.
+//!    Packed keys of an input that is not sorted by (source, target) (pass 1 counts the
+//!    descents) take [`radix_rows`] instead: counting sorts by the column's top bits and
+//!    then by row leave each row almost sorted, and an insertion sort finishes it (about
+//!    a quarter faster than sorting random rows from scratch). A sorted input's rows come
+//!    out of pass 2 sorted already, which the first way only checks.
 //! 4. **Compact**: the buckets' kept edges are moved down to close the gaps (a memmove, in
 //!    order), and the row pointers filled by a prefix sum (parallel over buckets).
 //!
@@ -180,15 +185,22 @@ fn build_with<R: Renumber>(
         .collect();
 
     // Pass 1: per chunk, range check, self-loops, directed edges per bucket.
-    let counts: Vec<Option<(Vec<usize>, usize)>> = chunks
+    // Also counts the edges that come before their predecessor in (src, dst) order: a
+    // file sorted that way gives rows that come out of pass 2 sorted already.
+    let counts: Vec<Option<(Vec<usize>, usize, usize)>> = chunks
         .par_iter()
         .map(|&(lo, hi)| {
             let (s, d) = (&src[lo..hi], &dst[lo..hi]);
             let mut hist = vec![0usize; nb];
             let mut loops = 0usize;
             let mut bad = false;
+            let mut prev = 0u64;
+            let mut descents = 0usize;
             for (&u, &v) in s.iter().zip(d) {
                 bad |= u.max(v) as usize >= n_raw;
+                let key = (u64::from(u) << 32) | u64::from(v);
+                descents += usize::from(key < prev);
+                prev = key;
                 if u == v {
                     loops += 1;
                     continue;
@@ -197,20 +209,25 @@ fn build_with<R: Renumber>(
                 hist[((u >> shift) as usize).min(nb - 1)] += 1;
                 hist[((v >> shift) as usize).min(nb - 1)] += 1;
             }
-            (!bad).then_some((hist, loops))
+            (!bad).then_some((hist, loops, descents))
         })
         .collect();
-    let mut counts: Vec<(Vec<usize>, usize)> = match counts.into_iter().collect::<Option<_>>() {
-        Some(c) => c,
-        None => return Err(out_of_range(n_raw, src, dst, parts)),
-    };
+    let mut counts: Vec<(Vec<usize>, usize, usize)> =
+        match counts.into_iter().collect::<Option<_>>() {
+            Some(c) => c,
+            None => return Err(out_of_range(n_raw, src, dst, parts)),
+        };
+    // Packed keys of a file that is not (mostly) sorted: pass 3 sorts each bucket by
+    // column digit and row ([`radix_rows`]) instead of by row and then row by row.
+    let descents: usize = counts.iter().map(|c| c.2).sum();
+    let radix = packed && descents > m / 16;
     let self_loops = self_loops + counts.iter().map(|c| c.1).sum::<usize>();
 
     // Bucket ranges, and each chunk's start within each bucket (in place of its count).
     let mut bstart = vec![0usize; nb + 1];
     for b in 0..nb {
         let mut at = bstart[b];
-        for (hist, _) in counts.iter_mut() {
+        for (hist, ..) in counts.iter_mut() {
             let c = hist[b];
             hist[b] = at;
             at += c;
@@ -337,6 +354,9 @@ fn build_with<R: Renumber>(
         }
         jobs.into_par_iter()
             .map_init(Scratch::default, |scratch, (_, a, l, w, deg)| {
+                if radix {
+                    return radix_rows(a, deg, colbits, scratch);
+                }
                 let packed = packed.then_some(colbits);
                 bucket_rows(a, l, weighted.then_some(w), deg, packed, scratch)
             })
@@ -393,9 +413,108 @@ fn build_with<R: Renumber>(
 #[derive(Default)]
 struct Scratch {
     cnt: Vec<usize>,
+    /// Counts of [`radix_rows`]'s column digit.
+    hist: Vec<usize>,
     cols: Vec<u32>,
     wts: Vec<f64>,
     pairs: Vec<(u32, f64)>,
+}
+
+/// Bits of the column digit of [`radix_rows`]: 2^11 counters stay in L1.
+const COL_DIGIT: u32 = 11;
+
+/// [`bucket_rows`] for packed keys (`row << cb | column`, unweighted) of an unsorted file:
+/// two stable counting sorts in cache, by the column's top [`COL_DIGIT`] bits and then by
+/// row, leave every row ordered by its columns' top bits, so an insertion sort finishes
+/// each row in about one pass (with a budget: a row that needs more moves is sorted by
+/// `sort_unstable`), merging duplicates as it writes the row back. Cheaper than sorting
+/// each row from scratch (most rows are short and random) and than a full radix sort.
+#[inline(never)]
+fn radix_rows(adj: &mut [u32], deg: &mut [usize], cb: u32, s: &mut Scratch) -> usize {
+    let rows = deg.len();
+    let len = adj.len();
+    let dshift = cb.saturating_sub(COL_DIGIT);
+    let bins = 1usize << (cb - dshift);
+    let mask = (1u32 << cb) - 1;
+    // Counts: by column digit (s.hist), by row (s.cnt, shifted by one for the prefix).
+    s.hist.clear();
+    s.hist.resize(bins, 0);
+    s.cnt.clear();
+    s.cnt.resize(rows + 1, 0);
+    for &x in adj.iter() {
+        s.hist[((x & mask) >> dshift) as usize] += 1;
+        s.cnt[(x >> cb) as usize + 1] += 1;
+    }
+    let mut at = 0usize;
+    for c in s.hist.iter_mut() {
+        let k = *c;
+        *c = at;
+        at += k;
+    }
+    for i in 0..rows {
+        s.cnt[i + 1] += s.cnt[i];
+    }
+    // By column digit: adj -> cols (keys stay packed).
+    s.cols.clear();
+    s.cols.resize(len, 0);
+    for &x in adj.iter() {
+        let d = ((x & mask) >> dshift) as usize;
+        let q = s.hist[d];
+        s.cols[q] = x;
+        s.hist[d] = q + 1;
+    }
+    // By row: cols -> adj, unpacked; cnt[i] becomes the end of row i.
+    for &x in s.cols.iter() {
+        let r = (x >> cb) as usize;
+        let q = s.cnt[r];
+        adj[q] = x & mask;
+        s.cnt[r] = q + 1;
+    }
+    // Finish each row and merge its duplicates, compacting to the front of adj.
+    let mut out = 0usize;
+    let mut start = 0usize;
+    for (i, d) in deg.iter_mut().enumerate() {
+        let end = s.cnt[i];
+        let row = &mut adj[start..end];
+        if !row.is_sorted() {
+            finish_row(row);
+        }
+        let row_out = out;
+        let mut last = u32::MAX;
+        for k in start..end {
+            let c = adj[k];
+            adj[out] = c;
+            out += usize::from(c != last);
+            last = c;
+        }
+        *d = out - row_out;
+        start = end;
+    }
+    out
+}
+
+/// Sorts a row that is almost sorted (by insertion, in about one pass); a row that needs
+/// more than a few moves per entry is sorted by `sort_unstable` instead, so no input makes
+/// this quadratic.
+#[inline]
+fn finish_row(row: &mut [u32]) {
+    let mut budget = 4 * row.len() + 16;
+    for i in 1..row.len() {
+        let x = row[i];
+        let mut j = i;
+        while j > 0 && row[j - 1] > x {
+            row[j] = row[j - 1];
+            j -= 1;
+        }
+        row[j] = x;
+        budget = match budget.checked_sub(i - j) {
+            Some(b) => b,
+            None => {
+                row.sort_unstable();
+                return;
+            }
+        };
+    }
 }
 
 /// One bucket: `adj` / `lrow` / `w` hold its directed edges (column, row within the bucket,
