@@ -212,8 +212,8 @@ pub struct SvdOptions {
     /// Stop after this many sweeps even if not converged (default 40; see
     /// [`SvdResult::converged`]).
     pub max_sweeps: usize,
-    /// Columns per block; `None` takes the backend's tuned size (CPU 16, GPUs their compiled
-    /// size). GPU backends accept only their compiled size.
+    /// Columns per block; `None` takes the backend's tuned size (CPU 16, 32 from 512
+    /// columns; GPUs their compiled size). GPU backends accept only their compiled size.
     pub block_size: Option<usize>,
     /// Which singular vectors to form (default none: values only).
     pub vectors: Vectors,
