@@ -1,4 +1,4 @@
-//! SVD and Givens QR on the CPU: the device steps of [`trident_core::svd::driver`] on
+//! SVD and QR on the CPU: the device steps of [`trident_core::svd::driver`] on
 //! column-major `Vec`s, parallel over rayon.
 //!
 //! - Jacobi: every sweep starts by ordering the columns by descending norm (de Rijk; fewer
@@ -10,23 +10,19 @@
 //!   the disjoint rotations of each inner round batched (rows of `G` and columns of `Q`
 //!   contiguous). A pair whose fresh Gram matrix already meets the tolerance is left alone.
 //!   The block size grows with the column count ([`default_block`]).
-//! - Givens QR: the same rotations as the GPUs' Sameh–Kuck order, applied panel by panel on a
-//!   copy stored as column panels of [`PANEL`] columns, each panel row-major: a rotation of
-//!   rows `(i − 1, i)` then updates two contiguous rows of a panel (all columns at once, so the
-//!   chain of rotations down a column pipelines across the panel's columns). The rotations
-//!   that zero a panel's columns are generated in order, then applied to every trailing panel
-//!   in parallel. Applying `Q` works on the same panels, skipping the steps that would only
-//!   rotate zeros (most of them on the identity the driver passes). `QrOrder::Tree` (only
-//!   when asked for) runs the GPUs' tree order through its host reference,
-//!   `trident_core::svd::tree`, sequentially.
+//! - QR (the SVD's preconditioning for tall matrices, and [`Qr`]): blocked Householder
+//!   (`crate::householder`, compact WY, trailing updates by `gemm`) for `QrOrder::Flat` and
+//!   `Auto`; it replaced the panel-wise Givens rotations (4096 × 256 f64: QR 126 → 48 ms,
+//!   `U = Q [J; 0]` 170 → 45 ms). `QrOrder::Tree` (only when asked for) runs the GPUs' tree
+//!   order of Givens rotations through its host reference, `trident_core::svd::tree`.
 //! - After the inner sweeps each pair's accumulated rotation gets one Björck step (the
 //!   formula of `trident_core::svd::reorthonormalise`, as on the GPUs, through two `gemm`s).
 //! - Rotation angles: the formula of `trident_core::svd::jacobi_rotation` without `hypot`.
 //!
 //! Profile before these (f64 512², U and Vᵀ, 2 cores): 14 sweeps, of the Jacobi time about a
 //! fifth in the scalar Björck step, a tenth in glibc's `hypot`, a third in the inner sweeps and
-//! a third in `gemm` and its packing.
-//! - Dot products accumulate in `T` (see the `trident_core::svd` module docs).
+//! a third in `gemm` and its packing. Dot products accumulate in `T` (see the
+//! `trident_core::svd` module docs).
 
 use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewMut2, LinalgScalar, ShapeBuilder};
@@ -67,8 +63,6 @@ const CPU_INNER_SWEEPS: usize = 1;
 /// space are rounding noise whose mutual cosines are `O(1)`; with one inner sweep they
 /// took 38 outer sweeps on the conformance suite's 40 × 40 rank-deficient case, with two 14.
 const NOISE_INNER_SWEEPS: usize = 2;
-/// Columns per Givens panel (the width of the row-major panels of [`Panels`]).
-const PANEL: usize = 16;
 
 /// A column-major matrix in "device" (host) memory.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,7 +72,8 @@ pub struct ColMajor<T> {
     data: Vec<T>,
 }
 
-/// The rotations of a Givens QR: `(c, s)` for element `(i, j)` at `cs[2 (j · rows + i)]`.
+/// The factors of a QR: Householder reflectors, or (tree order) Givens rotations, `(c, s)`
+/// for element `(i, j)` at `cs[2 (j · rows + i)]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rotations<T> {
     rows: usize,
@@ -86,6 +81,8 @@ pub struct Rotations<T> {
     steps: usize,
     /// The plan when the rotations are in the tree order ([`trident_core::svd::tree`]).
     tree: Option<TreePlan>,
+    /// The reflectors of the Householder QR (the flat order), instead of rotations.
+    house: Option<crate::householder::House<T>>,
     cs: Vec<T>,
 }
 
@@ -120,25 +117,11 @@ fn dot<T: Scalar>(x: &[T], y: &[T]) -> T {
     ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
 
-/// The Givens rotation `(c, s, r)` with `[c s; −s c] [a; b] = [r; 0]`. The pair is first
-/// scaled by `max(|a|, |b|)`: with subnormal inputs, `a / hypot(a, b)` would be quantised and
-/// the rotation not orthogonal (the kernels do the same).
-#[inline]
-fn givens<T: Scalar>(a: T, b: T) -> (T, T, T) {
-    let scale = a.abs().max(b.abs());
-    if b == T::zero() || scale.is_nan() || scale <= T::zero() {
-        return (T::one(), T::zero(), a);
-    }
-    let (x, y) = (a / scale, b / scale);
-    let r = x.hypot(y);
-    (x / r, y / r, r * scale)
-}
-
 /// `c ← A B` for column-major `A` (`m × k`, leading dimension `lda`; `Aᵀ` when `ta`, then
 /// `A` is stored `k × m`), `B` (`k × n`, `ldb`) and `c` (`m × n`, `ldc`), by `matrixmultiply`
 /// on one thread.
 #[allow(clippy::too_many_arguments)]
-fn gemm_cm<T: Scalar + LinalgScalar>(
+pub(crate) fn gemm_cm<T: Scalar + LinalgScalar>(
     (m, n, k): (usize, usize, usize),
     a: &[T],
     lda: usize,
@@ -432,79 +415,6 @@ fn sort_columns<T: Scalar>(w: &mut ColMajor<T>, v: Option<&mut ColMajor<T>>) -> 
     gmax
 }
 
-/// A matrix stored as column panels of [`PANEL`] columns, each panel row-major, so that a
-/// rotation of two rows updates two contiguous runs of a panel.
-struct Panels<T> {
-    rows: usize,
-    /// `(first column, width, rows × width values)` per panel.
-    panels: Vec<(usize, usize, Vec<T>)>,
-}
-
-impl<T: Scalar> Panels<T> {
-    fn from_col_major(rows: usize, cols: usize, cm: &[T]) -> Self {
-        let panels = (0..cols.div_ceil(PANEL))
-            .into_par_iter()
-            .map(|k| {
-                let j0 = k * PANEL;
-                let w = PANEL.min(cols - j0);
-                let mut d = vec![T::zero(); rows * w];
-                for jl in 0..w {
-                    let col = &cm[(j0 + jl) * rows..(j0 + jl + 1) * rows];
-                    for (i, &x) in col.iter().enumerate() {
-                        d[i * w + jl] = x;
-                    }
-                }
-                (j0, w, d)
-            })
-            .collect();
-        Self { rows, panels }
-    }
-
-    fn to_col_major(&self, cm: &mut [T]) {
-        let rows = self.rows;
-        if rows == 0 {
-            return;
-        }
-        cm.par_chunks_mut(rows * PANEL)
-            .zip(&self.panels)
-            .for_each(|(out, (_, w, d))| {
-                for (jl, col) in out.chunks_mut(rows).enumerate() {
-                    for (i, x) in col.iter_mut().enumerate() {
-                        *x = d[i * w + jl];
-                    }
-                }
-            });
-    }
-}
-
-/// Rotates rows `i − 1` and `i` of a row-major panel `d` of width `w` (columns `from ..`):
-/// `x ← c x + s y`, `y ← c y − s x` (the QR's rotation), or the transpose when `transpose`.
-#[inline]
-fn rotate_rows<T: Scalar>(
-    d: &mut [T],
-    w: usize,
-    i: usize,
-    from: usize,
-    (c, s): (T, T),
-    transpose: bool,
-) {
-    let (lo, hi) = d.split_at_mut(i * w);
-    let (rx, ry) = (&mut lo[(i - 1) * w + from..i * w], &mut hi[from..w]);
-    if transpose {
-        for (u, v) in rx.iter_mut().zip(ry.iter_mut()) {
-            let (x, y) = (*u, *v);
-            *u = c * x - s * y;
-            *v = s * x + c * y;
-        }
-    } else {
-        for (u, v) in rx.iter_mut().zip(ry.iter_mut()) {
-            let (x, y) = (*u, *v);
-            *u = c * x + s * y;
-            *v = c * y - s * x;
-        }
-    }
-}
-
 impl<T: Scalar + LinalgScalar> SvdKernels<T> for Cpu {
     type Mat = ColMajor<T>;
     type Rotations = Rotations<T>;
@@ -550,59 +460,17 @@ impl<T: Scalar + LinalgScalar> SvdKernels<T> for Cpu {
                 rows: m,
                 steps,
                 tree: Some(plan),
+                house: None,
                 cs,
             });
         }
-        let mut cs = vec![T::zero(); 2 * m * steps];
-        if steps == 0 {
-            return Ok(Rotations {
-                rows: m,
-                steps,
-                tree: None,
-                cs,
-            });
-        }
-        let mut pm = Panels::from_col_major(m, n, &a.data);
-        for k in 0..pm.panels.len() {
-            let (head, rest) = pm.panels.split_at_mut(k + 1);
-            let (j0, w, d) = &mut head[k];
-            let (j0, w) = (*j0, *w);
-            if j0 >= steps {
-                break;
-            }
-            let j1 = (j0 + w).min(steps);
-            // Generate the panel's rotations column by column; each is applied at once to
-            // the panel's later columns.
-            for j in j0..j1 {
-                let jl = j - j0;
-                for i in (j + 1..m).rev() {
-                    let (c, s, r) = givens(d[(i - 1) * w + jl], d[i * w + jl]);
-                    d[(i - 1) * w + jl] = r;
-                    d[i * w + jl] = T::zero();
-                    cs[2 * (j * m + i)] = c;
-                    cs[2 * (j * m + i) + 1] = s;
-                    if jl + 1 < w {
-                        rotate_rows(d, w, i, jl + 1, (c, s), false);
-                    }
-                }
-            }
-            // Apply them to every trailing panel.
-            let cs = &cs;
-            rest.par_iter_mut().for_each(|(_, wt, dt)| {
-                for jp in j0..j1 {
-                    for i in (jp + 1..m).rev() {
-                        let (c, s) = (cs[2 * (jp * m + i)], cs[2 * (jp * m + i) + 1]);
-                        rotate_rows(dt, *wt, i, 0, (c, s), false);
-                    }
-                }
-            });
-        }
-        pm.to_col_major(&mut a.data);
+        let house = crate::householder::qr(&mut a.data, m, n);
         Ok(Rotations {
             rows: m,
             steps,
             tree: None,
-            cs,
+            house: Some(house),
+            cs: Vec::new(),
         })
     }
 
@@ -615,25 +483,9 @@ impl<T: Scalar + LinalgScalar> SvdKernels<T> for Cpu {
             tree_apply_q(plan, &rot.cs, &mut q.data, q.cols);
             return Ok(());
         }
-        let mut pm = Panels::from_col_major(m, q.cols, &q.data);
-        // Q q = G₁ᵀ ⋯ G_Kᵀ q: the last rotation first, each transposed. Step j rotates rows
-        // j .. m only: while those are all zero in a panel (the identity's upper columns),
-        // the step is skipped (it would rotate zeros into zeros).
-        pm.panels.par_iter_mut().for_each(|(_, w, d)| {
-            let w = *w;
-            let mut last = d.iter().rposition(|x| *x != T::zero()).map_or(0, |e| e / w);
-            for j in (0..rot.steps).rev() {
-                if j > last {
-                    continue;
-                }
-                last = m - 1;
-                let cs = &rot.cs[2 * j * m..2 * (j + 1) * m];
-                for i in j + 1..m {
-                    rotate_rows(d, w, i, 0, (cs[2 * i], cs[2 * i + 1]), true);
-                }
-            }
-        });
-        pm.to_col_major(&mut q.data);
+        if let Some(h) = &rot.house {
+            crate::householder::apply_q(h, &mut q.data, q.cols);
+        }
         Ok(())
     }
 

@@ -101,7 +101,7 @@ pub enum QrOrder {
     #[default]
     Auto,
     /// One rotation sequence over the whole matrix (GPUs: the Sameh–Kuck order, two launches
-    /// per step; CPU: column by column).
+    /// per step; CPU: blocked Householder reflectors instead).
     Flat,
     /// The tree ("TSQR") order of [`tree`]: panels of `max(panel_rows, cols)` rows reduced in
     /// one launch, then `⌈log₂ P⌉` merge launches.
