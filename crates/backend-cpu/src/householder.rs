@@ -48,7 +48,7 @@ fn reflector<T: Scalar>(x: &mut [T]) -> (T, T) {
     }
     let scale = tail.max(x[0].abs());
     for v in x.iter_mut() {
-        *v = *v / scale;
+        *v /= scale;
     }
     let alpha = x[0];
     let norm = x.iter().fold(T::zero(), |a, v| a + *v * *v).sqrt();
@@ -56,7 +56,7 @@ fn reflector<T: Scalar>(x: &mut [T]) -> (T, T) {
     let tau = (beta - alpha) / beta;
     let d = alpha - beta;
     for v in &mut x[1..] {
-        *v = *v / d;
+        *v /= d;
     }
     (tau, beta * scale)
 }
