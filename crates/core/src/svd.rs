@@ -101,7 +101,7 @@ pub enum QrOrder {
     #[default]
     Auto,
     /// One rotation sequence over the whole matrix (GPUs: the Sameh–Kuck order, two launches
-    /// per step; CPU: column by column).
+    /// per step; CPU: blocked Householder reflectors instead).
     Flat,
     /// The tree ("TSQR") order of [`tree`]: panels of `max(panel_rows, cols)` rows reduced in
     /// one launch, then `⌈log₂ P⌉` merge launches.
@@ -212,8 +212,8 @@ pub struct SvdOptions {
     /// Stop after this many sweeps even if not converged (default 40; see
     /// [`SvdResult::converged`]).
     pub max_sweeps: usize,
-    /// Columns per block; `None` takes the backend's tuned size (CPU 16, GPUs their compiled
-    /// size). GPU backends accept only their compiled size.
+    /// Columns per block; `None` takes the backend's tuned size (CPU 16, 32 from 512
+    /// columns; GPUs their compiled size). GPU backends accept only their compiled size.
     pub block_size: Option<usize>,
     /// Which singular vectors to form (default none: values only).
     pub vectors: Vectors,
