@@ -1,4 +1,4 @@
-//! Blocked Householder QR on column-major `Vec`s: the CPU's [`QrOrder::Flat`] and
+//! Blocked Householder QR on column-major `Vec`s: the CPU's [`QrOrder::Householder`], its
 //! [`QrOrder::Auto`] (the SVD's preconditioning QR and [`trident_core::Qr`]).
 //!
 //! Panels of [`NB`] columns are reduced column by column (reflector `H = I − τ v vᵀ`, `v₀ =
@@ -9,7 +9,7 @@
 //! product), at `gemm` speed: the Givens rotations applied `4 m n²` scalar flops with no
 //! reuse (4096 × 256 f64 on 2 cores: QR 195 ms and `U = Q [J; 0]` 217 ms).
 //!
-//! [`QrOrder::Flat`]: trident_core::svd::QrOrder::Flat
+//! [`QrOrder::Householder`]: trident_core::svd::QrOrder::Householder
 //! [`QrOrder::Auto`]: trident_core::svd::QrOrder::Auto
 
 use ndarray::LinalgScalar;

@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod givens;
 mod householder;
 mod matmul;
 mod mcl;

@@ -11,10 +11,11 @@
 //!   contiguous). A pair whose fresh Gram matrix already meets the tolerance is left alone.
 //!   The block size grows with the column count ([`default_block`]).
 //! - QR (the SVD's preconditioning for tall matrices, and [`Qr`]): blocked Householder
-//!   (`crate::householder`, compact WY, trailing updates by `gemm`) for `QrOrder::Flat` and
-//!   `Auto`; it replaced the panel-wise Givens rotations (4096 × 256 f64: QR 126 → 48 ms,
-//!   `U = Q [J; 0]` 170 → 45 ms). `QrOrder::Tree` (only when asked for) runs the GPUs' tree
-//!   order of Givens rotations through its host reference, `trident_core::svd::tree`.
+//!   (`crate::householder`, compact WY, trailing updates by `gemm`) for `QrOrder::Householder`
+//!   and `Auto` (4096 × 256 f64 against the panel-wise Givens rotations: QR 126 → 48 ms,
+//!   `U = Q [J; 0]` 170 → 45 ms). Givens when asked for: `QrOrder::Flat`, the GPUs' Sameh–Kuck
+//!   rotations panel by panel (`crate::givens`), and `QrOrder::Tree`, the GPUs' tree order
+//!   through its host reference, `trident_core::svd::tree`.
 //! - After the inner sweeps each pair's accumulated rotation gets one Björck step (the
 //!   formula of `trident_core::svd::reorthonormalise`, as on the GPUs, through two `gemm`s).
 //! - Rotation angles: the formula of `trident_core::svd::jacobi_rotation` without `hypot`.
@@ -72,8 +73,8 @@ pub struct ColMajor<T> {
     data: Vec<T>,
 }
 
-/// The factors of a QR: Householder reflectors, or (tree order) Givens rotations, `(c, s)`
-/// for element `(i, j)` at `cs[2 (j · rows + i)]`.
+/// The factors of a QR: Householder reflectors, or Givens rotations (flat or tree order),
+/// `(c, s)` for element `(i, j)` at `cs[2 (j · rows + i)]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rotations<T> {
     rows: usize,
@@ -81,7 +82,7 @@ pub struct Rotations<T> {
     steps: usize,
     /// The plan when the rotations are in the tree order ([`trident_core::svd::tree`]).
     tree: Option<TreePlan>,
-    /// The reflectors of the Householder QR (the flat order), instead of rotations.
+    /// The reflectors of the Householder QR, instead of rotations.
     house: Option<crate::householder::House<T>>,
     cs: Vec<T>,
 }
@@ -445,7 +446,7 @@ impl<T: Scalar + LinalgScalar> SvdKernels<T> for Cpu {
     }
 
     fn qr_order(&self, _rows: usize, _cols: usize) -> QrOrder {
-        QrOrder::Flat
+        QrOrder::Householder
     }
 
     fn givens_qr(&self, a: &mut ColMajor<T>, order: QrOrder) -> Result<Rotations<T>> {
@@ -460,6 +461,16 @@ impl<T: Scalar + LinalgScalar> SvdKernels<T> for Cpu {
                 rows: m,
                 steps,
                 tree: Some(plan),
+                house: None,
+                cs,
+            });
+        }
+        if order == QrOrder::Flat {
+            let cs = crate::givens::qr(&mut a.data, m, n, steps);
+            return Ok(Rotations {
+                rows: m,
+                steps,
+                tree: None,
                 house: None,
                 cs,
             });
@@ -483,8 +494,9 @@ impl<T: Scalar + LinalgScalar> SvdKernels<T> for Cpu {
             tree_apply_q(plan, &rot.cs, &mut q.data, q.cols);
             return Ok(());
         }
-        if let Some(h) = &rot.house {
-            crate::householder::apply_q(h, &mut q.data, q.cols);
+        match &rot.house {
+            Some(h) => crate::householder::apply_q(h, &mut q.data, q.cols),
+            None => crate::givens::apply_q(&rot.cs, rot.steps, m, &mut q.data, q.cols),
         }
         Ok(())
     }

@@ -189,6 +189,12 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
     }
 
     fn givens_qr(&self, a: &mut CudaMat<T>, order: QrOrder) -> Result<CudaRotations<T>> {
+        if order == QrOrder::Householder {
+            return Err(Error::Unsupported(
+                "the Householder QR order on CUDA (CPU only; GPUs run Givens: flat or tree)"
+                    .to_string(),
+            ));
+        }
         let (rows, cols) = (a.rows, a.cols);
         let jcols = rows.saturating_sub(1).min(cols);
         self.shared.make_current()?;

@@ -188,6 +188,12 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
     }
 
     fn givens_qr(&self, a: &mut ClMat<T>, order: QrOrder) -> Result<ClRotations<T>> {
+        if order == QrOrder::Householder {
+            return Err(Error::Unsupported(
+                "the Householder QR order on OpenCL (CPU only; GPUs run Givens: flat or tree)"
+                    .to_string(),
+            ));
+        }
         let (rows, cols) = (a.rows, a.cols);
         let jcols = rows.saturating_sub(1).min(cols);
         let cs = self.alloc::<T>(2 * rows * cols, None, "allocating Givens rotations")?;

@@ -97,12 +97,17 @@ pub enum Vectors {
 pub enum QrOrder {
     /// The backend's choice ([`driver::SvdKernels::qr_order`]): on GPUs [`Self::Tree`] when the
     /// matrix has at least two panels of [`TREE_PANEL_ROWS`] (and of `cols`) rows, else
-    /// [`Self::Flat`]; the CPU always takes [`Self::Flat`].
+    /// [`Self::Flat`]; the CPU always takes [`Self::Householder`] (Givens only when asked for).
     #[default]
     Auto,
     /// One rotation sequence over the whole matrix (GPUs: the Sameh–Kuck order, two launches
-    /// per step; CPU: blocked Householder reflectors instead).
+    /// per step; CPU: the same rotations, column panel by column panel).
     Flat,
+    /// Not Givens: blocked Householder reflectors (compact WY, trailing updates by matrix
+    /// products), the CPU's automatic choice for the SVD's preconditioning and [`Qr`]: the
+    /// same factorisation up to the signs of `R`'s rows, at matrix-product speed. CPU only
+    /// (GPUs refuse it with [`crate::Error::Unsupported`]).
+    Householder,
     /// The tree ("TSQR") order of [`tree`]: panels of `max(panel_rows, cols)` rows reduced in
     /// one launch, then `⌈log₂ P⌉` merge launches.
     Tree {
@@ -112,11 +117,13 @@ pub enum QrOrder {
 }
 
 impl QrOrder {
-    /// Parses `auto`, `flat`, `tree` (panels of [`TREE_PANEL_ROWS`]) or `tree:ROWS`.
+    /// Parses `auto`, `flat`, `householder`, `tree` (panels of [`TREE_PANEL_ROWS`]) or
+    /// `tree:ROWS`.
     pub fn parse(s: &str) -> Option<Self> {
         match s.to_ascii_lowercase().as_str() {
             "auto" => Some(Self::Auto),
             "flat" => Some(Self::Flat),
+            "householder" => Some(Self::Householder),
             "tree" => Some(Self::Tree {
                 panel_rows: TREE_PANEL_ROWS,
             }),
@@ -651,7 +658,8 @@ mod tests {
             Some(QrOrder::Tree { panel_rows: 64 })
         );
         assert_eq!(QrOrder::parse("tree:0"), None);
-        assert_eq!(QrOrder::parse("householder"), None);
+        assert_eq!(QrOrder::parse("householder"), Some(QrOrder::Householder));
+        assert_eq!(QrOrder::parse("givens"), None);
         assert_eq!(
             QrOrder::gpu_auto(32768, 256),
             QrOrder::Tree {
