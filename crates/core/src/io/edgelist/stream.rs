@@ -53,7 +53,7 @@ pub(super) fn parse_file_in(path: &Path, opts: &EdgeListOptions, batch: usize) -
     let name = path.display().to_string();
     let strict = opts.ids == IdMode::Numeric;
     let mut buf =
-        alloc::try_zeroed_vec::<u8>((batch.max(1) + MAX_CARRY).min(len), String::new).ok()?;
+        alloc::try_zeroed_vec::<u8>((batch.max(1) + MAX_CARRY).min(len), || String::new()).ok()?;
     // File offset of the next read; bytes in `buf` (an unfinished line carried at its start).
     let (mut off, mut filled) = (0usize, 0usize);
     let mut state: Option<(Raw<u32>, super::Weights)> = None;
