@@ -9,10 +9,9 @@
 //!   CSR) as users get it: the headline figure, in MB of input per second.
 //! * The phases, run separately: `read` ([`Input::read`]), `parse` ([`parse_edges`], which
 //!   also applies the node numbering to its [`EdgeList`]) and `build`
-//!   ([`EdgeList::into_graph`]): the whole-input path. `read_graph` itself reads
-//!   integer-id files in batches (never the whole file in memory, parsed as it is read) and
-//!   does not make an `EdgeList` (it builds from the parse's arrays, renumbering on the
-//!   fly), so it is faster than the sum of the phases.
+//!   ([`EdgeList::into_graph`]). `read_graph` itself does not make an `EdgeList` for
+//!   integer-id files (it builds from the parse's arrays, renumbering on the fly), so it is
+//!   faster than the sum of the phases.
 //!
 //! Every figure is the best of `REPEATS` runs. CPU time is the process's (all threads,
 //! from `/proc/self/task/*/schedstat`, Linux only; 0 elsewhere): on a machine shared with
