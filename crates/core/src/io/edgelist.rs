@@ -69,8 +69,6 @@ use crate::alloc;
 use crate::error::{ParseErrorKind as K, Result, ResultExt};
 use crate::graph::{DenseIds, Graph};
 
-mod stream;
-
 /// How id fields become node numbers; see the [module documentation](self).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum IdMode {
@@ -151,25 +149,15 @@ impl EdgeList {
 /// intermediate [`EdgeList`].
 pub fn read_graph(path: impl AsRef<Path>, opts: &EdgeListOptions) -> Result<Graph> {
     let path = path.as_ref();
-    let parsed = match stream::parse_file(path, opts) {
-        Some(parsed) => parsed,
-        None => {
-            let input = Input::read(path)?;
-            match input.detect() {
-                Detected::Text => parse(&input.bytes, &input.name, opts)?,
-                other => return Err(refuse(&input.name, other, "an edge list")),
-            }
-            // The input's bytes are freed here, before the build.
+    let parsed = {
+        let input = Input::read(path)?;
+        match input.detect() {
+            Detected::Text => parse(&input.bytes, &input.name, opts)?,
+            other => return Err(refuse(&input.name, other, "an edge list")),
         }
+        // The input's bytes are freed here, before the build.
     };
     parsed.into_graph().context(|| path.display())
-}
-
-/// The graph of an integer-id edge-list file read in batches ([`stream`]), or `None` when
-/// the file is not one (the caller reads the whole input).
-pub(crate) fn read_graph_streamed(path: &Path, opts: &EdgeListOptions) -> Option<Result<Graph>> {
-    let parsed = stream::parse_file(path, opts)?;
-    Some(parsed.into_graph().context(|| path.display()))
 }
 
 /// Reads an edge-list file into an [`EdgeList`] (parsing and numbering, no graph build).
@@ -1001,17 +989,7 @@ fn parse_numeric<I: RawId + Send + Sync>(
     skip: usize,
     chunk: Option<usize>,
 ) -> Result<Outcome<I>> {
-    let ws = weight_column(buf, opts);
-    let mut raw = Raw::new(ws.weighted());
-    if let Err(a) = raw.parse_more(buf, name, opts, strict, ws, skip, chunk)? {
-        return Ok(a.into());
-    }
-    raw.finish(name).map(Outcome::Done)
-}
-
-/// The weight column as the first data line of `buf` decides it (when the options leave
-/// it open).
-fn weight_column(buf: &[u8], opts: &EdgeListOptions) -> Weights {
+    // Decide the weight column from the first data line once, for every piece.
     let mut ws = Weights::new(opts);
     if ws.opt.is_none() {
         for (_, line) in Lines::new(buf) {
@@ -1027,145 +1005,79 @@ fn weight_column(buf: &[u8], opts: &EdgeListOptions) -> Weights {
             }
         }
     }
-    ws
-}
-
-impl<I: RawId + Send + Sync> Raw<I> {
-    /// No edges yet.
-    fn new(weighted: bool) -> Self {
-        Self {
-            src: Vec::new(),
-            dst: Vec::new(),
-            weights: weighted.then(Vec::new),
-            parts: Vec::new(),
-            loop_ids: Vec::new(),
-            self_loops: 0,
-            max: None,
+    let weighted = ws.weighted();
+    let pieces = pieces(buf, chunk);
+    // Lines per piece (a line holds at most one edge); the last line may lack its '\n'.
+    let lines: Vec<usize> = pieces
+        .par_iter()
+        .map(|&(a, b)| {
+            let p = &buf[a..b];
+            memchr::memchr_iter(b'\n', p).count() + usize::from(p.last() != Some(&b'\n'))
+        })
+        .collect();
+    let total: usize = lines.iter().sum();
+    let too_large = |e: alloc::AllocError| perr(name, None, K::TooLarge, e.to_string());
+    let what = || format!("parsing {total} edge lines");
+    let mut src = alloc::try_zeroed_vec::<I>(total, what).map_err(too_large)?;
+    let mut dst = alloc::try_zeroed_vec::<I>(total, what).map_err(too_large)?;
+    let mut wts = if weighted {
+        alloc::try_zeroed_vec::<f64>(total, what).map_err(too_large)?
+    } else {
+        Vec::new()
+    };
+    let mut slots: Vec<Slots<'_, I>> = Vec::with_capacity(pieces.len());
+    {
+        let (mut rs, mut rd, mut rw) = (&mut src[..], &mut dst[..], &mut wts[..]);
+        for &l in &lines {
+            let (s, rs2) = std::mem::take(&mut rs).split_at_mut(l);
+            let (d, rd2) = std::mem::take(&mut rd).split_at_mut(l);
+            let (w, rw2) = std::mem::take(&mut rw).split_at_mut(if weighted { l } else { 0 });
+            (rs, rd, rw) = (rs2, rd2, rw2);
+            slots.push((s, d, w));
         }
     }
-
-    /// Parses the whole lines of `buf` (the next bytes of the input, starting at a line
-    /// start) and appends their edges: the lines of each piece are counted (in parallel),
-    /// the arrays grow by that many zeroed slots, then the pieces are parsed in parallel,
-    /// each into its own slots (no per-piece buffers, no joining copy; the unused slots of
-    /// a piece, for comment lines and self-loops, stay as gaps that [`Raw::parts`] skips).
-    /// The first piece that fails decides, as a sequential parse would. `ws`: the weight
-    /// column, decided once for the whole input; `skip`: lines before `buf` in the file,
-    /// for error line numbers.
-    #[allow(clippy::too_many_arguments)]
-    fn parse_more(
-        &mut self,
-        buf: &[u8],
-        name: &str,
-        opts: &EdgeListOptions,
-        strict: bool,
-        ws: Weights,
-        skip: usize,
-        chunk: Option<usize>,
-    ) -> Result<std::result::Result<(), Abort>> {
-        let weighted = self.weights.is_some();
-        let pieces = pieces(buf, chunk);
-        // Lines per piece (a line holds at most one edge); the last line may lack its '\n'.
-        let lines: Vec<usize> = pieces
-            .par_iter()
-            .map(|&(a, b)| {
-                let p = &buf[a..b];
-                memchr::memchr_iter(b'\n', p).count() + usize::from(p.last() != Some(&b'\n'))
-            })
-            .collect();
-        let total: usize = lines.iter().sum();
-        let base = self.src.len();
-        let too_large = |e: alloc::AllocError| perr(name, None, K::TooLarge, e.to_string());
-        let what = || format!("parsing {} edge lines", base + total);
-        grow_zeroed(&mut self.src, total, what).map_err(too_large)?;
-        grow_zeroed(&mut self.dst, total, what).map_err(too_large)?;
-        let mut no_weights = Vec::new();
-        let wts = match self.weights.as_mut() {
-            Some(w) => {
-                grow_zeroed(w, total, what).map_err(too_large)?;
-                w
-            }
-            None => &mut no_weights,
-        };
-        let mut slots: Vec<Slots<'_, I>> = Vec::with_capacity(pieces.len());
-        {
-            let (mut rs, mut rd, mut rw) = (
-                &mut self.src[base..],
-                &mut self.dst[base..],
-                &mut wts[if weighted { base } else { 0 }..],
-            );
-            for &l in &lines {
-                let (s, rs2) = std::mem::take(&mut rs).split_at_mut(l);
-                let (d, rd2) = std::mem::take(&mut rd).split_at_mut(l);
-                let (w, rw2) = std::mem::take(&mut rw).split_at_mut(if weighted { l } else { 0 });
-                (rs, rd, rw) = (rs2, rd2, rw2);
-                slots.push((s, d, w));
-            }
-        }
-        let parsed: Vec<Result<std::result::Result<PieceOut<I>, Abort>>> = pieces
-            .par_iter()
-            .zip(slots)
-            .map(|(&(a, b), slots)| {
-                let mut p = NumParser::<I>::new(name, opts, strict, slots);
-                p.ws = ws;
-                Ok(p.parse(&buf[a..b])?.map(|()| p.finish()))
-            })
-            .collect();
-        let mut start = base;
-        for (k, r) in parsed.into_iter().enumerate() {
-            match r {
-                Ok(Ok(mut o)) => {
-                    self.parts.push((start, start + o.len));
-                    self.loop_ids.append(&mut o.loop_ids);
-                    self.self_loops += o.self_loops;
-                    if o.any {
-                        self.max = Some(self.max.unwrap_or(0).max(o.max));
-                    }
+    let parsed: Vec<Result<std::result::Result<PieceOut<I>, Abort>>> = pieces
+        .par_iter()
+        .zip(slots)
+        .map(|(&(a, b), slots)| {
+            let mut p = NumParser::<I>::new(name, opts, strict, slots);
+            p.ws = ws;
+            Ok(p.parse(&buf[a..b])?.map(|()| p.finish()))
+        })
+        .collect();
+    let mut outs = Vec::with_capacity(parsed.len());
+    let mut start = 0usize;
+    for (k, r) in parsed.into_iter().enumerate() {
+        match r {
+            Ok(Ok(o)) => outs.push((start, o)),
+            Ok(Err(a)) => return Ok(a.into()),
+            Err(crate::Error::Parse(mut e)) => {
+                // Line numbers within the piece: add the lines before it.
+                if let Some(l) = e.line.as_mut() {
+                    *l += skip + memchr::memchr_iter(b'\n', &buf[..pieces[k].0]).count();
                 }
-                Ok(Err(a)) => return Ok(Err(a)),
-                Err(crate::Error::Parse(mut e)) => {
-                    // Line numbers within the piece: add the lines before it.
-                    if let Some(l) = e.line.as_mut() {
-                        *l += skip + memchr::memchr_iter(b'\n', &buf[..pieces[k].0]).count();
-                    }
-                    return Err(crate::Error::Parse(e));
-                }
-                Err(e) => return Err(e),
+                return Err(crate::Error::Parse(e));
             }
-            start += lines[k];
+            Err(e) => return Err(e),
         }
-        Ok(Ok(()))
+        start += lines[k];
     }
-
-    /// The parse of the whole input: an error when it holds no edge line.
-    fn finish(self, name: &str) -> Result<Self> {
-        if self.max.is_none() {
-            return Err(perr(name, None, K::Empty, "no edges in the file"));
-        }
-        Ok(self)
+    if !outs.iter().any(|(_, o)| o.any) {
+        return Err(perr(name, None, K::Empty, "no edges in the file"));
     }
-}
-
-/// `v` grown by `extra` zeros, reserving fallibly (with the usual doubling, so that many
-/// small steps cost linear time).
-fn grow_zeroed<T: Clone + num_traits::Zero>(
-    v: &mut Vec<T>,
-    extra: usize,
-    what: impl FnOnce() -> String,
-) -> std::result::Result<(), alloc::AllocError> {
-    if v.is_empty() && v.capacity() < extra {
-        // The first (often the only) step: fresh zeroed pages, not a pass of writes.
-        *v = alloc::try_zeroed_vec(extra, what)?;
-        return Ok(());
+    let mut loop_ids = Vec::new();
+    for (_, o) in &mut outs {
+        loop_ids.append(&mut o.loop_ids);
     }
-    if v.capacity() - v.len() < extra {
-        let want = extra.max(v.len());
-        if v.try_reserve(want).is_err() {
-            alloc::try_reserve(v, extra, what)?;
-        }
-    }
-    v.resize(v.len() + extra, T::zero());
-    Ok(())
+    Ok(Outcome::Done(Raw {
+        src,
+        dst,
+        weights: weighted.then_some(wts),
+        parts: outs.iter().map(|(s, o)| (*s, s + o.len)).collect(),
+        loop_ids,
+        self_loops: outs.iter().map(|(_, o)| o.self_loops).sum(),
+        max: outs.iter().map(|(_, o)| o.max).max(),
+    }))
 }
 
 impl<I: RawId> Raw<I> {
@@ -1482,7 +1394,6 @@ fn parse_labels<'a>(buf: &'a [u8], name: &str, opts: &EdgeListOptions) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::MAX_LINE_BYTES;
 
     /// A small deterministic generator (xorshift64*).
     fn rng(state: &mut u64) -> u64 {
@@ -1576,89 +1487,6 @@ mod tests {
                 assert_eq!(g2, g, "{threads} threads, pieces of {chunk:?}");
             }
         }
-    }
-
-    #[test]
-    fn streamed_file_reads_match_the_whole_parse() {
-        let dir = std::env::temp_dir().join(format!("trident-stream-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("e.txt");
-        // Renumbered, weighted, kept numbering (numeric), a BOM, no final line break.
-        let mut plain = String::new();
-        for i in 0..20_000u32 {
-            plain.push_str(&format!("{}\t{}\n", i % 3000, (i * 7919) % 2999));
-        }
-        let cases = [
-            (messy_text(5000, 700, false, 5), IdMode::Auto),
-            (messy_text(5000, 700, true, 6), IdMode::Auto),
-            (messy_text(5000, 700, false, 7), IdMode::Numeric),
-            (format!("\u{feff}{plain}"), IdMode::Auto),
-            (plain.clone(), IdMode::Numeric),
-        ];
-        for (text, ids) in &cases {
-            std::fs::write(&p, text).unwrap();
-            let opts = EdgeListOptions {
-                ids: *ids,
-                ..Default::default()
-            };
-            let whole = parse_in(text.as_bytes(), "t", &opts, None).unwrap();
-            let (el, g) = (whole.into_edge_list(), {
-                let w = parse_in(text.as_bytes(), "t", &opts, None).unwrap();
-                w.into_graph().unwrap()
-            });
-            for (threads, batch) in [(1, 100), (3, 1000), (2, 1 << 20)] {
-                let read =
-                    |batch| pool(threads).install(|| stream::parse_file_in(&p, &opts, batch));
-                let got = read(batch).expect("streamed");
-                assert_eq!(
-                    got.into_edge_list(),
-                    el,
-                    "{ids:?}, {threads} threads, {batch}"
-                );
-                let got = read(batch).unwrap().into_graph().unwrap();
-                assert_eq!(got, g, "{ids:?}, {threads} threads, {batch}");
-            }
-            // And the public readers agree.
-            assert_eq!(read_graph(&p, &opts).unwrap(), g);
-        }
-        // Files that step aside to the whole parse: a header line, labels, wide ids, an
-        // error, a long line (beyond the carry), gzip, a first batch of comments only.
-        let long = format!(
-            "{plain}{plain}{plain}% {}\n1 2\n",
-            "x".repeat(MAX_LINE_BYTES + 10)
-        );
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        std::io::Write::write_all(&mut gz, plain.as_bytes()).unwrap();
-        let gz = gz.finish().unwrap();
-        let comments = format!("{}1 2\n", "# c\n".repeat(200_000));
-        for (k, (bytes, batch)) in [
-            (format!("source target\n{plain}").into_bytes(), 1 << 20),
-            (format!("{plain}a b\n").into_bytes(), 1000),
-            (format!("{plain}0 99999999999\n").into_bytes(), 1000),
-            (format!("{plain}7\n").into_bytes(), 1000),
-            (long.into_bytes(), 1000),
-            (gz, 1 << 20),
-            (comments.into_bytes(), 1),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            std::fs::write(&p, &bytes).unwrap();
-            let opts = EdgeListOptions::default();
-            assert!(
-                stream::parse_file_in(&p, &opts, batch).is_none(),
-                "case {k}"
-            );
-            let whole = Input::read(&p).and_then(|i| super::super::graph_from_input(&i));
-            let via = crate::io::read_graph_auto(&p);
-            assert_eq!(via.is_ok(), whole.is_ok());
-            match (via, whole) {
-                (Ok(a), Ok(b)) => assert_eq!(a, b),
-                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
-                _ => unreachable!(),
-            }
-        }
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

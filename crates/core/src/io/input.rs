@@ -297,7 +297,7 @@ fn check_lines(bytes: &[u8], name: &str) -> Result<()> {
 /// that starts before `s` is within the limit, `s` is the start of a line and at most
 /// `MAX_LINE_BYTES` bytes follow it (an unfinished line, to check again when more bytes
 /// come); `Err(s)`: the line starting at `s` is too long.
-pub(super) fn long_line(bytes: &[u8], mut line_start: usize) -> std::result::Result<usize, usize> {
+fn long_line(bytes: &[u8], mut line_start: usize) -> std::result::Result<usize, usize> {
     while bytes.len() - line_start > MAX_LINE_BYTES {
         // A line of at most MAX_LINE_BYTES bytes ends within the next MAX_LINE_BYTES + 1.
         let window = &bytes[line_start..line_start + MAX_LINE_BYTES + 1];
