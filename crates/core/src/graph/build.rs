@@ -103,6 +103,35 @@ impl Renumber for DenseIds {
 /// The buckets are ranges of input ids, so with a renumbering each holds a contiguous range
 /// of nodes (the map is monotone): passes 1 and 3 never look ids up, pass 2 renumbers as it
 /// scatters (two lookups in a table of 16 bytes per 64 ids, which stays in cache).
+/// Pass 2's unweighted scatter of edges `(s[e], d[e])` (self-loops skipped) in both
+/// directions: `store(bucket, slot, row, column)` with the renumbered ids, `slot` the next
+/// free one of the bucket (`next`, advanced). A generic `store`, so each layout (packed key,
+/// or column and local row) gets its own inlined loop.
+#[inline]
+fn scatter_pairs(
+    s: &[u32],
+    d: &[u32],
+    shift: u32,
+    map: &impl Renumber,
+    next: &mut [usize],
+    mut store: impl FnMut(usize, usize, u32, u32),
+) {
+    for (&u, &v) in s.iter().zip(d) {
+        if u == v {
+            continue;
+        }
+        let (bu, bv) = ((u >> shift) as usize, (v >> shift) as usize);
+        let (nu, nv) = (map.get(u), map.get(v));
+        let pu = next[bu];
+        store(bu, pu, nu, nv);
+        next[bu] = pu + 1;
+        // Read after the write above: bu may equal bv.
+        let pv = next[bv];
+        store(bv, pv, nv, nu);
+        next[bv] = pv + 1;
+    }
+}
+
 pub(super) fn build(
     n: usize,
     src: &[u32],
@@ -278,40 +307,13 @@ fn build_with<R: Renumber>(
                 let mut next = vec![0usize; nb];
                 let (s, d) = (&src[lo..hi], &dst[lo..hi]);
                 match weights {
-                    None if packed => {
-                        for (&u, &v) in s.iter().zip(d) {
-                            if u == v {
-                                continue;
-                            }
-                            let (bu, bv) = ((u >> shift) as usize, (v >> shift) as usize);
-                            let (pu, pv) = (next[bu], next[bv]);
-                            let (nu, nv) = (map.get(u), map.get(v));
-                            outs[bu].0[pu] = ((nu - first[bu] as u32) << colbits) | nv;
-                            next[bu] = pu + 1;
-                            // Re-read: bu may equal bv.
-                            let pv = if bu == bv { pv + 1 } else { pv };
-                            outs[bv].0[pv] = ((nv - first[bv] as u32) << colbits) | nu;
-                            next[bv] = pv + 1;
-                        }
-                    }
-                    None => {
-                        for (&u, &v) in s.iter().zip(d) {
-                            if u == v {
-                                continue;
-                            }
-                            let (bu, bv) = ((u >> shift) as usize, (v >> shift) as usize);
-                            let (pu, pv) = (next[bu], next[bv]);
-                            let (nu, nv) = (map.get(u), map.get(v));
-                            outs[bu].0[pu] = nv;
-                            outs[bu].1[pu] = (nu as usize - first[bu]) as u16;
-                            next[bu] = pu + 1;
-                            // Re-read: bu may equal bv.
-                            let pv = if bu == bv { pv + 1 } else { pv };
-                            outs[bv].0[pv] = nu;
-                            outs[bv].1[pv] = (nv as usize - first[bv]) as u16;
-                            next[bv] = pv + 1;
-                        }
-                    }
+                    None if packed => scatter_pairs(s, d, shift, map, &mut next, |b, p, nr, nc| {
+                        outs[b].0[p] = ((nr - first[b] as u32) << colbits) | nc;
+                    }),
+                    None => scatter_pairs(s, d, shift, map, &mut next, |b, p, nr, nc| {
+                        outs[b].0[p] = nc;
+                        outs[b].1[p] = (nr as usize - first[b]) as u16;
+                    }),
                     Some(w) => {
                         let w = &w[lo..hi];
                         for ((&u, &v), &x) in s.iter().zip(d).zip(w) {
