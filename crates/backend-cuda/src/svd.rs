@@ -4,7 +4,7 @@
 //! launch per round, one 8-byte read per sweep) and over Givens steps.
 
 use trident_core::svd::driver::{
-    check_top, flat_qr_steps, JacobiParams, JacobiPlan, JacobiStats, SvdKernels,
+    check_top, copy_rows_len, flat_qr_steps, JacobiParams, JacobiPlan, JacobiStats, SvdKernels,
 };
 use trident_core::svd::{negligible_gram, QrOrder, TreePlan};
 use trident_core::{
@@ -97,13 +97,7 @@ impl Cuda {
         nrows: usize,
         upper: bool,
     ) -> Result<()> {
-        if nrows > src.rows || nrows > dst.rows || src.cols != dst.cols {
-            return Err(Error::shape(format!(
-                "copying {nrows} rows of {} x {} into {} x {}",
-                src.rows, src.cols, dst.rows, dst.cols
-            )));
-        }
-        let n = nrows * src.cols;
+        let n = copy_rows_len((src.rows, src.cols), (dst.rows, dst.cols), nrows)?;
         if n == 0 {
             return Ok(());
         }

@@ -209,6 +209,19 @@ pub fn check_top(rows: usize, top: usize) -> Result<()> {
     }
 }
 
+/// The values a device copy of the top `nrows` rows of a `src` (rows, cols) matrix into the
+/// top rows of a `dst` one moves (`nrows · cols`), or a [`Error::Shape`] when they do not
+/// fit: the check of the GPU backends' `svd_copy_rows` launches.
+pub fn copy_rows_len(src: (usize, usize), dst: (usize, usize), nrows: usize) -> Result<usize> {
+    if nrows > src.0 || nrows > dst.0 || src.1 != dst.1 {
+        return Err(Error::shape(format!(
+            "copying {nrows} rows of {} x {} into {} x {}",
+            src.0, src.1, dst.0, dst.1
+        )));
+    }
+    Ok(nrows * src.1)
+}
+
 /// `out[o · inner + i] = f(o, i)` for `o < outer`, `i < inner`: in parallel (rayon) over
 /// blocks of [`TILE_OUTER`] rows of `out`, each filled in tiles of [`TILE_INNER`] columns, so
 /// that the host's layout changes (row- to column-major and back) read and write within a few
