@@ -43,7 +43,19 @@
 //       "rotated" flag to qbuf[k (P^2 + 1) ..]; svd_pair_apply's group k chunks + c applies
 //       it to its rows of x (run for w, then for v with rows = vrows).
 //   svd_column_norms(ulong rows, uint cols, const REAL *w, REAL *norms)
-//       Work-group j: norms[j] = ||column j of w||.
+//       Work-group j: norms[j] = ||column j of w||, summed in double where the device has
+//       it (CUDA always; OpenCL with cl_khr_fp64), rounded to REAL once.
+//   svd_from_rows(ulong m, ulong n, uint transpose, REAL scale, const REAL *src, REAL *dst)
+//       The working matrix of the row-major m x n src, times scale: its columns (m x n
+//       column-major) or, when transpose != 0, its rows (n x m).
+//   svd_gather_cols(ulong rows, ulong ncols, uint as_rows, const uint *order,
+//                   const REAL *scale, const REAL *src, REAL *dst)
+//       Columns order[l] (l < ncols) of src (rows rows), each times scale[l], row-major:
+//       as the columns of a rows x ncols matrix, or (as_rows != 0) as the rows of an
+//       ncols x rows one.
+//       Both in tiles of LT x LT = 32 x 32 of the output: grid ceil(r / 32) ceil(c / 32)
+//       groups for an r x c column-major output (from_rows: m x n, or n x m when
+//       transpose; gather_cols: ncols x rows, or rows x ncols when as_rows).
 //   svd_copy_rows(ulong src_rows, ulong dst_rows, ulong nrows, uint cols, uint upper,
 //                 const REAL *src, REAL *dst)
 //       The top nrows rows of the cols columns of src into the top rows of dst (R out of a
@@ -491,14 +503,101 @@ __device__ void svd_copy_rows(const u64 src_rows, const u64 dst_rows, const u64 
     dst[j * dst_rows + i] = upper && i > j ? T(0) : src[j * src_rows + i];
 }
 
+// ---- Layout changes between the host's row-major matrices and the column-major working
+// matrices (svd_from_rows, svd_gather_cols). Both write an r x c column-major output O
+// (O(i, j) at dst[j r + i]) in tiles of LT x LT: block t of a 1-D grid takes the tile at
+// (i0, j0) = ((t mod ceil(r / LT)) LT, (t / ceil(r / LT)) LT). When O is a transpose of its
+// source, the tile goes through shared memory so that reads and writes are both coalesced.
+constexpr uint LT = 32;
+static_assert(WG % LT == 0, "a block covers whole tile rows");
+
+__device__ __forceinline__ void layout_tile(u64 r, u64 *i0, u64 *j0) {
+    const u64 tr = (r + LT - 1) / LT;
+    *i0 = (u64)blockIdx.x % tr * LT;
+    *j0 = (u64)blockIdx.x / tr * LT;
+}
+
+// The working matrix of a row-major m x n matrix src, every value times scale: its columns
+// (transpose == 0: O is m x n, O(i, j) = src[i n + j]) or its rows (transpose != 0: O is
+// n x m, O(i, j) = src[j n + i], the same order as src).
+template <typename T>
+__device__ void svd_from_rows(const u64 m, const u64 n, const uint transpose, const T scale,
+                              const T *src, T *dst) {
+    __shared__ T tile[LT][LT + 1];
+    const uint tx = threadIdx.x % LT, ty = threadIdx.x / LT;
+    const u64 r = transpose ? n : m, c = transpose ? m : n;
+    u64 i0, j0;
+    layout_tile(r, &i0, &j0);
+    if (transpose) {
+        for (uint b = ty; b < LT; b += WG / LT) {
+            const u64 i = i0 + tx, j = j0 + b;
+            if (i < r && j < c) {
+                dst[j * r + i] = src[j * r + i] * scale;
+            }
+        }
+        return;
+    }
+    for (uint a = ty; a < LT; a += WG / LT) {
+        const u64 i = i0 + a, j = j0 + tx;
+        if (i < r && j < c) {
+            tile[a][tx] = src[i * c + j] * scale;
+        }
+    }
+    __syncthreads();
+    for (uint b = ty; b < LT; b += WG / LT) {
+        const u64 i = i0 + tx, j = j0 + b;
+        if (i < r && j < c) {
+            dst[j * r + i] = tile[tx][b];
+        }
+    }
+}
+
+// Columns order[l] (l < ncols) of the column-major src (rows rows), each times scale[l], as
+// row-major output: the columns of a rows x ncols matrix (as_rows == 0: O is ncols x rows,
+// O(l, i) = dst[i ncols + l]) or the rows of an ncols x rows one (as_rows != 0: O is
+// rows x ncols, dst[l rows + i]).
+template <typename T>
+__device__ void svd_gather_cols(const u64 rows, const u64 ncols, const uint as_rows,
+                                const uint *order, const T *scale, const T *src, T *dst) {
+    __shared__ T tile[LT][LT + 1];
+    const uint tx = threadIdx.x % LT, ty = threadIdx.x / LT;
+    const u64 r = as_rows ? rows : ncols, c = as_rows ? ncols : rows;
+    u64 i0, j0;
+    layout_tile(r, &i0, &j0);
+    if (as_rows) {
+        for (uint b = ty; b < LT; b += WG / LT) {
+            const u64 i = i0 + tx, l = j0 + b;
+            if (i < r && l < c) {
+                dst[l * r + i] = src[(u64)order[l] * rows + i] * scale[l];
+            }
+        }
+        return;
+    }
+    // O(l, i) for l in the tile's rows, i in its columns: read along i (coalesced), then
+    // written along l.
+    for (uint a = ty; a < LT; a += WG / LT) {
+        const u64 l = i0 + a, i = j0 + tx;
+        if (l < r && i < c) {
+            tile[a][tx] = src[(u64)order[l] * rows + i] * scale[l];
+        }
+    }
+    __syncthreads();
+    for (uint b = ty; b < LT; b += WG / LT) {
+        const u64 l = i0 + tx, i = j0 + b;
+        if (l < r && i < c) {
+            dst[i * r + l] = tile[tx][b];
+        }
+    }
+}
+
 template <typename T>
 __device__ void svd_column_norms(const u64 rows, const uint cols, const T *w, T *norms) {
-    __shared__ T red[WG];
+    __shared__ double red[WG];
     const uint lid = threadIdx.x;
     const u64 j = blockIdx.x;
-    T s = 0;
+    double s = 0;
     for (u64 i = lid; i < rows; i += WG) {
-        const T x = w[j * rows + i];
+        const double x = w[j * rows + i];
         s += x * x;
     }
     red[lid] = s;
@@ -510,7 +609,7 @@ __device__ void svd_column_norms(const u64 rows, const uint cols, const T *w, T 
         __syncthreads();
     }
     if (lid == 0 && j < cols) {
-        norms[j] = sqrt(red[0]);
+        norms[j] = (T)sqrt(red[0]);
     }
 }
 
@@ -793,6 +892,15 @@ __device__ void qr_tree_leaf_q(const u64 rows, const uint qcols, const uint cols
     extern "C" __global__ void __launch_bounds__(WG)                                           \
         svd_column_norms_##S(u64 rows, uint cols, const T *w, T *norms) {                    \
         svd_column_norms<T>(rows, cols, w, norms);                                             \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(WG) svd_from_rows_##S(                        \
+        u64 m, u64 n, uint transpose, T scale, const T *src, T *dst) {                         \
+        svd_from_rows<T>(m, n, transpose, scale, src, dst);                                    \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(WG) svd_gather_cols_##S(                      \
+        u64 rows, u64 ncols, uint as_rows, const uint *order, const T *scale, const T *src,   \
+        T *dst) {                                                                              \
+        svd_gather_cols<T>(rows, ncols, as_rows, order, scale, src, dst);                      \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(WG)                                           \
         qr_rotations_##S(u64 rows, uint cols, uint step, const T *a, T *cs) {                \

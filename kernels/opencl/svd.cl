@@ -37,7 +37,13 @@
 //       "rotated" flag to qbuf[k (P^2 + 1) ..]; svd_pair_apply's group k chunks + c applies
 //       it to its rows of x (run for w, then for v with rows = vrows).
 //   svd_column_norms(ulong rows, uint cols, const REAL *w, REAL *norms)
-//       Work-group j: norms[j] = ||column j of w||.
+//       Work-group j: norms[j] = ||column j of w||, summed in double where the device has
+//       it (cl_khr_fp64), rounded to REAL once.
+//   svd_from_rows(ulong m, ulong n, uint transpose, REAL scale, const REAL *src, REAL *dst)
+//   svd_gather_cols(ulong rows, ulong ncols, uint as_rows, const uint *order,
+//                   const REAL *scale, const REAL *src, REAL *dst)
+//       Layout changes to and from the host's row-major matrices; see svd.cu. Groups:
+//       ceil(r / 32) ceil(c / 32) for an r x c column-major output.
 //   svd_copy_rows(ulong src_rows, ulong dst_rows, ulong nrows, uint cols, uint upper,
 //                 const REAL *src, REAL *dst)
 //       The top nrows rows of the cols columns of src into the top rows of dst (R out of a
@@ -78,8 +84,12 @@
 // Rotation formula and round-robin pairing: trident_core::svd::{jacobi_rotation,
 // round_robin_pair}, mirrored below.
 
-#ifdef TRIDENT_FP64
+#if defined(TRIDENT_FP64) || defined(cl_khr_fp64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+// The accumulator of svd_column_norms: double where the device has it.
+typedef double WIDE;
+#else
+typedef float WIDE;
 #endif
 
 #if !defined(REAL) || !defined(SUFFIX)
@@ -511,12 +521,12 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_copy_rows)(
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_column_norms)(
     const ulong rows, const uint cols, __global const REAL *w, __global REAL *norms)
 {
-    __local REAL red[WG];
+    __local WIDE red[WG];
     const uint lid = get_local_id(0);
     const ulong j = get_group_id(0);
-    REAL s = 0;
+    WIDE s = 0;
     for (ulong i = lid; i < rows; i += WG) {
-        const REAL x = w[j * rows + i];
+        const WIDE x = w[j * rows + i];
         s += x * x;
     }
     red[lid] = s;
@@ -528,7 +538,78 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_column_norms
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (lid == 0 && j < cols) {
-        norms[j] = sqrt(red[0]);
+        norms[j] = (REAL)sqrt(red[0]);
+    }
+}
+
+// Layout changes (svd.cu's svd_from_rows / svd_gather_cols, same tiles): an r x c
+// column-major output O in tiles of LT x LT, group t at (i0, j0) = ((t mod ceil(r / LT)) LT,
+// (t / ceil(r / LT)) LT).
+#define LT 32
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_from_rows)(
+    const ulong m, const ulong n, const uint transpose, const REAL scale,
+    __global const REAL *src, __global REAL *dst)
+{
+    __local REAL tile[LT][LT + 1];
+    const uint tx = get_local_id(0) % LT, ty = get_local_id(0) / LT;
+    const ulong r = transpose ? n : m, c = transpose ? m : n;
+    const ulong tr = (r + LT - 1) / LT;
+    const ulong i0 = get_group_id(0) % tr * LT, j0 = get_group_id(0) / tr * LT;
+    if (transpose) {
+        for (uint b = ty; b < LT; b += WG / LT) {
+            const ulong i = i0 + tx, j = j0 + b;
+            if (i < r && j < c) {
+                dst[j * r + i] = src[j * r + i] * scale;
+            }
+        }
+        return;
+    }
+    for (uint a = ty; a < LT; a += WG / LT) {
+        const ulong i = i0 + a, j = j0 + tx;
+        if (i < r && j < c) {
+            tile[a][tx] = src[i * c + j] * scale;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint b = ty; b < LT; b += WG / LT) {
+        const ulong i = i0 + tx, j = j0 + b;
+        if (i < r && j < c) {
+            dst[j * r + i] = tile[tx][b];
+        }
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_gather_cols)(
+    const ulong rows, const ulong ncols, const uint as_rows, __global const uint *order,
+    __global const REAL *scale, __global const REAL *src, __global REAL *dst)
+{
+    __local REAL tile[LT][LT + 1];
+    const uint tx = get_local_id(0) % LT, ty = get_local_id(0) / LT;
+    const ulong r = as_rows ? rows : ncols, c = as_rows ? ncols : rows;
+    const ulong tr = (r + LT - 1) / LT;
+    const ulong i0 = get_group_id(0) % tr * LT, j0 = get_group_id(0) / tr * LT;
+    if (as_rows) {
+        for (uint b = ty; b < LT; b += WG / LT) {
+            const ulong i = i0 + tx, l = j0 + b;
+            if (i < r && l < c) {
+                dst[l * r + i] = src[(ulong)order[l] * rows + i] * scale[l];
+            }
+        }
+        return;
+    }
+    for (uint a = ty; a < LT; a += WG / LT) {
+        const ulong l = i0 + a, i = j0 + tx;
+        if (l < r && i < c) {
+            tile[a][tx] = src[(ulong)order[l] * rows + i] * scale[l];
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint b = ty; b < LT; b += WG / LT) {
+        const ulong l = i0 + tx, i = j0 + b;
+        if (l < r && i < c) {
+            dst[i * r + l] = tile[tx][b];
+        }
     }
 }
 

@@ -566,7 +566,14 @@ impl<T: Scalar + LinalgScalar> SvdKernels<T> for Cpu {
         }
         Ok(w.data
             .par_chunks(w.rows)
-            .map(|c| dot(c, c).sqrt())
+            .map(|c| {
+                T::from_f64(
+                    c.iter()
+                        .map(|&v| Scalar::to_f64(v).powi(2))
+                        .sum::<f64>()
+                        .sqrt(),
+                )
+            })
             .collect())
     }
 

@@ -90,6 +90,8 @@ trident_core::kernel_table! {
             "svd_pair_apply",
             "svd_column_norms",
             "svd_copy_rows",
+            "svd_from_rows",
+            "svd_gather_cols",
             "qr_rotations",
             "qr_apply",
             "qr_apply_q",

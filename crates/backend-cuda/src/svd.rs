@@ -4,7 +4,8 @@
 //! launch per round, one 8-byte read per sweep) and over Givens steps.
 
 use trident_core::svd::driver::{
-    check_top, copy_rows_len, flat_qr_steps, JacobiParams, JacobiPlan, JacobiStats, SvdKernels,
+    check_gather, check_top, copy_rows_len, flat_qr_steps, JacobiParams, JacobiPlan, JacobiStats,
+    SvdKernels,
 };
 use trident_core::svd::{negligible_gram, QrOrder, TreePlan};
 use trident_core::{
@@ -117,6 +118,14 @@ impl Cuda {
         // both row counts and j < cols: inside both buffers (checked above).
         unsafe { Self::svd_launch(&mut args, n.div_ceil(WG as usize)) }
     }
+}
+
+/// Output tile edge of `svd_from_rows` / `svd_gather_cols` (`LT` in svd.cu).
+const LT: usize = 32;
+
+/// Blocks of the layout kernels for an `r × c` output: one per `LT × LT` tile.
+fn layout_grid(r: usize, c: usize) -> usize {
+    r.div_ceil(LT) * c.div_ceil(LT)
 }
 
 /// Adds a `T` argument (`float` or `double`).
@@ -451,6 +460,81 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
         // column j (rows values) of w and writes norms[j].
         unsafe { Self::svd_launch(&mut args, w.cols)? };
         self.mat_download(&out)
+    }
+
+    fn mat_from_rows(
+        &self,
+        a: DenseView<'_, T>,
+        transpose: bool,
+        scale: f64,
+    ) -> Result<CudaMat<T>> {
+        let (m, n) = a.shape();
+        if a.stride() != n || m == 0 || n == 0 {
+            // Not one contiguous block (or empty): the host changes the layout.
+            let cm = trident_core::svd::driver::to_col_major(a, transpose, scale);
+            let (rows, cols) = if transpose { (n, m) } else { (m, n) };
+            return self.cmat(rows, cols, Some(&cm));
+        }
+        let src = self.cmat::<T>(m, n, Some(&a.data()[..m * n]))?;
+        let (rows, cols) = if transpose { (n, m) } else { (m, n) };
+        let out = self.cmat::<T>(rows, cols, None)?;
+        let kernel = self.kernel::<T>(Module::Svd, "svd_from_rows")?;
+        let mut args = kernel.builder();
+        args.arg(m as u64).arg(n as u64).arg(u32::from(transpose));
+        real(&mut args, T::from_f64(scale));
+        args.arg(&src.buf).arg(&out.buf);
+        // SAFETY: (u64 m, u64 n, uint transpose, T scale, const T *src, T *dst) as
+        // svd_from_rows takes; src and dst hold m n values, and every block of the grid (one
+        // per 32 x 32 tile of the rows x cols output) reads and writes only indices i < rows,
+        // j < cols of them.
+        unsafe { Self::svd_launch(&mut args, layout_grid(rows, cols))? };
+        Ok(out)
+    }
+
+    fn gather_columns(
+        &self,
+        a: &CudaMat<T>,
+        order: &[usize],
+        scale: &[f64],
+        as_rows: bool,
+    ) -> Result<Vec<T>> {
+        check_gather(a.cols, order, scale)?;
+        let ncols = order.len();
+        let mut host = vec![T::zero(); a.rows * ncols];
+        if host.is_empty() {
+            return Ok(host);
+        }
+        self.shared.make_current()?;
+        let idx: Vec<u32> = order
+            .iter()
+            .map(|&j| u32_of(j, "column index"))
+            .collect::<Result<_>>()?;
+        let order_buf = DevBuf::from_host(&self.shared, &idx, "the SVD's column order")?;
+        let sc: Vec<T> = scale[..ncols].iter().map(|&x| T::from_f64(x)).collect();
+        let scale_buf = DevBuf::from_host(&self.shared, &sc, "the SVD's column scales")?;
+        let out = DevBuf::<T>::uninit(&self.shared, host.len(), "gathered SVD vectors")?;
+        let kernel = self.kernel::<T>(Module::Svd, "svd_gather_cols")?;
+        let mut args = kernel.builder();
+        args.arg(a.rows as u64)
+            .arg(ncols as u64)
+            .arg(u32::from(as_rows))
+            .arg(&order_buf)
+            .arg(&scale_buf)
+            .arg(&a.buf)
+            .arg(&out);
+        let (r, c) = if as_rows {
+            (a.rows, ncols)
+        } else {
+            (ncols, a.rows)
+        };
+        // SAFETY: (u64 rows, u64 ncols, uint as_rows, const uint *order, const T *scale,
+        // const T *src, T *dst) as svd_gather_cols takes; order and scale hold ncols values,
+        // each order[l] < a.cols (checked), so src reads stay below a.rows a.cols; dst holds
+        // rows ncols values and every block writes only inside its tile of the r x c output.
+        unsafe { Self::svd_launch(&mut args, layout_grid(r, c))? };
+        self.shared.synchronize()?;
+        out.copy_to_host(&mut host)?;
+        Ok(host)
     }
 
     fn memory_bytes(&self) -> Option<u64> {

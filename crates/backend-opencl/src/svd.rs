@@ -6,7 +6,8 @@
 
 use ocl::Buffer;
 use trident_core::svd::driver::{
-    check_top, copy_rows_len, flat_qr_steps, JacobiParams, JacobiPlan, JacobiStats, SvdKernels,
+    check_gather, check_top, copy_rows_len, flat_qr_steps, to_col_major, JacobiParams, JacobiPlan,
+    JacobiStats, SvdKernels,
 };
 use trident_core::svd::{negligible_gram, QrOrder, TreePlan};
 use trident_core::{
@@ -120,6 +121,14 @@ impl<T: ClScalar> Qr<T> for OpenCl {
         self.svd_kernel::<T>("qr_apply")?;
         trident_core::svd::qr_with(self, a, opts)
     }
+}
+
+/// Output tile edge of `svd_from_rows` / `svd_gather_cols` (`LT` in svd.cl).
+const LT: usize = 32;
+
+/// Work-items of the layout kernels for an `r × c` output: one group per `LT × LT` tile.
+fn layout_items(r: usize, c: usize) -> usize {
+    r.div_ceil(LT) * c.div_ceil(LT) * WG
 }
 
 fn round_up(x: usize, to: usize) -> usize {
@@ -504,6 +513,79 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
             unsafe { args.launch(&self.queue, LaunchDims::new([w.cols * WG], Some([WG]))) }?;
         }
         self.mat_download(&out)
+    }
+
+    fn mat_from_rows(&self, a: DenseView<'_, T>, transpose: bool, scale: f64) -> Result<ClMat<T>> {
+        let (m, n) = a.shape();
+        let (rows, cols) = if transpose { (n, m) } else { (m, n) };
+        if a.stride() != n || m == 0 || n == 0 {
+            // Not one contiguous block (or empty): the host changes the layout.
+            return self.mat(rows, cols, Some(&to_col_major(a, transpose, scale)));
+        }
+        let kernel = self.svd_kernel::<T>("svd_from_rows")?;
+        let src = self.mat::<T>(m, n, Some(&a.data()[..m * n]))?;
+        let out = self.mat::<T>(rows, cols, None)?;
+        let mut args = kernel.builder();
+        args.arg(m as u64).arg(n as u64).arg(u32::from(transpose));
+        real(&mut args, T::from_f64(scale));
+        args.arg(&src.buf).arg(&out.buf);
+        // SAFETY: (ulong m, ulong n, uint transpose, REAL scale, const REAL *src, REAL *dst)
+        // as svd_from_rows takes; src and dst hold m n values, and every group (one per
+        // 32 x 32 tile of the rows x cols output) reads and writes only indices i < rows,
+        // j < cols of them.
+        let dims = LaunchDims::new([layout_items(rows, cols)], Some([WG]));
+        unsafe { args.launch(&self.queue, dims) }?;
+        Ok(out)
+    }
+
+    fn gather_columns(
+        &self,
+        a: &ClMat<T>,
+        order: &[usize],
+        scale: &[f64],
+        as_rows: bool,
+    ) -> Result<Vec<T>> {
+        check_gather(a.cols, order, scale)?;
+        let ncols = order.len();
+        let mut host = vec![T::zero(); a.rows * ncols];
+        if host.is_empty() {
+            return Ok(host);
+        }
+        let kernel = self.svd_kernel::<T>("svd_gather_cols")?;
+        let idx: Vec<u32> = order
+            .iter()
+            .map(|&j| u32_of(j, "column index"))
+            .collect::<Result<_>>()?;
+        let order_buf = self.alloc(ncols, Some(&idx), "uploading the SVD's column order")?;
+        let sc: Vec<T> = scale[..ncols].iter().map(|&x| T::from_f64(x)).collect();
+        let scale_buf = self.alloc(ncols, Some(&sc), "uploading the SVD's column scales")?;
+        let out = self.alloc::<T>(host.len(), None, "allocating gathered SVD vectors")?;
+        let mut args = kernel.builder();
+        args.arg(a.rows as u64)
+            .arg(ncols as u64)
+            .arg(u32::from(as_rows))
+            .arg(&order_buf)
+            .arg(&scale_buf)
+            .arg(&a.buf)
+            .arg(&out);
+        let (r, c) = if as_rows {
+            (a.rows, ncols)
+        } else {
+            (ncols, a.rows)
+        };
+        // SAFETY: (ulong rows, ulong ncols, uint as_rows, const uint *order, const REAL
+        // *scale, const REAL *src, REAL *dst) as svd_gather_cols takes; order and scale hold
+        // ncols values, each order[l] < a.cols (checked), so src reads stay below
+        // a.rows a.cols; dst holds rows ncols values and every group writes only inside
+        // its tile of the r x c output.
+        let dims = LaunchDims::new([layout_items(r, c)], Some([WG]));
+        unsafe { args.launch(&self.queue, dims) }?;
+        // A blocking read on the in-order queue: it waits for the gather.
+        out.read(&mut host)
+            .queue(&self.queue)
+            .enq()
+            .or_cl(|| "downloading gathered SVD vectors")?;
+        Ok(host)
     }
 
     fn memory_bytes(&self) -> Option<u64> {

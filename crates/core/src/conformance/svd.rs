@@ -82,6 +82,10 @@ pub fn checks<B: Svd<f32> + Svd<f64> + Qr<f32> + Qr<f64>>() -> Vec<Check<B>> {
             name: "qr_tree_f64",
             run: qr_tree::<f64, B>,
         },
+        Check {
+            name: "svd_strided_views",
+            run: strided_views::<B>,
+        },
     ]
 }
 
@@ -108,7 +112,8 @@ macro_rules! svd_conformance_tests {
             svd_v_orthogonality_f32,
             svd_v_orthogonality_f64,
             qr_tree_f32,
-            qr_tree_f64
+            qr_tree_f64,
+            svd_strided_views
         );
     };
 }
@@ -688,6 +693,76 @@ fn v_orthogonality<T: Scalar, B: Svd<T>>(b: &B) -> Result<(), String> {
                 v.v_orth,
                 v.v_orth / Scalar::to_f64(T::EPS)
             ));
+        }
+    }
+    Ok(())
+}
+
+/// A matrix given as a view into a larger one (a stride above its columns, NaN in the
+/// columns between) gives bit for bit the result of its contiguous copy: tall, wide and
+/// square, values only and thin vectors, f32 and f64. GPU backends change the layout of a
+/// contiguous matrix on the device and of a strided one on the host, so this compares the
+/// two ways (and fails on any NaN read from the gaps).
+fn strided_views<B: Svd<f32> + Svd<f64>>(b: &B) -> Result<(), String> {
+    fn one<T: Scalar, B: Svd<T>>(
+        b: &B,
+        m: usize,
+        n: usize,
+        vectors: Vectors,
+    ) -> Result<(), String> {
+        let ld = n + 3;
+        let val = |i: usize, j: usize| T::from_f64(((i * 31 + j * 17) % 23) as f64 / 7.0 - 1.5);
+        let wide: Vec<T> = (0..m * ld)
+            .map(|e| {
+                let (i, j) = (e / ld, e % ld);
+                if j < n {
+                    val(i, j)
+                } else {
+                    T::from_f64(f64::NAN)
+                }
+            })
+            .collect();
+        let view = crate::dense::DenseView::new(m, n, ld, &wide).map_err(|e| e.to_string())?;
+        let copy = Dense::from_fn(m, n, val);
+        let opts = SvdOptions {
+            vectors,
+            ..SvdOptions::default()
+        };
+        let what = format!("{m} x {n} {} {vectors:?}", T::NAME);
+        let r1 = b
+            .svd(view, &opts)
+            .map_err(|e| format!("{what} view: {e}"))?;
+        let r2 = b
+            .svd(copy.view(), &opts)
+            .map_err(|e| format!("{what} copy: {e}"))?;
+        let bits = |v: &[T]| {
+            v.iter()
+                .map(|x| Scalar::to_f64(*x).to_bits())
+                .collect::<Vec<_>>()
+        };
+        if bits(&r1.s) != bits(&r2.s) {
+            return Err(format!("{what}: singular values {:?} vs {:?}", r1.s, r2.s));
+        }
+        for (name, x, y) in [("U", &r1.u, &r2.u), ("Vt", &r1.vt, &r2.vt)] {
+            let same = match (x, y) {
+                (Some(x), Some(y)) => {
+                    x.shape() == y.shape() && bits(x.as_slice()) == bits(y.as_slice())
+                }
+                (None, None) => vectors == Vectors::None,
+                _ => false,
+            };
+            if !same {
+                return Err(format!(
+                    "{what}: {name} differs between the view and the copy"
+                ));
+            }
+        }
+        Ok(())
+    }
+    for (m, n) in [(70, 20), (20, 70), (33, 33)] {
+        for vectors in [Vectors::None, Vectors::Thin] {
+            one::<f32, B>(b, m, n, vectors)?;
+            one::<f64, B>(b, m, n, vectors)?;
         }
     }
     Ok(())

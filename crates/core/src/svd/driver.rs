@@ -189,8 +189,40 @@ pub trait SvdKernels<T: Scalar>: Backend {
         v: Option<&mut Self::Mat>,
         p: &JacobiParams,
     ) -> Result<JacobiStats>;
-    /// The Euclidean norm of every column.
+    /// The Euclidean norm of every column, summed in a wider type than `T` where the backend
+    /// has one (f64 on the CPU and CUDA) and rounded to `T` once.
     fn column_norms(&self, w: &Self::Mat) -> Result<Vec<T>>;
+    /// The working matrix of a row-major `m × n` view: its columns (`m × n` column-major) or,
+    /// when `transpose`, its rows (`n × m` column-major), every value times `scale` (a power of
+    /// two). The default changes the layout on the host and uploads; a GPU backend uploads the
+    /// rows as they are and changes the layout on the device.
+    fn mat_from_rows(&self, a: DenseView<'_, T>, transpose: bool, scale: f64) -> Result<Self::Mat> {
+        let (m, n) = a.shape();
+        let (rows, cols) = if transpose { (n, m) } else { (m, n) };
+        self.mat_upload(rows, cols, &to_col_major(a, transpose, scale))
+    }
+    /// Columns `order[l]` of `a`, each times `scale[l]` (in `T` on GPUs), downloaded row-major: as the columns
+    /// of a `rows × order.len()` matrix, or (`as_rows`) as the rows of an `order.len() × rows`
+    /// one. An index past `a`'s columns, or `scale` shorter than `order`, is a
+    /// [`Error::Shape`]. The default gathers on the host (values multiplied in f64); a GPU
+    /// backend gathers on the device and downloads the result only.
+    fn gather_columns(
+        &self,
+        a: &Self::Mat,
+        order: &[usize],
+        scale: &[f64],
+        as_rows: bool,
+    ) -> Result<Vec<T>> {
+        let (rows, cols) = self.mat_shape(a);
+        check_gather(cols, order, scale)?;
+        let cm = self.mat_download(a)?;
+        let at = |i: usize, l: usize| T::from_f64(cm[order[l] * rows + i].wide() * scale[l]);
+        Ok(if as_rows {
+            tiled(order.len(), rows, T::zero(), |l, i| at(i, l))
+        } else {
+            tiled(rows, order.len(), T::zero(), at)
+        })
+    }
     /// Device memory in bytes, when known (the driver refuses larger problems up front).
     fn memory_bytes(&self) -> Option<u64> {
         None
@@ -207,6 +239,24 @@ pub fn check_top(rows: usize, top: usize) -> Result<()> {
     } else {
         Ok(())
     }
+}
+
+/// `Ok` when every index of `order` names one of `cols` columns and `scale` has a factor for
+/// each ([`SvdKernels::gather_columns`]).
+pub fn check_gather<T>(cols: usize, order: &[usize], scale: &[T]) -> Result<()> {
+    if let Some(&j) = order.iter().find(|&&j| j >= cols) {
+        return Err(Error::shape(format!(
+            "gathering column {j} of a matrix of {cols} columns"
+        )));
+    }
+    if scale.len() < order.len() {
+        return Err(Error::shape(format!(
+            "{} scale factors for {} gathered columns",
+            scale.len(),
+            order.len()
+        )));
+    }
+    Ok(())
 }
 
 /// The values a device copy of the top `nrows` rows of a `src` (rows, cols) matrix into the
@@ -270,7 +320,7 @@ fn dense_tiled<T: Scalar>(
 
 /// Column-major copy of a row-major view (optionally of its transpose), each value times
 /// `scale` (computed in f64: exact for a power of two within range).
-fn to_col_major<T: Scalar>(a: DenseView<'_, T>, transpose: bool, scale: f64) -> Vec<T> {
+pub fn to_col_major<T: Scalar>(a: DenseView<'_, T>, transpose: bool, scale: f64) -> Vec<T> {
     let (m, n) = a.shape();
     let f = |v: T| T::from_f64(v.wide() * scale);
     if transpose {
@@ -500,7 +550,6 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
         1.0
     };
     let mut trace = Trace::new();
-    let wcm = to_col_major(a, transposed, scale);
     let params = JacobiParams {
         tol,
         max_sweeps: opts.max_sweeps,
@@ -512,7 +561,7 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
     // w_final: the rotated working matrix U·Σ (rows × cols); v_final: V (cols × cols).
     let (stats, w_final, v_final) = match method {
         SvdPrecondition::None => {
-            let mut w = k.mat_upload(rows, cols, &wcm)?;
+            let mut w = k.mat_from_rows(a, transposed, scale)?;
             let mut v = if vectors { Some(ident(cols)?) } else { None };
             trace.phase(k, "host prepare + upload")?;
             let stats = k.jacobi(&mut w, v.as_mut(), &params)?;
@@ -520,7 +569,7 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
             (stats, w, v)
         }
         SvdPrecondition::Qr | SvdPrecondition::QrLq => {
-            let mut w = k.mat_upload(rows, cols, &wcm)?;
+            let mut w = k.mat_from_rows(a, transposed, scale)?;
             trace.phase(k, "host prepare + upload")?;
             let rot1 = k.givens_qr(&mut w, resolve(k, opts.qr_order, rows, cols))?;
             trace.phase(k, "qr")?;
@@ -560,21 +609,14 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
         }
     };
 
-    let (wrows, _) = k.mat_shape(&w_final);
-    let (norms, wh): (Vec<f64>, Option<Vec<T>>) = if vectors {
-        let wh = k.mat_download(&w_final)?;
-        let norms = host_norms(wrows, &wh);
-        (norms, Some(wh))
-    } else {
-        let norms = k.column_norms(&w_final)?;
-        (norms.into_iter().map(|v| v.wide()).collect(), None)
-    };
-    let vh = match &v_final {
-        Some(v) => Some(k.mat_download(v)?),
-        None => None,
-    };
-    trace.phase(k, "download + norms")?;
-    let mut out = finish::<T>(
+    let norms: Vec<f64> = k
+        .column_norms(&w_final)?
+        .into_iter()
+        .map(|v| v.wide())
+        .collect();
+    trace.phase(k, "norms")?;
+    let mut out = finish(
+        k,
         Finish {
             m,
             n,
@@ -583,27 +625,15 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
             want,
         },
         &norms,
-        wh.as_deref(),
-        vh.as_deref(),
-    );
-    trace.phase(k, "host finish")?;
+        v_final.as_ref().map(|v| (&w_final, v)),
+    )?;
+    trace.phase(k, "U and V")?;
     out.sweeps = stats.sweeps;
     out.off = stats.off;
     out.converged = stats.converged;
     out.precondition = method;
     out.tol = tol;
     Ok(out)
-}
-
-/// The Euclidean norm (f64) of every `rows`-value column of column-major `cm`, in parallel
-/// over columns (each column summed in order, as before).
-fn host_norms<T: Scalar>(rows: usize, cm: &[T]) -> Vec<f64> {
-    if rows == 0 {
-        return Vec::new();
-    }
-    cm.par_chunks(rows)
-        .map(|c| c.iter().map(|v| v.wide().powi(2)).sum::<f64>().sqrt())
-        .collect()
 }
 
 /// What [`finish`] needs to know about the problem.
@@ -616,8 +646,16 @@ struct Finish {
 }
 
 /// Sorts, normalises and completes: from the working space's column norms, `U·Σ` (`rows ×
-/// cols`, column-major) and `V` (`cols × cols`) to the result in `A`'s shape.
-fn finish<T: Scalar>(f: Finish, norms: &[f64], w: Option<&[T]>, v: Option<&[T]>) -> SvdResult<T> {
+/// cols`, column-major on the device) and `V` (`cols × cols`) to the result in `A`'s shape.
+/// When no column needs completing, `U` and `V` are gathered on the device in their final
+/// layout ([`SvdKernels::gather_columns`]) and only they are downloaded; otherwise `U·Σ` comes
+/// to the host, where the basis is completed.
+fn finish<T: Scalar, K: SvdKernels<T>>(
+    k: &K,
+    f: Finish,
+    norms: &[f64],
+    wv: Option<(&K::Mat, &K::Mat)>,
+) -> Result<SvdResult<T>> {
     let (rows, cols) = if f.transposed { (f.n, f.m) } else { (f.m, f.n) };
     // Columns whose squared norm would underflow in T are zero (see the module docs).
     let zero = super::negligible_gram::<T>().wide().sqrt();
@@ -638,29 +676,56 @@ fn finish<T: Scalar>(f: Finish, norms: &[f64], w: Option<&[T]>, v: Option<&[T]>)
         precondition: SvdPrecondition::None,
         tol: 0.0,
     };
-    let (Some(w), Some(v)) = (w, v) else {
-        return result;
+    let Some((w, v)) = wv else {
+        return Ok(result);
     };
-    // U_w: normalised nonzero columns in sorted order (value `w · (1 / norm)` in f64), then
-    // completion columns. Only the completion needs U_w as an f64 matrix; otherwise U is
-    // written straight from `w` in its final layout.
+    // U_w: normalised nonzero columns in sorted order (value `w · (1 / norm)`), then
+    // completion columns; V_w column l is V's column order[l].
     let nonzero = s_scaled.iter().filter(|&&x| x > 0.0).count();
     let ucols = if f.want == Vectors::Full { rows } else { cols };
     let inv: Vec<f64> = order[..nonzero].iter().map(|&j| 1.0 / norms[j]).collect();
-    let uw = |i: usize, l: usize| w[order[l] * rows + i].wide() * inv[l];
-    let more = if ucols > nonzero {
-        let mut known = vec![0.0f64; rows * nonzero];
-        if rows > 0 {
-            known.par_chunks_mut(rows).enumerate().for_each(|(l, c)| {
-                for (i, x) in c.iter_mut().enumerate() {
-                    *x = uw(i, l);
-                }
-            });
+    let dense = |r: usize, c: usize, v: Vec<T>| Dense::from_vec(r, c, v);
+    if ucols == nonzero {
+        let ones = vec![1.0; cols];
+        if !f.transposed {
+            // A = U_w Σ V_wᵀ
+            result.u = Some(dense(
+                rows,
+                ucols,
+                k.gather_columns(w, &order, &inv, false)?,
+            )?);
+            result.vt = Some(dense(
+                cols,
+                cols,
+                k.gather_columns(v, &order, &ones, true)?,
+            )?);
+        } else {
+            // A = W ᵀ = V_w Σ U_wᵀ: U = V_w (m × m), Vᵀ = U_wᵀ (k × n or n × n)
+            result.u = Some(dense(
+                cols,
+                cols,
+                k.gather_columns(v, &order, &ones, false)?,
+            )?);
+            result.vt = Some(dense(
+                ucols,
+                rows,
+                k.gather_columns(w, &order, &inv, true)?,
+            )?);
         }
-        basis::complete(rows, &known, ucols - nonzero)
-    } else {
-        Vec::new()
-    };
+        return Ok(result);
+    }
+    let w = k.mat_download(w)?;
+    let v = k.mat_download(v)?;
+    let uw = |i: usize, l: usize| w[order[l] * rows + i].wide() * inv[l];
+    let mut known = vec![0.0f64; rows * nonzero];
+    if rows > 0 {
+        known.par_chunks_mut(rows).enumerate().for_each(|(l, c)| {
+            for (i, x) in c.iter_mut().enumerate() {
+                *x = uw(i, l);
+            }
+        });
+    }
+    let more = basis::complete(rows, &known, ucols - nonzero);
     let t = T::from_f64;
     let u_at = |i: usize, l: usize| {
         if l < nonzero {
@@ -669,18 +734,15 @@ fn finish<T: Scalar>(f: Finish, norms: &[f64], w: Option<&[T]>, v: Option<&[T]>)
             t(more[(l - nonzero) * rows + i])
         }
     };
-    // V_w column l is V's column order[l].
     let vw_at = |i: usize, l: usize| t(v[order[l] * cols + i].wide());
     if !f.transposed {
-        // A = U_w Σ V_wᵀ
         result.u = Some(dense_tiled(rows, ucols, u_at));
         result.vt = Some(dense_tiled(cols, cols, |l, j| vw_at(j, l)));
     } else {
-        // A = W ᵀ = V_w Σ U_wᵀ: U = V_w (m × m), Vᵀ = U_wᵀ (k × n or n × n)
         result.u = Some(dense_tiled(cols, cols, vw_at));
         result.vt = Some(dense_tiled(ucols, rows, |l, j| u_at(j, l)));
     }
-    result
+    Ok(result)
 }
 
 #[cfg(test)]
@@ -696,83 +758,5 @@ mod tests {
         assert_eq!(JacobiPlan::auto_chunks(100, 8), 1);
         assert_eq!(JacobiPlan::auto_chunks(65536, 4096), 1);
         assert_eq!(JacobiPlan::auto_chunks(0, 0), 1);
-    }
-
-    /// Host-side timing of the SVD driver's prepare and finish on a thin 32768 × 256 f32
-    /// matrix, with a checksum of the outputs' bits (unchanged by layout optimisations):
-    /// `cargo test -p trident-core --release --lib host_phase_timing -- --ignored --nocapture`.
-    #[test]
-    #[ignore]
-    fn host_phase_timing() {
-        let (m, n) = (32768usize, 256usize);
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let data: Vec<f32> = (0..m * n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-            })
-            .collect();
-        let a = DenseView::new(m, n, n, &data).unwrap();
-        // start rayon's pool outside the timed phases
-        rayon::join(|| (), || ());
-        let mut hash = 0xcbf2_9ce4_8422_2325u64;
-        let mut mix = |v: f64| {
-            hash = (hash ^ v.to_bits()).wrapping_mul(0x100_0000_01b3);
-        };
-        for transposed in [false, true] {
-            let t0 = std::time::Instant::now();
-            let maxabs = finite_max_abs(a, "svd").unwrap();
-            let t1 = std::time::Instant::now();
-            let cm = to_col_major(a, transposed, 0.5);
-            let t2 = std::time::Instant::now();
-            let (rows, cols) = if transposed { (n, m) } else { (m, n) };
-            if transposed {
-                // the driver's wide case: keep the test cheap (256 x 256 V-space)
-                eprintln!(
-                    "transposed prepare: check+maxabs {:.1} ms, to_col_major {:.1} ms",
-                    (t1 - t0).as_secs_f64() * 1e3,
-                    (t2 - t1).as_secs_f64() * 1e3
-                );
-                cm.iter().step_by(97).for_each(|v| mix(*v as f64));
-                continue;
-            }
-            let norms = host_norms(rows, &cm);
-            let t3 = std::time::Instant::now();
-            let v: Vec<f32> = (0..cols * cols)
-                .map(|i| ((i * 7919) % 1009) as f32 / 1009.0)
-                .collect();
-            for want in [Vectors::Thin, Vectors::None] {
-                let t4 = std::time::Instant::now();
-                let out = finish::<f32>(
-                    Finish {
-                        m,
-                        n,
-                        transposed,
-                        scale: 0.5,
-                        want,
-                    },
-                    &norms,
-                    (want != Vectors::None).then_some(&cm[..]),
-                    (want != Vectors::None).then_some(&v[..]),
-                );
-                let t5 = std::time::Instant::now();
-                eprintln!(
-                    "{want:?}: check+maxabs {:.1} ms, to_col_major {:.1} ms, norms {:.1} ms, finish {:.1} ms",
-                    (t1 - t0).as_secs_f64() * 1e3,
-                    (t2 - t1).as_secs_f64() * 1e3,
-                    (t3 - t2).as_secs_f64() * 1e3,
-                    (t5 - t4).as_secs_f64() * 1e3
-                );
-                mix(maxabs);
-                out.s.iter().for_each(|v| mix(*v as f64));
-                norms.iter().for_each(|v| mix(*v));
-                for d in [&out.u, &out.vt].into_iter().flatten() {
-                    d.as_slice().iter().for_each(|v| mix(*v as f64));
-                }
-            }
-        }
-        eprintln!("checksum {hash:016x}");
     }
 }
