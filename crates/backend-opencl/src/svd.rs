@@ -529,11 +529,11 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
         args.arg(m as u64).arg(n as u64).arg(u32::from(transpose));
         real(&mut args, T::from_f64(scale));
         args.arg(&src.buf).arg(&out.buf);
+        let dims = LaunchDims::new([layout_items(rows, cols)], Some([WG]));
         // SAFETY: (ulong m, ulong n, uint transpose, REAL scale, const REAL *src, REAL *dst)
         // as svd_from_rows takes; src and dst hold m n values, and every group (one per
         // 32 x 32 tile of the rows x cols output) reads and writes only indices i < rows,
         // j < cols of them.
-        let dims = LaunchDims::new([layout_items(rows, cols)], Some([WG]));
         unsafe { args.launch(&self.queue, dims) }?;
         Ok(out)
     }
@@ -573,12 +573,12 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
         } else {
             (ncols, a.rows)
         };
+        let dims = LaunchDims::new([layout_items(r, c)], Some([WG]));
         // SAFETY: (ulong rows, ulong ncols, uint as_rows, const uint *order, const REAL
         // *scale, const REAL *src, REAL *dst) as svd_gather_cols takes; order and scale hold
         // ncols values, each order[l] < a.cols (checked), so src reads stay below
         // a.rows a.cols; dst holds rows ncols values and every group writes only inside
         // its tile of the r x c output.
-        let dims = LaunchDims::new([layout_items(r, c)], Some([WG]));
         unsafe { args.launch(&self.queue, dims) }?;
         // A blocking read on the in-order queue: it waits for the gather.
         out.read(&mut host)
