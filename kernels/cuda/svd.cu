@@ -7,13 +7,13 @@
 // unsigned long long, uint unsigned int, REAL T.
 //
 // Launch shape: the host launches every kernel as a 1-D grid of 1-D blocks of WG = 256
-// threads, the qr_tree_* kernels blocks of QWG = 1024 (qr_apply and qr_apply_q:
+// threads, the qr_tree_* kernels (but qr_tree_merge_update) blocks of QWG = 1024 (qr_apply and qr_apply_q:
 // (j, k) = (g mod jspan, g / jspan) with jspan = cols (resp. jcols) rounded up to WG);
 // the OpenCL host uses the equivalent 2-D NDRanges.
 //
 // Every matrix is column-major: element (i, j) of a matrix with `rows` rows is at
 // j * rows + i (64-bit index arithmetic). Every kernel runs with work-groups of WG = 256,
-// except the qr_tree_* kernels: QWG = 1024.
+// except the qr_tree_* kernels: QWG = 1024 (but qr_tree_merge_update: WG).
 //
 // Kernel arguments (both files, both precisions):
 //
@@ -78,10 +78,17 @@
 //       Tree QR (trident_core::svd::tree), leaves: work-group p reduces panel p (rows
 //       p h .. min(p h + h, rows)) by the Sameh-Kuck order inside the panel, one barrier pair
 //       per step; (c, s) of the rotation zeroing (g, j) to cs[2 (j rows + g)].
-//   qr_tree_merge(ulong rows, uint cols, uint h, uint level, REAL *a, REAL *cs)
-//       Tree QR, level `level`: work-group g merges the triangles at rows a = 2 g h 2^level
-//       and b = a + h 2^level (b < rows): step t zeroes (b + i, j = t - i), i <= j, i < kb,
-//       against row a + j (the anti-diagonal wavefront, kb + cols - 1 steps).
+//   qr_tree_merge_panel(ulong rows, uint cols, uint h, uint level, uint j0, REAL *a,
+//                       REAL *cs)
+//   qr_tree_merge_update(ulong rows, uint cols, uint h, uint level, uint j0, REAL *a,
+//                        const REAL *cs)
+//       Tree QR, level `level`: merge g absorbs the triangle at rows b = a + h 2^level
+//       (kb rows) into the one at a = 2 g h 2^level, rotation (i, j) zeroing (b + i, j)
+//       against row a + j for i <= j, i < kb. By panels of MP = 32 columns j0 = 0, 32, ...,
+//       in order: _panel (QWG threads, one block per merge) makes panel j0's rotations and
+//       applies them to its columns; _update (WG threads, UC = 8 columns each:
+//       merges x ceil((cols - j0 - 32) / 8) blocks, launched when columns remain) applies
+//       them to the columns right of the panel.
 //   qr_tree_merge_q(ulong rows, uint qcols, uint cols, uint h, uint level, uint kspan,
 //                   REAL *q, const REAL *cs)
 //   qr_tree_leaf_q(ulong rows, uint qcols, uint cols, uint h, uint kspan, REAL *q,
@@ -785,32 +792,143 @@ __device__ void qr_tree_leaf(const u64 rows, const uint cols, const uint h, T *a
     }
 }
 
+// Merges by panels of MP columns (svd.cl's qr_tree_merge_panel / qr_tree_merge_update, same
+// schedule): per panel, _panel makes the panel's rotations and applies them to the panel's
+// own columns, then _update applies them to the columns right of the panel. Rotation (i, j)
+// is the reference's; T2 row i meets T1 rows j = i, i + 1, ... in order and T1 row j meets
+// T2 rows i = 0, 1, ... in order, as in the wavefront; only the schedule differs.
+constexpr uint MP = 32;
+constexpr uint UC = WG / MP;
+static_assert(QWG == MP * MP, "qr_tree_merge_panel: one thread per element of an MP x MP block");
+
+// Panel j0 .. j0 + w of merge g (the block): thread (l, c) = (lid / MP, lid % MP) keeps T1
+// element (a + j0 + l, j0 + c) in a register; T2 rows i < rr flow through the rows of
+// threads (row l takes T2 row s - l at stage s, one barrier per stage) and are rotated
+// against T1 row j0 + l when s - l <= j0 + l; the last row writes them back.
 template <typename T>
-__device__ void qr_tree_merge(const u64 rows, const uint cols, const uint h, const uint level, T *a,
-                              T *cs) {
+__device__ void qr_tree_merge_panel(const u64 rows, const uint cols, const uint h, const uint level,
+                                    const uint j0, T *a, T *cs) {
+    __shared__ T inb[MP][MP + 1];
+    __shared__ T buf[2][MP][MP + 1];
+    __shared__ T piv[2][MP];
     const uint lid = threadIdx.x;
+    const uint l = lid / MP, c = lid % MP;
     u64 ta, tb, kb;
     tree_merge(rows, cols, h, level, blockIdx.x, &ta, &tb, &kb);
-    const u64 steps = merge_steps(kb, cols);
-    for (u64 t = 0; t < steps; ++t) {
-        const u64 lo = merge_lo(cols, t), hi = merge_hi(kb, t, lo), ni = hi - lo;
-        for (u64 i = lo + lid; i < hi; i += QWG) {
-            const u64 j = t - i;
-            T c, sn;
-            givens_cs(a[j * rows + ta + j], a[j * rows + tb + i], &c, &sn);
-            cs[2 * (j * rows + tb + i)] = c;
-            cs[2 * (j * rows + tb + i) + 1] = sn;
+    const uint w = min(MP, cols - j0);
+    const u64 rr = min(kb, (u64)(j0 + w));
+    const u64 j = j0 + l, k = j0 + c;
+    T x = l < w && c < w ? a[k * rows + ta + j] : T(0);
+    if (l == c) {
+        piv[0][l] = x;
+    }
+    __syncthreads();
+    const u64 stages = rr == 0 ? 0 : rr + w - 1;
+    for (u64 s = 0; s < stages; ++s) {
+        const uint p = s & 1;
+        if (s % MP == 0 && s < rr) {
+            // The next MP T2 rows of the panel, read down the columns.
+            const uint q = lid % MP, cc = lid / MP;
+            inb[q][cc] = s + q < rr && cc < w ? a[(j0 + cc) * rows + tb + s + q] : T(0);
+            __syncthreads();
+        }
+        const long long i = (long long)s - (long long)l;
+        if (l < w && i >= 0 && i < (long long)rr) {
+            T y = l == 0 ? inb[s % MP][c] : buf[p][l - 1][c];
+            if ((u64)i <= j) {
+                const T yp = l == 0 ? inb[s % MP][l] : buf[p][l - 1][l];
+                T cr, sr;
+                givens_cs(piv[p][l], yp, &cr, &sr);
+                if (c >= l && c < w) {
+                    const T x2 = cr * x + sr * y;
+                    y = c == l ? T(0) : cr * y - sr * x;
+                    x = x2;
+                }
+                if (c == l) {
+                    cs[2 * (j * rows + tb + i)] = cr;
+                    cs[2 * (j * rows + tb + i) + 1] = sr;
+                }
+            }
+            if (l == w - 1) {
+                if (c < w) {
+                    a[k * rows + tb + i] = y;
+                }
+            } else {
+                buf[1 - p][l][c] = y;
+            }
+        }
+        if (l == c) {
+            piv[1 - p][l] = x;
         }
         __syncthreads();
-        u64 x, k, dx, dk;
-        for (elem_first(ni, lid, &x, &k, &dx, &dk); k < cols; elem_next(ni, dx, dk, &x, &k)) {
-            const u64 i = lo + x, j = t - i;
-            if (k >= j) {
-                rot_rows(a, rows, k, ta + j, tb + i, j, cs[2 * (j * rows + tb + i)],
-                         cs[2 * (j * rows + tb + i) + 1]);
+    }
+    if (l < w && c < w) {
+        a[k * rows + ta + j] = x;
+    }
+}
+
+// (c, s) of lane l's rotation at stage s of qr_tree_merge_update (identity when it has none).
+template <typename T>
+__device__ __forceinline__ void merge_cs(const T *cs, u64 rows, u64 tb, u64 rr, uint w, u64 j0,
+                                         uint l, u64 s, T *c, T *sn) {
+    const long long i = (long long)s - (long long)l;
+    *c = 1;
+    *sn = 0;
+    if (l < w && i >= 0 && i < (long long)rr && (u64)i <= j0 + l) {
+        *c = cs[2 * ((j0 + l) * rows + tb + i)];
+        *sn = cs[2 * ((j0 + l) * rows + tb + i) + 1];
+    }
+}
+
+// The rotations of panel j0 on the columns k >= j0 + w: block t takes merge t / spans and UC
+// columns; per column, lane l keeps T1 element (a + j0 + l, k) and the T2 elements flow
+// through the lanes as in qr_tree_merge_panel, (c, s) read a stage ahead.
+template <typename T>
+__device__ void qr_tree_merge_update(const u64 rows, const uint cols, const uint h,
+                                     const uint level, const uint j0, T *a, const T *cs) {
+    __shared__ T inb[UC][MP];
+    __shared__ T buf[2][UC][MP];
+    const uint lid = threadIdx.x;
+    const uint q = lid / MP, l = lid % MP;
+    const uint w = min(MP, cols - j0);
+    const uint k1 = j0 + w;
+    const uint spans = (cols - k1 + UC - 1) / UC;
+    const u64 k = k1 + (u64)(blockIdx.x % spans) * UC + q;
+    u64 ta, tb, kb;
+    tree_merge(rows, cols, h, level, blockIdx.x / spans, &ta, &tb, &kb);
+    const u64 rr = min(kb, (u64)k1);
+    const bool live = k < cols;
+    const u64 j = j0 + l;
+    T x = live && l < w ? a[k * rows + ta + j] : T(0);
+    const u64 stages = rr == 0 ? 0 : rr + w - 1;
+    T cn, sn;
+    merge_cs(cs, rows, tb, rr, w, j0, l, 0, &cn, &sn);
+    for (u64 s = 0; s < stages; ++s) {
+        const uint p = s & 1;
+        if (s % MP == 0 && s < rr) {
+            inb[q][l] = live && s + l < rr ? a[k * rows + tb + s + l] : T(0);
+            __syncthreads();
+        }
+        const T cr = cn, sr = sn;
+        merge_cs(cs, rows, tb, rr, w, j0, l, s + 1, &cn, &sn);
+        const long long i = (long long)s - (long long)l;
+        if (l < w && i >= 0 && i < (long long)rr) {
+            T y = l == 0 ? inb[q][s % MP] : buf[p][q][l - 1];
+            const T x2 = cr * x + sr * y;
+            y = cr * y - sr * x;
+            x = x2;
+            if (l == w - 1) {
+                if (live) {
+                    a[k * rows + tb + i] = y;
+                }
+            } else {
+                buf[1 - p][q][l] = y;
             }
         }
         __syncthreads();
+    }
+    if (live && l < w) {
+        a[k * rows + ta + j] = x;
     }
 }
 
@@ -918,9 +1036,13 @@ __device__ void qr_tree_leaf_q(const u64 rows, const uint qcols, const uint cols
         qr_tree_leaf_##S(u64 rows, uint cols, uint h, T *a, T *cs) {                           \
         qr_tree_leaf<T>(rows, cols, h, a, cs);                                                 \
     }                                                                                          \
-    extern "C" __global__ void __launch_bounds__(QWG)                                          \
-        qr_tree_merge_##S(u64 rows, uint cols, uint h, uint level, T *a, T *cs) {              \
-        qr_tree_merge<T>(rows, cols, h, level, a, cs);                                         \
+    extern "C" __global__ void __launch_bounds__(QWG) qr_tree_merge_panel_##S(                 \
+        u64 rows, uint cols, uint h, uint level, uint j0, T *a, T *cs) {                       \
+        qr_tree_merge_panel<T>(rows, cols, h, level, j0, a, cs);                               \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(WG) qr_tree_merge_update_##S(                 \
+        u64 rows, uint cols, uint h, uint level, uint j0, T *a, const T *cs) {                 \
+        qr_tree_merge_update<T>(rows, cols, h, level, j0, a, cs);                              \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(QWG) qr_tree_merge_q_##S(                     \
         u64 rows, uint qcols, uint cols, uint h, uint level, uint kspan, T *q, const T *cs) {  \

@@ -7,7 +7,7 @@
 //
 // Every matrix is column-major: element (i, j) of a matrix with `rows` rows is at
 // j * rows + i (64-bit index arithmetic). Every kernel runs with work-groups of WG = 256,
-// except the qr_tree_* kernels: QWG = 1024.
+// except the qr_tree_* kernels: QWG = 1024 (but qr_tree_merge_update: WG).
 //
 // Kernel arguments (both files, both precisions):
 //
@@ -66,10 +66,17 @@
 //       Tree QR (trident_core::svd::tree), leaves: work-group p reduces panel p (rows
 //       p h .. min(p h + h, rows)) by the Sameh-Kuck order inside the panel, one barrier pair
 //       per step; (c, s) of the rotation zeroing (g, j) to cs[2 (j rows + g)].
-//   qr_tree_merge(ulong rows, uint cols, uint h, uint level, REAL *a, REAL *cs)
-//       Tree QR, level `level`: work-group g merges the triangles at rows a = 2 g h 2^level
-//       and b = a + h 2^level (b < rows): step t zeroes (b + i, j = t - i), i <= j, i < kb,
-//       against row a + j (the anti-diagonal wavefront, kb + cols - 1 steps).
+//   qr_tree_merge_panel(ulong rows, uint cols, uint h, uint level, uint j0, REAL *a,
+//                       REAL *cs)
+//   qr_tree_merge_update(ulong rows, uint cols, uint h, uint level, uint j0, REAL *a,
+//                        const REAL *cs)
+//       Tree QR, level `level`: merge g absorbs the triangle at rows b = a + h 2^level
+//       (kb rows) into the one at a = 2 g h 2^level, rotation (i, j) zeroing (b + i, j)
+//       against row a + j for i <= j, i < kb. By panels of MP = 32 columns j0 = 0, 32, ...,
+//       in order: _panel (QWG work-items, one group per merge) makes panel j0's rotations and
+//       applies them to its columns; _update (WG work-items, UC = 8 columns each:
+//       merges x ceil((cols - j0 - 32) / 8) groups, launched when columns remain) applies
+//       them to the columns right of the panel.
 //   qr_tree_merge_q(ulong rows, uint qcols, uint cols, uint h, uint level, uint kspan,
 //                   REAL *q, const REAL *cs)
 //   qr_tree_leaf_q(ulong rows, uint qcols, uint cols, uint h, uint kspan, REAL *q,
@@ -794,33 +801,148 @@ __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_leaf)(
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_merge)(
-    const ulong rows, const uint cols, const uint h, const uint level, __global REAL *a,
-    __global REAL *cs)
+// Merges by panels of MP columns: per panel, qr_tree_merge_panel makes the panel's rotations
+// and applies them to the panel's own columns, then qr_tree_merge_update applies them to
+// the columns right of the panel. Rotation (i, j) (zeroing (b + i, j) against row a + j) is
+// the reference's: T2 row i meets T1 rows j = i, i + 1, ... in order and T1 row j meets T2
+// rows i = 0, 1, ... in order, as in the wavefront; only the schedule differs.
+#define MP 32
+// Columns per work-group of qr_tree_merge_update.
+#define UC (WG / MP)
+
+// Panel j0 .. j0 + w (w = min(MP, cols - j0)) of merge g (the group): work-item (l, c) =
+// (lid / MP, lid % MP) keeps T1 element (a + j0 + l, j0 + c) in a register. The T2 rows
+// i < rr = min(kb, j0 + w) flow through the rows of work-items: row l takes T2 row s - l at
+// stage s (one barrier per stage) and rotates it against T1 row j0 + l when s - l <= j0 + l,
+// the rotation computed by every work-item of row l from the pivots in local memory; the
+// last row writes the T2 row back. (c, s) go to cs at (b + i, j0 + l).
+__kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_merge_panel)(
+    const ulong rows, const uint cols, const uint h, const uint level, const uint j0,
+    __global REAL *a, __global REAL *cs)
 {
+    __local REAL inb[MP][MP + 1];
+    __local REAL buf[2][MP][MP + 1];
+    __local REAL piv[2][MP];
     const uint lid = get_local_id(0);
+    const uint l = lid / MP, c = lid % MP;
     ulong ta, tb, kb;
     tree_merge(rows, cols, h, level, get_group_id(0), &ta, &tb, &kb);
-    const ulong steps = merge_steps(kb, cols);
-    for (ulong t = 0; t < steps; ++t) {
-        const ulong lo = merge_lo(cols, t), hi = merge_hi(kb, t, lo), ni = hi - lo;
-        for (ulong i = lo + lid; i < hi; i += QWG) {
-            const ulong j = t - i;
-            REAL c, sn;
-            givens_cs(a[j * rows + ta + j], a[j * rows + tb + i], &c, &sn);
-            cs[2 * (j * rows + tb + i)] = c;
-            cs[2 * (j * rows + tb + i) + 1] = sn;
+    const uint w = min((uint)MP, cols - j0);
+    const ulong rr = min(kb, (ulong)(j0 + w));
+    const ulong j = j0 + l, k = j0 + c;
+    REAL x = l < w && c < w ? a[k * rows + ta + j] : (REAL)0;
+    if (l == c) {
+        piv[0][l] = x;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const ulong stages = rr == 0 ? 0 : rr + w - 1;
+    for (ulong s = 0; s < stages; ++s) {
+        const uint p = s & 1;
+        if (s % MP == 0 && s < rr) {
+            // The next MP T2 rows of the panel, read down the columns.
+            const uint q = lid % MP, cc = lid / MP;
+            inb[q][cc] = s + q < rr && cc < w ? a[(j0 + cc) * rows + tb + s + q] : (REAL)0;
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_GLOBAL_MEM_FENCE);
-        ulong x, k, dx, dk;
-        for (elem_first(ni, lid, &x, &k, &dx, &dk); k < cols; elem_next(ni, dx, dk, &x, &k)) {
-            const ulong i = lo + x, j = t - i;
-            if (k >= j) {
-                rot_rows(a, rows, k, ta + j, tb + i, j, cs[2 * (j * rows + tb + i)],
-                         cs[2 * (j * rows + tb + i) + 1]);
+        const long i = (long)s - (long)l;
+        if (l < w && i >= 0 && i < (long)rr) {
+            REAL y = l == 0 ? inb[s % MP][c] : buf[p][l - 1][c];
+            if ((ulong)i <= j) {
+                const REAL yp = l == 0 ? inb[s % MP][l] : buf[p][l - 1][l];
+                REAL cr, sr;
+                givens_cs(piv[p][l], yp, &cr, &sr);
+                if (c >= l && c < w) {
+                    const REAL x2 = cr * x + sr * y;
+                    y = c == l ? (REAL)0 : cr * y - sr * x;
+                    x = x2;
+                }
+                if (c == l) {
+                    cs[2 * (j * rows + tb + i)] = cr;
+                    cs[2 * (j * rows + tb + i) + 1] = sr;
+                }
+            }
+            if (l == w - 1) {
+                if (c < w) {
+                    a[k * rows + tb + i] = y;
+                }
+            } else {
+                buf[1 - p][l][c] = y;
             }
         }
-        barrier(CLK_GLOBAL_MEM_FENCE);
+        if (l == c) {
+            piv[1 - p][l] = x;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l < w && c < w) {
+        a[k * rows + ta + j] = x;
+    }
+}
+
+// (c, s) of lane l's rotation at stage s of qr_tree_merge_update (identity when it has none).
+inline void merge_cs(__global const REAL *cs, ulong rows, ulong tb, ulong rr, uint w, ulong j0,
+                     uint l, ulong s, REAL *c, REAL *sn)
+{
+    const long i = (long)s - (long)l;
+    *c = 1;
+    *sn = 0;
+    if (l < w && i >= 0 && i < (long)rr && (ulong)i <= j0 + l) {
+        *c = cs[2 * ((j0 + l) * rows + tb + i)];
+        *sn = cs[2 * ((j0 + l) * rows + tb + i) + 1];
+    }
+}
+
+// The rotations of panel j0 on the columns k >= j0 + w: work-group t takes merge
+// t / spans and UC columns (spans = ceil((cols - j0 - w) / UC)); per column, lane l keeps T1
+// element (a + j0 + l, k) and the T2 elements flow through the lanes as in
+// qr_tree_merge_panel (lane l takes T2 row s - l at stage s), (c, s) read a stage ahead.
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_merge_update)(
+    const ulong rows, const uint cols, const uint h, const uint level, const uint j0,
+    __global REAL *a, __global const REAL *cs)
+{
+    __local REAL inb[UC][MP];
+    __local REAL buf[2][UC][MP];
+    const uint lid = get_local_id(0);
+    const uint q = lid / MP, l = lid % MP;
+    const uint w = min((uint)MP, cols - j0);
+    const uint k1 = j0 + w;
+    const uint spans = (cols - k1 + UC - 1) / UC;
+    const ulong k = k1 + (ulong)(get_group_id(0) % spans) * UC + q;
+    ulong ta, tb, kb;
+    tree_merge(rows, cols, h, level, get_group_id(0) / spans, &ta, &tb, &kb);
+    const ulong rr = min(kb, (ulong)k1);
+    const int live = k < cols;
+    const ulong j = j0 + l;
+    REAL x = live && l < w ? a[k * rows + ta + j] : (REAL)0;
+    const ulong stages = rr == 0 ? 0 : rr + w - 1;
+    REAL cn, sn;
+    merge_cs(cs, rows, tb, rr, w, j0, l, 0, &cn, &sn);
+    for (ulong s = 0; s < stages; ++s) {
+        const uint p = s & 1;
+        if (s % MP == 0 && s < rr) {
+            inb[q][l] = live && s + l < rr ? a[k * rows + tb + s + l] : (REAL)0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        const REAL cr = cn, sr = sn;
+        merge_cs(cs, rows, tb, rr, w, j0, l, s + 1, &cn, &sn);
+        const long i = (long)s - (long)l;
+        if (l < w && i >= 0 && i < (long)rr) {
+            REAL y = l == 0 ? inb[q][s % MP] : buf[p][q][l - 1];
+            const REAL x2 = cr * x + sr * y;
+            y = cr * y - sr * x;
+            x = x2;
+            if (l == w - 1) {
+                if (live) {
+                    a[k * rows + tb + i] = y;
+                }
+            } else {
+                buf[1 - p][q][l] = y;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (live && l < w) {
+        a[k * rows + ta + j] = x;
     }
 }
 

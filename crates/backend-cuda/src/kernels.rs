@@ -96,7 +96,8 @@ trident_core::kernel_table! {
             "qr_apply",
             "qr_apply_q",
             "qr_tree_leaf",
-            "qr_tree_merge",
+            "qr_tree_merge_panel",
+            "qr_tree_merge_update",
             "qr_tree_merge_q",
             "qr_tree_leaf_q"
         ],

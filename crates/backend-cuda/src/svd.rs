@@ -120,6 +120,9 @@ impl Cuda {
     }
 }
 
+/// Columns per panel of the tree QR's merges (`MP` in svd.cu).
+const MERGE_PANEL: usize = 32;
+
 /// Output tile edge of `svd_from_rows` / `svd_gather_cols` (`LT` in svd.cu).
 const LT: usize = 32;
 
@@ -220,15 +223,41 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
                 // (cs has 2 rows cols).
                 unsafe { Self::svd_launch_wg(&mut args, plan.panels, QWG)? };
             }
+            let panel_k = self.kernel::<T>(Module::Svd, "qr_tree_merge_panel")?;
+            let update_k = self.kernel::<T>(Module::Svd, "qr_tree_merge_update")?;
             for level in 0..plan.levels {
-                let kernel = self.kernel::<T>(Module::Svd, "qr_tree_merge")?;
-                let mut args = kernel.builder();
-                args.arg(rows as u64).arg(cols32).arg(h32).arg(level as u32);
-                args.arg(&a.buf).arg(&cs);
-                // SAFETY: (u64 rows, uint cols, uint h, uint level, T *a, T *cs) as
-                // qr_tree_merge takes; block g < merges(level) touches rows a + j, b + i < rows
-                // of columns < cols, and cs at those (row, column) pairs.
-                unsafe { Self::svd_launch_wg(&mut args, plan.merges(level), QWG)? };
+                let merges = plan.merges(level);
+                for j0 in (0..cols).step_by(MERGE_PANEL) {
+                    let j032 = u32_of(j0, "column")?;
+                    let mut args = panel_k.builder();
+                    args.arg(rows as u64)
+                        .arg(cols32)
+                        .arg(h32)
+                        .arg(level as u32)
+                        .arg(j032);
+                    args.arg(&a.buf).arg(&cs);
+                    // SAFETY: (u64 rows, uint cols, uint h, uint level, uint j0, T *a, T *cs)
+                    // as qr_tree_merge_panel takes; block g < merges(level) touches rows
+                    // a + j, b + i < rows (b + i < rows by kb) of columns j0 .. j0 + 32
+                    // (< cols), and cs at those (row, column) pairs.
+                    unsafe { Self::svd_launch_wg(&mut args, merges, QWG)? };
+                    let right = cols.saturating_sub(j0 + MERGE_PANEL);
+                    if right > 0 {
+                        let mut args = update_k.builder();
+                        args.arg(rows as u64)
+                            .arg(cols32)
+                            .arg(h32)
+                            .arg(level as u32)
+                            .arg(j032);
+                        args.arg(&a.buf).arg(&cs);
+                        let groups = merges * right.div_ceil(WG as usize / MERGE_PANEL);
+                        // SAFETY: (u64 rows, uint cols, uint h, uint level, uint j0, T *a,
+                        // const T *cs) as qr_tree_merge_update takes; block t takes merge
+                        // t / spans < merges(level) and columns below cols (the rest idle), so
+                        // it touches rows a + j, b + i < rows and reads cs of those rows.
+                        unsafe { Self::svd_launch(&mut args, groups)? };
+                    }
+                }
             }
             return Ok(CudaRotations {
                 rows,

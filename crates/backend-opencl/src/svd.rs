@@ -123,6 +123,9 @@ impl<T: ClScalar> Qr<T> for OpenCl {
     }
 }
 
+/// Columns per panel of the tree QR's merges (`MP` in svd.cl).
+const MERGE_PANEL: usize = 32;
+
 /// Output tile edge of `svd_from_rows` / `svd_gather_cols` (`LT` in svd.cl).
 const LT: usize = 32;
 
@@ -222,23 +225,45 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                     )
                 }?;
             }
+            let panel_k = self.svd_kernel::<T>("qr_tree_merge_panel")?;
+            let update_k = self.svd_kernel::<T>("qr_tree_merge_update")?;
             for level in 0..plan.levels {
-                let mut args = self.svd_kernel::<T>("qr_tree_merge")?.builder();
-                args.arg(rows as u64)
-                    .arg(cols32)
-                    .arg(h32)
-                    .arg(level as u32)
-                    .arg(&a.buf)
-                    .arg(&cs);
-                // SAFETY: (ulong rows, uint cols, uint h, uint level, REAL *a, REAL *cs) as
-                // qr_tree_merge takes; group g < merges(level) touches rows a + j, b + i < rows
-                // (b + i < rows by kb) of columns < cols, and cs at those (row, column) pairs.
-                unsafe {
-                    args.launch(
-                        &self.queue,
-                        LaunchDims::new([plan.merges(level) * QWG], Some([QWG])),
-                    )
-                }?;
+                let merges = plan.merges(level);
+                for j0 in (0..cols).step_by(MERGE_PANEL) {
+                    let j032 = u32_of(j0, "column")?;
+                    let mut args = panel_k.builder();
+                    args.arg(rows as u64)
+                        .arg(cols32)
+                        .arg(h32)
+                        .arg(level as u32)
+                        .arg(j032)
+                        .arg(&a.buf)
+                        .arg(&cs);
+                    let dims = LaunchDims::new([merges * QWG], Some([QWG]));
+                    // SAFETY: (ulong rows, uint cols, uint h, uint level, uint j0, REAL *a,
+                    // REAL *cs) as qr_tree_merge_panel takes; group g < merges(level) touches
+                    // rows a + j, b + i < rows (b + i < rows by kb) of columns j0 .. j0 + 32
+                    // (< cols), and cs at those (row, column) pairs.
+                    unsafe { args.launch(&self.queue, dims) }?;
+                    let right = cols.saturating_sub(j0 + MERGE_PANEL);
+                    if right > 0 {
+                        let mut args = update_k.builder();
+                        args.arg(rows as u64)
+                            .arg(cols32)
+                            .arg(h32)
+                            .arg(level as u32)
+                            .arg(j032)
+                            .arg(&a.buf)
+                            .arg(&cs);
+                        let groups = merges * right.div_ceil(WG / MERGE_PANEL);
+                        let dims = LaunchDims::new([groups * WG], Some([WG]));
+                        // SAFETY: (ulong rows, uint cols, uint h, uint level, uint j0, REAL *a,
+                        // const REAL *cs) as qr_tree_merge_update takes; group t takes merge
+                        // t / spans < merges(level) and columns below cols (the rest idle), so
+                        // it touches rows a + j, b + i < rows and reads cs of those rows.
+                        unsafe { args.launch(&self.queue, dims) }?;
+                    }
+                }
             }
             return Ok(ClRotations {
                 rows,

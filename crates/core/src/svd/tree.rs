@@ -11,7 +11,9 @@
 //! `cols × cols`) absorbs node `2g + 1` (top row `b`, triangle of `kb = min(cols, rows − b)`
 //! rows): in step `t` rotation `(i, j)` with `i + j = t`, `i ≤ j`, `i < kb`, `j < cols` zeroes
 //! element `(b + i, j)` against row `a + j`; the pairs of one step are disjoint (the
-//! anti-diagonal wavefront), `kb + cols − 1` steps. After `⌈log₂ P⌉` levels `R` is in the top
+//! anti-diagonal wavefront), `kb + cols − 1` steps (the GPU kernels run the same rotations by panels of 32 columns:
+//! per panel, one work-group per merge makes the panel's rotations, then many apply them to
+//! the columns right of it; each row pair still meets its rotations in the order here). After `⌈log₂ P⌉` levels `R` is in the top
 //! `min(rows, cols)` rows and every other row is exactly zero.
 //!
 //! Every element is zeroed at most once, so the rotations fit the flat layout: `(c, s)` of the
