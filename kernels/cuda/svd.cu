@@ -7,13 +7,13 @@
 // unsigned long long, uint unsigned int, REAL T.
 //
 // Launch shape: the host launches every kernel as a 1-D grid of 1-D blocks of WG = 256
-// threads, the qr_tree_* kernels (but qr_tree_merge_update) blocks of QWG = 1024 (qr_apply and qr_apply_q:
+// threads, the qr_tree_* kernels (but qr_tree_merge_update and _q) blocks of QWG = 1024 (qr_apply and qr_apply_q:
 // (j, k) = (g mod jspan, g / jspan) with jspan = cols (resp. jcols) rounded up to WG);
 // the OpenCL host uses the equivalent 2-D NDRanges.
 //
 // Every matrix is column-major: element (i, j) of a matrix with `rows` rows is at
 // j * rows + i (64-bit index arithmetic). Every kernel runs with work-groups of WG = 256,
-// except the qr_tree_* kernels: QWG = 1024 (but qr_tree_merge_update: WG).
+// except the qr_tree_* kernels: QWG = 1024 (but qr_tree_merge_update and _q: WG).
 //
 // Kernel arguments (both files, both precisions):
 //
@@ -89,16 +89,17 @@
 //       applies them to its columns; _update (WG threads, UC = 8 columns each:
 //       merges x ceil((cols - j0 - 32) / 8) blocks, launched when columns remain) applies
 //       them to the columns right of the panel.
-//   qr_tree_merge_q(ulong rows, uint qcols, uint cols, uint h, uint level, uint kspan,
+//   qr_tree_merge_q(ulong rows, uint qcols, uint cols, uint h, uint level, uint j0,
 //                   REAL *q, const REAL *cs)
+//       The transposed rotations of merge panel j0 of one level, in reverse order, on the
+//       qcols columns of q: merges x ceil(qcols / UC) blocks of WG. Run for level = last
+//       ... 0 and, within a level, j0 = last panel ... 0, then qr_tree_leaf_q, this forms Q q.
 //   qr_tree_leaf_q(ulong rows, uint qcols, uint cols, uint h, uint kspan, REAL *q,
 //                  const REAL *cs)
-//       The transposed rotations of one merge level (resp. the leaves), steps reversed, on
-//       the qcols columns of q; run for level = last ... 0, then the leaves, this forms Q q.
-//       (cols: the factored matrix's columns.) The columns are independent, so they are
-//       split into spans of kspan (TreePlan::q_span): grid = (merges of the level, or
-//       panels) x ceil(qcols / kspan) blocks, block g spans + c taking merge (or panel) g and
-//       columns c kspan .. min(qcols, c kspan + kspan).
+//       The transposed rotations of the leaves, steps reversed, on the qcols columns of q
+//       (cols: the factored matrix's columns). The columns are independent, so they are
+//       split into spans of kspan (TreePlan::q_span): panels x ceil(qcols / kspan) blocks,
+//       block p spans + c taking panel p and columns c kspan .. min(qcols, c kspan + kspan).
 //
 // Rotation formula and round-robin pairing: trident_core::svd::{jacobi_rotation,
 // round_robin_pair}, mirrored below.
@@ -696,6 +697,24 @@ __device__ __forceinline__ void givens_cs(T x, T y, T *c, T *s) {
     }
 }
 
+// givens_cs with a shorter dependency chain, for the merge panels' serial stages: the pair
+// scaled by the power of two 2^-e of max(|x|, |y|) (exact, subnormal inputs included), then
+// one rsqrt instead of hypot and two divisions; within a few ulps of givens_cs.
+template <typename T>
+__device__ __forceinline__ void givens_cs_fast(T x, T y, T *c, T *s) {
+    *c = 1;
+    *s = 0;
+    const T scale = fmax(fabs(x), fabs(y));
+    if (y != T(0) && scale > T(0)) {
+        int e;
+        frexp(scale, &e);
+        const T xs = ldexp(x, -e), ys = ldexp(y, -e);
+        const T ir = rsqrt(xs * xs + ys * ys);
+        *c = xs * ir;
+        *s = ys * ir;
+    }
+}
+
 // Rows x (kept) and y (zeroed in column `zero`) of column k: the QR's rotation.
 template <typename T>
 __device__ __forceinline__ void rot_rows(T *a, u64 rows, u64 k, u64 x, u64 y, u64 zero, T c, T s) {
@@ -732,9 +751,6 @@ __device__ __forceinline__ void tree_merge(u64 rows, uint cols, uint h, uint lev
     *tb = *ta + span;
     *kb = *tb < rows ? min((u64)cols, rows - *tb) : 0;
 }
-__device__ __forceinline__ u64 merge_steps(u64 kb, uint cols) { return kb == 0 || cols == 0 ? 0 : kb + cols - 1; }
-__device__ __forceinline__ u64 merge_lo(uint cols, u64 t) { return t + 1 > cols ? t + 1 - cols : 0; }
-__device__ __forceinline__ u64 merge_hi(u64 kb, u64 t, u64 lo) { return max(lo, min(t / 2 + 1, kb)); }
 
 // The tree kernels run in blocks of QWG = 1024 threads (four times WG: a leaf or merge is one
 // block, so its serial chain of steps is shared by as many threads as the device allows). A
@@ -838,7 +854,7 @@ __device__ void qr_tree_merge_panel(const u64 rows, const uint cols, const uint 
             if ((u64)i <= j) {
                 const T yp = l == 0 ? inb[s % MP][l] : buf[p][l - 1][l];
                 T cr, sr;
-                givens_cs(piv[p][l], yp, &cr, &sr);
+                givens_cs_fast(piv[p][l], yp, &cr, &sr);
                 if (c >= l && c < w) {
                     const T x2 = cr * x + sr * y;
                     y = c == l ? T(0) : cr * y - sr * x;
@@ -942,23 +958,60 @@ __device__ __forceinline__ void q_group(u64 gid, uint qcols, uint kspan, u64 *g,
     *kn = min(span, qcols - *k0);
 }
 
+// The transposed rotations of panel j0 of one merge level, in reverse order, on the qcols
+// columns of q: block t takes merge t / spans and UC columns; per column, lane l keeps q's
+// row a + j0 + l and q's rows b + i flow through the lanes backwards
+// (qr_tree_merge_update's stages reversed), (c, s) read a stage ahead.
 template <typename T>
 __device__ void qr_tree_merge_q(const u64 rows, const uint qcols, const uint cols, const uint h,
-                                const uint level, const uint kspan, T *q, const T *cs) {
+                                const uint level, const uint j0, T *q, const T *cs) {
+    __shared__ T inb[UC][MP];
+    __shared__ T buf[2][UC][MP];
     const uint lid = threadIdx.x;
-    u64 g, ta, tb, kb;
-    uint k0, kn;
-    q_group(blockIdx.x, qcols, kspan, &g, &k0, &kn);
-    tree_merge(rows, cols, h, level, g, &ta, &tb, &kb);
-    for (u64 t = merge_steps(kb, cols); t-- > 0;) {
-        const u64 lo = merge_lo(cols, t), hi = merge_hi(kb, t, lo), ni = hi - lo;
-        u64 x, k, dx, dk;
-        for (elem_first(ni, lid, &x, &k, &dx, &dk); k < kn; elem_next(ni, dx, dk, &x, &k)) {
-            const u64 i = lo + x, j = t - i;
-            rot_rows_t(q, rows, k0 + k, ta + j, tb + i, cs[2 * (j * rows + tb + i)],
-                       cs[2 * (j * rows + tb + i) + 1]);
+    const uint qq = lid / MP, l = lid % MP;
+    const uint w = min(MP, cols - j0);
+    const uint spans = (qcols + UC - 1) / UC;
+    const u64 k = (u64)(blockIdx.x % spans) * UC + qq;
+    u64 ta, tb, kb;
+    tree_merge(rows, cols, h, level, blockIdx.x / spans, &ta, &tb, &kb);
+    const u64 rr = min(kb, (u64)(j0 + w));
+    const bool live = k < qcols;
+    const u64 j = j0 + l;
+    T x = live && l < w ? q[k * rows + ta + j] : T(0);
+    const u64 stages = rr == 0 ? 0 : rr + w - 1;
+    T cn, sn;
+    merge_cs(cs, rows, tb, rr, w, j0, l, stages - 1, &cn, &sn);
+    for (u64 r = 0; r < stages; ++r) {
+        // Reverse stage r is forward stage s: lane l takes row s - l.
+        const u64 s = stages - 1 - r;
+        const uint p = r & 1;
+        if (r % MP == 0 && r < rr) {
+            // Rows rr - 1 - r - l, the next MP to enter (at lane w - 1).
+            inb[qq][l] = live && r + l < rr ? q[k * rows + tb + (rr - 1 - r - l)] : T(0);
+            __syncthreads();
+        }
+        const T cr = cn, sr = sn;
+        if (s > 0) {
+            merge_cs(cs, rows, tb, rr, w, j0, l, s - 1, &cn, &sn);
+        }
+        const long long i = (long long)s - (long long)l;
+        if (l < w && i >= 0 && i < (long long)rr) {
+            T y = l == w - 1 ? inb[qq][r % MP] : buf[p][qq][l + 1];
+            const T x2 = cr * x - sr * y;
+            y = sr * x + cr * y;
+            x = x2;
+            if (l == 0) {
+                if (live) {
+                    q[k * rows + tb + i] = y;
+                }
+            } else {
+                buf[1 - p][qq][l] = y;
+            }
         }
         __syncthreads();
+    }
+    if (live && l < w) {
+        q[k * rows + ta + j] = x;
     }
 }
 
@@ -1044,9 +1097,9 @@ __device__ void qr_tree_leaf_q(const u64 rows, const uint qcols, const uint cols
         u64 rows, uint cols, uint h, uint level, uint j0, T *a, const T *cs) {                 \
         qr_tree_merge_update<T>(rows, cols, h, level, j0, a, cs);                              \
     }                                                                                          \
-    extern "C" __global__ void __launch_bounds__(QWG) qr_tree_merge_q_##S(                     \
-        u64 rows, uint qcols, uint cols, uint h, uint level, uint kspan, T *q, const T *cs) {  \
-        qr_tree_merge_q<T>(rows, qcols, cols, h, level, kspan, q, cs);                         \
+    extern "C" __global__ void __launch_bounds__(WG) qr_tree_merge_q_##S(                      \
+        u64 rows, uint qcols, uint cols, uint h, uint level, uint j0, T *q, const T *cs) {     \
+        qr_tree_merge_q<T>(rows, qcols, cols, h, level, j0, q, cs);                            \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(QWG) qr_tree_leaf_q_##S(                      \
         u64 rows, uint qcols, uint cols, uint h, uint kspan, T *q, const T *cs) {              \

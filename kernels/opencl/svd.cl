@@ -7,7 +7,7 @@
 //
 // Every matrix is column-major: element (i, j) of a matrix with `rows` rows is at
 // j * rows + i (64-bit index arithmetic). Every kernel runs with work-groups of WG = 256,
-// except the qr_tree_* kernels: QWG = 1024 (but qr_tree_merge_update: WG).
+// except the qr_tree_* kernels: QWG = 1024 (but qr_tree_merge_update and _q: WG).
 //
 // Kernel arguments (both files, both precisions):
 //
@@ -77,16 +77,17 @@
 //       applies them to its columns; _update (WG work-items, UC = 8 columns each:
 //       merges x ceil((cols - j0 - 32) / 8) groups, launched when columns remain) applies
 //       them to the columns right of the panel.
-//   qr_tree_merge_q(ulong rows, uint qcols, uint cols, uint h, uint level, uint kspan,
+//   qr_tree_merge_q(ulong rows, uint qcols, uint cols, uint h, uint level, uint j0,
 //                   REAL *q, const REAL *cs)
+//       The transposed rotations of merge panel j0 of one level, in reverse order, on the
+//       qcols columns of q: merges x ceil(qcols / UC) groups of WG. Run for level = last
+//       ... 0 and, within a level, j0 = last panel ... 0, then qr_tree_leaf_q, this forms Q q.
 //   qr_tree_leaf_q(ulong rows, uint qcols, uint cols, uint h, uint kspan, REAL *q,
 //                  const REAL *cs)
-//       The transposed rotations of one merge level (resp. the leaves), steps reversed, on
-//       the qcols columns of q; run for level = last ... 0, then the leaves, this forms Q q.
-//       (cols: the factored matrix's columns.) The columns are independent, so they are
-//       split into spans of kspan (TreePlan::q_span): (merges of the level, or panels) x
-//       ceil(qcols / kspan) work-groups, group g spans + c taking merge (or panel) g and
-//       columns c kspan .. min(qcols, c kspan + kspan).
+//       The transposed rotations of the leaves, steps reversed, on the qcols columns of q
+//       (cols: the factored matrix's columns). The columns are independent, so they are
+//       split into spans of kspan (TreePlan::q_span): panels x ceil(qcols / kspan) groups,
+//       group p spans + c taking panel p and columns c kspan .. min(qcols, c kspan + kspan).
 //
 // Rotation formula and round-robin pairing: trident_core::svd::{jacobi_rotation,
 // round_robin_pair}, mirrored below.
@@ -728,6 +729,24 @@ inline void givens_cs(REAL x, REAL y, REAL *c, REAL *s)
     }
 }
 
+// givens_cs with a shorter dependency chain, for the merge panels' serial stages: the pair
+// scaled by the power of two 2^-e of max(|x|, |y|) (exact, subnormal inputs included), then
+// one rsqrt instead of hypot and two divisions; within a few ulps of givens_cs.
+inline void givens_cs_fast(REAL x, REAL y, REAL *c, REAL *s)
+{
+    *c = 1;
+    *s = 0;
+    const REAL scale = fmax(fabs(x), fabs(y));
+    if (y != (REAL)0 && scale > (REAL)0) {
+        int e;
+        frexp(scale, &e);
+        const REAL xs = ldexp(x, -e), ys = ldexp(y, -e);
+        const REAL ir = rsqrt(xs * xs + ys * ys);
+        *c = xs * ir;
+        *s = ys * ir;
+    }
+}
+
 // Rows x (kept) and y (zeroed in column `zero`) of column k: the QR's rotation.
 inline void rot_rows(__global REAL *a, ulong rows, ulong k, ulong x, ulong y, ulong zero, REAL c,
                      REAL s)
@@ -767,9 +786,6 @@ inline void tree_merge(ulong rows, uint cols, uint h, uint level, ulong g, ulong
     *tb = *ta + span;
     *kb = *tb < rows ? min((ulong)cols, rows - *tb) : 0;
 }
-inline ulong merge_steps(ulong kb, uint cols) { return kb == 0 || cols == 0 ? 0 : kb + cols - 1; }
-inline ulong merge_lo(uint cols, ulong t) { return t + 1 > cols ? t + 1 - cols : 0; }
-inline ulong merge_hi(ulong kb, ulong t, ulong lo) { return max(lo, min(t / 2 + 1, kb)); }
 
 __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_leaf)(
     const ulong rows, const uint cols, const uint h, __global REAL *a, __global REAL *cs)
@@ -850,7 +866,7 @@ __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_merge_p
             if ((ulong)i <= j) {
                 const REAL yp = l == 0 ? inb[s % MP][l] : buf[p][l - 1][l];
                 REAL cr, sr;
-                givens_cs(piv[p][l], yp, &cr, &sr);
+                givens_cs_fast(piv[p][l], yp, &cr, &sr);
                 if (c >= l && c < w) {
                     const REAL x2 = cr * x + sr * y;
                     y = c == l ? (REAL)0 : cr * y - sr * x;
@@ -957,24 +973,62 @@ inline void q_group(ulong gid, uint qcols, uint kspan, ulong *g, uint *k0, uint 
     *kn = min(span, qcols - *k0);
 }
 
-__kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_merge_q)(
+// The transposed rotations of panel j0 of one merge level, in reverse order, on the qcols
+// columns of q: work-group t takes merge t / spans and UC columns (spans = ceil(qcols /
+// UC)); per column, lane l keeps q's row a + j0 + l and q's rows b + i flow through the
+// lanes backwards (qr_tree_merge_update's stages reversed: they enter at lane w - 1, leave
+// at lane 0), (c, s) read a stage ahead.
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_merge_q)(
     const ulong rows, const uint qcols, const uint cols, const uint h, const uint level,
-    const uint kspan, __global REAL *q, __global const REAL *cs)
+    const uint j0, __global REAL *q, __global const REAL *cs)
 {
+    __local REAL inb[UC][MP];
+    __local REAL buf[2][UC][MP];
     const uint lid = get_local_id(0);
-    ulong g, ta, tb, kb;
-    uint k0, kn;
-    q_group(get_group_id(0), qcols, kspan, &g, &k0, &kn);
-    tree_merge(rows, cols, h, level, g, &ta, &tb, &kb);
-    for (ulong t = merge_steps(kb, cols); t-- > 0;) {
-        const ulong lo = merge_lo(cols, t), hi = merge_hi(kb, t, lo), ni = hi - lo;
-        ulong x, k, dx, dk;
-        for (elem_first(ni, lid, &x, &k, &dx, &dk); k < kn; elem_next(ni, dx, dk, &x, &k)) {
-            const ulong i = lo + x, j = t - i;
-            rot_rows_t(q, rows, k0 + k, ta + j, tb + i, cs[2 * (j * rows + tb + i)],
-                       cs[2 * (j * rows + tb + i) + 1]);
+    const uint qq = lid / MP, l = lid % MP;
+    const uint w = min((uint)MP, cols - j0);
+    const uint spans = (qcols + UC - 1) / UC;
+    const ulong k = (ulong)(get_group_id(0) % spans) * UC + qq;
+    ulong ta, tb, kb;
+    tree_merge(rows, cols, h, level, get_group_id(0) / spans, &ta, &tb, &kb);
+    const ulong rr = min(kb, (ulong)(j0 + w));
+    const int live = k < qcols;
+    const ulong j = j0 + l;
+    REAL x = live && l < w ? q[k * rows + ta + j] : (REAL)0;
+    const ulong stages = rr == 0 ? 0 : rr + w - 1;
+    REAL cn, sn;
+    merge_cs(cs, rows, tb, rr, w, j0, l, stages - 1, &cn, &sn);
+    for (ulong r = 0; r < stages; ++r) {
+        // Reverse stage r is forward stage s: lane l takes row s - l.
+        const ulong s = stages - 1 - r;
+        const uint p = r & 1;
+        if (r % MP == 0 && r < rr) {
+            // Rows rr - 1 - r - l, the next MP to enter (at lane w - 1).
+            inb[qq][l] = live && r + l < rr ? q[k * rows + tb + (rr - 1 - r - l)] : (REAL)0;
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_GLOBAL_MEM_FENCE);
+        const REAL cr = cn, sr = sn;
+        if (s > 0) {
+            merge_cs(cs, rows, tb, rr, w, j0, l, s - 1, &cn, &sn);
+        }
+        const long i = (long)s - (long)l;
+        if (l < w && i >= 0 && i < (long)rr) {
+            REAL y = l == w - 1 ? inb[qq][r % MP] : buf[p][qq][l + 1];
+            const REAL x2 = cr * x - sr * y;
+            y = sr * x + cr * y;
+            x = x2;
+            if (l == 0) {
+                if (live) {
+                    q[k * rows + tb + i] = y;
+                }
+            } else {
+                buf[1 - p][qq][l] = y;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (live && l < w) {
+        q[k * rows + ta + j] = x;
     }
 }
 

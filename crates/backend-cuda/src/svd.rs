@@ -311,24 +311,26 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
             self.shared.make_current()?;
             let qcols = u32_of(q.cols, "columns")?;
             let (cols, h) = (u32_of(plan.cols, "columns")?, u32_of(plan.h, "panel rows")?);
+            let merge_q = self.kernel::<T>(Module::Svd, "qr_tree_merge_q")?;
+            let groups = q.cols.div_ceil(WG as usize / MERGE_PANEL);
             for level in (0..plan.levels).rev() {
                 let merges = plan.merges(level);
-                let span = TreePlan::q_span(q.cols, merges);
-                let kernel = self.kernel::<T>(Module::Svd, "qr_tree_merge_q")?;
-                let mut args = kernel.builder();
-                args.arg(rows as u64)
-                    .arg(qcols)
-                    .arg(cols)
-                    .arg(h)
-                    .arg(level as u32)
-                    .arg(u32_of(span, "columns")?);
-                args.arg(&q.buf).arg(&rot.buf);
-                // SAFETY: (u64 rows, uint qcols, uint cols, uint h, uint level, uint kspan,
-                // T *q, const T *cs) as qr_tree_merge_q takes; block g spans + c (g <
-                // merges(level), spans = ceil(qcols / kspan)) touches rows < rows of q's
-                // columns c kspan .. min(qcols, ..+ kspan) (q has rows qcols values) and reads
-                // cs (2 rows cols) at (row < rows, column < cols).
-                unsafe { Self::svd_launch_wg(&mut args, merges * q.cols.div_ceil(span), QWG)? };
+                for j0 in (0..plan.cols).step_by(MERGE_PANEL).rev() {
+                    let mut args = merge_q.builder();
+                    args.arg(rows as u64)
+                        .arg(qcols)
+                        .arg(cols)
+                        .arg(h)
+                        .arg(level as u32);
+                    args.arg(u32_of(j0, "column")?);
+                    args.arg(&q.buf).arg(&rot.buf);
+                    // SAFETY: (u64 rows, uint qcols, uint cols, uint h, uint level, uint j0,
+                    // T *q, const T *cs) as qr_tree_merge_q takes; block t takes merge
+                    // t / spans < merges(level) and columns below qcols (the rest idle), so it
+                    // touches rows a + j, b + i < rows of q (rows qcols values) and reads cs
+                    // (2 rows cols) at (row < rows, column < cols).
+                    unsafe { Self::svd_launch(&mut args, merges * groups)? };
+                }
             }
             let span = TreePlan::q_span(q.cols, plan.panels);
             let kernel = self.kernel::<T>(Module::Svd, "qr_tree_leaf_q")?;

@@ -326,29 +326,28 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
         if let Some(plan) = &rot.tree {
             let qcols = u32_of(q.cols, "columns")?;
             let (cols, h) = (u32_of(plan.cols, "columns")?, u32_of(plan.h, "panel rows")?);
+            let merge_q = self.svd_kernel::<T>("qr_tree_merge_q")?;
+            let groups = q.cols.div_ceil(WG / MERGE_PANEL);
             for level in (0..plan.levels).rev() {
                 let merges = plan.merges(level);
-                let span = TreePlan::q_span(q.cols, merges);
-                let mut args = self.svd_kernel::<T>("qr_tree_merge_q")?.builder();
-                args.arg(rows as u64)
-                    .arg(qcols)
-                    .arg(cols)
-                    .arg(h)
-                    .arg(level as u32)
-                    .arg(u32_of(span, "columns")?)
-                    .arg(&q.buf)
-                    .arg(&rot.buf);
-                // SAFETY: (ulong rows, uint qcols, uint cols, uint h, uint level, uint kspan,
-                // REAL *q, REAL *cs) as qr_tree_merge_q takes; group g spans + c (g <
-                // merges(level), spans = ceil(qcols / kspan)) touches rows < rows of q's
-                // columns c kspan .. min(qcols, ..+ kspan) (q has rows qcols values) and reads
-                // cs (2 rows cols) at (row < rows, column < cols).
-                unsafe {
-                    args.launch(
-                        &self.queue,
-                        LaunchDims::new([merges * q.cols.div_ceil(span) * QWG], Some([QWG])),
-                    )
-                }?;
+                for j0 in (0..plan.cols).step_by(MERGE_PANEL).rev() {
+                    let mut args = merge_q.builder();
+                    args.arg(rows as u64)
+                        .arg(qcols)
+                        .arg(cols)
+                        .arg(h)
+                        .arg(level as u32)
+                        .arg(u32_of(j0, "column")?)
+                        .arg(&q.buf)
+                        .arg(&rot.buf);
+                    let dims = LaunchDims::new([merges * groups * WG], Some([WG]));
+                    // SAFETY: (ulong rows, uint qcols, uint cols, uint h, uint level, uint j0,
+                    // REAL *q, const REAL *cs) as qr_tree_merge_q takes; group t takes merge
+                    // t / spans < merges(level) and columns below qcols (the rest idle), so it
+                    // touches rows a + j, b + i < rows of q (rows qcols values) and reads cs
+                    // (2 rows cols) at (row < rows, column < cols).
+                    unsafe { args.launch(&self.queue, dims) }?;
+                }
             }
             let span = TreePlan::q_span(q.cols, plan.panels);
             let mut args = self.svd_kernel::<T>("qr_tree_leaf_q")?.builder();

@@ -13,7 +13,10 @@
 //! element `(b + i, j)` against row `a + j`; the pairs of one step are disjoint (the
 //! anti-diagonal wavefront), `kb + cols − 1` steps (the GPU kernels run the same rotations by panels of 32 columns:
 //! per panel, one work-group per merge makes the panel's rotations, then many apply them to
-//! the columns right of it; each row pair still meets its rotations in the order here). After `⌈log₂ P⌉` levels `R` is in the top
+//! the columns right of it; each row pair still meets its rotations in the order here, and
+//! `Q q` applies them panel by panel in reverse; a panel's `(c, s)` are computed as
+//! [`givens_cs`] but with an exact power-of-two scaling and one `rsqrt`, within a few ulps).
+//! After `⌈log₂ P⌉` levels `R` is in the top
 //! `min(rows, cols)` rows and every other row is exactly zero.
 //!
 //! Every element is zeroed at most once, so the rotations fit the flat layout: `(c, s)` of the
@@ -109,9 +112,10 @@ impl TreePlan {
     /// Columns of `q` per work-group when the rotations of `groups` leaves or merges (one
     /// launch) are applied to `qcols` columns (`Q q`): the columns are split so that the launch
     /// has about [`Q_TARGET_GROUPS`] work-groups. Applying `Q` is one chain of steps per leaf
-    /// or merge whatever the width, and the columns are independent, so a top-level merge
-    /// spread over many work-groups runs its chain once instead of one work-group running it
-    /// over every column. At least 1, at most `qcols`.
+    /// whatever the width, and the columns are independent, so few leaves spread over many
+    /// work-groups run their chains once instead of one work-group running each over every
+    /// column (the GPUs' merges split their columns by 8 per work-group instead). At least 1,
+    /// at most `qcols`.
     pub fn q_span(qcols: usize, groups: usize) -> usize {
         let split = Q_TARGET_GROUPS.div_ceil(groups.max(1)).max(1);
         qcols.div_ceil(split).clamp(1, qcols.max(1))
