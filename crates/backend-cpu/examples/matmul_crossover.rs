@@ -11,7 +11,11 @@
 //!
 //! Arguments: sizes (default 1024,2048), runs per product (default 5), Strassen levels
 //! (default 1). Environment: `PRECISION=f64|f32` (default both), `ALGS=strassen,winograd,fused`
-//! (the recursive algorithms timed beside tiled; default all). Prints `f64 n=2048 winograd L=1 median_ms=... gflops=... min_ms=... max_ms=...`.
+//! (the recursive algorithms timed beside tiled; default all). Prints `f64 n=2048 winograd L=1 median_ms=... gflops=... min_ms=... max_ms=...`, and for
+//! each recursive case the paired speedup over tiled (each round's tiled time over the case's
+//! time in the same round, so drift in the machine's speed cancels): its median and range, the
+//! rounds won, and a one-sided sign test's p-value (the chance of as many wins if neither
+//! were faster).
 
 use std::time::Instant;
 
@@ -75,13 +79,35 @@ where
             }
         }
         let mut ms = vec![Vec::new(); cases.len()];
-        for _ in 0..runs {
-            for (i, &(alg, l)) in cases.iter().enumerate() {
+        for r in 0..runs {
+            // Alternate the order every round, so no case always runs first.
+            let mut order: Vec<usize> = (0..cases.len()).collect();
+            if r % 2 == 1 {
+                order.reverse();
+            }
+            for i in order {
+                let (alg, l) = cases[i];
                 let o = opts(alg, l);
                 let t = Instant::now();
                 std::hint::black_box(cpu.matmul(a.view(), b.view(), &o).expect("matmul"));
                 ms[i].push(t.elapsed().as_secs_f64() * 1e3);
             }
+        }
+        // Paired: each round's tiled time over the case's time in the same round.
+        for (&(alg, l), t) in cases.iter().zip(&ms).skip(1) {
+            let mut ratio: Vec<f64> = ms[0].iter().zip(t).map(|(x, y)| x / y).collect();
+            let wins = ratio.iter().filter(|&&x| x > 1.0).count();
+            ratio.sort_by(f64::total_cmp);
+            println!(
+                "{} n={n} {} L={l} paired speedup over tiled: median={:.3} min={:.3} max={:.3} \
+                 wins={wins}/{runs} sign_test_p={:.4}",
+                T::NAME,
+                alg.name(),
+                ratio[runs / 2],
+                ratio[0],
+                ratio[runs - 1],
+                sign_test(wins, runs)
+            );
         }
         for (&(alg, l), ms) in cases.iter().zip(&mut ms) {
             ms.sort_by(f64::total_cmp);
@@ -154,6 +180,19 @@ where
             );
         }
     }
+}
+
+/// One-sided sign test: the chance of at least `wins` wins in `runs` fair coin flips.
+fn sign_test(wins: usize, runs: usize) -> f64 {
+    let mut c = 1.0f64; // C(runs, k), from k = 0
+    let mut tail = 0.0;
+    for k in 0..=runs {
+        if k >= wins {
+            tail += c;
+        }
+        c = c * (runs - k) as f64 / (k + 1) as f64;
+    }
+    tail / 2f64.powi(runs as i32)
 }
 
 fn main() {
