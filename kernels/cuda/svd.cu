@@ -100,6 +100,11 @@
 //       (cols: the factored matrix's columns). The columns are independent, so they are
 //       split into spans of kspan (TreePlan::q_span): panels x ceil(qcols / kspan) blocks,
 //       block p spans + c taking panel p and columns c kspan .. min(qcols, c kspan + kspan).
+//   qr_tree_leaf_q_local(same arguments)
+//       The same on WG threads per block, the block's rows of its kspan columns held in
+//       h kspan values of dynamic shared memory (local: a __local REAL * argument after cs)
+//       and every step run there: one load and one store of q per leaf instead of one per
+//       step. The host takes it when h kspan values fit (TreePlan::leaf_q_span).
 //
 // Rotation formula and round-robin pairing: trident_core::svd::{jacobi_rotation,
 // round_robin_pair}, mirrored below.
@@ -1036,6 +1041,44 @@ __device__ void qr_tree_leaf_q(const u64 rows, const uint qcols, const uint cols
     }
 }
 
+// qr_tree_leaf_q with the block's slab of q in shared memory (hp x kn values, column by
+// column, dynamic): loaded once, the leaf's steps run on it in reverse with one barrier per
+// step, written back once. The rotations of a step act on disjoint row pairs, so the items
+// (rotation, column) of a step are independent.
+template <typename T>
+__device__ void qr_tree_leaf_q_local(const u64 rows, const uint qcols, const uint cols,
+                                     const uint h, const uint kspan, T *q, const T *cs) {
+    extern __shared__ __align__(16) unsigned char leaf_q_smem[];
+    T *slab = reinterpret_cast<T *>(leaf_q_smem);
+    const uint lid = threadIdx.x;
+    u64 p, base, hp64;
+    uint k0, kn;
+    q_group(blockIdx.x, qcols, kspan, &p, &k0, &kn);
+    tree_leaf(rows, h, p, &base, &hp64);
+    const uint hp = (uint)hp64;
+    const uint jc = (uint)leaf_jc(hp64, cols);
+    for (uint e = lid; e < hp * kn; e += WG) {
+        slab[e] = q[(u64)(k0 + e / hp) * rows + base + e % hp];
+    }
+    __syncthreads();
+    for (uint s = (uint)leaf_steps(hp64, jc); s-- > 0;) {
+        const uint lo = (uint)leaf_lo(hp64, s), nj = (uint)leaf_hi(jc, s, lo) - lo;
+        for (uint e = lid; e < nj * kn; e += WG) {
+            const uint j = lo + e % nj, r = hp - 1 + 2 * j - s;
+            const u64 at = 2 * ((u64)j * rows + base + r);
+            const T c = cs[at], sn = cs[at + 1];
+            T *col = slab + (e / nj) * hp;
+            const T u = col[r - 1], v = col[r];
+            col[r - 1] = c * u - sn * v;
+            col[r] = sn * u + c * v;
+        }
+        __syncthreads();
+    }
+    for (uint e = lid; e < hp * kn; e += WG) {
+        q[(u64)(k0 + e / hp) * rows + base + e % hp] = slab[e];
+    }
+}
+
 }  // namespace
 
 #define TRIDENT_SVD_KERNELS(T, S)                                                              \
@@ -1104,6 +1147,10 @@ __device__ void qr_tree_leaf_q(const u64 rows, const uint qcols, const uint cols
     extern "C" __global__ void __launch_bounds__(QWG) qr_tree_leaf_q_##S(                      \
         u64 rows, uint qcols, uint cols, uint h, uint kspan, T *q, const T *cs) {              \
         qr_tree_leaf_q<T>(rows, qcols, cols, h, kspan, q, cs);                                 \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(WG) qr_tree_leaf_q_local_##S(                 \
+        u64 rows, uint qcols, uint cols, uint h, uint kspan, T *q, const T *cs) {              \
+        qr_tree_leaf_q_local<T>(rows, qcols, cols, h, kspan, q, cs);                           \
     }
 
 TRIDENT_SVD_KERNELS(float, f32)

@@ -88,6 +88,11 @@
 //       (cols: the factored matrix's columns). The columns are independent, so they are
 //       split into spans of kspan (TreePlan::q_span): panels x ceil(qcols / kspan) groups,
 //       group p spans + c taking panel p and columns c kspan .. min(qcols, c kspan + kspan).
+//   qr_tree_leaf_q_local(same arguments, __local REAL *slab)
+//       The same on WG work-items per group, the group's rows of its kspan columns held in
+//       slab (h kspan values) and every step run there: one load and one store of q per
+//       leaf instead of one per step. The host takes it when h kspan values fit
+//       (TreePlan::leaf_q_span).
 //
 // Rotation formula and round-robin pairing: trident_core::svd::{jacobi_rotation,
 // round_robin_pair}, mirrored below.
@@ -1051,5 +1056,42 @@ __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_leaf_q)
             rot_rows_t(q, rows, k0 + k, g - 1, g, cs[2 * (j * rows + g)], cs[2 * (j * rows + g) + 1]);
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
+    }
+}
+
+// qr_tree_leaf_q with the group's slab of q in local memory (hp x kn values, column by
+// column): loaded once, the leaf's steps run on it in reverse with one barrier per step,
+// written back once. The rotations of a step act on disjoint row pairs, so the items
+// (rotation, column) of a step are independent.
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_leaf_q_local)(
+    const ulong rows, const uint qcols, const uint cols, const uint h, const uint kspan,
+    __global REAL *q, __global const REAL *cs, __local REAL *slab)
+{
+    const uint lid = get_local_id(0);
+    ulong p, base, hp64;
+    uint k0, kn;
+    q_group(get_group_id(0), qcols, kspan, &p, &k0, &kn);
+    tree_leaf(rows, h, p, &base, &hp64);
+    const uint hp = (uint)hp64;
+    const uint jc = (uint)leaf_jc(hp64, cols);
+    for (uint e = lid; e < hp * kn; e += WG) {
+        slab[e] = q[(ulong)(k0 + e / hp) * rows + base + e % hp];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = (uint)leaf_steps(hp64, jc); s-- > 0;) {
+        const uint lo = (uint)leaf_lo(hp64, s), nj = (uint)leaf_hi(jc, s, lo) - lo;
+        for (uint e = lid; e < nj * kn; e += WG) {
+            const uint j = lo + e % nj, r = hp - 1 + 2 * j - s;
+            const ulong at = 2 * ((ulong)j * rows + base + r);
+            const REAL c = cs[at], sn = cs[at + 1];
+            __local REAL *col = slab + (e / nj) * hp;
+            const REAL u = col[r - 1], v = col[r];
+            col[r - 1] = c * u - sn * v;
+            col[r] = sn * u + c * v;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (uint e = lid; e < hp * kn; e += WG) {
+        q[(ulong)(k0 + e / hp) * rows + base + e % hp] = slab[e];
     }
 }

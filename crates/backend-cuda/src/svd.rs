@@ -332,6 +332,23 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
                     unsafe { Self::svd_launch(&mut args, merges * groups)? };
                 }
             }
+            let elem = std::mem::size_of::<T>();
+            if let Some(span) = plan.leaf_q_span(q.cols, elem) {
+                let kernel = self.kernel::<T>(Module::Svd, "qr_tree_leaf_q_local")?;
+                let mut args = kernel.builder();
+                args.arg(rows as u64).arg(qcols).arg(cols).arg(h);
+                args.arg(u32_of(span, "columns")?);
+                args.arg(&q.buf).arg(&rot.buf);
+                let grid = u32_of(plan.panels * q.cols.div_ceil(span), "grid size")?;
+                let smem = u32_of(plan.h * span * elem, "shared memory")?;
+                // SAFETY: (u64 rows, uint qcols, uint cols, uint h, uint kspan, T *q,
+                // const T *cs) as qr_tree_leaf_q_local takes, with h kspan values of dynamic
+                // shared memory for its slab (leaf_q_span keeps that within 32 KiB); block
+                // p spans + c (p < panels) touches its panel's rows of q's columns
+                // c kspan .. min(qcols, ..+ kspan) and reads cs at (those rows, column < cols).
+                unsafe { args.launch(LaunchConfig::grid_1d(grid, WG).with_shared_mem(smem))? };
+                return Ok(());
+            }
             let span = TreePlan::q_span(q.cols, plan.panels);
             let kernel = self.kernel::<T>(Module::Svd, "qr_tree_leaf_q")?;
             let mut args = kernel.builder();

@@ -101,7 +101,8 @@ trident_core::kernel_table! {
             "qr_tree_merge_panel",
             "qr_tree_merge_update",
             "qr_tree_merge_q",
-            "qr_tree_leaf_q"
+            "qr_tree_leaf_q",
+            "qr_tree_leaf_q_local"
         ],
         plain: []
     ),

@@ -349,6 +349,25 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                     unsafe { args.launch(&self.queue, dims) }?;
                 }
             }
+            if let Some(span) = plan.leaf_q_span(q.cols, std::mem::size_of::<T>()) {
+                let mut args = self.svd_kernel::<T>("qr_tree_leaf_q_local")?.builder();
+                args.arg(rows as u64)
+                    .arg(qcols)
+                    .arg(cols)
+                    .arg(h)
+                    .arg(u32_of(span, "columns")?)
+                    .arg(&q.buf)
+                    .arg(&rot.buf)
+                    .local::<T>(plan.h * span);
+                let groups = plan.panels * q.cols.div_ceil(span);
+                // SAFETY: (ulong rows, uint qcols, uint cols, uint h, uint kspan, REAL *q,
+                // REAL *cs, __local REAL *slab) as qr_tree_leaf_q_local takes, slab of h kspan
+                // values (within 32 KiB: leaf_q_span); group p spans + c (p < panels) touches
+                // its panel's rows of q's columns c kspan .. min(qcols, ..+ kspan) and reads cs
+                // at (those rows, column < cols).
+                unsafe { args.launch(&self.queue, LaunchDims::new([groups * WG], Some([WG]))) }?;
+                return Ok(());
+            }
             let span = TreePlan::q_span(q.cols, plan.panels);
             let mut args = self.svd_kernel::<T>("qr_tree_leaf_q")?.builder();
             args.arg(rows as u64)

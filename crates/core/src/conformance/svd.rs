@@ -589,7 +589,33 @@ fn qr_tree<T: Scalar, B: Qr<T>>(b: &B) -> Result<(), String> {
     qr_cases::<T, B>(b, 1..90, 1..10, order.clone())?;
     // Wider than the GPUs' merge panels (32 columns): several panels, a partial last one,
     // the columns right of each panel, and a last node shorter than the triangle.
-    qr_cases::<T, B>(b, 33..400, 33..80, order)
+    qr_cases::<T, B>(b, 33..400, 33..80, order)?;
+    // Panels too tall for the GPUs' local-memory slab of Q (f64) or for more than one column
+    // of it (f32): the leaves of Q take the other kernel, or slabs one column wide.
+    for (m, n, panel_rows) in [(4400, 3, 4100), (8300, 2, 8200)] {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ (m as u64);
+        let a: Vec<T> = (0..m * n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                T::from_f64((x >> 11) as f64 / (1u64 << 53) as f64 - 0.5)
+            })
+            .collect();
+        let at = Dense::from_vec(m, n, a).map_err(|e| e.to_string())?;
+        let order = QrOrder::Tree { panel_rows };
+        let f = b
+            .qr(
+                at.view(),
+                &QrOptions {
+                    q: Vectors::Thin,
+                    order,
+                },
+            )
+            .map_err(|e| format!("qr {m} x {n} {order:?}: {e}"))?;
+        svd::qr_validity(at.view(), &f).map_err(|e| format!("{m} x {n} {order:?}: {e}"))?;
+    }
+    Ok(())
 }
 
 fn qr_cases<T: Scalar, B: Qr<T>>(

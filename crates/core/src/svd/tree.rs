@@ -37,6 +37,16 @@ pub const TREE_PANEL_ROWS: usize = 256;
 /// work-items per H100 SM, 132 SMs).
 pub const Q_TARGET_GROUPS: usize = 264;
 
+/// Local memory that one work-group of `qr_tree_leaf_q_local` may use for its slab of `q`:
+/// 32 KiB, the least an OpenCL device with local memory offers and within CUDA's default
+/// 48 KiB per block.
+pub const LEAF_Q_LOCAL_BYTES: usize = 32 << 10;
+
+/// Most columns of `q` per work-group of `qr_tree_leaf_q_local`: with a panel of 256 rows, 8
+/// columns give a step up to 1024 (rotation, column) items for 256 work-items, and a tall
+/// `Q` (256 columns) 32 work-groups per leaf.
+pub const LEAF_Q_LOCAL_COLS: usize = 8;
+
 /// The shape of a tree QR (see the module documentation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TreePlan {
@@ -119,6 +129,16 @@ impl TreePlan {
     pub fn q_span(qcols: usize, groups: usize) -> usize {
         let split = Q_TARGET_GROUPS.div_ceil(groups.max(1)).max(1);
         qcols.div_ceil(split).clamp(1, qcols.max(1))
+    }
+
+    /// Columns of `q` per work-group for the GPUs' `qr_tree_leaf_q_local` (the leaf's
+    /// rotations applied to a slab of `q` held in local memory: `h` rows × the span, of
+    /// `elem_bytes` each, within [`LEAF_Q_LOCAL_BYTES`]): at most [`LEAF_Q_LOCAL_COLS`] and
+    /// `qcols`, at least 1. `None` when not even one column of a panel fits (then the kernel
+    /// that works in global memory takes the leaves).
+    pub fn leaf_q_span(&self, qcols: usize, elem_bytes: usize) -> Option<usize> {
+        let fit = LEAF_Q_LOCAL_BYTES / (self.h * elem_bytes.max(1));
+        (fit > 0).then(|| fit.min(LEAF_Q_LOCAL_COLS).min(qcols).max(1))
     }
 
     /// Steps of a merge absorbing `kb` rows: `kb + cols − 1`.
@@ -324,6 +344,24 @@ mod tests {
             (64, 4, 4),
         ] {
             check(r, c, p);
+        }
+    }
+
+    #[test]
+    fn leaf_q_span_fits_the_local_memory() {
+        let plan = TreePlan::new(32768, 256, TREE_PANEL_ROWS);
+        assert_eq!(plan.leaf_q_span(256, 4), Some(8));
+        assert_eq!(plan.leaf_q_span(256, 8), Some(8));
+        assert_eq!(plan.leaf_q_span(3, 8), Some(3));
+        let wide = TreePlan::new(100_000, 3000, TREE_PANEL_ROWS);
+        assert_eq!(wide.leaf_q_span(3000, 8), Some(1));
+        let wider = TreePlan::new(100_000, 5000, TREE_PANEL_ROWS);
+        assert_eq!(wider.leaf_q_span(5000, 8), None);
+        assert_eq!(wider.leaf_q_span(5000, 4), Some(1));
+        for (h, b) in [(256, 4), (256, 8), (1000, 8), (4096, 4)] {
+            let p = TreePlan::new(1 << 20, h, h);
+            let k = p.leaf_q_span(64, b).unwrap();
+            assert!(p.h * k * b <= LEAF_Q_LOCAL_BYTES);
         }
     }
 
