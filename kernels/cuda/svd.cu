@@ -102,10 +102,9 @@
 //       block p spans + c taking panel p and columns c kspan .. min(qcols, c kspan + kspan).
 //   qr_tree_leaf_q_local(same arguments)
 //       The same on WG threads per block, the block's rows of its kspan columns held in
-//       dynamic shared memory (h kspan values, then 2 (h / 2 + 1) for one step's rotations)
+//       h kspan values of dynamic shared memory (local: a __local REAL * argument after cs)
 //       and every step run there: one load and one store of q per leaf instead of one per
-//       step. The host takes it for panels of at most 2 WG LQ_CPT rows whose slab fits
-//       (TreePlan::leaf_q_span, which also gives the shared memory's size).
+//       step. The host takes it when h kspan values fit (TreePlan::leaf_q_span).
 //
 // Rotation formula and round-robin pairing: trident_core::svd::{jacobi_rotation,
 // round_robin_pair}, mirrored below.
@@ -118,8 +117,6 @@ namespace {
 
 constexpr uint WG = 256;
 constexpr uint QWG = 1024;
-// Rotations of one leaf step per thread in qr_tree_leaf_q_local (TreePlan::leaf_q_span).
-constexpr uint LQ_CPT = 4;
 constexpr uint BMAX = 16;
 constexpr uint P = 2 * BMAX;
 constexpr uint TILE = 32;
@@ -1044,38 +1041,15 @@ __device__ void qr_tree_leaf_q(const u64 rows, const uint qcols, const uint cols
     }
 }
 
-// The (c, s) of leaf step s into registers: work-item lid takes the step's rotations
-// lid, lid + WG, ... (at most LQ_CPT of them: panels of at most 2 WG LQ_CPT rows).
-template <typename T>
-__device__ __forceinline__ void leaf_cs_fetch(const u64 rows, const u64 base, const uint hp,
-                                              const uint jc, const uint s, const T *cs, T *pc,
-                                              T *ps) {
-    const uint lo = (uint)leaf_lo(hp, s), nj = (uint)leaf_hi(jc, s, lo) - lo;
-    #pragma unroll
-    for (uint t = 0; t < LQ_CPT; ++t) {
-        const uint x = threadIdx.x + t * WG;
-        if (x < nj) {
-            const uint r = hp - 1 + 2 * (lo + x) - s;
-            const u64 at = 2 * ((u64)(lo + x) * rows + base + r);
-            pc[t] = cs[at];
-            ps[t] = cs[at + 1];
-        }
-    }
-}
-
-// qr_tree_leaf_q with the block's slab of q in local memory (hp x kn values, row by row;
-// then 2 (h / 2 + 1) values for one step's rotations): loaded once, the leaf's steps run on
-// it in reverse, written back once. Each step's (c, s) are read from global memory during
-// the step before (registers, then local memory), so a step costs two barriers and no
-// wait on global memory. The rotations of a step act on disjoint row pairs, so the items
-// (rotation, column) of a step are independent; consecutive work-items take one rotation
-// and consecutive columns.
+// qr_tree_leaf_q with the block's slab of q in shared memory (hp x kn values, row by row,
+// dynamic): loaded once, the leaf's steps run on it in reverse with one barrier per
+// step, written back once. The rotations of a step act on disjoint row pairs, so the items
+// (rotation, column) of a step are independent.
 template <typename T>
 __device__ void qr_tree_leaf_q_local(const u64 rows, const uint qcols, const uint cols,
                                      const uint h, const uint kspan, T *q, const T *cs) {
     extern __shared__ __align__(16) unsigned char leaf_q_smem[];
     T *slab = reinterpret_cast<T *>(leaf_q_smem);
-    T *cbuf = slab + (u64)h * kspan;
     const uint lid = threadIdx.x;
     u64 p, base, hp64;
     uint k0, kn;
@@ -1083,31 +1057,18 @@ __device__ void qr_tree_leaf_q_local(const u64 rows, const uint qcols, const uin
     tree_leaf(rows, h, p, &base, &hp64);
     const uint hp = (uint)hp64;
     const uint jc = (uint)leaf_jc(hp64, cols);
-    const uint steps = (uint)leaf_steps(hp64, jc);
-    T pc[LQ_CPT], ps[LQ_CPT];
-    if (steps > 0) {
-        leaf_cs_fetch(rows, base, hp, jc, steps - 1, cs, pc, ps);
-    }
     for (uint e = lid; e < hp * kn; e += WG) {
         slab[(e % hp) * kn + e / hp] = q[(u64)(k0 + e / hp) * rows + base + e % hp];
     }
-    for (uint s = steps; s-- > 0;) {
+    __syncthreads();
+    for (uint s = (uint)leaf_steps(hp64, jc); s-- > 0;) {
         const uint lo = (uint)leaf_lo(hp64, s), nj = (uint)leaf_hi(jc, s, lo) - lo;
-        #pragma unroll
-    for (uint t = 0; t < LQ_CPT; ++t) {
-            const uint x = lid + t * WG;
-            if (x < nj) {
-                cbuf[2 * x] = pc[t];
-                cbuf[2 * x + 1] = ps[t];
-            }
-        }
-        __syncthreads();
-        if (s > 0) {
-            leaf_cs_fetch(rows, base, hp, jc, s - 1, cs, pc, ps);
-        }
+        // Consecutive work-items: one rotation, consecutive columns (one (c, s) load
+        // shared by the columns, consecutive local-memory words).
         for (uint e = lid; e < nj * kn; e += WG) {
-            const uint k = e % kn, x = e / kn, r = hp - 1 + 2 * (lo + x) - s;
-            const T c = cbuf[2 * x], sn = cbuf[2 * x + 1];
+            const uint k = e % kn, j = lo + e / kn, r = hp - 1 + 2 * j - s;
+            const u64 at = 2 * ((u64)j * rows + base + r);
+            const T c = cs[at], sn = cs[at + 1];
             const T u = slab[(r - 1) * kn + k], v = slab[r * kn + k];
             slab[(r - 1) * kn + k] = c * u - sn * v;
             slab[r * kn + k] = sn * u + c * v;

@@ -90,10 +90,9 @@
 //       group p spans + c taking panel p and columns c kspan .. min(qcols, c kspan + kspan).
 //   qr_tree_leaf_q_local(same arguments, __local REAL *slab)
 //       The same on WG work-items per group, the group's rows of its kspan columns held in
-//       slab (h kspan values, then 2 (h / 2 + 1) for one step's rotations) and every step
-//       run there: one load and one store of q per leaf instead of one per step. The host
-//       takes it for panels of at most 2 WG LQ_CPT rows whose slab fits
-//       (TreePlan::leaf_q_span, which also gives the slab's size).
+//       slab (h kspan values) and every step run there: one load and one store of q per
+//       leaf instead of one per step. The host takes it when h kspan values fit
+//       (TreePlan::leaf_q_span).
 //
 // Rotation formula and round-robin pairing: trident_core::svd::{jacobi_rotation,
 // round_robin_pair}, mirrored below.
@@ -116,8 +115,6 @@ typedef float WIDE;
 
 #define WG 256
 #define QWG 1024
-// Rotations of one leaf step per work-item in qr_tree_leaf_q_local (TreePlan::leaf_q_span).
-#define LQ_CPT 4
 #define BMAX 16
 #define P (2 * BMAX)
 #define TILE 32
@@ -1062,36 +1059,13 @@ __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_leaf_q)
     }
 }
 
-// The (c, s) of leaf step s into registers: work-item lid takes the step's rotations
-// lid, lid + WG, ... (at most LQ_CPT of them: panels of at most 2 WG LQ_CPT rows).
-inline void leaf_cs_fetch(const ulong rows, const ulong base, const uint hp, const uint jc,
-                          const uint s, __global const REAL *cs, REAL *pc, REAL *ps)
-{
-    const uint lo = (uint)leaf_lo(hp, s), nj = (uint)leaf_hi(jc, s, lo) - lo;
-    #pragma unroll
-    for (uint t = 0; t < LQ_CPT; ++t) {
-        const uint x = get_local_id(0) + t * WG;
-        if (x < nj) {
-            const uint r = hp - 1 + 2 * (lo + x) - s;
-            const ulong at = 2 * ((ulong)(lo + x) * rows + base + r);
-            pc[t] = cs[at];
-            ps[t] = cs[at + 1];
-        }
-    }
-}
-
-// qr_tree_leaf_q with the block's slab of q in local memory (hp x kn values, row by row;
-// then 2 (h / 2 + 1) values for one step's rotations): loaded once, the leaf's steps run on
-// it in reverse, written back once. Each step's (c, s) are read from global memory during
-// the step before (registers, then local memory), so a step costs two barriers and no
-// wait on global memory. The rotations of a step act on disjoint row pairs, so the items
-// (rotation, column) of a step are independent; consecutive work-items take one rotation
-// and consecutive columns.
+// qr_tree_leaf_q with the group's slab of q in local memory (hp x kn values, row by row): loaded once, the leaf's steps run on it in reverse with one barrier per step,
+// written back once. The rotations of a step act on disjoint row pairs, so the items
+// (rotation, column) of a step are independent.
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_leaf_q_local)(
     const ulong rows, const uint qcols, const uint cols, const uint h, const uint kspan,
     __global REAL *q, __global const REAL *cs, __local REAL *slab)
 {
-    __local REAL *cbuf = slab + (ulong)h * kspan;
     const uint lid = get_local_id(0);
     ulong p, base, hp64;
     uint k0, kn;
@@ -1099,31 +1073,18 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_leaf_q_l
     tree_leaf(rows, h, p, &base, &hp64);
     const uint hp = (uint)hp64;
     const uint jc = (uint)leaf_jc(hp64, cols);
-    const uint steps = (uint)leaf_steps(hp64, jc);
-    REAL pc[LQ_CPT], ps[LQ_CPT];
-    if (steps > 0) {
-        leaf_cs_fetch(rows, base, hp, jc, steps - 1, cs, pc, ps);
-    }
     for (uint e = lid; e < hp * kn; e += WG) {
         slab[(e % hp) * kn + e / hp] = q[(ulong)(k0 + e / hp) * rows + base + e % hp];
     }
-    for (uint s = steps; s-- > 0;) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = (uint)leaf_steps(hp64, jc); s-- > 0;) {
         const uint lo = (uint)leaf_lo(hp64, s), nj = (uint)leaf_hi(jc, s, lo) - lo;
-        #pragma unroll
-    for (uint t = 0; t < LQ_CPT; ++t) {
-            const uint x = lid + t * WG;
-            if (x < nj) {
-                cbuf[2 * x] = pc[t];
-                cbuf[2 * x + 1] = ps[t];
-            }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (s > 0) {
-            leaf_cs_fetch(rows, base, hp, jc, s - 1, cs, pc, ps);
-        }
+        // Consecutive work-items: one rotation, consecutive columns (one (c, s) load
+        // shared by the columns, consecutive local-memory words).
         for (uint e = lid; e < nj * kn; e += WG) {
-            const uint k = e % kn, x = e / kn, r = hp - 1 + 2 * (lo + x) - s;
-            const REAL c = cbuf[2 * x], sn = cbuf[2 * x + 1];
+            const uint k = e % kn, j = lo + e / kn, r = hp - 1 + 2 * j - s;
+            const ulong at = 2 * ((ulong)j * rows + base + r);
+            const REAL c = cs[at], sn = cs[at + 1];
             const REAL u = slab[(r - 1) * kn + k], v = slab[r * kn + k];
             slab[(r - 1) * kn + k] = c * u - sn * v;
             slab[r * kn + k] = sn * u + c * v;

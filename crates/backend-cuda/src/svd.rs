@@ -342,9 +342,8 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
                 let grid = u32_of(plan.panels * q.cols.div_ceil(span), "grid size")?;
                 let smem = u32_of(plan.leaf_q_local_len(span) * elem, "shared memory")?;
                 // SAFETY: (u64 rows, uint qcols, uint cols, uint h, uint kspan, T *q,
-                // const T *cs) as qr_tree_leaf_q_local takes, with the h kspan + 2 (h / 2 + 1)
-                // values of dynamic shared memory it uses (leaf_q_span: within 32 KiB, and
-                // h small enough for its per-thread prefetch); block
+                // const T *cs) as qr_tree_leaf_q_local takes, with the h kspan values of
+                // dynamic shared memory it uses (leaf_q_span: within 32 KiB); block
                 // p spans + c (p < panels) touches its panel's rows of q's columns
                 // c kspan .. min(qcols, ..+ kspan) and reads cs at (those rows, column < cols).
                 unsafe { args.launch(LaunchConfig::grid_1d(grid, WG).with_shared_mem(smem))? };

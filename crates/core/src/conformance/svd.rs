@@ -590,9 +590,15 @@ fn qr_tree<T: Scalar, B: Qr<T>>(b: &B) -> Result<(), String> {
     // Wider than the GPUs' merge panels (32 columns): several panels, a partial last one,
     // the columns right of each panel, and a last node shorter than the triangle.
     qr_cases::<T, B>(b, 33..400, 33..80, order)?;
-    // Tall panels: the GPUs' leaves of Q in local memory with slabs of 1 or 2 columns (the
-    // tallest panel they take: 2048 rows), or in global memory (taller, or no room).
-    for (m, n, panel_rows) in [(4300, 3, 2048), (3100, 2, 1500), (4400, 3, 4100)] {
+    // Tall panels: the GPUs' leaves of Q in local memory with slabs of 1 to 3 columns, or in
+    // global memory when one column of a panel does not fit (f64 from 4097 rows, f32 from
+    // 8193).
+    for (m, n, panel_rows) in [
+        (4300, 3, 2048),
+        (8100, 2, 4000),
+        (4400, 3, 4100),
+        (8300, 2, 8200),
+    ] {
         let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ (m as u64);
         let a: Vec<T> = (0..m * n)
             .map(|_| {

@@ -44,14 +44,11 @@ pub const LEAF_Q_LOCAL_BYTES: usize = 32 << 10;
 
 /// Most columns of `q` per work-group of `qr_tree_leaf_q_local`. Every work-group of a leaf
 /// reads all of the leaf's rotations, so wider slabs read them fewer times, but take more
-/// local memory (fewer work-groups per SM). H100, 32768 × 256, the leaves of `Q` before the
-/// rotations were prefetched: 4.25 / 3.22 / 2.81 / 3.14 ms with 4 / 8 / 16 / 32 columns
-/// (f32), 4.49 / 3.77 / 3.15 / 3.15 ms (f64).
+/// local memory (fewer work-groups per SM). H100, 32768 × 256, the leaves of `Q`: 4.25 /
+/// 3.22 / 2.81 / 3.14 ms with 4 / 8 / 16 / 32 columns (f32), 4.49 / 3.77 / 3.15 / 3.15 ms
+/// (f64); the global-memory kernel took 5.34 ms (f32). Reading each step's rotations during
+/// the step before (a second barrier per step) was slower: 3.26 and 4.61 ms.
 pub const LEAF_Q_LOCAL_COLS: usize = 16;
-
-/// Tallest panel `qr_tree_leaf_q_local` takes: each of its 256 work-items prefetches at most
-/// 4 rotations of a step, and a step of a panel of `h` rows has at most `h / 2`.
-pub const LEAF_Q_LOCAL_ROWS: usize = 2048;
 
 /// The shape of a tree QR (see the module documentation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,25 +135,18 @@ impl TreePlan {
     }
 
     /// Columns of `q` per work-group for the GPUs' `qr_tree_leaf_q_local` (the leaf's
-    /// rotations applied to a slab of `q` held in local memory, beside one step's rotations:
-    /// [`Self::leaf_q_local_len`] values of `elem_bytes` each, within
-    /// [`LEAF_Q_LOCAL_BYTES`]): at most [`LEAF_Q_LOCAL_COLS`] and `qcols`, at least 1. `None`
-    /// for panels taller than [`LEAF_Q_LOCAL_ROWS`] or when not even one column fits (then
-    /// the kernel that works in global memory takes the leaves).
+    /// rotations applied to a slab of `q` held in local memory: [`Self::leaf_q_local_len`]
+    /// values of `elem_bytes` each, within [`LEAF_Q_LOCAL_BYTES`]): at most
+    /// [`LEAF_Q_LOCAL_COLS`] and `qcols`, at least 1. `None` when not even one column of a
+    /// panel fits (then the kernel that works in global memory takes the leaves).
     pub fn leaf_q_span(&self, qcols: usize, elem_bytes: usize) -> Option<usize> {
-        if self.h > LEAF_Q_LOCAL_ROWS {
-            return None;
-        }
-        let room =
-            (LEAF_Q_LOCAL_BYTES / elem_bytes.max(1)).checked_sub(self.leaf_q_local_len(0))?;
-        let fit = room / self.h;
+        let fit = LEAF_Q_LOCAL_BYTES / (self.h * elem_bytes.max(1));
         (fit > 0).then(|| fit.min(LEAF_Q_LOCAL_COLS).min(qcols).max(1))
     }
 
-    /// Local-memory values of one `qr_tree_leaf_q_local` work-group with `span` columns:
-    /// the slab (`h · span`), then one step's rotations (`2 (h / 2 + 1)`).
+    /// Local-memory values of one `qr_tree_leaf_q_local` work-group with `span` columns.
     pub fn leaf_q_local_len(&self, span: usize) -> usize {
-        self.h * span + 2 * (self.h / 2 + 1)
+        self.h * span
     }
 
     /// Steps of a merge absorbing `kb` rows: `kb + cols − 1`.
@@ -369,21 +359,17 @@ mod tests {
     fn leaf_q_span_fits_the_local_memory() {
         let plan = TreePlan::new(32768, 256, TREE_PANEL_ROWS);
         assert_eq!(plan.leaf_q_span(256, 4), Some(16));
-        assert_eq!(plan.leaf_q_span(256, 8), Some(14));
+        assert_eq!(plan.leaf_q_span(256, 8), Some(16));
         assert_eq!(plan.leaf_q_span(3, 8), Some(3));
-        let wide = TreePlan::new(100_000, 1500, TREE_PANEL_ROWS);
-        assert_eq!(wide.leaf_q_span(1500, 8), Some(1));
-        assert_eq!(wide.leaf_q_span(1500, 4), Some(4));
-        let wider = TreePlan::new(100_000, 3000, TREE_PANEL_ROWS);
-        assert_eq!(wider.leaf_q_span(3000, 4), None);
-        let no_room = TreePlan::new(100_000, 2048, TREE_PANEL_ROWS);
-        assert_eq!(no_room.leaf_q_span(2048, 8), None);
-        assert_eq!(no_room.leaf_q_span(2048, 4), Some(2));
-        for (h, b) in [(1, 8), (2, 4), (256, 4), (256, 8), (1000, 8), (2048, 4)] {
+        let wide = TreePlan::new(100_000, 3000, TREE_PANEL_ROWS);
+        assert_eq!(wide.leaf_q_span(3000, 8), Some(1));
+        let wider = TreePlan::new(100_000, 5000, TREE_PANEL_ROWS);
+        assert_eq!(wider.leaf_q_span(5000, 8), None);
+        assert_eq!(wider.leaf_q_span(5000, 4), Some(1));
+        for (h, b) in [(1, 8), (256, 4), (256, 8), (1000, 8), (4096, 4)] {
             let p = TreePlan::new(1 << 20, h, h);
             let k = p.leaf_q_span(64, b).unwrap();
             assert!(p.leaf_q_local_len(k) * b <= LEAF_Q_LOCAL_BYTES);
-            assert!(p.h.div_ceil(2) <= 256 * 4);
         }
     }
 
