@@ -362,9 +362,9 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                 let groups = plan.panels * q.cols.div_ceil(span);
                 // SAFETY: (ulong rows, uint qcols, uint cols, uint h, uint kspan, REAL *q,
                 // REAL *cs, __local REAL *slab) as qr_tree_leaf_q_local takes, slab of
-                // h kspan values (leaf_q_span: within 32 KiB); group p spans + c (p < panels) touches
-                // its panel's rows of q's columns c kspan .. min(qcols, ..+ kspan) and reads cs
-                // at (those rows, column < cols).
+                // h kspan values (leaf_q_span: within 32 KiB); group p spans + c (p < panels)
+                // touches its panel's rows of q's columns c kspan .. min(qcols, ..+ kspan) and
+                // reads cs at (those rows, column < cols).
                 unsafe { args.launch(&self.queue, LaunchDims::new([groups * WG], Some([WG]))) }?;
                 return Ok(());
             }

@@ -599,15 +599,8 @@ fn qr_tree<T: Scalar, B: Qr<T>>(b: &B) -> Result<(), String> {
         (4400, 3, 4100),
         (8300, 2, 8200),
     ] {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ (m as u64);
-        let a: Vec<T> = (0..m * n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                T::from_f64((x >> 11) as f64 / (1u64 << 53) as f64 - 0.5)
-            })
-            .collect();
+        let mut next = unit_stream(0x9e37_79b9_7f4a_7c15 ^ m as u64);
+        let a: Vec<T> = (0..m * n).map(|_| T::from_f64(next())).collect();
         let at = Dense::from_vec(m, n, a).map_err(|e| e.to_string())?;
         let order = QrOrder::Tree { panel_rows };
         let f = b
@@ -669,23 +662,26 @@ fn qr_cases<T: Scalar, B: Qr<T>>(
     })
 }
 
+/// A reproducible stream of values in [-0.5, 0.5) (xorshift64 from `seed`, nonzero), for
+/// matrices too large for proptest to shrink usefully.
+fn unit_stream(seed: u64) -> impl FnMut() -> f64 {
+    let mut x = seed;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    }
+}
+
 /// `max |V Vᵀ − I|` of a random 128 × 128 matrix (plain Jacobi: 7 block-pair updates of every
 /// column of `V` per sweep) and a 400 × 48 one through the tree QR (panels of 48 rows),
 /// against [`svd::v_orth_bound`], besides the validity contract. Without the Björck step
 /// ([`svd::reorthonormalise`]) the 128² case gave 48 ε in f32 and 62 ε in f64 on PoCL (bound
 /// 32 ε); with it, 10 ε and 16 ε.
 fn v_orthogonality<T: Scalar, B: Svd<T>>(b: &B) -> Result<(), String> {
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    let mut rand = |len: usize| -> Vec<f64> {
-        (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-            })
-            .collect()
-    };
+    let mut next = unit_stream(0x2545_f491_4f6c_dd1d);
+    let mut rand = |len: usize| -> Vec<f64> { (0..len).map(|_| next()).collect() };
     let square = rand(128 * 128);
     let cases = [
         (128, 128, QrOrder::Auto, None, square.clone()),
