@@ -42,8 +42,11 @@
 //!
 //! # Speed
 //!
-//! Integer-id files take a parallel fast path. The input is read whole (large files by
-//! all threads at once), cut into pieces at line breaks (a few per thread), and the lines
+//! Integer-id files take a parallel fast path. A plain file on disk is parsed as it is
+//! read, each piece by its own thread in cache-sized blocks, with no whole-file buffer and
+//! no line count (`edgelist/stream.rs`). Other inputs (standard input, gzip, a header line,
+//! a byte-order mark) are read whole (large files by all threads at once), cut into
+//! pieces at line breaks (a few per thread), and the lines
 //! of each piece counted; each piece then gets that many slots of one zeroed pair of edge
 //! arrays and is parsed into them by a single-pass byte parser (64-byte blocks with one
 //! mask of their non-digit bytes, eight digits at a time, no per-line allocation, no UTF-8
@@ -68,6 +71,8 @@ use super::{perr, refuse, Detected, Input};
 use crate::alloc;
 use crate::error::{ParseErrorKind as K, Result, ResultExt};
 use crate::graph::{DenseIds, Graph};
+
+mod stream;
 
 /// How id fields become node numbers; see the [module documentation](self).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -149,6 +154,9 @@ impl EdgeList {
 /// intermediate [`EdgeList`].
 pub fn read_graph(path: impl AsRef<Path>, opts: &EdgeListOptions) -> Result<Graph> {
     let path = path.as_ref();
+    if let Some(parsed) = stream::read_numeric(path, opts)? {
+        return parsed.into_graph().context(|| path.display());
+    }
     let parsed = {
         let input = Input::read(path)?;
         match input.detect() {
@@ -165,6 +173,10 @@ pub fn read_graph(path: impl AsRef<Path>, opts: &EdgeListOptions) -> Result<Grap
 /// The input is read once ([`Input::read`]: `-` is standard input, gzip is decompressed) and
 /// parsed in parallel pieces.
 pub fn read_edges(path: impl AsRef<Path>, opts: &EdgeListOptions) -> Result<EdgeList> {
+    let path = path.as_ref();
+    if let Some(parsed) = stream::read_numeric(path, opts)? {
+        return Ok(parsed.into_edge_list());
+    }
     let input = Input::read(path)?;
     match input.detect() {
         Detected::Text => parse_edges(&input.bytes, &input.name, opts),
@@ -294,6 +306,27 @@ impl Weights {
             opt: opts.weighted,
             auto: None,
         }
+    }
+
+    /// The weight column decided once, for every piece of a parallel parse: from the
+    /// option, or else from the first data line of `buf` (weighted iff it has a third field).
+    fn decide(buf: &[u8], opts: &EdgeListOptions) -> Self {
+        let mut ws = Self::new(opts);
+        if ws.opt.is_none() {
+            for (_, line) in Lines::new(buf) {
+                let mut toks = text::tokens(line);
+                match toks.next() {
+                    None => continue,
+                    Some(a) if a[0] == b'#' || a[0] == b'%' => continue,
+                    Some(_) => {
+                        toks.next();
+                        ws.auto = Some(toks.next().is_some());
+                        break;
+                    }
+                }
+            }
+        }
+        ws
     }
     fn weighted(&self) -> bool {
         self.opt.or(self.auto).unwrap_or(false)
@@ -989,22 +1022,7 @@ fn parse_numeric<I: RawId + Send + Sync>(
     skip: usize,
     chunk: Option<usize>,
 ) -> Result<Outcome<I>> {
-    // Decide the weight column from the first data line once, for every piece.
-    let mut ws = Weights::new(opts);
-    if ws.opt.is_none() {
-        for (_, line) in Lines::new(buf) {
-            let mut toks = text::tokens(line);
-            match toks.next() {
-                None => continue,
-                Some(a) if a[0] == b'#' || a[0] == b'%' => continue,
-                Some(_) => {
-                    toks.next();
-                    ws.auto = Some(toks.next().is_some());
-                    break;
-                }
-            }
-        }
-    }
+    let ws = Weights::decide(buf, opts);
     let weighted = ws.weighted();
     let pieces = pieces(buf, chunk);
     // Lines per piece (a line holds at most one edge); the last line may lack its '\n'.
@@ -1062,25 +1080,39 @@ fn parse_numeric<I: RawId + Send + Sync>(
         }
         start += lines[k];
     }
-    if !outs.iter().any(|(_, o)| o.any) {
-        return Err(perr(name, None, K::Empty, "no edges in the file"));
+    match Raw::assemble(src, dst, weighted.then_some(wts), outs) {
+        Some(raw) => Ok(Outcome::Done(raw)),
+        None => Err(perr(name, None, K::Empty, "no edges in the file")),
     }
-    let mut loop_ids = Vec::new();
-    for (_, o) in &mut outs {
-        loop_ids.append(&mut o.loop_ids);
-    }
-    Ok(Outcome::Done(Raw {
-        src,
-        dst,
-        weights: weighted.then_some(wts),
-        parts: outs.iter().map(|(s, o)| (*s, s + o.len)).collect(),
-        loop_ids,
-        self_loops: outs.iter().map(|(_, o)| o.self_loops).sum(),
-        max: outs.iter().map(|(_, o)| o.max).max(),
-    }))
 }
 
 impl<I: RawId> Raw<I> {
+    /// The parse of pieces whose slots start at `outs[k].0` in the arrays; `None` when no
+    /// piece has an edge or a self-loop.
+    fn assemble(
+        src: Vec<I>,
+        dst: Vec<I>,
+        weights: Option<Vec<f64>>,
+        mut outs: Vec<(usize, PieceOut<I>)>,
+    ) -> Option<Self> {
+        if !outs.iter().any(|(_, o)| o.any) {
+            return None;
+        }
+        let mut loop_ids = Vec::new();
+        for (_, o) in &mut outs {
+            loop_ids.append(&mut o.loop_ids);
+        }
+        Some(Raw {
+            src,
+            dst,
+            weights,
+            parts: outs.iter().map(|(s, o)| (*s, s + o.len)).collect(),
+            loop_ids,
+            self_loops: outs.iter().map(|(_, o)| o.self_loops).sum(),
+            max: outs.iter().map(|(_, o)| o.max).max(),
+        })
+    }
+
     /// Number of edges.
     fn len(&self) -> usize {
         self.parts.iter().map(|&(a, b)| b - a).sum()
@@ -1407,7 +1439,7 @@ mod tests {
     /// between data lines), blank lines, CRLF and LF line ends, tabs and spaces, self-loops,
     /// duplicates and reversed duplicates, ids with gaps (so they are renumbered), and an
     /// optional weight column. No final line break.
-    fn messy_text(lines: usize, max_id: u64, weighted: bool, seed: u64) -> String {
+    pub(super) fn messy_text(lines: usize, max_id: u64, weighted: bool, seed: u64) -> String {
         let mut st = seed;
         let mut t = String::from("# a comment\n% another\n\n");
         for i in 0..lines {

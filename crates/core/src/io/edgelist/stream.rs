@@ -1,0 +1,315 @@
+//! Integer-id edge-list files parsed as they are read: every piece of the file is read by
+//! its own task in blocks (positioned reads into one small buffer that stays in cache) and
+//! parsed block by block into its slots of the edge arrays.
+//!
+//! Against reading the whole file first and then parsing it, this saves the file-sized
+//! buffer (its page faults and a trip of every byte through main memory) and the pass that
+//! counts the lines: a piece's slots are bounded by its length instead (an edge line takes
+//! at least 4 bytes, `u v` and its line break), in an allocation that is only touched
+//! where edges are written.
+//!
+//! Only the common case streams: a regular, plain (not gzip) text file whose first data
+//! line is numeric, read in the `Auto` or `Numeric` mode, with ids below 2^32 and lines
+//! shorter than a block. Anything else, and any error, makes [`read_numeric`] step aside
+//! (`None`) for the whole-file path, which handles every other input and reports errors
+//! with their line numbers. The pieces are joined in file order, so the result is the
+//! whole-file path's, whatever the number of threads.
+
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use super::{compact, header_line, numeric_as_given, NumParser, Parsed, PieceOut, Raw, Weights};
+use super::{EdgeListOptions, IdMode};
+use crate::alloc;
+use crate::error::Result;
+use crate::io::{detect, Detected};
+
+/// Bytes per positioned read; a line longer than two steps aside (so the whole-file path
+/// applies its limit on line length).
+const BLOCK: usize = 256 << 10;
+/// Bytes read first, to tell the format and the weight column from the first data line.
+const HEAD: u64 = 64 << 10;
+/// Pieces are a few per thread, and at least this many bytes.
+const PIECE_MIN: u64 = 1 << 20;
+
+/// Reads and parses `path` as an integer-id edge list when it is the common case (see the
+/// module's documentation); `Ok(None)` sends it to the whole-file path.
+pub(super) fn read_numeric(path: &Path, opts: &EdgeListOptions) -> Result<Option<Parsed>> {
+    stream_in(path, opts, None, BLOCK)
+}
+
+/// [`read_numeric`] with a chosen piece length (`None`: the default) and block size.
+#[cfg(unix)]
+fn stream_in(
+    path: &Path,
+    opts: &EdgeListOptions,
+    piece: Option<u64>,
+    block: usize,
+) -> Result<Option<Parsed>> {
+    use std::os::unix::fs::FileExt;
+    if opts.ids == IdMode::Labels || path.as_os_str() == "-" {
+        return Ok(None);
+    }
+    // Any trouble opening or reading: the whole-file path reports it.
+    let Ok(f) = std::fs::File::open(path) else {
+        return Ok(None);
+    };
+    let Ok(meta) = f.metadata() else {
+        return Ok(None);
+    };
+    let len = meta.len();
+    if !meta.is_file() || len == 0 || len >= alloc::max_input_bytes() {
+        return Ok(None);
+    }
+    let mut head = vec![0u8; len.min(HEAD) as usize];
+    if f.read_exact_at(&mut head, 0).is_err() {
+        return Ok(None);
+    }
+    if detect(&head) != Detected::Text || head.starts_with(b"\xEF\xBB\xBF") {
+        return Ok(None);
+    }
+    // The first data line decides the weight column (and a non-numeric one is a header
+    // or a label file): it must be whole in the head.
+    if (head.len() as u64) < len {
+        let Some(end) = memchr::memrchr(b'\n', &head) else {
+            return Ok(None);
+        };
+        head.truncate(end + 1);
+    }
+    if header_line(&head).is_some() {
+        return Ok(None);
+    }
+    let ws = Weights::decide(&head, opts);
+    if ws.opt.or(ws.auto).is_none() {
+        return Ok(None);
+    }
+    drop(head);
+    let weighted = ws.weighted();
+    let strict = opts.ids == IdMode::Numeric;
+    let name = path.display().to_string();
+
+    // Pieces [a, b) of the file; a piece owns the lines that start in it.
+    let threads = rayon::current_num_threads().max(1) as u64;
+    let target = piece
+        .unwrap_or_else(|| (len / (threads * 4)).max(PIECE_MIN))
+        .max(1);
+    let bounds: Vec<(u64, u64)> = (0..len.div_ceil(target))
+        .map(|k| (k * target, ((k + 1) * target).min(len)))
+        .collect();
+    // Slots per piece: its edge lines start at least 4 bytes apart.
+    let room: Vec<usize> = bounds
+        .iter()
+        .map(|&(a, b)| ((b - a) / 4 + 1) as usize)
+        .collect();
+    let total: usize = room.iter().sum();
+    let what = || format!("parsing up to {total} edge lines");
+    let (Ok(mut src), Ok(mut dst)) = (
+        alloc::try_zeroed_vec::<u32>(total, what),
+        alloc::try_zeroed_vec::<u32>(total, what),
+    ) else {
+        return Ok(None);
+    };
+    let mut wts = if weighted {
+        match alloc::try_zeroed_vec::<f64>(total, what) {
+            Ok(w) => w,
+            Err(_) => return Ok(None),
+        }
+    } else {
+        Vec::new()
+    };
+    let mut jobs = Vec::with_capacity(bounds.len());
+    let mut start = 0usize;
+    {
+        let (mut rs, mut rd, mut rw) = (&mut src[..], &mut dst[..], &mut wts[..]);
+        for (&(a, b), &r) in bounds.iter().zip(&room) {
+            let (s, rs2) = std::mem::take(&mut rs).split_at_mut(r);
+            let (d, rd2) = std::mem::take(&mut rd).split_at_mut(r);
+            let (w, rw2) = std::mem::take(&mut rw).split_at_mut(if weighted { r } else { 0 });
+            (rs, rd, rw) = (rs2, rd2, rw2);
+            jobs.push((start, a, b, (s, d, w)));
+            start += r;
+        }
+    }
+    let outs: Option<Vec<(usize, PieceOut<u32>)>> = jobs
+        .into_par_iter()
+        .map(|(start, a, b, slots)| {
+            let mut p = NumParser::<u32>::new(&name, opts, strict, slots);
+            p.ws = ws;
+            let read = |buf: &mut [u8], at: u64| f.read_exact_at(buf, at).is_ok();
+            parse_piece(&mut p, read, a, b, len, block)?;
+            Some((start, p.finish()))
+        })
+        .collect();
+    let Some(outs) = outs else {
+        return Ok(None);
+    };
+    // Longer than it said (growing while read): the whole-file path reads it as a stream.
+    let mut one = [0u8; 1];
+    if !matches!(f.read_at(&mut one, len), Ok(0)) {
+        return Ok(None);
+    }
+    let Some(raw) = Raw::assemble(src, dst, weighted.then_some(wts), outs) else {
+        return Ok(None);
+    };
+    if strict {
+        numeric_as_given(raw, &name).map(Some)
+    } else {
+        compact(raw, &name).map(Some)
+    }
+}
+
+#[cfg(not(unix))]
+fn stream_in(_: &Path, _: &EdgeListOptions, _: Option<u64>, _: usize) -> Result<Option<Parsed>> {
+    Ok(None)
+}
+
+/// Parses the lines that start in `[a, b)` of a file of `len` bytes, read through `read`
+/// (`read(buf, at)` fills `buf` from offset `at`, false on failure) in blocks of `block`
+/// bytes. `None`: a read failed, a line is longer than a block, or the parser gave up.
+fn parse_piece(
+    p: &mut NumParser<'_, '_, u32>,
+    read: impl Fn(&mut [u8], u64) -> bool,
+    a: u64,
+    b: u64,
+    len: u64,
+    block: usize,
+) -> Option<()> {
+    let mut parse = |lines: &[u8]| matches!(p.parse(lines), Ok(Ok(()))).then_some(());
+    let mut buf: Vec<u8> = Vec::with_capacity(2 * block);
+    // Reads from one byte early: a line break there means a line starts at `a`; otherwise
+    // the line running into the piece is the previous piece's, skipped up to its end.
+    let mut pos = a.saturating_sub(1);
+    let mut skipping = a > 0;
+    // File offset of buf[0].
+    let mut base = pos;
+    loop {
+        let want = (block as u64).min(len - pos) as usize;
+        if want == 0 {
+            // The end of the file: a last line without a line break.
+            if !skipping && !buf.is_empty() {
+                parse(&buf)?;
+            }
+            return Some(());
+        }
+        let old = buf.len();
+        buf.resize(old + want, 0);
+        if !read(&mut buf[old..], pos) {
+            return None;
+        }
+        pos += want as u64;
+        if skipping {
+            match memchr::memchr(b'\n', &buf) {
+                Some(i) => {
+                    buf.drain(..=i);
+                    base += i as u64 + 1;
+                    skipping = false;
+                }
+                None => {
+                    base += buf.len() as u64;
+                    buf.clear();
+                    continue;
+                }
+            }
+            if base >= b {
+                // The line that ran into the piece also ran past it.
+                return Some(());
+            }
+        }
+        // The piece's last line ends at the first line break at or after byte b - 1.
+        let from = (b - 1 - base) as usize;
+        if from < buf.len() {
+            if let Some(i) = memchr::memchr(b'\n', &buf[from..]) {
+                return parse(&buf[..from + i + 1]);
+            }
+        }
+        // Parse the whole lines, keep the unfinished one for the next block.
+        match memchr::memrchr(b'\n', &buf) {
+            Some(i) => {
+                parse(&buf[..=i])?;
+                buf.copy_within(i + 1.., 0);
+                buf.truncate(buf.len() - i - 1);
+                base += i as u64 + 1;
+            }
+            None if buf.len() >= block => return None,
+            None => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::edgelist::{parse_edges, tests::messy_text};
+
+    fn scratch(name: &str, bytes: &[u8]) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("trident-stream-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    /// The streamed parse equals the whole-file parse, for every piece length (down to one
+    /// byte, so pieces start and end inside lines, at line breaks, inside CRLF pairs) and
+    /// block size down to the longest line.
+    #[test]
+    fn streaming_equals_the_whole_file_parse() {
+        for (k, weighted) in [(0u64, false), (1, true), (2, false)] {
+            let text = messy_text(300, 40, weighted, 7 + k);
+            let text = if k == 2 { text + "\n" } else { text };
+            let path = scratch(&format!("messy{k}.el"), text.as_bytes());
+            for ids in [IdMode::Auto, IdMode::Numeric] {
+                let opts = EdgeListOptions {
+                    ids,
+                    ..Default::default()
+                };
+                let want =
+                    parse_edges(text.as_bytes(), &path.display().to_string(), &opts).unwrap();
+                for piece in [1u64, 2, 3, 5, 17, 64, 1000, 1 << 20] {
+                    for block in [32usize, 33, 100, 4096] {
+                        let got = stream_in(&path, &opts, Some(piece), block)
+                            .unwrap()
+                            .unwrap_or_else(|| panic!("stepped aside: {piece} {block}"))
+                            .into_edge_list();
+                        assert_eq!(got, want, "{ids:?} piece {piece} block {block}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every input the stream does not handle steps aside, so the whole-file path gives
+    /// its answer or its error.
+    #[test]
+    fn other_inputs_step_aside() {
+        let opts = EdgeListOptions::default();
+        for (name, text) in [
+            ("labels.el", &b"a b\nb c\n"[..]),
+            ("header.el", b"source target\n1 2\n"),
+            ("bom.el", b"\xEF\xBB\xBF1 2\n2 3\n"),
+            ("gzip.el", b"\x1f\x8b\x08\x00"),
+            (
+                "mtx.el",
+                b"%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 2\n",
+            ),
+            ("bad.el", b"1 2\n3 x\n"),
+            ("wide.el", b"1 2\n99999999999 3\n"),
+            ("comments.el", b"# nothing\n"),
+            ("long.el", format!("1 2\n3{}4\n", " ".repeat(70)).as_bytes()),
+        ] {
+            let path = scratch(name, text);
+            let got = stream_in(&path, &opts, Some(3), 32).unwrap();
+            assert!(got.is_none(), "{name}");
+        }
+        let labels = EdgeListOptions {
+            ids: IdMode::Labels,
+            ..Default::default()
+        };
+        let path = scratch("plain.el", b"1 2\n2 3\n");
+        assert!(stream_in(&path, &labels, None, BLOCK).unwrap().is_none());
+        assert!(stream_in(&path, &opts, None, BLOCK).unwrap().is_some());
+        let missing = path.with_file_name("missing.el");
+        assert!(stream_in(&missing, &opts, None, BLOCK).unwrap().is_none());
+    }
+}
