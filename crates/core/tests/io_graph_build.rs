@@ -85,6 +85,66 @@ proptest! {
         assert_matches(&g, n, &e, true);
     }
 
+    /// Unweighted, unsorted, with long rows: hubs whose neighbours are dense (the rows
+    /// sorted through a bitmap of columns) or spread out (by insertion, or `sort_unstable`
+    /// past the insertion's budget), with repeated and reversed duplicates.
+    #[test]
+    fn long_rows_match_the_model(
+        n in 300usize..6000,
+        hubs in proptest::collection::vec((0usize..6000, 256usize..1500, 1usize..40), 1..4),
+        seed in any::<u64>(),
+    ) {
+        let mut st = seed | 1;
+        let mut next = move || {
+            st ^= st << 13;
+            st ^= st >> 7;
+            st ^= st << 17;
+            st as usize
+        };
+        let mut e = Vec::new();
+        for &(h, deg, spread) in &hubs {
+            let h = h % n;
+            let base = next() % n;
+            for _ in 0..deg {
+                // Neighbours within `spread * deg` ids after `base` (dense when small).
+                let v = (base + next() % (spread * deg)) % n;
+                if next() % 2 == 0 { e.push((h, v, 1.0)) } else { e.push((v, h, 1.0)) }
+            }
+        }
+        for _ in 0..n {
+            e.push((next() % n, next() % n, 1.0));
+        }
+        // Random order (so the build takes the unsorted path), then some repeats.
+        for i in (1..e.len()).rev() {
+            e.swap(i, next() % (i + 1));
+        }
+        for k in 0..e.len() / 8 {
+            let (u, v, w) = e[(k * 31) % e.len()];
+            e.push((v, u, w));
+        }
+        let g = Graph::from_edges(n, e.iter().map(|&(u, v, _)| (u, v))).unwrap();
+        assert_matches(&g, n, &e, false);
+    }
+
+    /// A long row whose columns crowd one digit of the column sort but span the graph (too
+    /// sparse for a bitmap): more moves than the insertion allows, so it is sorted whole.
+    #[test]
+    fn crowded_long_row_matches_the_model(seed in any::<u64>(), len in 300usize..900) {
+        let n = 1 << 17;
+        let mut st = seed | 1;
+        let mut next = move || {
+            st ^= st << 13;
+            st ^= st >> 7;
+            st ^= st << 17;
+            st as usize
+        };
+        let mut e: Vec<(usize, usize, f64)> = (0..len).map(|_| (5, 1 + next() % 32, 1.0)).collect();
+        e.push((5, n - 1, 1.0));
+        e.extend((0..2000).map(|_| (next() % n, next() % n, 1.0)));
+        let g = Graph::from_edges(n, e.iter().map(|&(u, v, _)| (u, v))).unwrap();
+        assert_matches(&g, n, &e, false);
+    }
+
     #[test]
     fn edge_list_text_matches_the_model((_n, e) in edges(40), crlf in any::<bool>()) {
         let nl = if crlf { "\r\n" } else { "\n" };

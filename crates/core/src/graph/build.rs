@@ -356,7 +356,7 @@ fn build_with<R: Renumber>(
         }
         jobs.into_par_iter()
             .map_init(Scratch::default, |scratch, (_, a, l, w, deg)| {
-                if radix {
+                if radix && a.len() <= u32::MAX as usize {
                     return radix_rows(a, deg, colbits, scratch);
                 }
                 let packed = packed.then_some(colbits);
@@ -415,15 +415,24 @@ fn build_with<R: Renumber>(
 #[derive(Default)]
 struct Scratch {
     cnt: Vec<usize>,
-    /// Counts of [`radix_rows`]'s column digit.
-    hist: Vec<usize>,
+    /// Counts of [`radix_rows`]'s column digit and rows.
+    hist: Vec<u32>,
+    rcnt: Vec<u32>,
     cols: Vec<u32>,
+    /// A bitmap of columns for [`radix_rows`]'s long rows, all zero between rows.
+    bits: Vec<u64>,
     wts: Vec<f64>,
     pairs: Vec<(u32, f64)>,
 }
 
-/// Bits of the column digit of [`radix_rows`]: 2^11 counters stay in L1.
-const COL_DIGIT: u32 = 11;
+/// Rows at least this long are sorted and deduplicated by [`radix_rows`] through a bitmap
+/// of their columns (when it is not too sparse: at most [`BITMAP_WORDS_PER_ENTRY`] words
+/// to scan per entry), instead of by insertion.
+const BITMAP_ROW_MIN: usize = 256;
+/// See [`BITMAP_ROW_MIN`].
+const BITMAP_WORDS_PER_ENTRY: usize = 1;
+/// Bits of the column digit of [`radix_rows`]: 2^12 u32 counters (16 KiB) stay in L1.
+const COL_DIGIT: u32 = 12;
 
 /// [`bucket_rows`] for packed keys (`row << cb | column`, unweighted) of an unsorted file:
 /// two stable counting sorts in cache, by the column's top [`COL_DIGIT`] bits and then by
@@ -431,6 +440,10 @@ const COL_DIGIT: u32 = 11;
 /// each row in about one pass (with a budget: a row that needs more moves is sorted by
 /// `sort_unstable`), merging duplicates as it writes the row back. Cheaper than sorting
 /// each row from scratch (most rows are short and random) and than a full radix sort.
+/// A long row whose columns are dense (a hub's: as many entries as 64-column words in
+/// its range) is instead set in a bitmap and read back in order, sorted and deduplicated
+/// in one pass, with no moves (scale-20 Kronecker: pass 3 0.37 → 0.30 s with the u32
+/// counters and the wider digit).
 #[inline(never)]
 fn radix_rows(adj: &mut [u32], deg: &mut [usize], cb: u32, s: &mut Scratch) -> usize {
     let rows = deg.len();
@@ -438,23 +451,25 @@ fn radix_rows(adj: &mut [u32], deg: &mut [usize], cb: u32, s: &mut Scratch) -> u
     let dshift = cb.saturating_sub(COL_DIGIT);
     let bins = 1usize << (cb - dshift);
     let mask = (1u32 << cb) - 1;
-    // Counts: by column digit (s.hist), by row (s.cnt, shifted by one for the prefix).
+    // Counts: by column digit (s.hist), by row (s.rcnt, shifted by one for the prefix);
+    // u32 counters (the caller sends buckets of 2^32 entries or more elsewhere), so that
+    // the digit's stay in L1.
     s.hist.clear();
     s.hist.resize(bins, 0);
-    s.cnt.clear();
-    s.cnt.resize(rows + 1, 0);
+    s.rcnt.clear();
+    s.rcnt.resize(rows + 1, 0);
     for &x in adj.iter() {
         s.hist[((x & mask) >> dshift) as usize] += 1;
-        s.cnt[(x >> cb) as usize + 1] += 1;
+        s.rcnt[(x >> cb) as usize + 1] += 1;
     }
-    let mut at = 0usize;
+    let mut at = 0u32;
     for c in s.hist.iter_mut() {
         let k = *c;
         *c = at;
         at += k;
     }
     for i in 0..rows {
-        s.cnt[i + 1] += s.cnt[i];
+        s.rcnt[i + 1] += s.rcnt[i];
     }
     // By column digit: adj -> cols (keys stay packed).
     s.cols.clear();
@@ -462,26 +477,55 @@ fn radix_rows(adj: &mut [u32], deg: &mut [usize], cb: u32, s: &mut Scratch) -> u
     for &x in adj.iter() {
         let d = ((x & mask) >> dshift) as usize;
         let q = s.hist[d];
-        s.cols[q] = x;
+        s.cols[q as usize] = x;
         s.hist[d] = q + 1;
     }
-    // By row: cols -> adj, unpacked; cnt[i] becomes the end of row i.
+    // By row: cols -> adj, unpacked; rcnt[i] becomes the end of row i.
     for &x in s.cols.iter() {
         let r = (x >> cb) as usize;
-        let q = s.cnt[r];
-        adj[q] = x & mask;
-        s.cnt[r] = q + 1;
+        let q = s.rcnt[r];
+        adj[q as usize] = x & mask;
+        s.rcnt[r] = q + 1;
     }
     // Finish each row and merge its duplicates, compacting to the front of adj.
     let mut out = 0usize;
     let mut start = 0usize;
     for (i, d) in deg.iter_mut().enumerate() {
-        let end = s.cnt[i];
+        let end = s.rcnt[i] as usize;
+        let row_out = out;
+        if end - start >= BITMAP_ROW_MIN {
+            // The row's columns lie within its first and last entries' digits.
+            let w0 = ((adj[start] >> dshift) << dshift) as usize >> 6;
+            let w1 = ((((adj[end - 1] >> dshift) as usize + 1) << dshift) + 63) >> 6;
+            if w1 - w0 <= BITMAP_WORDS_PER_ENTRY * (end - start) {
+                let bits = &mut s.bits;
+                if bits.len() < w1 {
+                    bits.resize(w1, 0);
+                }
+                for &c in &adj[start..end] {
+                    bits[c as usize >> 6] |= 1u64 << (c & 63);
+                }
+
+                // The set bits in order: the row sorted and deduplicated, written from
+                // row_out (at or before start: the row has been read).
+                for (w, x) in bits[w0..w1].iter_mut().enumerate() {
+                    let mut v = std::mem::take(x);
+                    let at = ((w0 + w) << 6) as u32;
+                    while v != 0 {
+                        adj[out] = at | v.trailing_zeros();
+                        out += 1;
+                        v &= v - 1;
+                    }
+                }
+                *d = out - row_out;
+                start = end;
+                continue;
+            }
+        }
         let row = &mut adj[start..end];
         if !row.is_sorted() {
             finish_row(row);
         }
-        let row_out = out;
         let mut last = u32::MAX;
         for k in start..end {
             let c = adj[k];
