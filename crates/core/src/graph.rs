@@ -3,7 +3,9 @@
 mod build;
 mod ids;
 
-pub(crate) use ids::DenseIds;
+pub(crate) use ids::{id_label, DenseIds};
+
+use std::sync::OnceLock;
 
 use crate::coo::Coo;
 use crate::csr::Csr;
@@ -20,7 +22,7 @@ pub struct Graph {
     indptr: Vec<usize>,
     adj: Vec<u32>,
     weights: Option<Vec<f64>>,
-    labels: Option<Vec<String>>,
+    labels: Labels,
     self_loops_dropped: usize,
     notes: Vec<String>,
 }
@@ -123,7 +125,7 @@ impl Graph {
             indptr: b.indptr,
             adj: b.adj,
             weights: b.weights,
-            labels: None,
+            labels: Labels::None,
             self_loops_dropped: b.self_loops,
             notes: Vec::new(),
         })
@@ -138,7 +140,24 @@ impl Graph {
                 self.num_nodes()
             )));
         }
-        self.labels = Some(labels);
+        self.labels = Labels::Names(labels);
+        Ok(self)
+    }
+
+    /// Labels nodes by the original integer ids of a renumbered file (node `k` is the `k`-th
+    /// kept id), formatted only when [`Graph::labels`] asks for them all.
+    pub(crate) fn with_id_labels(mut self, ids: DenseIds) -> Result<Self> {
+        if ids.len() != self.num_nodes() {
+            return Err(Error::shape(format!(
+                "{} labels for {} nodes",
+                ids.len(),
+                self.num_nodes()
+            )));
+        }
+        self.labels = Labels::Ids {
+            ids,
+            names: OnceLock::new(),
+        };
         Ok(self)
     }
 
@@ -194,13 +213,14 @@ impl Graph {
     }
     /// Node labels, if any.
     pub fn labels(&self) -> Option<&[String]> {
-        self.labels.as_deref()
+        self.labels.names()
     }
     /// The label of node `u`, or its number.
     pub fn label(&self, u: usize) -> String {
         match &self.labels {
-            Some(l) => l[u].clone(),
-            None => u.to_string(),
+            Labels::None => u.to_string(),
+            Labels::Names(l) => l[u].clone(),
+            Labels::Ids { ids, .. } => id_label(ids.id_of(u)),
         }
     }
     /// The adjacency matrix as CSR (weights, or ones when unweighted).
@@ -236,5 +256,34 @@ impl Graph {
             self.adj.clone(),
             values,
         ))
+    }
+}
+
+/// A graph's node labels: none, names, or the original integer ids of a renumbered file.
+/// Ids are formatted as strings only when all labels are asked for (a file of millions of
+/// ids would otherwise spend a twentieth of its read making strings that are seldom used).
+#[derive(Debug, Clone)]
+enum Labels {
+    None,
+    Names(Vec<String>),
+    Ids {
+        ids: DenseIds,
+        names: OnceLock<Vec<String>>,
+    },
+}
+
+impl Labels {
+    fn names(&self) -> Option<&[String]> {
+        match self {
+            Labels::None => None,
+            Labels::Names(l) => Some(l),
+            Labels::Ids { ids, names } => Some(names.get_or_init(|| ids.map_ids(id_label))),
+        }
+    }
+}
+
+impl PartialEq for Labels {
+    fn eq(&self, other: &Self) -> bool {
+        self.names() == other.names()
     }
 }

@@ -50,6 +50,17 @@ impl DenseIds {
         r + (w & ((1u64 << (id & 63)) - 1)).count_ones()
     }
 
+    /// The kept id numbered `k` (`k < len()`): the inverse of [`DenseIds::get`].
+    pub(crate) fn id_of(&self, k: usize) -> u64 {
+        // The last word with at most k ids before it holds id number k.
+        let w = self.table.partition_point(|&(_, r)| r as usize <= k) - 1;
+        let (mut word, r) = self.table[w];
+        for _ in 0..k - r as usize {
+            word &= word - 1;
+        }
+        ((w as u64) << 6) | u64::from(word.trailing_zeros())
+    }
+
     /// The kept ids, in increasing order, mapped by `f` (in parallel).
     pub(crate) fn map_ids<T: Send>(&self, f: impl Fn(u64) -> T + Sync + Send) -> Vec<T> {
         self.table
@@ -68,6 +79,21 @@ impl DenseIds {
             })
             .collect()
     }
+}
+
+/// The decimal text of an id.
+pub(crate) fn id_label(mut v: u64) -> String {
+    let mut b = [0u8; 20];
+    let mut k = b.len();
+    loop {
+        k -= 1;
+        b[k] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    b[k..].iter().map(|&c| c as char).collect()
 }
 
 #[cfg(test)]
@@ -92,5 +118,10 @@ mod tests {
         assert_eq!(d.get(66), 5);
         assert_eq!(d.get(1023), 7);
         assert_eq!(d.map_ids(|i| i as u32), kept.to_vec());
+        for (k, &i) in kept.iter().enumerate() {
+            assert_eq!(d.id_of(k), u64::from(i));
+        }
+        assert_eq!(id_label(0), "0");
+        assert_eq!(id_label(u64::MAX), u64::MAX.to_string());
     }
 }

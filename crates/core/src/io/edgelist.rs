@@ -70,7 +70,7 @@ use super::text::{self, Lines};
 use super::{perr, refuse, Detected, Input};
 use crate::alloc;
 use crate::error::{ParseErrorKind as K, Result, ResultExt};
-use crate::graph::{DenseIds, Graph};
+use crate::graph::{id_label, DenseIds, Graph};
 
 mod stream;
 
@@ -1148,21 +1148,6 @@ impl<I: RawId> Raw<I> {
     }
 }
 
-/// The decimal text of an id.
-fn id_label(mut v: u64) -> String {
-    let mut b = [0u8; 20];
-    let mut k = b.len();
-    loop {
-        k -= 1;
-        b[k] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    b[k..].iter().map(|&c| c as char).collect()
-}
-
 /// Ids per parallel task when numbering.
 const ID_CHUNK: usize = 1 << 16;
 
@@ -1348,7 +1333,7 @@ impl Parsed {
                 drop(raw);
                 let g = g.with_notes(notes);
                 match map {
-                    Some(map) => g.with_labels(Self::labels(&map)),
+                    Some(map) => g.with_id_labels(map),
                     None => Ok(g),
                 }
             }
