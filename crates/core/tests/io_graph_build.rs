@@ -165,6 +165,44 @@ proptest! {
     }
 }
 
+/// A long row of distinct columns in random order, crowded into 32 digits of the column
+/// sort (32 columns each on 2^17 nodes) but spanning the graph (too sparse for a bitmap):
+/// more moves than the insertion allows, so it is finished by a full sort. Only the rows
+/// touched are checked against the model.
+#[test]
+fn crowded_distinct_row_is_sorted_whole() {
+    let n = 1usize << 17;
+    let mut st = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        st ^= st << 13;
+        st ^= st >> 7;
+        st ^= st << 17;
+        st as usize
+    };
+    let hub = 12_345;
+    let mut cols: Vec<usize> = (1..=1024).collect();
+    for i in (1..cols.len()).rev() {
+        cols.swap(i, next() % (i + 1));
+    }
+    let mut e: Vec<(usize, usize)> = cols[..1000].iter().map(|&c| (hub, c)).collect();
+    e.push((hub, n - 1));
+    e.extend((0..3000).map(|_| (next() % n, next() % n)));
+    let g = Graph::from_edges(n, e.iter().copied()).unwrap();
+    let mut rows: BTreeMap<usize, std::collections::BTreeSet<u32>> = BTreeMap::new();
+    for &(u, v) in &e {
+        if u != v {
+            rows.entry(u).or_default().insert(v as u32);
+            rows.entry(v).or_default().insert(u as u32);
+        }
+    }
+    for (&u, want) in &rows {
+        let want: Vec<u32> = want.iter().copied().collect();
+        assert_eq!(g.neighbors(u), &want[..], "row {u}");
+    }
+    let m: usize = rows.values().map(|r| r.len()).sum::<usize>() / 2;
+    assert_eq!(g.num_edges(), m);
+}
+
 #[test]
 fn out_of_range_and_empty() {
     assert!(Graph::from_edges(3, [(0, 3)]).is_err());

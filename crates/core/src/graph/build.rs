@@ -522,45 +522,60 @@ fn radix_rows(adj: &mut [u32], deg: &mut [usize], cb: u32, s: &mut Scratch) -> u
                 continue;
             }
         }
-        let row = &mut adj[start..end];
-        if !row.is_sorted() {
-            finish_row(row);
-        }
-        let mut last = u32::MAX;
-        for k in start..end {
-            let c = adj[k];
-            adj[out] = c;
-            out += usize::from(c != last);
-            last = c;
-        }
+        out = finish_row(adj, start, end, out);
         *d = out - row_out;
         start = end;
     }
     out
 }
 
-/// Sorts a row that is almost sorted (by insertion, in about one pass); a row that needs
-/// more than a few moves per entry is sorted by `sort_unstable` instead, so no input makes
-/// this quadratic.
+/// Sorts and deduplicates the almost sorted row `adj[start..end]` into `adj[out..]`
+/// (`out <= start`), by insertion with duplicates dropped as they meet, in one pass;
+/// returns the new end of the output. A row that needs more than a few moves per entry is
+/// finished by `sort_unstable` instead, so no input makes this quadratic.
 #[inline]
-fn finish_row(row: &mut [u32]) {
-    let mut budget = 4 * row.len() + 16;
-    for i in 1..row.len() {
-        let x = row[i];
-        let mut j = i;
-        while j > 0 && row[j - 1] > x {
-            row[j] = row[j - 1];
+fn finish_row(adj: &mut [u32], start: usize, end: usize, out: usize) -> usize {
+    let first = out;
+    let mut out = out;
+    let mut budget = 4 * (end - start) + 16;
+    for k in start..end {
+        // The output adj[first..out] is sorted and distinct, and out <= k.
+        let x = adj[k];
+        if out == first || x > adj[out - 1] {
+            adj[out] = x;
+            out += 1;
+            continue;
+        }
+        // Where x goes: after every kept entry that is not greater.
+        let mut j = out - 1;
+        while j > first && adj[j - 1] > x {
             j -= 1;
         }
-        row[j] = x;
-        budget = match budget.checked_sub(i - j) {
+        if adj[j] == x || (j > first && adj[j - 1] == x) {
+            continue;
+        }
+        budget = match budget.checked_sub(out - j) {
             Some(b) => b,
             None => {
-                row.sort_unstable();
-                return;
+                // The rest after the output, then all of it sorted and deduplicated.
+                adj.copy_within(k..end, out);
+                let all = &mut adj[first..out + end - k];
+                all.sort_unstable();
+                let mut kept = 0;
+                for i in 0..all.len() {
+                    if i == 0 || all[i] != all[kept - 1] {
+                        all[kept] = all[i];
+                        kept += 1;
+                    }
+                }
+                return first + kept;
             }
         };
+        adj.copy_within(j..out, j + 1);
+        adj[j] = x;
+        out += 1;
     }
+    out
 }
 
 /// One bucket: `adj` / `lrow` / `w` hold its directed edges (column, row within the bucket,
