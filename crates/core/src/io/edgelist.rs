@@ -454,6 +454,8 @@ pub(crate) struct Raw<I> {
     self_loops: usize,
     /// Largest id seen, self-loops included.
     max: Option<u64>,
+    /// The ids of the edges, marked during the parse (every piece's), if it marked them.
+    marks: Option<Vec<u64>>,
 }
 
 enum Outcome<I> {
@@ -638,6 +640,45 @@ struct NumParser<'n, 's, I> {
     any: bool,
     /// Edges stored: `src[..len]`, `dst[..len]`.
     len: usize,
+    marks: Marks,
+}
+
+/// The ids of a piece's edges (self-loops aside) marked in a bitmap as they are parsed, so
+/// that numbering the ids in use needs no pass of its own; given up (`None`) when an id
+/// needs more than `cap` words.
+pub(crate) struct Marks {
+    bits: Option<Vec<u64>>,
+    cap: usize,
+}
+
+impl Marks {
+    /// No marking.
+    fn off() -> Self {
+        Self { bits: None, cap: 0 }
+    }
+
+    /// Marking into at most `cap` words.
+    fn on(cap: usize) -> Self {
+        Self {
+            bits: Some(Vec::new()),
+            cap,
+        }
+    }
+
+    #[inline(always)]
+    fn mark(&mut self, id: u64) {
+        if let Some(bits) = &mut self.bits {
+            let w = (id >> 6) as usize;
+            if w >= bits.len() {
+                if w >= self.cap {
+                    self.bits = None;
+                    return;
+                }
+                bits.resize((w + 1).next_power_of_two().min(self.cap), 0);
+            }
+            bits[w] |= 1 << (id & 63);
+        }
+    }
 }
 
 /// What a piece's parse leaves besides the edges in its slots.
@@ -647,6 +688,8 @@ struct PieceOut<I> {
     self_loops: usize,
     max: u64,
     any: bool,
+    /// The piece's ids marked, when it marked them ([`Marks`]).
+    marks: Option<Vec<u64>>,
 }
 
 impl<'n, 's, I: RawId> NumParser<'n, 's, I> {
@@ -669,6 +712,7 @@ impl<'n, 's, I: RawId> NumParser<'n, 's, I> {
             max: 0,
             any: false,
             len: 0,
+            marks: Marks::off(),
         }
     }
 
@@ -679,6 +723,7 @@ impl<'n, 's, I: RawId> NumParser<'n, 's, I> {
             self_loops: self.self_loops,
             max: self.max,
             any: self.any,
+            marks: self.marks.bits,
         }
     }
 
@@ -715,6 +760,8 @@ impl<'n, 's, I: RawId> NumParser<'n, 's, I> {
                 *x = w;
             }
             self.len += 1;
+            self.marks.mark(u);
+            self.marks.mark(v);
         }
         Ok(None)
     }
@@ -752,15 +799,17 @@ impl<'n, 's, I: RawId> NumParser<'n, 's, I> {
         // One parsed line `u v`: the edge into slot k, or a self-loop counted (and kept).
         #[inline(always)]
         fn record<I: PartialEq>(
-            iu: I,
-            iv: I,
+            (iu, iv, u, v): (I, I, u64, u64),
             (src, dst, k): (&mut [I], &mut [I], &mut usize),
             (loops, kept): (&mut usize, Option<&mut Vec<I>>),
+            marks: &mut Marks,
         ) {
             if iu != iv {
                 src[*k] = iu;
                 dst[*k] = iv;
                 *k += 1;
+                marks.mark(u);
+                marks.mark(v);
             } else {
                 *loops += 1;
                 if let Some(kept) = kept {
@@ -792,6 +841,7 @@ impl<'n, 's, I: RawId> NumParser<'n, 's, I> {
         let src = &mut self.src[..cap];
         let dst = &mut self.dst[..cap];
         let loop_ids = &mut self.loop_ids;
+        let marks = &mut self.marks;
         // Blocks of 64 bytes starting at a line start: one mask of the non-digit bytes per
         // block, then every complete line in it read off the mask (the next line's start
         // comes from a shift and a trailing-zero count, not from the previous line's
@@ -832,10 +882,10 @@ impl<'n, 's, I: RawId> NumParser<'n, 's, I> {
                 max = max.max(big);
                 let (iu, iv) = (I::from_u64_unchecked(u), I::from_u64_unchecked(v));
                 record(
-                    iu,
-                    iv,
+                    (iu, iv, u, v),
                     (src, dst, &mut k),
                     (&mut loops, keep_loops.then_some(&mut *loop_ids)),
+                    marks,
                 );
                 a = next;
                 if a >= BLOCK {
@@ -877,10 +927,10 @@ impl<'n, 's, I: RawId> NumParser<'n, 's, I> {
             max = max.max(big);
             let (iu, iv) = (I::from_u64_unchecked(u), I::from_u64_unchecked(v));
             record(
-                iu,
-                iv,
+                (iu, iv, u, v),
                 (src, dst, &mut k),
                 (&mut loops, keep_loops.then_some(&mut *loop_ids)),
+                marks,
             );
             p += next;
         }
@@ -1102,6 +1152,24 @@ impl<I: RawId> Raw<I> {
         for (_, o) in &mut outs {
             loop_ids.append(&mut o.loop_ids);
         }
+        // One bitmap: every piece's, or-ed together (the longest one taken as the base).
+        let mut marks: Option<Vec<u64>> = None;
+        if outs.iter().all(|(_, o)| o.marks.is_some()) {
+            let mut all: Vec<Vec<u64>> = outs
+                .iter_mut()
+                .filter_map(|(_, o)| o.marks.take())
+                .collect();
+            all.sort_by_key(|b| std::cmp::Reverse(b.len()));
+            let mut it = all.into_iter();
+            if let Some(mut base) = it.next() {
+                for b in it {
+                    for (x, y) in base.iter_mut().zip(&b) {
+                        *x |= y;
+                    }
+                }
+                marks = Some(base);
+            }
+        }
         Some(Raw {
             src,
             dst,
@@ -1110,6 +1178,7 @@ impl<I: RawId> Raw<I> {
             loop_ids,
             self_loops: outs.iter().map(|(_, o)| o.self_loops).sum(),
             max: outs.iter().map(|(_, o)| o.max).max(),
+            marks,
         })
     }
 
@@ -1170,33 +1239,50 @@ fn numeric_as_given(raw: Raw<u32>, name: &str) -> Result<Parsed> {
     })
 }
 
+/// A bitmap of `words` words of the ids in `raw` (edges and kept self-loops), set in
+/// parallel (max / 8 bytes: stays in cache).
+fn mark_ids<I: RawId>(raw: &Raw<I>, words: usize) -> Vec<u64> {
+    let bits: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
+    let lists: Vec<&[I]> = raw
+        .part_slices()
+        .chain(std::iter::once(&raw.loop_ids[..]))
+        .collect();
+    lists
+        .par_iter()
+        .flat_map(|ids| ids.par_chunks(ID_CHUNK))
+        .for_each(|c| {
+            for &id in c {
+                let id: u64 = id.into();
+                let (w, b) = (&bits[(id >> 6) as usize], 1u64 << (id & 63));
+                // Most ids repeat: test before the (locked) write.
+                if w.load(Ordering::Relaxed) & b == 0 {
+                    w.fetch_or(b, Ordering::Relaxed);
+                }
+            }
+        });
+    bits.into_iter().map(AtomicU64::into_inner).collect()
+}
+
 /// Auto mode with integer ids: the ids in use, numbered in increasing order.
 fn compact<I: RawId>(mut raw: Raw<I>, name: &str) -> Result<Parsed> {
     let max = raw.max.unwrap_or(0);
     let occurrences = raw.len() * 2 + raw.loop_ids.len();
     let dense = max < u32::MAX as u64 && max <= (occurrences as u64).saturating_mul(8) + 65536;
     if dense {
-        // A bitmap of the ids in use (max / 8 bytes: stays in cache), set in parallel.
         let words = (max as usize >> 6) + 1;
-        let bits: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
-        let lists: Vec<&[I]> = raw
-            .part_slices()
-            .chain(std::iter::once(&raw.loop_ids[..]))
-            .collect();
-        lists
-            .par_iter()
-            .flat_map(|ids| ids.par_chunks(ID_CHUNK))
-            .for_each(|c| {
-                for &id in c {
+        let words = match raw.marks.take() {
+            // Marked while parsing: add the kept self-loops' ids.
+            Some(mut bits) => {
+                bits.resize(words, 0);
+                for &id in &raw.loop_ids {
                     let id: u64 = id.into();
-                    let (w, b) = (&bits[(id >> 6) as usize], 1u64 << (id & 63));
-                    // Most ids repeat: test before the (locked) write.
-                    if w.load(Ordering::Relaxed) & b == 0 {
-                        w.fetch_or(b, Ordering::Relaxed);
-                    }
+                    bits[(id >> 6) as usize] |= 1 << (id & 63);
                 }
-            });
-        let map = DenseIds::new(bits.into_iter().map(AtomicU64::into_inner).collect());
+                bits
+            }
+            None => mark_ids(&raw, words),
+        };
+        let map = DenseIds::new(words);
         let n = map.len();
         let raw = Raw {
             src: I::into_u32s(raw.src),
@@ -1206,6 +1292,7 @@ fn compact<I: RawId>(mut raw: Raw<I>, name: &str) -> Result<Parsed> {
             loop_ids: Vec::new(),
             self_loops: raw.self_loops,
             max: raw.max,
+            marks: None,
         };
         // Every id 0..=max in use: keep the numbering, no labels.
         let map = (n as u64 != max + 1).then_some(map);

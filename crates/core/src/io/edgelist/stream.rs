@@ -19,7 +19,8 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::{compact, header_line, numeric_as_given, NumParser, Parsed, PieceOut, Raw, Weights};
+use super::Weights;
+use super::{compact, header_line, numeric_as_given, Marks, NumParser, Parsed, PieceOut, Raw};
 use super::{EdgeListOptions, IdMode};
 use crate::alloc;
 use crate::error::Result;
@@ -28,6 +29,10 @@ use crate::io::{detect, Detected};
 /// Bytes per positioned read; a line longer than two steps aside (so the whole-file path
 /// applies its limit on line length).
 const BLOCK: usize = 256 << 10;
+/// Words of the bitmaps the pieces mark their ids in, together (32 MiB): beyond that (ids
+/// in the hundreds of millions, or very many threads), the numbering marks them in a pass
+/// of its own.
+const MARKS_WORDS: usize = 1 << 22;
 /// Bytes read first, to tell the format and the weight column from the first data line.
 const HEAD: u64 = 64 << 10;
 /// Pieces are a few per thread, and at least this many bytes.
@@ -118,6 +123,8 @@ fn stream_in(
     } else {
         Vec::new()
     };
+    // Each piece marks its ids for the numbering, within a share of MARKS_WORDS.
+    let marks_cap = MARKS_WORDS / bounds.len().max(1);
     let mut jobs = Vec::with_capacity(bounds.len());
     let mut start = 0usize;
     {
@@ -136,6 +143,9 @@ fn stream_in(
         .map(|(start, a, b, slots)| {
             let mut p = NumParser::<u32>::new(&name, opts, strict, slots);
             p.ws = ws;
+            if !strict {
+                p.marks = Marks::on(marks_cap);
+            }
             let read = |buf: &mut [u8], at: u64| f.read_exact_at(buf, at).is_ok();
             parse_piece(&mut p, read, a, b, len, block)?;
             Some((start, p.finish()))
@@ -259,9 +269,14 @@ mod tests {
             let text = messy_text(300, 40, weighted, 7 + k);
             let text = if k == 2 { text + "\n" } else { text };
             let path = scratch(&format!("messy{k}.el"), text.as_bytes());
-            for ids in [IdMode::Auto, IdMode::Numeric] {
+            for (ids, loop_only_nodes) in [
+                (IdMode::Auto, false),
+                (IdMode::Auto, true),
+                (IdMode::Numeric, false),
+            ] {
                 let opts = EdgeListOptions {
                     ids,
+                    loop_only_nodes,
                     ..Default::default()
                 };
                 let want =
@@ -277,6 +292,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Marking gives up past its cap, and the numbering then marks in a pass of its own.
+    #[test]
+    fn marks_give_up_past_their_cap() {
+        let mut m = Marks::on(2);
+        m.mark(5);
+        m.mark(127);
+        assert_eq!(m.bits.as_deref(), Some(&[1u64 << 5, 1 << 63][..]));
+        m.mark(128);
+        assert!(m.bits.is_none());
+        m.mark(1);
+        assert!(m.bits.is_none());
     }
 
     /// Every input the stream does not handle steps aside, so the whole-file path gives
