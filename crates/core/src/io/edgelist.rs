@@ -154,8 +154,8 @@ impl EdgeList {
 /// intermediate [`EdgeList`].
 pub fn read_graph(path: impl AsRef<Path>, opts: &EdgeListOptions) -> Result<Graph> {
     let path = path.as_ref();
-    if let Some(parsed) = stream::read_numeric(path, opts)? {
-        return parsed.into_graph().context(|| path.display());
+    if let Some(g) = read_graph_streamed(path, opts)? {
+        return Ok(g);
     }
     let parsed = {
         let input = Input::read(path)?;
@@ -166,6 +166,15 @@ pub fn read_graph(path: impl AsRef<Path>, opts: &EdgeListOptions) -> Result<Grap
         // The input's bytes are freed here, before the build.
     };
     parsed.into_graph().context(|| path.display())
+}
+
+/// The graph of a plain integer-id edge-list file, parsed as it is read (see
+/// `edgelist/stream.rs`); `None` for any other input (which the whole-file readers take).
+pub(crate) fn read_graph_streamed(path: &Path, opts: &EdgeListOptions) -> Result<Option<Graph>> {
+    match stream::read_numeric(path, opts)? {
+        Some(parsed) => parsed.into_graph().context(|| path.display()).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// Reads an edge-list file into an [`EdgeList`] (parsing and numbering, no graph build).

@@ -57,6 +57,11 @@ pub use npy::{parse_npy, read_npy, write_npy};
 /// * Anything else (a `.npy` array, a zstd or zip file, binary data) is refused with an
 ///   error that says what the file is.
 pub fn read_graph_auto(path: impl AsRef<Path>) -> Result<Graph> {
+    let path = path.as_ref();
+    // A plain integer-id edge list is parsed as it is read; anything else is read whole.
+    if let Some(g) = edgelist::read_graph_streamed(path, &EdgeListOptions::default())? {
+        return Ok(g);
+    }
     graph_from_input(&Input::read(path)?)
 }
 
