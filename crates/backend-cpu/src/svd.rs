@@ -28,11 +28,12 @@
 use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewMut2, LinalgScalar, ShapeBuilder};
 use rayon::prelude::*;
-use trident_core::svd::driver::{JacobiParams, JacobiStats, SvdKernels};
+use trident_core::svd::driver::{check_mul, JacobiParams, JacobiStats, SvdKernels};
 use trident_core::svd::tree::{tree_apply_q, tree_qr, TreePlan};
 use trident_core::svd::{negligible_gram, round_robin_pair, QrOrder};
 use trident_core::{
-    DenseView, Qr, QrFactors, QrOptions, Result, Scalar, Svd, SvdOptions, SvdResult,
+    Algorithm, DenseView, MatMul, MatMulOptions, Qr, QrFactors, QrOptions, Result, Scalar, Svd,
+    SvdOptions, SvdResult,
 };
 
 use crate::Cpu;
@@ -435,6 +436,21 @@ impl<T: Scalar + LinalgScalar> SvdKernels<T> for Cpu {
 
     fn mat_download(&self, a: &ColMajor<T>) -> Result<Vec<T>> {
         Ok(a.data.clone())
+    }
+
+    fn mat_mul(&self, a: &ColMajor<T>, b: &ColMajor<T>) -> Result<ColMajor<T>> {
+        check_mul(a.cols, b.rows)?;
+        // Column-major C = A B is the row-major Cᵀ = Bᵀ Aᵀ, whose operands are b's and a's
+        // values as they lie.
+        let bt = DenseView::new(b.cols, b.rows, b.rows.max(1), &b.data)?;
+        let at = DenseView::new(a.cols, a.rows, a.rows.max(1), &a.data)?;
+        let opts = MatMulOptions::with(Algorithm::Tiled, None);
+        let ct = MatMul::<T>::matmul(self, bt, at, &opts)?;
+        Ok(ColMajor {
+            rows: a.rows,
+            cols: b.cols,
+            data: ct.into_vec(),
+        })
     }
 
     fn mat_identity(&self, rows: usize, cols: usize) -> Result<ColMajor<T>> {

@@ -392,7 +392,7 @@ impl Cuda {
     /// Runs `s` with operands at device addresses `ptrs` = `[A, B, C, W]` holding `lens`
     /// values (checked against every step first), on the stream, with the base kernel
     /// `opts.base_kernel` resolves to.
-    fn run_schedule<T: CudaScalar>(
+    pub(crate) fn run_schedule<T: CudaScalar>(
         &self,
         s: &Schedule,
         ptrs: [u64; 4],

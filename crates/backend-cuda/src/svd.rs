@@ -4,12 +4,13 @@
 //! launch per round, one 8-byte read per sweep) and over Givens steps.
 
 use trident_core::svd::driver::{
-    check_gather, check_top, copy_rows_len, flat_qr_steps, JacobiParams, JacobiPlan, JacobiStats,
-    SvdKernels,
+    check_gather, check_mul, check_top, copy_rows_len, flat_qr_steps, JacobiParams, JacobiPlan,
+    JacobiStats, SvdKernels,
 };
 use trident_core::svd::{negligible_gram, QrOrder, TreePlan};
 use trident_core::{
-    DenseView, Error, Qr, QrFactors, QrOptions, Result, Svd, SvdOptions, SvdResult,
+    Algorithm, DenseView, Error, MatMul, MatMulOptions, Qr, QrFactors, QrOptions, Result, Svd,
+    SvdOptions, SvdResult,
 };
 
 use crate::kernels::Module;
@@ -184,6 +185,20 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
         let out = self.cmat::<T>(rows, a.cols, None)?;
         self.copy_rows(a, &out, a.rows, false)?;
         Ok(out)
+    }
+
+    fn mat_mul(&self, a: &CudaMat<T>, b: &CudaMat<T>) -> Result<CudaMat<T>> {
+        check_mul(a.cols, b.rows)?;
+        let (m, k, n) = (a.rows, a.cols, b.cols);
+        let c = self.cmat::<T>(m, n, None)?;
+        // Column-major C = A B is the row-major Cᵀ = Bᵀ Aᵀ (n × k times k × m), whose
+        // operands are b's and a's values as they lie.
+        let opts = MatMulOptions::with(Algorithm::Tiled, None);
+        let s = MatMul::<T>::plan(self, n, m, k, &opts);
+        let w = DevBuf::<T>::uninit(&self.shared, s.workspace, "the matmul workspace")?;
+        let ptrs = [b.buf.ptr(), a.buf.ptr(), c.buf.ptr(), w.ptr()].map(|p| p.as_raw());
+        self.run_schedule::<T>(&s, ptrs, [n * k, k * m, m * n, s.workspace], &opts)?;
+        Ok(c)
     }
 
     fn mat_identity(&self, rows: usize, cols: usize) -> Result<CudaMat<T>> {

@@ -178,7 +178,7 @@ impl<'a, T: ClScalar> ScheduleKernels for ClSteps<'a, T> {
 impl OpenCl {
     /// Runs `s` with operands `a`, `b`, `c` and workspace `w` holding `lens` values (checked
     /// against every step first, by [`run_steps`]).
-    fn run_schedule<T: ClScalar>(
+    pub(crate) fn run_schedule<T: ClScalar>(
         &self,
         s: &Schedule,
         bufs: [&Buffer<T>; 4],

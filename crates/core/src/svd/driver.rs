@@ -171,6 +171,24 @@ pub trait SvdKernels<T: Scalar>: Backend {
     }
     /// The `rows × cols` matrix with ones on its diagonal.
     fn mat_identity(&self, rows: usize, cols: usize) -> Result<Self::Mat>;
+    /// The product `a · b` as a new matrix (`a`'s columns must be `b`'s rows: otherwise an
+    /// [`Error::Shape`]), by the backend's tiled matrix-multiplication kernel (no Strassen:
+    /// its error grows with the levels). The default goes through the host (sums in f64).
+    fn mat_mul(&self, a: &Self::Mat, b: &Self::Mat) -> Result<Self::Mat> {
+        let ((m, k), (k2, n)) = (self.mat_shape(a), self.mat_shape(b));
+        check_mul(k, k2)?;
+        let (ha, hb) = (self.mat_download(a)?, self.mat_download(b)?);
+        let mut c = vec![T::zero(); m * n];
+        for j in 0..n {
+            for i in 0..m {
+                let sum: f64 = (0..k)
+                    .map(|l| ha[l * m + i].wide() * hb[j * k + l].wide())
+                    .sum();
+                c[j * m + i] = T::from_f64(sum);
+            }
+        }
+        self.mat_upload(m, n, &c)
+    }
     /// Givens QR in place in the given order (never [`QrOrder::Auto`]: the driver resolves it
     /// through [`Self::qr_order`]): `a` becomes `R` (exact zeros below the diagonal); returns
     /// the rotations (`Q = G₁ᵀ ⋯ G_Kᵀ`).
@@ -227,6 +245,16 @@ pub trait SvdKernels<T: Scalar>: Backend {
     fn memory_bytes(&self) -> Option<u64> {
         None
     }
+}
+
+/// `Ok` when a product's inner dimensions agree ([`SvdKernels::mat_mul`]).
+pub fn check_mul(a_cols: usize, b_rows: usize) -> Result<()> {
+    if a_cols != b_rows {
+        return Err(Error::shape(format!(
+            "mat_mul: a has {a_cols} columns, b has {b_rows} rows"
+        )));
+    }
+    Ok(())
 }
 
 /// `Ok` when `top` rows fit in a matrix of `rows` rows ([`SvdKernels::mat_top`],
@@ -485,6 +513,10 @@ impl Trace {
     }
 }
 
+/// Largest ratio of the singular values for which the QR methods form `U Σ` as the product
+/// `A V` rather than by applying `Q₁`'s rotations (see [`svd_with`]).
+pub const AV_MAX_COND: f64 = 64.0;
+
 /// The SVD through the backend's kernels (see [`super::Svd`] and the module documentation of
 /// [`crate::svd`]).
 pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
@@ -530,7 +562,8 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
     let vectors = want != Vectors::None;
     let extra = match method {
         SvdPrecondition::None => 0,
-        _ => 4 * rows * cols + 3 * cols * cols,
+        // (A kept for U Σ = A V: rows × cols more.)
+        _ => 5 * rows * cols + 3 * cols * cols,
     };
     check_memory(
         k,
@@ -570,6 +603,12 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
         }
         SvdPrecondition::Qr | SvdPrecondition::QrLq => {
             let mut w = k.mat_from_rows(a, transposed, scale)?;
+            // A, kept for U Σ = A V (below).
+            let a_kept = if vectors {
+                Some(k.mat_pad(&w, rows)?)
+            } else {
+                None
+            };
             trace.phase(k, "host prepare + upload")?;
             let rot1 = k.givens_qr(&mut w, resolve(k, opts.qr_order, rows, cols))?;
             trace.phase(k, "qr")?;
@@ -588,12 +627,6 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
             let stats = k.jacobi(&mut j, v.as_mut(), &params)?;
             trace.phase(k, &format!("jacobi ({} sweeps)", stats.sweeps))?;
             if vectors {
-                // U Σ = Q₁ [J; 0]: the rotations applied to J padded with zero rows (no
-                // rows × cols Q₁ formed, no rows × cols × cols product).
-                let mut w = k.mat_pad(&j, rows)?;
-                trace.phase(k, "J padded")?;
-                k.givens_apply_q(&rot1, &mut w)?;
-                trace.phase(k, "U = Q1 [J; 0]")?;
                 let v = match (rot2, v) {
                     (Some(rot2), Some(mut vl)) => {
                         // V = Q₂ V_L, the rotations applied to V_L in place.
@@ -602,7 +635,31 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
                     }
                     (_, v) => v,
                 };
-                (stats, w, v)
+                // U Σ = Q₁ [J; 0] = A V (J = R V, or L V_L with A Q₂ = Q₁ L). When the
+                // singular values (J's column norms) are within AV_MAX_COND of each other,
+                // one product A V gives it: each column's error, about ε σ₁ √cols, is
+                // small against its σ. Otherwise the rotations are applied to J padded
+                // with zero rows, which keeps U orthogonal whatever the spread.
+                let sigma: Vec<f64> = k.column_norms(&j)?.iter().map(|x| x.wide()).collect();
+                let (lo, hi) = sigma
+                    .iter()
+                    .fold((f64::INFINITY, 0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+                match (&a_kept, &v) {
+                    (Some(a0), Some(vf)) if hi > 0.0 && lo * AV_MAX_COND >= hi => {
+                        let w = k.mat_mul(a0, vf)?;
+                        trace.phase(k, "U = A V")?;
+                        drop(a_kept);
+                        (stats, w, v)
+                    }
+                    _ => {
+                        drop(a_kept);
+                        let mut w = k.mat_pad(&j, rows)?;
+                        trace.phase(k, "J padded")?;
+                        k.givens_apply_q(&rot1, &mut w)?;
+                        trace.phase(k, "U = Q1 [J; 0]")?;
+                        (stats, w, v)
+                    }
+                }
             } else {
                 (stats, j, None)
             }
