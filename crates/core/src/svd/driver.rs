@@ -591,15 +591,16 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
     };
     let ident = |d: usize| k.mat_identity(d, d);
 
-    // w_final: the rotated working matrix U·Σ (rows × cols); v_final: V (cols × cols).
-    let (stats, w_final, v_final) = match method {
+    // w_final: the rotated working matrix U·Σ (rows × cols); v_final: V (cols × cols);
+    // sigma: the singular values when known already (else w_final's column norms).
+    let (stats, w_final, v_final, sigma) = match method {
         SvdPrecondition::None => {
             let mut w = k.mat_from_rows(a, transposed, scale)?;
             let mut v = if vectors { Some(ident(cols)?) } else { None };
             trace.phase(k, "host prepare + upload")?;
             let stats = k.jacobi(&mut w, v.as_mut(), &params)?;
             trace.phase(k, &format!("jacobi ({} sweeps)", stats.sweeps))?;
-            (stats, w, v)
+            (stats, w, v, None)
         }
         SvdPrecondition::Qr | SvdPrecondition::QrLq => {
             let mut w = k.mat_from_rows(a, transposed, scale)?;
@@ -649,7 +650,7 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
                         let w = k.mat_mul(a0, vf)?;
                         trace.phase(k, "U = A V")?;
                         drop(a_kept);
-                        (stats, w, v)
+                        (stats, w, v, Some(sigma))
                     }
                     _ => {
                         drop(a_kept);
@@ -657,20 +658,23 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
                         trace.phase(k, "J padded")?;
                         k.givens_apply_q(&rot1, &mut w)?;
                         trace.phase(k, "U = Q1 [J; 0]")?;
-                        (stats, w, v)
+                        (stats, w, v, None)
                     }
                 }
             } else {
-                (stats, j, None)
+                (stats, j, None, None)
             }
         }
     };
 
-    let norms: Vec<f64> = k
-        .column_norms(&w_final)?
-        .into_iter()
-        .map(|v| v.wide())
-        .collect();
+    let norms: Vec<f64> = match sigma {
+        Some(s) => s,
+        None => k
+            .column_norms(&w_final)?
+            .into_iter()
+            .map(|v| v.wide())
+            .collect(),
+    };
     trace.phase(k, "norms")?;
     let mut out = finish(
         k,
