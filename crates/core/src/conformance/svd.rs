@@ -11,6 +11,7 @@ use super::{run_proptest, Check};
 use crate::dense::Dense;
 use crate::error::Error;
 use crate::scalar::Scalar;
+use crate::svd::driver::AV_MAX_COND;
 use crate::svd::{
     self, Qr, QrOptions, QrOrder, Svd, SvdOptions, SvdPrecondition, SvdResult, Vectors,
 };
@@ -86,6 +87,14 @@ pub fn checks<B: Svd<f32> + Svd<f64> + Qr<f32> + Qr<f64>>() -> Vec<Check<B>> {
             name: "svd_strided_views",
             run: strided_views::<B>,
         },
+        Check {
+            name: "svd_product_boundary_f32",
+            run: product_boundary::<f32, B>,
+        },
+        Check {
+            name: "svd_product_boundary_f64",
+            run: product_boundary::<f64, B>,
+        },
     ]
 }
 
@@ -113,7 +122,9 @@ macro_rules! svd_conformance_tests {
             svd_v_orthogonality_f64,
             qr_tree_f32,
             qr_tree_f64,
-            svd_strided_views
+            svd_strided_views,
+            svd_product_boundary_f32,
+            svd_product_boundary_f64
         );
     };
 }
@@ -672,6 +683,63 @@ fn unit_stream(seed: u64) -> impl FnMut() -> f64 {
         x ^= x << 17;
         (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
     }
+}
+
+/// `rows × cols` with orthonormal columns (modified Gram–Schmidt twice, in f64, on values
+/// of `next`).
+fn orthonormal(rows: usize, cols: usize, next: &mut impl FnMut() -> f64) -> Vec<Vec<f64>> {
+    let mut q: Vec<Vec<f64>> = Vec::with_capacity(cols);
+    for _ in 0..cols {
+        let mut c: Vec<f64> = (0..rows).map(|_| next()).collect();
+        for _ in 0..2 {
+            for p in &q {
+                let d: f64 = p.iter().zip(&c).map(|(x, y)| x * y).sum();
+                for (x, y) in c.iter_mut().zip(p) {
+                    *x -= d * y;
+                }
+            }
+        }
+        let norm = c.iter().map(|x| x * x).sum::<f64>().sqrt();
+        c.iter_mut().for_each(|x| *x /= norm);
+        q.push(c);
+    }
+    q
+}
+
+/// Tall matrices `X Σ Yᵀ` with known singular values spread just inside and just outside
+/// [`AV_MAX_COND`] (the QR methods form `U Σ` as the product `A V` inside, by rotations
+/// outside): valid, converged and within the values' tolerance either way, through both QR
+/// methods and with thin and full vectors.
+fn product_boundary<T: Scalar, B: Svd<T>>(b: &B) -> Result<(), String> {
+    let mut next = unit_stream(0x5EED_0FA5_1700);
+    for (m, n) in [(400, 48), (1000, 96), (130, 128)] {
+        for spread in [AV_MAX_COND * 0.98, AV_MAX_COND * 1.02] {
+            let x = orthonormal(m, n, &mut next);
+            let y = orthonormal(n, n, &mut next);
+            let sigma: Vec<f64> = (0..n)
+                .map(|i| spread.powf(-(i as f64) / (n - 1) as f64))
+                .collect();
+            let mut a = vec![0.0; m * n];
+            for (i, row) in a.chunks_mut(n).enumerate() {
+                for (j, v) in row.iter_mut().enumerate() {
+                    *v = (0..n).map(|l| x[l][i] * sigma[l] * y[l][j]).sum();
+                }
+            }
+            for (precondition, vectors) in [
+                (SvdPrecondition::Qr, Vectors::Thin),
+                (SvdPrecondition::QrLq, Vectors::Full),
+            ] {
+                let opts = SvdOptions {
+                    precondition: Some(precondition),
+                    vectors,
+                    ..SvdOptions::default()
+                };
+                check_one::<T, B>(b, m, n, &a, &opts)
+                    .map_err(|e| format!("spread {spread}: {e}"))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `max |V Vᵀ − I|` of a random 128 × 128 matrix (plain Jacobi: 7 block-pair updates of every

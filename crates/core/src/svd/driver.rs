@@ -515,7 +515,7 @@ impl Trace {
 
 /// Largest ratio of the singular values for which the QR methods form `U Σ` as the product
 /// `A V` rather than by applying `Q₁`'s rotations (see [`svd_with`]).
-pub const AV_MAX_COND: f64 = 64.0;
+pub const AV_MAX_COND: f64 = 32.0;
 
 /// The SVD through the backend's kernels (see [`super::Svd`] and the module documentation of
 /// [`crate::svd`]).
