@@ -348,33 +348,33 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
                 }
             }
             let elem = std::mem::size_of::<T>();
-            if let Some(span) = plan.leaf_q_span(q.cols, elem) {
-                let kernel = self.kernel::<T>(Module::Svd, "qr_tree_leaf_q_local")?;
-                let mut args = kernel.builder();
-                args.arg(rows as u64).arg(qcols).arg(cols).arg(h);
-                args.arg(u32_of(span, "columns")?);
-                args.arg(&q.buf).arg(&rot.buf);
-                let grid = u32_of(plan.panels * q.cols.div_ceil(span), "grid size")?;
-                let smem = u32_of(plan.leaf_q_local_len(span) * elem, "shared memory")?;
-                // SAFETY: (u64 rows, uint qcols, uint cols, uint h, uint kspan, T *q,
-                // const T *cs) as qr_tree_leaf_q_local takes, with the h kspan values of
-                // dynamic shared memory it uses (leaf_q_span: within 32 KiB); block
-                // p spans + c (p < panels) touches its panel's rows of q's columns
-                // c kspan .. min(qcols, ..+ kspan) and reads cs at (those rows, column < cols).
-                unsafe { args.launch(LaunchConfig::grid_1d(grid, WG).with_shared_mem(smem))? };
-                return Ok(());
-            }
-            let span = TreePlan::q_span(q.cols, plan.panels);
-            let kernel = self.kernel::<T>(Module::Svd, "qr_tree_leaf_q")?;
+            // The leaves: slabs of q in shared memory when one column fits, else in place.
+            let local = plan.leaf_q_span(q.cols, elem);
+            let (name, span) = match local {
+                Some(span) => ("qr_tree_leaf_q_local", span),
+                None => ("qr_tree_leaf_q", TreePlan::q_span(q.cols, plan.panels)),
+            };
+            let kernel = self.kernel::<T>(Module::Svd, name)?;
             let mut args = kernel.builder();
             args.arg(rows as u64).arg(qcols).arg(cols).arg(h);
             args.arg(u32_of(span, "columns")?);
             args.arg(&q.buf).arg(&rot.buf);
+            let blocks = plan.panels * q.cols.div_ceil(span);
             // SAFETY: (u64 rows, uint qcols, uint cols, uint h, uint kspan, T *q, const T *cs)
-            // as qr_tree_leaf_q takes; block p spans + c (p < panels) touches its panel's
+            // as both leaf kernels take; block p spans + c (p < panels) touches its panel's
             // rows of q's columns c kspan .. min(qcols, ..+ kspan) and reads cs at (those
-            // rows, column < cols).
-            unsafe { Self::svd_launch_wg(&mut args, plan.panels * q.cols.div_ceil(span), QWG)? };
+            // rows, column < cols). qr_tree_leaf_q_local gets the h kspan values of dynamic
+            // shared memory it uses (leaf_q_span: within 32 KiB).
+            unsafe {
+                match local {
+                    Some(span) => {
+                        let smem = u32_of(plan.leaf_q_local_len(span) * elem, "shared memory")?;
+                        let grid = u32_of(blocks, "grid size")?;
+                        args.launch(LaunchConfig::grid_1d(grid, WG).with_shared_mem(smem))?
+                    }
+                    None => Self::svd_launch_wg(&mut args, blocks, QWG)?,
+                }
+            };
             return Ok(());
         }
         let steps = flat_qr_steps(rows, rot.jcols);

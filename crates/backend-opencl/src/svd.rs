@@ -364,27 +364,13 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                     unsafe { args.launch(&self.queue, dims) }?;
                 }
             }
-            if let Some(span) = plan.leaf_q_span(q.cols, std::mem::size_of::<T>()) {
-                let mut args = self.svd_kernel::<T>("qr_tree_leaf_q_local")?.builder();
-                args.arg(rows as u64)
-                    .arg(qcols)
-                    .arg(cols)
-                    .arg(h)
-                    .arg(u32_of(span, "columns")?)
-                    .arg(&q.buf)
-                    .arg(&rot.buf)
-                    .local::<T>(plan.leaf_q_local_len(span));
-                let groups = plan.panels * q.cols.div_ceil(span);
-                // SAFETY: (ulong rows, uint qcols, uint cols, uint h, uint kspan, REAL *q,
-                // REAL *cs, __local REAL *slab) as qr_tree_leaf_q_local takes, slab of
-                // h kspan values (leaf_q_span: within 32 KiB); group p spans + c (p < panels)
-                // touches its panel's rows of q's columns c kspan .. min(qcols, ..+ kspan) and
-                // reads cs at (those rows, column < cols).
-                unsafe { args.launch(&self.queue, LaunchDims::new([groups * WG], Some([WG]))) }?;
-                return Ok(());
-            }
-            let span = TreePlan::q_span(q.cols, plan.panels);
-            let mut args = self.svd_kernel::<T>("qr_tree_leaf_q")?.builder();
+            // The leaves: slabs of q in local memory when one column fits, else in place.
+            let local = plan.leaf_q_span(q.cols, std::mem::size_of::<T>());
+            let (name, span, wg) = match local {
+                Some(span) => ("qr_tree_leaf_q_local", span, WG),
+                None => ("qr_tree_leaf_q", TreePlan::q_span(q.cols, plan.panels), QWG),
+            };
+            let mut args = self.svd_kernel::<T>(name)?.builder();
             args.arg(rows as u64)
                 .arg(qcols)
                 .arg(cols)
@@ -392,16 +378,16 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                 .arg(u32_of(span, "columns")?)
                 .arg(&q.buf)
                 .arg(&rot.buf);
+            if let Some(span) = local {
+                args.local::<T>(plan.leaf_q_local_len(span));
+            }
+            let groups = plan.panels * q.cols.div_ceil(span);
             // SAFETY: (ulong rows, uint qcols, uint cols, uint h, uint kspan, REAL *q,
-            // REAL *cs) as qr_tree_leaf_q takes; group p spans + c (p < panels) touches its
-            // panel's rows of q's columns c kspan .. min(qcols, ..+ kspan) and reads cs at
-            // (those rows, column < cols).
-            unsafe {
-                args.launch(
-                    &self.queue,
-                    LaunchDims::new([plan.panels * q.cols.div_ceil(span) * QWG], Some([QWG])),
-                )
-            }?;
+            // REAL *cs) as both leaf kernels take, and for qr_tree_leaf_q_local its
+            // (__local REAL *slab) of h kspan values (leaf_q_span: within 32 KiB); group
+            // p spans + c (p < panels) touches its panel's rows of q's columns
+            // c kspan .. min(qcols, ..+ kspan) and reads cs at (those rows, column < cols).
+            unsafe { args.launch(&self.queue, LaunchDims::new([groups * wg], Some([wg]))) }?;
             return Ok(());
         }
         let steps = flat_qr_steps(rows, rot.jcols);
