@@ -48,6 +48,17 @@ fn assert_matches(g: &Graph, n: usize, edges: &[(usize, usize, f64)], weighted: 
     }
 }
 
+/// A xorshift stream of `usize` values from a nonzero `seed`.
+fn xorshift(seed: u64) -> impl FnMut() -> usize {
+    let mut st = seed;
+    move || {
+        st ^= st << 13;
+        st ^= st >> 7;
+        st ^= st << 17;
+        st as usize
+    }
+}
+
 fn edges(max_n: usize) -> impl Strategy<Value = (usize, Vec<(usize, usize, f64)>)> {
     (1..max_n).prop_flat_map(|n| {
         let e = (0..n, 0..n, -4i32..4).prop_map(|(u, v, w)| (u, v, w as f64 * 0.5));
@@ -94,13 +105,7 @@ proptest! {
         hubs in proptest::collection::vec((0usize..6000, 256usize..1500, 1usize..40), 1..4),
         seed in any::<u64>(),
     ) {
-        let mut st = seed | 1;
-        let mut next = move || {
-            st ^= st << 13;
-            st ^= st >> 7;
-            st ^= st << 17;
-            st as usize
-        };
+        let mut next = xorshift(seed | 1);
         let mut e = Vec::new();
         for &(h, deg, spread) in &hubs {
             let h = h % n;
@@ -108,7 +113,7 @@ proptest! {
             for _ in 0..deg {
                 // Neighbours within `spread * deg` ids after `base` (dense when small).
                 let v = (base + next() % (spread * deg)) % n;
-                if next() % 2 == 0 { e.push((h, v, 1.0)) } else { e.push((v, h, 1.0)) }
+                if next().is_multiple_of(2) { e.push((h, v, 1.0)) } else { e.push((v, h, 1.0)) }
             }
         }
         for _ in 0..n {
@@ -131,13 +136,7 @@ proptest! {
     #[test]
     fn crowded_long_row_matches_the_model(seed in any::<u64>(), len in 300usize..900) {
         let n = 1 << 17;
-        let mut st = seed | 1;
-        let mut next = move || {
-            st ^= st << 13;
-            st ^= st >> 7;
-            st ^= st << 17;
-            st as usize
-        };
+        let mut next = xorshift(seed | 1);
         let mut e: Vec<(usize, usize, f64)> = (0..len).map(|_| (5, 1 + next() % 32, 1.0)).collect();
         e.push((5, n - 1, 1.0));
         e.extend((0..2000).map(|_| (next() % n, next() % n, 1.0)));
@@ -172,13 +171,7 @@ proptest! {
 #[test]
 fn crowded_distinct_row_is_sorted_whole() {
     let n = 1usize << 17;
-    let mut st = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move || {
-        st ^= st << 13;
-        st ^= st >> 7;
-        st ^= st << 17;
-        st as usize
-    };
+    let mut next = xorshift(0x9E37_79B9_7F4A_7C15u64);
     let hub = 12_345;
     let mut cols: Vec<usize> = (1..=1024).collect();
     for i in (1..cols.len()).rev() {

@@ -81,19 +81,9 @@ impl DenseIds {
     }
 }
 
-/// The decimal text of an id.
-pub(crate) fn id_label(mut v: u64) -> String {
-    let mut b = [0u8; 20];
-    let mut k = b.len();
-    loop {
-        k -= 1;
-        b[k] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    b[k..].iter().map(|&c| c as char).collect()
+/// The label of an original integer id: its decimal text.
+pub(crate) fn id_label(v: u64) -> String {
+    v.to_string()
 }
 
 #[cfg(test)]
