@@ -19,15 +19,23 @@ pub use matmul::{CPU_CUTOFF, PARALLEL_FLOPS};
 use trident_core::Backend;
 
 /// The CPU backend; runs on rayon's global thread pool.
+///
+/// Clones share one set of kept workspaces (see [`Cpu::free_workspaces`]).
 #[derive(Debug, Clone, Default)]
 pub struct Cpu {
-    _private: (),
+    workspaces: std::sync::Arc<matmul::Workspaces>,
 }
 
 impl Cpu {
     /// A CPU backend on rayon's global pool.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Frees the Strassen workspaces kept for the next product (the largest one used so far
+    /// for each element type: up to a third of the sizes of `A`, `B` and `C`).
+    pub fn free_workspaces(&self) {
+        self.workspaces.clear();
     }
 }
 

@@ -9,7 +9,11 @@
 //! gains nothing over panels that already keep every core busy.
 //!
 //! **Memory.** One workspace of [`Schedule::workspace`] elements per call, shared by every
-//! recursion node; the output is allocated once (no zero fill: every entry is written).
+//! recursion node and kept by the backend for the next call ([`Workspaces`]); the output is
+//! allocated once.
+
+use std::any::Any;
+use std::sync::{Mutex, PoisonError};
 
 use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewMut2, Axis, ShapeBuilder, Slice};
@@ -26,19 +30,20 @@ use crate::Cpu;
 pub const PARALLEL_FLOPS: usize = 1 << 22;
 
 /// Leaf order below which the CPU's Strassen does not beat its base kernel. Measured on 2
-/// shared cores (AVX-512, f64, noisy machine): n = 2048 base 17.3 GFLOP/s, Winograd 1 level
-/// 15.3; n = 4096 base 28.7, Winograd 27.9, Strassen 17.5. Re-measured with
-/// `examples/matmul_crossover.rs` (interleaved rounds, f32 and f64, n = 1024 to 4096, one and
-/// two levels, 5 rounds): medians of the Strassen variants between 0.8x and 1.6x the base's,
-/// with no consistent order, each inside a run-to-run spread of 2-5x on the shared machine
-/// (1.6x exceeds what two levels can save, 1.31x: noise), so no crossover can be resolved. The
-/// model agrees that the gain is small here: the base kernel is as efficient at `n / 2` as at
-/// `n` (f64: 512 ≈ 29, 1024 ≈ 36, 2048 ≈ 34 GFLOP/s, strided leaves no slower than
-/// contiguous), and the serial additions cost 2-5 % of the base product (one Winograd level
-/// at 2048: 21 ms of 500 ms; two at 4096: 220 ms of about 4 s), so one level can save at
-/// most about 1.1x. The automatic choice therefore recurses only from n = 8192 (leaves of
-/// 4096), where the saved eighth of the flops dominates any noise.
-pub const CPU_CUTOFF: usize = 4096;
+/// cores (AVX-512 machine, `examples/matmul_crossover.rs`: interleaved rounds, each round's
+/// tiled time over Winograd's in the same round, one-sided sign test), with the workspace
+/// kept between calls:
+///
+/// | n | f64, 1 level | f64, 2 levels | f32, 1 level | f32, 2 levels |
+/// | --- | --- | --- | --- | --- |
+/// | 2048 | 0.99x (7/15 rounds won) | | 0.99x (3/7) | 0.84x (0/7) |
+/// | 4096 | 1.08x (9/9, p = 0.002) | | 1.08x (6/7) | 1.06x (7/7) |
+/// | 8192 | 1.11x (9/9, p = 0.002) | 1.20x (5/5) | 1.11x (7/7) | 1.20x (7/7) |
+///
+/// The base ran at 102-112 GFLOP/s (f64) and 243-261 (f32). So the crossover lies between
+/// n = 2048 and 4096, and leaves of 2048 pay at every level above them: recursion starts at
+/// n = 4096.
+pub const CPU_CUTOFF: usize = 2048;
 
 /// The element types `matrixmultiply` has kernels for.
 trait Gemm: Scalar {
@@ -129,15 +134,67 @@ fn workspace<T: Scalar>(len: usize, what: &str) -> Result<Vec<T>> {
     Ok(v)
 }
 
-/// Runs `s` on strided host operands.
+/// Strassen workspaces kept between products, at most one per element type (the largest
+/// used so far). A fresh workspace costs a page fault per page on its first touch, and on a
+/// virtual machine that cost varies from call to call: at n = 8192 (f64, 384 MiB) between
+/// 0.17 and 1.3 s, against 0.18 s for all the additions of one level. Never read before
+/// written, so a kept workspace is not cleared.
+#[derive(Debug, Default)]
+pub(crate) struct Workspaces(Mutex<Vec<Box<dyn Any + Send>>>);
+
+impl Workspaces {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Box<dyn Any + Send>>> {
+        // A panic while the lock was held left at worst a missing workspace.
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A workspace of at least `len` elements: the kept one when it is large enough, else a
+    /// new one (the kept one is freed first).
+    fn take<T: Scalar>(&self, len: usize) -> Result<Vec<T>> {
+        let kept = {
+            let mut pool = self.lock();
+            let i = pool.iter().position(|w| w.is::<Vec<T>>());
+            i.map(|i| pool.swap_remove(i))
+        };
+        if let Some(Ok(w)) = kept.map(|w| w.downcast::<Vec<T>>()) {
+            if w.len() >= len {
+                return Ok(*w);
+            }
+        }
+        workspace::<T>(len, "Strassen workspace")
+    }
+
+    /// Keeps `w` for the next call, unless a larger one of its type is kept already.
+    fn give<T: Scalar>(&self, w: Vec<T>) {
+        let mut pool = self.lock();
+        match pool.iter_mut().find_map(|k| k.downcast_mut::<Vec<T>>()) {
+            Some(k) if k.len() >= w.len() => {}
+            Some(k) => *k = w,
+            None => pool.push(Box::new(w)),
+        }
+    }
+
+    /// Frees every kept workspace.
+    pub(crate) fn clear(&self) {
+        self.lock().clear();
+    }
+}
+
+/// Runs `s` on strided host operands, in a kept workspace of `cpu`'s.
 fn run<T: Scalar + ndarray::LinalgScalar>(
+    cpu: &Cpu,
     s: &Schedule,
     a: &[T],
     b: &[T],
     c: &mut [T],
 ) -> Result<()> {
-    let mut w = workspace::<T>(s.workspace, "Strassen workspace")?;
-    execute_host(s, a, b, c, &mut w, base_gemm::<T>)
+    if s.workspace == 0 {
+        return execute_host(s, a, b, c, &mut [], base_gemm::<T>);
+    }
+    let mut w = cpu.workspaces.take::<T>(s.workspace)?;
+    let r = execute_host(s, a, b, c, &mut w[..s.workspace], base_gemm::<T>);
+    cpu.workspaces.give(w);
+    r
 }
 
 impl<T: Scalar + ndarray::LinalgScalar> MatMul<T> for Cpu {
@@ -158,7 +215,7 @@ impl<T: Scalar + ndarray::LinalgScalar> MatMul<T> for Cpu {
         check_lengths(m, n, k, a.len(), b.len(), c.len())?;
         use_tensor_cores::<T>(opts.base_kernel, false, "cpu")?;
         let s = MatMul::<T>::plan(self, m, n, k, opts);
-        run(&s, a, b, c)
+        run(self, &s, a, b, c)
     }
 
     fn matmul(
@@ -189,7 +246,7 @@ impl<T: Scalar + ndarray::LinalgScalar> MatMul<T> for Cpu {
             &format!("a {m} x {k} · {k} x {n} product"),
         )?;
         let mut c = workspace::<T>(m * n, "the product")?;
-        run(&s, view_data(&a), view_data(&b), &mut c)?;
+        run(self, &s, view_data(&a), view_data(&b), &mut c)?;
         Dense::from_vec(m, n, c)
     }
 }
@@ -200,5 +257,51 @@ fn view_data<'a, T: Scalar>(v: &DenseView<'a, T>) -> &'a [T] {
         &[]
     } else {
         &v.data()[..(v.rows() - 1) * v.stride() + v.cols()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trident_core::matmul::{check_sampled, Algorithm};
+
+    fn filled(n: usize, seed: u64) -> Dense<f64> {
+        let mut x = seed;
+        let v = (0..n * n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+            })
+            .collect();
+        Dense::from_vec(n, n, v).expect("n x n")
+    }
+
+    /// A kept workspace full of NaN (as a previous product could leave garbage) is reused
+    /// and gives the same products as a fresh one; a smaller kept one is replaced.
+    #[test]
+    fn kept_workspaces_are_reused_and_never_read_first() {
+        let cpu = Cpu::new();
+        cpu.workspaces.give(vec![f64::NAN; 1 << 16]);
+        for (n, alg) in [(96, Algorithm::Winograd), (130, Algorithm::Strassen)] {
+            let (a, b) = (filled(n, 1), filled(n, 2));
+            let opts = MatMulOptions {
+                strassen_cutoff: Some(16),
+                ..MatMulOptions::with(alg, Some(2))
+            };
+            let s = MatMul::<f64>::plan(&cpu, n, n, n, &opts);
+            assert!(s.workspace > 0 && s.workspace < 1 << 16, "{}", s.workspace);
+            let c = cpu.matmul(a.view(), b.view(), &opts).expect("product");
+            check_sampled(a.view(), b.view(), c.as_slice(), &s, n).expect("within bound");
+        }
+        let kept = cpu.workspaces.take::<f64>(0).expect("kept");
+        assert_eq!(kept.len(), 1 << 16, "the NaN workspace was kept and reused");
+        cpu.workspaces.give(kept);
+        cpu.workspaces.give(vec![0.0f64; 1 << 17]);
+        assert_eq!(cpu.workspaces.take::<f64>(0).expect("kept").len(), 1 << 17);
+        cpu.workspaces.give(vec![0.0f32; 8]);
+        cpu.free_workspaces();
+        assert!(cpu.workspaces.lock().is_empty());
     }
 }
