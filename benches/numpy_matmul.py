@@ -2,7 +2,7 @@
 """CPU baseline for the matmul benchmark: numpy's matmul (OpenBLAS dgemm/sgemm in the wheels)
 on the same machine, in the same run as `cargo bench --bench matmul` with the CPU backend.
 
-    python3 benches/numpy_matmul.py [out.json] [--sizes 512,1024,2048] [--runs 5]
+    python3 benches/numpy_matmul.py [out.json] [--sizes 1024,2048,4096] [--runs 5]
 
 Prints one line per (precision, n): `numpy f64 n=2048 median_ms=... gflops=...`, and writes
 {"baselines": [{"table": "matmul", "column": "numpy (OpenBLAS)", "reference": false,
@@ -22,7 +22,7 @@ import numpy as np
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("out", nargs="?")
-    p.add_argument("--sizes", default="512,1024,2048")
+    p.add_argument("--sizes", default="1024,2048,4096")
     p.add_argument("--runs", type=int, default=5)
     args = p.parse_args()
     rng = np.random.default_rng(1)

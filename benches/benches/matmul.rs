@@ -24,7 +24,8 @@
 //!
 //! Environment:
 //! - `TRIDENT_MATMUL_SIZES=1024,2048`: sizes for GPU backends (default 1024, 2048, 4096, 8192,
-//!   16384); `TRIDENT_MATMUL_CPU_SIZES` for the CPU (default 512, 1024, 2048).
+//!   16384); `TRIDENT_MATMUL_CPU_SIZES` for the CPU (default 1024, 2048, 4096: its
+//!   crossover lies between 2048 and 4096).
 //! - `TRIDENT_MATMUL_LEVELS=2`: force the Strassen levels instead of the automatic choice.
 //! - `TRIDENT_MATMUL_PRECISIONS=f32`: only these precisions (default `f32,f64`).
 //! - `TRIDENT_MATMUL_ALGORITHMS=tiled,fused`: only these algorithms in table `matmul`
@@ -203,7 +204,7 @@ fn run_precision<T: Scalar>(
         return;
     }
     let gpu = sizes("TRIDENT_MATMUL_SIZES", &[1024, 2048, 4096, 8192, 16384]);
-    let cpu_sizes = sizes("TRIDENT_MATMUL_CPU_SIZES", &[512, 1024, 2048]);
+    let cpu_sizes = sizes("TRIDENT_MATMUL_CPU_SIZES", &[1024, 2048, 4096]);
     let transfer: Vec<usize> = match std::env::var("TRIDENT_MATMUL_TRANSFER_SIZES") {
         Ok(v) => v.split(',').filter_map(|s| s.trim().parse().ok()).collect(),
         Err(_) => gpu.iter().copied().filter(|&n| n <= 4096).collect(),
