@@ -264,24 +264,11 @@ __device__ __forceinline__ void chunk_rows(u64 rows, uint chunks, uint c, u64 *r
     *r_end = min(rows, *r_begin + len);
 }
 
-// With the fresh Gram matrix in g and q = I (after a barrier): the largest cosine into
-// off_bits, then (when above tol) the inner sweeps accumulating q and the Bjorck step (REORTH).
-// tile (P x LD) is scratch. Returns whether any rotation was made (uniform).
+// The largest cosine |g_xy| / (sqrt g_xx sqrt g_yy) over x < y < p with g_xx, g_yy > tiny, for
+// every thread (a reduction in red; barriers: call uniformly, after g is written).
 template <typename T>
-__device__ int pair_rotation(T *g, T *q, T *red, T *rot, T *tile, unsigned char *pairs, uint b,
-                             T tol, T tiny, uint *off_bits) {
+__device__ T max_cosine(const T *g, T *red, uint p, T tiny) {
     const uint lid = threadIdx.x;
-    const uint p = 2 * b;
-    // The round-robin pairs of the inner rounds, once (made visible by the reduction's
-    // barrier below): pair kk of round r is (pairs[2 (r BMAX + kk)], pairs[2 (r BMAX + kk) + 1]).
-    for (uint e = lid; e + b < p * b; e += WG) {
-        const uint r = e / b, kk = e % b;
-        uint x, y;
-        rr_pair(p, r, kk, &x, &y);
-        pairs[2 * (r * BMAX + kk)] = (unsigned char)x;
-        pairs[2 * (r * BMAX + kk) + 1] = (unsigned char)y;
-    }
-    // Largest cosine of the fresh Gram matrix.
     T off = 0;
     for (uint u = 0; u < P * P / WG; ++u) {
         const uint e = lid + WG * u, x = e / P, y = e % P;
@@ -301,6 +288,29 @@ __device__ int pair_rotation(T *g, T *q, T *red, T *rot, T *tile, unsigned char 
         __syncthreads();
     }
     off = red[0];
+    __syncthreads();  // every thread has read red[0] before red is written again
+    return off;
+}
+
+// With the fresh Gram matrix in g and q = I (after a barrier): the largest cosine into
+// off_bits, then (when above tol) the inner sweeps accumulating q and the Bjorck step (REORTH).
+// tile (P x LD) is scratch. Returns whether any rotation was made (uniform).
+template <typename T>
+__device__ int pair_rotation(T *g, T *q, T *red, T *rot, T *tile, unsigned char *pairs, uint b,
+                             T tol, T tiny, uint *off_bits) {
+    const uint lid = threadIdx.x;
+    const uint p = 2 * b;
+    // The round-robin pairs of the inner rounds, once (made visible by the reduction's
+    // barrier below): pair kk of round r is (pairs[2 (r BMAX + kk)], pairs[2 (r BMAX + kk) + 1]).
+    for (uint e = lid; e + b < p * b; e += WG) {
+        const uint r = e / b, kk = e % b;
+        uint x, y;
+        rr_pair(p, r, kk, &x, &y);
+        pairs[2 * (r * BMAX + kk)] = (unsigned char)x;
+        pairs[2 * (r * BMAX + kk) + 1] = (unsigned char)y;
+    }
+    // Largest cosine of the fresh Gram matrix.
+    const T off = max_cosine(g, red, p, tiny);
     if (lid == 0) {
         atomicMax(off_bits, __float_as_uint((float)off));
         if (off > tol) {
@@ -313,7 +323,13 @@ __device__ int pair_rotation(T *g, T *q, T *red, T *rot, T *tile, unsigned char 
 
     // Inner Jacobi sweeps on g, accumulating q. Elements (kk, l) of a round's updates: kk < b
     // (the pair), l < p, stepped over BMAX x P (compile-time divisions).
+    // A sweep is skipped (uniformly) when it would rotate nothing: the pair is converged, or
+    // the previous sweep left every cosine within tol. Up to the rounding of a cosine at tol
+    // itself, the result is the same.
     for (uint sweep = 0; sweep < INNER_SWEEPS; ++sweep) {
+        if (!active || (sweep > 0 && max_cosine(g, red, p, tiny) <= tol)) {
+            break;
+        }
         for (uint r = 0; r + 1 < p; ++r) {
             const unsigned char *pr = pairs + 2 * r * BMAX;
             if (lid < b) {

@@ -270,25 +270,11 @@ inline void chunk_rows(ulong rows, uint chunks, uint c, ulong *r_begin, ulong *r
     *r_end = min(rows, *r_begin + len);
 }
 
-// With the fresh Gram matrix in g and q = I (after a barrier): the largest cosine into
-// off_bits, then (when above tol) the inner sweeps accumulating q and the Bjorck step (REORTH).
-// tile (P x LD) is scratch. Returns whether any rotation was made (uniform).
-inline int pair_rotation(__local REAL *g, __local REAL *q, __local REAL *red, __local REAL *rot,
-                         __local REAL *tile, __local uchar *pairs, uint b, REAL tol, REAL tiny,
-                         __global uint *off_bits)
+// The largest cosine |g_xy| / (sqrt g_xx sqrt g_yy) over x < y < p with g_xx, g_yy > tiny, for
+// every work-item (a reduction in red; barriers: call uniformly, after g is written).
+inline REAL max_cosine(__local const REAL *g, __local REAL *red, uint p, REAL tiny)
 {
     const uint lid = get_local_id(0);
-    const uint p = 2 * b;
-    // The round-robin pairs of the inner rounds, once (made visible by the reduction's
-    // barrier below): pair kk of round r is (pairs[2 (r BMAX + kk)], pairs[2 (r BMAX + kk) + 1]).
-    for (uint e = lid; e + b < p * b; e += WG) {
-        const uint r = e / b, kk = e % b;
-        uint x, y;
-        rr_pair(p, r, kk, &x, &y);
-        pairs[2 * (r * BMAX + kk)] = (uchar)x;
-        pairs[2 * (r * BMAX + kk) + 1] = (uchar)y;
-    }
-    // Largest cosine of the fresh Gram matrix.
     REAL off = 0;
     for (uint u = 0; u < P * P / WG; ++u) {
         const uint e = lid + WG * u, x = e / P, y = e % P;
@@ -308,6 +294,30 @@ inline int pair_rotation(__local REAL *g, __local REAL *q, __local REAL *red, __
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     off = red[0];
+    barrier(CLK_LOCAL_MEM_FENCE); // every work-item has read red[0] before red is written again
+    return off;
+}
+
+// With the fresh Gram matrix in g and q = I (after a barrier): the largest cosine into
+// off_bits, then (when above tol) the inner sweeps accumulating q and the Bjorck step (REORTH).
+// tile (P x LD) is scratch. Returns whether any rotation was made (uniform).
+inline int pair_rotation(__local REAL *g, __local REAL *q, __local REAL *red, __local REAL *rot,
+                         __local REAL *tile, __local uchar *pairs, uint b, REAL tol, REAL tiny,
+                         __global uint *off_bits)
+{
+    const uint lid = get_local_id(0);
+    const uint p = 2 * b;
+    // The round-robin pairs of the inner rounds, once (made visible by the reduction's
+    // barrier below): pair kk of round r is (pairs[2 (r BMAX + kk)], pairs[2 (r BMAX + kk) + 1]).
+    for (uint e = lid; e + b < p * b; e += WG) {
+        const uint r = e / b, kk = e % b;
+        uint x, y;
+        rr_pair(p, r, kk, &x, &y);
+        pairs[2 * (r * BMAX + kk)] = (uchar)x;
+        pairs[2 * (r * BMAX + kk) + 1] = (uchar)y;
+    }
+    // Largest cosine of the fresh Gram matrix.
+    const REAL off = max_cosine(g, red, p, tiny);
     if (lid == 0) {
         atomic_max(off_bits, as_uint((float)off));
         if (off > tol) {
@@ -322,7 +332,13 @@ inline int pair_rotation(__local REAL *g, __local REAL *q, __local REAL *red, __
 
     // Inner Jacobi sweeps on g, accumulating q. Elements (kk, l) of a round's updates: kk < b
     // (the pair), l < p, stepped over BMAX x P (compile-time divisions).
+    // A sweep is skipped (uniformly: every work-item breaks together) when it would rotate
+    // nothing: the pair is converged, or the previous sweep left every cosine within tol.
+    // Up to the rounding of a cosine at tol itself, the result is the same.
     for (uint sweep = 0; sweep < INNER_SWEEPS; ++sweep) {
+        if (!active || (sweep > 0 && max_cosine(g, red, p, tiny) <= tol)) {
+            break;
+        }
         for (uint r = 0; r + 1 < p; ++r) {
             __local const uchar *pr = pairs + 2 * r * BMAX;
             if (lid < b) {
