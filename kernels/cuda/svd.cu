@@ -296,7 +296,7 @@ __device__ T max_cosine(const T *g, T *red, uint p, T tiny) {
 // off_bits, then (when above tol) the inner sweeps accumulating q and the Bjorck step (REORTH).
 // tile (P x LD) is scratch. Returns whether any rotation was made (uniform).
 template <typename T>
-__device__ int pair_rotation(T *g, T *q, T *red, T *tile, unsigned char *pairs, uint b,
+__device__ int pair_rotation(T *g, T *q, T *red, T *rot, T *tile, unsigned char *pairs, uint b,
                              T tol, T tiny, uint *off_bits) {
     const uint lid = threadIdx.x;
     const uint p = 2 * b;
@@ -332,53 +332,48 @@ __device__ int pair_rotation(T *g, T *q, T *red, T *tile, unsigned char *pairs, 
         }
         for (uint r = 0; r + 1 < p; ++r) {
             const unsigned char *pr = pairs + 2 * r * BMAX;
-            // Elements e = lid + WG i (i < PER) of the round; element e belongs to pair
-            // kk = e / P, and P == warpSize, so each warp's lanes share one pair per i. Every
-            // lane computes that pair's rotation itself: only a warp barrier (its lanes read
-            // the pair's entries of g before any lane writes them) precedes the updates.
-            constexpr uint PER = BMAX * P / WG;
-            T cs[PER][2];
-            for (uint i = 0; i < PER; ++i) {
-                const uint kk = (lid + WG * i) / P;
+            if (lid < b) {
+                const uint x = pr[2 * lid], y = pr[2 * lid + 1];
                 T c = 1, s = 0;
-                if (kk < b) {
-                    const uint x = pr[2 * kk], y = pr[2 * kk + 1];
-                    if (jacobi_rotation(g[x * LD + x], g[y * LD + y], g[x * LD + y], tol, tiny, &c, &s)) {
-                        rotated = 1;
-                    } else {
-                        c = 1;
-                        s = 0;
-                    }
+                if (!active || !jacobi_rotation(g[x * LD + x], g[y * LD + y], g[x * LD + y], tol, tiny, &c, &s)) {
+                    c = 1;
+                    s = 0;
+                } else {
+                    rotated = 1;
                 }
-                cs[i][0] = c;
-                cs[i][1] = s;
+                rot[2 * lid] = c;
+                rot[2 * lid + 1] = s;
             }
-            __syncwarp();
+            __syncthreads();
             // columns x, y of g and q
-            for (uint i = 0; i < PER; ++i) {
-                const uint e = lid + WG * i, kk = e / P, l = e % P;
-                const T c = cs[i][0], s = cs[i][1];
-                if (kk < b && l < p && s != T(0)) {
+            for (uint e = lid; e < BMAX * P; e += WG) {
+                const uint kk = e / P, l = e % P;
+                if (kk < b && l < p) {
                     const uint x = pr[2 * kk], y = pr[2 * kk + 1];
-                    const T gx = g[l * LD + x], gy = g[l * LD + y];
-                    g[l * LD + x] = c * gx - s * gy;
-                    g[l * LD + y] = s * gx + c * gy;
-                    const T qx = q[l * LD + x], qy = q[l * LD + y];
-                    q[l * LD + x] = c * qx - s * qy;
-                    q[l * LD + y] = s * qx + c * qy;
+                    const T c = rot[2 * kk], s = rot[2 * kk + 1];
+                    if (s != T(0)) {
+                        const T gx = g[l * LD + x], gy = g[l * LD + y];
+                        g[l * LD + x] = c * gx - s * gy;
+                        g[l * LD + y] = s * gx + c * gy;
+                        const T qx = q[l * LD + x], qy = q[l * LD + y];
+                        q[l * LD + x] = c * qx - s * qy;
+                        q[l * LD + y] = s * qx + c * qy;
+                    }
                 }
             }
             __syncthreads();
             // rows x, y of g; the pair's own off-diagonal entries (x, y), (y, x) become exact
             // zeros (each written by one element: l = y, resp. l = x)
-            for (uint i = 0; i < PER; ++i) {
-                const uint e = lid + WG * i, kk = e / P, l = e % P;
-                const T c = cs[i][0], s = cs[i][1];
-                if (kk < b && l < p && s != T(0)) {
+            for (uint e = lid; e < BMAX * P; e += WG) {
+                const uint kk = e / P, l = e % P;
+                if (kk < b && l < p) {
                     const uint x = pr[2 * kk], y = pr[2 * kk + 1];
-                    const T gx = g[x * LD + l], gy = g[y * LD + l];
-                    g[x * LD + l] = l == y ? T(0) : c * gx - s * gy;
-                    g[y * LD + l] = l == x ? T(0) : s * gx + c * gy;
+                    const T c = rot[2 * kk], s = rot[2 * kk + 1];
+                    if (s != T(0)) {
+                        const T gx = g[x * LD + l], gy = g[y * LD + l];
+                        g[x * LD + l] = l == y ? T(0) : c * gx - s * gy;
+                        g[y * LD + l] = l == x ? T(0) : s * gx + c * gy;
+                    }
                 }
             }
             __syncthreads();
@@ -429,6 +424,7 @@ __device__ void svd_jacobi_round(const u64 rows, const uint cols, const uint b, 
     __shared__ T g[P * LD];
     __shared__ T q[P * LD];
     __shared__ T red[WG];
+    __shared__ T rot[BMAX * 2];
     __shared__ unsigned char pairs[2 * (P - 1) * BMAX];
 
     const uint lid = threadIdx.x;
@@ -446,7 +442,7 @@ __device__ void svd_jacobi_round(const u64 rows, const uint cols, const uint b, 
         q[x * LD + y] = x == y ? T(1) : T(0);
     }
     __syncthreads();
-    const int any = pair_rotation(g, q, red, tile, pairs, b, tol, tiny, off_bits);
+    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, off_bits);
     apply_q(w, rows, 0, rows, b, bi, bj, cols, tile, q, any);
     apply_q(v, vrows, 0, vrows, b, bi, bj, cols, tile, q, any);
 }
@@ -480,6 +476,7 @@ __device__ void svd_pair_rotate(const uint b, const uint chunks, const T tol, co
     __shared__ T g[P * LD];
     __shared__ T q[P * LD];
     __shared__ T red[WG];
+    __shared__ T rot[BMAX * 2];
     __shared__ unsigned char pairs[2 * (P - 1) * BMAX];
     const uint lid = threadIdx.x;
     const u64 k = blockIdx.x;
@@ -493,7 +490,7 @@ __device__ void svd_pair_rotate(const uint b, const uint chunks, const T tol, co
         q[x * LD + y] = x == y ? T(1) : T(0);
     }
     __syncthreads();
-    const int any = pair_rotation(g, q, red, tile, pairs, b, tol, tiny, off_bits);
+    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, off_bits);
     for (uint e = lid; e < P * P; e += WG) {
         qbuf[k * (P * P + 1) + e] = q[(e / P) * LD + e % P];
     }
