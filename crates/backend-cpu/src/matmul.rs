@@ -266,16 +266,8 @@ mod tests {
     use trident_core::matmul::{check_sampled, Algorithm};
 
     fn filled(n: usize, seed: u64) -> Dense<f64> {
-        let mut x = seed;
-        let v = (0..n * n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-            })
-            .collect();
-        Dense::from_vec(n, n, v).expect("n x n")
+        let mut next = trident_core::testing::unit_stream(seed);
+        Dense::from_vec(n, n, (0..n * n).map(|_| next()).collect()).expect("n x n")
     }
 
     /// A kept workspace full of NaN (as a previous product could leave garbage) is reused

@@ -115,3 +115,21 @@ pub fn data_dir_or_skip() -> Option<PathBuf> {
     }
     d
 }
+
+/// A reproducible xorshift64 stream from a nonzero `seed`: test inputs too large for
+/// proptest to shrink usefully.
+pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}
+
+/// Values in [-0.5, 0.5) from [`xorshift`]`(seed)` (its top 53 bits).
+pub fn unit_stream(seed: u64) -> impl FnMut() -> f64 {
+    let mut next = xorshift(seed);
+    move || (next() >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+}

@@ -48,17 +48,6 @@ fn assert_matches(g: &Graph, n: usize, edges: &[(usize, usize, f64)], weighted: 
     }
 }
 
-/// A xorshift stream of `usize` values from a nonzero `seed`.
-fn xorshift(seed: u64) -> impl FnMut() -> usize {
-    let mut st = seed;
-    move || {
-        st ^= st << 13;
-        st ^= st >> 7;
-        st ^= st << 17;
-        st as usize
-    }
-}
-
 fn edges(max_n: usize) -> impl Strategy<Value = (usize, Vec<(usize, usize, f64)>)> {
     (1..max_n).prop_flat_map(|n| {
         let e = (0..n, 0..n, -4i32..4).prop_map(|(u, v, w)| (u, v, w as f64 * 0.5));
@@ -206,4 +195,10 @@ fn out_of_range_and_empty() {
         (g.num_nodes(), g.num_edges(), g.self_loops_dropped()),
         (5, 0, 2)
     );
+}
+
+/// [`trident_core::testing::xorshift`] as `usize` values.
+fn xorshift(seed: u64) -> impl FnMut() -> usize {
+    let mut next = trident_core::testing::xorshift(seed);
+    move || next() as usize
 }

@@ -15,6 +15,7 @@ use crate::svd::driver::AV_MAX_COND;
 use crate::svd::{
     self, Qr, QrOptions, QrOrder, Svd, SvdOptions, SvdPrecondition, SvdResult, Vectors,
 };
+use crate::testing::unit_stream;
 
 /// The SVD and QR checks, in table order.
 pub fn checks<B: Svd<f32> + Svd<f64> + Qr<f32> + Qr<f64>>() -> Vec<Check<B>> {
@@ -671,18 +672,6 @@ fn qr_cases<T: Scalar, B: Qr<T>>(
             .map(|_| ())
             .map_err(|e| format!("{m} x {n} {q:?} {order:?}: {e}"))
     })
-}
-
-/// A reproducible stream of values in [-0.5, 0.5) (xorshift64 from `seed`, nonzero), for
-/// matrices too large for proptest to shrink usefully.
-fn unit_stream(seed: u64) -> impl FnMut() -> f64 {
-    let mut x = seed;
-    move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-    }
 }
 
 /// `rows × cols` with orthonormal columns (modified Gram–Schmidt twice, in f64, on values
