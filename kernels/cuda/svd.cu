@@ -335,7 +335,7 @@ __device__ int pair_rotation(T *g, T *q, T *red, T *rot, T *tile, unsigned char 
             if (lid < b) {
                 const uint x = pr[2 * lid], y = pr[2 * lid + 1];
                 T c = 1, s = 0;
-                if (!active || !jacobi_rotation(g[x * LD + x], g[y * LD + y], g[x * LD + y], tol, tiny, &c, &s)) {
+                if (!jacobi_rotation(g[x * LD + x], g[y * LD + y], g[x * LD + y], tol, tiny, &c, &s)) {
                     c = 1;
                     s = 0;
                 } else {

@@ -344,7 +344,7 @@ inline int pair_rotation(__local REAL *g, __local REAL *q, __local REAL *red, __
             if (lid < b) {
                 const uint x = pr[2 * lid], y = pr[2 * lid + 1];
                 REAL c = 1, s = 0;
-                if (!active || !jacobi_rotation(g[x * LD + x], g[y * LD + y], g[x * LD + y], tol, tiny, &c, &s)) {
+                if (!jacobi_rotation(g[x * LD + x], g[y * LD + y], g[x * LD + y], tol, tiny, &c, &s)) {
                     c = 1;
                     s = 0;
                 } else {

@@ -4,13 +4,12 @@
 //! launch per round, one 8-byte read per sweep) and over Givens steps.
 
 use trident_core::svd::driver::{
-    check_gather, check_mul, check_top, copy_rows_len, flat_qr_steps, JacobiParams, JacobiPlan,
-    JacobiStats, SvdKernels,
+    check_gather, check_top, copy_rows_len, flat_qr_steps, mat_mul_schedule, JacobiParams,
+    JacobiPlan, JacobiStats, SvdKernels,
 };
 use trident_core::svd::{negligible_gram, QrOrder, TreePlan};
 use trident_core::{
-    Algorithm, DenseView, Error, MatMul, MatMulOptions, Qr, QrFactors, QrOptions, Result, Svd,
-    SvdOptions, SvdResult,
+    DenseView, Error, Qr, QrFactors, QrOptions, Result, Svd, SvdOptions, SvdResult,
 };
 
 use crate::kernels::Module;
@@ -188,16 +187,11 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
     }
 
     fn mat_mul(&self, a: &CudaMat<T>, b: &CudaMat<T>) -> Result<CudaMat<T>> {
-        check_mul(a.cols, b.rows)?;
-        let (m, k, n) = (a.rows, a.cols, b.cols);
-        let c = self.cmat::<T>(m, n, None)?;
-        // Column-major C = A B is the row-major Cᵀ = Bᵀ Aᵀ (n × k times k × m), whose
-        // operands are b's and a's values as they lie.
-        let opts = MatMulOptions::with(Algorithm::Tiled, None);
-        let s = MatMul::<T>::plan(self, n, m, k, &opts);
+        let (opts, s, lens) = mat_mul_schedule::<T>(self, (a.rows, a.cols), (b.rows, b.cols))?;
+        let c = self.cmat::<T>(a.rows, b.cols, None)?;
         let w = DevBuf::<T>::uninit(&self.shared, s.workspace, "the matmul workspace")?;
         let ptrs = [b.buf.ptr(), a.buf.ptr(), c.buf.ptr(), w.ptr()].map(|p| p.as_raw());
-        self.run_schedule::<T>(&s, ptrs, [n * k, k * m, m * n, s.workspace], &opts)?;
+        self.run_schedule::<T>(&s, ptrs, lens, &opts)?;
         Ok(c)
     }
 

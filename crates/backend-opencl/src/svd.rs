@@ -6,13 +6,12 @@
 
 use ocl::Buffer;
 use trident_core::svd::driver::{
-    check_gather, check_mul, check_top, copy_rows_len, flat_qr_steps, to_col_major, JacobiParams,
-    JacobiPlan, JacobiStats, SvdKernels,
+    check_gather, check_top, copy_rows_len, flat_qr_steps, mat_mul_schedule, to_col_major,
+    JacobiParams, JacobiPlan, JacobiStats, SvdKernels,
 };
 use trident_core::svd::{negligible_gram, QrOrder, TreePlan};
 use trident_core::{
-    Algorithm, DenseView, DeviceVectors, Error, MatMul, MatMulOptions, Qr, QrFactors, QrOptions,
-    Result, Svd, SvdOptions, SvdResult,
+    DenseView, DeviceVectors, Error, Qr, QrFactors, QrOptions, Result, Svd, SvdOptions, SvdResult,
 };
 
 use crate::error::ClResultExt;
@@ -187,15 +186,9 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
     }
 
     fn mat_mul(&self, a: &ClMat<T>, b: &ClMat<T>) -> Result<ClMat<T>> {
-        check_mul(a.cols, b.rows)?;
-        let (m, k, n) = (a.rows, a.cols, b.cols);
-        let c = self.mat::<T>(m, n, None)?;
-        // Column-major C = A B is the row-major Cᵀ = Bᵀ Aᵀ (n × k times k × m), whose
-        // operands are b's and a's values as they lie.
-        let opts = MatMulOptions::with(Algorithm::Tiled, None);
-        let s = MatMul::<T>::plan(self, n, m, k, &opts);
+        let (opts, s, lens) = mat_mul_schedule::<T>(self, (a.rows, a.cols), (b.rows, b.cols))?;
+        let c = self.mat::<T>(a.rows, b.cols, None)?;
         let w = self.alloc::<T>(s.workspace, None, "allocating the matmul workspace")?;
-        let lens = [n * k, k * m, m * n, s.workspace];
         self.run_schedule(&s, [&b.buf, &a.buf, &c.buf, &w], lens, &opts)?;
         Ok(c)
     }

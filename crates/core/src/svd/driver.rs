@@ -257,6 +257,26 @@ pub fn check_mul(a_cols: usize, b_rows: usize) -> Result<()> {
     Ok(())
 }
 
+/// The tiled schedule of a GPU backend's [`SvdKernels::mat_mul`] of `a` (`m × k`) and `b`
+/// (`k × n`), after [`check_mul`]: the column-major `C = A B` is the row-major `Cᵀ = Bᵀ Aᵀ`
+/// (`n × k` times `k × m`), whose operands are `b`'s and `a`'s values as they lie. Returns
+/// the options, the schedule and the lengths of its operands `[b, a, c, workspace]`.
+pub fn mat_mul_schedule<T: Scalar>(
+    backend: &impl crate::matmul::MatMul<T>,
+    (m, k): (usize, usize),
+    (b_rows, n): (usize, usize),
+) -> Result<(
+    crate::matmul::MatMulOptions,
+    crate::matmul::Schedule,
+    [usize; 4],
+)> {
+    check_mul(k, b_rows)?;
+    let opts = crate::matmul::MatMulOptions::with(crate::matmul::Algorithm::Tiled, None);
+    let s = backend.plan(n, m, k, &opts);
+    let lens = [n * k, k * m, m * n, s.workspace];
+    Ok((opts, s, lens))
+}
+
 /// `Ok` when `top` rows fit in a matrix of `rows` rows ([`SvdKernels::mat_top`],
 /// [`SvdKernels::mat_pad`]).
 pub fn check_top(rows: usize, top: usize) -> Result<()> {
