@@ -78,17 +78,20 @@
 //       Tree QR (trident_core::svd::tree), leaves: work-group p reduces panel p (rows
 //       p h .. min(p h + h, rows)) by the Sameh-Kuck order inside the panel, one barrier pair
 //       per step; (c, s) of the rotation zeroing (g, j) to cs[2 (j rows + g)].
-//   qr_tree_merge_panel(ulong rows, uint cols, uint h, uint level, uint j0, REAL *a,
+//   qr_tree_merge_panel(ulong rows, uint cols, uint h, uint levels, uint wave, REAL *a,
 //                       REAL *cs)
-//   qr_tree_merge_update(ulong rows, uint cols, uint h, uint level, uint j0, REAL *a,
+//   qr_tree_merge_update(ulong rows, uint cols, uint h, uint levels, uint wave, REAL *a,
 //                        const REAL *cs)
-//       Tree QR, level `level`: merge g absorbs the triangle at rows b = a + h 2^level
-//       (kb rows) into the one at a = 2 g h 2^level, rotation (i, j) zeroing (b + i, j)
-//       against row a + j for i <= j, i < kb. By panels of MP = 32 columns j0 = 0, 32, ...,
-//       in order: _panel (QWG threads, one block per merge) makes panel j0's rotations and
-//       applies them to its columns; _update (WG threads, UC = 8 columns each:
-//       merges x ceil((cols - j0 - 32) / 8) blocks, launched when columns remain) applies
-//       them to the columns right of the panel.
+//       Tree QR merges: at level l, merge g absorbs the triangle at rows b = a + h 2^l
+//       (kb rows) into the one at a = 2 g h 2^l, rotation (i, j) zeroing (b + i, j)
+//       against row a + j for i <= j, i < kb, by panels of MP = 32 columns j0 = 0, 32, ...
+//       Panel j0 of level l runs in wave l + j0 / MP (TreePlan::wave_tasks; the host
+//       launches waves 0 .. levels + ceil(cols / MP) - 1 in order, _panel then _update):
+//       _panel (QWG threads, one block per merge of every panel of the wave) makes the
+//       panel's rotations and applies them to its columns; _update (WG threads, UC = 8
+//       columns each: merges x ceil((cols - j0 - 32) / 8) blocks per panel of the wave)
+//       applies them to the columns right of the panel. Blocks past the wave's
+//       panels idle.
 //   qr_tree_merge_q(ulong rows, uint qcols, uint cols, uint h, uint level, uint j0,
 //                   REAL *q, const REAL *cs)
 //       The transposed rotations of merge panel j0 of one level, in reverse order, on the
@@ -838,20 +841,50 @@ constexpr uint MP = 32;
 constexpr uint UC = WG / MP;
 static_assert(QWG == MP * MP, "qr_tree_merge_panel: one thread per element of an MP x MP block");
 
+// Wave `wave` of the merges (trident_core::svd::TreePlan::wave_tasks): the panels (level l,
+// columns from j0 = MP (wave - l)) for l = max(0, wave + 1 - ceil(cols / MP)) .. min(wave,
+// levels - 1), level ascending, each taking merges(l) blocks (_panel) or merges(l) x spans
+// blocks (_update: spans of UC columns right of the panel). The panel of block blk and the
+// block's index in it; false past the last panel (the block idles, uniformly).
+__device__ __forceinline__ bool wave_task(u64 rows, uint cols, uint h, uint levels, uint wave,
+                                          bool update, u64 blk, uint *level, uint *j0, u64 *idx) {
+    const uint npanels = (cols + MP - 1) / MP;
+    const u64 leaves = max((rows + h - 1) / h, (u64)1);
+    for (uint l = wave + 1 > npanels ? wave + 1 - npanels : 0; l < levels && l <= wave; ++l) {
+        const uint p0 = (wave - l) * MP;
+        const u64 merges = ((leaves + (1ull << l) - 1) >> l) / 2;
+        const uint right = cols > p0 + MP ? cols - p0 - MP : 0;
+        const u64 n = update ? merges * ((right + UC - 1) / UC) : merges;
+        if (blk < n) {
+            *level = l;
+            *j0 = p0;
+            *idx = blk;
+            return true;
+        }
+        blk -= n;
+    }
+    return false;
+}
+
 // Panel j0 .. j0 + w of merge g (the block): thread (l, c) = (lid / MP, lid % MP) keeps T1
 // element (a + j0 + l, j0 + c) in a register; T2 rows i < rr flow through the rows of
 // threads (row l takes T2 row s - l at stage s, one barrier per stage) and are rotated
 // against T1 row j0 + l when s - l <= j0 + l; the last row writes them back.
 template <typename T>
-__device__ void qr_tree_merge_panel(const u64 rows, const uint cols, const uint h, const uint level,
-                                    const uint j0, T *a, T *cs) {
+__device__ void qr_tree_merge_panel(const u64 rows, const uint cols, const uint h, const uint levels,
+                                    const uint wave, T *a, T *cs) {
     __shared__ T inb[MP][MP + 1];
     __shared__ T buf[2][MP][MP + 1];
     __shared__ T piv[2][MP];
     const uint lid = threadIdx.x;
     const uint l = lid / MP, c = lid % MP;
+    uint level, j0;
+    u64 g;
+    if (!wave_task(rows, cols, h, levels, wave, false, blockIdx.x, &level, &j0, &g)) {
+        return;
+    }
     u64 ta, tb, kb;
-    tree_merge(rows, cols, h, level, blockIdx.x, &ta, &tb, &kb);
+    tree_merge(rows, cols, h, level, g, &ta, &tb, &kb);
     const uint w = min(MP, cols - j0);
     const u64 rr = min(kb, (u64)(j0 + w));
     const u64 j = j0 + l, k = j0 + c;
@@ -922,17 +955,22 @@ __device__ __forceinline__ void merge_cs(const T *cs, u64 rows, u64 tb, u64 rr, 
 // through the lanes as in qr_tree_merge_panel, (c, s) read a stage ahead.
 template <typename T>
 __device__ void qr_tree_merge_update(const u64 rows, const uint cols, const uint h,
-                                     const uint level, const uint j0, T *a, const T *cs) {
+                                     const uint levels, const uint wave, T *a, const T *cs) {
     __shared__ T inb[UC][MP];
     __shared__ T buf[2][UC][MP];
     const uint lid = threadIdx.x;
     const uint q = lid / MP, l = lid % MP;
+    uint level, j0;
+    u64 t;
+    if (!wave_task(rows, cols, h, levels, wave, true, blockIdx.x, &level, &j0, &t)) {
+        return;
+    }
     const uint w = min(MP, cols - j0);
     const uint k1 = j0 + w;
     const uint spans = (cols - k1 + UC - 1) / UC;
-    const u64 k = k1 + (u64)(blockIdx.x % spans) * UC + q;
+    const u64 k = k1 + (u64)(t % spans) * UC + q;
     u64 ta, tb, kb;
-    tree_merge(rows, cols, h, level, blockIdx.x / spans, &ta, &tb, &kb);
+    tree_merge(rows, cols, h, level, t / spans, &ta, &tb, &kb);
     const u64 rr = min(kb, (u64)k1);
     const bool live = k < cols;
     const u64 j = j0 + l;
@@ -1150,12 +1188,12 @@ __device__ void qr_tree_leaf_q_local(const u64 rows, const uint qcols, const uin
         qr_tree_leaf<T>(rows, cols, h, a, cs);                                                 \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(QWG) qr_tree_merge_panel_##S(                 \
-        u64 rows, uint cols, uint h, uint level, uint j0, T *a, T *cs) {                       \
-        qr_tree_merge_panel<T>(rows, cols, h, level, j0, a, cs);                               \
+        u64 rows, uint cols, uint h, uint levels, uint wave, T *a, T *cs) {                    \
+        qr_tree_merge_panel<T>(rows, cols, h, levels, wave, a, cs);                            \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(WG) qr_tree_merge_update_##S(                 \
-        u64 rows, uint cols, uint h, uint level, uint j0, T *a, const T *cs) {                 \
-        qr_tree_merge_update<T>(rows, cols, h, level, j0, a, cs);                              \
+        u64 rows, uint cols, uint h, uint levels, uint wave, T *a, const T *cs) {              \
+        qr_tree_merge_update<T>(rows, cols, h, levels, wave, a, cs);                           \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(WG) qr_tree_merge_q_##S(                      \
         u64 rows, uint qcols, uint cols, uint h, uint level, uint j0, T *q, const T *cs) {     \

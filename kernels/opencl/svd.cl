@@ -66,17 +66,20 @@
 //       Tree QR (trident_core::svd::tree), leaves: work-group p reduces panel p (rows
 //       p h .. min(p h + h, rows)) by the Sameh-Kuck order inside the panel, one barrier pair
 //       per step; (c, s) of the rotation zeroing (g, j) to cs[2 (j rows + g)].
-//   qr_tree_merge_panel(ulong rows, uint cols, uint h, uint level, uint j0, REAL *a,
+//   qr_tree_merge_panel(ulong rows, uint cols, uint h, uint levels, uint wave, REAL *a,
 //                       REAL *cs)
-//   qr_tree_merge_update(ulong rows, uint cols, uint h, uint level, uint j0, REAL *a,
+//   qr_tree_merge_update(ulong rows, uint cols, uint h, uint levels, uint wave, REAL *a,
 //                        const REAL *cs)
-//       Tree QR, level `level`: merge g absorbs the triangle at rows b = a + h 2^level
-//       (kb rows) into the one at a = 2 g h 2^level, rotation (i, j) zeroing (b + i, j)
-//       against row a + j for i <= j, i < kb. By panels of MP = 32 columns j0 = 0, 32, ...,
-//       in order: _panel (QWG work-items, one group per merge) makes panel j0's rotations and
-//       applies them to its columns; _update (WG work-items, UC = 8 columns each:
-//       merges x ceil((cols - j0 - 32) / 8) groups, launched when columns remain) applies
-//       them to the columns right of the panel.
+//       Tree QR merges: at level l, merge g absorbs the triangle at rows b = a + h 2^l
+//       (kb rows) into the one at a = 2 g h 2^l, rotation (i, j) zeroing (b + i, j)
+//       against row a + j for i <= j, i < kb, by panels of MP = 32 columns j0 = 0, 32, ...
+//       Panel j0 of level l runs in wave l + j0 / MP (TreePlan::wave_tasks; the host
+//       launches waves 0 .. levels + ceil(cols / MP) - 1 in order, _panel then _update):
+//       _panel (QWG work-items, one group per merge of every panel of the wave) makes the
+//       panel's rotations and applies them to its columns; _update (WG work-items, UC = 8
+//       columns each: merges x ceil((cols - j0 - 32) / 8) groups per panel of the wave)
+//       applies them to the columns right of the panel. Groups past the wave's
+//       panels idle.
 //   qr_tree_merge_q(ulong rows, uint qcols, uint cols, uint h, uint level, uint j0,
 //                   REAL *q, const REAL *cs)
 //       The transposed rotations of merge panel j0 of one level, in reverse order, on the
@@ -847,6 +850,32 @@ __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_leaf)(
 // Columns per work-group of qr_tree_merge_update.
 #define UC (WG / MP)
 
+// Wave `wave` of the merges (trident_core::svd::TreePlan::wave_tasks): the panels (level l,
+// columns from j0 = MP (wave - l)) for l = max(0, wave + 1 - ceil(cols / MP)) .. min(wave,
+// levels - 1), level ascending, each taking merges(l) groups (_panel) or merges(l) x spans
+// groups (_update: spans of UC columns right of the panel). The panel of group grp and the
+// group's index in it; 0 past the last panel (the group idles, uniformly).
+inline int wave_task(ulong rows, uint cols, uint h, uint levels, uint wave, int update, ulong grp,
+                     uint *level, uint *j0, ulong *idx)
+{
+    const uint npanels = (cols + MP - 1) / MP;
+    const ulong leaves = max((rows + h - 1) / h, (ulong)1);
+    for (uint l = wave + 1 > npanels ? wave + 1 - npanels : 0; l < levels && l <= wave; ++l) {
+        const uint p0 = (wave - l) * MP;
+        const ulong merges = ((leaves + ((ulong)1 << l) - 1) >> l) / 2;
+        const uint right = cols > p0 + MP ? cols - p0 - MP : 0;
+        const ulong n = update ? merges * ((right + UC - 1) / UC) : merges;
+        if (grp < n) {
+            *level = l;
+            *j0 = p0;
+            *idx = grp;
+            return 1;
+        }
+        grp -= n;
+    }
+    return 0;
+}
+
 // Panel j0 .. j0 + w (w = min(MP, cols - j0)) of merge g (the group): work-item (l, c) =
 // (lid / MP, lid % MP) keeps T1 element (a + j0 + l, j0 + c) in a register. The T2 rows
 // i < rr = min(kb, j0 + w) flow through the rows of work-items: row l takes T2 row s - l at
@@ -854,7 +883,7 @@ __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_leaf)(
 // the rotation computed by every work-item of row l from the pivots in local memory; the
 // last row writes the T2 row back. (c, s) go to cs at (b + i, j0 + l).
 __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_merge_panel)(
-    const ulong rows, const uint cols, const uint h, const uint level, const uint j0,
+    const ulong rows, const uint cols, const uint h, const uint levels, const uint wave,
     __global REAL *a, __global REAL *cs)
 {
     __local REAL inb[MP][MP + 1];
@@ -862,8 +891,13 @@ __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_merge_p
     __local REAL piv[2][MP];
     const uint lid = get_local_id(0);
     const uint l = lid / MP, c = lid % MP;
+    uint level, j0;
+    ulong g;
+    if (!wave_task(rows, cols, h, levels, wave, 0, get_group_id(0), &level, &j0, &g)) {
+        return;
+    }
     ulong ta, tb, kb;
-    tree_merge(rows, cols, h, level, get_group_id(0), &ta, &tb, &kb);
+    tree_merge(rows, cols, h, level, g, &ta, &tb, &kb);
     const uint w = min((uint)MP, cols - j0);
     const ulong rr = min(kb, (ulong)(j0 + w));
     const ulong j = j0 + l, k = j0 + c;
@@ -934,19 +968,24 @@ inline void merge_cs(__global const REAL *cs, ulong rows, ulong tb, ulong rr, ui
 // element (a + j0 + l, k) and the T2 elements flow through the lanes as in
 // qr_tree_merge_panel (lane l takes T2 row s - l at stage s), (c, s) read a stage ahead.
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_merge_update)(
-    const ulong rows, const uint cols, const uint h, const uint level, const uint j0,
+    const ulong rows, const uint cols, const uint h, const uint levels, const uint wave,
     __global REAL *a, __global const REAL *cs)
 {
     __local REAL inb[UC][MP];
     __local REAL buf[2][UC][MP];
     const uint lid = get_local_id(0);
     const uint q = lid / MP, l = lid % MP;
+    uint level, j0;
+    ulong t;
+    if (!wave_task(rows, cols, h, levels, wave, 1, get_group_id(0), &level, &j0, &t)) {
+        return;
+    }
     const uint w = min((uint)MP, cols - j0);
     const uint k1 = j0 + w;
     const uint spans = (cols - k1 + UC - 1) / UC;
-    const ulong k = k1 + (ulong)(get_group_id(0) % spans) * UC + q;
+    const ulong k = k1 + (ulong)(t % spans) * UC + q;
     ulong ta, tb, kb;
-    tree_merge(rows, cols, h, level, get_group_id(0) / spans, &ta, &tb, &kb);
+    tree_merge(rows, cols, h, level, t / spans, &ta, &tb, &kb);
     const ulong rr = min(kb, (ulong)k1);
     const int live = k < cols;
     const ulong j = j0 + l;

@@ -7,7 +7,7 @@ use trident_core::svd::driver::{
     check_gather, check_top, copy_rows_len, flat_qr_steps, mat_mul_schedule, JacobiParams,
     JacobiPlan, JacobiStats, SvdKernels,
 };
-use trident_core::svd::{negligible_gram, QrOrder, TreePlan};
+use trident_core::svd::{negligible_gram, QrOrder, TreePlan, MERGE_PANEL};
 use trident_core::{
     DenseView, Error, Qr, QrFactors, QrOptions, Result, Svd, SvdOptions, SvdResult,
 };
@@ -120,9 +120,6 @@ impl Cuda {
     }
 }
 
-/// Columns per panel of the tree QR's merges (`MP` in svd.cu).
-const MERGE_PANEL: usize = 32;
-
 /// Output tile edge of `svd_from_rows` / `svd_gather_cols` (`LT` in svd.cu).
 const LT: usize = 32;
 
@@ -234,38 +231,44 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
             }
             let panel_k = self.kernel::<T>(Module::Svd, "qr_tree_merge_panel")?;
             let update_k = self.kernel::<T>(Module::Svd, "qr_tree_merge_update")?;
-            for level in 0..plan.levels {
-                let merges = plan.merges(level);
-                for j0 in (0..cols).step_by(MERGE_PANEL) {
-                    let j032 = u32_of(j0, "column")?;
-                    let mut args = panel_k.builder();
+            let levels32 = u32_of(plan.levels, "merge levels")?;
+            let upd_cols = WG as usize / MERGE_PANEL;
+            for wave in 0..plan.merge_waves() {
+                let wave32 = u32_of(wave, "merge wave")?;
+                let groups: usize = plan
+                    .wave_tasks(wave)
+                    .map(|(l, j0)| plan.wave_groups(l, j0, false, upd_cols))
+                    .sum();
+                let mut args = panel_k.builder();
+                args.arg(rows as u64)
+                    .arg(cols32)
+                    .arg(h32)
+                    .arg(levels32)
+                    .arg(wave32);
+                args.arg(&a.buf).arg(&cs);
+                // SAFETY: (u64 rows, uint cols, uint h, uint levels, uint wave, T *a, T *cs) as
+                // qr_tree_merge_panel takes; block t takes the merge t (less the blocks of the
+                // wave's earlier panels) of the wave's panel j0 at level l (blocks past them
+                // idle), touching rows a + j, b + i < rows (b + i < rows by kb) of columns
+                // j0 .. j0 + 32 (< cols), and cs at those (row, column) pairs.
+                unsafe { Self::svd_launch_wg(&mut args, groups, QWG)? };
+                let groups: usize = plan
+                    .wave_tasks(wave)
+                    .map(|(l, j0)| plan.wave_groups(l, j0, true, upd_cols))
+                    .sum();
+                if groups > 0 {
+                    let mut args = update_k.builder();
                     args.arg(rows as u64)
                         .arg(cols32)
                         .arg(h32)
-                        .arg(level as u32)
-                        .arg(j032);
+                        .arg(levels32)
+                        .arg(wave32);
                     args.arg(&a.buf).arg(&cs);
-                    // SAFETY: (u64 rows, uint cols, uint h, uint level, uint j0, T *a, T *cs)
-                    // as qr_tree_merge_panel takes; block g < merges(level) touches rows
-                    // a + j, b + i < rows (b + i < rows by kb) of columns j0 .. j0 + 32
-                    // (< cols), and cs at those (row, column) pairs.
-                    unsafe { Self::svd_launch_wg(&mut args, merges, QWG)? };
-                    let right = cols.saturating_sub(j0 + MERGE_PANEL);
-                    if right > 0 {
-                        let mut args = update_k.builder();
-                        args.arg(rows as u64)
-                            .arg(cols32)
-                            .arg(h32)
-                            .arg(level as u32)
-                            .arg(j032);
-                        args.arg(&a.buf).arg(&cs);
-                        let groups = merges * right.div_ceil(WG as usize / MERGE_PANEL);
-                        // SAFETY: (u64 rows, uint cols, uint h, uint level, uint j0, T *a,
-                        // const T *cs) as qr_tree_merge_update takes; block t takes merge
-                        // t / spans < merges(level) and columns below cols (the rest idle), so
-                        // it touches rows a + j, b + i < rows and reads cs of those rows.
-                        unsafe { Self::svd_launch(&mut args, groups)? };
-                    }
+                    // SAFETY: (u64 rows, uint cols, uint h, uint levels, uint wave, T *a,
+                    // const T *cs) as qr_tree_merge_update takes; block t takes a merge of
+                    // one of the wave's panels and columns below cols (the rest idle), so it
+                    // touches rows a + j, b + i < rows and reads cs of those rows.
+                    unsafe { Self::svd_launch(&mut args, groups)? };
                 }
             }
             return Ok(CudaRotations {

@@ -80,7 +80,7 @@ use crate::tolerance::Tolerance;
 use rayon::prelude::*;
 
 pub use driver::{qr_with, svd_with, JacobiParams, JacobiPlan, JacobiStats, SvdKernels};
-pub use tree::{TreePlan, TREE_PANEL_ROWS};
+pub use tree::{TreePlan, MERGE_PANEL, TREE_PANEL_ROWS};
 
 /// Cyclic Jacobi sweeps run on each block pair's Gram matrix (every backend uses this).
 pub const INNER_SWEEPS: usize = 2;

@@ -50,6 +50,9 @@ pub const LEAF_Q_LOCAL_BYTES: usize = 32 << 10;
 /// the step before (a second barrier per step) was slower: 3.26 and 4.61 ms.
 pub const LEAF_Q_LOCAL_COLS: usize = 16;
 
+/// Columns per panel of the GPUs' merges (`MP` in the kernels).
+pub const MERGE_PANEL: usize = 32;
+
 /// The shape of a tree QR (see the module documentation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TreePlan {
@@ -120,6 +123,42 @@ impl TreePlan {
         let a = 2 * g * span;
         let b = a + span;
         (a, b, self.cols.min(self.rows - b))
+    }
+
+    /// Launch waves of the GPUs' merges: `levels + ⌈cols / MERGE_PANEL⌉ − 1` (0 when there is
+    /// nothing to merge). Panel `p` of level `l` runs in wave `l + p`: its rows' earlier
+    /// rotations (level `l`'s panels before `p`, level `l − 1`'s panels up to `p`) ran in
+    /// earlier waves, and the panels of one wave touch disjoint elements (panel `p` of level
+    /// `l` the rows of level `l`'s panel `p` and the absorbed rows up to it, panel `p − 1` of
+    /// level `l + 1` rows of level `l`'s panels before `p`). So the levels overlap, and the
+    /// chain of launches is `levels + panels` long instead of `levels · panels` (H100, 32768 ×
+    /// 256: 14 waves instead of 56 level panels).
+    pub fn merge_waves(&self) -> usize {
+        if self.levels == 0 || self.cols == 0 {
+            0
+        } else {
+            self.levels + self.cols.div_ceil(MERGE_PANEL) - 1
+        }
+    }
+
+    /// The `(level, first column)` of the merge panels of wave `wave`, level ascending (the
+    /// order in which the kernels number their work-groups).
+    pub fn wave_tasks(&self, wave: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let npanels = self.cols.div_ceil(MERGE_PANEL);
+        let first = (wave + 1).saturating_sub(npanels);
+        (first..self.levels.min(wave + 1)).map(move |l| (l, (wave - l) * MERGE_PANEL))
+    }
+
+    /// Work-groups of one merge panel at `level`, columns from `j0`: the panel kernel's one
+    /// per merge, or (`update`) the update kernel's one per merge and `upd_cols` columns right
+    /// of the panel (none when the panel is the last).
+    pub fn wave_groups(&self, level: usize, j0: usize, update: bool, upd_cols: usize) -> usize {
+        let merges = self.merges(level);
+        if !update {
+            return merges;
+        }
+        let right = self.cols.saturating_sub(j0 + MERGE_PANEL);
+        merges * right.div_ceil(upd_cols.max(1))
     }
 
     /// Columns of `q` per work-group when the rotations of `groups` leaves or merges (one
@@ -280,6 +319,42 @@ pub fn tree_apply_q<T: Scalar>(plan: &TreePlan, cs: &[T], q: &mut [T], qcols: us
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every merge panel runs in exactly one wave, after its level's previous panel and the
+    /// previous level's same panel (the rows it reads are final), and the launch sizes cover
+    /// every merge of each panel.
+    #[test]
+    fn merge_waves_respect_the_panel_order() {
+        for (rows, cols) in [(32768, 256), (1000, 70), (64, 64), (300, 1), (5000, 33)] {
+            let plan = TreePlan::new(rows, cols, TREE_PANEL_ROWS);
+            let npanels = cols.div_ceil(MERGE_PANEL);
+            let mut wave_of = vec![vec![None; npanels]; plan.levels];
+            for w in 0..plan.merge_waves() {
+                for (l, j0) in plan.wave_tasks(w) {
+                    assert_eq!(j0 % MERGE_PANEL, 0);
+                    let p = j0 / MERGE_PANEL;
+                    assert!(wave_of[l][p].replace(w).is_none(), "({l}, {p}) twice");
+                    let right = cols.saturating_sub(j0 + MERGE_PANEL);
+                    assert_eq!(plan.wave_groups(l, j0, false, 8), plan.merges(l));
+                    assert_eq!(
+                        plan.wave_groups(l, j0, true, 8),
+                        plan.merges(l) * right.div_ceil(8)
+                    );
+                }
+            }
+            for l in 0..plan.levels {
+                for p in 0..npanels {
+                    let w = wave_of[l][p].expect("every panel runs");
+                    if p > 0 {
+                        assert!(w > wave_of[l][p - 1].unwrap());
+                    }
+                    if l > 0 {
+                        assert!(w > wave_of[l - 1][p].unwrap());
+                    }
+                }
+            }
+        }
+    }
 
     fn check(rows: usize, cols: usize, panel: usize) {
         let plan = TreePlan::new(rows, cols, panel);
