@@ -18,7 +18,7 @@
 // Kernel arguments (both files, both precisions):
 //
 //   svd_jacobi_round(ulong rows, uint cols, uint b, uint nb, uint round, REAL tol, REAL tiny,
-//                    REAL *w, REAL *v, ulong vrows, uint *off_bits)
+//                    REAL *w, REAL *v, ulong vrows, uint *off_bits, uint *gmax_bits)
 //       One round of one sweep: work-group k (of nb / 2) takes block pair k of round
 //       `round` of the round-robin order on nb blocks of b <= BMAX columns (blocks past
 //       cols are empty), forms the 2b x 2b Gram matrix of the pair's columns of w in local
@@ -27,12 +27,14 @@
 //       into off_bits[0] (atomic max of the float's bits: cosines are >= 0), sets
 //       off_bits[1] = 1 when it is > tol (the sweep is then not the converged one), and if so
 //       runs INNER_SWEEPS round-robin Jacobi sweeps on the Gram matrix accumulating
-//       the rotations in Q, then applies [w_I w_J] <- [w_I w_J] Q and, when vrows > 0, the
-//       same to v (vrows rows).
+//       the rotations in Q (NOISE_INNER_SWEEPS when a squared column norm lies in (tiny,
+//       eps^1.5 gmax], gmax the largest seen: gmax_bits[0], the float's bits, raised by every
+//       pair to its own largest and kept by the host across sweeps), then applies
+//       [w_I w_J] <- [w_I w_J] Q and, when vrows > 0, the same to v (vrows rows).
 //   svd_pair_gram(ulong rows, uint cols, uint b, uint nb, uint round, uint chunks,
 //                 const REAL *w, REAL *gpart)
 //   svd_pair_rotate(uint b, uint chunks, REAL tol, REAL tiny, const REAL *gpart, REAL *qbuf,
-//                   uint *off_bits)
+//                   uint *off_bits, uint *gmax_bits)
 //   svd_pair_apply(ulong rows, uint cols, uint b, uint nb, uint round, uint chunks,
 //                  const REAL *qbuf, REAL *x)
 //       The same round split over `chunks` work-groups per pair (JacobiPlan::chunks; rows in
@@ -126,7 +128,14 @@ constexpr uint TILE = 32;
 constexpr uint LD = P + 1;
 static_assert(TILE == P, "REORTH keeps a P x LD matrix in tile");
 static_assert(P == 32 && WG == 256, "gram_rows and apply_q give each thread a 2 x 2 block of a 32 x 32 result");
-constexpr uint INNER_SWEEPS = 2;
+// Inner sweeps per pair visit; NOISE_INNER_SWEEPS for a pair holding a rank-deficiency noise
+// column (squared norm in (tiny, NOISE_REL gmax]: trident_core::svd::{INNER_SWEEPS,
+// NOISE_INNER_SWEEPS, noise_level}).
+constexpr uint INNER_SWEEPS = 1;
+constexpr uint NOISE_INNER_SWEEPS = 2;
+template <typename T> __device__ __forceinline__ T noise_rel();
+template <> __device__ __forceinline__ float noise_rel<float>() { return 4.1159e-11f; }      // eps^1.5
+template <> __device__ __forceinline__ double noise_rel<double>() { return 3.3087224502121107e-24; }
 
 // Pair k of round r of the round-robin tournament on n (even) players, smaller first.
 __device__ __forceinline__ void rr_pair(uint n, uint r, uint k, uint *x, uint *y) {
@@ -300,7 +309,7 @@ __device__ T max_cosine(const T *g, T *red, uint p, T tiny) {
 // tile (P x LD) is scratch. Returns whether any rotation was made (uniform).
 template <typename T>
 __device__ int pair_rotation(T *g, T *q, T *red, T *rot, T *tile, unsigned char *pairs, uint b,
-                             T tol, T tiny, uint *off_bits) {
+                             T tol, T tiny, uint *off_bits, uint *gmax_bits) {
     const uint lid = threadIdx.x;
     const uint p = 2 * b;
     // The round-robin pairs of the inner rounds, once (made visible by the reduction's
@@ -312,8 +321,27 @@ __device__ int pair_rotation(T *g, T *q, T *red, T *rot, T *tile, unsigned char 
         pairs[2 * (r * BMAX + kk)] = (unsigned char)x;
         pairs[2 * (r * BMAX + kk) + 1] = (unsigned char)y;
     }
+    // The largest squared column norm seen so far (gmax_bits: every pair's largest, an atomic
+    // max of the float's bits, kept across sweeps) makes the noise level; read once, by
+    // thread 0, and shared through tile (scratch until REORTH) after max_cosine's barriers.
+    if (lid == 0) {
+        T gd = 0;
+        for (uint x = 0; x < p; ++x) {
+            gd = fmax(gd, g[x * LD + x]);
+        }
+        const T seen = (T)__uint_as_float(atomicMax(gmax_bits, __float_as_uint((float)gd)));
+        tile[0] = fmax(seen, gd) * noise_rel<T>();
+    }
     // Largest cosine of the fresh Gram matrix.
     const T off = max_cosine(g, red, p, tiny);
+    const T noise = tile[0];
+    uint inner = INNER_SWEEPS;
+    for (uint x = 0; x < p; ++x) {
+        const T d = g[x * LD + x];
+        if (d > tiny && d <= noise) {
+            inner = NOISE_INNER_SWEEPS;
+        }
+    }
     if (lid == 0) {
         atomicMax(off_bits, __float_as_uint((float)off));
         if (off > tol) {
@@ -329,7 +357,7 @@ __device__ int pair_rotation(T *g, T *q, T *red, T *rot, T *tile, unsigned char 
     // A sweep is skipped (uniformly) when it would rotate nothing: the pair is converged, or
     // the previous sweep left every cosine within tol. Up to the rounding of a cosine at tol
     // itself, the result is the same.
-    for (uint sweep = 0; sweep < INNER_SWEEPS; ++sweep) {
+    for (uint sweep = 0; sweep < inner; ++sweep) {
         if (!active || (sweep > 0 && max_cosine(g, red, p, tiny) <= tol)) {
             break;
         }
@@ -422,7 +450,7 @@ __device__ int pair_rotation(T *g, T *q, T *red, T *rot, T *tile, unsigned char 
 template <typename T>
 __device__ void svd_jacobi_round(const u64 rows, const uint cols, const uint b, const uint nb,
                                  const uint round, const T tol, const T tiny, T *w, T *v,
-                                 const u64 vrows, uint *off_bits) {
+                                 const u64 vrows, uint *off_bits, uint *gmax_bits) {
     __shared__ T tile[P * (TILE + 1)];
     __shared__ T g[P * LD];
     __shared__ T q[P * LD];
@@ -445,7 +473,7 @@ __device__ void svd_jacobi_round(const u64 rows, const uint cols, const uint b, 
         q[x * LD + y] = x == y ? T(1) : T(0);
     }
     __syncthreads();
-    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, off_bits);
+    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, off_bits, gmax_bits);
     apply_q(w, rows, 0, rows, b, bi, bj, cols, tile, q, any);
     apply_q(v, vrows, 0, vrows, b, bi, bj, cols, tile, q, any);
 }
@@ -474,7 +502,7 @@ __device__ void svd_pair_gram(const u64 rows, const uint cols, const uint b, con
 
 template <typename T>
 __device__ void svd_pair_rotate(const uint b, const uint chunks, const T tol, const T tiny,
-                                const T *gpart, T *qbuf, uint *off_bits) {
+                                const T *gpart, T *qbuf, uint *off_bits, uint *gmax_bits) {
     __shared__ T tile[P * (TILE + 1)];
     __shared__ T g[P * LD];
     __shared__ T q[P * LD];
@@ -493,7 +521,7 @@ __device__ void svd_pair_rotate(const uint b, const uint chunks, const T tol, co
         q[x * LD + y] = x == y ? T(1) : T(0);
     }
     __syncthreads();
-    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, off_bits);
+    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, off_bits, gmax_bits);
     for (uint e = lid; e < P * P; e += WG) {
         qbuf[k * (P * P + 1) + e] = q[(e / P) * LD + e % P];
     }
@@ -1139,16 +1167,18 @@ __device__ void qr_tree_leaf_q_local(const u64 rows, const uint qcols, const uin
 #define TRIDENT_SVD_KERNELS(T, S)                                                              \
     extern "C" __global__ void __launch_bounds__(WG)                                           \
         svd_jacobi_round_##S(u64 rows, uint cols, uint b, uint nb, uint round, T tol, T tiny, \
-                             T *w, T *v, u64 vrows, uint *off_bits) {                        \
-        svd_jacobi_round<T>(rows, cols, b, nb, round, tol, tiny, w, v, vrows, off_bits);       \
+                             T *w, T *v, u64 vrows, uint *off_bits, uint *gmax_bits) {       \
+        svd_jacobi_round<T>(rows, cols, b, nb, round, tol, tiny, w, v, vrows, off_bits,        \
+                            gmax_bits);                                                        \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(WG) svd_pair_gram_##S(                        \
         u64 rows, uint cols, uint b, uint nb, uint round, uint chunks, const T *w, T *gpart) { \
         svd_pair_gram<T>(rows, cols, b, nb, round, chunks, w, gpart);                          \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(WG) svd_pair_rotate_##S(                      \
-        uint b, uint chunks, T tol, T tiny, const T *gpart, T *qbuf, uint *off_bits) {         \
-        svd_pair_rotate<T>(b, chunks, tol, tiny, gpart, qbuf, off_bits);                       \
+        uint b, uint chunks, T tol, T tiny, const T *gpart, T *qbuf, uint *off_bits,           \
+        uint *gmax_bits) {                                                                     \
+        svd_pair_rotate<T>(b, chunks, tol, tiny, gpart, qbuf, off_bits, gmax_bits);            \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(WG) svd_pair_apply_##S(                       \
         u64 rows, uint cols, uint b, uint nb, uint round, uint chunks, const T *qbuf, T *x) {  \

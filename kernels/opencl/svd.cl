@@ -12,7 +12,7 @@
 // Kernel arguments (both files, both precisions):
 //
 //   svd_jacobi_round(ulong rows, uint cols, uint b, uint nb, uint round, REAL tol, REAL tiny,
-//                    REAL *w, REAL *v, ulong vrows, uint *off_bits)
+//                    REAL *w, REAL *v, ulong vrows, uint *off_bits, uint *gmax_bits)
 //       One round of one sweep: work-group k (of nb / 2) takes block pair k of round
 //       `round` of the round-robin order on nb blocks of b <= BMAX columns (blocks past
 //       cols are empty), forms the 2b x 2b Gram matrix of the pair's columns of w in local
@@ -21,12 +21,14 @@
 //       into off_bits[0] (atomic max of the float's bits: cosines are >= 0), sets
 //       off_bits[1] = 1 when it is > tol (the sweep is then not the converged one), and if so
 //       runs INNER_SWEEPS round-robin Jacobi sweeps on the Gram matrix accumulating
-//       the rotations in Q, then applies [w_I w_J] <- [w_I w_J] Q and, when vrows > 0, the
-//       same to v (vrows rows).
+//       the rotations in Q (NOISE_INNER_SWEEPS when a squared column norm lies in (tiny,
+//       eps^1.5 gmax], gmax the largest seen: gmax_bits[0], the float's bits, raised by every
+//       pair to its own largest and kept by the host across sweeps), then applies
+//       [w_I w_J] <- [w_I w_J] Q and, when vrows > 0, the same to v (vrows rows).
 //   svd_pair_gram(ulong rows, uint cols, uint b, uint nb, uint round, uint chunks,
 //                 const REAL *w, REAL *gpart)
 //   svd_pair_rotate(uint b, uint chunks, REAL tol, REAL tiny, const REAL *gpart, REAL *qbuf,
-//                   uint *off_bits)
+//                   uint *off_bits, uint *gmax_bits)
 //   svd_pair_apply(ulong rows, uint cols, uint b, uint nb, uint round, uint chunks,
 //                  const REAL *qbuf, REAL *x)
 //       The same round split over `chunks` work-groups per pair (JacobiPlan::chunks; rows in
@@ -128,7 +130,16 @@ typedef float WIDE;
 #if P != 32 || WG != 256
 #error "gram_rows and apply_q give each thread a 2 x 2 block of a 32 x 32 result"
 #endif
-#define INNER_SWEEPS 2
+// Inner sweeps per pair visit; NOISE_INNER_SWEEPS for a pair holding a rank-deficiency noise
+// column (squared norm in (tiny, NOISE_REL gmax]: trident_core::svd::{INNER_SWEEPS,
+// NOISE_INNER_SWEEPS, noise_level}).
+#define INNER_SWEEPS 1
+#define NOISE_INNER_SWEEPS 2
+#ifdef TRIDENT_FP64
+#define NOISE_REL 3.3087224502121107e-24 // eps^1.5
+#else
+#define NOISE_REL 4.1159e-11f
+#endif
 
 // Pair k of round r of the round-robin tournament on n (even) players, smaller first.
 inline void rr_pair(uint n, uint r, uint k, uint *x, uint *y)
@@ -306,7 +317,7 @@ inline REAL max_cosine(__local const REAL *g, __local REAL *red, uint p, REAL ti
 // tile (P x LD) is scratch. Returns whether any rotation was made (uniform).
 inline int pair_rotation(__local REAL *g, __local REAL *q, __local REAL *red, __local REAL *rot,
                          __local REAL *tile, __local uchar *pairs, uint b, REAL tol, REAL tiny,
-                         __global uint *off_bits)
+                         __global uint *off_bits, __global uint *gmax_bits)
 {
     const uint lid = get_local_id(0);
     const uint p = 2 * b;
@@ -319,8 +330,27 @@ inline int pair_rotation(__local REAL *g, __local REAL *q, __local REAL *red, __
         pairs[2 * (r * BMAX + kk)] = (uchar)x;
         pairs[2 * (r * BMAX + kk) + 1] = (uchar)y;
     }
+    // The largest squared column norm seen so far (gmax_bits: every pair's largest, an atomic
+    // max of the float's bits, kept across sweeps) makes the noise level; read once, by
+    // work-item 0, and shared through tile (scratch until REORTH) after max_cosine's barriers.
+    if (lid == 0) {
+        REAL gd = 0;
+        for (uint x = 0; x < p; ++x) {
+            gd = fmax(gd, g[x * LD + x]);
+        }
+        const REAL seen = (REAL)as_float(atomic_max(gmax_bits, as_uint((float)gd)));
+        tile[0] = fmax(seen, gd) * NOISE_REL;
+    }
     // Largest cosine of the fresh Gram matrix.
     const REAL off = max_cosine(g, red, p, tiny);
+    const REAL noise = tile[0];
+    uint inner = INNER_SWEEPS;
+    for (uint x = 0; x < p; ++x) {
+        const REAL d = g[x * LD + x];
+        if (d > tiny && d <= noise) {
+            inner = NOISE_INNER_SWEEPS;
+        }
+    }
     if (lid == 0) {
         atomic_max(off_bits, as_uint((float)off));
         if (off > tol) {
@@ -338,7 +368,7 @@ inline int pair_rotation(__local REAL *g, __local REAL *q, __local REAL *red, __
     // A sweep is skipped (uniformly: every work-item breaks together) when it would rotate
     // nothing: the pair is converged, or the previous sweep left every cosine within tol.
     // Up to the rounding of a cosine at tol itself, the result is the same.
-    for (uint sweep = 0; sweep < INNER_SWEEPS; ++sweep) {
+    for (uint sweep = 0; sweep < inner; ++sweep) {
         if (!active || (sweep > 0 && max_cosine(g, red, p, tiny) <= tol)) {
             break;
         }
@@ -401,7 +431,7 @@ inline int pair_rotation(__local REAL *g, __local REAL *q, __local REAL *red, __
     }
     const int any = red[0] != (REAL)0;
     // REORTH: one Bjorck step q <- q (3 I - q^T q) / 2 (g, no longer needed, holds q^T q;
-    // tile the product): the accumulated product of up to INNER_SWEEPS (2b - 1) b rotations
+    // tile the product): the accumulated product of up to NOISE_INNER_SWEEPS (2b - 1) b rotations
     // drifts from orthogonality by O(rotations * eps); after the step q^T q - I is
     // O(sqrt(2b) eps), so V (updated by q nb - 1 times a sweep) stays orthogonal.
     for (uint e = lid; e < P * P; e += WG) {
@@ -432,7 +462,7 @@ inline int pair_rotation(__local REAL *g, __local REAL *q, __local REAL *red, __
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_jacobi_round)(
     const ulong rows, const uint cols, const uint b, const uint nb, const uint round,
     const REAL tol, const REAL tiny, __global REAL *w, __global REAL *v, const ulong vrows,
-    __global uint *off_bits)
+    __global uint *off_bits, __global uint *gmax_bits)
 {
     __local REAL tile[P * (TILE + 1)];
     __local REAL g[P * LD];
@@ -456,7 +486,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_jacobi_round
         q[x * LD + y] = x == y ? (REAL)1 : (REAL)0;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, off_bits);
+    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, off_bits, gmax_bits);
     apply_q(w, rows, 0, rows, b, bi, bj, cols, tile, q, any);
     apply_q(v, vrows, 0, vrows, b, bi, bj, cols, tile, q, any);
 }
@@ -486,7 +516,8 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_pair_gram)(
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_pair_rotate)(
     const uint b, const uint chunks, const REAL tol, const REAL tiny,
-    __global const REAL *gpart, __global REAL *qbuf, __global uint *off_bits)
+    __global const REAL *gpart, __global REAL *qbuf, __global uint *off_bits,
+    __global uint *gmax_bits)
 {
     __local REAL tile[P * (TILE + 1)];
     __local REAL g[P * LD];
@@ -506,7 +537,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_pair_rotate)
         q[x * LD + y] = x == y ? (REAL)1 : (REAL)0;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, off_bits);
+    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, off_bits, gmax_bits);
     for (uint e = lid; e < P * P; e += WG) {
         qbuf[k * (P * P + 1) + e] = q[(e / P) * LD + e % P];
     }

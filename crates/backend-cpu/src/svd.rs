@@ -5,7 +5,7 @@
 //!   sweeps). The block pairs of one round-robin round then run as parallel tasks; each copies
 //!   its `2b` columns into a contiguous scratch `S`, forms the Gram matrix `G = SᵀS` and applies
 //!   the accumulated rotation `[W_I W_J] ← S Q` with `matrixmultiply`'s packed SIMD kernels
-//!   (through `ndarray`, the base of [`crate::matmul`]), and runs [`CPU_INNER_SWEEPS`] Jacobi
+//!   (through `ndarray`, the base of [`crate::matmul`]), and runs [`INNER_SWEEPS`] Jacobi
 //!   sweeps on `G` in between ([`NOISE_INNER_SWEEPS`] for pairs holding rank-deficiency noise),
 //!   the disjoint rotations of each inner round batched (rows of `G` and columns of `Q`
 //!   contiguous). A pair whose fresh Gram matrix already meets the tolerance is left alone.
@@ -30,7 +30,9 @@ use ndarray::{ArrayView2, ArrayViewMut2, LinalgScalar, ShapeBuilder};
 use rayon::prelude::*;
 use trident_core::svd::driver::{check_mul, JacobiParams, JacobiStats, SvdKernels};
 use trident_core::svd::tree::{tree_apply_q, tree_qr, TreePlan};
-use trident_core::svd::{negligible_gram, round_robin_pair, QrOrder};
+use trident_core::svd::{
+    negligible_gram, noise_level, round_robin_pair, QrOrder, INNER_SWEEPS, NOISE_INNER_SWEEPS,
+};
 use trident_core::{
     Algorithm, DenseView, MatMul, MatMulOptions, Qr, QrFactors, QrOptions, Result, Scalar, Svd,
     SvdOptions, SvdResult,
@@ -55,16 +57,6 @@ pub fn default_block(cols: usize) -> usize {
         BLOCK
     }
 }
-/// Inner Jacobi sweeps on each block pair's Gram matrix per visit (the GPUs run
-/// `trident_core::svd::INNER_SWEEPS` = 2). On the CPU a second inner sweep did not lower the
-/// outer sweep count of random matrices (512² f64: 13–14 sweeps with 1, 2 or 4 before the
-/// norm ordering) but cost a quarter to a third of the time.
-const CPU_INNER_SWEEPS: usize = 1;
-/// Inner sweeps for a pair holding a noise column (squared norm at most `ε^1.5` times the
-/// largest, see [`SvdKernels::jacobi`] below): the columns of a rank-deficient matrix's null
-/// space are rounding noise whose mutual cosines are `O(1)`; with one inner sweep they
-/// took 38 outer sweeps on the conformance suite's 40 × 40 rank-deficient case, with two 14.
-const NOISE_INNER_SWEEPS: usize = 2;
 
 /// A column-major matrix in "device" (host) memory.
 #[derive(Debug, Clone, PartialEq)]
@@ -207,7 +199,7 @@ fn inner_order(p: usize) -> Rounds {
         .collect()
 }
 
-/// [`CPU_INNER_SWEEPS`] cyclic Jacobi sweeps on the symmetric `p × p` Gram matrix `g`
+/// [`INNER_SWEEPS`] cyclic Jacobi sweeps on the symmetric `p × p` Gram matrix `g`
 /// (row-major), accumulating the rotations into `q` (column-major: `Q`'s column `x` is
 /// `q[x p .. (x + 1) p]`).
 ///
@@ -351,7 +343,7 @@ fn pair_step<T: Scalar + LinalgScalar>(
     }) {
         NOISE_INNER_SWEEPS
     } else {
-        CPU_INNER_SWEEPS
+        INNER_SWEEPS
     };
     inner_jacobi(&mut g, &mut q, p, (tol, inner), &orders[p]);
     // g is free again: the Björck step's scratch
@@ -539,7 +531,7 @@ impl<T: Scalar + LinalgScalar> SvdKernels<T> for Cpu {
         };
         while stats.sweeps < p.max_sweeps {
             let gmax = sort_columns(w, v.as_deref_mut());
-            let noise = gmax * T::EPS * T::EPS.sqrt();
+            let noise = gmax * noise_level::<T>();
             stats.sweeps += 1;
             let mut off = 0.0f64;
             for r in 0..nb - 1 {

@@ -432,6 +432,9 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
             converged: false,
         };
         self.shared.make_current()?;
+        // The largest squared column norm seen (bits of an f32), kept across sweeps: the
+        // rotation kernels' noise level (trident_core::svd::NOISE_INNER_SWEEPS).
+        let gmax = DevBuf::<u32>::zeroed(&self.shared, 1, "the largest column norm")?;
         while stats.sweeps < p.max_sweeps {
             stats.sweeps += 1;
             let flags = DevBuf::<u32>::zeroed(&self.shared, 2, "the convergence flag")?;
@@ -454,11 +457,12 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
                     args.arg(b as u32).arg(chunks32);
                     real(&mut args, T::from_f64(p.tol));
                     real(&mut args, negligible_gram::<T>());
-                    args.arg(gpart).arg(qbuf).arg(&flags);
+                    args.arg(gpart).arg(qbuf).arg(&flags).arg(&gmax);
                     // SAFETY: (uint b, uint chunks, T tol, T tiny, const T *gpart, T *qbuf,
-                    // uint *off_bits) as svd_pair_rotate takes; block k reads
+                    // uint *off_bits, uint *gmax_bits) as svd_pair_rotate takes; block k reads
                     // gpart[(k chunks + c) P² ..][.. P²] for c < chunks and writes
-                    // qbuf[k (P² + 1) ..][..= P²] (pairs (P² + 1) values); flags has 2.
+                    // qbuf[k (P² + 1) ..][..= P²] (pairs (P² + 1) values); flags has 2
+                    // entries, gmax 1.
                     unsafe { Self::svd_launch(&mut args, pairs)? };
                     for (x, xrows) in [(&w.buf, rows), (vbuf, vrows)] {
                         if xrows == 0 {
@@ -490,10 +494,11 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
                 args.arg(vbuf);
                 args.arg(vrows as u64);
                 args.arg(&flags);
+                args.arg(&gmax);
                 // SAFETY: the argument list of svd_jacobi_round (u64, u32, u32, u32, u32, T, T,
-                // T*, T*, u64, uint*). Block k touches the columns (< cols) of block pair k in
-                // rows < rows of w and < vrows of v (v holds cols columns of vrows, or vrows = 0
-                // and it is not touched); flags has two entries.
+                // T*, T*, u64, uint*, uint*). Block k touches the columns (< cols) of block
+                // pair k in rows < rows of w and < vrows of v (v holds cols columns of vrows,
+                // or vrows = 0 and it is not touched); flags has two entries, gmax one.
                 unsafe { Self::svd_launch(&mut args, nb / 2)? };
             }
             self.shared.synchronize()?;

@@ -431,6 +431,9 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
         };
         let chunks32 = u32_of(chunks, "row chunks")?;
         let flags = self.alloc::<u32>(2, Some(&[0, 0]), "allocating the convergence flag")?;
+        // The largest squared column norm seen (bits of an f32), kept across sweeps: the
+        // rotation kernels' noise level (trident_core::svd::NOISE_INNER_SWEEPS).
+        let gmax = self.alloc::<u32>(1, Some(&[0]), "allocating the largest column norm")?;
         let (vbuf, vrows) = match v {
             Some(v) => (&v.buf, v.rows),
             None => (&w.buf, 0),
@@ -475,11 +478,12 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                     args.arg(b as u32).arg(chunks32);
                     real(&mut args, T::from_f64(p.tol));
                     real(&mut args, negligible_gram::<T>());
-                    args.arg(gpart).arg(qbuf).arg(&flags);
+                    args.arg(gpart).arg(qbuf).arg(&flags).arg(&gmax);
                     // SAFETY: (uint b, uint chunks, REAL tol, REAL tiny, REAL *gpart,
-                    // REAL *qbuf, uint *off_bits) as svd_pair_rotate takes; group k reads
-                    // gpart[(k chunks + c) P² ..][.. P²] for c < chunks and writes
-                    // qbuf[k (P² + 1) ..][..= P²] (pairs (P² + 1) values); flags has 2.
+                    // REAL *qbuf, uint *off_bits, uint *gmax_bits) as svd_pair_rotate takes;
+                    // group k reads gpart[(k chunks + c) P² ..][.. P²] for c < chunks and
+                    // writes qbuf[k (P² + 1) ..][..= P²] (pairs (P² + 1) values); flags has 2
+                    // entries, gmax 1.
                     unsafe { args.launch(&self.queue, LaunchDims::new([pairs * WG], Some([WG]))) }?;
                     for (x, xrows) in [(&w.buf, rows), (vbuf, vrows)] {
                         if xrows == 0 {
@@ -516,12 +520,16 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                     .arg(round as u32);
                 real(&mut args, T::from_f64(p.tol));
                 real(&mut args, negligible_gram::<T>());
-                args.arg(&w.buf).arg(vbuf).arg(vrows as u64).arg(&flags);
+                args.arg(&w.buf)
+                    .arg(vbuf)
+                    .arg(vrows as u64)
+                    .arg(&flags)
+                    .arg(&gmax);
                 // SAFETY: the parameters of svd_jacobi_round (ulong, uint, uint, uint, uint,
-                // REAL, REAL, REAL *w, REAL *v, ulong vrows, uint *off_bits). Work-group k
-                // reads and writes the columns (< cols) of block pair k in rows < rows of w
-                // and < vrows of v (v has cols columns of vrows, or vrows = 0 and it is not
-                // touched); flags has 2 entries.
+                // REAL, REAL, REAL *w, REAL *v, ulong vrows, uint *off_bits,
+                // uint *gmax_bits). Work-group k reads and writes the columns (< cols) of
+                // block pair k in rows < rows of w and < vrows of v (v has cols columns of
+                // vrows, or vrows = 0 and it is not touched); flags has 2 entries, gmax 1.
                 unsafe { args.launch(&self.queue, LaunchDims::new([nb / 2 * WG], Some([WG]))) }?;
             }
             let mut f = [0u32; 2];
