@@ -767,6 +767,14 @@ __device__ __forceinline__ void givens_cs_fast(T x, T y, T *c, T *s) {
     }
 }
 
+// Rows x (kept) and y (zeroed in column `zero`) of column k: the QR's rotation.
+template <typename T>
+__device__ __forceinline__ void rot_rows(T *a, u64 rows, u64 k, u64 x, u64 y, u64 zero, T c, T s) {
+    const T u = a[k * rows + x], v = a[k * rows + y];
+    a[k * rows + x] = c * u + s * v;
+    a[k * rows + y] = k == zero ? T(0) : c * v - s * u;
+}
+
 // The transposed rotation of rows x, y of column k.
 template <typename T>
 __device__ __forceinline__ void rot_rows_t(T *q, u64 rows, u64 k, u64 x, u64 y, T c, T s) {
@@ -774,11 +782,6 @@ __device__ __forceinline__ void rot_rows_t(T *q, u64 rows, u64 k, u64 x, u64 y, 
     q[k * rows + x] = c * u - s * v;
     q[k * rows + y] = s * u + c * v;
 }
-
-// qr_tree_leaf: elements per thread with their loads issued together, and the most rotations
-// of a step whose (c, s) are read from shared memory (more: from cs).
-constexpr uint LEAF_BATCH = 4;
-constexpr uint LEAF_CS = 512;
 
 // Panel of block p: first row and height.
 __device__ __forceinline__ void tree_leaf(u64 rows, uint h, u64 p, u64 *base, u64 *hp) {
@@ -830,7 +833,6 @@ __device__ __forceinline__ void elem_next(u64 n, u64 dx, u64 dk, u64 *x, u64 *k)
 
 template <typename T>
 __device__ void qr_tree_leaf(const u64 rows, const uint cols, const uint h, T *a, T *cs) {
-    __shared__ T rcs[2 * LEAF_CS];
     const uint lid = threadIdx.x;
     u64 base, hp;
     tree_leaf(rows, h, blockIdx.x, &base, &hp);
@@ -838,48 +840,20 @@ __device__ void qr_tree_leaf(const u64 rows, const uint cols, const uint h, T *a
     const u64 steps = leaf_steps(hp, jc);
     for (u64 s = 0; s < steps; ++s) {
         const u64 lo = leaf_lo(hp, s), hi = leaf_hi(jc, s, lo), nj = hi - lo;
-        const bool local = nj <= LEAF_CS;
         for (u64 j = lo + lid; j < hi; j += QWG) {
             const u64 g = base + hp - 1 + 2 * j - s;
             T c, sn;
             givens_cs(a[j * rows + g - 1], a[j * rows + g], &c, &sn);
             cs[2 * (j * rows + g)] = c;
             cs[2 * (j * rows + g) + 1] = sn;
-            if (local) {
-                rcs[2 * (j - lo)] = c;
-                rcs[2 * (j - lo) + 1] = sn;
-            }
         }
         __syncthreads();
-        // LEAF_BATCH elements at a time, every load before any store (the elements of a step
-        // are disjoint (row pair, column)s), so that their latencies overlap.
         u64 x, k, dx, dk;
-        elem_first(nj, lid, &x, &k, &dx, &dk);
-        while (k < cols) {
-            T u[LEAF_BATCH], v[LEAF_BATCH], c[LEAF_BATCH], sn[LEAF_BATCH];
-            u64 at[LEAF_BATCH];
-            int on[LEAF_BATCH], zero[LEAF_BATCH];
-#pragma unroll
-            for (uint t = 0; t < LEAF_BATCH; ++t) {
-                const u64 j = lo + x;
-                on[t] = k < cols && k >= j;
-                if (on[t]) {
-                    const u64 g = base + hp - 1 + 2 * j - s;
-                    at[t] = k * rows + g - 1;
-                    zero[t] = k == j;
-                    u[t] = a[at[t]];
-                    v[t] = a[at[t] + 1];
-                    c[t] = local ? rcs[2 * x] : cs[2 * (j * rows + g)];
-                    sn[t] = local ? rcs[2 * x + 1] : cs[2 * (j * rows + g) + 1];
-                }
-                elem_next(nj, dx, dk, &x, &k);
-            }
-#pragma unroll
-            for (uint t = 0; t < LEAF_BATCH; ++t) {
-                if (on[t]) {
-                    a[at[t]] = c[t] * u[t] + sn[t] * v[t];
-                    a[at[t] + 1] = zero[t] ? T(0) : c[t] * v[t] - sn[t] * u[t];
-                }
+        for (elem_first(nj, lid, &x, &k, &dx, &dk); k < cols; elem_next(nj, dx, dk, &x, &k)) {
+            const u64 j = lo + x;
+            if (k >= j) {
+                const u64 g = base + hp - 1 + 2 * j - s;
+                rot_rows(a, rows, k, g - 1, g, j, cs[2 * (j * rows + g)], cs[2 * (j * rows + g) + 1]);
             }
         }
         __syncthreads();

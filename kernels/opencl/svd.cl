@@ -802,6 +802,15 @@ inline void givens_cs_fast(REAL x, REAL y, REAL *c, REAL *s)
     }
 }
 
+// Rows x (kept) and y (zeroed in column `zero`) of column k: the QR's rotation.
+inline void rot_rows(__global REAL *a, ulong rows, ulong k, ulong x, ulong y, ulong zero, REAL c,
+                     REAL s)
+{
+    const REAL u = a[k * rows + x], v = a[k * rows + y];
+    a[k * rows + x] = c * u + s * v;
+    a[k * rows + y] = k == zero ? (REAL)0 : c * v - s * u;
+}
+
 // The transposed rotation of rows x, y of column k.
 inline void rot_rows_t(__global REAL *q, ulong rows, ulong k, ulong x, ulong y, REAL c, REAL s)
 {
@@ -833,15 +842,9 @@ inline void tree_merge(ulong rows, uint cols, uint h, uint level, ulong g, ulong
     *kb = *tb < rows ? min((ulong)cols, rows - *tb) : 0;
 }
 
-// qr_tree_leaf: elements per work-item with their loads issued together, and the most
-// rotations of a step whose (c, s) are read from local memory (more: from cs).
-#define LEAF_BATCH 4
-#define LEAF_CS 512
-
 __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_leaf)(
     const ulong rows, const uint cols, const uint h, __global REAL *a, __global REAL *cs)
 {
-    __local REAL rcs[2 * LEAF_CS];
     const uint lid = get_local_id(0);
     ulong base, hp;
     tree_leaf(rows, h, get_group_id(0), &base, &hp);
@@ -849,49 +852,23 @@ __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_leaf)(
     const ulong steps = leaf_steps(hp, jc);
     for (ulong s = 0; s < steps; ++s) {
         const ulong lo = leaf_lo(hp, s), hi = leaf_hi(jc, s, lo), nj = hi - lo;
-        const int local_cs = nj <= LEAF_CS;
         for (ulong j = lo + lid; j < hi; j += QWG) {
             const ulong g = base + hp - 1 + 2 * j - s;
             REAL c, sn;
             givens_cs(a[j * rows + g - 1], a[j * rows + g], &c, &sn);
             cs[2 * (j * rows + g)] = c;
             cs[2 * (j * rows + g) + 1] = sn;
-            if (local_cs) {
-                rcs[2 * (j - lo)] = c;
-                rcs[2 * (j - lo) + 1] = sn;
-            }
         }
-        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
-        // LEAF_BATCH elements at a time, every load before any store (the elements of a step
-        // are disjoint (row pair, column)s), so that their latencies overlap.
+        barrier(CLK_GLOBAL_MEM_FENCE);
         ulong x, k, dx, dk;
-        elem_first(nj, lid, &x, &k, &dx, &dk);
-        while (k < cols) {
-            REAL u[LEAF_BATCH], v[LEAF_BATCH], c[LEAF_BATCH], sn[LEAF_BATCH];
-            ulong at[LEAF_BATCH];
-            int on[LEAF_BATCH], zero[LEAF_BATCH];
-            for (uint t = 0; t < LEAF_BATCH; ++t) {
-                const ulong j = lo + x;
-                on[t] = k < cols && k >= j;
-                if (on[t]) {
-                    const ulong g = base + hp - 1 + 2 * j - s;
-                    at[t] = k * rows + g - 1;
-                    zero[t] = k == j;
-                    u[t] = a[at[t]];
-                    v[t] = a[at[t] + 1];
-                    c[t] = local_cs ? rcs[2 * x] : cs[2 * (j * rows + g)];
-                    sn[t] = local_cs ? rcs[2 * x + 1] : cs[2 * (j * rows + g) + 1];
-                }
-                elem_next(nj, dx, dk, &x, &k);
-            }
-            for (uint t = 0; t < LEAF_BATCH; ++t) {
-                if (on[t]) {
-                    a[at[t]] = c[t] * u[t] + sn[t] * v[t];
-                    a[at[t] + 1] = zero[t] ? (REAL)0 : c[t] * v[t] - sn[t] * u[t];
-                }
+        for (elem_first(nj, lid, &x, &k, &dx, &dk); k < cols; elem_next(nj, dx, dk, &x, &k)) {
+            const ulong j = lo + x;
+            if (k >= j) {
+                const ulong g = base + hp - 1 + 2 * j - s;
+                rot_rows(a, rows, k, g - 1, g, j, cs[2 * (j * rows + g)], cs[2 * (j * rows + g) + 1]);
             }
         }
-        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+        barrier(CLK_GLOBAL_MEM_FENCE);
     }
 }
 
