@@ -76,10 +76,15 @@
 //       jcols) applied to the rows of every column of q (qcols columns); run for
 //       step = last ... 0, this forms Q q.
 //
-//   qr_tree_leaf(ulong rows, uint cols, uint h, REAL *a, REAL *cs)
-//       Tree QR (trident_core::svd::tree), leaves: work-group p reduces panel p (rows
-//       p h .. min(p h + h, rows)) by the Sameh-Kuck order inside the panel, one barrier pair
-//       per step; (c, s) of the rotation zeroing (g, j) to cs[2 (j rows + g)].
+//   qr_tree_leaf_panel(ulong rows, uint cols, uint h, uint j0, REAL *a, REAL *cs)
+//   qr_tree_leaf_update(ulong rows, uint cols, uint h, uint j0, REAL *a, const REAL *cs)
+//       Tree QR (trident_core::svd::tree), leaves: leaf p is the panel of rows p h ..
+//       min(p h + h, rows), reduced by the Sameh-Kuck order inside it, taken column by
+//       column in panels of MP = 32 columns j0 = 0, 32, ... (in order): _panel (QWG
+//       threads, one block per leaf) makes the rotations of columns j0 .. j0 + 32 and applies
+//       them to those columns; _update (WG threads, UC = 8 columns each: leaves x
+//       ceil((cols - j0 - 32) / 8) blocks, launched when columns remain) applies them to the
+//       columns right of the panel. (c, s) of the rotation zeroing (g, j) to cs[2 (j rows + g)].
 //   qr_tree_merge_panel(ulong rows, uint cols, uint h, uint levels, uint wave, REAL *a,
 //                       REAL *cs)
 //   qr_tree_merge_update(ulong rows, uint cols, uint h, uint levels, uint wave, REAL *a,
@@ -767,14 +772,6 @@ __device__ __forceinline__ void givens_cs_fast(T x, T y, T *c, T *s) {
     }
 }
 
-// Rows x (kept) and y (zeroed in column `zero`) of column k: the QR's rotation.
-template <typename T>
-__device__ __forceinline__ void rot_rows(T *a, u64 rows, u64 k, u64 x, u64 y, u64 zero, T c, T s) {
-    const T u = a[k * rows + x], v = a[k * rows + y];
-    a[k * rows + x] = c * u + s * v;
-    a[k * rows + y] = k == zero ? T(0) : c * v - s * u;
-}
-
 // The transposed rotation of rows x, y of column k.
 template <typename T>
 __device__ __forceinline__ void rot_rows_t(T *q, u64 rows, u64 k, u64 x, u64 y, T c, T s) {
@@ -831,35 +828,6 @@ __device__ __forceinline__ void elem_next(u64 n, u64 dx, u64 dk, u64 *x, u64 *k)
     }
 }
 
-template <typename T>
-__device__ void qr_tree_leaf(const u64 rows, const uint cols, const uint h, T *a, T *cs) {
-    const uint lid = threadIdx.x;
-    u64 base, hp;
-    tree_leaf(rows, h, blockIdx.x, &base, &hp);
-    const u64 jc = leaf_jc(hp, cols);
-    const u64 steps = leaf_steps(hp, jc);
-    for (u64 s = 0; s < steps; ++s) {
-        const u64 lo = leaf_lo(hp, s), hi = leaf_hi(jc, s, lo), nj = hi - lo;
-        for (u64 j = lo + lid; j < hi; j += QWG) {
-            const u64 g = base + hp - 1 + 2 * j - s;
-            T c, sn;
-            givens_cs(a[j * rows + g - 1], a[j * rows + g], &c, &sn);
-            cs[2 * (j * rows + g)] = c;
-            cs[2 * (j * rows + g) + 1] = sn;
-        }
-        __syncthreads();
-        u64 x, k, dx, dk;
-        for (elem_first(nj, lid, &x, &k, &dx, &dk); k < cols; elem_next(nj, dx, dk, &x, &k)) {
-            const u64 j = lo + x;
-            if (k >= j) {
-                const u64 g = base + hp - 1 + 2 * j - s;
-                rot_rows(a, rows, k, g - 1, g, j, cs[2 * (j * rows + g)], cs[2 * (j * rows + g) + 1]);
-            }
-        }
-        __syncthreads();
-    }
-}
-
 // Merges by panels of MP columns (svd.cl's qr_tree_merge_panel / qr_tree_merge_update, same
 // schedule): per panel, _panel makes the panel's rotations and applies them to the panel's
 // own columns, then _update applies them to the columns right of the panel. Rotation (i, j)
@@ -892,6 +860,160 @@ __device__ __forceinline__ bool wave_task(u64 rows, uint cols, uint h, uint leve
         blk -= n;
     }
     return false;
+}
+
+// Leaves by panels of MP columns j0 = 0, 32, ..., in order: _panel (QWG threads, one block per
+// leaf) makes the panel's rotations and applies them to its columns, _update (WG threads, UC
+// columns each) applies them to the columns right of it. This is the leaf's Sameh-Kuck order
+// taken column by column: two of its rotations that share a row come in column order (the
+// step of (g, j) is hp - 1 + 2 j - g), so every row pair meets its rotations in the same
+// order, and panels keep the rows in registers and shared memory instead of going through
+// global memory at every step.
+//
+// Lane l < wr = min(MP, jc - j0) zeroes column j = j0 + l bottom-up: it carries one row and
+// takes the rows hp - 1, hp - 2, ..., j in turn (row hp - 1 - n at stage n + 2 l: lane 0 from
+// a, lane l > 0 as lane l - 1 emits them, one stage later); each incoming row is the upper of
+// a rotation against the carried one and becomes the carried row, the old one is emitted with
+// column j exactly zero (the rotation zeroing (g, j), g = hp - n local, (c, s) to cs at
+// (base + g, j)). The last lane writes the emitted rows back, every lane its final row j.
+template <typename T>
+__device__ void qr_tree_leaf_panel(const u64 rows, const uint cols, const uint h, const uint j0,
+                                   T *a, T *cs) {
+    __shared__ T inb[MP][MP + 1];
+    __shared__ T buf[2][MP][MP + 1];
+    __shared__ T piv[2][MP];
+    const uint lid = threadIdx.x;
+    const uint l = lid / MP, c = lid % MP;
+    u64 base, hp;
+    tree_leaf(rows, h, blockIdx.x, &base, &hp);
+    const u64 jc = leaf_jc(hp, cols);
+    if (j0 >= jc) {
+        return;  // uniform: nothing to zero in this panel
+    }
+    const uint wr = (uint)min((u64)MP, jc - j0);
+    const uint wd = min(MP, cols - j0);
+    const u64 nin = hp - j0;
+    const u64 stages = nin + wr - 1;
+    const u64 k = j0 + c;
+    T x = 0;
+    for (u64 s = 0; s < stages; ++s) {
+        const uint p = s & 1;
+        if (s % MP == 0 && s < nin) {
+            // Lane 0's next MP rows (hp - 1 - s - q), read down the columns.
+            const uint q = lid % MP, cc = lid / MP;
+            inb[q][cc] = s + q < nin && cc < wd ? a[(j0 + cc) * rows + base + hp - 1 - s - q] : T(0);
+            __syncthreads();
+        }
+        const long long n = (long long)s - 2 * (long long)l;
+        if (l < wr && n >= 0 && n < (long long)(nin - l)) {
+            const T y = l == 0 ? inb[s % MP][c] : buf[p][l - 1][c];
+            if (n == 0) {
+                x = y;
+            } else {
+                const T yp = l == 0 ? inb[s % MP][l] : buf[p][l - 1][l];
+                T cr, sr;
+                givens_cs_fast(yp, piv[p][l], &cr, &sr);
+                T e = x;
+                if (c >= l) {
+                    e = c == l ? T(0) : cr * x - sr * y;
+                    x = cr * y + sr * x;
+                } else {
+                    x = y;
+                }
+                const u64 g = base + hp - (u64)n;
+                if (c == l) {
+                    cs[2 * ((u64)(j0 + l) * rows + g)] = cr;
+                    cs[2 * ((u64)(j0 + l) * rows + g) + 1] = sr;
+                }
+                if (l == wr - 1) {
+                    if (c < wd) {
+                        a[k * rows + g] = e;
+                    }
+                } else {
+                    buf[1 - p][l][c] = e;
+                }
+            }
+        }
+        if (l == c) {
+            piv[1 - p][l] = x;
+        }
+        __syncthreads();
+    }
+    if (l < wr && c < wd) {
+        a[k * rows + base + j0 + l] = x;
+    }
+}
+
+// (c, s) of lane l's rotation at stage s of qr_tree_leaf_update (identity when it has none).
+template <typename T>
+__device__ __forceinline__ void leaf_cs(const T *cs, u64 rows, u64 base, u64 hp, u64 nin, uint wr,
+                                        uint j0, uint l, u64 s, T *c, T *sn) {
+    const long long n = (long long)s - 2 * (long long)l;
+    *c = 1;
+    *sn = 0;
+    if (l < wr && n >= 1 && n < (long long)(nin - l)) {
+        const u64 at = 2 * ((u64)(j0 + l) * rows + base + hp - (u64)n);
+        *c = cs[at];
+        *sn = cs[at + 1];
+    }
+}
+
+// The rotations of leaf panel j0 on the columns k >= j0 + MP: block t takes leaf t / spans and
+// UC columns; per column, lane l carries a row as in qr_tree_leaf_panel and the rows flow
+// through the lanes the same way, (c, s) read a stage ahead.
+template <typename T>
+__device__ void qr_tree_leaf_update(const u64 rows, const uint cols, const uint h, const uint j0,
+                                    T *a, const T *cs) {
+    __shared__ T inb[UC][MP];
+    __shared__ T buf[2][UC][MP];
+    const uint lid = threadIdx.x;
+    const uint q = lid / MP, l = lid % MP;
+    const uint k1 = j0 + MP;
+    const uint spans = (cols - k1 + UC - 1) / UC;
+    const u64 k = k1 + (u64)(blockIdx.x % spans) * UC + q;
+    u64 base, hp;
+    tree_leaf(rows, h, blockIdx.x / spans, &base, &hp);
+    const u64 jc = leaf_jc(hp, cols);
+    if (j0 >= jc) {
+        return;  // uniform
+    }
+    const uint wr = (uint)min((u64)MP, jc - j0);
+    const u64 nin = hp - j0;
+    const u64 stages = nin + wr - 1;
+    const bool live = k < cols;
+    T x = 0;
+    T cn, sn;
+    leaf_cs(cs, rows, base, hp, nin, wr, j0, l, 0, &cn, &sn);
+    for (u64 s = 0; s < stages; ++s) {
+        const uint p = s & 1;
+        if (s % MP == 0 && s < nin) {
+            inb[q][l] = live && s + l < nin ? a[k * rows + base + hp - 1 - s - l] : T(0);
+            __syncthreads();
+        }
+        const T cr = cn, sr = sn;
+        leaf_cs(cs, rows, base, hp, nin, wr, j0, l, s + 1, &cn, &sn);
+        const long long n = (long long)s - 2 * (long long)l;
+        if (l < wr && n >= 0 && n < (long long)(nin - l)) {
+            const T y = l == 0 ? inb[q][s % MP] : buf[p][q][l - 1];
+            if (n == 0) {
+                x = y;
+            } else {
+                const T e = cr * x - sr * y;
+                x = cr * y + sr * x;
+                if (l == wr - 1) {
+                    if (live) {
+                        a[k * rows + base + hp - (u64)n] = e;
+                    }
+                } else {
+                    buf[1 - p][q][l] = e;
+                }
+            }
+        }
+        __syncthreads();
+    }
+    if (live && l < wr) {
+        a[k * rows + base + j0 + l] = x;
+    }
 }
 
 // Panel j0 .. j0 + w of merge g (the block): thread (l, c) = (lid / MP, lid % MP) keeps T1
@@ -1213,9 +1335,13 @@ __device__ void qr_tree_leaf_q_local(const u64 rows, const uint qcols, const uin
         u64 rows, uint qcols, uint jcols, uint step, T *q, const T *cs) {                    \
         qr_apply_q<T>(rows, qcols, jcols, step, q, cs);                                        \
     }                                                                                          \
-    extern "C" __global__ void __launch_bounds__(QWG)                                          \
-        qr_tree_leaf_##S(u64 rows, uint cols, uint h, T *a, T *cs) {                           \
-        qr_tree_leaf<T>(rows, cols, h, a, cs);                                                 \
+    extern "C" __global__ void __launch_bounds__(QWG) qr_tree_leaf_panel_##S(                  \
+        u64 rows, uint cols, uint h, uint j0, T *a, T *cs) {                                   \
+        qr_tree_leaf_panel<T>(rows, cols, h, j0, a, cs);                                       \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(WG) qr_tree_leaf_update_##S(                  \
+        u64 rows, uint cols, uint h, uint j0, T *a, const T *cs) {                             \
+        qr_tree_leaf_update<T>(rows, cols, h, j0, a, cs);                                      \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(QWG) qr_tree_merge_panel_##S(                 \
         u64 rows, uint cols, uint h, uint levels, uint wave, T *a, T *cs) {                    \

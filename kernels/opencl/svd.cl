@@ -64,10 +64,15 @@
 //       jcols) applied to the rows of every column of q (qcols columns); run for
 //       step = last ... 0, this forms Q q.
 //
-//   qr_tree_leaf(ulong rows, uint cols, uint h, REAL *a, REAL *cs)
-//       Tree QR (trident_core::svd::tree), leaves: work-group p reduces panel p (rows
-//       p h .. min(p h + h, rows)) by the Sameh-Kuck order inside the panel, one barrier pair
-//       per step; (c, s) of the rotation zeroing (g, j) to cs[2 (j rows + g)].
+//   qr_tree_leaf_panel(ulong rows, uint cols, uint h, uint j0, REAL *a, REAL *cs)
+//   qr_tree_leaf_update(ulong rows, uint cols, uint h, uint j0, REAL *a, const REAL *cs)
+//       Tree QR (trident_core::svd::tree), leaves: leaf p is the panel of rows p h ..
+//       min(p h + h, rows), reduced by the Sameh-Kuck order inside it, taken column by
+//       column in panels of MP = 32 columns j0 = 0, 32, ... (in order): _panel (QWG
+//       work-items, one group per leaf) makes the rotations of columns j0 .. j0 + 32 and applies
+//       them to those columns; _update (WG work-items, UC = 8 columns each: leaves x
+//       ceil((cols - j0 - 32) / 8) groups, launched when columns remain) applies them to the
+//       columns right of the panel. (c, s) of the rotation zeroing (g, j) to cs[2 (j rows + g)].
 //   qr_tree_merge_panel(ulong rows, uint cols, uint h, uint levels, uint wave, REAL *a,
 //                       REAL *cs)
 //   qr_tree_merge_update(ulong rows, uint cols, uint h, uint levels, uint wave, REAL *a,
@@ -802,15 +807,6 @@ inline void givens_cs_fast(REAL x, REAL y, REAL *c, REAL *s)
     }
 }
 
-// Rows x (kept) and y (zeroed in column `zero`) of column k: the QR's rotation.
-inline void rot_rows(__global REAL *a, ulong rows, ulong k, ulong x, ulong y, ulong zero, REAL c,
-                     REAL s)
-{
-    const REAL u = a[k * rows + x], v = a[k * rows + y];
-    a[k * rows + x] = c * u + s * v;
-    a[k * rows + y] = k == zero ? (REAL)0 : c * v - s * u;
-}
-
 // The transposed rotation of rows x, y of column k.
 inline void rot_rows_t(__global REAL *q, ulong rows, ulong k, ulong x, ulong y, REAL c, REAL s)
 {
@@ -840,36 +836,6 @@ inline void tree_merge(ulong rows, uint cols, uint h, uint level, ulong g, ulong
     *ta = 2 * g * span;
     *tb = *ta + span;
     *kb = *tb < rows ? min((ulong)cols, rows - *tb) : 0;
-}
-
-__kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_leaf)(
-    const ulong rows, const uint cols, const uint h, __global REAL *a, __global REAL *cs)
-{
-    const uint lid = get_local_id(0);
-    ulong base, hp;
-    tree_leaf(rows, h, get_group_id(0), &base, &hp);
-    const ulong jc = leaf_jc(hp, cols);
-    const ulong steps = leaf_steps(hp, jc);
-    for (ulong s = 0; s < steps; ++s) {
-        const ulong lo = leaf_lo(hp, s), hi = leaf_hi(jc, s, lo), nj = hi - lo;
-        for (ulong j = lo + lid; j < hi; j += QWG) {
-            const ulong g = base + hp - 1 + 2 * j - s;
-            REAL c, sn;
-            givens_cs(a[j * rows + g - 1], a[j * rows + g], &c, &sn);
-            cs[2 * (j * rows + g)] = c;
-            cs[2 * (j * rows + g) + 1] = sn;
-        }
-        barrier(CLK_GLOBAL_MEM_FENCE);
-        ulong x, k, dx, dk;
-        for (elem_first(nj, lid, &x, &k, &dx, &dk); k < cols; elem_next(nj, dx, dk, &x, &k)) {
-            const ulong j = lo + x;
-            if (k >= j) {
-                const ulong g = base + hp - 1 + 2 * j - s;
-                rot_rows(a, rows, k, g - 1, g, j, cs[2 * (j * rows + g)], cs[2 * (j * rows + g) + 1]);
-            }
-        }
-        barrier(CLK_GLOBAL_MEM_FENCE);
-    }
 }
 
 // Merges by panels of MP columns: per panel, qr_tree_merge_panel makes the panel's rotations
@@ -907,6 +873,163 @@ inline int wave_task(ulong rows, uint cols, uint h, uint levels, uint wave, int 
     return 0;
 }
 
+// Leaves by panels of MP columns j0 = 0, 32, ..., in order: qr_tree_leaf_panel (QWG
+// work-items, one group per leaf) makes the panel's rotations and applies them to its
+// columns, qr_tree_leaf_update (WG work-items, UC columns each) applies them to the columns
+// right of it. This is the leaf's Sameh-Kuck order taken column by column: two of its
+// rotations that share a row come in column order (the step of (g, j) is hp - 1 + 2 j - g),
+// so every row pair meets its rotations in the same order, and panels keep the rows in
+// registers and local memory instead of going through global memory at every step.
+//
+// Lane l < wr = min(MP, jc - j0) zeroes column j = j0 + l bottom-up: it carries one row and
+// takes the rows hp - 1, hp - 2, ..., j in turn (row hp - 1 - n at stage n + 2 l: lane 0 from
+// a, lane l > 0 as lane l - 1 emits them, one stage later); each incoming row is the upper of
+// a rotation against the carried one and becomes the carried row, the old one is emitted with
+// column j exactly zero (the rotation zeroing (g, j), g = hp - n local, (c, s) to cs at
+// (base + g, j)). The last lane writes the emitted rows back, every lane its final row j.
+__kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_leaf_panel)(
+    const ulong rows, const uint cols, const uint h, const uint j0, __global REAL *a,
+    __global REAL *cs)
+{
+    __local REAL inb[MP][MP + 1];
+    __local REAL buf[2][MP][MP + 1];
+    __local REAL piv[2][MP];
+    const uint lid = get_local_id(0);
+    const uint l = lid / MP, c = lid % MP;
+    ulong base, hp;
+    tree_leaf(rows, h, get_group_id(0), &base, &hp);
+    const ulong jc = leaf_jc(hp, cols);
+    // No early return (see pair_rotation): a leaf with nothing to zero in this panel runs
+    // no stage and writes nothing.
+    const int on = j0 < jc;
+    const uint wr = on ? (uint)min((ulong)MP, jc - j0) : 0;
+    const uint wd = min((uint)MP, cols - j0);
+    const ulong nin = on ? hp - j0 : 0;
+    const ulong stages = on ? nin + wr - 1 : 0;
+    const ulong k = j0 + c;
+    REAL x = 0;
+    for (ulong s = 0; s < stages; ++s) {
+        const uint p = s & 1;
+        if (s % MP == 0 && s < nin) {
+            // Lane 0's next MP rows (hp - 1 - s - q), read down the columns.
+            const uint q = lid % MP, cc = lid / MP;
+            inb[q][cc] =
+                s + q < nin && cc < wd ? a[(j0 + cc) * rows + base + hp - 1 - s - q] : (REAL)0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        const long n = (long)s - 2 * (long)l;
+        if (l < wr && n >= 0 && n < (long)(nin - l)) {
+            const REAL y = l == 0 ? inb[s % MP][c] : buf[p][l - 1][c];
+            if (n == 0) {
+                x = y;
+            } else {
+                const REAL yp = l == 0 ? inb[s % MP][l] : buf[p][l - 1][l];
+                REAL cr, sr;
+                givens_cs_fast(yp, piv[p][l], &cr, &sr);
+                REAL e = x;
+                if (c >= l) {
+                    e = c == l ? (REAL)0 : cr * x - sr * y;
+                    x = cr * y + sr * x;
+                } else {
+                    x = y;
+                }
+                const ulong g = base + hp - (ulong)n;
+                if (c == l) {
+                    cs[2 * ((ulong)(j0 + l) * rows + g)] = cr;
+                    cs[2 * ((ulong)(j0 + l) * rows + g) + 1] = sr;
+                }
+                if (l == wr - 1) {
+                    if (c < wd) {
+                        a[k * rows + g] = e;
+                    }
+                } else {
+                    buf[1 - p][l][c] = e;
+                }
+            }
+        }
+        if (l == c) {
+            piv[1 - p][l] = x;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l < wr && c < wd) {
+        a[k * rows + base + j0 + l] = x;
+    }
+}
+
+// (c, s) of lane l's rotation at stage s of qr_tree_leaf_update (identity when it has none).
+inline void leaf_cs(__global const REAL *cs, ulong rows, ulong base, ulong hp, ulong nin, uint wr,
+                    uint j0, uint l, ulong s, REAL *c, REAL *sn)
+{
+    const long n = (long)s - 2 * (long)l;
+    *c = 1;
+    *sn = 0;
+    if (l < wr && n >= 1 && n < (long)(nin - l)) {
+        const ulong at = 2 * ((ulong)(j0 + l) * rows + base + hp - (ulong)n);
+        *c = cs[at];
+        *sn = cs[at + 1];
+    }
+}
+
+// The rotations of leaf panel j0 on the columns k >= j0 + MP: work-group t takes leaf
+// t / spans and UC columns (spans = ceil((cols - j0 - MP) / UC)); per column, lane l carries
+// a row as in qr_tree_leaf_panel and the rows flow through the lanes the same way, (c, s)
+// read a stage ahead.
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_leaf_update)(
+    const ulong rows, const uint cols, const uint h, const uint j0, __global REAL *a,
+    __global const REAL *cs)
+{
+    __local REAL inb[UC][MP];
+    __local REAL buf[2][UC][MP];
+    const uint lid = get_local_id(0);
+    const uint q = lid / MP, l = lid % MP;
+    const uint k1 = j0 + MP;
+    const uint spans = (cols - k1 + UC - 1) / UC;
+    const ulong k = k1 + (ulong)(get_group_id(0) % spans) * UC + q;
+    ulong base, hp;
+    tree_leaf(rows, h, get_group_id(0) / spans, &base, &hp);
+    const ulong jc = leaf_jc(hp, cols);
+    // No early return (see pair_rotation).
+    const int on = j0 < jc;
+    const uint wr = on ? (uint)min((ulong)MP, jc - j0) : 0;
+    const ulong nin = on ? hp - j0 : 0;
+    const ulong stages = on ? nin + wr - 1 : 0;
+    const int live = k < cols;
+    REAL x = 0;
+    REAL cn, sn;
+    leaf_cs(cs, rows, base, hp, nin, wr, j0, l, 0, &cn, &sn);
+    for (ulong s = 0; s < stages; ++s) {
+        const uint p = s & 1;
+        if (s % MP == 0 && s < nin) {
+            inb[q][l] = live && s + l < nin ? a[k * rows + base + hp - 1 - s - l] : (REAL)0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        const REAL cr = cn, sr = sn;
+        leaf_cs(cs, rows, base, hp, nin, wr, j0, l, s + 1, &cn, &sn);
+        const long n = (long)s - 2 * (long)l;
+        if (l < wr && n >= 0 && n < (long)(nin - l)) {
+            const REAL y = l == 0 ? inb[q][s % MP] : buf[p][q][l - 1];
+            if (n == 0) {
+                x = y;
+            } else {
+                const REAL e = cr * x - sr * y;
+                x = cr * y + sr * x;
+                if (l == wr - 1) {
+                    if (live) {
+                        a[k * rows + base + hp - (ulong)n] = e;
+                    }
+                } else {
+                    buf[1 - p][q][l] = e;
+                }
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (live && l < wr) {
+        a[k * rows + base + j0 + l] = x;
+    }
+}
+
 // Panel j0 .. j0 + w (w = min(MP, cols - j0)) of merge g (the group): work-item (l, c) =
 // (lid / MP, lid % MP) keeps T1 element (a + j0 + l, j0 + c) in a register. The T2 rows
 // i < rr = min(kb, j0 + w) flow through the rows of work-items: row l takes T2 row s - l at
@@ -922,14 +1045,14 @@ __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_merge_p
     __local REAL piv[2][MP];
     const uint lid = get_local_id(0);
     const uint l = lid / MP, c = lid % MP;
-    uint level, j0;
-    ulong g;
-    if (!wave_task(rows, cols, h, levels, wave, 0, get_group_id(0), &level, &j0, &g)) {
-        return;
-    }
+    uint level = 0, j0 = 0;
+    ulong g = 0;
+    // No early return (see pair_rotation): a group past the wave's panels runs no stage and
+    // touches nothing.
+    const int on = wave_task(rows, cols, h, levels, wave, 0, get_group_id(0), &level, &j0, &g);
     ulong ta, tb, kb;
     tree_merge(rows, cols, h, level, g, &ta, &tb, &kb);
-    const uint w = min((uint)MP, cols - j0);
+    const uint w = on ? min((uint)MP, cols - j0) : 0;
     const ulong rr = min(kb, (ulong)(j0 + w));
     const ulong j = j0 + l, k = j0 + c;
     REAL x = l < w && c < w ? a[k * rows + ta + j] : (REAL)0;
@@ -1006,19 +1129,19 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_merge_up
     __local REAL buf[2][UC][MP];
     const uint lid = get_local_id(0);
     const uint q = lid / MP, l = lid % MP;
-    uint level, j0;
-    ulong t;
-    if (!wave_task(rows, cols, h, levels, wave, 1, get_group_id(0), &level, &j0, &t)) {
-        return;
-    }
-    const uint w = min((uint)MP, cols - j0);
+    uint level = 0, j0 = 0;
+    ulong t = 0;
+    // No early return (see pair_rotation): a group past the wave's panels runs no stage and
+    // touches nothing.
+    const int on = wave_task(rows, cols, h, levels, wave, 1, get_group_id(0), &level, &j0, &t);
+    const uint w = on ? min((uint)MP, cols - j0) : 0;
     const uint k1 = j0 + w;
-    const uint spans = (cols - k1 + UC - 1) / UC;
+    const uint spans = max((cols - k1 + UC - 1) / UC, 1u);
     const ulong k = k1 + (ulong)(t % spans) * UC + q;
     ulong ta, tb, kb;
     tree_merge(rows, cols, h, level, t / spans, &ta, &tb, &kb);
     const ulong rr = min(kb, (ulong)k1);
-    const int live = k < cols;
+    const int live = on && k < cols;
     const ulong j = j0 + l;
     REAL x = live && l < w ? a[k * rows + ta + j] : (REAL)0;
     const ulong stages = rr == 0 ? 0 : rr + w - 1;

@@ -216,18 +216,32 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
             let plan = TreePlan::new(rows, cols, panel_rows);
             let h32 = u32_of(plan.h, "panel rows")?;
             if rows > 0 && cols > 0 {
-                let kernel = self.kernel::<T>(Module::Svd, "qr_tree_leaf")?;
-                let mut args = kernel.builder();
-                args.arg(rows as u64)
-                    .arg(cols32)
-                    .arg(h32)
-                    .arg(&a.buf)
-                    .arg(&cs);
-                // SAFETY: (u64 rows, uint cols, uint h, T *a, T *cs) as qr_tree_leaf takes;
-                // block p touches rows p h .. min(p h + h, rows) of the cols columns of a
-                // (rows cols values) and cs[2 (j rows + g) ..= +1] for those rows g, j < cols
-                // (cs has 2 rows cols).
-                unsafe { Self::svd_launch_wg(&mut args, plan.panels, QWG)? };
+                let panel_k = self.kernel::<T>(Module::Svd, "qr_tree_leaf_panel")?;
+                let update_k = self.kernel::<T>(Module::Svd, "qr_tree_leaf_update")?;
+                for j0 in (0..cols).step_by(MERGE_PANEL) {
+                    let j032 = u32_of(j0, "column")?;
+                    let mut args = panel_k.builder();
+                    args.arg(rows as u64).arg(cols32).arg(h32).arg(j032);
+                    args.arg(&a.buf).arg(&cs);
+                    // SAFETY: (u64 rows, uint cols, uint h, uint j0, T *a, T *cs) as
+                    // qr_tree_leaf_panel takes; block p touches rows p h .. min(p h + h, rows)
+                    // of columns j0 .. j0 + 32 (< cols) of a (rows cols values) and
+                    // cs[2 (j rows + g) ..= +1] for those rows g and columns j (cs has
+                    // 2 rows cols).
+                    unsafe { Self::svd_launch_wg(&mut args, plan.panels, QWG)? };
+                    let right = cols.saturating_sub(j0 + MERGE_PANEL);
+                    if right > 0 {
+                        let mut args = update_k.builder();
+                        args.arg(rows as u64).arg(cols32).arg(h32).arg(j032);
+                        args.arg(&a.buf).arg(&cs);
+                        let groups = plan.panels * right.div_ceil(WG as usize / MERGE_PANEL);
+                        // SAFETY: (u64 rows, uint cols, uint h, uint j0, T *a, const T *cs)
+                        // as qr_tree_leaf_update takes; block t takes leaf t / spans < panels
+                        // and columns below cols (the rest idle), so it touches rows of that
+                        // leaf and reads cs of those rows in columns j0 .. j0 + 32.
+                        unsafe { Self::svd_launch(&mut args, groups)? };
+                    }
+                }
             }
             let panel_k = self.kernel::<T>(Module::Svd, "qr_tree_merge_panel")?;
             let update_k = self.kernel::<T>(Module::Svd, "qr_tree_merge_update")?;

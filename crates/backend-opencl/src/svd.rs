@@ -213,22 +213,43 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
             let plan = TreePlan::new(rows, cols, panel_rows);
             let h32 = u32_of(plan.h, "panel rows")?;
             if rows > 0 && cols > 0 {
-                let mut args = self.svd_kernel::<T>("qr_tree_leaf")?.builder();
-                args.arg(rows as u64)
-                    .arg(cols32)
-                    .arg(h32)
-                    .arg(&a.buf)
-                    .arg(&cs);
-                // SAFETY: (ulong rows, uint cols, uint h, REAL *a, REAL *cs) as qr_tree_leaf
-                // takes; group p touches rows p h .. min(p h + h, rows) of the cols columns of
-                // a (rows cols values) and cs[2 (j rows + g) ..= +1] for those rows g, j < cols
-                // (cs has 2 rows cols).
-                unsafe {
-                    args.launch(
-                        &self.queue,
-                        LaunchDims::new([plan.panels * QWG], Some([QWG])),
-                    )
-                }?;
+                let panel_k = self.svd_kernel::<T>("qr_tree_leaf_panel")?;
+                let update_k = self.svd_kernel::<T>("qr_tree_leaf_update")?;
+                for j0 in (0..cols).step_by(MERGE_PANEL) {
+                    let j032 = u32_of(j0, "column")?;
+                    let mut args = panel_k.builder();
+                    args.arg(rows as u64)
+                        .arg(cols32)
+                        .arg(h32)
+                        .arg(j032)
+                        .arg(&a.buf)
+                        .arg(&cs);
+                    let dims = LaunchDims::new([plan.panels * QWG], Some([QWG]));
+                    // SAFETY: (ulong rows, uint cols, uint h, uint j0, REAL *a, REAL *cs) as
+                    // qr_tree_leaf_panel takes; group p touches rows p h .. min(p h + h, rows)
+                    // of columns j0 .. j0 + 32 (< cols) of a (rows cols values) and
+                    // cs[2 (j rows + g) ..= +1] for those rows g and columns j (cs has
+                    // 2 rows cols).
+                    unsafe { args.launch(&self.queue, dims) }?;
+                    let right = cols.saturating_sub(j0 + MERGE_PANEL);
+                    if right > 0 {
+                        let mut args = update_k.builder();
+                        args.arg(rows as u64)
+                            .arg(cols32)
+                            .arg(h32)
+                            .arg(j032)
+                            .arg(&a.buf)
+                            .arg(&cs);
+                        let groups = plan.panels * right.div_ceil(WG / MERGE_PANEL);
+                        let dims = LaunchDims::new([groups * WG], Some([WG]));
+                        // SAFETY: (ulong rows, uint cols, uint h, uint j0, REAL *a,
+                        // const REAL *cs) as qr_tree_leaf_update takes; group t takes leaf
+                        // t / spans < panels and columns below cols (the rest idle), so it
+                        // touches rows of that leaf and reads cs of those rows in columns
+                        // j0 .. j0 + 32.
+                        unsafe { args.launch(&self.queue, dims) }?;
+                    }
+                }
             }
             let panel_k = self.svd_kernel::<T>("qr_tree_merge_panel")?;
             let update_k = self.svd_kernel::<T>("qr_tree_merge_update")?;

@@ -2,11 +2,15 @@
 //! kernels mirror step for step.
 //!
 //! The rows are split into panels of `h ≥ cols` rows (the last one may be shorter). **Leaf**
-//! (one launch, one work-group per panel): each panel is reduced to upper-trapezoidal form by
+//! (one work-group per panel): each panel is reduced to upper-trapezoidal form by
 //! the Sameh–Kuck order restricted to the panel: in step `s` rotation `j` zeroes local element
 //! `(i, j)`, `i = hp − 1 − s + 2j`, against local row `i − 1`, for `j < i < hp` (`hp` the
-//! panel's height); the rotations of a step act on disjoint row pairs. **Merge** (one launch
-//! per tree level `l`, one work-group per pair of nodes): the nodes of level `l` span `2^l`
+//! panel's height); the rotations of a step act on disjoint row pairs. Two rotations that
+//! share a row come in column order (the step of `(i, j)` is `hp − 1 + 2j − i`), so the GPU
+//! kernels take the leaf column by column, by panels of 32 columns (each row pair meets its
+//! rotations in the same order; `(c, s)` as in the merges below). **Merge** (one launch
+//! per tree level `l`, one work-group per pair of nodes; the GPUs overlap the levels, see
+//! [`TreePlan::merge_waves`]): the nodes of level `l` span `2^l`
 //! panels; node `2g` (top row `a`, always `h · 2^l ≥ cols` rows, so its triangle is a full
 //! `cols × cols`) absorbs node `2g + 1` (top row `b`, triangle of `kb = min(cols, rows − b)`
 //! rows): in step `t` rotation `(i, j)` with `i + j = t`, `i ≤ j`, `i < kb`, `j < cols` zeroes
