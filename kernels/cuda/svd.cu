@@ -82,8 +82,8 @@
 //       min(p h + h, rows), reduced by the Sameh-Kuck order inside it, taken column by
 //       column in panels of MP = 32 columns j0 = 0, 32, ... (in order): _panel (QWG
 //       threads, one block per leaf) makes the rotations of columns j0 .. j0 + 32 and applies
-//       them to those columns; _update (WG threads, UC = 8 columns each: leaves x
-//       ceil((cols - j0 - 32) / 8) blocks, launched when columns remain) applies them to the
+//       them to those columns; _update (WG threads, UCOLS = 32 columns each, 4 per thread: leaves x
+//       ceil((cols - j0 - 32) / 32) blocks, launched when columns remain) applies them to the
 //       columns right of the panel. (c, s) of the rotation zeroing (g, j) to cs[2 (j rows + g)].
 //   qr_tree_merge_panel(ulong rows, uint cols, uint h, uint levels, uint wave, REAL *a,
 //                       REAL *cs)
@@ -95,8 +95,8 @@
 //       Panel j0 of level l runs in wave l + j0 / MP (TreePlan::wave_tasks; the host
 //       launches waves 0 .. levels + ceil(cols / MP) - 1 in order, _panel then _update):
 //       _panel (QWG threads, one block per merge of every panel of the wave) makes the
-//       panel's rotations and applies them to its columns; _update (WG threads, UC = 8
-//       columns each: merges x ceil((cols - j0 - 32) / 8) blocks per panel of the wave)
+//       panel's rotations and applies them to its columns; _update (WG threads, UCOLS =
+//       32 columns each, 4 per thread: merges x ceil((cols - j0 - 32) / 32) blocks per panel of the wave)
 //       applies them to the columns right of the panel. Blocks past the wave's
 //       panels idle.
 //   qr_tree_merge_q(ulong rows, uint qcols, uint cols, uint h, uint level, uint j0,
@@ -835,12 +835,18 @@ __device__ __forceinline__ void elem_next(u64 n, u64 dx, u64 dk, u64 *x, u64 *k)
 // T2 rows i = 0, 1, ... in order, as in the wavefront; only the schedule differs.
 constexpr uint MP = 32;
 constexpr uint UC = WG / MP;
+// The update kernels (qr_tree_leaf_update, qr_tree_merge_update): UCPT columns per thread,
+// UCOLS = UC UCPT per block (trident_core::svd::tree::UPDATE_COLS). A lane's (c, s) at a
+// stage is the same for every column, so a thread rotating several columns shares its
+// loads and barriers among them.
+constexpr uint UCPT = 4;
+constexpr uint UCOLS = UC * UCPT;
 static_assert(QWG == MP * MP, "qr_tree_merge_panel: one thread per element of an MP x MP block");
 
 // Wave `wave` of the merges (trident_core::svd::TreePlan::wave_tasks): the panels (level l,
 // columns from j0 = MP (wave - l)) for l = max(0, wave + 1 - ceil(cols / MP)) .. min(wave,
 // levels - 1), level ascending, each taking merges(l) blocks (_panel) or merges(l) x spans
-// blocks (_update: spans of UC columns right of the panel). The panel of block blk and the
+// blocks (_update: spans of UCOLS columns right of the panel). The panel of block blk and the
 // block's index in it; false past the last panel (the block idles, uniformly).
 __device__ __forceinline__ bool wave_task(u64 rows, uint cols, uint h, uint levels, uint wave,
                                           bool update, u64 blk, uint *level, uint *j0, u64 *idx) {
@@ -850,7 +856,7 @@ __device__ __forceinline__ bool wave_task(u64 rows, uint cols, uint h, uint leve
         const uint p0 = (wave - l) * MP;
         const u64 merges = ((leaves + (1ull << l) - 1) >> l) / 2;
         const uint right = cols > p0 + MP ? cols - p0 - MP : 0;
-        const u64 n = update ? merges * ((right + UC - 1) / UC) : merges;
+        const u64 n = update ? merges * ((right + UCOLS - 1) / UCOLS) : merges;
         if (blk < n) {
             *level = l;
             *j0 = p0;
@@ -959,18 +965,19 @@ __device__ __forceinline__ void leaf_cs(const T *cs, u64 rows, u64 base, u64 hp,
 }
 
 // The rotations of leaf panel j0 on the columns k >= j0 + MP: block t takes leaf t / spans and
-// UC columns; per column, lane l carries a row as in qr_tree_leaf_panel and the rows flow
-// through the lanes the same way, (c, s) read a stage ahead.
+// UCOLS columns (thread (q, l) columns q, q + UC, ...); per column, lane l carries a row as in
+// qr_tree_leaf_panel and the rows flow through the lanes the same way, (c, s) read a stage
+// ahead.
 template <typename T>
 __device__ void qr_tree_leaf_update(const u64 rows, const uint cols, const uint h, const uint j0,
                                     T *a, const T *cs) {
-    __shared__ T inb[UC][MP];
-    __shared__ T buf[2][UC][MP];
+    __shared__ T inb[UCOLS][MP];
+    __shared__ T buf[2][UCOLS][MP];
     const uint lid = threadIdx.x;
     const uint q = lid / MP, l = lid % MP;
     const uint k1 = j0 + MP;
-    const uint spans = (cols - k1 + UC - 1) / UC;
-    const u64 k = k1 + (u64)(blockIdx.x % spans) * UC + q;
+    const uint spans = (cols - k1 + UCOLS - 1) / UCOLS;
+    const u64 k0 = k1 + (u64)(blockIdx.x % spans) * UCOLS;
     u64 base, hp;
     tree_leaf(rows, h, blockIdx.x / spans, &base, &hp);
     const u64 jc = leaf_jc(hp, cols);
@@ -980,39 +987,54 @@ __device__ void qr_tree_leaf_update(const u64 rows, const uint cols, const uint 
     const uint wr = (uint)min((u64)MP, jc - j0);
     const u64 nin = hp - j0;
     const u64 stages = nin + wr - 1;
-    const bool live = k < cols;
-    T x = 0;
+    T x[UCPT];
+#pragma unroll
+    for (uint u = 0; u < UCPT; ++u) {
+        x[u] = 0;
+    }
     T cn, sn;
     leaf_cs(cs, rows, base, hp, nin, wr, j0, l, 0, &cn, &sn);
     for (u64 s = 0; s < stages; ++s) {
         const uint p = s & 1;
         if (s % MP == 0 && s < nin) {
-            inb[q][l] = live && s + l < nin ? a[k * rows + base + hp - 1 - s - l] : T(0);
+#pragma unroll
+            for (uint u = 0; u < UCPT; ++u) {
+                const u64 k = k0 + q + UC * u;
+                inb[q + UC * u][l] = k < cols && s + l < nin ? a[k * rows + base + hp - 1 - s - l] : T(0);
+            }
             __syncthreads();
         }
         const T cr = cn, sr = sn;
         leaf_cs(cs, rows, base, hp, nin, wr, j0, l, s + 1, &cn, &sn);
         const long long n = (long long)s - 2 * (long long)l;
         if (l < wr && n >= 0 && n < (long long)(nin - l)) {
-            const T y = l == 0 ? inb[q][s % MP] : buf[p][q][l - 1];
-            if (n == 0) {
-                x = y;
-            } else {
-                const T e = cr * x - sr * y;
-                x = cr * y + sr * x;
-                if (l == wr - 1) {
-                    if (live) {
-                        a[k * rows + base + hp - (u64)n] = e;
-                    }
+#pragma unroll
+            for (uint u = 0; u < UCPT; ++u) {
+                const uint col = q + UC * u;
+                const T y = l == 0 ? inb[col][s % MP] : buf[p][col][l - 1];
+                if (n == 0) {
+                    x[u] = y;
                 } else {
-                    buf[1 - p][q][l] = e;
+                    const T e = cr * x[u] - sr * y;
+                    x[u] = cr * y + sr * x[u];
+                    if (l == wr - 1) {
+                        if (k0 + col < cols) {
+                            a[(k0 + col) * rows + base + hp - (u64)n] = e;
+                        }
+                    } else {
+                        buf[1 - p][col][l] = e;
+                    }
                 }
             }
         }
         __syncthreads();
     }
-    if (live && l < wr) {
-        a[k * rows + base + j0 + l] = x;
+#pragma unroll
+    for (uint u = 0; u < UCPT; ++u) {
+        const u64 k = k0 + q + UC * u;
+        if (k < cols && l < wr) {
+            a[k * rows + base + j0 + l] = x[u];
+        }
     }
 }
 
@@ -1100,14 +1122,15 @@ __device__ __forceinline__ void merge_cs(const T *cs, u64 rows, u64 tb, u64 rr, 
     }
 }
 
-// The rotations of panel j0 on the columns k >= j0 + w: block t takes merge t / spans and UC
-// columns; per column, lane l keeps T1 element (a + j0 + l, k) and the T2 elements flow
-// through the lanes as in qr_tree_merge_panel, (c, s) read a stage ahead.
+// The rotations of panel j0 on the columns k >= j0 + w: block t takes merge t / spans and
+// UCOLS columns (thread (q, l) columns q, q + UC, ...); per column, lane l keeps T1 element
+// (a + j0 + l, k) and the T2 elements flow through the lanes as in qr_tree_merge_panel, (c, s)
+// read a stage ahead.
 template <typename T>
 __device__ void qr_tree_merge_update(const u64 rows, const uint cols, const uint h,
                                      const uint levels, const uint wave, T *a, const T *cs) {
-    __shared__ T inb[UC][MP];
-    __shared__ T buf[2][UC][MP];
+    __shared__ T inb[UCOLS][MP];
+    __shared__ T buf[2][UCOLS][MP];
     const uint lid = threadIdx.x;
     const uint q = lid / MP, l = lid % MP;
     uint level, j0;
@@ -1117,43 +1140,59 @@ __device__ void qr_tree_merge_update(const u64 rows, const uint cols, const uint
     }
     const uint w = min(MP, cols - j0);
     const uint k1 = j0 + w;
-    const uint spans = (cols - k1 + UC - 1) / UC;
-    const u64 k = k1 + (u64)(t % spans) * UC + q;
+    const uint spans = (cols - k1 + UCOLS - 1) / UCOLS;
+    const u64 k0 = k1 + (u64)(t % spans) * UCOLS;
     u64 ta, tb, kb;
     tree_merge(rows, cols, h, level, t / spans, &ta, &tb, &kb);
     const u64 rr = min(kb, (u64)k1);
-    const bool live = k < cols;
     const u64 j = j0 + l;
-    T x = live && l < w ? a[k * rows + ta + j] : T(0);
+    T x[UCPT];
+#pragma unroll
+    for (uint u = 0; u < UCPT; ++u) {
+        const u64 k = k0 + q + UC * u;
+        x[u] = k < cols && l < w ? a[k * rows + ta + j] : T(0);
+    }
     const u64 stages = rr == 0 ? 0 : rr + w - 1;
     T cn, sn;
     merge_cs(cs, rows, tb, rr, w, j0, l, 0, &cn, &sn);
     for (u64 s = 0; s < stages; ++s) {
         const uint p = s & 1;
         if (s % MP == 0 && s < rr) {
-            inb[q][l] = live && s + l < rr ? a[k * rows + tb + s + l] : T(0);
+#pragma unroll
+            for (uint u = 0; u < UCPT; ++u) {
+                const u64 k = k0 + q + UC * u;
+                inb[q + UC * u][l] = k < cols && s + l < rr ? a[k * rows + tb + s + l] : T(0);
+            }
             __syncthreads();
         }
         const T cr = cn, sr = sn;
         merge_cs(cs, rows, tb, rr, w, j0, l, s + 1, &cn, &sn);
         const long long i = (long long)s - (long long)l;
         if (l < w && i >= 0 && i < (long long)rr) {
-            T y = l == 0 ? inb[q][s % MP] : buf[p][q][l - 1];
-            const T x2 = cr * x + sr * y;
-            y = cr * y - sr * x;
-            x = x2;
-            if (l == w - 1) {
-                if (live) {
-                    a[k * rows + tb + i] = y;
+#pragma unroll
+            for (uint u = 0; u < UCPT; ++u) {
+                const uint col = q + UC * u;
+                T y = l == 0 ? inb[col][s % MP] : buf[p][col][l - 1];
+                const T x2 = cr * x[u] + sr * y;
+                y = cr * y - sr * x[u];
+                x[u] = x2;
+                if (l == w - 1) {
+                    if (k0 + col < cols) {
+                        a[(k0 + col) * rows + tb + i] = y;
+                    }
+                } else {
+                    buf[1 - p][col][l] = y;
                 }
-            } else {
-                buf[1 - p][q][l] = y;
             }
         }
         __syncthreads();
     }
-    if (live && l < w) {
-        a[k * rows + ta + j] = x;
+#pragma unroll
+    for (uint u = 0; u < UCPT; ++u) {
+        const u64 k = k0 + q + UC * u;
+        if (k < cols && l < w) {
+            a[k * rows + ta + j] = x[u];
+        }
     }
 }
 

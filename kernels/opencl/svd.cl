@@ -70,8 +70,8 @@
 //       min(p h + h, rows), reduced by the Sameh-Kuck order inside it, taken column by
 //       column in panels of MP = 32 columns j0 = 0, 32, ... (in order): _panel (QWG
 //       work-items, one group per leaf) makes the rotations of columns j0 .. j0 + 32 and applies
-//       them to those columns; _update (WG work-items, UC = 8 columns each: leaves x
-//       ceil((cols - j0 - 32) / 8) groups, launched when columns remain) applies them to the
+//       them to those columns; _update (WG work-items, UCOLS = 32 columns each, 4 per work-item: leaves x
+//       ceil((cols - j0 - 32) / 32) groups, launched when columns remain) applies them to the
 //       columns right of the panel. (c, s) of the rotation zeroing (g, j) to cs[2 (j rows + g)].
 //   qr_tree_merge_panel(ulong rows, uint cols, uint h, uint levels, uint wave, REAL *a,
 //                       REAL *cs)
@@ -83,8 +83,8 @@
 //       Panel j0 of level l runs in wave l + j0 / MP (TreePlan::wave_tasks; the host
 //       launches waves 0 .. levels + ceil(cols / MP) - 1 in order, _panel then _update):
 //       _panel (QWG work-items, one group per merge of every panel of the wave) makes the
-//       panel's rotations and applies them to its columns; _update (WG work-items, UC = 8
-//       columns each: merges x ceil((cols - j0 - 32) / 8) groups per panel of the wave)
+//       panel's rotations and applies them to its columns; _update (WG work-items, UCOLS =
+//       32 columns each, 4 per work-item: merges x ceil((cols - j0 - 32) / 32) groups per panel of the wave)
 //       applies them to the columns right of the panel. Groups past the wave's
 //       panels idle.
 //   qr_tree_merge_q(ulong rows, uint qcols, uint cols, uint h, uint level, uint j0,
@@ -844,13 +844,20 @@ inline void tree_merge(ulong rows, uint cols, uint h, uint level, ulong g, ulong
 // the reference's: T2 row i meets T1 rows j = i, i + 1, ... in order and T1 row j meets T2
 // rows i = 0, 1, ... in order, as in the wavefront; only the schedule differs.
 #define MP 32
-// Columns per work-group of qr_tree_merge_update.
+// Work-items per column of the update kernels' work-groups (and columns per work-group of
+// qr_tree_merge_q).
 #define UC (WG / MP)
+// The update kernels (qr_tree_leaf_update, qr_tree_merge_update): UCPT columns per
+// work-item, UCOLS = UC UCPT per group (trident_core::svd::tree::UPDATE_COLS). A lane's
+// (c, s) at a stage is the same for every column, so a work-item rotating several columns
+// shares its loads and barriers among them.
+#define UCPT 4
+#define UCOLS (UC * UCPT)
 
 // Wave `wave` of the merges (trident_core::svd::TreePlan::wave_tasks): the panels (level l,
 // columns from j0 = MP (wave - l)) for l = max(0, wave + 1 - ceil(cols / MP)) .. min(wave,
 // levels - 1), level ascending, each taking merges(l) groups (_panel) or merges(l) x spans
-// groups (_update: spans of UC columns right of the panel). The panel of group grp and the
+// groups (_update: spans of UCOLS columns right of the panel). The panel of group grp and the
 // group's index in it; 0 past the last panel (the group idles, uniformly).
 inline int wave_task(ulong rows, uint cols, uint h, uint levels, uint wave, int update, ulong grp,
                      uint *level, uint *j0, ulong *idx)
@@ -861,7 +868,7 @@ inline int wave_task(ulong rows, uint cols, uint h, uint levels, uint wave, int 
         const uint p0 = (wave - l) * MP;
         const ulong merges = ((leaves + ((ulong)1 << l) - 1) >> l) / 2;
         const uint right = cols > p0 + MP ? cols - p0 - MP : 0;
-        const ulong n = update ? merges * ((right + UC - 1) / UC) : merges;
+        const ulong n = update ? merges * ((right + UCOLS - 1) / UCOLS) : merges;
         if (grp < n) {
             *level = l;
             *j0 = p0;
@@ -972,20 +979,20 @@ inline void leaf_cs(__global const REAL *cs, ulong rows, ulong base, ulong hp, u
 }
 
 // The rotations of leaf panel j0 on the columns k >= j0 + MP: work-group t takes leaf
-// t / spans and UC columns (spans = ceil((cols - j0 - MP) / UC)); per column, lane l carries
-// a row as in qr_tree_leaf_panel and the rows flow through the lanes the same way, (c, s)
-// read a stage ahead.
+// t / spans and UCOLS columns (spans = ceil((cols - j0 - MP) / UCOLS); work-item (q, l) the
+// columns q, q + UC, ...); per column, lane l carries a row as in qr_tree_leaf_panel and the
+// rows flow through the lanes the same way, (c, s) read a stage ahead.
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_leaf_update)(
     const ulong rows, const uint cols, const uint h, const uint j0, __global REAL *a,
     __global const REAL *cs)
 {
-    __local REAL inb[UC][MP];
-    __local REAL buf[2][UC][MP];
+    __local REAL inb[UCOLS][MP];
+    __local REAL buf[2][UCOLS][MP];
     const uint lid = get_local_id(0);
     const uint q = lid / MP, l = lid % MP;
     const uint k1 = j0 + MP;
-    const uint spans = (cols - k1 + UC - 1) / UC;
-    const ulong k = k1 + (ulong)(get_group_id(0) % spans) * UC + q;
+    const uint spans = (cols - k1 + UCOLS - 1) / UCOLS;
+    const ulong k0 = k1 + (ulong)(get_group_id(0) % spans) * UCOLS;
     ulong base, hp;
     tree_leaf(rows, h, get_group_id(0) / spans, &base, &hp);
     const ulong jc = leaf_jc(hp, cols);
@@ -994,39 +1001,51 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_leaf_upd
     const uint wr = on ? (uint)min((ulong)MP, jc - j0) : 0;
     const ulong nin = on ? hp - j0 : 0;
     const ulong stages = on ? nin + wr - 1 : 0;
-    const int live = k < cols;
-    REAL x = 0;
+    REAL x[UCPT];
+    for (uint u = 0; u < UCPT; ++u) {
+        x[u] = 0;
+    }
     REAL cn, sn;
     leaf_cs(cs, rows, base, hp, nin, wr, j0, l, 0, &cn, &sn);
     for (ulong s = 0; s < stages; ++s) {
         const uint p = s & 1;
         if (s % MP == 0 && s < nin) {
-            inb[q][l] = live && s + l < nin ? a[k * rows + base + hp - 1 - s - l] : (REAL)0;
+            for (uint u = 0; u < UCPT; ++u) {
+                const ulong k = k0 + q + UC * u;
+                inb[q + UC * u][l] =
+                    k < cols && s + l < nin ? a[k * rows + base + hp - 1 - s - l] : (REAL)0;
+            }
             barrier(CLK_LOCAL_MEM_FENCE);
         }
         const REAL cr = cn, sr = sn;
         leaf_cs(cs, rows, base, hp, nin, wr, j0, l, s + 1, &cn, &sn);
         const long n = (long)s - 2 * (long)l;
         if (l < wr && n >= 0 && n < (long)(nin - l)) {
-            const REAL y = l == 0 ? inb[q][s % MP] : buf[p][q][l - 1];
-            if (n == 0) {
-                x = y;
-            } else {
-                const REAL e = cr * x - sr * y;
-                x = cr * y + sr * x;
-                if (l == wr - 1) {
-                    if (live) {
-                        a[k * rows + base + hp - (ulong)n] = e;
-                    }
+            for (uint u = 0; u < UCPT; ++u) {
+                const uint col = q + UC * u;
+                const REAL y = l == 0 ? inb[col][s % MP] : buf[p][col][l - 1];
+                if (n == 0) {
+                    x[u] = y;
                 } else {
-                    buf[1 - p][q][l] = e;
+                    const REAL e = cr * x[u] - sr * y;
+                    x[u] = cr * y + sr * x[u];
+                    if (l == wr - 1) {
+                        if (k0 + col < cols) {
+                            a[(k0 + col) * rows + base + hp - (ulong)n] = e;
+                        }
+                    } else {
+                        buf[1 - p][col][l] = e;
+                    }
                 }
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (live && l < wr) {
-        a[k * rows + base + j0 + l] = x;
+    for (uint u = 0; u < UCPT; ++u) {
+        const ulong k = k0 + q + UC * u;
+        if (k < cols && l < wr) {
+            a[k * rows + base + j0 + l] = x[u];
+        }
     }
 }
 
@@ -1118,15 +1137,16 @@ inline void merge_cs(__global const REAL *cs, ulong rows, ulong tb, ulong rr, ui
 }
 
 // The rotations of panel j0 on the columns k >= j0 + w: work-group t takes merge
-// t / spans and UC columns (spans = ceil((cols - j0 - w) / UC)); per column, lane l keeps T1
-// element (a + j0 + l, k) and the T2 elements flow through the lanes as in
-// qr_tree_merge_panel (lane l takes T2 row s - l at stage s), (c, s) read a stage ahead.
+// t / spans and UCOLS columns (spans = ceil((cols - j0 - w) / UCOLS); work-item (q, l) the
+// columns q, q + UC, ...); per column, lane l keeps T1 element (a + j0 + l, k) and the T2
+// elements flow through the lanes as in qr_tree_merge_panel (lane l takes T2 row s - l at
+// stage s), (c, s) read a stage ahead.
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_merge_update)(
     const ulong rows, const uint cols, const uint h, const uint levels, const uint wave,
     __global REAL *a, __global const REAL *cs)
 {
-    __local REAL inb[UC][MP];
-    __local REAL buf[2][UC][MP];
+    __local REAL inb[UCOLS][MP];
+    __local REAL buf[2][UCOLS][MP];
     const uint lid = get_local_id(0);
     const uint q = lid / MP, l = lid % MP;
     uint level = 0, j0 = 0;
@@ -1136,43 +1156,55 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_merge_up
     const int on = wave_task(rows, cols, h, levels, wave, 1, get_group_id(0), &level, &j0, &t);
     const uint w = on ? min((uint)MP, cols - j0) : 0;
     const uint k1 = j0 + w;
-    const uint spans = max((cols - k1 + UC - 1) / UC, 1u);
-    const ulong k = k1 + (ulong)(t % spans) * UC + q;
+    const uint spans = max((cols - k1 + UCOLS - 1) / UCOLS, 1u);
+    const ulong k0 = k1 + (ulong)(t % spans) * UCOLS;
     ulong ta, tb, kb;
     tree_merge(rows, cols, h, level, t / spans, &ta, &tb, &kb);
     const ulong rr = min(kb, (ulong)k1);
-    const int live = on && k < cols;
     const ulong j = j0 + l;
-    REAL x = live && l < w ? a[k * rows + ta + j] : (REAL)0;
+    REAL x[UCPT];
+    for (uint u = 0; u < UCPT; ++u) {
+        const ulong k = k0 + q + UC * u;
+        x[u] = on && k < cols && l < w ? a[k * rows + ta + j] : (REAL)0;
+    }
     const ulong stages = rr == 0 ? 0 : rr + w - 1;
     REAL cn, sn;
     merge_cs(cs, rows, tb, rr, w, j0, l, 0, &cn, &sn);
     for (ulong s = 0; s < stages; ++s) {
         const uint p = s & 1;
         if (s % MP == 0 && s < rr) {
-            inb[q][l] = live && s + l < rr ? a[k * rows + tb + s + l] : (REAL)0;
+            for (uint u = 0; u < UCPT; ++u) {
+                const ulong k = k0 + q + UC * u;
+                inb[q + UC * u][l] = k < cols && s + l < rr ? a[k * rows + tb + s + l] : (REAL)0;
+            }
             barrier(CLK_LOCAL_MEM_FENCE);
         }
         const REAL cr = cn, sr = sn;
         merge_cs(cs, rows, tb, rr, w, j0, l, s + 1, &cn, &sn);
         const long i = (long)s - (long)l;
         if (l < w && i >= 0 && i < (long)rr) {
-            REAL y = l == 0 ? inb[q][s % MP] : buf[p][q][l - 1];
-            const REAL x2 = cr * x + sr * y;
-            y = cr * y - sr * x;
-            x = x2;
-            if (l == w - 1) {
-                if (live) {
-                    a[k * rows + tb + i] = y;
+            for (uint u = 0; u < UCPT; ++u) {
+                const uint col = q + UC * u;
+                REAL y = l == 0 ? inb[col][s % MP] : buf[p][col][l - 1];
+                const REAL x2 = cr * x[u] + sr * y;
+                y = cr * y - sr * x[u];
+                x[u] = x2;
+                if (l == w - 1) {
+                    if (k0 + col < cols) {
+                        a[(k0 + col) * rows + tb + i] = y;
+                    }
+                } else {
+                    buf[1 - p][col][l] = y;
                 }
-            } else {
-                buf[1 - p][q][l] = y;
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (live && l < w) {
-        a[k * rows + ta + j] = x;
+    for (uint u = 0; u < UCPT; ++u) {
+        const ulong k = k0 + q + UC * u;
+        if (on && k < cols && l < w) {
+            a[k * rows + ta + j] = x[u];
+        }
     }
 }
 

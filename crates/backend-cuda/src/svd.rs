@@ -7,6 +7,7 @@ use trident_core::svd::driver::{
     check_gather, check_top, copy_rows_len, flat_qr_steps, mat_mul_schedule, JacobiParams,
     JacobiPlan, JacobiStats, SvdKernels,
 };
+use trident_core::svd::tree::UPDATE_COLS;
 use trident_core::svd::{negligible_gram, QrOrder, TreePlan, MERGE_PANEL};
 use trident_core::{
     DenseView, Error, Qr, QrFactors, QrOptions, Result, Svd, SvdOptions, SvdResult,
@@ -234,7 +235,7 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
                         let mut args = update_k.builder();
                         args.arg(rows as u64).arg(cols32).arg(h32).arg(j032);
                         args.arg(&a.buf).arg(&cs);
-                        let groups = plan.panels * right.div_ceil(WG as usize / MERGE_PANEL);
+                        let groups = plan.panels * right.div_ceil(UPDATE_COLS);
                         // SAFETY: (u64 rows, uint cols, uint h, uint j0, T *a, const T *cs)
                         // as qr_tree_leaf_update takes; block t takes leaf t / spans < panels
                         // and columns below cols (the rest idle), so it touches rows of that
@@ -246,12 +247,11 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
             let panel_k = self.kernel::<T>(Module::Svd, "qr_tree_merge_panel")?;
             let update_k = self.kernel::<T>(Module::Svd, "qr_tree_merge_update")?;
             let levels32 = u32_of(plan.levels, "merge levels")?;
-            let upd_cols = WG as usize / MERGE_PANEL;
             for wave in 0..plan.merge_waves() {
                 let wave32 = u32_of(wave, "merge wave")?;
                 let groups: usize = plan
                     .wave_tasks(wave)
-                    .map(|(l, j0)| plan.wave_groups(l, j0, false, upd_cols))
+                    .map(|(l, j0)| plan.wave_groups(l, j0, false, UPDATE_COLS))
                     .sum();
                 let mut args = panel_k.builder();
                 args.arg(rows as u64)
@@ -268,7 +268,7 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
                 unsafe { Self::svd_launch_wg(&mut args, groups, QWG)? };
                 let groups: usize = plan
                     .wave_tasks(wave)
-                    .map(|(l, j0)| plan.wave_groups(l, j0, true, upd_cols))
+                    .map(|(l, j0)| plan.wave_groups(l, j0, true, UPDATE_COLS))
                     .sum();
                 if groups > 0 {
                     let mut args = update_k.builder();

@@ -9,6 +9,7 @@ use trident_core::svd::driver::{
     check_gather, check_top, copy_rows_len, flat_qr_steps, mat_mul_schedule, to_col_major,
     JacobiParams, JacobiPlan, JacobiStats, SvdKernels,
 };
+use trident_core::svd::tree::UPDATE_COLS;
 use trident_core::svd::{negligible_gram, QrOrder, TreePlan, MERGE_PANEL};
 use trident_core::{
     DenseView, DeviceVectors, Error, Qr, QrFactors, QrOptions, Result, Svd, SvdOptions, SvdResult,
@@ -240,7 +241,7 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                             .arg(j032)
                             .arg(&a.buf)
                             .arg(&cs);
-                        let groups = plan.panels * right.div_ceil(WG / MERGE_PANEL);
+                        let groups = plan.panels * right.div_ceil(UPDATE_COLS);
                         let dims = LaunchDims::new([groups * WG], Some([WG]));
                         // SAFETY: (ulong rows, uint cols, uint h, uint j0, REAL *a,
                         // const REAL *cs) as qr_tree_leaf_update takes; group t takes leaf
@@ -254,12 +255,11 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
             let panel_k = self.svd_kernel::<T>("qr_tree_merge_panel")?;
             let update_k = self.svd_kernel::<T>("qr_tree_merge_update")?;
             let levels32 = u32_of(plan.levels, "merge levels")?;
-            let upd_cols = WG / MERGE_PANEL;
             for wave in 0..plan.merge_waves() {
                 let wave32 = u32_of(wave, "merge wave")?;
                 let groups: usize = plan
                     .wave_tasks(wave)
-                    .map(|(l, j0)| plan.wave_groups(l, j0, false, upd_cols))
+                    .map(|(l, j0)| plan.wave_groups(l, j0, false, UPDATE_COLS))
                     .sum();
                 let mut args = panel_k.builder();
                 args.arg(rows as u64)
@@ -278,7 +278,7 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                 unsafe { args.launch(&self.queue, dims) }?;
                 let groups: usize = plan
                     .wave_tasks(wave)
-                    .map(|(l, j0)| plan.wave_groups(l, j0, true, upd_cols))
+                    .map(|(l, j0)| plan.wave_groups(l, j0, true, UPDATE_COLS))
                     .sum();
                 if groups > 0 {
                     let mut args = update_k.builder();
