@@ -35,15 +35,16 @@
 //                 const REAL *w, REAL *gpart)
 //   svd_pair_rotate(uint b, uint chunks, REAL tol, REAL tiny, const REAL *gpart, REAL *qbuf,
 //                   uint *off_bits, uint *gmax_bits)
-//   svd_pair_apply(ulong rows, uint cols, uint b, uint nb, uint round, uint chunks,
-//                  const REAL *qbuf, REAL *x)
+//   svd_pair_apply(ulong rows, ulong vrows, uint cols, uint b, uint nb, uint round,
+//                  uint chunks, const REAL *qbuf, REAL *w, REAL *v)
 //       The same round split over `chunks` work-groups per pair (JacobiPlan::chunks; rows in
 //       chunks of ceil(rows / chunks) rounded up to TILE): group k chunks + c writes the
 //       P x P Gram partial of its rows to gpart[(k chunks + c) P^2 ..]; group k of
 //       svd_pair_rotate sums the partials (c in order), does what svd_jacobi_round does to the
 //       Gram matrix (cosines, inner sweeps, REORTH) and writes Q (row-major P x P) and the
 //       "rotated" flag to qbuf[k (P^2 + 1) ..]; svd_pair_apply's group k chunks + c applies
-//       it to its rows of x (run for w, then for v with rows = vrows).
+//       it to its rows of w, group (nb / 2 + k) chunks + c to its rows of v (vrows rows; the
+//       host launches those groups when vrows > 0).
 //   svd_column_norms(ulong rows, uint cols, const REAL *w, REAL *norms)
 //       Work-group j: norms[j] = ||column j of w||, summed in double where the device has
 //       it (CUDA always; OpenCL with cl_khr_fp64), rounded to REAL once.
@@ -536,23 +537,29 @@ __device__ void svd_pair_rotate(const uint b, const uint chunks, const T tol, co
 }
 
 template <typename T>
-__device__ void svd_pair_apply(const u64 rows, const uint cols, const uint b, const uint nb,
-                               const uint round, const uint chunks, const T *qbuf, T *x) {
+__device__ void svd_pair_apply(const u64 rows, const u64 vrows, const uint cols, const uint b,
+                               const uint nb, const uint round, const uint chunks, const T *qbuf,
+                               T *w, T *v) {
     __shared__ T tile[P * (TILE + 1)];
     __shared__ T q[P * LD];
     const uint lid = threadIdx.x;
-    const uint grp = blockIdx.x;
+    // The first nb / 2 chunks groups take w, the rest v.
+    const u64 wgroups = (u64)(nb / 2) * chunks;
+    const bool on_v = blockIdx.x >= wgroups;
+    const u64 grp = on_v ? blockIdx.x - wgroups : blockIdx.x;
+    T *x = on_v ? v : w;
+    const u64 xrows = on_v ? vrows : rows;
     const u64 k = grp / chunks;
     uint bi, bj;
     rr_pair(nb, round, (uint)k, &bi, &bj);
     u64 r_begin, r_end;
-    chunk_rows(rows, chunks, grp % chunks, &r_begin, &r_end);
+    chunk_rows(xrows, chunks, (uint)(grp % chunks), &r_begin, &r_end);
     for (uint e = lid; e < P * P; e += WG) {
         q[(e / P) * LD + e % P] = qbuf[k * (P * P + 1) + e];
     }
     const int any = qbuf[k * (P * P + 1) + P * P] != T(0);
     __syncthreads();
-    apply_q(x, rows, r_begin, r_end, b, bi, bj, cols, tile, q, any);
+    apply_q(x, xrows, r_begin, r_end, b, bi, bj, cols, tile, q, any);
 }
 
 // dst[j dst_rows + i] = src[j src_rows + i] for i < nrows, j < cols; 0 where i > j when
@@ -1342,8 +1349,9 @@ __device__ void qr_tree_leaf_q_local(const u64 rows, const uint qcols, const uin
         svd_pair_rotate<T>(b, chunks, tol, tiny, gpart, qbuf, off_bits, gmax_bits);            \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(WG) svd_pair_apply_##S(                       \
-        u64 rows, uint cols, uint b, uint nb, uint round, uint chunks, const T *qbuf, T *x) {  \
-        svd_pair_apply<T>(rows, cols, b, nb, round, chunks, qbuf, x);                          \
+        u64 rows, u64 vrows, uint cols, uint b, uint nb, uint round, uint chunks,              \
+        const T *qbuf, T *w, T *v) {                                                           \
+        svd_pair_apply<T>(rows, vrows, cols, b, nb, round, chunks, qbuf, w, v);                \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(WG) svd_copy_rows_##S(                        \
         u64 src_rows, u64 dst_rows, u64 nrows, uint cols, uint upper, const T *src, T *dst) {  \

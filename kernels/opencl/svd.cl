@@ -29,15 +29,16 @@
 //                 const REAL *w, REAL *gpart)
 //   svd_pair_rotate(uint b, uint chunks, REAL tol, REAL tiny, const REAL *gpart, REAL *qbuf,
 //                   uint *off_bits, uint *gmax_bits)
-//   svd_pair_apply(ulong rows, uint cols, uint b, uint nb, uint round, uint chunks,
-//                  const REAL *qbuf, REAL *x)
+//   svd_pair_apply(ulong rows, ulong vrows, uint cols, uint b, uint nb, uint round,
+//                  uint chunks, const REAL *qbuf, REAL *w, REAL *v)
 //       The same round split over `chunks` work-groups per pair (JacobiPlan::chunks; rows in
 //       chunks of ceil(rows / chunks) rounded up to TILE): group k chunks + c writes the
 //       P x P Gram partial of its rows to gpart[(k chunks + c) P^2 ..]; group k of
 //       svd_pair_rotate sums the partials (c in order), does what svd_jacobi_round does to the
 //       Gram matrix (cosines, inner sweeps, REORTH) and writes Q (row-major P x P) and the
 //       "rotated" flag to qbuf[k (P^2 + 1) ..]; svd_pair_apply's group k chunks + c applies
-//       it to its rows of x (run for w, then for v with rows = vrows).
+//       it to its rows of w, group (nb / 2 + k) chunks + c to its rows of v (vrows rows; the
+//       host launches those groups when vrows > 0).
 //   svd_column_norms(ulong rows, uint cols, const REAL *w, REAL *norms)
 //       Work-group j: norms[j] = ||column j of w||, summed in double where the device has
 //       it (cl_khr_fp64), rounded to REAL once.
@@ -552,24 +553,30 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_pair_rotate)
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_pair_apply)(
-    const ulong rows, const uint cols, const uint b, const uint nb, const uint round,
-    const uint chunks, __global const REAL *qbuf, __global REAL *x)
+    const ulong rows, const ulong vrows, const uint cols, const uint b, const uint nb,
+    const uint round, const uint chunks, __global const REAL *qbuf, __global REAL *w,
+    __global REAL *v)
 {
     __local REAL tile[P * (TILE + 1)];
     __local REAL q[P * LD];
     const uint lid = get_local_id(0);
-    const uint grp = get_group_id(0);
+    // The first nb / 2 chunks groups take w, the rest v.
+    const ulong wgroups = (ulong)(nb / 2) * chunks;
+    const int on_v = get_group_id(0) >= wgroups;
+    const ulong grp = on_v ? get_group_id(0) - wgroups : get_group_id(0);
+    __global REAL *x = on_v ? v : w;
+    const ulong xrows = on_v ? vrows : rows;
     const ulong k = grp / chunks;
     uint bi, bj;
     rr_pair(nb, round, k, &bi, &bj);
     ulong r_begin, r_end;
-    chunk_rows(rows, chunks, grp % chunks, &r_begin, &r_end);
+    chunk_rows(xrows, chunks, (uint)(grp % chunks), &r_begin, &r_end);
     for (uint e = lid; e < P * P; e += WG) {
         q[(e / P) * LD + e % P] = qbuf[k * (P * P + 1) + e];
     }
     const int any = qbuf[k * (P * P + 1) + P * P] != (REAL)0;
     barrier(CLK_LOCAL_MEM_FENCE);
-    apply_q(x, rows, r_begin, r_end, b, bi, bj, cols, tile, q, any);
+    apply_q(x, xrows, r_begin, r_end, b, bi, bj, cols, tile, q, any);
 }
 
 // dst[j dst_rows + i] = src[j src_rows + i] for i < nrows, j < cols; 0 where i > j when

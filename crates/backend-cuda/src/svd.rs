@@ -478,21 +478,18 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
                     // qbuf[k (P² + 1) ..][..= P²] (pairs (P² + 1) values); flags has 2
                     // entries, gmax 1.
                     unsafe { Self::svd_launch(&mut args, pairs)? };
-                    for (x, xrows) in [(&w.buf, rows), (vbuf, vrows)] {
-                        if xrows == 0 {
-                            continue;
-                        }
-                        let kernel = self.kernel::<T>(Module::Svd, "svd_pair_apply")?;
-                        let mut args = kernel.builder();
-                        args.arg(xrows as u64).arg(cols32).arg(b as u32).arg(nb32);
-                        args.arg(round32).arg(chunks32).arg(qbuf).arg(x);
-                        // SAFETY: (u64 rows, uint cols, uint b, uint nb, uint round,
-                        // uint chunks, const T *qbuf, T *x) as svd_pair_apply takes; block
-                        // k chunks + c reads qbuf[k (P² + 1) ..][..= P²] and rewrites pair k's
-                        // columns (< cols) in its chunk of the xrows rows of x (w: rows x cols;
-                        // v: vrows x cols).
-                        unsafe { Self::svd_launch(&mut args, pairs * chunks)? };
-                    }
+                    let kernel = self.kernel::<T>(Module::Svd, "svd_pair_apply")?;
+                    let mut args = kernel.builder();
+                    args.arg(rows as u64).arg(vrows as u64).arg(cols32);
+                    args.arg(b as u32).arg(nb32).arg(round32).arg(chunks32);
+                    args.arg(qbuf).arg(&w.buf).arg(vbuf);
+                    let sides = if vrows > 0 { 2 } else { 1 };
+                    // SAFETY: (u64 rows, u64 vrows, uint cols, uint b, uint nb, uint round,
+                    // uint chunks, const T *qbuf, T *w, T *v) as svd_pair_apply takes; block
+                    // k chunks + c (and pairs chunks more when vrows > 0, for v) reads
+                    // qbuf[k (P² + 1) ..][..= P²] and rewrites pair k's columns (< cols) in
+                    // its chunk of the rows of w (rows x cols) or v (vrows x cols).
+                    unsafe { Self::svd_launch(&mut args, sides * pairs * chunks)? };
                     continue;
                 }
                 let kernel = self.kernel::<T>(Module::Svd, "svd_jacobi_round")?;

@@ -506,31 +506,29 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                     // writes qbuf[k (P² + 1) ..][..= P²] (pairs (P² + 1) values); flags has 2
                     // entries, gmax 1.
                     unsafe { args.launch(&self.queue, LaunchDims::new([pairs * WG], Some([WG]))) }?;
-                    for (x, xrows) in [(&w.buf, rows), (vbuf, vrows)] {
-                        if xrows == 0 {
-                            continue;
-                        }
-                        let mut args = self.svd_kernel::<T>("svd_pair_apply")?.builder();
-                        args.arg(xrows as u64)
-                            .arg(cols32)
-                            .arg(b as u32)
-                            .arg(nb32)
-                            .arg(round32)
-                            .arg(chunks32)
-                            .arg(qbuf)
-                            .arg(x);
-                        // SAFETY: (ulong rows, uint cols, uint b, uint nb, uint round,
-                        // uint chunks, REAL *qbuf, REAL *x) as svd_pair_apply takes; group
-                        // k chunks + c reads qbuf[k (P² + 1) ..][..= P²] and rewrites pair
-                        // k's columns (< cols) in its chunk of the xrows rows of x (w: rows x
-                        // cols; v: vrows x cols).
-                        unsafe {
-                            args.launch(
-                                &self.queue,
-                                LaunchDims::new([pairs * chunks * WG], Some([WG])),
-                            )
-                        }?;
-                    }
+                    let mut args = self.svd_kernel::<T>("svd_pair_apply")?.builder();
+                    args.arg(rows as u64)
+                        .arg(vrows as u64)
+                        .arg(cols32)
+                        .arg(b as u32)
+                        .arg(nb32)
+                        .arg(round32)
+                        .arg(chunks32)
+                        .arg(qbuf)
+                        .arg(&w.buf)
+                        .arg(vbuf);
+                    let sides = if vrows > 0 { 2 } else { 1 };
+                    // SAFETY: (ulong rows, ulong vrows, uint cols, uint b, uint nb, uint round,
+                    // uint chunks, REAL *qbuf, REAL *w, REAL *v) as svd_pair_apply takes;
+                    // group k chunks + c (and pairs chunks more when vrows > 0, for v) reads
+                    // qbuf[k (P² + 1) ..][..= P²] and rewrites pair k's columns (< cols) in
+                    // its chunk of the rows of w (rows x cols) or v (vrows x cols).
+                    unsafe {
+                        args.launch(
+                            &self.queue,
+                            LaunchDims::new([sides * pairs * chunks * WG], Some([WG])),
+                        )
+                    }?;
                     continue;
                 }
                 let mut args = kernel.builder();

@@ -665,6 +665,7 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
                 let (lo, hi) = sigma
                     .iter()
                     .fold((f64::INFINITY, 0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+                trace.phase(k, "J's column norms")?;
                 match (&a_kept, &v) {
                     (Some(a0), Some(vf)) if hi > 0.0 && lo * AV_MAX_COND >= hi => {
                         let w = k.mat_mul(a0, vf)?;
