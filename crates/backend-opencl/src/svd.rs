@@ -257,10 +257,7 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
             let levels32 = u32_of(plan.levels, "merge levels")?;
             for wave in 0..plan.merge_waves() {
                 let wave32 = u32_of(wave, "merge wave")?;
-                let groups: usize = plan
-                    .wave_tasks(wave)
-                    .map(|(l, j0)| plan.wave_groups(l, j0, false, UPDATE_COLS))
-                    .sum();
+                let groups = plan.wave_groups(wave, false);
                 let mut args = panel_k.builder();
                 args.arg(rows as u64)
                     .arg(cols32)
@@ -276,10 +273,7 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                 // (groups past them idle), touching rows a + j, b + i < rows (b + i < rows by
                 // kb) of columns j0 .. j0 + 32 (< cols), and cs at those (row, column) pairs.
                 unsafe { args.launch(&self.queue, dims) }?;
-                let groups: usize = plan
-                    .wave_tasks(wave)
-                    .map(|(l, j0)| plan.wave_groups(l, j0, true, UPDATE_COLS))
-                    .sum();
+                let groups = plan.wave_groups(wave, true);
                 if groups > 0 {
                     let mut args = update_k.builder();
                     args.arg(rows as u64)

@@ -160,15 +160,23 @@ impl TreePlan {
     }
 
     /// Work-groups of one merge panel at `level`, columns from `j0`: the panel kernel's one
-    /// per merge, or (`update`) the update kernel's one per merge and `upd_cols` columns right
-    /// of the panel (none when the panel is the last).
-    pub fn wave_groups(&self, level: usize, j0: usize, update: bool, upd_cols: usize) -> usize {
+    /// per merge, or (`update`) the update kernel's one per merge and [`UPDATE_COLS`]
+    /// columns right of the panel (none when the panel is the last).
+    pub fn panel_groups(&self, level: usize, j0: usize, update: bool) -> usize {
         let merges = self.merges(level);
         if !update {
             return merges;
         }
         let right = self.cols.saturating_sub(j0 + MERGE_PANEL);
-        merges * right.div_ceil(upd_cols.max(1))
+        merges * right.div_ceil(UPDATE_COLS)
+    }
+
+    /// Work-groups of the panel (or `update`) launch of merge wave `wave`: its panels'
+    /// [`Self::panel_groups`], in the order of [`Self::wave_tasks`].
+    pub fn wave_groups(&self, wave: usize, update: bool) -> usize {
+        self.wave_tasks(wave)
+            .map(|(l, j0)| self.panel_groups(l, j0, update))
+            .sum()
     }
 
     /// Columns of `q` per work-group when the rotations of `groups` leaves or merges (one
@@ -345,10 +353,10 @@ mod tests {
                     let p = j0 / MERGE_PANEL;
                     assert!(wave_of[l][p].replace(w).is_none(), "({l}, {p}) twice");
                     let right = cols.saturating_sub(j0 + MERGE_PANEL);
-                    assert_eq!(plan.wave_groups(l, j0, false, 8), plan.merges(l));
+                    assert_eq!(plan.panel_groups(l, j0, false), plan.merges(l));
                     assert_eq!(
-                        plan.wave_groups(l, j0, true, 8),
-                        plan.merges(l) * right.div_ceil(8)
+                        plan.panel_groups(l, j0, true),
+                        plan.merges(l) * right.div_ceil(UPDATE_COLS)
                     );
                 }
             }
