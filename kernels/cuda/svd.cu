@@ -18,7 +18,8 @@
 // Kernel arguments (both files, both precisions):
 //
 //   svd_jacobi_round(ulong rows, uint cols, uint b, uint nb, uint round, REAL tol, REAL tiny,
-//                    REAL *w, REAL *v, ulong vrows, uint *off_bits, uint *gmax_bits)
+//                    REAL noise_rel, REAL *w, REAL *v, ulong vrows, uint *off_bits,
+//                    uint *gmax_bits)
 //       One round of one sweep: work-group k (of nb / 2) takes block pair k of round
 //       `round` of the round-robin order on nb blocks of b <= BMAX columns (blocks past
 //       cols are empty), forms the 2b x 2b Gram matrix of the pair's columns of w in local
@@ -28,13 +29,14 @@
 //       off_bits[1] = 1 when it is > tol (the sweep is then not the converged one), and if so
 //       runs INNER_SWEEPS round-robin Jacobi sweeps on the Gram matrix accumulating
 //       the rotations in Q (NOISE_INNER_SWEEPS when a squared column norm lies in (tiny,
-//       eps^1.5 gmax], gmax the largest seen: gmax_bits[0], the float's bits, raised by every
-//       pair to its own largest and kept by the host across sweeps), then applies
+//       noise_rel gmax], noise_rel = trident_core::svd::noise_level, gmax the largest seen:
+//       gmax_bits[0], the float's bits, raised by every pair to its own largest and kept by
+//       the host across sweeps), then applies
 //       [w_I w_J] <- [w_I w_J] Q and, when vrows > 0, the same to v (vrows rows).
 //   svd_pair_gram(ulong rows, uint cols, uint b, uint nb, uint round, uint chunks,
 //                 const REAL *w, REAL *gpart)
-//   svd_pair_rotate(uint b, uint chunks, REAL tol, REAL tiny, const REAL *gpart, REAL *qbuf,
-//                   uint *off_bits, uint *gmax_bits)
+//   svd_pair_rotate(uint b, uint chunks, REAL tol, REAL tiny, REAL noise_rel,
+//                   const REAL *gpart, REAL *qbuf, uint *off_bits, uint *gmax_bits)
 //   svd_pair_apply(ulong rows, ulong vrows, uint cols, uint b, uint nb, uint round,
 //                  uint chunks, const REAL *qbuf, REAL *w, REAL *v)
 //       The same round split over `chunks` work-groups per pair (JacobiPlan::chunks; rows in
@@ -82,10 +84,11 @@
 //       Tree QR (trident_core::svd::tree), leaves: leaf p is the panel of rows p h ..
 //       min(p h + h, rows), reduced by the Sameh-Kuck order inside it, taken column by
 //       column in panels of MP = 32 columns j0 = 0, 32, ... (in order): _panel (QWG
-//       threads, one block per leaf) makes the rotations of columns j0 .. j0 + 32 and applies
-//       them to those columns; _update (WG threads, UCOLS = 32 columns each, 4 per thread: leaves x
-//       ceil((cols - j0 - 32) / 32) blocks, launched when columns remain) applies them to the
-//       columns right of the panel. (c, s) of the rotation zeroing (g, j) to cs[2 (j rows + g)].
+//       threads, one block per leaf) makes the rotations of columns j0 .. j0 + 32 and
+//       applies them to those columns; _update (WG threads, UCOLS = 32 columns each, 4 per
+//       thread: leaves x ceil((cols - j0 - 32) / 32) blocks, launched when columns remain)
+//       applies them to the columns right of the panel. (c, s) of the rotation zeroing
+//       (g, j) to cs[2 (j rows + g)].
 //   qr_tree_merge_panel(ulong rows, uint cols, uint h, uint levels, uint wave, REAL *a,
 //                       REAL *cs)
 //   qr_tree_merge_update(ulong rows, uint cols, uint h, uint levels, uint wave, REAL *a,
@@ -97,9 +100,9 @@
 //       launches waves 0 .. levels + ceil(cols / MP) - 1 in order, _panel then _update):
 //       _panel (QWG threads, one block per merge of every panel of the wave) makes the
 //       panel's rotations and applies them to its columns; _update (WG threads, UCOLS =
-//       32 columns each, 4 per thread: merges x ceil((cols - j0 - 32) / 32) blocks per panel of the wave)
-//       applies them to the columns right of the panel. Blocks past the wave's
-//       panels idle.
+//       32 columns each, 4 per thread: merges x ceil((cols - j0 - 32) / 32) blocks per
+//       panel of the wave) applies them to the columns right of the panel. Blocks
+//       past the wave's panels idle.
 //   qr_tree_merge_q(ulong rows, uint qcols, uint cols, uint h, uint level, uint j0,
 //                   REAL *q, const REAL *cs)
 //       The transposed rotations of merge panel j0 of one level, in reverse order, on the
@@ -135,13 +138,10 @@ constexpr uint LD = P + 1;
 static_assert(TILE == P, "REORTH keeps a P x LD matrix in tile");
 static_assert(P == 32 && WG == 256, "gram_rows and apply_q give each thread a 2 x 2 block of a 32 x 32 result");
 // Inner sweeps per pair visit; NOISE_INNER_SWEEPS for a pair holding a rank-deficiency noise
-// column (squared norm in (tiny, NOISE_REL gmax]: trident_core::svd::{INNER_SWEEPS,
-// NOISE_INNER_SWEEPS, noise_level}).
+// column (squared norm in (tiny, noise_rel gmax], noise_rel from the host):
+// trident_core::svd::{INNER_SWEEPS, NOISE_INNER_SWEEPS, noise_level}.
 constexpr uint INNER_SWEEPS = 1;
 constexpr uint NOISE_INNER_SWEEPS = 2;
-template <typename T> __device__ __forceinline__ T noise_rel();
-template <> __device__ __forceinline__ float noise_rel<float>() { return 4.1159e-11f; }      // eps^1.5
-template <> __device__ __forceinline__ double noise_rel<double>() { return 3.3087224502121107e-24; }
 
 // Pair k of round r of the round-robin tournament on n (even) players, smaller first.
 __device__ __forceinline__ void rr_pair(uint n, uint r, uint k, uint *x, uint *y) {
@@ -315,7 +315,7 @@ __device__ T max_cosine(const T *g, T *red, uint p, T tiny) {
 // tile (P x LD) is scratch. Returns whether any rotation was made (uniform).
 template <typename T>
 __device__ int pair_rotation(T *g, T *q, T *red, T *rot, T *tile, unsigned char *pairs, uint b,
-                             T tol, T tiny, uint *off_bits, uint *gmax_bits) {
+                             T tol, T tiny, T noise_rel, uint *off_bits, uint *gmax_bits) {
     const uint lid = threadIdx.x;
     const uint p = 2 * b;
     // The round-robin pairs of the inner rounds, once (made visible by the reduction's
@@ -336,7 +336,7 @@ __device__ int pair_rotation(T *g, T *q, T *red, T *rot, T *tile, unsigned char 
             gd = fmax(gd, g[x * LD + x]);
         }
         const T seen = (T)__uint_as_float(atomicMax(gmax_bits, __float_as_uint((float)gd)));
-        tile[0] = fmax(seen, gd) * noise_rel<T>();
+        tile[0] = fmax(seen, gd) * noise_rel;
     }
     // Largest cosine of the fresh Gram matrix.
     const T off = max_cosine(g, red, p, tiny);
@@ -455,8 +455,8 @@ __device__ int pair_rotation(T *g, T *q, T *red, T *rot, T *tile, unsigned char 
 
 template <typename T>
 __device__ void svd_jacobi_round(const u64 rows, const uint cols, const uint b, const uint nb,
-                                 const uint round, const T tol, const T tiny, T *w, T *v,
-                                 const u64 vrows, uint *off_bits, uint *gmax_bits) {
+                                 const uint round, const T tol, const T tiny, const T noise_rel,
+                                 T *w, T *v, const u64 vrows, uint *off_bits, uint *gmax_bits) {
     __shared__ T tile[P * (TILE + 1)];
     __shared__ T g[P * LD];
     __shared__ T q[P * LD];
@@ -479,7 +479,8 @@ __device__ void svd_jacobi_round(const u64 rows, const uint cols, const uint b, 
         q[x * LD + y] = x == y ? T(1) : T(0);
     }
     __syncthreads();
-    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, off_bits, gmax_bits);
+    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, noise_rel, off_bits,
+                                  gmax_bits);
     apply_q(w, rows, 0, rows, b, bi, bj, cols, tile, q, any);
     apply_q(v, vrows, 0, vrows, b, bi, bj, cols, tile, q, any);
 }
@@ -508,7 +509,8 @@ __device__ void svd_pair_gram(const u64 rows, const uint cols, const uint b, con
 
 template <typename T>
 __device__ void svd_pair_rotate(const uint b, const uint chunks, const T tol, const T tiny,
-                                const T *gpart, T *qbuf, uint *off_bits, uint *gmax_bits) {
+                                const T noise_rel, const T *gpart, T *qbuf, uint *off_bits,
+                                uint *gmax_bits) {
     __shared__ T tile[P * (TILE + 1)];
     __shared__ T g[P * LD];
     __shared__ T q[P * LD];
@@ -527,7 +529,8 @@ __device__ void svd_pair_rotate(const uint b, const uint chunks, const T tol, co
         q[x * LD + y] = x == y ? T(1) : T(0);
     }
     __syncthreads();
-    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, off_bits, gmax_bits);
+    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, noise_rel, off_bits,
+                                  gmax_bits);
     for (uint e = lid; e < P * P; e += WG) {
         qbuf[k * (P * P + 1) + e] = q[(e / P) * LD + e % P];
     }
@@ -1335,18 +1338,19 @@ __device__ void qr_tree_leaf_q_local(const u64 rows, const uint qcols, const uin
 #define TRIDENT_SVD_KERNELS(T, S)                                                              \
     extern "C" __global__ void __launch_bounds__(WG)                                           \
         svd_jacobi_round_##S(u64 rows, uint cols, uint b, uint nb, uint round, T tol, T tiny, \
-                             T *w, T *v, u64 vrows, uint *off_bits, uint *gmax_bits) {       \
-        svd_jacobi_round<T>(rows, cols, b, nb, round, tol, tiny, w, v, vrows, off_bits,        \
-                            gmax_bits);                                                        \
+                             T noise_rel, T *w, T *v, u64 vrows, uint *off_bits,             \
+                             uint *gmax_bits) {                                              \
+        svd_jacobi_round<T>(rows, cols, b, nb, round, tol, tiny, noise_rel, w, v, vrows,       \
+                            off_bits, gmax_bits);                                              \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(WG) svd_pair_gram_##S(                        \
         u64 rows, uint cols, uint b, uint nb, uint round, uint chunks, const T *w, T *gpart) { \
         svd_pair_gram<T>(rows, cols, b, nb, round, chunks, w, gpart);                          \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(WG) svd_pair_rotate_##S(                      \
-        uint b, uint chunks, T tol, T tiny, const T *gpart, T *qbuf, uint *off_bits,           \
-        uint *gmax_bits) {                                                                     \
-        svd_pair_rotate<T>(b, chunks, tol, tiny, gpart, qbuf, off_bits, gmax_bits);            \
+        uint b, uint chunks, T tol, T tiny, T noise_rel, const T *gpart, T *qbuf,              \
+        uint *off_bits, uint *gmax_bits) {                                                     \
+        svd_pair_rotate<T>(b, chunks, tol, tiny, noise_rel, gpart, qbuf, off_bits, gmax_bits); \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(WG) svd_pair_apply_##S(                       \
         u64 rows, u64 vrows, uint cols, uint b, uint nb, uint round, uint chunks,              \

@@ -12,7 +12,8 @@
 // Kernel arguments (both files, both precisions):
 //
 //   svd_jacobi_round(ulong rows, uint cols, uint b, uint nb, uint round, REAL tol, REAL tiny,
-//                    REAL *w, REAL *v, ulong vrows, uint *off_bits, uint *gmax_bits)
+//                    REAL noise_rel, REAL *w, REAL *v, ulong vrows, uint *off_bits,
+//                    uint *gmax_bits)
 //       One round of one sweep: work-group k (of nb / 2) takes block pair k of round
 //       `round` of the round-robin order on nb blocks of b <= BMAX columns (blocks past
 //       cols are empty), forms the 2b x 2b Gram matrix of the pair's columns of w in local
@@ -22,13 +23,14 @@
 //       off_bits[1] = 1 when it is > tol (the sweep is then not the converged one), and if so
 //       runs INNER_SWEEPS round-robin Jacobi sweeps on the Gram matrix accumulating
 //       the rotations in Q (NOISE_INNER_SWEEPS when a squared column norm lies in (tiny,
-//       eps^1.5 gmax], gmax the largest seen: gmax_bits[0], the float's bits, raised by every
-//       pair to its own largest and kept by the host across sweeps), then applies
+//       noise_rel gmax], noise_rel = trident_core::svd::noise_level, gmax the largest seen:
+//       gmax_bits[0], the float's bits, raised by every pair to its own largest and kept by
+//       the host across sweeps), then applies
 //       [w_I w_J] <- [w_I w_J] Q and, when vrows > 0, the same to v (vrows rows).
 //   svd_pair_gram(ulong rows, uint cols, uint b, uint nb, uint round, uint chunks,
 //                 const REAL *w, REAL *gpart)
-//   svd_pair_rotate(uint b, uint chunks, REAL tol, REAL tiny, const REAL *gpart, REAL *qbuf,
-//                   uint *off_bits, uint *gmax_bits)
+//   svd_pair_rotate(uint b, uint chunks, REAL tol, REAL tiny, REAL noise_rel,
+//                   const REAL *gpart, REAL *qbuf, uint *off_bits, uint *gmax_bits)
 //   svd_pair_apply(ulong rows, ulong vrows, uint cols, uint b, uint nb, uint round,
 //                  uint chunks, const REAL *qbuf, REAL *w, REAL *v)
 //       The same round split over `chunks` work-groups per pair (JacobiPlan::chunks; rows in
@@ -70,10 +72,11 @@
 //       Tree QR (trident_core::svd::tree), leaves: leaf p is the panel of rows p h ..
 //       min(p h + h, rows), reduced by the Sameh-Kuck order inside it, taken column by
 //       column in panels of MP = 32 columns j0 = 0, 32, ... (in order): _panel (QWG
-//       work-items, one group per leaf) makes the rotations of columns j0 .. j0 + 32 and applies
-//       them to those columns; _update (WG work-items, UCOLS = 32 columns each, 4 per work-item: leaves x
-//       ceil((cols - j0 - 32) / 32) groups, launched when columns remain) applies them to the
-//       columns right of the panel. (c, s) of the rotation zeroing (g, j) to cs[2 (j rows + g)].
+//       work-items, one group per leaf) makes the rotations of columns j0 .. j0 + 32 and
+//       applies them to those columns; _update (WG work-items, UCOLS = 32 columns each, 4 per
+//       work-item: leaves x ceil((cols - j0 - 32) / 32) groups, launched when columns remain)
+//       applies them to the columns right of the panel. (c, s) of the rotation zeroing
+//       (g, j) to cs[2 (j rows + g)].
 //   qr_tree_merge_panel(ulong rows, uint cols, uint h, uint levels, uint wave, REAL *a,
 //                       REAL *cs)
 //   qr_tree_merge_update(ulong rows, uint cols, uint h, uint levels, uint wave, REAL *a,
@@ -85,9 +88,9 @@
 //       launches waves 0 .. levels + ceil(cols / MP) - 1 in order, _panel then _update):
 //       _panel (QWG work-items, one group per merge of every panel of the wave) makes the
 //       panel's rotations and applies them to its columns; _update (WG work-items, UCOLS =
-//       32 columns each, 4 per work-item: merges x ceil((cols - j0 - 32) / 32) groups per panel of the wave)
-//       applies them to the columns right of the panel. Groups past the wave's
-//       panels idle.
+//       32 columns each, 4 per work-item: merges x ceil((cols - j0 - 32) / 32) groups per
+//       panel of the wave) applies them to the columns right of the panel. Groups
+//       past the wave's panels idle.
 //   qr_tree_merge_q(ulong rows, uint qcols, uint cols, uint h, uint level, uint j0,
 //                   REAL *q, const REAL *cs)
 //       The transposed rotations of merge panel j0 of one level, in reverse order, on the
@@ -137,15 +140,10 @@ typedef float WIDE;
 #error "gram_rows and apply_q give each thread a 2 x 2 block of a 32 x 32 result"
 #endif
 // Inner sweeps per pair visit; NOISE_INNER_SWEEPS for a pair holding a rank-deficiency noise
-// column (squared norm in (tiny, NOISE_REL gmax]: trident_core::svd::{INNER_SWEEPS,
-// NOISE_INNER_SWEEPS, noise_level}).
+// column (squared norm in (tiny, noise_rel gmax], noise_rel from the host):
+// trident_core::svd::{INNER_SWEEPS, NOISE_INNER_SWEEPS, noise_level}.
 #define INNER_SWEEPS 1
 #define NOISE_INNER_SWEEPS 2
-#ifdef TRIDENT_FP64
-#define NOISE_REL 3.3087224502121107e-24 // eps^1.5
-#else
-#define NOISE_REL 4.1159e-11f
-#endif
 
 // Pair k of round r of the round-robin tournament on n (even) players, smaller first.
 inline void rr_pair(uint n, uint r, uint k, uint *x, uint *y)
@@ -323,7 +321,7 @@ inline REAL max_cosine(__local const REAL *g, __local REAL *red, uint p, REAL ti
 // tile (P x LD) is scratch. Returns whether any rotation was made (uniform).
 inline int pair_rotation(__local REAL *g, __local REAL *q, __local REAL *red, __local REAL *rot,
                          __local REAL *tile, __local uchar *pairs, uint b, REAL tol, REAL tiny,
-                         __global uint *off_bits, __global uint *gmax_bits)
+                         REAL noise_rel, __global uint *off_bits, __global uint *gmax_bits)
 {
     const uint lid = get_local_id(0);
     const uint p = 2 * b;
@@ -345,7 +343,7 @@ inline int pair_rotation(__local REAL *g, __local REAL *q, __local REAL *red, __
             gd = fmax(gd, g[x * LD + x]);
         }
         const REAL seen = (REAL)as_float(atomic_max(gmax_bits, as_uint((float)gd)));
-        tile[0] = fmax(seen, gd) * NOISE_REL;
+        tile[0] = fmax(seen, gd) * noise_rel;
     }
     // Largest cosine of the fresh Gram matrix.
     const REAL off = max_cosine(g, red, p, tiny);
@@ -467,8 +465,8 @@ inline int pair_rotation(__local REAL *g, __local REAL *q, __local REAL *red, __
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_jacobi_round)(
     const ulong rows, const uint cols, const uint b, const uint nb, const uint round,
-    const REAL tol, const REAL tiny, __global REAL *w, __global REAL *v, const ulong vrows,
-    __global uint *off_bits, __global uint *gmax_bits)
+    const REAL tol, const REAL tiny, const REAL noise_rel, __global REAL *w, __global REAL *v,
+    const ulong vrows, __global uint *off_bits, __global uint *gmax_bits)
 {
     __local REAL tile[P * (TILE + 1)];
     __local REAL g[P * LD];
@@ -492,7 +490,8 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_jacobi_round
         q[x * LD + y] = x == y ? (REAL)1 : (REAL)0;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, off_bits, gmax_bits);
+    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, noise_rel, off_bits,
+                                  gmax_bits);
     apply_q(w, rows, 0, rows, b, bi, bj, cols, tile, q, any);
     apply_q(v, vrows, 0, vrows, b, bi, bj, cols, tile, q, any);
 }
@@ -521,7 +520,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_pair_gram)(
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_pair_rotate)(
-    const uint b, const uint chunks, const REAL tol, const REAL tiny,
+    const uint b, const uint chunks, const REAL tol, const REAL tiny, const REAL noise_rel,
     __global const REAL *gpart, __global REAL *qbuf, __global uint *off_bits,
     __global uint *gmax_bits)
 {
@@ -543,7 +542,8 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_pair_rotate)
         q[x * LD + y] = x == y ? (REAL)1 : (REAL)0;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, off_bits, gmax_bits);
+    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, noise_rel, off_bits,
+                                  gmax_bits);
     for (uint e = lid; e < P * P; e += WG) {
         qbuf[k * (P * P + 1) + e] = q[(e / P) * LD + e % P];
     }

@@ -7,8 +7,7 @@ use trident_core::svd::driver::{
     check_gather, check_top, copy_rows_len, flat_qr_steps, mat_mul_schedule, JacobiParams,
     JacobiPlan, JacobiStats, SvdKernels,
 };
-use trident_core::svd::tree::UPDATE_COLS;
-use trident_core::svd::{negligible_gram, QrOrder, TreePlan, MERGE_PANEL};
+use trident_core::svd::{negligible_gram, noise_level, QrOrder, TreePlan, MERGE_PANEL};
 use trident_core::{
     DenseView, Error, Qr, QrFactors, QrOptions, Result, Svd, SvdOptions, SvdResult,
 };
@@ -229,13 +228,12 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
                     // of columns j0 .. j0 + 32 (< cols) of a (rows cols values) and
                     // cs[2 (j rows + g) ..= +1] for those rows g and columns j (cs has
                     // 2 rows cols).
-                    unsafe { Self::svd_launch_wg(&mut args, plan.panels, QWG)? };
-                    let right = cols.saturating_sub(j0 + MERGE_PANEL);
-                    if right > 0 {
+                    unsafe { Self::svd_launch_wg(&mut args, plan.leaf_groups(j0, false), QWG)? };
+                    let groups = plan.leaf_groups(j0, true);
+                    if groups > 0 {
                         let mut args = update_k.builder();
                         args.arg(rows as u64).arg(cols32).arg(h32).arg(j032);
                         args.arg(&a.buf).arg(&cs);
-                        let groups = plan.panels * right.div_ceil(UPDATE_COLS);
                         // SAFETY: (u64 rows, uint cols, uint h, uint j0, T *a, const T *cs)
                         // as qr_tree_leaf_update takes; block t takes leaf t / spans < panels
                         // and columns below cols (the rest idle), so it touches rows of that
@@ -465,10 +463,11 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
                     args.arg(b as u32).arg(chunks32);
                     real(&mut args, T::from_f64(p.tol));
                     real(&mut args, negligible_gram::<T>());
+                    real(&mut args, noise_level::<T>());
                     args.arg(gpart).arg(qbuf).arg(&flags).arg(&gmax);
-                    // SAFETY: (uint b, uint chunks, T tol, T tiny, const T *gpart, T *qbuf,
-                    // uint *off_bits, uint *gmax_bits) as svd_pair_rotate takes; block k reads
-                    // gpart[(k chunks + c) P² ..][.. P²] for c < chunks and writes
+                    // SAFETY: (uint b, uint chunks, T tol, T tiny, T noise_rel, const T *gpart,
+                    // T *qbuf, uint *off_bits, uint *gmax_bits) as svd_pair_rotate takes; block
+                    // k reads gpart[(k chunks + c) P² ..][.. P²] for c < chunks and writes
                     // qbuf[k (P² + 1) ..][..= P²] (pairs (P² + 1) values); flags has 2
                     // entries, gmax 1.
                     unsafe { Self::svd_launch(&mut args, pairs)? };
@@ -495,13 +494,14 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
                 args.arg(round as u32);
                 real(&mut args, T::from_f64(p.tol));
                 real(&mut args, negligible_gram::<T>());
+                real(&mut args, noise_level::<T>());
                 args.arg(&w.buf);
                 args.arg(vbuf);
                 args.arg(vrows as u64);
                 args.arg(&flags);
                 args.arg(&gmax);
                 // SAFETY: the argument list of svd_jacobi_round (u64, u32, u32, u32, u32, T, T,
-                // T*, T*, u64, uint*, uint*). Block k touches the columns (< cols) of block
+                // T, T*, T*, u64, uint*, uint*). Block k touches the columns (< cols) of block
                 // pair k in rows < rows of w and < vrows of v (v holds cols columns of vrows,
                 // or vrows = 0 and it is not touched); flags has two entries, gmax one.
                 unsafe { Self::svd_launch(&mut args, nb / 2)? };

@@ -9,8 +9,7 @@ use trident_core::svd::driver::{
     check_gather, check_top, copy_rows_len, flat_qr_steps, mat_mul_schedule, to_col_major,
     JacobiParams, JacobiPlan, JacobiStats, SvdKernels,
 };
-use trident_core::svd::tree::UPDATE_COLS;
-use trident_core::svd::{negligible_gram, QrOrder, TreePlan, MERGE_PANEL};
+use trident_core::svd::{negligible_gram, noise_level, QrOrder, TreePlan, MERGE_PANEL};
 use trident_core::{
     DenseView, DeviceVectors, Error, Qr, QrFactors, QrOptions, Result, Svd, SvdOptions, SvdResult,
 };
@@ -225,15 +224,15 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                         .arg(j032)
                         .arg(&a.buf)
                         .arg(&cs);
-                    let dims = LaunchDims::new([plan.panels * QWG], Some([QWG]));
+                    let dims = LaunchDims::new([plan.leaf_groups(j0, false) * QWG], Some([QWG]));
                     // SAFETY: (ulong rows, uint cols, uint h, uint j0, REAL *a, REAL *cs) as
                     // qr_tree_leaf_panel takes; group p touches rows p h .. min(p h + h, rows)
                     // of columns j0 .. j0 + 32 (< cols) of a (rows cols values) and
                     // cs[2 (j rows + g) ..= +1] for those rows g and columns j (cs has
                     // 2 rows cols).
                     unsafe { args.launch(&self.queue, dims) }?;
-                    let right = cols.saturating_sub(j0 + MERGE_PANEL);
-                    if right > 0 {
+                    let groups = plan.leaf_groups(j0, true);
+                    if groups > 0 {
                         let mut args = update_k.builder();
                         args.arg(rows as u64)
                             .arg(cols32)
@@ -241,7 +240,6 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                             .arg(j032)
                             .arg(&a.buf)
                             .arg(&cs);
-                        let groups = plan.panels * right.div_ceil(UPDATE_COLS);
                         let dims = LaunchDims::new([groups * WG], Some([WG]));
                         // SAFETY: (ulong rows, uint cols, uint h, uint j0, REAL *a,
                         // const REAL *cs) as qr_tree_leaf_update takes; group t takes leaf
@@ -493,12 +491,13 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                     args.arg(b as u32).arg(chunks32);
                     real(&mut args, T::from_f64(p.tol));
                     real(&mut args, negligible_gram::<T>());
+                    real(&mut args, noise_level::<T>());
                     args.arg(gpart).arg(qbuf).arg(&flags).arg(&gmax);
-                    // SAFETY: (uint b, uint chunks, REAL tol, REAL tiny, REAL *gpart,
-                    // REAL *qbuf, uint *off_bits, uint *gmax_bits) as svd_pair_rotate takes;
-                    // group k reads gpart[(k chunks + c) P² ..][.. P²] for c < chunks and
-                    // writes qbuf[k (P² + 1) ..][..= P²] (pairs (P² + 1) values); flags has 2
-                    // entries, gmax 1.
+                    // SAFETY: (uint b, uint chunks, REAL tol, REAL tiny, REAL noise_rel,
+                    // REAL *gpart, REAL *qbuf, uint *off_bits, uint *gmax_bits) as
+                    // svd_pair_rotate takes; group k reads gpart[(k chunks + c) P² ..][.. P²]
+                    // for c < chunks and writes qbuf[k (P² + 1) ..][..= P²] (pairs (P² + 1)
+                    // values); flags has 2 entries, gmax 1.
                     unsafe { args.launch(&self.queue, LaunchDims::new([pairs * WG], Some([WG]))) }?;
                     let mut args = self.svd_kernel::<T>("svd_pair_apply")?.builder();
                     args.arg(rows as u64)
@@ -533,13 +532,14 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                     .arg(round as u32);
                 real(&mut args, T::from_f64(p.tol));
                 real(&mut args, negligible_gram::<T>());
+                real(&mut args, noise_level::<T>());
                 args.arg(&w.buf)
                     .arg(vbuf)
                     .arg(vrows as u64)
                     .arg(&flags)
                     .arg(&gmax);
                 // SAFETY: the parameters of svd_jacobi_round (ulong, uint, uint, uint, uint,
-                // REAL, REAL, REAL *w, REAL *v, ulong vrows, uint *off_bits,
+                // REAL, REAL, REAL, REAL *w, REAL *v, ulong vrows, uint *off_bits,
                 // uint *gmax_bits). Work-group k reads and writes the columns (< cols) of
                 // block pair k in rows < rows of w and < vrows of v (v has cols columns of
                 // vrows, or vrows = 0 and it is not touched); flags has 2 entries, gmax 1.

@@ -171,6 +171,20 @@ impl TreePlan {
         merges * right.div_ceil(UPDATE_COLS)
     }
 
+    /// Work-groups of the leaves' launch for the panel of columns from `j0`: the panel kernel's
+    /// one per leaf, or (`update`) the update kernel's one per leaf and [`UPDATE_COLS`]
+    /// columns right of the panel (0 when the panel is the last: no launch).
+    pub fn leaf_groups(&self, j0: usize, update: bool) -> usize {
+        if !update {
+            return self.panels;
+        }
+        self.panels
+            * self
+                .cols
+                .saturating_sub(j0 + MERGE_PANEL)
+                .div_ceil(UPDATE_COLS)
+    }
+
     /// Work-groups of the panel (or `update`) launch of merge wave `wave`: its panels'
     /// [`Self::panel_groups`], in the order of [`Self::wave_tasks`].
     pub fn wave_groups(&self, wave: usize, update: bool) -> usize {
