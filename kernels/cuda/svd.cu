@@ -7,13 +7,15 @@
 // unsigned long long, uint unsigned int, REAL T.
 //
 // Launch shape: the host launches every kernel as a 1-D grid of 1-D blocks of WG = 256
-// threads, the qr_tree_* kernels (but qr_tree_merge_update and _q) blocks of QWG = 1024 (qr_apply and qr_apply_q:
+// threads, svd_pair_rotate and the qr_tree_* kernels (but qr_tree_merge_update and _q) blocks
+// of QWG = 1024 (qr_apply and qr_apply_q:
 // (j, k) = (g mod jspan, g / jspan) with jspan = cols (resp. jcols) rounded up to WG);
 // the OpenCL host uses the equivalent 2-D NDRanges.
 //
 // Every matrix is column-major: element (i, j) of a matrix with `rows` rows is at
 // j * rows + i (64-bit index arithmetic). Every kernel runs with work-groups of WG = 256,
-// except the qr_tree_* kernels: QWG = 1024 (but qr_tree_merge_update and _q: WG).
+// except svd_pair_rotate and the qr_tree_* kernels: QWG = 1024 (but
+// qr_tree_merge_update and _q: WG).
 //
 // Kernel arguments (both files, both precisions):
 //
@@ -282,14 +284,45 @@ __device__ __forceinline__ void chunk_rows(u64 rows, uint chunks, uint c, u64 *r
     *r_end = min(rows, *r_begin + len);
 }
 
+// Partner of player i in round r of the round-robin tournament on n (even) players (the
+// pairs of rr_pair: (r + k, r - k) mod n - 1 meet, and r meets n - 1).
+__device__ __forceinline__ uint rr_mate(uint n, uint r, uint i) {
+    const uint m = n - 1;
+    if (i == m) {
+        return r;
+    }
+    if (i == r) {
+        return m;
+    }
+    return (2 * r + m - i) % m;
+}
+
+// The largest of v over the block of NT threads, for every thread (a warp reduction, then
+// one over the warps through red[NT / 32]; barriers: call uniformly).
+template <uint NT, typename T>
+__device__ T block_max(T v, T *red) {
+    for (uint o = 16; o > 0; o >>= 1) {
+        v = fmax(v, __shfl_xor_sync(0xffffffffu, v, o));
+    }
+    if (threadIdx.x % 32 == 0) {
+        red[threadIdx.x / 32] = v;
+    }
+    __syncthreads();
+    v = red[0];
+    for (uint w = 1; w < NT / 32; ++w) {
+        v = fmax(v, red[w]);
+    }
+    __syncthreads();  // every thread has read red before it is written again
+    return v;
+}
+
 // The largest cosine |g_xy| / (sqrt g_xx sqrt g_yy) over x < y < p with g_xx, g_yy > tiny, for
-// every thread (a reduction in red; barriers: call uniformly, after g is written).
-template <typename T>
+// every thread (barriers: call uniformly, after g is written).
+template <uint NT, typename T>
 __device__ T max_cosine(const T *g, T *red, uint p, T tiny) {
-    const uint lid = threadIdx.x;
     T off = 0;
-    for (uint u = 0; u < P * P / WG; ++u) {
-        const uint e = lid + WG * u, x = e / P, y = e % P;
+    for (uint e = threadIdx.x; e < P * P; e += NT) {
+        const uint x = e / P, y = e % P;
         if (x < y && y < p) {
             const T gx = g[x * LD + x], gy = g[y * LD + y];
             if (gx > tiny && gy > tiny) {
@@ -297,53 +330,70 @@ __device__ T max_cosine(const T *g, T *red, uint p, T tiny) {
             }
         }
     }
-    red[lid] = off;
-    __syncthreads();
-    for (uint h = WG / 2; h > 0; h >>= 1) {
-        if (lid < h) {
-            red[lid] = fmax(red[lid], red[lid + h]);
-        }
-        __syncthreads();
-    }
-    off = red[0];
-    __syncthreads();  // every thread has read red[0] before red is written again
-    return off;
+    return block_max<NT>(off, red);
 }
 
-// With the fresh Gram matrix in g and q = I (after a barrier): the largest cosine into
-// off_bits, then (when above tol) the inner sweeps accumulating q and the Bjorck step (REORTH).
-// tile (P x LD) is scratch. Returns whether any rotation was made (uniform).
+// Local memory of pair_rotation: the Gram matrix and the accumulated rotation, each twice (a
+// round reads one copy and writes the other), the partners of every inner round, the
+// reduction's and the noise level's scratch.
 template <typename T>
-__device__ int pair_rotation(T *g, T *q, T *red, T *rot, T *tile, unsigned char *pairs, uint b,
-                             T tol, T tiny, T noise_rel, uint *off_bits, uint *gmax_bits) {
+struct PairScratch {
+    T g[2][P * LD];
+    T q[2][P * LD];
+    T red[32];
+    T noise;
+    unsigned char mate[(P - 1) * P];
+};
+
+// With the fresh Gram matrix in s.g[0] (after a barrier): the largest cosine into off_bits,
+// then (when above tol) the inner sweeps accumulating Q, then the Bjorck step (REORTH).
+// Returns Q (P x LD, in s) and sets *any to whether a rotation was made (uniform). NT
+// threads.
+//
+// A round of a sweep rotates the b disjoint pairs (x, y) of the round-robin order at once:
+// G <- J^T G J and Q <- Q J, J the pairs' rotations. Row and column i of G take part only
+// with those of i's partner m(i), so each element is made from four old ones,
+//     (G J)_ij = c_j G_ij + s_j G_i,m(j),   G'_ij = c_i (G J)_ij + s_i (G J)_m(i),j,
+// with (c_i, s_i) = (c, -s) for the pair's first index and (c, s) for its second: the same
+// arithmetic, in the same order, as rotating the columns and then the rows. The pair's own
+// off-diagonal entries become exact zeros. A thread takes column j = lane of rows warp,
+// warp + NT / 32, ...: every warp works out the rotations of its 32 columns (lane j that of
+// j's pair) and a row's comes from its lane by a shuffle; one barrier per round.
+template <uint NT, typename T>
+__device__ const T *pair_rotation(PairScratch<T> &s, uint b, T tol, T tiny, T noise_rel,
+                                  uint *off_bits, uint *gmax_bits, int *any) {
+    static_assert(NT % 32 == 0 && NT <= 1024, "whole warps");
     const uint lid = threadIdx.x;
+    const uint lane = lid % 32, warp = lid / 32;
     const uint p = 2 * b;
-    // The round-robin pairs of the inner rounds, once (made visible by the reduction's
-    // barrier below): pair kk of round r is (pairs[2 (r BMAX + kk)], pairs[2 (r BMAX + kk) + 1]).
-    for (uint e = lid; e + b < p * b; e += WG) {
-        const uint r = e / b, kk = e % b;
-        uint x, y;
-        rr_pair(p, r, kk, &x, &y);
-        pairs[2 * (r * BMAX + kk)] = (unsigned char)x;
-        pairs[2 * (r * BMAX + kk) + 1] = (unsigned char)y;
+    // The partners of the inner rounds, once; the second copies start as G's and I (elements
+    // past p are never rotated). Made visible by max_cosine's barrier.
+    for (uint e = lid; e < (p - 1) * P; e += NT) {
+        const uint r = e / P, i = e % P;
+        s.mate[e] = (unsigned char)(i < p ? rr_mate(p, r, i) : i);
+    }
+    for (uint e = lid; e < P * P; e += NT) {
+        const uint x = e / P, y = e % P;
+        s.g[1][x * LD + y] = s.g[0][x * LD + y];
+        s.q[1][x * LD + y] = s.q[0][x * LD + y];
     }
     // The largest squared column norm seen so far (gmax_bits: every pair's largest, an atomic
     // max of the float's bits, kept across sweeps) makes the noise level; read once, by
-    // thread 0, and shared through tile (scratch until REORTH) after max_cosine's barriers.
+    // thread 0, and shared through s.noise after max_cosine's barriers.
     if (lid == 0) {
         T gd = 0;
         for (uint x = 0; x < p; ++x) {
-            gd = fmax(gd, g[x * LD + x]);
+            gd = fmax(gd, s.g[0][x * LD + x]);
         }
         const T seen = (T)__uint_as_float(atomicMax(gmax_bits, __float_as_uint((float)gd)));
-        tile[0] = fmax(seen, gd) * noise_rel;
+        s.noise = fmax(seen, gd) * noise_rel;
     }
     // Largest cosine of the fresh Gram matrix.
-    const T off = max_cosine(g, red, p, tiny);
-    const T noise = tile[0];
+    const T off = max_cosine<NT>(s.g[0], s.red, p, tiny);
+    const T noise = s.noise;
     uint inner = INNER_SWEEPS;
     for (uint x = 0; x < p; ++x) {
-        const T d = g[x * LD + x];
+        const T d = s.g[0][x * LD + x];
         if (d > tiny && d <= noise) {
             inner = NOISE_INNER_SWEEPS;
         }
@@ -356,101 +406,70 @@ __device__ int pair_rotation(T *g, T *q, T *red, T *rot, T *tile, unsigned char 
     }
     // No early return (as in svd.cl): every thread reaches every barrier below.
     const int active = off > tol;
-    uint rotated = 0;
-
-    // Inner Jacobi sweeps on g, accumulating q. Elements (kk, l) of a round's updates: kk < b
-    // (the pair), l < p, stepped over BMAX x P (compile-time divisions).
+    int rotated = 0;
+    uint cur = 0;
     // A sweep is skipped (uniformly) when it would rotate nothing: the pair is converged, or
     // the previous sweep left every cosine within tol. Up to the rounding of a cosine at tol
     // itself, the result is the same.
     for (uint sweep = 0; sweep < inner; ++sweep) {
-        if (!active || (sweep > 0 && max_cosine(g, red, p, tiny) <= tol)) {
+        if (!active || (sweep > 0 && max_cosine<NT>(s.g[cur], s.red, p, tiny) <= tol)) {
             break;
         }
         for (uint r = 0; r + 1 < p; ++r) {
-            const unsigned char *pr = pairs + 2 * r * BMAX;
-            if (lid < b) {
-                const uint x = pr[2 * lid], y = pr[2 * lid + 1];
-                T c = 1, s = 0;
-                if (!jacobi_rotation(g[x * LD + x], g[y * LD + y], g[x * LD + y], tol, tiny, &c, &s)) {
-                    c = 1;
-                    s = 0;
-                } else {
+            const unsigned char *mr = s.mate + r * P;
+            const T *g = s.g[cur], *q = s.q[cur];
+            T *gn = s.g[cur ^ 1], *qn = s.q[cur ^ 1];
+            const uint j = lane, mj = mr[j];
+            T cj = 1, sj = 0;
+            if (j < p) {
+                const uint x = min(j, mj), y = max(j, mj);
+                T c, sn;
+                if (jacobi_rotation(g[x * LD + x], g[y * LD + y], g[x * LD + y], tol, tiny, &c, &sn)) {
+                    cj = c;
+                    sj = j == x ? -sn : sn;
                     rotated = 1;
                 }
-                rot[2 * lid] = c;
-                rot[2 * lid + 1] = s;
             }
-            __syncthreads();
-            // columns x, y of g and q
-            for (uint e = lid; e < BMAX * P; e += WG) {
-                const uint kk = e / P, l = e % P;
-                if (kk < b && l < p) {
-                    const uint x = pr[2 * kk], y = pr[2 * kk + 1];
-                    const T c = rot[2 * kk], s = rot[2 * kk + 1];
-                    if (s != T(0)) {
-                        const T gx = g[l * LD + x], gy = g[l * LD + y];
-                        g[l * LD + x] = c * gx - s * gy;
-                        g[l * LD + y] = s * gx + c * gy;
-                        const T qx = q[l * LD + x], qy = q[l * LD + y];
-                        q[l * LD + x] = c * qx - s * qy;
-                        q[l * LD + y] = s * qx + c * qy;
-                    }
+            for (uint i = warp; i < P; i += NT / 32) {
+                const T ci = __shfl_sync(0xffffffffu, cj, i);
+                const T si = __shfl_sync(0xffffffffu, sj, i);
+                if (i < p && j < p) {
+                    const uint mi = mr[i];
+                    const T a = cj * g[i * LD + j] + sj * g[i * LD + mj];
+                    const T c = cj * g[mi * LD + j] + sj * g[mi * LD + mj];
+                    gn[i * LD + j] = sj != T(0) && mi == j ? T(0) : ci * a + si * c;
+                    qn[i * LD + j] = cj * q[i * LD + j] + sj * q[i * LD + mj];
                 }
             }
             __syncthreads();
-            // rows x, y of g; the pair's own off-diagonal entries (x, y), (y, x) become exact
-            // zeros (each written by one element: l = y, resp. l = x)
-            for (uint e = lid; e < BMAX * P; e += WG) {
-                const uint kk = e / P, l = e % P;
-                if (kk < b && l < p) {
-                    const uint x = pr[2 * kk], y = pr[2 * kk + 1];
-                    const T c = rot[2 * kk], s = rot[2 * kk + 1];
-                    if (s != T(0)) {
-                        const T gx = g[x * LD + l], gy = g[y * LD + l];
-                        g[x * LD + l] = l == y ? T(0) : c * gx - s * gy;
-                        g[y * LD + l] = l == x ? T(0) : s * gx + c * gy;
-                    }
-                }
-            }
-            __syncthreads();
+            cur ^= 1;
         }
     }
-    red[lid] = (T)rotated;
-    __syncthreads();
-    for (uint h = WG / 2; h > 0; h >>= 1) {
-        if (lid < h) {
-            red[lid] += red[lid + h];
-        }
-        __syncthreads();
-    }
-    const int any = red[0] != T(0);
-    // REORTH: one Bjorck step q <- q (3 I - q^T q) / 2 (as svd.cl; g holds q^T q, tile the
+    *any = __syncthreads_or(rotated);
+    // REORTH: one Bjorck step Q <- Q (3 I - Q^T Q) / 2 (the spare copies hold Q^T Q and the
     // product): keeps the accumulated rotation orthogonal to O(sqrt(2b) eps)
     // (trident_core::svd::reorthonormalise).
-    for (uint e = lid; e < P * P; e += WG) {
+    const T *q = s.q[cur];
+    T *qtq = s.g[cur ^ 1], *out = s.q[cur ^ 1];
+    for (uint e = lid; e < P * P; e += NT) {
         const uint x = e / P, y = e % P;
-        T s = 0;
+        T acc = 0;
         for (uint t = 0; t < p; ++t) {
-            s += q[t * LD + x] * q[t * LD + y];
+            acc += q[t * LD + x] * q[t * LD + y];
         }
-        g[x * LD + y] = s;
+        qtq[x * LD + y] = acc;
     }
     __syncthreads();
-    for (uint e = lid; e < P * P; e += WG) {
+    for (uint e = lid; e < P * P; e += NT) {
         const uint t = e / P, a = e % P;
-        T s = 0;
+        T acc = 0;
         for (uint y = 0; y < p; ++y) {
-            s += q[t * LD + y] * ((y == a ? T(3) : T(0)) - g[y * LD + a]);
+            acc += q[t * LD + y] * ((y == a ? T(3) : T(0)) - qtq[y * LD + a]);
         }
-        tile[t * LD + a] = s / T(2);
+        out[t * LD + a] = acc / T(2);
     }
     __syncthreads();
-    for (uint e = lid; e < P * P; e += WG) {
-        q[(e / P) * LD + e % P] = tile[(e / P) * LD + e % P];
-    }
-    __syncthreads();
-    return any;
+    return out;
 }
 
 template <typename T>
@@ -458,11 +477,7 @@ __device__ void svd_jacobi_round(const u64 rows, const uint cols, const uint b, 
                                  const uint round, const T tol, const T tiny, const T noise_rel,
                                  T *w, T *v, const u64 vrows, uint *off_bits, uint *gmax_bits) {
     __shared__ T tile[P * (TILE + 1)];
-    __shared__ T g[P * LD];
-    __shared__ T q[P * LD];
-    __shared__ T red[WG];
-    __shared__ T rot[BMAX * 2];
-    __shared__ unsigned char pairs[2 * (P - 1) * BMAX];
+    __shared__ PairScratch<T> s;
 
     const uint lid = threadIdx.x;
     uint bi, bj;
@@ -475,12 +490,12 @@ __device__ void svd_jacobi_round(const u64 rows, const uint cols, const uint b, 
     for (uint u = 0; u < P * P / WG; ++u) {
         uint x, y;
         gram_entry(lid, u, &x, &y);
-        g[x * LD + y] = acc[u];
-        q[x * LD + y] = x == y ? T(1) : T(0);
+        s.g[0][x * LD + y] = acc[u];
+        s.q[0][x * LD + y] = x == y ? T(1) : T(0);
     }
     __syncthreads();
-    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, noise_rel, off_bits,
-                                  gmax_bits);
+    int any;
+    const T *q = pair_rotation<WG>(s, b, tol, tiny, noise_rel, off_bits, gmax_bits, &any);
     apply_q(w, rows, 0, rows, b, bi, bj, cols, tile, q, any);
     apply_q(v, vrows, 0, vrows, b, bi, bj, cols, tile, q, any);
 }
@@ -511,27 +526,22 @@ template <typename T>
 __device__ void svd_pair_rotate(const uint b, const uint chunks, const T tol, const T tiny,
                                 const T noise_rel, const T *gpart, T *qbuf, uint *off_bits,
                                 uint *gmax_bits) {
-    __shared__ T tile[P * (TILE + 1)];
-    __shared__ T g[P * LD];
-    __shared__ T q[P * LD];
-    __shared__ T red[WG];
-    __shared__ T rot[BMAX * 2];
-    __shared__ unsigned char pairs[2 * (P - 1) * BMAX];
+    __shared__ PairScratch<T> s;
     const uint lid = threadIdx.x;
     const u64 k = blockIdx.x;
-    for (uint e = lid; e < P * P; e += WG) {
+    for (uint e = lid; e < P * P; e += QWG) {
         const uint x = e / P, y = e % P;
-        T s = 0;
+        T sum = 0;
         for (uint c = 0; c < chunks; ++c) {
-            s += gpart[(k * chunks + c) * P * P + e];
+            sum += gpart[(k * chunks + c) * P * P + e];
         }
-        g[x * LD + y] = s;
-        q[x * LD + y] = x == y ? T(1) : T(0);
+        s.g[0][x * LD + y] = sum;
+        s.q[0][x * LD + y] = x == y ? T(1) : T(0);
     }
     __syncthreads();
-    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, noise_rel, off_bits,
-                                  gmax_bits);
-    for (uint e = lid; e < P * P; e += WG) {
+    int any;
+    const T *q = pair_rotation<QWG>(s, b, tol, tiny, noise_rel, off_bits, gmax_bits, &any);
+    for (uint e = lid; e < P * P; e += QWG) {
         qbuf[k * (P * P + 1) + e] = q[(e / P) * LD + e % P];
     }
     if (lid == 0) {
@@ -1347,7 +1357,7 @@ __device__ void qr_tree_leaf_q_local(const u64 rows, const uint qcols, const uin
         u64 rows, uint cols, uint b, uint nb, uint round, uint chunks, const T *w, T *gpart) { \
         svd_pair_gram<T>(rows, cols, b, nb, round, chunks, w, gpart);                          \
     }                                                                                          \
-    extern "C" __global__ void __launch_bounds__(WG) svd_pair_rotate_##S(                      \
+    extern "C" __global__ void __launch_bounds__(QWG) svd_pair_rotate_##S(                     \
         uint b, uint chunks, T tol, T tiny, T noise_rel, const T *gpart, T *qbuf,              \
         uint *off_bits, uint *gmax_bits) {                                                     \
         svd_pair_rotate<T>(b, chunks, tol, tiny, noise_rel, gpart, qbuf, off_bits, gmax_bits); \

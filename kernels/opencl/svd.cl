@@ -7,7 +7,8 @@
 //
 // Every matrix is column-major: element (i, j) of a matrix with `rows` rows is at
 // j * rows + i (64-bit index arithmetic). Every kernel runs with work-groups of WG = 256,
-// except the qr_tree_* kernels: QWG = 1024 (but qr_tree_merge_update and _q: WG).
+// except svd_pair_rotate and the qr_tree_* kernels: QWG = 1024 (but
+// qr_tree_merge_update and _q: WG).
 //
 // Kernel arguments (both files, both precisions):
 //
@@ -288,14 +289,45 @@ inline void chunk_rows(ulong rows, uint chunks, uint c, ulong *r_begin, ulong *r
     *r_end = min(rows, *r_begin + len);
 }
 
-// The largest cosine |g_xy| / (sqrt g_xx sqrt g_yy) over x < y < p with g_xx, g_yy > tiny, for
-// every work-item (a reduction in red; barriers: call uniformly, after g is written).
-inline REAL max_cosine(__local const REAL *g, __local REAL *red, uint p, REAL tiny)
+// Partner of player i in round r of the round-robin tournament on n (even) players (the
+// pairs of rr_pair: (r + k, r - k) mod n - 1 meet, and r meets n - 1).
+inline uint rr_mate(uint n, uint r, uint i)
+{
+    const uint m = n - 1;
+    if (i == m) {
+        return r;
+    }
+    if (i == r) {
+        return m;
+    }
+    return (2 * r + m - i) % m;
+}
+
+// The largest of v over the work-group of nt work-items (a power of two), for every
+// work-item (a tree in red[nt]; barriers: call uniformly).
+inline REAL group_max(REAL v, __local REAL *red, uint nt)
 {
     const uint lid = get_local_id(0);
+    red[lid] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint h = nt / 2; h > 0; h >>= 1) {
+        if (lid < h) {
+            red[lid] = fmax(red[lid], red[lid + h]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    v = red[0];
+    barrier(CLK_LOCAL_MEM_FENCE); // every work-item has read red[0] before red is written again
+    return v;
+}
+
+// The largest cosine |g_xy| / (sqrt g_xx sqrt g_yy) over x < y < p with g_xx, g_yy > tiny, for
+// every work-item (barriers: call uniformly, after g is written).
+inline REAL max_cosine(__local const REAL *g, __local REAL *red, uint p, REAL tiny, uint nt)
+{
     REAL off = 0;
-    for (uint u = 0; u < P * P / WG; ++u) {
-        const uint e = lid + WG * u, x = e / P, y = e % P;
+    for (uint e = get_local_id(0); e < P * P; e += nt) {
+        const uint x = e / P, y = e % P;
         if (x < y && y < p) {
             const REAL gx = g[x * LD + x], gy = g[y * LD + y];
             if (gx > tiny && gy > tiny) {
@@ -303,54 +335,69 @@ inline REAL max_cosine(__local const REAL *g, __local REAL *red, uint p, REAL ti
             }
         }
     }
-    red[lid] = off;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint h = WG / 2; h > 0; h >>= 1) {
-        if (lid < h) {
-            red[lid] = fmax(red[lid], red[lid + h]);
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    off = red[0];
-    barrier(CLK_LOCAL_MEM_FENCE); // every work-item has read red[0] before red is written again
-    return off;
+    return group_max(off, red, nt);
 }
 
-// With the fresh Gram matrix in g and q = I (after a barrier): the largest cosine into
-// off_bits, then (when above tol) the inner sweeps accumulating q and the Bjorck step (REORTH).
-// tile (P x LD) is scratch. Returns whether any rotation was made (uniform).
-inline int pair_rotation(__local REAL *g, __local REAL *q, __local REAL *red, __local REAL *rot,
-                         __local REAL *tile, __local uchar *pairs, uint b, REAL tol, REAL tiny,
-                         REAL noise_rel, __global uint *off_bits, __global uint *gmax_bits)
+// Local memory of pair_rotation: the Gram matrix and the accumulated rotation, each twice (a
+// round reads one copy and writes the other), a round's rotations, the partners of every
+// inner round, and the noise level's scratch (the reduction's, red, is the caller's: nt
+// values).
+struct PairScratch {
+    REAL g[2][P * LD];
+    REAL q[2][P * LD];
+    REAL rot[2 * P];
+    REAL noise;
+    uchar mate[(P - 1) * P];
+};
+
+// With the fresh Gram matrix in s->g[0] (after a barrier): the largest cosine into off_bits,
+// then (when above tol) the inner sweeps accumulating Q, then the Bjorck step (REORTH).
+// Returns Q (P x LD, in s) and sets *any to whether a rotation was made (uniform). nt
+// work-items (a power of two).
+//
+// A round of a sweep rotates the b disjoint pairs (x, y) of the round-robin order at once:
+// G <- J^T G J and Q <- Q J, J the pairs' rotations. Row and column i of G take part only
+// with those of i's partner m(i), so each element is made from four old ones,
+//     (G J)_ij = c_j G_ij + s_j G_i,m(j),   G'_ij = c_i (G J)_ij + s_i (G J)_m(i),j,
+// with (c_i, s_i) = (c, -s) for the pair's first index and (c, s) for its second: the same
+// arithmetic, in the same order, as rotating the columns and then the rows. The pair's own
+// off-diagonal entries become exact zeros. Work-item i < p works out the rotation of i's pair
+// into s->rot, then every work-item makes its elements: two barriers per round (svd.cu
+// shares the rotations by warp shuffles instead, with one).
+inline __local REAL *pair_rotation(__local struct PairScratch *s, __local REAL *red, uint b,
+                                   REAL tol, REAL tiny, REAL noise_rel, __global uint *off_bits,
+                                   __global uint *gmax_bits, uint nt, int *any)
 {
     const uint lid = get_local_id(0);
     const uint p = 2 * b;
-    // The round-robin pairs of the inner rounds, once (made visible by the reduction's
-    // barrier below): pair kk of round r is (pairs[2 (r BMAX + kk)], pairs[2 (r BMAX + kk) + 1]).
-    for (uint e = lid; e + b < p * b; e += WG) {
-        const uint r = e / b, kk = e % b;
-        uint x, y;
-        rr_pair(p, r, kk, &x, &y);
-        pairs[2 * (r * BMAX + kk)] = (uchar)x;
-        pairs[2 * (r * BMAX + kk) + 1] = (uchar)y;
+    // The partners of the inner rounds, once; the second copies start as G's and I (elements
+    // past p are never rotated). Made visible by max_cosine's barrier.
+    for (uint e = lid; e < (p - 1) * P; e += nt) {
+        const uint r = e / P, i = e % P;
+        s->mate[e] = (uchar)(i < p ? rr_mate(p, r, i) : i);
+    }
+    for (uint e = lid; e < P * P; e += nt) {
+        const uint x = e / P, y = e % P;
+        s->g[1][x * LD + y] = s->g[0][x * LD + y];
+        s->q[1][x * LD + y] = s->q[0][x * LD + y];
     }
     // The largest squared column norm seen so far (gmax_bits: every pair's largest, an atomic
     // max of the float's bits, kept across sweeps) makes the noise level; read once, by
-    // work-item 0, and shared through tile (scratch until REORTH) after max_cosine's barriers.
+    // work-item 0, and shared through s->noise after max_cosine's barriers.
     if (lid == 0) {
         REAL gd = 0;
         for (uint x = 0; x < p; ++x) {
-            gd = fmax(gd, g[x * LD + x]);
+            gd = fmax(gd, s->g[0][x * LD + x]);
         }
         const REAL seen = (REAL)as_float(atomic_max(gmax_bits, as_uint((float)gd)));
-        tile[0] = fmax(seen, gd) * noise_rel;
+        s->noise = fmax(seen, gd) * noise_rel;
     }
     // Largest cosine of the fresh Gram matrix.
-    const REAL off = max_cosine(g, red, p, tiny);
-    const REAL noise = tile[0];
+    const REAL off = max_cosine(s->g[0], red, p, tiny, nt);
+    const REAL noise = s->noise;
     uint inner = INNER_SWEEPS;
     for (uint x = 0; x < p; ++x) {
-        const REAL d = g[x * LD + x];
+        const REAL d = s->g[0][x * LD + x];
         if (d > tiny && d <= noise) {
             inner = NOISE_INNER_SWEEPS;
         }
@@ -363,104 +410,80 @@ inline int pair_rotation(__local REAL *g, __local REAL *q, __local REAL *red, __
     }
     // No early return: every work-item reaches every barrier below (PoCL and some drivers
     // mishandle barriers after a return, even a uniform one); a converged pair just does
-    // no rotation and skips its writes.
+    // no rotation.
     const int active = off > tol;
     uint rotated = 0;
-
-    // Inner Jacobi sweeps on g, accumulating q. Elements (kk, l) of a round's updates: kk < b
-    // (the pair), l < p, stepped over BMAX x P (compile-time divisions).
+    uint cur = 0;
     // A sweep is skipped (uniformly: every work-item breaks together) when it would rotate
     // nothing: the pair is converged, or the previous sweep left every cosine within tol.
     // Up to the rounding of a cosine at tol itself, the result is the same.
     for (uint sweep = 0; sweep < inner; ++sweep) {
-        if (!active || (sweep > 0 && max_cosine(g, red, p, tiny) <= tol)) {
+        if (!active || (sweep > 0 && max_cosine(s->g[cur], red, p, tiny, nt) <= tol)) {
             break;
         }
         for (uint r = 0; r + 1 < p; ++r) {
-            __local const uchar *pr = pairs + 2 * r * BMAX;
-            if (lid < b) {
-                const uint x = pr[2 * lid], y = pr[2 * lid + 1];
-                REAL c = 1, s = 0;
-                if (!jacobi_rotation(g[x * LD + x], g[y * LD + y], g[x * LD + y], tol, tiny, &c, &s)) {
-                    c = 1;
-                    s = 0;
-                } else {
+            __local const uchar *mr = s->mate + r * P;
+            __local const REAL *g = s->g[cur];
+            __local const REAL *q = s->q[cur];
+            __local REAL *gn = s->g[cur ^ 1];
+            __local REAL *qn = s->q[cur ^ 1];
+            if (lid < p) {
+                const uint m = mr[lid];
+                const uint x = min(lid, m), y = max(lid, m);
+                REAL c = 1, sn = 0;
+                if (jacobi_rotation(g[x * LD + x], g[y * LD + y], g[x * LD + y], tol, tiny, &c, &sn)) {
                     rotated = 1;
+                } else {
+                    c = 1;
+                    sn = 0;
                 }
-                rot[2 * lid] = c;
-                rot[2 * lid + 1] = s;
+                s->rot[2 * lid] = c;
+                s->rot[2 * lid + 1] = lid == x ? -sn : sn;
             }
             barrier(CLK_LOCAL_MEM_FENCE);
-            // columns x, y of g and q
-            for (uint e = lid; e < BMAX * P; e += WG) {
-                const uint kk = e / P, l = e % P;
-                if (kk < b && l < p) {
-                    const uint x = pr[2 * kk], y = pr[2 * kk + 1];
-                    const REAL c = rot[2 * kk], s = rot[2 * kk + 1];
-                    if (s != (REAL)0) {
-                        const REAL gx = g[l * LD + x], gy = g[l * LD + y];
-                        g[l * LD + x] = c * gx - s * gy;
-                        g[l * LD + y] = s * gx + c * gy;
-                        const REAL qx = q[l * LD + x], qy = q[l * LD + y];
-                        q[l * LD + x] = c * qx - s * qy;
-                        q[l * LD + y] = s * qx + c * qy;
-                    }
-                }
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-            // rows x, y of g; the pair's own off-diagonal entries (x, y), (y, x) become exact
-            // zeros (each written by one element: l = y, resp. l = x)
-            for (uint e = lid; e < BMAX * P; e += WG) {
-                const uint kk = e / P, l = e % P;
-                if (kk < b && l < p) {
-                    const uint x = pr[2 * kk], y = pr[2 * kk + 1];
-                    const REAL c = rot[2 * kk], s = rot[2 * kk + 1];
-                    if (s != (REAL)0) {
-                        const REAL gx = g[x * LD + l], gy = g[y * LD + l];
-                        g[x * LD + l] = l == y ? (REAL)0 : c * gx - s * gy;
-                        g[y * LD + l] = l == x ? (REAL)0 : s * gx + c * gy;
-                    }
+            for (uint e = lid; e < P * P; e += nt) {
+                const uint i = e / P, j = e % P;
+                if (i < p && j < p) {
+                    const uint mi = mr[i], mj = mr[j];
+                    const REAL ci = s->rot[2 * i], si = s->rot[2 * i + 1];
+                    const REAL cj = s->rot[2 * j], sj = s->rot[2 * j + 1];
+                    const REAL a = cj * g[i * LD + j] + sj * g[i * LD + mj];
+                    const REAL c = cj * g[mi * LD + j] + sj * g[mi * LD + mj];
+                    gn[i * LD + j] = sj != (REAL)0 && mi == j ? (REAL)0 : ci * a + si * c;
+                    qn[i * LD + j] = cj * q[i * LD + j] + sj * q[i * LD + mj];
                 }
             }
             barrier(CLK_LOCAL_MEM_FENCE);
+            cur ^= 1;
         }
     }
-    red[lid] = (REAL)rotated;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint h = WG / 2; h > 0; h >>= 1) {
-        if (lid < h) {
-            red[lid] += red[lid + h];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    const int any = red[0] != (REAL)0;
-    // REORTH: one Bjorck step q <- q (3 I - q^T q) / 2 (g, no longer needed, holds q^T q;
-    // tile the product): the accumulated product of up to NOISE_INNER_SWEEPS (2b - 1) b rotations
-    // drifts from orthogonality by O(rotations * eps); after the step q^T q - I is
-    // O(sqrt(2b) eps), so V (updated by q nb - 1 times a sweep) stays orthogonal.
-    for (uint e = lid; e < P * P; e += WG) {
+    *any = group_max((REAL)rotated, red, nt) != (REAL)0;
+    // REORTH: one Bjorck step Q <- Q (3 I - Q^T Q) / 2 (the spare copies hold Q^T Q and the
+    // product): the accumulated product of up to NOISE_INNER_SWEEPS (2b - 1) b rotations
+    // drifts from orthogonality by O(rotations * eps); after the step Q^T Q - I is
+    // O(sqrt(2b) eps), so V (updated by Q nb - 1 times a sweep) stays orthogonal.
+    __local const REAL *q = s->q[cur];
+    __local REAL *qtq = s->g[cur ^ 1];
+    __local REAL *out = s->q[cur ^ 1];
+    for (uint e = lid; e < P * P; e += nt) {
         const uint x = e / P, y = e % P;
-        REAL s = 0;
+        REAL acc = 0;
         for (uint t = 0; t < p; ++t) {
-            s += q[t * LD + x] * q[t * LD + y];
+            acc += q[t * LD + x] * q[t * LD + y];
         }
-        g[x * LD + y] = s;
+        qtq[x * LD + y] = acc;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint e = lid; e < P * P; e += WG) {
+    for (uint e = lid; e < P * P; e += nt) {
         const uint t = e / P, a = e % P;
-        REAL s = 0;
+        REAL acc = 0;
         for (uint y = 0; y < p; ++y) {
-            s += q[t * LD + y] * ((y == a ? (REAL)3 : (REAL)0) - g[y * LD + a]);
+            acc += q[t * LD + y] * ((y == a ? (REAL)3 : (REAL)0) - qtq[y * LD + a]);
         }
-        tile[t * LD + a] = s / (REAL)2;
+        out[t * LD + a] = acc / (REAL)2;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint e = lid; e < P * P; e += WG) {
-        q[(e / P) * LD + e % P] = tile[(e / P) * LD + e % P];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return any;
+    return out;
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_jacobi_round)(
@@ -469,11 +492,8 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_jacobi_round
     const ulong vrows, __global uint *off_bits, __global uint *gmax_bits)
 {
     __local REAL tile[P * (TILE + 1)];
-    __local REAL g[P * LD];
-    __local REAL q[P * LD];
+    __local struct PairScratch s;
     __local REAL red[WG];
-    __local REAL rot[BMAX * 2];
-    __local uchar pairs[2 * (P - 1) * BMAX];
 
     const uint lid = get_local_id(0);
     uint bi, bj;
@@ -486,12 +506,13 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_jacobi_round
     for (uint u = 0; u < P * P / WG; ++u) {
         uint x, y;
         gram_entry(lid, u, &x, &y);
-        g[x * LD + y] = acc[u];
-        q[x * LD + y] = x == y ? (REAL)1 : (REAL)0;
+        s.g[0][x * LD + y] = acc[u];
+        s.q[0][x * LD + y] = x == y ? (REAL)1 : (REAL)0;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, noise_rel, off_bits,
-                                  gmax_bits);
+    int any;
+    __local const REAL *q = pair_rotation(&s, red, b, tol, tiny, noise_rel, off_bits, gmax_bits,
+                                          WG, &any);
     apply_q(w, rows, 0, rows, b, bi, bj, cols, tile, q, any);
     apply_q(v, vrows, 0, vrows, b, bi, bj, cols, tile, q, any);
 }
@@ -519,32 +540,29 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_pair_gram)(
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_pair_rotate)(
+__kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(svd_pair_rotate)(
     const uint b, const uint chunks, const REAL tol, const REAL tiny, const REAL noise_rel,
     __global const REAL *gpart, __global REAL *qbuf, __global uint *off_bits,
     __global uint *gmax_bits)
 {
-    __local REAL tile[P * (TILE + 1)];
-    __local REAL g[P * LD];
-    __local REAL q[P * LD];
-    __local REAL red[WG];
-    __local REAL rot[BMAX * 2];
-    __local uchar pairs[2 * (P - 1) * BMAX];
+    __local struct PairScratch s;
+    __local REAL red[QWG];
     const uint lid = get_local_id(0);
     const ulong k = get_group_id(0);
-    for (uint e = lid; e < P * P; e += WG) {
+    for (uint e = lid; e < P * P; e += QWG) {
         const uint x = e / P, y = e % P;
-        REAL s = 0;
+        REAL sum = 0;
         for (uint c = 0; c < chunks; ++c) {
-            s += gpart[(k * chunks + c) * P * P + e];
+            sum += gpart[(k * chunks + c) * P * P + e];
         }
-        g[x * LD + y] = s;
-        q[x * LD + y] = x == y ? (REAL)1 : (REAL)0;
+        s.g[0][x * LD + y] = sum;
+        s.q[0][x * LD + y] = x == y ? (REAL)1 : (REAL)0;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int any = pair_rotation(g, q, red, rot, tile, pairs, b, tol, tiny, noise_rel, off_bits,
-                                  gmax_bits);
-    for (uint e = lid; e < P * P; e += WG) {
+    int any;
+    __local const REAL *q = pair_rotation(&s, red, b, tol, tiny, noise_rel, off_bits, gmax_bits,
+                                          QWG, &any);
+    for (uint e = lid; e < P * P; e += QWG) {
         qbuf[k * (P * P + 1) + e] = q[(e / P) * LD + e % P];
     }
     if (lid == 0) {

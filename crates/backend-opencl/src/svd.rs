@@ -22,7 +22,7 @@ use crate::OpenCl;
 
 /// Work-group size of every SVD kernel (`WG` in svd.cl).
 const WG: usize = 256;
-/// Work-group size of the tree QR kernels (`QWG` in svd.cl).
+/// Work-group size of the tree QR kernels and `svd_pair_rotate` (`QWG` in svd.cl).
 const QWG: usize = 1024;
 /// Largest block size compiled into svd.cl (`BMAX`).
 pub const BMAX: usize = 16;
@@ -46,10 +46,11 @@ pub struct ClRotations<T: ClScalar> {
 }
 
 impl OpenCl {
-    /// Kernel `root` of svd.cl for `T`, checked to run in work-groups of [`WG`].
+    /// Kernel `root` of svd.cl for `T`, checked to run in work-groups of [`WG`] (but the tree
+    /// QR kernels and `svd_pair_rotate`, compiled for [`QWG`]).
     fn svd_kernel<T: ClScalar>(&self, root: &str) -> Result<&CachedKernel> {
         let k = self.kernel::<T>(Module::Svd, root)?;
-        if root.starts_with("qr_tree") {
+        if root.starts_with("qr_tree") || root == "svd_pair_rotate" {
             // Compiled for QWG work-items (reqd_work_group_size), above the preferred size
             // that `local` is clamped to; a device that cannot run QWG fails the launch.
             return Ok(k);
@@ -498,7 +499,10 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                     // svd_pair_rotate takes; group k reads gpart[(k chunks + c) P² ..][.. P²]
                     // for c < chunks and writes qbuf[k (P² + 1) ..][..= P²] (pairs (P² + 1)
                     // values); flags has 2 entries, gmax 1.
-                    unsafe { args.launch(&self.queue, LaunchDims::new([pairs * WG], Some([WG]))) }?;
+                    // Work-groups of QWG, as compiled.
+                    unsafe {
+                        args.launch(&self.queue, LaunchDims::new([pairs * QWG], Some([QWG])))
+                    }?;
                     let mut args = self.svd_kernel::<T>("svd_pair_apply")?.builder();
                     args.arg(rows as u64)
                         .arg(vrows as u64)
