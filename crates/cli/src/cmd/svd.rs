@@ -43,6 +43,10 @@ pub struct Args {
     /// shape).
     #[arg(long)]
     chunks: Option<usize>,
+    /// Decompose this many more times after the first (warm: the kernels are loaded) and
+    /// print the median, lowest and highest time.
+    #[arg(long, default_value_t = 0)]
+    repeat: usize,
     /// Which backend runs it.
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendChoice,
@@ -168,6 +172,22 @@ where
         secs * 1e3 / r.sweeps.max(1) as f64,
         secs * 1e3
     );
+    if args.repeat > 0 {
+        let mut times = Vec::with_capacity(args.repeat);
+        for _ in 0..args.repeat {
+            let t = Instant::now();
+            b.svd_on(&a, &opts)?;
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        times.sort_by(f64::total_cmp);
+        println!(
+            "repeated {} times: median {:.3} ms (lowest {:.3}, highest {:.3})",
+            times.len(),
+            times[times.len() / 2],
+            times[0],
+            times[times.len() - 1]
+        );
+    }
     if !r.converged {
         eprintln!(
             "warning: not converged after {} sweeps: largest cosine {:.3e} > tol {:.3e}",
