@@ -7,14 +7,14 @@
 // unsigned long long, uint unsigned int, REAL T.
 //
 // Launch shape: the host launches every kernel as a 1-D grid of 1-D blocks of WG = 256
-// threads, svd_pair_rotate and the qr_tree_* kernels (but qr_tree_merge_update and _q) blocks
-// of QWG = 1024 (qr_apply and qr_apply_q:
+// threads, svd_pair_rotate blocks of RWG = 512, the qr_tree_* kernels (but qr_tree_merge_update
+// and _q) blocks of QWG = 1024 (qr_apply and qr_apply_q:
 // (j, k) = (g mod jspan, g / jspan) with jspan = cols (resp. jcols) rounded up to WG);
 // the OpenCL host uses the equivalent 2-D NDRanges.
 //
 // Every matrix is column-major: element (i, j) of a matrix with `rows` rows is at
 // j * rows + i (64-bit index arithmetic). Every kernel runs with work-groups of WG = 256,
-// except svd_pair_rotate and the qr_tree_* kernels: QWG = 1024 (but
+// except svd_pair_rotate (RWG = 512) and the qr_tree_* kernels: QWG = 1024 (but
 // qr_tree_merge_update and _q: WG).
 //
 // Kernel arguments (both files, both precisions):
@@ -133,6 +133,8 @@ namespace {
 
 constexpr uint WG = 256;
 constexpr uint QWG = 1024;
+// Threads per block of svd_pair_rotate.
+constexpr uint RWG = 512;
 constexpr uint BMAX = 16;
 constexpr uint P = 2 * BMAX;
 constexpr uint TILE = 32;
@@ -161,14 +163,16 @@ __device__ __forceinline__ void rr_pair(uint n, uint r, uint k, uint *x, uint *y
 }
 
 // The Jacobi rotation of trident_core::svd::jacobi_rotation; returns 0 when none is needed.
+// c = 1 / sqrt(1 + t^2) as rsqrt (within an ulp or two; REORTH restores Q's orthogonality).
 template <typename T>
 __device__ __forceinline__ int jacobi_rotation(T gpp, T gqq, T gpq, T tol, T tiny, T *c, T *s) {
     if (!(gpp > tiny && gqq > tiny) || fabs(gpq) <= tol * sqrt(gpp) * sqrt(gqq)) {
         return 0;
     }
     const T zeta = (gqq - gpp) / (T(2) * gpq);
-    const T t = copysign(T(1), zeta) / (fabs(zeta) + hypot(T(1), zeta));
-    *c = T(1) / hypot(T(1), t);
+    const T az = fabs(zeta);
+    const T t = az > T(1e15) ? T(0.5) / zeta : copysign(T(1), zeta) / (az + sqrt(T(1) + zeta * zeta));
+    *c = rsqrt(T(1) + t * t);
     *s = *c * t;
     return 1;
 }
@@ -334,13 +338,14 @@ __device__ T max_cosine(const T *g, T *red, uint p, T tiny) {
 }
 
 // Local memory of pair_rotation: the Gram matrix and the accumulated rotation, each twice (a
-// round reads one copy and writes the other), the partners of every inner round, the
-// reduction's and the noise level's scratch.
+// round reads one copy and writes the other), a round's rotations ((c_i, s_i) per index),
+// the partners of every inner round, the reduction's and the noise level's scratch.
 template <typename T>
 struct PairScratch {
     T g[2][P * LD];
     T q[2][P * LD];
     T red[32];
+    T rot[2 * P];
     T noise;
     unsigned char mate[(P - 1) * P];
 };
@@ -356,9 +361,10 @@ struct PairScratch {
 //     (G J)_ij = c_j G_ij + s_j G_i,m(j),   G'_ij = c_i (G J)_ij + s_i (G J)_m(i),j,
 // with (c_i, s_i) = (c, -s) for the pair's first index and (c, s) for its second: the same
 // arithmetic, in the same order, as rotating the columns and then the rows. The pair's own
-// off-diagonal entries become exact zeros. A thread takes column j = lane of rows warp,
-// warp + NT / 32, ...: every warp works out the rotations of its 32 columns (lane j that of
-// j's pair) and a row's comes from its lane by a shuffle; one barrier per round.
+// off-diagonal entries become exact zeros. Threads i < p work out the rotation of i's pair
+// (both indices of a pair do) into s.rot; after a barrier, a thread takes column j = lane of
+// rows warp, warp + NT / 32, ..., loading all it needs before it stores (into the other
+// copy: nothing a round reads is written in it); a barrier ends the round.
 template <uint NT, typename T>
 __device__ const T *pair_rotation(PairScratch<T> &s, uint b, T tol, T tiny, T noise_rel,
                                   uint *off_bits, uint *gmax_bits, int *any) {
@@ -366,11 +372,14 @@ __device__ const T *pair_rotation(PairScratch<T> &s, uint b, T tol, T tiny, T no
     const uint lid = threadIdx.x;
     const uint lane = lid % 32, warp = lid / 32;
     const uint p = 2 * b;
-    // The partners of the inner rounds, once; the second copies start as G's and I (elements
-    // past p are never rotated). Made visible by max_cosine's barrier.
+    // The partners of the inner rounds, once; the rotations start as none, the second copies
+    // as G's and I (elements past p are never rotated). Made visible by max_cosine's barrier.
     for (uint e = lid; e < (p - 1) * P; e += NT) {
         const uint r = e / P, i = e % P;
         s.mate[e] = (unsigned char)(i < p ? rr_mate(p, r, i) : i);
+    }
+    for (uint e = lid; e < 2 * P; e += NT) {
+        s.rot[e] = e % 2 == 0 ? T(1) : T(0);
     }
     for (uint e = lid; e < P * P; e += NT) {
         const uint x = e / P, y = e % P;
@@ -419,26 +428,43 @@ __device__ const T *pair_rotation(PairScratch<T> &s, uint b, T tol, T tiny, T no
             const unsigned char *mr = s.mate + r * P;
             const T *g = s.g[cur], *q = s.q[cur];
             T *gn = s.g[cur ^ 1], *qn = s.q[cur ^ 1];
-            const uint j = lane, mj = mr[j];
-            T cj = 1, sj = 0;
-            if (j < p) {
-                const uint x = min(j, mj), y = max(j, mj);
+            // The rotation of i's pair (both of its indices work it out), then the elements,
+            // each thread's loaded before any is stored.
+            if (lid < p) {
+                const uint m = mr[lid];
+                const uint x = min(lid, m), y = max(lid, m);
                 T c, sn;
                 if (jacobi_rotation(g[x * LD + x], g[y * LD + y], g[x * LD + y], tol, tiny, &c, &sn)) {
-                    cj = c;
-                    sj = j == x ? -sn : sn;
                     rotated = 1;
+                } else {
+                    c = 1;
+                    sn = 0;
                 }
+                s.rot[2 * lid] = c;
+                s.rot[2 * lid + 1] = lid == x ? -sn : sn;
             }
-            for (uint i = warp; i < P; i += NT / 32) {
-                const T ci = __shfl_sync(0xffffffffu, cj, i);
-                const T si = __shfl_sync(0xffffffffu, sj, i);
-                if (i < p && j < p) {
-                    const uint mi = mr[i];
-                    const T a = cj * g[i * LD + j] + sj * g[i * LD + mj];
-                    const T c = cj * g[mi * LD + j] + sj * g[mi * LD + mj];
-                    gn[i * LD + j] = sj != T(0) && mi == j ? T(0) : ci * a + si * c;
-                    qn[i * LD + j] = cj * q[i * LD + j] + sj * q[i * LD + mj];
+            __syncthreads();
+            constexpr uint ROWS = P / (NT / 32);
+            const uint j = lane, mj = mr[j];
+            const T cj = s.rot[2 * j], sj = s.rot[2 * j + 1];
+            T gv[ROWS], qv[ROWS];
+#pragma unroll
+            for (uint u = 0; u < ROWS; ++u) {
+                const uint i = warp + u * (NT / 32), mi = mr[i];
+                const T ci = s.rot[2 * i], si = s.rot[2 * i + 1];
+                const T a = cj * g[i * LD + j] + sj * g[i * LD + mj];
+                const T c = cj * g[mi * LD + j] + sj * g[mi * LD + mj];
+                gv[u] = sj != T(0) && mi == j ? T(0) : ci * a + si * c;
+                qv[u] = cj * q[i * LD + j] + sj * q[i * LD + mj];
+            }
+            if (j < p) {
+#pragma unroll
+                for (uint u = 0; u < ROWS; ++u) {
+                    const uint i = warp + u * (NT / 32);
+                    if (i < p) {
+                        gn[i * LD + j] = gv[u];
+                        qn[i * LD + j] = qv[u];
+                    }
                 }
             }
             __syncthreads();
@@ -522,14 +548,14 @@ __device__ void svd_pair_gram(const u64 rows, const uint cols, const uint b, con
     }
 }
 
-template <typename T>
+template <uint NT, typename T>
 __device__ void svd_pair_rotate(const uint b, const uint chunks, const T tol, const T tiny,
                                 const T noise_rel, const T *gpart, T *qbuf, uint *off_bits,
                                 uint *gmax_bits) {
     __shared__ PairScratch<T> s;
     const uint lid = threadIdx.x;
     const u64 k = blockIdx.x;
-    for (uint e = lid; e < P * P; e += QWG) {
+    for (uint e = lid; e < P * P; e += NT) {
         const uint x = e / P, y = e % P;
         T sum = 0;
         for (uint c = 0; c < chunks; ++c) {
@@ -540,8 +566,8 @@ __device__ void svd_pair_rotate(const uint b, const uint chunks, const T tol, co
     }
     __syncthreads();
     int any;
-    const T *q = pair_rotation<QWG>(s, b, tol, tiny, noise_rel, off_bits, gmax_bits, &any);
-    for (uint e = lid; e < P * P; e += QWG) {
+    const T *q = pair_rotation<NT>(s, b, tol, tiny, noise_rel, off_bits, gmax_bits, &any);
+    for (uint e = lid; e < P * P; e += NT) {
         qbuf[k * (P * P + 1) + e] = q[(e / P) * LD + e % P];
     }
     if (lid == 0) {
@@ -1357,10 +1383,11 @@ __device__ void qr_tree_leaf_q_local(const u64 rows, const uint qcols, const uin
         u64 rows, uint cols, uint b, uint nb, uint round, uint chunks, const T *w, T *gpart) { \
         svd_pair_gram<T>(rows, cols, b, nb, round, chunks, w, gpart);                          \
     }                                                                                          \
-    extern "C" __global__ void __launch_bounds__(QWG) svd_pair_rotate_##S(                     \
+    extern "C" __global__ void __launch_bounds__(RWG) svd_pair_rotate_##S(                     \
         uint b, uint chunks, T tol, T tiny, T noise_rel, const T *gpart, T *qbuf,              \
         uint *off_bits, uint *gmax_bits) {                                                     \
-        svd_pair_rotate<T>(b, chunks, tol, tiny, noise_rel, gpart, qbuf, off_bits, gmax_bits); \
+        svd_pair_rotate<RWG, T>(b, chunks, tol, tiny, noise_rel, gpart, qbuf, off_bits,       \
+                                 gmax_bits);                                                 \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(WG) svd_pair_apply_##S(                       \
         u64 rows, u64 vrows, uint cols, uint b, uint nb, uint round, uint chunks,              \

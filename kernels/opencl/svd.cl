@@ -7,7 +7,7 @@
 //
 // Every matrix is column-major: element (i, j) of a matrix with `rows` rows is at
 // j * rows + i (64-bit index arithmetic). Every kernel runs with work-groups of WG = 256,
-// except svd_pair_rotate and the qr_tree_* kernels: QWG = 1024 (but
+// except svd_pair_rotate (RWG = 512) and the qr_tree_* kernels: QWG = 1024 (but
 // qr_tree_merge_update and _q: WG).
 //
 // Kernel arguments (both files, both precisions):
@@ -130,6 +130,8 @@ typedef float WIDE;
 
 #define WG 256
 #define QWG 1024
+// Work-items per group of svd_pair_rotate.
+#define RWG 512
 #define BMAX 16
 #define P (2 * BMAX)
 #define TILE 32
@@ -163,14 +165,17 @@ inline void rr_pair(uint n, uint r, uint k, uint *x, uint *y)
 }
 
 // The Jacobi rotation of trident_core::svd::jacobi_rotation; returns 0 when none is needed.
+// c = 1 / sqrt(1 + t^2) as rsqrt (within an ulp or two; REORTH restores Q's orthogonality).
 inline int jacobi_rotation(REAL gpp, REAL gqq, REAL gpq, REAL tol, REAL tiny, REAL *c, REAL *s)
 {
     if (!(gpp > tiny && gqq > tiny) || fabs(gpq) <= tol * sqrt(gpp) * sqrt(gqq)) {
         return 0;
     }
     const REAL zeta = (gqq - gpp) / ((REAL)2 * gpq);
-    const REAL t = copysign((REAL)1, zeta) / (fabs(zeta) + hypot((REAL)1, zeta));
-    *c = (REAL)1 / hypot((REAL)1, t);
+    const REAL az = fabs(zeta);
+    const REAL t = az > (REAL)1e15 ? (REAL)0.5 / zeta
+                                   : copysign((REAL)1, zeta) / (az + sqrt((REAL)1 + zeta * zeta));
+    *c = rsqrt((REAL)1 + t * t);
     *s = *c * t;
     return 1;
 }
@@ -339,8 +344,8 @@ inline REAL max_cosine(__local const REAL *g, __local REAL *red, uint p, REAL ti
 }
 
 // Local memory of pair_rotation: the Gram matrix and the accumulated rotation, each twice (a
-// round reads one copy and writes the other), a round's rotations, the partners of every
-// inner round, and the noise level's scratch (the reduction's, red, is the caller's: nt
+// round reads one copy and writes the other), a round's rotations ((c_i, s_i) per index),
+// the partners of every inner round, and the noise level's scratch (the reduction's, red, is the caller's: nt
 // values).
 struct PairScratch {
     REAL g[2][P * LD];
@@ -370,11 +375,14 @@ inline __local REAL *pair_rotation(__local struct PairScratch *s, __local REAL *
 {
     const uint lid = get_local_id(0);
     const uint p = 2 * b;
-    // The partners of the inner rounds, once; the second copies start as G's and I (elements
-    // past p are never rotated). Made visible by max_cosine's barrier.
+    // The partners of the inner rounds, once; the rotations start as none, the second copies
+    // as G's and I (elements past p are never rotated). Made visible by max_cosine's barrier.
     for (uint e = lid; e < (p - 1) * P; e += nt) {
         const uint r = e / P, i = e % P;
         s->mate[e] = (uchar)(i < p ? rr_mate(p, r, i) : i);
+    }
+    for (uint e = lid; e < 2 * P; e += nt) {
+        s->rot[e] = e % 2 == 0 ? (REAL)1 : (REAL)0;
     }
     for (uint e = lid; e < P * P; e += nt) {
         const uint x = e / P, y = e % P;
@@ -441,16 +449,23 @@ inline __local REAL *pair_rotation(__local struct PairScratch *s, __local REAL *
                 s->rot[2 * lid + 1] = lid == x ? -sn : sn;
             }
             barrier(CLK_LOCAL_MEM_FENCE);
-            for (uint e = lid; e < P * P; e += nt) {
-                const uint i = e / P, j = e % P;
+            // Every element's loads before any store (into the other copy).
+            REAL gv[P * P / WG], qv[P * P / WG];
+            for (uint u = 0; u < P * P / nt; ++u) {
+                const uint e = lid + u * nt, i = e / P, j = e % P;
+                const uint mi = mr[i], mj = mr[j];
+                const REAL ci = s->rot[2 * i], si = s->rot[2 * i + 1];
+                const REAL cj = s->rot[2 * j], sj = s->rot[2 * j + 1];
+                const REAL a = cj * g[i * LD + j] + sj * g[i * LD + mj];
+                const REAL c = cj * g[mi * LD + j] + sj * g[mi * LD + mj];
+                gv[u] = sj != (REAL)0 && mi == j ? (REAL)0 : ci * a + si * c;
+                qv[u] = cj * q[i * LD + j] + sj * q[i * LD + mj];
+            }
+            for (uint u = 0; u < P * P / nt; ++u) {
+                const uint e = lid + u * nt, i = e / P, j = e % P;
                 if (i < p && j < p) {
-                    const uint mi = mr[i], mj = mr[j];
-                    const REAL ci = s->rot[2 * i], si = s->rot[2 * i + 1];
-                    const REAL cj = s->rot[2 * j], sj = s->rot[2 * j + 1];
-                    const REAL a = cj * g[i * LD + j] + sj * g[i * LD + mj];
-                    const REAL c = cj * g[mi * LD + j] + sj * g[mi * LD + mj];
-                    gn[i * LD + j] = sj != (REAL)0 && mi == j ? (REAL)0 : ci * a + si * c;
-                    qn[i * LD + j] = cj * q[i * LD + j] + sj * q[i * LD + mj];
+                    gn[i * LD + j] = gv[u];
+                    qn[i * LD + j] = qv[u];
                 }
             }
             barrier(CLK_LOCAL_MEM_FENCE);
@@ -540,16 +555,16 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_pair_gram)(
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(svd_pair_rotate)(
+__kernel __attribute__((reqd_work_group_size(RWG, 1, 1))) void K(svd_pair_rotate)(
     const uint b, const uint chunks, const REAL tol, const REAL tiny, const REAL noise_rel,
     __global const REAL *gpart, __global REAL *qbuf, __global uint *off_bits,
     __global uint *gmax_bits)
 {
     __local struct PairScratch s;
-    __local REAL red[QWG];
+    __local REAL red[RWG];
     const uint lid = get_local_id(0);
     const ulong k = get_group_id(0);
-    for (uint e = lid; e < P * P; e += QWG) {
+    for (uint e = lid; e < P * P; e += RWG) {
         const uint x = e / P, y = e % P;
         REAL sum = 0;
         for (uint c = 0; c < chunks; ++c) {
@@ -561,8 +576,8 @@ __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(svd_pair_rotate
     barrier(CLK_LOCAL_MEM_FENCE);
     int any;
     __local const REAL *q = pair_rotation(&s, red, b, tol, tiny, noise_rel, off_bits, gmax_bits,
-                                          QWG, &any);
-    for (uint e = lid; e < P * P; e += QWG) {
+                                          RWG, &any);
+    for (uint e = lid; e < P * P; e += RWG) {
         qbuf[k * (P * P + 1) + e] = q[(e / P) * LD + e % P];
     }
     if (lid == 0) {

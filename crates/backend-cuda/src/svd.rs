@@ -19,8 +19,10 @@ use crate::Cuda;
 
 /// Threads per block of every SVD kernel (`WG` in svd.cu).
 const WG: u32 = 256;
-/// Threads per block of the tree QR kernels and `svd_pair_rotate` (`QWG` in svd.cu).
+/// Threads per block of the tree QR kernels (`QWG` in svd.cu).
 const QWG: u32 = 1024;
+/// Threads per block of `svd_pair_rotate` (`RWG` in svd.cu).
+const RWG: u32 = 512;
 /// Largest block size compiled into svd.cu (`BMAX`).
 pub const BMAX: usize = 16;
 /// Columns of a block pair's Gram matrix as compiled (`P = 2 BMAX`).
@@ -469,8 +471,8 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
                     // T *qbuf, uint *off_bits, uint *gmax_bits) as svd_pair_rotate takes; block
                     // k reads gpart[(k chunks + c) P² ..][.. P²] for c < chunks and writes
                     // qbuf[k (P² + 1) ..][..= P²] (pairs (P² + 1) values); flags has 2
-                    // entries, gmax 1; blocks of QWG threads, as its launch bounds say.
-                    unsafe { Self::svd_launch_wg(&mut args, pairs, QWG)? };
+                    // entries, gmax 1; blocks of RWG threads, as its launch bounds say.
+                    unsafe { Self::svd_launch_wg(&mut args, pairs, RWG)? };
                     let kernel = self.kernel::<T>(Module::Svd, "svd_pair_apply")?;
                     let mut args = kernel.builder();
                     args.arg(rows as u64).arg(vrows as u64).arg(cols32);

@@ -22,8 +22,10 @@ use crate::OpenCl;
 
 /// Work-group size of every SVD kernel (`WG` in svd.cl).
 const WG: usize = 256;
-/// Work-group size of the tree QR kernels and `svd_pair_rotate` (`QWG` in svd.cl).
+/// Work-group size of the tree QR kernels (`QWG` in svd.cl).
 const QWG: usize = 1024;
+/// Work-group size of `svd_pair_rotate` (`RWG` in svd.cl).
+const RWG: usize = 512;
 /// Largest block size compiled into svd.cl (`BMAX`).
 pub const BMAX: usize = 16;
 /// Columns of a block pair's Gram matrix as compiled (`P = 2 BMAX`).
@@ -47,12 +49,12 @@ pub struct ClRotations<T: ClScalar> {
 
 impl OpenCl {
     /// Kernel `root` of svd.cl for `T`, checked to run in work-groups of [`WG`] (but the tree
-    /// QR kernels and `svd_pair_rotate`, compiled for [`QWG`]).
+    /// QR kernels, compiled for [`QWG`], and `svd_pair_rotate`, for [`RWG`]).
     fn svd_kernel<T: ClScalar>(&self, root: &str) -> Result<&CachedKernel> {
         let k = self.kernel::<T>(Module::Svd, root)?;
         if root.starts_with("qr_tree") || root == "svd_pair_rotate" {
-            // Compiled for QWG work-items (reqd_work_group_size), above the preferred size
-            // that `local` is clamped to; a device that cannot run QWG fails the launch.
+            // Compiled for QWG (RWG) work-items (reqd_work_group_size), above the preferred size
+            // that `local` is clamped to; a device that cannot run them fails the launch.
             return Ok(k);
         }
         if k.local != WG {
@@ -499,9 +501,9 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
                     // svd_pair_rotate takes; group k reads gpart[(k chunks + c) P² ..][.. P²]
                     // for c < chunks and writes qbuf[k (P² + 1) ..][..= P²] (pairs (P² + 1)
                     // values); flags has 2 entries, gmax 1.
-                    // Work-groups of QWG, as compiled.
+                    // Work-groups of RWG, as compiled.
                     unsafe {
-                        args.launch(&self.queue, LaunchDims::new([pairs * QWG], Some([QWG])))
+                        args.launch(&self.queue, LaunchDims::new([pairs * RWG], Some([RWG])))
                     }?;
                     let mut args = self.svd_kernel::<T>("svd_pair_apply")?.builder();
                     args.arg(rows as u64)

@@ -318,18 +318,24 @@ pub fn round_robin_pair(nb: usize, r: usize, k: usize) -> (usize, usize) {
 /// The Jacobi rotation `(c, s)` that makes columns `p`, `q` with Gram entries `g_pp`, `g_qq`,
 /// `g_pq` orthogonal by `a_p' = c a_p − s a_q`, `a_q' = s a_p + c a_q`, or `None` when the
 /// pair already is: `|g_pq| ≤ tol √g_pp √g_qq`, or a column is negligible
-/// ([`negligible_gram`]). `t = sign(ζ) / (|ζ| +
-/// hypot(1, ζ))` with `ζ = (g_qq − g_pp) / (2 g_pq)`: the smaller angle, no overflow. The
-/// GPU kernels compute the same formula.
+/// ([`negligible_gram`]). `t = sign(ζ) / (|ζ| + √(1 + ζ²))` with `ζ = (g_qq − g_pp) /
+/// (2 g_pq)`, the smaller angle (`1 / (2ζ)`, the same to working precision, past `|ζ| =
+/// 10¹⁵`, where `ζ²` could overflow), and `c = 1 / √(1 + t²)`. The GPU kernels compute the
+/// same formula (`c` by `rsqrt`, within an ulp or two).
 pub fn jacobi_rotation<T: Scalar>(gpp: T, gqq: T, gpq: T, tol: T) -> Option<(T, T)> {
     let tiny = negligible_gram::<T>();
     if !(gpp > tiny && gqq > tiny) || gpq.abs() <= tol * gpp.sqrt() * gqq.sqrt() {
         return None;
     }
-    let two = T::one() + T::one();
+    let one = T::one();
+    let two = one + one;
     let zeta = (gqq - gpp) / (two * gpq);
-    let t = T::one().copysign(zeta) / (zeta.abs() + T::one().hypot(zeta));
-    let c = T::one() / T::one().hypot(t);
+    let t = if zeta.abs() > T::from_f64(1e15) {
+        one / (two * zeta)
+    } else {
+        one.copysign(zeta) / (zeta.abs() + (one + zeta * zeta).sqrt())
+    };
+    let c = one / (one + t * t).sqrt();
     Some((c, c * t))
 }
 
