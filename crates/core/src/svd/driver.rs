@@ -60,20 +60,33 @@ impl JacobiPlan {
 
     /// Row chunks when not requested: enough work-groups per round to fill the device
     /// ([`Self::TARGET_GROUPS`] over the round's `pairs`), at most [`Self::MAX_CHUNKS`] and at
-    /// least [`Self::CHUNK_ROWS`] rows per chunk; 1 (the fused round) when that leaves one.
+    /// least [`Self::CHUNK_ROWS`] rows per chunk, or [`Self::CHUNK_ROWS_FEW`] when that
+    /// leaves fewer than [`Self::FEW_GROUPS`] work-groups; 1 (the fused round) when that
+    /// leaves one.
     ///
     /// Measured on the H100 (f32, U and Vᵀ): 4096² 2.77 s with 4 chunks, 2.33 s with 32;
-    /// 2048² 723 ms with 2, 507 ms with 32; 1024² 319 ms with 1, 159 ms with 16.
+    /// 2048² 723 ms with 2, 507 ms with 32; 1024² 319 ms with 1, 159 ms with 16 (and 54.9 ms
+    /// with 32 against 52.3 ms with 16, later); R of a 32768 × 256 QR (8 pairs): Jacobi
+    /// 4.42–4.49 ms with 8 chunks against 4.79–4.83 ms with 4.
     pub fn auto_chunks(rows: usize, pairs: usize) -> usize {
-        Self::TARGET_GROUPS
+        let fill = Self::TARGET_GROUPS
             .div_ceil(pairs.max(1))
-            .min(Self::MAX_CHUNKS)
-            .min(rows / Self::CHUNK_ROWS)
-            .max(1)
+            .min(Self::MAX_CHUNKS);
+        let mut chunks = fill.min(rows / Self::CHUNK_ROWS);
+        if pairs * chunks < Self::FEW_GROUPS {
+            chunks = fill.min(rows / Self::CHUNK_ROWS_FEW);
+        }
+        chunks.max(1)
     }
 
     /// Fewest rows per chunk of [`Self::auto_chunks`].
     pub const CHUNK_ROWS: usize = 64;
+    /// Fewest rows per chunk of [`Self::auto_chunks`] when the round would have fewer than
+    /// [`Self::FEW_GROUPS`] work-groups with [`Self::CHUNK_ROWS`] (one tile of the kernels).
+    pub const CHUNK_ROWS_FEW: usize = 32;
+    /// Work-groups per round below which [`Self::auto_chunks`] takes chunks of
+    /// [`Self::CHUNK_ROWS_FEW`] rows (about one per H100 SM).
+    pub const FEW_GROUPS: usize = 128;
     /// Most chunks per pair of [`Self::auto_chunks`].
     pub const MAX_CHUNKS: usize = 32;
     /// Work-groups per round aimed at by [`Self::auto_chunks`] (about 30 per H100 SM).
@@ -836,8 +849,10 @@ mod tests {
         assert_eq!(JacobiPlan::auto_chunks(4096, 128), 32);
         assert_eq!(JacobiPlan::auto_chunks(2048, 64), 32);
         assert_eq!(JacobiPlan::auto_chunks(1024, 32), 16);
-        assert_eq!(JacobiPlan::auto_chunks(256, 8), 4);
-        assert_eq!(JacobiPlan::auto_chunks(100, 8), 1);
+        assert_eq!(JacobiPlan::auto_chunks(512, 16), 8);
+        assert_eq!(JacobiPlan::auto_chunks(256, 8), 8);
+        assert_eq!(JacobiPlan::auto_chunks(100, 8), 3);
+        assert_eq!(JacobiPlan::auto_chunks(63, 8), 1);
         assert_eq!(JacobiPlan::auto_chunks(65536, 4096), 1);
         assert_eq!(JacobiPlan::auto_chunks(0, 0), 1);
     }
