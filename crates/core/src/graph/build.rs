@@ -425,6 +425,15 @@ struct Scratch {
     pairs: Vec<(u32, f64)>,
 }
 
+/// Makes `v` at least `len` long, zeroing only what it adds: the counting sorts write every
+/// one of a bucket's `len` slots before they read it, so the scratch is not cleared per
+/// bucket (a memset of the whole adjacency over a graph read, 1 % of it).
+fn grow<T: Copy + Default>(v: &mut Vec<T>, len: usize) {
+    if v.len() < len {
+        v.resize(len, T::default());
+    }
+}
+
 /// Rows at least this long are sorted and deduplicated by [`radix_rows`] through a bitmap
 /// of their columns (when it is not too sparse: at most [`BITMAP_WORDS_PER_ENTRY`] words
 /// to scan per entry), instead of by insertion.
@@ -472,8 +481,7 @@ fn radix_rows(adj: &mut [u32], deg: &mut [usize], cb: u32, s: &mut Scratch) -> u
         s.rcnt[i + 1] += s.rcnt[i];
     }
     // By column digit: adj -> cols (keys stay packed).
-    s.cols.clear();
-    s.cols.resize(len, 0);
+    grow(&mut s.cols, len);
     for &x in adj.iter() {
         let d = ((x & mask) >> dshift) as usize;
         let q = s.hist[d];
@@ -481,7 +489,7 @@ fn radix_rows(adj: &mut [u32], deg: &mut [usize], cb: u32, s: &mut Scratch) -> u
         s.hist[d] = q + 1;
     }
     // By row: cols -> adj, unpacked; rcnt[i] becomes the end of row i.
-    for &x in s.cols.iter() {
+    for &x in &s.cols[..len] {
         let r = (x >> cb) as usize;
         let q = s.rcnt[r];
         adj[q as usize] = x & mask;
@@ -610,8 +618,7 @@ fn bucket_rows(
     for i in 0..rows {
         s.cnt[i + 1] += s.cnt[i];
     }
-    s.cols.clear();
-    s.cols.resize(len, 0);
+    grow(&mut s.cols, len);
     match w {
         None => {
             match packed {
@@ -663,8 +670,7 @@ fn bucket_rows(
             out
         }
         Some(w) => {
-            s.wts.clear();
-            s.wts.resize(len, 0.0);
+            grow(&mut s.wts, len);
             for ((&r, &c), &x) in lrow.iter().zip(adj.iter()).zip(w.iter()) {
                 let p = s.cnt[r as usize];
                 s.cols[p] = c;

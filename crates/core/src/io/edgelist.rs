@@ -850,7 +850,10 @@ impl<'n, 's, I: RawId> NumParser<'n, 's, I> {
         let src = &mut self.src[..cap];
         let dst = &mut self.dst[..cap];
         let loop_ids = &mut self.loop_ids;
-        let marks = &mut self.marks;
+        // A local for the loop (put back below), so that its bitmap's pointer and length
+        // stay in registers instead of being reloaded after every store to the slots.
+        let mut own_marks = std::mem::replace(&mut self.marks, Marks::off());
+        let marks = &mut own_marks;
         // Blocks of 64 bytes starting at a line start: one mask of the non-digit bytes per
         // block, then every complete line in it read off the mask (the next line's start
         // comes from a shift and a trailing-zero count, not from the previous line's
@@ -947,6 +950,7 @@ impl<'n, 's, I: RawId> NumParser<'n, 's, I> {
         self.any |= p > start;
         self.max = max;
         self.self_loops += loops;
+        self.marks = own_marks;
         p
     }
 
