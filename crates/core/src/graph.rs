@@ -12,6 +12,15 @@ use crate::csr::Csr;
 use crate::error::{Error, Result};
 use crate::scalar::{Index, Scalar};
 
+/// What the parse of one part of the edges (its slots hold no self-loops, and every id is
+/// at most the largest it saw) counted on the way, so that the CSR build needs no counting
+/// pass of its own: the edge ends (two per edge) whose input id `i` has `i / 64 = w`, for
+/// each `w`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PartCounts {
+    pub ends: Vec<u32>,
+}
+
 /// An undirected graph without self-loops or parallel edges.
 ///
 /// Stored as a symmetric CSR adjacency structure: both `(u, v)` and `(v, u)` are present,
@@ -104,12 +113,23 @@ impl Graph {
         weights: Option<&[f64]>,
         self_loops: usize,
     ) -> Result<Self> {
-        Self::from_parts(n, src, dst, weights, &[(0, src.len())], None, self_loops)
+        Self::from_parts(
+            n,
+            src,
+            dst,
+            weights,
+            &[(0, src.len())],
+            None,
+            self_loops,
+            None,
+        )
     }
 
     /// As [`Graph::from_arrays`] for the edges in the ranges `parts` of the arrays (a
     /// parallel parse's pieces, with unused slots between them), their ids renumbered by
-    /// `map` when given (then `n` is the number of ids it keeps).
+    /// `map` when given (then `n` is the number of ids it keeps), with the parse's counts of
+    /// every part when it made them ([`PartCounts`]).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn from_parts(
         n: usize,
         src: &[u32],
@@ -118,9 +138,10 @@ impl Graph {
         parts: &[(usize, usize)],
         map: Option<&DenseIds>,
         self_loops: usize,
+        counts: Option<&[PartCounts]>,
     ) -> Result<Self> {
         u32::try_from_usize(n)?;
-        let b = build::build(n, src, dst, weights, parts, map, self_loops)?;
+        let b = build::build(n, src, dst, weights, parts, map, self_loops, counts)?;
         Ok(Self {
             indptr: b.indptr,
             adj: b.adj,

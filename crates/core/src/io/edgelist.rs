@@ -70,7 +70,7 @@ use super::text::{self, Lines};
 use super::{perr, refuse, Detected, Input};
 use crate::alloc;
 use crate::error::{ParseErrorKind as K, Result, ResultExt};
-use crate::graph::{id_label, DenseIds, Graph};
+use crate::graph::{id_label, DenseIds, Graph, PartCounts};
 
 mod stream;
 
@@ -465,6 +465,8 @@ pub(crate) struct Raw<I> {
     max: Option<u64>,
     /// The ids of the edges, marked during the parse (every piece's), if it marked them.
     marks: Option<Vec<u64>>,
+    /// The build's counts of every part (in order), when every piece made them.
+    counts: Option<Vec<PartCounts>>,
 }
 
 enum Outcome<I> {
@@ -654,24 +656,39 @@ struct NumParser<'n, 's, I> {
 
 /// The ids of a piece's edges (self-loops aside) marked in a bitmap as they are parsed, so
 /// that numbering the ids in use needs no pass of its own; given up (`None`) when an id
-/// needs more than `cap` words.
+/// needs more than `cap` words. Alongside, what the graph build would otherwise count in a
+/// pass over the edges ([`PartCounts`]): the edge ends per word of the bitmap.
 pub(crate) struct Marks {
     bits: Option<Vec<u64>>,
+    /// Edge ends (two per edge) whose id is in word `w` of `bits`, for each `w`.
+    ends: Vec<u32>,
     cap: usize,
 }
 
 impl Marks {
     /// No marking.
     fn off() -> Self {
-        Self { bits: None, cap: 0 }
+        Self::with(None, 0)
     }
 
     /// Marking into at most `cap` words.
     fn on(cap: usize) -> Self {
+        Self::with(Some(Vec::new()), cap)
+    }
+
+    fn with(bits: Option<Vec<u64>>, cap: usize) -> Self {
         Self {
-            bits: Some(Vec::new()),
+            bits,
+            ends: Vec::new(),
             cap,
         }
+    }
+
+    /// One edge `(u, v)`, not a self-loop.
+    #[inline(always)]
+    fn edge(&mut self, u: u64, v: u64) {
+        self.mark(u);
+        self.mark(v);
     }
 
     #[inline(always)]
@@ -681,12 +698,23 @@ impl Marks {
             if w >= bits.len() {
                 if w >= self.cap {
                     self.bits = None;
+                    self.ends = Vec::new();
                     return;
                 }
                 bits.resize((w + 1).next_power_of_two().min(self.cap), 0);
+                self.ends.resize(bits.len(), 0);
             }
             bits[w] |= 1 << (id & 63);
+            self.ends[w] = self.ends[w].wrapping_add(1);
         }
+    }
+
+    /// The build's counts of a piece of `len` edges, when it marked them (and no count can
+    /// have wrapped).
+    fn counts(&mut self, len: usize) -> Option<PartCounts> {
+        (self.bits.is_some() && len <= (u32::MAX / 2) as usize).then(|| PartCounts {
+            ends: std::mem::take(&mut self.ends),
+        })
     }
 }
 
@@ -699,6 +727,8 @@ struct PieceOut<I> {
     any: bool,
     /// The piece's ids marked, when it marked them ([`Marks`]).
     marks: Option<Vec<u64>>,
+    /// The build's counts for the piece, when it marked its ids.
+    counts: Option<PartCounts>,
 }
 
 impl<'n, 's, I: RawId> NumParser<'n, 's, I> {
@@ -725,7 +755,8 @@ impl<'n, 's, I: RawId> NumParser<'n, 's, I> {
         }
     }
 
-    fn finish(self) -> PieceOut<I> {
+    fn finish(mut self) -> PieceOut<I> {
+        let counts = self.marks.counts(self.len);
         PieceOut {
             len: self.len,
             loop_ids: self.loop_ids,
@@ -733,6 +764,7 @@ impl<'n, 's, I: RawId> NumParser<'n, 's, I> {
             max: self.max,
             any: self.any,
             marks: self.marks.bits,
+            counts,
         }
     }
 
@@ -769,8 +801,7 @@ impl<'n, 's, I: RawId> NumParser<'n, 's, I> {
                 *x = w;
             }
             self.len += 1;
-            self.marks.mark(u);
-            self.marks.mark(v);
+            self.marks.edge(u, v);
         }
         Ok(None)
     }
@@ -817,8 +848,7 @@ impl<'n, 's, I: RawId> NumParser<'n, 's, I> {
                 src[*k] = iu;
                 dst[*k] = iv;
                 *k += 1;
-                marks.mark(u);
-                marks.mark(v);
+                marks.edge(u, v);
             } else {
                 *loops += 1;
                 if let Some(kept) = kept {
@@ -1183,6 +1213,10 @@ impl<I: RawId> Raw<I> {
                 marks = Some(base);
             }
         }
+        let counts = outs
+            .iter_mut()
+            .map(|(_, o)| o.counts.take())
+            .collect::<Option<Vec<_>>>();
         Some(Raw {
             src,
             dst,
@@ -1192,6 +1226,7 @@ impl<I: RawId> Raw<I> {
             self_loops: outs.iter().map(|(_, o)| o.self_loops).sum(),
             max: outs.iter().map(|(_, o)| o.max).max(),
             marks,
+            counts,
         })
     }
 
@@ -1306,6 +1341,7 @@ fn compact<I: RawId>(mut raw: Raw<I>, name: &str) -> Result<Parsed> {
             self_loops: raw.self_loops,
             max: raw.max,
             marks: None,
+            counts: raw.counts,
         };
         // Every id 0..=max in use: keep the numbering, no labels.
         let map = (n as u64 != max + 1).then_some(map);
@@ -1429,6 +1465,7 @@ impl Parsed {
                     &parts,
                     map.as_ref(),
                     raw.self_loops,
+                    raw.counts.as_deref(),
                 )?;
                 drop(raw);
                 let g = g.with_notes(notes);
