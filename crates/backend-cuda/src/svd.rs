@@ -13,7 +13,7 @@ use trident_core::{
 };
 
 use crate::kernels::Module;
-use crate::launch::{LaunchArgs, LaunchConfig};
+use crate::launch::{Kernel, LaunchArgs, LaunchConfig};
 use crate::memory::{CudaScalar, DevBuf};
 use crate::Cuda;
 
@@ -73,6 +73,37 @@ impl Cuda {
         let cfg = LaunchConfig::grid_1d(u32_of(grid, "grid size")?, wg);
         // SAFETY: forwarded from the caller.
         unsafe { args.launch(cfg) }
+    }
+
+    /// One stage of the tree QR (svd.cu's qr_tree_* kernels, [`TreePlan`]): `kernels.0`, the
+    /// panel, in `groups.0` blocks of QWG threads, then `kernels.1`, the update, in `groups.1`
+    /// blocks of WG (none when 0), both with the arguments `(u64 rows, uint cols, uint h,
+    /// stage…, T *a, T *cs)`.
+    ///
+    /// # Safety
+    ///
+    /// Both kernels take exactly these arguments, and `groups` are the stage's counts from
+    /// [`TreePlan`], for which the kernels touch only `a`'s (`rows × cols`) and `cs`'s
+    /// (`2 rows cols`) elements of the stage's rows and columns.
+    unsafe fn tree_stage<T: CudaScalar>(
+        kernels: (Kernel<'_>, Kernel<'_>),
+        (rows, cols, h): (usize, u32, u32),
+        stage: &[u32],
+        a: &DevBuf<T>,
+        cs: &DevBuf<T>,
+        groups: (usize, usize),
+    ) -> Result<()> {
+        for (kernel, n, wg) in [(kernels.0, groups.0, QWG), (kernels.1, groups.1, WG)] {
+            let mut args = kernel.builder();
+            args.arg(rows as u64).arg(cols).arg(h);
+            for &x in stage {
+                args.arg(x);
+            }
+            args.arg(a).arg(cs);
+            // SAFETY: forwarded from the caller.
+            unsafe { Self::svd_launch_wg(&mut args, n, wg)? };
+        }
+        Ok(())
     }
 
     fn cmat<T: CudaScalar>(
@@ -217,67 +248,39 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
         if let QrOrder::Tree { panel_rows } = order {
             let plan = TreePlan::new(rows, cols, panel_rows);
             let h32 = u32_of(plan.h, "panel rows")?;
+            let dims = (rows, cols32, h32);
             if rows > 0 && cols > 0 {
-                let panel_k = self.kernel::<T>(Module::Svd, "qr_tree_leaf_panel")?;
-                let update_k = self.kernel::<T>(Module::Svd, "qr_tree_leaf_update")?;
+                let leaf = (
+                    self.kernel::<T>(Module::Svd, "qr_tree_leaf_panel")?,
+                    self.kernel::<T>(Module::Svd, "qr_tree_leaf_update")?,
+                );
                 for j0 in (0..cols).step_by(MERGE_PANEL) {
-                    let j032 = u32_of(j0, "column")?;
-                    let mut args = panel_k.builder();
-                    args.arg(rows as u64).arg(cols32).arg(h32).arg(j032);
-                    args.arg(&a.buf).arg(&cs);
-                    // SAFETY: (u64 rows, uint cols, uint h, uint j0, T *a, T *cs) as
-                    // qr_tree_leaf_panel takes; block p touches rows p h .. min(p h + h, rows)
-                    // of columns j0 .. j0 + 32 (< cols) of a (rows cols values) and
-                    // cs[2 (j rows + g) ..= +1] for those rows g and columns j (cs has
-                    // 2 rows cols).
-                    unsafe { Self::svd_launch_wg(&mut args, plan.leaf_groups(j0, false), QWG)? };
-                    let groups = plan.leaf_groups(j0, true);
-                    if groups > 0 {
-                        let mut args = update_k.builder();
-                        args.arg(rows as u64).arg(cols32).arg(h32).arg(j032);
-                        args.arg(&a.buf).arg(&cs);
-                        // SAFETY: (u64 rows, uint cols, uint h, uint j0, T *a, const T *cs)
-                        // as qr_tree_leaf_update takes; block t takes leaf t / spans < panels
-                        // and columns below cols (the rest idle), so it touches rows of that
-                        // leaf and reads cs of those rows in columns j0 .. j0 + 32.
-                        unsafe { Self::svd_launch(&mut args, groups)? };
-                    }
+                    let groups = (plan.leaf_groups(j0, false), plan.leaf_groups(j0, true));
+                    let stage = [u32_of(j0, "column")?];
+                    // SAFETY: qr_tree_leaf_panel and _update take (u64 rows, uint cols, uint h,
+                    // uint j0, T *a, T *cs); with TreePlan::leaf_groups, block p of the panel
+                    // (t of the update: leaf t / spans, the rest idle) touches rows
+                    // p h .. min(p h + h, rows) of columns j0 .. j0 + 32 (right of them for
+                    // the update; < cols) of a (rows cols values) and cs[2 (j rows + g) ..= +1]
+                    // for those rows g and columns j (cs has 2 rows cols).
+                    unsafe { Self::tree_stage(leaf, dims, &stage, &a.buf, &cs, groups)? };
                 }
             }
-            let panel_k = self.kernel::<T>(Module::Svd, "qr_tree_merge_panel")?;
-            let update_k = self.kernel::<T>(Module::Svd, "qr_tree_merge_update")?;
+            let merge = (
+                self.kernel::<T>(Module::Svd, "qr_tree_merge_panel")?,
+                self.kernel::<T>(Module::Svd, "qr_tree_merge_update")?,
+            );
             let levels32 = u32_of(plan.levels, "merge levels")?;
             for wave in 0..plan.merge_waves() {
-                let wave32 = u32_of(wave, "merge wave")?;
-                let groups = plan.wave_groups(wave, false);
-                let mut args = panel_k.builder();
-                args.arg(rows as u64)
-                    .arg(cols32)
-                    .arg(h32)
-                    .arg(levels32)
-                    .arg(wave32);
-                args.arg(&a.buf).arg(&cs);
-                // SAFETY: (u64 rows, uint cols, uint h, uint levels, uint wave, T *a, T *cs) as
-                // qr_tree_merge_panel takes; block t takes the merge t (less the blocks of the
-                // wave's earlier panels) of the wave's panel j0 at level l (blocks past them
-                // idle), touching rows a + j, b + i < rows (b + i < rows by kb) of columns
+                let groups = (plan.wave_groups(wave, false), plan.wave_groups(wave, true));
+                let stage = [levels32, u32_of(wave, "merge wave")?];
+                // SAFETY: qr_tree_merge_panel and _update take (u64 rows, uint cols, uint h,
+                // uint levels, uint wave, T *a, T *cs); with TreePlan::wave_groups, block t
+                // takes a merge of one of the wave's panels j0 at its level l (and, for the
+                // update, columns right of the panel below cols; blocks past them idle),
+                // touching rows a + j, b + i < rows (b + i < rows by kb) of columns
                 // j0 .. j0 + 32 (< cols), and cs at those (row, column) pairs.
-                unsafe { Self::svd_launch_wg(&mut args, groups, QWG)? };
-                let groups = plan.wave_groups(wave, true);
-                if groups > 0 {
-                    let mut args = update_k.builder();
-                    args.arg(rows as u64)
-                        .arg(cols32)
-                        .arg(h32)
-                        .arg(levels32)
-                        .arg(wave32);
-                    args.arg(&a.buf).arg(&cs);
-                    // SAFETY: (u64 rows, uint cols, uint h, uint levels, uint wave, T *a,
-                    // const T *cs) as qr_tree_merge_update takes; block t takes a merge of
-                    // one of the wave's panels and columns below cols (the rest idle), so it
-                    // touches rows a + j, b + i < rows and reads cs of those rows.
-                    unsafe { Self::svd_launch(&mut args, groups)? };
-                }
+                unsafe { Self::tree_stage(merge, dims, &stage, &a.buf, &cs, groups)? };
             }
             return Ok(CudaRotations {
                 rows,

@@ -48,6 +48,41 @@ pub struct ClRotations<T: ClScalar> {
 }
 
 impl OpenCl {
+    /// One stage of the tree QR (svd.cl's qr_tree_* kernels, [`TreePlan`]): `kernels.0`, the
+    /// panel, in `groups.0` work-groups of QWG, then `kernels.1`, the update, in `groups.1`
+    /// work-groups of WG (none when 0), both with the arguments `(ulong rows, uint cols,
+    /// uint h, stage…, REAL *a, REAL *cs)`.
+    ///
+    /// # Safety
+    ///
+    /// Both kernels take exactly these arguments, and `groups` are the stage's counts from
+    /// [`TreePlan`], for which the kernels touch only `a`'s (`rows × cols`) and `cs`'s
+    /// (`2 rows cols`) elements of the stage's rows and columns.
+    unsafe fn tree_stage<T: ClScalar>(
+        &self,
+        kernels: (&CachedKernel, &CachedKernel),
+        (rows, cols, h): (usize, u32, u32),
+        stage: &[u32],
+        a: &Buffer<T>,
+        cs: &Buffer<T>,
+        groups: (usize, usize),
+    ) -> Result<()> {
+        for (kernel, n, wg) in [(kernels.0, groups.0, QWG), (kernels.1, groups.1, WG)] {
+            if n == 0 {
+                continue;
+            }
+            let mut args = kernel.builder();
+            args.arg(rows as u64).arg(cols).arg(h);
+            for &x in stage {
+                args.arg(x);
+            }
+            args.arg(a).arg(cs);
+            // SAFETY: forwarded from the caller.
+            unsafe { args.launch(&self.queue, LaunchDims::new([n * wg], Some([wg]))) }?;
+        }
+        Ok(())
+    }
+
     /// Kernel `root` of svd.cl for `T`, checked to run in work-groups of [`WG`] (but the tree
     /// QR kernels, compiled for [`QWG`], and `svd_pair_rotate`, for [`RWG`]).
     fn svd_kernel<T: ClScalar>(&self, root: &str) -> Result<&CachedKernel> {
@@ -215,82 +250,40 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
         if let QrOrder::Tree { panel_rows } = order {
             let plan = TreePlan::new(rows, cols, panel_rows);
             let h32 = u32_of(plan.h, "panel rows")?;
+            let dims = (rows, cols32, h32);
             if rows > 0 && cols > 0 {
-                let panel_k = self.svd_kernel::<T>("qr_tree_leaf_panel")?;
-                let update_k = self.svd_kernel::<T>("qr_tree_leaf_update")?;
+                let leaf = (
+                    self.svd_kernel::<T>("qr_tree_leaf_panel")?,
+                    self.svd_kernel::<T>("qr_tree_leaf_update")?,
+                );
                 for j0 in (0..cols).step_by(MERGE_PANEL) {
-                    let j032 = u32_of(j0, "column")?;
-                    let mut args = panel_k.builder();
-                    args.arg(rows as u64)
-                        .arg(cols32)
-                        .arg(h32)
-                        .arg(j032)
-                        .arg(&a.buf)
-                        .arg(&cs);
-                    let dims = LaunchDims::new([plan.leaf_groups(j0, false) * QWG], Some([QWG]));
-                    // SAFETY: (ulong rows, uint cols, uint h, uint j0, REAL *a, REAL *cs) as
-                    // qr_tree_leaf_panel takes; group p touches rows p h .. min(p h + h, rows)
-                    // of columns j0 .. j0 + 32 (< cols) of a (rows cols values) and
+                    let groups = (plan.leaf_groups(j0, false), plan.leaf_groups(j0, true));
+                    let stage = [u32_of(j0, "column")?];
+                    // SAFETY: qr_tree_leaf_panel and _update take (ulong rows, uint cols,
+                    // uint h, uint j0, REAL *a, REAL *cs); with TreePlan::leaf_groups, group p
+                    // of the panel (t of the update: leaf t / spans, the rest idle) touches
+                    // rows p h .. min(p h + h, rows) of columns j0 .. j0 + 32 (right of them
+                    // for the update; < cols) of a (rows cols values) and
                     // cs[2 (j rows + g) ..= +1] for those rows g and columns j (cs has
                     // 2 rows cols).
-                    unsafe { args.launch(&self.queue, dims) }?;
-                    let groups = plan.leaf_groups(j0, true);
-                    if groups > 0 {
-                        let mut args = update_k.builder();
-                        args.arg(rows as u64)
-                            .arg(cols32)
-                            .arg(h32)
-                            .arg(j032)
-                            .arg(&a.buf)
-                            .arg(&cs);
-                        let dims = LaunchDims::new([groups * WG], Some([WG]));
-                        // SAFETY: (ulong rows, uint cols, uint h, uint j0, REAL *a,
-                        // const REAL *cs) as qr_tree_leaf_update takes; group t takes leaf
-                        // t / spans < panels and columns below cols (the rest idle), so it
-                        // touches rows of that leaf and reads cs of those rows in columns
-                        // j0 .. j0 + 32.
-                        unsafe { args.launch(&self.queue, dims) }?;
-                    }
+                    unsafe { self.tree_stage(leaf, dims, &stage, &a.buf, &cs, groups)? };
                 }
             }
-            let panel_k = self.svd_kernel::<T>("qr_tree_merge_panel")?;
-            let update_k = self.svd_kernel::<T>("qr_tree_merge_update")?;
+            let merge = (
+                self.svd_kernel::<T>("qr_tree_merge_panel")?,
+                self.svd_kernel::<T>("qr_tree_merge_update")?,
+            );
             let levels32 = u32_of(plan.levels, "merge levels")?;
             for wave in 0..plan.merge_waves() {
-                let wave32 = u32_of(wave, "merge wave")?;
-                let groups = plan.wave_groups(wave, false);
-                let mut args = panel_k.builder();
-                args.arg(rows as u64)
-                    .arg(cols32)
-                    .arg(h32)
-                    .arg(levels32)
-                    .arg(wave32)
-                    .arg(&a.buf)
-                    .arg(&cs);
-                let dims = LaunchDims::new([groups * QWG], Some([QWG]));
-                // SAFETY: (ulong rows, uint cols, uint h, uint levels, uint wave, REAL *a,
-                // REAL *cs) as qr_tree_merge_panel takes; group t takes the merge t (less the
-                // groups of the wave's earlier panels) of the wave's panel j0 at level l
-                // (groups past them idle), touching rows a + j, b + i < rows (b + i < rows by
+                let groups = (plan.wave_groups(wave, false), plan.wave_groups(wave, true));
+                let stage = [levels32, u32_of(wave, "merge wave")?];
+                // SAFETY: qr_tree_merge_panel and _update take (ulong rows, uint cols,
+                // uint h, uint levels, uint wave, REAL *a, REAL *cs); with
+                // TreePlan::wave_groups, group t takes a merge of one of the wave's panels j0
+                // at its level l (and, for the update, columns right of the panel below cols;
+                // groups past them idle), touching rows a + j, b + i < rows (b + i < rows by
                 // kb) of columns j0 .. j0 + 32 (< cols), and cs at those (row, column) pairs.
-                unsafe { args.launch(&self.queue, dims) }?;
-                let groups = plan.wave_groups(wave, true);
-                if groups > 0 {
-                    let mut args = update_k.builder();
-                    args.arg(rows as u64)
-                        .arg(cols32)
-                        .arg(h32)
-                        .arg(levels32)
-                        .arg(wave32)
-                        .arg(&a.buf)
-                        .arg(&cs);
-                    let dims = LaunchDims::new([groups * WG], Some([WG]));
-                    // SAFETY: (ulong rows, uint cols, uint h, uint levels, uint wave, REAL *a,
-                    // const REAL *cs) as qr_tree_merge_update takes; group t takes a merge of
-                    // one of the wave's panels and columns below cols (the rest idle), so it
-                    // touches rows a + j, b + i < rows and reads cs of those rows.
-                    unsafe { args.launch(&self.queue, dims) }?;
-                }
+                unsafe { self.tree_stage(merge, dims, &stage, &a.buf, &cs, groups)? };
             }
             return Ok(ClRotations {
                 rows,

@@ -163,26 +163,26 @@ impl TreePlan {
     /// per merge, or (`update`) the update kernel's one per merge and [`UPDATE_COLS`]
     /// columns right of the panel (none when the panel is the last).
     pub fn panel_groups(&self, level: usize, j0: usize, update: bool) -> usize {
-        let merges = self.merges(level);
-        if !update {
-            return merges;
-        }
-        let right = self.cols.saturating_sub(j0 + MERGE_PANEL);
-        merges * right.div_ceil(UPDATE_COLS)
+        self.merges(level) * self.spans(j0, update)
     }
 
     /// Work-groups of the leaves' launch for the panel of columns from `j0`: the panel kernel's
     /// one per leaf, or (`update`) the update kernel's one per leaf and [`UPDATE_COLS`]
     /// columns right of the panel (0 when the panel is the last: no launch).
     pub fn leaf_groups(&self, j0: usize, update: bool) -> usize {
-        if !update {
-            return self.panels;
-        }
-        self.panels
-            * self
-                .cols
+        self.panels * self.spans(j0, update)
+    }
+
+    /// Work-groups per leaf or merge for the panel of columns from `j0`: one, or (`update`)
+    /// one per [`UPDATE_COLS`] columns right of the panel.
+    fn spans(&self, j0: usize, update: bool) -> usize {
+        if update {
+            self.cols
                 .saturating_sub(j0 + MERGE_PANEL)
                 .div_ceil(UPDATE_COLS)
+        } else {
+            1
+        }
     }
 
     /// Work-groups of the panel (or `update`) launch of merge wave `wave`: its panels'
