@@ -228,7 +228,6 @@ fn build_with<R: Renumber>(
     // pass 1. (Each part's ends add up to twice its edges; a part's ids are below n_raw.)
     let counts = counts.filter(|c| {
         c.len() == parts.len()
-            && c.len() <= threads * 16
             && c.len() * nb <= 1 << 24
             && c.iter().zip(parts).all(|(c, &(a, b))| {
                 c.ends.iter().map(|&e| e as usize).sum::<usize>() == 2 * (b - a)

@@ -684,13 +684,6 @@ impl Marks {
         }
     }
 
-    /// One edge `(u, v)`, not a self-loop.
-    #[inline(always)]
-    fn edge(&mut self, u: u64, v: u64) {
-        self.mark(u);
-        self.mark(v);
-    }
-
     #[inline(always)]
     fn mark(&mut self, id: u64) {
         if let Some(bits) = &mut self.bits {
@@ -801,7 +794,8 @@ impl<'n, 's, I: RawId> NumParser<'n, 's, I> {
                 *x = w;
             }
             self.len += 1;
-            self.marks.edge(u, v);
+            self.marks.mark(u);
+            self.marks.mark(v);
         }
         Ok(None)
     }
@@ -848,7 +842,8 @@ impl<'n, 's, I: RawId> NumParser<'n, 's, I> {
                 src[*k] = iu;
                 dst[*k] = iv;
                 *k += 1;
-                marks.edge(u, v);
+                marks.mark(u);
+                marks.mark(v);
             } else {
                 *loops += 1;
                 if let Some(kept) = kept {
