@@ -327,6 +327,8 @@ fn build_with<R: Renumber>(
     };
 
     // Pass 2: every chunk scatters into its own slices of every bucket.
+    // Set when a bucket had less room than it was counted (never, when the counts are right).
+    let short = std::sync::atomic::AtomicBool::new(false);
     {
         // Cut adj / lrow / wts into (bucket, chunk) slices, handed out per chunk.
         let mut per_chunk: Vec<Vec<Slices<'_>>> =
@@ -357,9 +359,35 @@ fn build_with<R: Renumber>(
                 let mut next = vec![0usize; nb];
                 let (s, d) = (&src[lo..hi], &dst[lo..hi]);
                 match weights {
-                    None if packed => scatter_pairs(s, d, shift, map, &mut next, |b, p, nr, nc| {
-                        outs[b].0[p] = ((nr - first[b] as u32) << colbits) | nc;
-                    }),
+                    None if packed => {
+                        // Per bucket: a write cursor over this chunk's slice, and the
+                        // bucket's first node.
+                        let mut cur: Vec<(std::slice::IterMut<'_, u32>, u32)> = outs
+                            .iter_mut()
+                            .zip(&first)
+                            .map(|(o, &f)| (std::mem::take(&mut o.0).iter_mut(), f as u32))
+                            .collect();
+                        let mut full = false;
+                        for (&u, &v) in s.iter().zip(d) {
+                            if u == v {
+                                continue;
+                            }
+                            let (nu, nv) = (map.get(u), map.get(v));
+                            let cu = &mut cur[(u >> shift) as usize];
+                            match cu.0.next() {
+                                Some(x) => *x = ((nu - cu.1) << colbits) | nv,
+                                None => full = true,
+                            }
+                            let cv = &mut cur[(v >> shift) as usize];
+                            match cv.0.next() {
+                                Some(x) => *x = ((nv - cv.1) << colbits) | nu,
+                                None => full = true,
+                            }
+                        }
+                        if full {
+                            short.store(true, std::sync::atomic::Ordering::Relaxed);
+                        }
+                    }
                     None => scatter_pairs(s, d, shift, map, &mut next, |b, p, nr, nc| {
                         outs[b].0[p] = nc;
                         outs[b].1[p] = (nr as usize - first[b]) as u16;
@@ -384,6 +412,12 @@ fn build_with<R: Renumber>(
             });
     }
     drop(counts);
+    if short.into_inner() {
+        return Err(Error::invalid(
+            "graph",
+            "the edge counts of the build do not match its edges",
+        ));
+    }
 
     // Pass 3: per bucket, counting sort by row, then sort, merge and compact each row to
     // the start of the bucket's range; the row's length goes to indptr[row + 1].
@@ -594,14 +628,23 @@ fn radix_rows(adj: &mut [u32], deg: &mut [usize], cb: u32, s: &mut Scratch) -> u
 #[inline]
 fn finish_row(adj: &mut [u32], start: usize, end: usize, out: usize) -> usize {
     let first = out;
-    let mut out = out;
+    if start == end {
+        return out;
+    }
+    let adj = &mut adj[..end];
     let mut budget = 4 * (end - start) + 16;
-    for k in start..end {
-        // The output adj[first..out] is sorted and distinct, and out <= k.
+    // The last kept entry, in a register: the common step (an entry above it) then waits
+    // on no store.
+    let mut last = adj[start];
+    adj[out] = last;
+    let mut out = out + 1;
+    for k in start + 1..end {
+        // The output adj[first..out] is sorted and distinct, ends with `last`, and out <= k.
         let x = adj[k];
-        if out == first || x > adj[out - 1] {
+        if x > last {
             adj[out] = x;
             out += 1;
+            last = x;
             continue;
         }
         // Where x goes: after every kept entry that is not greater.
@@ -632,6 +675,7 @@ fn finish_row(adj: &mut [u32], start: usize, end: usize, out: usize) -> usize {
         adj.copy_within(j..out, j + 1);
         adj[j] = x;
         out += 1;
+        last = adj[out - 1];
     }
     out
 }

@@ -577,18 +577,20 @@ fn fast_line(buf: &[u8], p: usize) -> Option<(u64, u64, Option<f64>, usize)> {
 /// Bytes per block of [`NumParser::tight`]'s mask loop (plus 8 readable after it).
 const BLOCK: usize = 64;
 
-/// Bit `i` set when byte `i` of the first 64 of `blk` is not an ASCII digit.
+/// Bit `i` set when byte `i` of the first 64 of `blk` is not an ASCII digit: sixteen bytes
+/// per compare (SSE2 on x86-64; against eight SWAR words, the parse of a scale-20 Kronecker
+/// list takes about 5 % less).
 #[inline(always)]
 fn non_digits(blk: &[u8; BLOCK + 8]) -> u64 {
+    use wide::u8x16;
     let mut m = 0u64;
-    for w in 0..8 {
-        let x = load8(blk, 8 * w);
-        // Byte b is a digit iff b ^ 0x30 < 10: the high bit of each flag byte says "not".
-        let t = x ^ 0x3030_3030_3030_3030;
-        let flag =
-            (((t & 0x7F7F_7F7F_7F7F_7F7F) + 0x7676_7676_7676_7676) | t) & 0x8080_8080_8080_8080;
-        // Gather the eight high bits into a byte, byte 0's bit lowest.
-        m |= ((flag >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * w);
+    for q in 0..4 {
+        let mut b = [0u8; 16];
+        b.copy_from_slice(&blk[16 * q..16 * q + 16]);
+        // b is a digit iff b - '0' <= 9, unsigned.
+        let t = u8x16::from(b) - u8x16::splat(b'0');
+        let digit = t.min(u8x16::splat(9)).cmp_eq(t);
+        m |= u64::from(!(digit.move_mask() as u16)) << (16 * q);
     }
     m
 }
