@@ -26,6 +26,7 @@ use std::str::FromStr;
 
 use rayon::prelude::*;
 
+use crate::alloc;
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::graph::Graph;
@@ -219,9 +220,10 @@ const ORIENT_CHUNK: usize = 2048;
 
 impl OrientedGraph {
     /// The degree-ordered orientation of `g`, relabelled by rank, built in parallel (rayon)
-    /// straight from `g`'s adjacency: a parallel sort ranks the nodes, one pass counts
-    /// out-degrees, a prefix sum places the rows, a second pass copies and sorts each row's
-    /// upper part. It holds half of `g`'s adjacency plus two ids per node.
+    /// straight from `g`'s adjacency: a parallel sort ranks the nodes, one pass over the
+    /// adjacency keeps and sorts each row's upper part in a buffer per chunk of rows, a
+    /// prefix sum places the rows and the buffers are copied into place. It holds the
+    /// orientation twice (the buffers, then the result) plus two ids per node.
     pub fn from_graph(g: &Graph) -> Result<Self> {
         let n = g.num_nodes();
         let ip = g.indptr();
@@ -238,56 +240,64 @@ impl OrientedGraph {
         for (r, &v) in original.iter().enumerate() {
             rank[v as usize] = r as u32;
         }
-        // Out-degrees, in rank order.
-        let mut indptr = vec![0u64; n + 1];
-        indptr[1..]
-            .par_chunks_mut(ORIENT_CHUNK)
-            .enumerate()
-            .for_each(|(c, out)| {
-                for (i, o) in out.iter_mut().enumerate() {
-                    let r = (c * ORIENT_CHUNK + i) as u32;
-                    let v = original[r as usize] as usize;
-                    *o = adj[ip[v]..ip[v + 1]]
-                        .iter()
-                        .filter(|&&u| rank[u as usize] > r)
-                        .count() as u64;
+        // Each chunk of ranks keeps its rows' upper parts (each row sorted) in a buffer of
+        // its own, with their lengths: one pass of rank lookups over the adjacency instead
+        // of a counting pass and a copying pass (scale-20 Kronecker, one thread: 0.62 ->
+        // 0.44 s).
+        let chunks: Vec<(Vec<u32>, Vec<u64>)> = (0..n.div_ceil(ORIENT_CHUNK))
+            .into_par_iter()
+            .map(|c| -> Result<_> {
+                let (r0, r1) = (c * ORIENT_CHUNK, ((c + 1) * ORIENT_CHUNK).min(n));
+                // Room for every neighbour of the chunk's nodes (pages are only touched
+                // where written): no regrowth.
+                let room: usize = original[r0..r1]
+                    .iter()
+                    .map(|&v| ip[v as usize + 1] - ip[v as usize])
+                    .sum();
+                let mut rows = alloc::try_with_capacity(room, || {
+                    format!("orienting the {room} edge ends of {} nodes", r1 - r0)
+                })?;
+                let mut lens = Vec::with_capacity(r1 - r0);
+                for (r, &v) in original.iter().enumerate().take(r1).skip(r0) {
+                    let v = v as usize;
+                    let nb = &adj[ip[v]..ip[v + 1]];
+                    let start = rows.len();
+                    // Every neighbour's rank written, the ones above r kept: no branch on
+                    // the (unpredictable) comparison.
+                    rows.resize(start + nb.len(), 0);
+                    let mut k = start;
+                    for &u in nb {
+                        let ru = rank[u as usize];
+                        rows[k] = ru;
+                        k += usize::from(ru as usize > r);
+                    }
+                    rows.truncate(k);
+                    rows[start..].sort_unstable();
+                    lens.push((k - start) as u64);
                 }
-            });
-        for v in 0..n {
-            indptr[v + 1] += indptr[v];
+                Ok((rows, lens))
+            })
+            .collect::<Result<_>>()?;
+        let mut indptr = vec![0u64; n + 1];
+        for (r, &len) in chunks.iter().flat_map(|(_, lens)| lens).enumerate() {
+            indptr[r + 1] = indptr[r] + len;
         }
         let m = indptr[n] as usize;
         debug_assert_eq!(m, g.num_edges());
-        let mut out = Vec::new();
-        out.try_reserve_exact(m)
-            .map_err(|e| Error::out_of_memory("cpu", format!("oriented graph, {m} edges: {e}")))?;
-        out.resize(m, 0u32);
-        // Disjoint row ranges of `out`, one per chunk of nodes.
-        let mut pieces: Vec<(usize, &mut [u32])> = Vec::with_capacity(n / ORIENT_CHUNK + 1);
+        let mut out =
+            alloc::try_zeroed_vec::<u32>(m, || format!("the oriented graph's {m} edges"))?;
+        // Every chunk's buffer into its rows' range of `out`.
+        let mut pieces: Vec<(&mut [u32], &[u32])> = Vec::with_capacity(chunks.len());
         let mut rest: &mut [u32] = &mut out;
-        for r0 in (0..n).step_by(ORIENT_CHUNK) {
-            let r1 = (r0 + ORIENT_CHUNK).min(n);
-            let len = (indptr[r1] - indptr[r0]) as usize;
-            let (head, tail) = rest.split_at_mut(len);
-            pieces.push((r0, head));
+        for (rows, _) in &chunks {
+            let (head, tail) = rest.split_at_mut(rows.len());
+            pieces.push((head, rows));
             rest = tail;
         }
-        pieces.into_par_iter().for_each(|(r0, piece)| {
-            let mut k = 0;
-            let r1 = (r0 + ORIENT_CHUNK).min(n);
-            for (r, &v) in original.iter().enumerate().take(r1).skip(r0) {
-                let v = v as usize;
-                let start = k;
-                for &u in &adj[ip[v]..ip[v + 1]] {
-                    let ru = rank[u as usize];
-                    if ru as usize > r {
-                        piece[k] = ru;
-                        k += 1;
-                    }
-                }
-                piece[start..k].sort_unstable();
-            }
-        });
+        pieces
+            .into_par_iter()
+            .for_each(|(to, from)| to.copy_from_slice(from));
+        drop(chunks);
         Ok(Self {
             indptr,
             adj: out,
