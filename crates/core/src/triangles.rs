@@ -221,9 +221,9 @@ const ORIENT_CHUNK: usize = 2048;
 impl OrientedGraph {
     /// The degree-ordered orientation of `g`, relabelled by rank, built in parallel (rayon)
     /// straight from `g`'s adjacency: a parallel sort ranks the nodes, one pass over the
-    /// adjacency keeps and sorts each row's upper part in a buffer per chunk of rows, a
-    /// prefix sum places the rows and the buffers are copied into place. It holds the
-    /// orientation twice (the buffers, then the result) plus two ids per node.
+    /// adjacency keeps and sorts each row's upper part at the front of its chunk's room in
+    /// an array with room for every edge end (untouched room costs no memory), and the
+    /// chunks are closed up in place. It holds half of `g`'s adjacency plus two ids per node.
     pub fn from_graph(g: &Graph) -> Result<Self> {
         let n = g.num_nodes();
         let ip = g.indptr();
@@ -240,64 +240,70 @@ impl OrientedGraph {
         for (r, &v) in original.iter().enumerate() {
             rank[v as usize] = r as u32;
         }
-        // Each chunk of ranks keeps its rows' upper parts (each row sorted) in a buffer of
-        // its own, with their lengths: one pass of rank lookups over the adjacency instead
-        // of a counting pass and a copying pass (scale-20 Kronecker, one thread: 0.62 ->
-        // 0.44 s).
-        let chunks: Vec<(Vec<u32>, Vec<u64>)> = (0..n.div_ceil(ORIENT_CHUNK))
+        // One array with room for every edge end, cut per chunk of ranks by the chunk's
+        // degrees (pages are only touched where written). Each chunk keeps its rows' upper
+        // parts (each row sorted) at the front of its room, then the chunks are closed up:
+        // one pass of rank lookups over the adjacency instead of a counting pass and a
+        // copying pass (scale-20 Kronecker, one thread: 0.59 -> 0.40 s), and no second copy.
+        let nchunks = n.div_ceil(ORIENT_CHUNK);
+        let room: Vec<usize> = (0..nchunks)
             .into_par_iter()
-            .map(|c| -> Result<_> {
-                let (r0, r1) = (c * ORIENT_CHUNK, ((c + 1) * ORIENT_CHUNK).min(n));
-                // Room for every neighbour of the chunk's nodes (pages are only touched
-                // where written): no regrowth.
-                let room: usize = original[r0..r1]
+            .map(|c| {
+                original[c * ORIENT_CHUNK..((c + 1) * ORIENT_CHUNK).min(n)]
                     .iter()
                     .map(|&v| ip[v as usize + 1] - ip[v as usize])
-                    .sum();
-                let mut rows = alloc::try_with_capacity(room, || {
-                    format!("orienting the {room} edge ends of {} nodes", r1 - r0)
-                })?;
-                let mut lens = Vec::with_capacity(r1 - r0);
-                for (r, &v) in original.iter().enumerate().take(r1).skip(r0) {
-                    let v = v as usize;
-                    let nb = &adj[ip[v]..ip[v + 1]];
-                    let start = rows.len();
-                    // Every neighbour's rank written, the ones above r kept: no branch on
-                    // the (unpredictable) comparison.
-                    rows.resize(start + nb.len(), 0);
-                    let mut k = start;
-                    for &u in nb {
-                        let ru = rank[u as usize];
-                        rows[k] = ru;
-                        k += usize::from(ru as usize > r);
-                    }
-                    rows.truncate(k);
-                    rows[start..].sort_unstable();
-                    lens.push((k - start) as u64);
-                }
-                Ok((rows, lens))
+                    .sum()
             })
-            .collect::<Result<_>>()?;
-        let mut indptr = vec![0u64; n + 1];
-        for (r, &len) in chunks.iter().flat_map(|(_, lens)| lens).enumerate() {
-            indptr[r + 1] = indptr[r] + len;
-        }
-        let m = indptr[n] as usize;
-        debug_assert_eq!(m, g.num_edges());
-        let mut out =
-            alloc::try_zeroed_vec::<u32>(m, || format!("the oriented graph's {m} edges"))?;
-        // Every chunk's buffer into its rows' range of `out`.
-        let mut pieces: Vec<(&mut [u32], &[u32])> = Vec::with_capacity(chunks.len());
+            .collect();
+        let ends = adj.len();
+        let mut out = alloc::try_zeroed_vec::<u32>(ends, || format!("orienting {ends} edge ends"))?;
+        let mut pieces: Vec<(usize, &mut [u32])> = Vec::with_capacity(nchunks);
         let mut rest: &mut [u32] = &mut out;
-        for (rows, _) in &chunks {
-            let (head, tail) = rest.split_at_mut(rows.len());
-            pieces.push((head, rows));
+        for (c, &len) in room.iter().enumerate() {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            pieces.push((c, head));
             rest = tail;
         }
-        pieces
+        let lens: Vec<Vec<u64>> = pieces
             .into_par_iter()
-            .for_each(|(to, from)| to.copy_from_slice(from));
-        drop(chunks);
+            .map(|(c, piece)| {
+                let (r0, r1) = (c * ORIENT_CHUNK, ((c + 1) * ORIENT_CHUNK).min(n));
+                let mut lens = Vec::with_capacity(r1 - r0);
+                let mut k = 0;
+                for (r, &v) in original.iter().enumerate().take(r1).skip(r0) {
+                    let v = v as usize;
+                    let start = k;
+                    // Every neighbour's rank written, the ones above r kept: no branch on
+                    // the (unpredictable) comparison. The row's writes stay within the
+                    // room of the rows so far.
+                    for &u in &adj[ip[v]..ip[v + 1]] {
+                        let ru = rank[u as usize];
+                        piece[k] = ru;
+                        k += usize::from(ru as usize > r);
+                    }
+                    piece[start..k].sort_unstable();
+                    lens.push((k - start) as u64);
+                }
+                lens
+            })
+            .collect();
+        let mut indptr = vec![0u64; n + 1];
+        for (r, &len) in lens.iter().flatten().enumerate() {
+            indptr[r + 1] = indptr[r] + len;
+        }
+        // Close up: every chunk's rows moved down to their place, in order.
+        let (mut at, mut from) = (0usize, 0usize);
+        for (c, &len) in room.iter().enumerate() {
+            let kept =
+                (indptr[((c + 1) * ORIENT_CHUNK).min(n)] - indptr[c * ORIENT_CHUNK]) as usize;
+            out.copy_within(from..from + kept, at);
+            at += kept;
+            from += len;
+        }
+        let m = at;
+        debug_assert_eq!(m, g.num_edges());
+        out.truncate(m);
+        out.shrink_to_fit();
         Ok(Self {
             indptr,
             adj: out,
