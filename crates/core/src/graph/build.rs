@@ -103,17 +103,10 @@ impl Renumber for DenseIds {
     }
 }
 
-/// The CSR of the edges `src[a..b]` / `dst[a..b]` of every part `(a, b)` in `parts` (the
-/// rest of the arrays is ignored), on `n` nodes: the ids themselves, or when `map` is given
-/// the ids renumbered by it (then `n` is `map.len()`).
-///
-/// The buckets are ranges of input ids, so with a renumbering each holds a contiguous range
-/// of nodes (the map is monotone): passes 1 and 3 never look ids up, pass 2 renumbers as it
-/// scatters (two lookups in a table of 16 bytes per 64 ids, which stays in cache).
 /// Pass 2's unweighted scatter of edges `(s[e], d[e])` (self-loops skipped) in both
-/// directions: `store(bucket, slot, row, column)` with the renumbered ids, `slot` the next
-/// free one of the bucket (`next`, advanced). A generic `store`, so each layout (packed key,
-/// or column and local row) gets its own inlined loop.
+/// directions, for columns and local rows in two arrays (packed keys have a loop of their
+/// own): `store(bucket, slot, row, column)` with the renumbered ids, `slot` the next free
+/// one of the bucket (`next`, advanced).
 #[inline]
 fn scatter_pairs(
     s: &[u32],
@@ -139,6 +132,13 @@ fn scatter_pairs(
     }
 }
 
+/// The CSR of the edges `src[a..b]` / `dst[a..b]` of every part `(a, b)` in `parts` (the
+/// rest of the arrays is ignored), on `n` nodes: the ids themselves, or when `map` is given
+/// the ids renumbered by it (then `n` is `map.len()`).
+///
+/// The buckets are ranges of input ids, so with a renumbering each holds a contiguous range
+/// of nodes (the map is monotone): passes 1 and 3 never look ids up, pass 2 renumbers as it
+/// scatters (two lookups in a table of 16 bytes per 64 ids, which stays in cache).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn build(
     n: usize,
