@@ -292,47 +292,43 @@ impl OrientedGraph {
             indptr[r + 1] = indptr[r] + len;
         }
         // Close up: every chunk's rows moved down to their place. Chunk c's rows go from
-        // from[c] to at[c] <= from[c]. A run of chunks c0..c1 whose places all end before
-        // chunk c0's rows begin moves in parallel (the places and the rows are disjoint, and
-        // later chunks' rows lie beyond); the runs grow about twofold each (a chunk keeps
-        // about half of its room), so there are about log2(chunks) of them.
-        let kept: Vec<usize> = (0..nchunks)
-            .map(|c| (indptr[((c + 1) * ORIENT_CHUNK).min(n)] - indptr[c * ORIENT_CHUNK]) as usize)
-            .collect();
-        let mut at = vec![0usize; nchunks + 1];
+        // from[c] to at(c) <= from[c] (its first row pointer). A run of chunks c0..c1 whose
+        // places all end before chunk c0's rows begin moves in parallel (the places and the
+        // rows are disjoint, and later chunks' rows lie beyond); the runs grow about twofold
+        // each (a chunk keeps about half of its room), so there are about log2(chunks).
+        let at = |c: usize| indptr[(c * ORIENT_CHUNK).min(n)] as usize;
         let mut from = vec![0usize; nchunks + 1];
         for c in 0..nchunks {
-            at[c + 1] = at[c] + kept[c];
             from[c + 1] = from[c] + room[c];
         }
         let mut c0 = 0;
         while c0 < nchunks {
             let mut c1 = c0;
-            while c1 < nchunks && at[c1 + 1] <= from[c0] {
+            while c1 < nchunks && at(c1 + 1) <= from[c0] {
                 c1 += 1;
             }
             if c1 == c0 {
                 // The chunk's place overlaps its own rows: a memmove.
-                out.copy_within(from[c0]..from[c0] + kept[c0], at[c0]);
+                out.copy_within(from[c0]..from[c0] + at(c0 + 1) - at(c0), at(c0));
                 c0 += 1;
                 continue;
             }
             let (places, rows) = out.split_at_mut(from[c0]);
-            let mut places = &mut places[at[c0]..at[c1]];
+            let mut places = &mut places[at(c0)..at(c1)];
             let mut moves = Vec::with_capacity(c1 - c0);
             for c in c0..c1 {
-                let (to, rest) = std::mem::take(&mut places).split_at_mut(kept[c]);
+                let kept = at(c + 1) - at(c);
+                let (to, rest) = std::mem::take(&mut places).split_at_mut(kept);
                 places = rest;
                 let src = from[c] - from[c0];
-                moves.push((to, &rows[src..src + kept[c]]));
+                moves.push((to, &rows[src..src + kept]));
             }
             moves
                 .into_par_iter()
                 .for_each(|(to, from)| to.copy_from_slice(from));
             c0 = c1;
         }
-        let at = at[nchunks];
-        let m = at;
+        let m = indptr[n] as usize;
         debug_assert_eq!(m, g.num_edges());
         out.truncate(m);
         out.shrink_to_fit();
