@@ -1,19 +1,35 @@
 //! `trident`: run Trident's algorithms on files, on any backend.
 
 mod cmd;
+mod files;
+mod out;
 mod select;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
-use trident_core::Result;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use trident_core::{Error, Result};
 
 #[derive(Parser)]
-#[command(name = "trident", version, about = "GPU and CPU parallel algorithms")]
+#[command(
+    name = "trident",
+    version,
+    about = "GPU and CPU parallel algorithms",
+    after_help = "Threads: the CPU work (the CPU backend, reading and writing files, checks) runs on \
+                  a rayon pool of --threads threads; without it, of RAYON_NUM_THREADS threads if \
+                  that environment variable is set, else one per logical CPU."
+)]
 struct Cli {
+    /// Threads of the CPU work (default: RAYON_NUM_THREADS, else one per logical CPU).
+    #[arg(long, global = true, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=MAX_THREADS))]
+    threads: Option<u32>,
     #[command(subcommand)]
     command: Command,
 }
+
+/// The most `--threads` accepted.
+const MAX_THREADS: i64 = 4096;
 
 #[derive(Subcommand)]
 enum Command {
@@ -27,7 +43,8 @@ enum Command {
     /// Count the triangles of a graph exactly; prints the count and the time split into load,
     /// preprocessing (orientation, transfer) and counting.
     Triangles(cmd::triangles::Args),
-    /// Generate a synthetic graph (Graph500 Kronecker) as an edge list.
+    /// Generate a synthetic graph as an edge list: `generate kronecker` (Graph500) or
+    /// `generate planted` (planted partition, with its ground-truth communities).
     #[command(subcommand)]
     Generate(cmd::generate::Args),
     /// C = A B for two .npy matrices (tiled, Strassen or Winograd); checks C against the
@@ -50,7 +67,10 @@ pub(crate) enum Precision {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = parse();
+    if let Err(e) = start_threads(cli.threads) {
+        return report(Err(e));
+    }
     let result = match cli.command {
         Command::Info(a) => cmd::info::run(a),
         Command::Stats(a) => cmd::stats::run(a),
@@ -61,7 +81,36 @@ fn main() -> ExitCode {
         Command::Svd(a) => cmd::svd::run(a),
         Command::Cluster(a) => cmd::cluster::run(a),
     };
-    report(result)
+    report(result.and_then(|()| out::flush()))
+}
+
+/// The command line, with negative numbers accepted as option values everywhere (`--balance
+/// -0.5` reaches the option's range check instead of being taken for a flag).
+fn parse() -> Cli {
+    fn negatives(c: clap::Command) -> clap::Command {
+        c.mut_args(|a| {
+            if a.get_action().takes_values() {
+                a.allow_negative_numbers(true)
+            } else {
+                a
+            }
+        })
+        .mut_subcommands(negatives)
+    }
+    let matches = negatives(Cli::command()).get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
+/// Builds rayon's global pool with `threads` threads (else rayon's default:
+/// RAYON_NUM_THREADS, else one per logical CPU).
+fn start_threads(threads: Option<u32>) -> Result<()> {
+    if let Some(n) = threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n as usize)
+            .build_global()
+            .map_err(|e| Error::invalid("option", format!("--threads {n}: {e}")))?;
+    }
+    Ok(())
 }
 
 /// Exit status 0, or 1 with the error and its sources on stderr.
@@ -69,7 +118,7 @@ fn report(result: Result<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", trident_core::testing::Report(&e));
+            crate::errln!("error: {}", trident_core::testing::Report(&e));
             ExitCode::FAILURE
         }
     }
@@ -78,7 +127,7 @@ fn report(result: Result<()>) -> ExitCode {
 /// Prints a reader's remarks (e.g. a skipped header line) on stderr.
 pub(crate) fn print_notes(notes: &[String]) {
     for n in notes {
-        eprintln!("note: {n}");
+        crate::errln!("note: {n}");
     }
 }
 

@@ -17,6 +17,7 @@ use std::time::Instant;
 use trident_core::mcl::{eval, Clustering, Expansion, MarkovCluster, MclOptions, MclProgress};
 use trident_core::{io, Error, Graph, Result};
 
+use crate::files::Files;
 use crate::select::{self, BackendChoice};
 use crate::Precision;
 
@@ -103,29 +104,25 @@ pub fn run(args: Args) -> Result<()> {
     // Everything that can be refused is refused before the work: options, output, complexes.
     let opts = args.options();
     opts.validate()?;
-    if let Some(out) = &args.output {
-        let mut inputs: Vec<&Path> = vec![&args.path];
-        if let Some(e) = &args.eval {
-            inputs.push(e);
-        }
-        if let Some(f) = &args.from {
-            inputs.push(f);
-        }
-        io::check_output(out, &inputs)?;
-    }
+    let mut files = Files::declare(
+        &[Some(&args.path), args.eval.as_deref(), args.from.as_deref()],
+        &[args.output.as_deref()],
+    )?;
     let process = Instant::now();
     let complexes = args.eval.as_ref().map(eval::read_complexes).transpose()?;
     let load_complexes = process.elapsed().as_secs_f64();
     // The backend starts (driver and context start-up) and loads its R-MCL kernels (a GPU's
     // PTX JIT or program build) while another thread reads the network: they are independent.
     let started = Instant::now();
-    let (b, read) = std::thread::scope(|scope| {
+    let (b, notes, read) = std::thread::scope(|scope| {
         let read = scope.spawn(|| {
             let t = Instant::now();
             io::read_graph_auto(&args.path).map(|g| (g, t.elapsed().as_secs_f64()))
         });
         let t = Instant::now();
-        let b = select::open(args.backend).and_then(|b| {
+        // auto's remarks are printed once the network is read (an input error comes first).
+        let (b, notes) = select::open_quiet(args.backend);
+        let b = b.and_then(|b| {
             let open = t.elapsed().as_secs_f64();
             let t = Instant::now();
             if args.from.is_none() {
@@ -135,17 +132,19 @@ pub fn run(args: Args) -> Result<()> {
                 })?;
             }
             let kernels = t.elapsed().as_secs_f64();
-            eprintln!(
-                "backend: {b} (opened in {open:.3} s, kernels loaded in {kernels:.3} s, while \
-                 reading)"
-            );
             Ok((b, open, kernels))
         });
         let read = read.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-        (b, read)
+        (b, notes, read)
     });
-    let (b, open, kernels) = b?;
     let (g, read) = read?;
+    for n in notes {
+        crate::errln!("{n}");
+    }
+    let (b, open, kernels) = b?;
+    crate::errln!(
+        "backend: {b} (opened in {open:.3} s, kernels loaded in {kernels:.3} s, while reading)"
+    );
     crate::print_notes(g.notes());
     eprintln!(
         "graph: {} nodes, {} edges{} (read in {read:.3} s)",
@@ -174,7 +173,8 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     let t = Instant::now();
-    write_clusters(&g, &c, args.output.as_deref())?;
+    write_clusters(&g, &c, args.output.as_deref(), &mut files)?;
+    files.commit()?;
     let write = t.elapsed().as_secs_f64();
     eprintln!(
         "clusters: {} ({} singletons), largest {}; {} iterations (stopped: {}), chaos {:.3e}, \
@@ -296,19 +296,8 @@ fn read_clusters(g: &Graph, path: &Path) -> Result<Clustering> {
 
 /// mcl's format: one cluster per line, tab-separated labels, largest first. The lines are
 /// formatted in parallel, in pieces of about [`WRITE_PIECE`] labels, and written in order.
-fn write_clusters(g: &Graph, c: &Clustering, out: Option<&Path>) -> Result<()> {
+fn write_clusters(g: &Graph, c: &Clustering, out: Option<&Path>, files: &mut Files) -> Result<()> {
     use rayon::prelude::*;
-    let name = out.map_or_else(|| PathBuf::from("<stdout>"), Path::to_path_buf);
-    let io_err = |source| Error::Io {
-        path: name.clone(),
-        source,
-    };
-    let mut w: Box<dyn Write> = match out {
-        Some(p) => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(p).map_err(io_err)?,
-        )),
-        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
-    };
     // Pieces: runs of clusters of about WRITE_PIECE members (a larger cluster alone).
     let mut cuts = vec![0];
     let mut members = 0;
@@ -344,10 +333,20 @@ fn write_clusters(g: &Graph, c: &Clustering, out: Option<&Path>) -> Result<()> {
             text
         })
         .collect();
-    for piece in &pieces {
-        w.write_all(piece).map_err(io_err)?;
+    match out {
+        Some(p) => files.write(p, |w| {
+            for piece in &pieces {
+                w.write_all(piece)?;
+            }
+            Ok(())
+        }),
+        None => {
+            for piece in &pieces {
+                crate::out::write_bytes(piece)?;
+            }
+            Ok(())
+        }
     }
-    w.flush().map_err(io_err)
 }
 
 /// Labels per piece of [`write_clusters`].

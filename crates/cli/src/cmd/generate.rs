@@ -5,6 +5,8 @@ use std::time::Instant;
 
 use trident_core::{generate, Result};
 
+use crate::files::Files;
+
 /// Which generator.
 #[derive(clap::Subcommand)]
 pub enum Args {
@@ -62,23 +64,28 @@ pub fn run(args: Args) -> Result<()> {
             seed,
             output,
         } => {
+            // The output is checked before any work; it is written whole, or not at all.
+            let mut files = Files::declare(&[], &[Some(&output)])?;
             let t = Instant::now();
             let k = generate::kronecker(scale, edge_factor, seed)?;
             let gen = t.elapsed().as_secs_f64();
             let t = Instant::now();
-            k.write_snap(
-                &output,
-                &format!(
-                    "Graph500 Kronecker graph: scale {scale}, edge factor {edge_factor}, seed {seed} (trident generate)"
-                ),
-            )?;
-            println!(
+            files.write(&output, |w| {
+                k.write_snap_to(
+                    w,
+                    &format!(
+                        "Graph500 Kronecker graph: scale {scale}, edge factor {edge_factor}, seed {seed} (trident generate)"
+                    ),
+                )
+            })?;
+            files.commit()?;
+            crate::outln!(
                 "{}: {} nodes, {} edges; generated in {gen:.3} s, written in {:.3} s",
                 output.display(),
                 k.nodes,
                 k.src.len(),
                 t.elapsed().as_secs_f64()
-            );
+            )?;
             Ok(())
         }
         Args::Planted {
@@ -90,14 +97,9 @@ pub fn run(args: Args) -> Result<()> {
             output,
             truth,
         } => {
-            let mut outs = vec![output.as_path()];
-            outs.extend(truth.as_deref());
-            if outs.len() == 2 && outs[0] == outs[1] {
-                return Err(trident_core::Error::invalid(
-                    "generate planted",
-                    "the edge list and the communities must go to different files",
-                ));
-            }
+            // Both outputs are checked before any work (writable, not the same file); both are
+            // written at the end, or neither.
+            let mut files = Files::declare(&[], &[Some(&output), truth.as_deref()])?;
             let o = generate::PlantedOptions {
                 nodes,
                 communities,
@@ -109,17 +111,20 @@ pub fn run(args: Args) -> Result<()> {
             let p = generate::planted(&o)?;
             let gen = t.elapsed().as_secs_f64();
             let t = Instant::now();
-            p.edges.write_snap(
-                &output,
-                &format!(
-                    "planted partition: {nodes} nodes, {communities} communities, degree \
-                     {degree}, mixing {mixing}, seed {seed} (trident generate)"
-                ),
-            )?;
+            files.write(&output, |w| {
+                p.edges.write_snap_to(
+                    w,
+                    &format!(
+                        "planted partition: {nodes} nodes, {communities} communities, degree \
+                         {degree}, mixing {mixing}, seed {seed} (trident generate)"
+                    ),
+                )
+            })?;
             if let Some(path) = &truth {
-                p.write_communities(path)?;
+                files.write(path, |w| p.write_communities_to(w))?;
             }
-            println!(
+            files.commit()?;
+            crate::outln!(
                 "{}: {} nodes, {} edges, {communities} communities{}; generated in {gen:.3} s, \
                  written in {:.3} s",
                 output.display(),
@@ -129,7 +134,7 @@ pub fn run(args: Args) -> Result<()> {
                     .as_ref()
                     .map_or(String::new(), |t| format!(" (written to {})", t.display())),
                 t.elapsed().as_secs_f64()
-            );
+            )?;
             Ok(())
         }
     }

@@ -28,13 +28,13 @@ fn stats(path: &Path) -> Result<()> {
     let secs = t.elapsed().as_secs_f64();
     crate::print_notes(g.notes());
     let max_deg = (0..g.num_nodes()).map(|u| g.degree(u)).max().unwrap_or(0);
-    println!("file:              {}", path.display());
-    println!("nodes:             {}", g.num_nodes());
-    println!("edges:             {}", g.num_edges());
-    println!("self-loops dropped: {}", g.self_loops_dropped());
-    println!("max degree:        {max_deg}");
-    println!("weighted:          {}", g.weights().is_some());
-    println!("labelled:          {}", g.labels().is_some());
-    println!("load time:         {secs:.3} s");
+    crate::outln!("file:              {}", path.display())?;
+    crate::outln!("nodes:             {}", g.num_nodes())?;
+    crate::outln!("edges:             {}", g.num_edges())?;
+    crate::outln!("self-loops dropped: {}", g.self_loops_dropped())?;
+    crate::outln!("max degree:        {max_deg}")?;
+    crate::outln!("weighted:          {}", g.weights().is_some())?;
+    crate::outln!("labelled:          {}", g.labels().is_some())?;
+    crate::outln!("load time:         {secs:.3} s")?;
     Ok(())
 }

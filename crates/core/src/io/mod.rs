@@ -29,7 +29,7 @@ mod output;
 mod text;
 
 pub use input::{detect, strip_bom, Detected, Input, MAX_LINE_BYTES, STDIN_NAME};
-pub use output::check_output;
+pub use output::{check_output, check_outputs, commit_all, write_file, OutputFile};
 
 pub use edgelist::{
     parse_edge_list, parse_edges, read_edges, read_graph, EdgeList, EdgeListOptions, IdMode,
@@ -98,12 +98,4 @@ pub(crate) fn perr(
     message: impl Into<String>,
 ) -> Error {
     Error::Parse(ParseError::new(name, line, kind, message))
-}
-
-/// Wraps a writer failure as [`Error::Io`].
-pub(crate) fn write_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    }
 }
