@@ -306,6 +306,50 @@ fn two_outputs_of_one_command_cannot_be_the_same_file() {
     std::fs::remove_dir_all(&d).ok();
 }
 
+/// Runs `trident args…` with writes limited to a few KiB (`ulimit -f`, SIGXFSZ ignored, so
+/// a write past the limit fails with EFBIG): a disk that fills up in the middle of a write.
+fn trident_small_disk(args: &[&str]) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg("trap '' XFSZ; ulimit -f 4 && exec \"$0\" \"$@\"")
+        .arg(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run trident")
+}
+
+/// A write that fails half-way (a full disk) leaves every old output as it was and no
+/// half-written or temporary file: the values file that fitted is not put in place either.
+#[test]
+fn a_write_failing_half_way_clobbers_nothing() {
+    let d = dir("half-written");
+    let a = d.join("a.npy");
+    // 40 x 30: U (thin) is 9,600 bytes, past the limit; the 30 values fit.
+    let vals: Vec<f64> = (0..1200)
+        .map(|i| ((i * 7919 % 1000) as f64) / 500.0 - 1.0)
+        .collect();
+    npy(&a, 40, 30, &vals, false);
+    let s = d.join("s.txt");
+    let u = d.join("u.npy");
+    std::fs::write(&s, "old s\n").unwrap();
+    std::fs::write(&u, "old u\n").unwrap();
+    let before = snapshot(&d);
+    let o = trident_small_disk(&["svd", p(&a), "--backend", "cpu", "-s", p(&s), "--u", p(&u)]);
+    fails_with(&o, &["u.npy"]);
+    assert_eq!(snapshot(&d), before, "{}", stderr(&o));
+    // matmul's product (40 x 40, 12,800 bytes), the same.
+    let b = d.join("b.npy");
+    npy(&b, 30, 40, &vals, false);
+    let c = d.join("c.npy");
+    std::fs::write(&c, "old c\n").unwrap();
+    let before = snapshot(&d);
+    let o = trident_small_disk(&["matmul", p(&a), p(&b), "--backend", "cpu", "-o", p(&c)]);
+    fails_with(&o, &["c.npy"]);
+    assert_eq!(snapshot(&d), before, "{}", stderr(&o));
+    std::fs::remove_dir_all(&d).ok();
+}
+
 /// A failure after the work (here: the product overflows f32) leaves an existing output
 /// file as it was.
 #[test]
