@@ -44,6 +44,19 @@ pub fn check_outputs(outputs: &[&Path], inputs: &[&Path]) -> Result<()> {
         if meta.as_ref().is_some_and(|m| m.is_dir()) {
             return Err(err("is a directory".into()));
         }
+        if let Some(m) = meta.as_ref().filter(|m| !m.is_file()) {
+            // A device or a FIFO (/dev/null, /dev/stdout, a named pipe): written in place,
+            // where writing destroys no file. A device must open (a FIFO is not opened here:
+            // its reader would see the end of the stream).
+            if !is_fifo(m) {
+                OpenOptions::new()
+                    .write(true)
+                    .open(output)
+                    .map_err(|source| io_err(output, source))?;
+            }
+            resolved.push(output.to_path_buf());
+            continue;
+        }
         for input in inputs {
             if same_file(output, input) {
                 return Err(err(format!(
@@ -61,28 +74,17 @@ pub fn check_outputs(outputs: &[&Path], inputs: &[&Path]) -> Result<()> {
                 )));
             }
         }
-        match &meta {
-            Some(m) if !m.is_file() => {
-                // A device or a FIFO (e.g. /dev/null): written in place; it must open.
-                OpenOptions::new()
-                    .write(true)
-                    .open(output)
-                    .map_err(|source| io_err(output, source))?;
-            }
-            _ => {
-                if meta.is_some() {
-                    // Exists: open for writing without truncating, to prove permission.
-                    OpenOptions::new()
-                        .write(true)
-                        .open(output)
-                        .map_err(|source| io_err(output, source))?;
-                }
-                // The temporary file it will be written through can be made beside it.
-                let (tmp, f) = temporary(&dest).map_err(|source| io_err(output, source))?;
-                drop(f);
-                let _ = std::fs::remove_file(tmp);
-            }
+        if meta.is_some() {
+            // Exists: open for writing without truncating, to prove permission.
+            OpenOptions::new()
+                .write(true)
+                .open(output)
+                .map_err(|source| io_err(output, source))?;
         }
+        // The temporary file it will be written through can be made beside it.
+        let (tmp, f) = temporary(&dest).map_err(|source| io_err(output, source))?;
+        drop(f);
+        let _ = std::fs::remove_file(tmp);
         resolved.push(dest);
     }
     Ok(())
@@ -99,9 +101,26 @@ fn io_err(path: &Path, source: std::io::Error) -> Error {
     }
 }
 
+fn is_fifo(m: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        m.file_type().is_fifo()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = m;
+        false
+    }
+}
+
 /// The file an output path names once symbolic links are followed: the canonical path of an
-/// existing file, else the canonical folder joined with the file name.
+/// existing file, else the canonical folder joined with the file name; a device or a FIFO
+/// (e.g. `/dev/stdout`, whose link may lead to a pipe) as given.
 fn destination(output: &Path) -> Result<PathBuf> {
+    if std::fs::metadata(output).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        return Ok(output.to_path_buf());
+    }
     if let Ok(p) = output.canonicalize() {
         return Ok(p);
     }
