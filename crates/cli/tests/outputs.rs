@@ -304,26 +304,54 @@ fn read_npy(path: &Path) -> (String, Vec<usize>, Vec<f64>) {
 // triangles
 // ---------------------------------------------------------------------------------------
 
-/// Rows of a `--per-vertex` file: label -> (degree, triangles, clustering); the header and
-/// comment lines are skipped, and a label appearing twice fails.
+/// Rows of a `--per-vertex` file: label -> (degree, triangles, clustering). Comment lines
+/// are skipped; a header row (its first line otherwise) names the columns `node`, `degree`,
+/// `triangles`, `clustering` in any order (without one, that order); a label appearing
+/// twice or a row that does not parse fails.
 fn read_per_vertex(path: &Path) -> BTreeMap<String, (u64, u64, f64)> {
     let text = std::fs::read_to_string(path).unwrap();
     let mut rows = BTreeMap::new();
+    let mut cols = [0, 1, 2, 3];
+    let mut first = true;
     for l in text.lines() {
         if l.trim().is_empty() || l.starts_with('#') {
             continue;
         }
-        let f: Vec<&str> = l.split('\t').collect();
-        assert!(f.len() >= 4, "{}: short line {l:?}", path.display());
-        let (Ok(d), Ok(t)) = (f[1].parse::<u64>(), f[2].parse::<u64>()) else {
-            continue; // the header row
+        let f: Vec<&str> = l.split('\t').map(str::trim).collect();
+        if std::mem::take(&mut first) && f.iter().any(|x| x.eq_ignore_ascii_case("triangles")) {
+            for (c, name) in cols
+                .iter_mut()
+                .zip(["node", "degree", "triangles", "clustering"])
+            {
+                *c = f
+                    .iter()
+                    .position(|x| x.eq_ignore_ascii_case(name))
+                    .unwrap_or_else(|| panic!("{}: no {name} column in {l:?}", path.display()));
+            }
+            continue;
+        }
+        let get = |i: usize| -> &str {
+            f.get(cols[i])
+                .copied()
+                .unwrap_or_else(|| panic!("{}: short line {l:?}", path.display()))
         };
-        let c: f64 = f[3].parse().unwrap();
+        let num = |i: usize| -> f64 {
+            get(i)
+                .parse()
+                .unwrap_or_else(|_| panic!("{}: bad line {l:?}", path.display()))
+        };
+        let (d, t, c) = (num(1), num(2), num(3));
         assert!(
-            rows.insert(f[0].to_string(), (d, t, c)).is_none(),
+            d.fract() == 0.0 && t.fract() == 0.0,
+            "{}: {l:?}",
+            path.display()
+        );
+        let (d, t) = (d as u64, t as u64);
+        assert!(
+            rows.insert(get(0).to_string(), (d, t, c)).is_none(),
             "{}: node {} listed twice",
             path.display(),
-            f[0]
+            get(0)
         );
     }
     rows
@@ -654,7 +682,7 @@ fn matmul_output_matches_the_naive_product() {
                 seed += 1;
             }
         }
-        // f32 inputs, f32 out.
+        // f32 inputs, f32 out; f32 inputs computed in f64 on request.
         check_matmul(
             &d,
             (48, 40, 56),
@@ -663,6 +691,15 @@ fn matmul_output_matches_the_naive_product() {
             &["--precision", "f32"],
             "<f4",
             99,
+        );
+        check_matmul(
+            &d,
+            (48, 40, 56),
+            true,
+            b,
+            &["--precision", "f64"],
+            "<f8",
+            98,
         );
     }
     std::fs::remove_dir_all(&d).ok();
@@ -822,6 +859,62 @@ fn spmv_output_matches_the_row_sums_of_the_file() {
         for b in backends() {
             check_spmv(&path, (rows, &entries), b, &out);
         }
+    }
+    std::fs::remove_dir_all(&d).ok();
+}
+
+/// An edge list is read as its graph's adjacency matrix (y = A·1: the degrees, or the sums
+/// of the edge weights), a `.npy` as a dense matrix. The ids 0..n appear in increasing
+/// order (a path first), so the rows of y are the file's node numbers whichever way the
+/// reader numbers nodes.
+#[test]
+fn spmv_of_edge_lists_and_npy_matches_the_row_sums() {
+    let d = dir("spmv-el");
+    let mut r = testing::xorshift(0x5b_0003);
+    let mut u = testing::unit_stream(0x5b_0004);
+    let n = 200usize;
+    let mut edges = BTreeMap::new();
+    for v in 1..n {
+        edges.insert((v - 1, v), 1.0 + u());
+    }
+    for _ in 0..800 {
+        let (a, b) = ((r() % n as u64) as usize, (r() % n as u64) as usize);
+        if a != b && !edges.contains_key(&(b, a)) {
+            edges.insert((a, b), 1.0 + u());
+        }
+    }
+    let out = d.join("y.npy");
+    for weighted in [false, true] {
+        let mut text = String::from("# test graph\n");
+        let mut entries = Vec::new();
+        for (&(a, b), &w) in &edges {
+            let w = if weighted { w } else { 1.0 };
+            if weighted {
+                text.push_str(&format!("{a}\t{b}\t{w}\n"));
+            } else {
+                text.push_str(&format!("{a}\t{b}\n"));
+            }
+            entries.push((a, b, w));
+            entries.push((b, a, w));
+        }
+        let path = d.join(if weighted { "w.txt" } else { "u.txt" });
+        std::fs::write(&path, text).unwrap();
+        for b in backends() {
+            check_spmv(&path, (n, &entries), b, &out);
+        }
+    }
+    // A dense .npy, with zeros.
+    let (rows, cols) = (30, 41);
+    let vals: Vec<f64> = (0..rows * cols)
+        .map(|k| if k % 7 == 3 { 0.0 } else { u() * 8.0 })
+        .collect();
+    let path = d.join("a.npy");
+    write_npy(&path, rows, cols, &vals, false);
+    let entries: Vec<(usize, usize, f64)> = (0..rows * cols)
+        .map(|k| (k / cols, k % cols, vals[k]))
+        .collect();
+    for b in backends() {
+        check_spmv(&path, (rows, &entries), b, &out);
     }
     std::fs::remove_dir_all(&d).ok();
 }
