@@ -1,5 +1,29 @@
 //! `trident`: run Trident's algorithms on files, on any backend.
 
+// `println!` and `eprintln!` are shadowed for every module below (declared after these
+// definitions), so that no printing in this crate can panic, whoever writes it: `println!`
+// goes through the checked writer (`out`: a closed pipe ends the printing quietly, any other
+// failure is recorded and reported as the command's error at the end), `eprintln!` ignores a
+// failure to write on standard error. Prefer `outln!(…)?` where an error can be returned.
+#[allow(unused_macros)] // a safety net: commands print with `outln!`
+macro_rules! println {
+    () => {
+        $crate::out::print_or_record(format_args!("\n"))
+    };
+    ($($t:tt)*) => {
+        $crate::out::print_or_record(format_args!("{}\n", format_args!($($t)*)))
+    };
+}
+
+macro_rules! eprintln {
+    () => {
+        $crate::out::note(format_args!(""))
+    };
+    ($($t:tt)*) => {
+        $crate::out::note(format_args!($($t)*))
+    };
+}
+
 mod cmd;
 mod files;
 mod out;

@@ -1,7 +1,8 @@
 //! Standard output through one checked writer.
 //!
-//! Every line a command prints goes through [`print`] (the [`outln!`](crate::outln) macro),
-//! never `println!`, which panics when the write fails. A closed pipe (`trident … | head -1`,
+//! Every line a command prints goes through [`print`] (the [`outln!`](crate::outln) macro,
+//! or `println!`, which this crate shadows with [`print_or_record`]), never std's `println!`,
+//! which panics when the write fails. A closed pipe (`trident … | head -1`,
 //! EPIPE) ends the printing quietly: later lines are dropped, the command finishes its work
 //! (its output files are still written) and exits as it would have. Any other failure (a
 //! full disk, `> /dev/full`) is an error naming standard output.
@@ -35,8 +36,28 @@ pub fn write_bytes(bytes: &[u8]) -> Result<()> {
     checked(s.write_all(bytes))
 }
 
-/// Flushes standard output, checked (at the end of every command).
+/// [`print`] for `println!` (which cannot return an error): a failure is recorded, later
+/// lines are dropped, and [`flush`] reports it at the end of the command.
+#[allow(dead_code)] // used by the shadowed `println!`, where a command uses it
+pub fn print_or_record(args: std::fmt::Arguments<'_>) {
+    if let Err(e) = print(args) {
+        let mut r = RECORDED.lock().unwrap_or_else(|p| p.into_inner());
+        if r.is_none() {
+            *r = Some(e);
+        }
+        CLOSED.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The first failure met by [`print_or_record`].
+static RECORDED: std::sync::Mutex<Option<Error>> = std::sync::Mutex::new(None);
+
+/// Flushes standard output, checked (at the end of every command); reports a failure that
+/// [`print_or_record`] met.
 pub fn flush() -> Result<()> {
+    if let Some(e) = RECORDED.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        return Err(e);
+    }
     if CLOSED.load(Ordering::Relaxed) {
         return Ok(());
     }

@@ -445,6 +445,19 @@ fn a_closed_stdout_ends_quietly() {
             "{args:?}: {e}"
         );
     }
+    // Standard error on the same closed pipe (`2>&1 | head -1`): no panic either.
+    for args in printing_commands(&d) {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = Command::new(BIN)
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(writer.try_clone().unwrap())
+            .stderr(writer)
+            .status()
+            .unwrap();
+        assert!(matches!(o.code(), Some(0) | Some(141)), "{args:?}: {o}");
+    }
     // The work is still done: generate's file is written.
     assert!(d.join("k.txt").exists());
     std::fs::remove_dir_all(&d).ok();

@@ -144,9 +144,6 @@ where
     // The input is read and checked before the backends are probed.
     let a = load::<T>(&args.path)?;
     let (m, n) = a.shape();
-    let b = &select::open(args.backend)?;
-    crate::outln!("backend: {b}")?;
-    crate::outln!("matrix: {m} x {n} ({})", T::NAME)?;
     let want_vectors = args.u.is_some() || args.vt.is_some() || args.full;
     let qr_order = QrOrder::parse(&args.qr_order).ok_or_else(|| {
         Error::invalid(
@@ -169,6 +166,9 @@ where
         },
         ..SvdOptions::default()
     };
+    let b = &select::open(args.backend)?;
+    crate::outln!("backend: {b}")?;
+    crate::outln!("matrix: {m} x {n} ({})", T::NAME)?;
     let t = Instant::now();
     let r = b.svd_on(&a, &opts)?;
     let secs = t.elapsed().as_secs_f64();
