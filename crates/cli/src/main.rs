@@ -121,7 +121,22 @@ fn parse() -> Cli {
         })
         .mut_subcommands(negatives)
     }
-    let matches = negatives(Cli::command()).get_matches();
+    let matches = match negatives(Cli::command()).try_get_matches() {
+        Ok(m) => m,
+        // --help and --version go through the checked writer too (a full disk is an error).
+        Err(e) if !e.use_stderr() => {
+            use std::io::IsTerminal;
+            let text = e.render();
+            let shown = if std::io::stdout().is_terminal() {
+                text.ansi().to_string()
+            } else {
+                text.to_string()
+            };
+            let code = report(out::print(format_args!("{shown}")).and_then(|()| out::flush()));
+            std::process::exit(if code == ExitCode::SUCCESS { 0 } else { 1 });
+        }
+        Err(e) => e.exit(),
+    };
     Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 

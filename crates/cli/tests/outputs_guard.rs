@@ -414,6 +414,8 @@ fn printing_commands(d: &Path) -> Vec<Vec<String>> {
         vec!["generate", "kronecker", "--scale", "3", "-o", p(&k)],
         vec!["info", "--backend", "cpu"],
         vec!["cluster", p(&g), "--backend", "cpu", "--quiet"],
+        vec!["--help"],
+        vec!["svd", "--help"],
     ]
     .iter()
     .map(|v| v.iter().map(|s| s.to_string()).collect())
