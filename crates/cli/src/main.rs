@@ -41,7 +41,10 @@ use trident_core::{Error, Result};
     about = "GPU and CPU parallel algorithms",
     after_help = "Threads: the CPU work (the CPU backend, reading and writing files, checks) runs on \
                   a rayon pool of --threads threads; without it, of RAYON_NUM_THREADS threads if \
-                  that environment variable is set, else one per logical CPU."
+                  that environment variable is set, else one per logical CPU.\n\nOutput files: \
+                  every command checks all its outputs before any work (writable, not an input, \
+                  not another output) and writes each through a temporary file beside it, put in \
+                  place only when the command succeeds."
 )]
 struct Cli {
     /// Threads of the CPU work (default: RAYON_NUM_THREADS, else one per logical CPU).
