@@ -647,17 +647,37 @@ fn naive(m: usize, k: usize, n: usize, a: &[f64], b: &[f64]) -> Vec<f64> {
 #[allow(clippy::too_many_arguments)]
 fn check_matmul(
     d: &Path,
-    (m, k, n): (usize, usize, usize),
+    shape: (usize, usize, usize),
     single_inputs: bool,
     backend: &str,
     args: &[&str],
     dtype: &str,
     seed: u64,
 ) {
+    check_matmul_poisoned(d, shape, single_inputs, backend, args, dtype, seed, &[]);
+}
+
+/// [`check_matmul`] with `a[i][l] = v` for each `(i, l, v)` of `poison` (NaN, ±Inf): where
+/// the naive product is NaN or infinite, C must hold the same; elsewhere the bound holds.
+#[allow(clippy::too_many_arguments)]
+fn check_matmul_poisoned(
+    d: &Path,
+    (m, k, n): (usize, usize, usize),
+    single_inputs: bool,
+    backend: &str,
+    args: &[&str],
+    dtype: &str,
+    seed: u64,
+    poison: &[(usize, usize, f64)],
+) {
     let mut r = testing::unit_stream(seed);
     let round = |x: f64| if single_inputs { x as f32 as f64 } else { x };
-    let a: Vec<f64> = (0..m * k).map(|_| round(r())).collect();
+    let mut a: Vec<f64> = (0..m * k).map(|_| round(r())).collect();
     let b: Vec<f64> = (0..k * n).map(|_| round(4.0 * r())).collect();
+    let amax = a.iter().fold(0f64, |x, y| x.max(y.abs()));
+    for &(i, l, v) in poison {
+        a[i * k + l] = v;
+    }
     let (pa, pb, pc) = (d.join("a.npy"), d.join("b.npy"), d.join("c.npy"));
     write_npy(&pa, m, k, &a, single_inputs);
     write_npy(&pb, k, n, &b, single_inputs);
@@ -685,14 +705,22 @@ fn check_matmul(
     } else {
         f64::EPSILON
     };
-    let amax = a.iter().fold(0f64, |x, y| x.max(y.abs()));
     let bmax = b.iter().fold(0f64, |x, y| x.max(y.abs()));
     let bound = 2000.0 * k as f64 * eps * amax * bmax;
     let (worst, at) = c
         .iter()
         .zip(&want)
         .enumerate()
-        .map(|(i, (g, w))| ((g - w).abs(), i))
+        .map(|(i, (&g, &w))| {
+            let err = if w.is_finite() {
+                (g - w).abs()
+            } else if (w.is_nan() && g.is_nan()) || g == w {
+                0.0
+            } else {
+                f64::INFINITY
+            };
+            (err, i)
+        })
         .fold(
             (0f64, 0),
             |x, y| if y.0 > x.0 || y.0.is_nan() { y } else { x },
@@ -762,6 +790,44 @@ fn matmul_output_matches_the_naive_product() {
             "<f8",
             98,
         );
+    }
+    std::fs::remove_dir_all(&d).ok();
+}
+
+/// NaN and Inf propagate (as `matmul --help` says): a NaN in row 2 of A makes row 2 of C
+/// NaN, +Inf in row 5 (B > 0 there) makes row 5 +Inf, and no other row changes.
+#[test]
+fn matmul_non_finite_inputs_propagate_by_row() {
+    let d = dir("matmul-nan");
+    let poison = [(2, 3, f64::NAN), (5, 0, f64::INFINITY)];
+    for b in backends() {
+        for alg in ["auto", "tiled"] {
+            for (prec, dtype) in [("f32", "<f4"), ("f64", "<f8")] {
+                let args = ["--algorithm", alg, "--precision", prec];
+                check_matmul_poisoned(&d, (64, 64, 64), false, b, &args, dtype, 21, &poison);
+            }
+        }
+    }
+    std::fs::remove_dir_all(&d).ok();
+}
+
+/// The same through Strassen-type recursions.
+// WRONG at 106bdb6, hence ignored until fixed: with one NaN at A[2][3] (64 x 64, f64, B
+// finite), `matmul A B -o C --algorithm strassen --levels 1` (also winograd, fused; CPU and
+// OpenCL) gives NaN in row 34 too (the block sums mix row 2 of A11 into C22), and the
+// command fails with "the product is wrong beyond the matmul tolerance: row 34: C[0, 32]:
+// got NaN" instead of propagating the NaN to row 2 only (or refusing non-finite input to
+// the recursion by name, or falling back to the classical product).
+#[test]
+#[ignore = "Strassen-type recursions spread NaN/Inf to rows whose inputs are finite"]
+fn matmul_non_finite_inputs_propagate_by_row_through_strassen() {
+    let d = dir("matmul-nan-strassen");
+    let poison = [(2, 3, f64::NAN), (5, 0, f64::INFINITY)];
+    for b in backends() {
+        for alg in ["strassen", "winograd", "fused"] {
+            let args = ["--algorithm", alg, "--levels", "1", "--precision", "f64"];
+            check_matmul_poisoned(&d, (64, 64, 64), false, b, &args, "<f8", 22, &poison);
+        }
     }
     std::fs::remove_dir_all(&d).ok();
 }
@@ -930,6 +996,13 @@ fn spmv_output_matches_the_row_sums_of_the_file() {
     files.push((
         "pattern.mtx".into(),
         mtx_text("pattern general", 64, 64, &general),
+    ));
+    // Duplicate entries (summed, as Matrix Market readers do) and empty trailing rows.
+    files.push((
+        "dup.mtx".into(),
+        "%%MatrixMarket matrix coordinate real general\n5 4 4\n1 1 1.0\n1 1 2.0\n\
+         2 3 4.0\n3 2 1.5\n"
+            .into(),
     ));
     // A dense array, column-major (a row-major reading transposes A: row sums become
     // column sums).
