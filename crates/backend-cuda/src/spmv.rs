@@ -12,9 +12,6 @@ use crate::Cuda;
 /// Threads per block; the kernel is compiled with `__launch_bounds__(256)`.
 const BLOCK: u32 = 256;
 
-/// Environment variable that fixes the number of slot passes (for experiments).
-pub const PASSES_ENV: &str = "TRIDENT_CUDA_SPMV_PASSES";
-
 /// An ELLPACK-R matrix in CUDA device memory (see [`Spmv`]): column-major values and `u32`
 /// column indices (`width * rows` each, padding included) and `u32` row lengths.
 pub struct CudaEllpack<T: CudaScalar> {
@@ -27,7 +24,7 @@ pub struct CudaEllpack<T: CudaScalar> {
 
 impl<T: CudaScalar> CudaEllpack<T> {
     /// Dimensions and slot passes (one kernel launch each), planned at upload from the
-    /// matrix and the device's cache size, [`SpmvOptions::passes`] or [`PASSES_ENV`].
+    /// matrix and the device's cache size or [`SpmvOptions::passes`].
     pub fn plan(&self) -> &EllpackPlan {
         &self.plan
     }
@@ -43,7 +40,7 @@ impl<T: CudaScalar> Spmv<T> for Cuda {
     type Ellpack = CudaEllpack<T>;
 
     fn upload_ellpack_with(&self, a: &EllpackR<T>, opts: &SpmvOptions) -> Result<CudaEllpack<T>> {
-        let plan = EllpackPlan::new(a, self.l2_bytes, opts, PASSES_ENV)?;
+        let plan = EllpackPlan::new(a, self.l2_bytes, opts)?;
         self.shared.make_current()?;
         Ok(CudaEllpack {
             values: DevBuf::from_host(&self.shared, a.values(), "ELLPACK-R values")?,
