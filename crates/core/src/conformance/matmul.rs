@@ -626,7 +626,7 @@ fn additions_row_loop<B: MatMul<f32> + MatMul<f64>>(b: &B) -> Result<(), String>
                     kernel: BaseKernel::Auto,
                     add_max_groups,
                 };
-                let r = if i % 2 == 0 {
+                let r = if i.is_multiple_of(2) {
                     run_case::<f32, B>(b, &c)
                 } else {
                     run_case::<f64, B>(b, &c)
@@ -732,18 +732,16 @@ fn nonfinite_pattern(s: &Schedule, m: usize, n: usize, a: &[bool], b: &[bool]) -
                 for i in 0..f.m {
                     for j in 0..f.n {
                         let prod = (0..f.k).any(|p| a_nf(&ops, i, p) || b_nf(&ops, p, j));
-                        for t in 0..2 {
-                            out[i * f.n + j][t] =
-                                prod || (f.beta[t] != 0.0 && get(&ops, f.c[t], i, j));
-                        }
+                        out[i * f.n + j] =
+                            [0, 1].map(|t| prod || (f.beta[t] != 0.0 && get(&ops, f.c[t], i, j)));
                     }
                 }
                 for i in 0..f.m {
                     for j in 0..f.n {
-                        for t in 0..2 {
+                        for (t, &nf) in out[i * f.n + j].iter().enumerate() {
                             if t == 0 || f.gamma[1] != 0.0 {
                                 let c = f.c[t];
-                                ops[idx(c.op)][c.at(i, j).offset] = out[i * f.n + j][t];
+                                ops[idx(c.op)][c.at(i, j).offset] = nf;
                             }
                         }
                     }
