@@ -97,7 +97,13 @@ fn run<T: CudaScalar>(cuda: &Cuda, rows: usize, len: usize, reps: usize, banded:
         .and_then(|v| v.trim().parse::<usize>().ok())
         .filter(|&p| p >= 1);
     let da = cuda
-        .upload_ellpack_with(&a, &SpmvOptions { passes })
+        .upload_ellpack_with(
+            &a,
+            &SpmvOptions {
+                passes,
+                ..SpmvOptions::default()
+            },
+        )
         .expect("upload A");
     let dx = cuda.upload(&x).expect("upload x");
     let mut dy = cuda.zeros(rows).expect("alloc y");

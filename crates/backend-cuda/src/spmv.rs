@@ -66,7 +66,13 @@ impl<T: CudaScalar> Spmv<T> for Cuda {
         }
         let rows = a.plan.rows;
         let kernel = self.kernel::<T>(Module::Spmv, "spmv_ellr")?;
-        let cfg = LaunchConfig::grid_1d(rows.div_ceil(BLOCK), BLOCK);
+        // A block per BLOCK rows, at most the plan's max_groups (the kernel's grid-stride
+        // loop covers the rest).
+        let blocks = rows.div_ceil(BLOCK);
+        let blocks = a.plan.max_groups.map_or(blocks, |g| {
+            blocks.min(u32::try_from(g.max(1)).unwrap_or(u32::MAX))
+        });
+        let cfg = LaunchConfig::grid_1d(blocks, BLOCK);
         for (k_begin, k_end, accumulate) in a.plan.launches() {
             // The kernel's parameters (kernels/cuda/spmv.cu, as in kernels/opencl/spmv.cl):
             // (uint rows, uint k_begin, uint k_end, uint accumulate, const T *values,
@@ -81,7 +87,8 @@ impl<T: CudaScalar> Spmv<T> for Cuda {
             // columns and `rows` row lengths (checked above); EllpackR guarantees
             // rl[i] <= width and columns < cols == len(x); len(y) == rows
             // (check_spmv). The kernel reads only entries k < min(rl[i], k_end) of
-            // rows i < rows, and reads and writes only y[i]. Passes run in stream order, the
+            // rows i < rows (a grid-stride loop, whatever the grid), and reads and writes
+            // only y[i]. Passes run in stream order, the
             // first overwriting y.
             unsafe { args.launch(cfg) }?;
         }

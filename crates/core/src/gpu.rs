@@ -357,6 +357,8 @@ pub struct EllpackPlan {
     pub width: u32,
     /// Slot ranges, one launch each (see [`plan_slot_passes`]).
     pub passes: Vec<(u32, u32)>,
+    /// [`SpmvOptions::max_groups`].
+    pub max_groups: Option<usize>,
 }
 
 impl EllpackPlan {
@@ -382,6 +384,7 @@ impl EllpackPlan {
             cols: a.cols(),
             width,
             passes: plan_slot_passes(a, cache, forced),
+            max_groups: opts.max_groups,
         })
     }
 
@@ -578,7 +581,10 @@ mod tests {
     #[test]
     fn plans_launch_each_pass_once() {
         let a = ellpack(10, 10, 4, |i, k| k * 2 + i % 2);
-        let opts = SpmvOptions { passes: Some(2) };
+        let opts = SpmvOptions {
+            passes: Some(2),
+            ..SpmvOptions::default()
+        };
         let plan = EllpackPlan::new(&a, 0, &opts).unwrap();
         assert_eq!(plan.shape(), (10, 10));
         let l: Vec<_> = plan.launches().collect();
