@@ -85,7 +85,7 @@ use launch::Kernel;
 pub use driver::DriverError;
 pub use matmul::GPU_CUTOFF;
 pub use memory::{CudaScalar, CudaVector};
-pub use spmv::{CudaEllpack, PASSES_ENV};
+pub use spmv::CudaEllpack;
 pub use triangles::CudaOriented;
 
 /// Environment variable that picks the device ordinal for [`Cuda::new`].

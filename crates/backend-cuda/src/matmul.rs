@@ -46,10 +46,9 @@ use crate::{Cuda, Shared};
 const GEMM_THREADS: u32 = 256;
 /// Rows and columns of C per block of `gemm_<T>`.
 const TILE: usize = 128;
-/// Threads per block of `matadd_<T>`, and at most this many blocks (one per row; rows
-/// grid-strided beyond).
+/// Threads per block of `matadd_<T>` (one block per row, at most
+/// [`MatMulOptions::add_groups`]; rows grid-strided beyond).
 const ADD_THREADS: u32 = 256;
-const ADD_MAX_BLOCKS: usize = 1 << 16;
 
 /// The default Strassen cutoff on GPUs: leaves of at least 4096 (one level from n = 8192, two
 /// from 16384). A first guess from Huang, Yu & van de Geijn (2018), where one level pays
@@ -292,6 +291,8 @@ struct CudaSteps<'a> {
     gemm: Kernel<'a>,
     fused: Kernel<'a>,
     add: Kernel<'a>,
+    /// The options, for the blocks of `matadd_<T>` ([`MatMulOptions::add_groups`]).
+    opts: &'a MatMulOptions,
     p: Precision,
 }
 
@@ -361,7 +362,7 @@ impl ScheduleKernels for CudaSteps<'_> {
 
     fn add(&self, s: &DevAdd<u64>) -> Result<()> {
         // One block per row (a block-stride loop over its columns), rows grid-strided.
-        let blocks = s.m.min(ADD_MAX_BLOCKS) as u32;
+        let blocks = u32::try_from(self.opts.add_groups(s.m)).unwrap_or(u32::MAX);
         // (unsigned m, n, T alpha, const T *x, u64 x_off, unsigned ldx, T beta,
         //  const T *y, u64 y_off, unsigned ldy, T *d, u64 d_off, unsigned ldd)
         let mut args = self.add.builder();
@@ -419,6 +420,7 @@ impl Cuda {
             gemm,
             fused,
             add: self.kernel::<T>(Module::Matmul, "matadd")?,
+            opts,
             p: Precision::of::<T>(),
         };
         run_steps(&steps, s, ptrs, lens)

@@ -80,7 +80,7 @@ pub use error::ClError;
 pub use matmul::{CPU_DEVICE_CUTOFF, GPU_CUTOFF};
 pub use memory::{ClScalar, ClVector};
 pub use probe::{devices, probe_status, DeviceInfo, Selector, ENV_DEVICE, ENV_PLATFORM};
-pub use spmv::{ClEllpack, PASSES_ENV};
+pub use spmv::ClEllpack;
 pub use triangles::ClOriented;
 
 use error::{cl_error, ClResultExt};

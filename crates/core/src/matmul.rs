@@ -166,6 +166,23 @@ pub struct MatMulOptions {
     pub host_memory: HostMemory,
     /// Base kernel of the products ([`BaseKernel::Auto`] by default).
     pub base_kernel: BaseKernel,
+    /// At most this many work-groups (CUDA blocks) per addition step ([`Step::Add`]) on GPU
+    /// backends, which take one per row and loop over the rows group-strided beyond it.
+    /// `None`: the backend's limit ([`ADD_MAX_GROUPS`], reached from 65,537 rows); a small
+    /// value forces the row loop on small matrices (tests). The CPU ignores it.
+    pub add_max_groups: Option<usize>,
+}
+
+/// The GPU backends' limit of work-groups per addition step (see
+/// [`MatMulOptions::add_max_groups`]).
+pub const ADD_MAX_GROUPS: usize = 1 << 16;
+
+impl MatMulOptions {
+    /// Work-groups of an addition step over `m` rows: one per row, at most
+    /// [`MatMulOptions::add_max_groups`] (else [`ADD_MAX_GROUPS`]), at least one.
+    pub fn add_groups(&self, m: usize) -> usize {
+        m.min(self.add_max_groups.unwrap_or(ADD_MAX_GROUPS)).max(1)
+    }
 }
 
 impl Default for MatMulOptions {
@@ -177,6 +194,7 @@ impl Default for MatMulOptions {
             max_depth: 4,
             host_memory: HostMemory::Pageable,
             base_kernel: BaseKernel::Auto,
+            add_max_groups: None,
         }
     }
 }

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
+use trident_core::triangles::plan::{PlanLimits, SearchKernel};
 use trident_core::triangles::OrientedGraph;
 use trident_core::{io, Error, Graph, Result, TriangleAlgorithm, TriangleCount, TriangleOptions};
 
@@ -24,6 +25,15 @@ pub struct Args {
     /// Intersection algorithm: auto, merge, binary-search or hash.
     #[arg(long, default_value = "auto")]
     algorithm: TriangleAlgorithm,
+    /// GPU kernel of binary-search: flat, flat-global, row or edge (for experiments).
+    #[arg(long, default_value = "flat")]
+    search_kernel: SearchKernel,
+    /// GPU plan limits WARP_MAX,BLOCK_MAX[,GROUPS]: rows of out-degree up to WARP_MAX on the
+    /// warp-per-row hash kernel, up to BLOCK_MAX on the block-per-row one, longer on the
+    /// global bitmap; at most GROUPS work-groups per launch (for experiments; default
+    /// 64,2048).
+    #[arg(long, value_parser = PlanLimits::parse)]
+    plan_limits: Option<PlanLimits>,
     /// Write per-node triangle counts and local clustering coefficients to this TSV file.
     #[arg(long)]
     per_vertex: Option<PathBuf>,
@@ -64,6 +74,8 @@ fn count<B: TriangleCount>(
     let opts = TriangleOptions {
         per_node: args.per_vertex.is_some(),
         algorithm: alg,
+        search: args.search_kernel,
+        limits: args.plan_limits.unwrap_or_default(),
     };
     let mut times = Vec::new();
     let mut result = None;

@@ -3,7 +3,12 @@
 //! every algorithm (tiled, Strassen, Winograd, fused ABC Strassen) with 0, 1 and 2 Strassen
 //! levels forced on small odd shapes (a tiny cutoff,
 //! so that the recursion and the peeling run in CI), against the f64 [`reference`] within
-//! [`tolerance`]; NaN/Inf propagation, shape errors and a product too big for the device.
+//! [`tolerance`]; small-integer products compared exactly at 1 to 3 levels (so that a
+//! dropped or sign-flipped product term fails at every level, which a tolerance at 3 levels
+//! can let through); the additions' row loop (forced through
+//! [`MatMulOptions::add_max_groups`], and reached by a tall product); NaN/Inf propagation
+//! with every output entry checked against the non-finite pattern the schedule must give;
+//! shape errors and a product too big for the device.
 
 use proptest::prelude::*;
 
@@ -12,8 +17,8 @@ use crate::backend::DeviceVectors;
 use crate::dense::{Dense, DenseView};
 use crate::error::Error;
 use crate::matmul::{
-    self, check_result, max_abs, reference, relative_error, Algorithm, BaseKernel, HostMemory,
-    MatMul, MatMulOptions,
+    self, check_result, max_abs, reference, relative_error, Algorithm, BaseKernel, Block,
+    HostMemory, MatMul, MatMulOptions, Operand, Schedule, Step, ADD_MAX_GROUPS,
 };
 use crate::scalar::Scalar;
 
@@ -61,6 +66,18 @@ pub fn checks<B: MatMul<f32> + MatMul<f64>>() -> Vec<Check<B>> {
             run: error_per_level::<f64, B>,
         },
         Check {
+            name: "matmul_exact_small_integers_f32",
+            run: exact_small_integers::<f32, B>,
+        },
+        Check {
+            name: "matmul_exact_small_integers_f64",
+            run: exact_small_integers::<f64, B>,
+        },
+        Check {
+            name: "matmul_additions_row_loop",
+            run: additions_row_loop::<B>,
+        },
+        Check {
             name: "matmul_host_memory_modes",
             run: host_memory_modes::<B>,
         },
@@ -98,6 +115,9 @@ macro_rules! matmul_conformance_tests {
             matmul_base_kernels_f64,
             matmul_error_per_level_f32,
             matmul_error_per_level_f64,
+            matmul_exact_small_integers_f32,
+            matmul_exact_small_integers_f64,
+            matmul_additions_row_loop,
             matmul_host_memory_modes,
             matmul_nan_inf_propagate,
             matmul_shape_mismatch_is_error,
@@ -128,6 +148,8 @@ struct Case {
     algorithm: Algorithm,
     levels: Option<usize>,
     kernel: BaseKernel,
+    /// [`MatMulOptions::add_max_groups`].
+    add_max_groups: Option<usize>,
 }
 
 fn splitmix(mut x: u64) -> u64 {
@@ -180,6 +202,7 @@ fn run_case_with<T: Scalar, B: MatMul<T>>(
         strassen_cutoff: Some(TINY_CUTOFF),
         base_kernel: c.kernel,
         host_memory,
+        add_max_groups: c.add_max_groups,
         ..MatMulOptions::with(c.algorithm, c.levels)
     };
     let got = b
@@ -227,6 +250,7 @@ fn case() -> impl Strategy<Value = Case> {
             algorithm: ALGORITHMS[alg],
             levels,
             kernel: BaseKernel::Auto,
+            add_max_groups: None,
         })
 }
 
@@ -263,6 +287,7 @@ fn shapes<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
                     algorithm,
                     levels,
                     kernel: BaseKernel::Auto,
+                    add_max_groups: None,
                 };
                 run_case::<T, B>(b, &c)?;
             }
@@ -310,6 +335,7 @@ fn host_memory_modes<B: MatMul<f32> + MatMul<f64>>(b: &B) -> Result<(), String> 
                 algorithm: ALGORITHMS[i % ALGORITHMS.len()],
                 levels: Some(1),
                 kernel: BaseKernel::Auto,
+                add_max_groups: None,
             };
             if i % 2 == 0 {
                 run_case_with::<f32, B>(b, &c, mode)?;
@@ -333,6 +359,7 @@ fn host_memory_modes<B: MatMul<f32> + MatMul<f64>>(b: &B) -> Result<(), String> 
                                 algorithm: Algorithm::Tiled,
                                 levels: None,
                                 kernel: BaseKernel::Auto,
+                                add_max_groups: None,
                             };
                             run_case_with::<f32, B>(b, &c, mode)?;
                         }
@@ -436,6 +463,7 @@ fn base_kernels<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
                     algorithm,
                     levels,
                     kernel,
+                    add_max_groups: None,
                 };
                 run_case::<T, B>(b, &c)
                     .map_err(|e| format!("{} kernel, {m}x{k}·{k}x{n}: {e}", kernel.name()))?;
@@ -502,8 +530,235 @@ fn error_per_level<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
     Ok(())
 }
 
-/// NaN and Inf in the inputs: where the exact result is NaN or infinite, so is ours (for the
-/// tiled kernel the same infinity); every other entry of the tiled product is right.
+/// A `rows x cols` row-major buffer of small integers in `-2..=2` from `(seed, i)`: every
+/// product of a schedule of up to 3 levels over them (inner dimension up to 64) is an
+/// integer below 2^24 at every step, exact in f32 and f64.
+fn small_integers<T: Scalar>(rows: usize, cols: usize, seed: u64) -> Vec<T> {
+    (0..rows * cols)
+        .map(|i| T::from_f64((splitmix(seed ^ (i as u64) << 8) % 5) as f64 - 2.0))
+        .collect()
+}
+
+/// Small-integer products, exact in the precision, compared exactly with the exact
+/// [`reference`], for every algorithm at 1, 2 and 3 levels on shapes with and without
+/// peeling, on host views and on device vectors whose output starts as NaN (with the
+/// additions' row loop forced on some): a dropped, repeated or sign-flipped product or
+/// addition term at any level, or an entry left unwritten, changes an integer.
+fn exact_small_integers<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
+    let shapes: &[(usize, usize, usize)] = &[(64, 64, 64), (67, 61, 59), (40, 72, 48), (9, 17, 33)];
+    for (si, &(m, n, k)) in shapes.iter().enumerate() {
+        let av = small_integers::<T>(m, k, 100 + si as u64);
+        let bv = small_integers::<T>(k, n, 200 + si as u64);
+        let a = DenseView::new(m, k, k, &av).map_err(err)?;
+        let bm = DenseView::new(k, n, n, &bv).map_err(err)?;
+        let r = reference(a, bm).map_err(err)?;
+        let da = b.upload(&av).map_err(err)?;
+        let db = b.upload(&bv).map_err(err)?;
+        let mut dc = b.upload(&vec![T::nan(); m * n]).map_err(err)?;
+        for algorithm in ALGORITHMS {
+            for levels in 1..=3usize {
+                let opts = MatMulOptions {
+                    strassen_cutoff: Some(TINY_CUTOFF),
+                    add_max_groups: (levels == 2).then_some(3),
+                    ..MatMulOptions::with(algorithm, Some(levels))
+                };
+                let s = b.plan(m, n, k, &opts);
+                let what = |path: &str| {
+                    format!(
+                        "{path} {m}x{k}·{k}x{n}, {} with {} levels",
+                        s.algorithm.name(),
+                        s.levels
+                    )
+                };
+                let c = b.matmul(a, bm, &opts).map_err(err)?;
+                exact(c.as_slice(), &r, n).map_err(|e| format!("{}: {e}", what("matmul")))?;
+                b.gemm(m, n, k, &da, &db, &mut dc, &opts).map_err(err)?;
+                let c = b.download(&dc).map_err(err)?;
+                exact(&c, &r, n).map_err(|e| format!("{}: {e}", what("gemm")))?;
+                // Poison the output again for the next product.
+                dc = b.upload(&vec![T::nan(); m * n]).map_err(err)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every entry of `c` equals `want` exactly.
+fn exact<T: Scalar>(c: &[T], want: &[f64], n: usize) -> Result<(), String> {
+    if c.len() != want.len() {
+        return Err(format!(
+            "C has {} entries, expected {}",
+            c.len(),
+            want.len()
+        ));
+    }
+    match (0..c.len()).find(|&i| Scalar::to_f64(c[i]) != want[i]) {
+        None => Ok(()),
+        Some(i) => Err(format!(
+            "C[{}, {}] = {:e}, expected exactly {}",
+            i / n.max(1),
+            i % n.max(1),
+            Scalar::to_f64(c[i]),
+            want[i]
+        )),
+    }
+}
+
+/// The additions' row loop (`matadd_<T>`'s work-groups striding over more rows than there
+/// are groups): forced with [`MatMulOptions::add_max_groups`] of 1, 2 and 7 on Strassen's
+/// and Winograd's additions at 1 and 2 levels, and reached with the default limit by a tall,
+/// thin product whose quadrants have more than [`ADD_MAX_GROUPS`] rows.
+fn additions_row_loop<B: MatMul<f32> + MatMul<f64>>(b: &B) -> Result<(), String> {
+    let mut i = 0u64;
+    for add_max_groups in [Some(1), Some(2), Some(7)] {
+        for algorithm in [Algorithm::Strassen, Algorithm::Winograd, Algorithm::Fused] {
+            for (m, n, k, levels) in [(67, 45, 61, 1), (131, 40, 70, 2), (33, 300, 20, 2)] {
+                i += 1;
+                let c = Case {
+                    m,
+                    n,
+                    k,
+                    pad_a: (i % 3) as usize,
+                    pad_b: (i % 2) as usize,
+                    seed: 500 + i,
+                    algorithm,
+                    levels: Some(levels),
+                    kernel: BaseKernel::Auto,
+                    add_max_groups,
+                };
+                let r = if i.is_multiple_of(2) {
+                    run_case::<f32, B>(b, &c)
+                } else {
+                    run_case::<f64, B>(b, &c)
+                };
+                r.map_err(|e| format!("add_max_groups {add_max_groups:?}: {e}"))?;
+            }
+        }
+    }
+    // Quadrants of 2 * ADD_MAX_GROUPS + 3 rows: the default limit's row loop.
+    let m = 2 * (2 * ADD_MAX_GROUPS + 3);
+    for algorithm in [Algorithm::Strassen, Algorithm::Winograd] {
+        let c = Case {
+            m,
+            n: 4,
+            k: 4,
+            pad_a: 0,
+            pad_b: 1,
+            seed: 900,
+            algorithm,
+            levels: Some(1),
+            kernel: BaseKernel::Auto,
+            add_max_groups: None,
+        };
+        run_case::<f32, B>(b, &c).map_err(|e| format!("{m} x 4 · 4 x 4: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Which entries of `C` a schedule must leave non-finite, given which entries of `A`
+/// (`m x k`) and `B` (`k x n`) are: every step's output entry is non-finite exactly when an
+/// operand entry it reads is (`NaN · x`, `Inf · 0`, `Inf - Inf` are all non-finite, and
+/// finite inputs in [-1, 1) with k < 100 cannot overflow); `C` and the workspace start
+/// non-finite (garbage), so an entry the schedule never writes stays so.
+fn nonfinite_pattern(s: &Schedule, m: usize, n: usize, a: &[bool], b: &[bool]) -> Vec<bool> {
+    let mut ops = [
+        a.to_vec(),
+        b.to_vec(),
+        vec![true; m * n],
+        vec![true; s.workspace],
+    ];
+    let idx = |op: Operand| match op {
+        Operand::A => 0,
+        Operand::B => 1,
+        Operand::C => 2,
+        Operand::W => 3,
+    };
+    let get =
+        |ops: &[Vec<bool>; 4], x: Block, i: usize, j: usize| ops[idx(x.op)][x.at(i, j).offset];
+    for step in &s.steps {
+        match *step {
+            Step::Gemm {
+                m,
+                n,
+                k,
+                beta,
+                a,
+                b,
+                c,
+                ..
+            } => {
+                let mut out = vec![false; m * n];
+                for i in 0..m {
+                    for j in 0..n {
+                        out[i * n + j] = (beta != 0.0 && get(&ops, c, i, j))
+                            || (0..k).any(|p| get(&ops, a, i, p) || get(&ops, b, p, j));
+                    }
+                }
+                for i in 0..m {
+                    for j in 0..n {
+                        ops[idx(c.op)][c.at(i, j).offset] = out[i * n + j];
+                    }
+                }
+            }
+            Step::Add {
+                m,
+                n,
+                beta,
+                x,
+                y,
+                dst,
+                ..
+            } => {
+                let mut out = vec![false; m * n];
+                for i in 0..m {
+                    for j in 0..n {
+                        out[i * n + j] = get(&ops, x, i, j) || (beta != 0.0 && get(&ops, y, i, j));
+                    }
+                }
+                for i in 0..m {
+                    for j in 0..n {
+                        ops[idx(dst.op)][dst.at(i, j).offset] = out[i * n + j];
+                    }
+                }
+            }
+            Step::Fused(f) => {
+                let a_nf = |ops: &[Vec<bool>; 4], i, p| {
+                    get(ops, f.a[0], i, p) || (f.sa != 0.0 && get(ops, f.a[1], i, p))
+                };
+                let b_nf = |ops: &[Vec<bool>; 4], p, j| {
+                    get(ops, f.b[0], p, j) || (f.sb != 0.0 && get(ops, f.b[1], p, j))
+                };
+                let mut out = vec![[false; 2]; f.m * f.n];
+                for i in 0..f.m {
+                    for j in 0..f.n {
+                        let prod = (0..f.k).any(|p| a_nf(&ops, i, p) || b_nf(&ops, p, j));
+                        out[i * f.n + j] =
+                            [0, 1].map(|t| prod || (f.beta[t] != 0.0 && get(&ops, f.c[t], i, j)));
+                    }
+                }
+                for i in 0..f.m {
+                    for j in 0..f.n {
+                        for (t, &nf) in out[i * f.n + j].iter().enumerate() {
+                            if t == 0 || f.gamma[1] != 0.0 {
+                                let c = f.c[t];
+                                ops[idx(c.op)][c.at(i, j).offset] = nf;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let [_, _, c, _] = ops;
+    c
+}
+
+/// NaN and Inf in the inputs, on host views and on device vectors whose output starts as
+/// NaN: every entry of `C` is checked. Where the schedule spreads a non-finite input
+/// ([`nonfinite_pattern`]: the exact product's NaN/Inf entries, and for Strassen's sums the
+/// quadrants they reach) the entry must be non-finite; every other entry must be finite and
+/// within the bound of the finite inputs (so an unwritten or stale entry fails). The tiled
+/// product also gives the exact NaN and the same infinity ([`check_result`]).
 fn nan_inf<B: MatMul<f32> + MatMul<f64>>(b: &B) -> Result<(), String> {
     let (m, n, k) = (37, 41, 29);
     let (mut av, _) = padded::<f32>(m, k, 0, 31);
@@ -517,22 +772,56 @@ fn nan_inf<B: MatMul<f32> + MatMul<f64>>(b: &B) -> Result<(), String> {
     if !r[5 * n].is_nan() || !r[20 * n].is_infinite() {
         return Err("the NaN/Inf fixture does not produce NaN and Inf".into());
     }
+    let a_nf: Vec<bool> = av.iter().map(|v| !v.is_finite()).collect();
+    let b_nf: Vec<bool> = bv.iter().map(|v| !v.is_finite()).collect();
+    let scale = max_abs(a) * max_abs(bm);
+    let da = b.upload(&av).map_err(err)?;
+    let db = b.upload(&bv).map_err(err)?;
     for algorithm in ALGORITHMS {
-        // Tiled: every finite entry within the bound of the finite inputs. Strassen: only
-        // the non-finite entries are checked (its sums spread NaN and Inf across quadrants).
-        let scale = if algorithm == Algorithm::Tiled {
-            max_abs(a) * max_abs(bm)
-        } else {
-            f64::INFINITY
-        };
-        let opts = MatMulOptions {
-            strassen_cutoff: Some(TINY_CUTOFF),
-            ..MatMulOptions::with(algorithm, Some(2))
-        };
-        let c = MatMul::<f32>::matmul(b, a, bm, &opts).map_err(err)?;
-        let s = MatMul::<f32>::plan(b, m, n, k, &opts);
-        check_result(c.as_slice(), &r, n, k, scale, &s)
-            .map_err(|e| format!("{algorithm:?}: {e}"))?;
+        for levels in [1, 2] {
+            let opts = MatMulOptions {
+                strassen_cutoff: Some(TINY_CUTOFF),
+                ..MatMulOptions::with(algorithm, Some(levels))
+            };
+            let s = MatMul::<f32>::plan(b, m, n, k, &opts);
+            let pattern = nonfinite_pattern(&s, m, n, &a_nf, &b_nf);
+            let tol = matmul::tolerance::<f32>(s.algorithm, s.levels, k);
+            let host = MatMul::<f32>::matmul(b, a, bm, &opts).map_err(err)?;
+            let mut dc = b.upload(&vec![f32::NAN; m * n]).map_err(err)?;
+            MatMul::<f32>::gemm(b, m, n, k, &da, &db, &mut dc, &opts).map_err(err)?;
+            let dev = b.download(&dc).map_err(err)?;
+            for (path, c) in [("matmul", host.as_slice()), ("gemm", &dev[..])] {
+                let what = format!("{path}, {} with {} levels", s.algorithm.name(), s.levels);
+                if s.levels == 0 {
+                    check_result(c, &r, n, k, scale, &s).map_err(|e| format!("{what}: {e}"))?;
+                }
+                for idx in 0..m * n {
+                    let (i, j) = (idx / n, idx % n);
+                    let got = f64::from(c[idx]);
+                    if pattern[idx] {
+                        if got.is_finite() {
+                            return Err(format!(
+                                "{what}: C[{i}, {j}] = {got:e}, expected NaN or Inf"
+                            ));
+                        }
+                    } else if !r[idx].is_finite() {
+                        return Err(format!(
+                            "{what}: C[{i}, {j}] is {} exactly, but the schedule's pattern \
+                             says finite",
+                            r[idx]
+                        ));
+                    } else if !got.is_finite() {
+                        return Err(format!(
+                            "{what}: C[{i}, {j}] = {got:e}, expected {:e} (finite)",
+                            r[idx]
+                        ));
+                    } else {
+                        tol.check(got, r[idx], scale)
+                            .map_err(|e| format!("{what}: C[{i}, {j}]: {e}"))?;
+                    }
+                }
+            }
+        }
     }
     Ok(())
 }
