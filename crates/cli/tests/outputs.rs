@@ -357,18 +357,6 @@ fn read_per_vertex(path: &Path) -> BTreeMap<String, (u64, u64, f64)> {
 /// and the per-vertex file against the brute force over `g`. Nodes of the file absent
 /// from `g` must have degree 0 and no triangles.
 fn check_triangles(graph: &Path, g: &Simple, backend: &str, extra: &[&str], out: &Path) {
-    check_triangles_env(graph, g, backend, extra, &[], out);
-}
-
-/// [`check_triangles`] with environment variables set for the command.
-fn check_triangles_env(
-    graph: &Path,
-    g: &Simple,
-    backend: &str,
-    extra: &[&str],
-    env: &[(&str, &str)],
-    out: &Path,
-) {
     let per = g.triangles();
     let total: u64 = per.values().sum::<u64>() / 3;
     let mut args = vec![
@@ -381,14 +369,10 @@ fn check_triangles_env(
     ];
     args.extend_from_slice(extra);
     let what = format!(
-        "{env:?} triangles {} --backend {backend} {extra:?}",
+        "triangles {} --backend {backend} {extra:?}",
         graph.display()
     );
-    let o = Command::new(BIN)
-        .args(&args)
-        .envs(env.iter().copied())
-        .output()
-        .expect("run trident");
+    let o = Command::new(BIN).args(&args).output().expect("run trident");
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(
         o.status.success(),
@@ -494,9 +478,8 @@ fn triangles_per_vertex_keeps_a_node_with_only_a_self_loop() {
 /// Every OpenCL triangle kernel the planner can launch, through the CLI. A 72-clique gives
 /// rows of out-degree above 64 (`tc_hash_block`'s bin). At 733a064 the bitmap `tc_hash`
 /// (out-degree above 2048) and the `tc_search`/`tc_search_row` layouts of
-/// `--algorithm binary-search` are reachable only through the environment variables
-/// `TRIDENT_TC_BINS` and `TRIDENT_TC_SEARCH` (issue 23 §5 asks for options instead): when
-/// options replace them, pass those here.
+/// `--algorithm binary-search` are forced through `--plan-limits` and `--search-kernel` (the
+/// CPU takes and ignores them: it must count the same).
 #[test]
 fn triangles_per_vertex_through_every_gpu_kernel() {
     let d = dir("tri-kernels");
@@ -505,23 +488,22 @@ fn triangles_per_vertex_through_every_gpu_kernel() {
     std::fs::write(&path, &text).unwrap();
     let g = parse_edge_list(&text);
     let out = d.join("per.tsv");
-    let cases: [(&str, &[(&str, &str)]); 9] = [
+    let cases: [(&str, &[&str]); 9] = [
         ("merge", &[]),
         ("hash", &[]),
-        ("hash", &[("TRIDENT_TC_BINS", "0,0")]),
-        ("hash", &[("TRIDENT_TC_BINS", "4,16,1")]),
+        ("hash", &["--plan-limits", "0,0"]),
+        ("hash", &["--plan-limits", "4,16,1"]),
         ("binary-search", &[]),
-        ("binary-search", &[("TRIDENT_TC_SEARCH", "edge")]),
-        ("binary-search", &[("TRIDENT_TC_SEARCH", "row")]),
-        ("binary-search", &[("TRIDENT_TC_SEARCH", "flat-global")]),
-        ("binary-search", &[("TRIDENT_TC_BINS", "64,2048,1")]),
+        ("binary-search", &["--search-kernel", "edge"]),
+        ("binary-search", &["--search-kernel", "row"]),
+        ("binary-search", &["--search-kernel", "flat-global"]),
+        ("binary-search", &["--plan-limits", "64,2048,1"]),
     ];
     for b in backends() {
-        for (alg, env) in cases {
-            if b == "cpu" && !env.is_empty() {
-                continue;
-            }
-            check_triangles_env(&path, &g, b, &["--algorithm", alg], env, &out);
+        for (alg, plan) in cases {
+            let mut extra = vec!["--algorithm", alg];
+            extra.extend_from_slice(plan);
+            check_triangles(&path, &g, b, &extra, &out);
         }
     }
     std::fs::remove_dir_all(&d).ok();
@@ -870,26 +852,24 @@ fn matmul_without_precision_keeps_the_inputs_type() {
 
 /// Runs `spmv --output` on `path` and compares y with the row sums (x = 1) of `entries`,
 /// within 1000 ε Σ_j |a_ij| per row. On OpenCL it runs again in 3 slot passes (the
-/// accumulating launches), through `TRIDENT_OPENCL_SPMV_PASSES`: at 733a064 the CLI has no
-/// option for it (issue 23 §5).
+/// accumulating launches), through `--passes 3`.
 fn check_spmv(
     path: &Path,
     (rows, entries): (usize, &[(usize, usize, f64)]),
     backend: &str,
     out: &Path,
 ) {
-    check_spmv_env(path, (rows, entries), backend, &[], out);
+    check_spmv_passes(path, (rows, entries), backend, None, out);
     if backend == "opencl" {
-        let env = [("TRIDENT_OPENCL_SPMV_PASSES", "3")];
-        check_spmv_env(path, (rows, entries), backend, &env, out);
+        check_spmv_passes(path, (rows, entries), backend, Some("3"), out);
     }
 }
 
-fn check_spmv_env(
+fn check_spmv_passes(
     path: &Path,
     (rows, entries): (usize, &[(usize, usize, f64)]),
     backend: &str,
-    env: &[(&str, &str)],
+    passes: Option<&str>,
     out: &Path,
 ) {
     let mut want = vec![0.0; rows];
@@ -904,7 +884,7 @@ fn check_spmv_env(
     ] {
         std::fs::remove_file(out).ok();
         let what = format!(
-            "{env:?} spmv {} --backend {backend} --precision {prec}",
+            "spmv {} --backend {backend} --precision {prec} --passes {passes:?}",
             path.display()
         );
         let o = Command::new(BIN)
@@ -920,7 +900,7 @@ fn check_spmv_env(
                 "--output",
                 p(out),
             ])
-            .envs(env.iter().copied())
+            .args(passes.map(|n| ["--passes", n]).into_iter().flatten())
             .output()
             .expect("run trident");
         assert!(

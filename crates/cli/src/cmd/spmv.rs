@@ -5,7 +5,9 @@ use std::time::Instant;
 
 use trident_core::io;
 use trident_core::spmv::{self as spmv_ref, RowReference};
-use trident_core::{Coo, Csr, Dense, EllpackR, Error, Result, ResultExt, Scalar, Spmv};
+use trident_core::{
+    Coo, Csr, Dense, EllpackR, Error, Result, ResultExt, Scalar, Spmv, SpmvOptions,
+};
 
 use crate::files::Files;
 use crate::select::{self, AnyBackend, BackendChoice};
@@ -29,6 +31,10 @@ pub struct Args {
     /// Write y as a NumPy `.npy` column vector.
     #[arg(long)]
     output: Option<PathBuf>,
+    /// Slot passes (kernel launches per product) on GPU backends, 1 to 4096; default: planned
+    /// from the matrix and the device's cache. The CPU ignores it.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    passes: Option<u32>,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -74,7 +80,11 @@ fn spmv<T: BackendScalar>(args: &Args, mut files: Files) -> Result<()> {
         a.width()
     )?;
     let x = vec![T::one(); a.cols()];
-    let (y, times) = T::timed_spmv(b, &a, &x, repeat.max(1))?;
+    let opts = SpmvOptions {
+        passes: args.passes.map(|p| p as usize),
+        ..SpmvOptions::default()
+    };
+    let (y, times) = T::timed_spmv(b, &a, &x, &opts, repeat.max(1))?;
     let reference: Vec<RowReference> = spmv_ref::reference_abs(&a, &x)
         .into_iter()
         .zip(a.row_lengths())
@@ -133,6 +143,7 @@ trait BackendScalar: Scalar {
         b: &AnyBackend,
         a: &EllpackR<Self>,
         x: &[Self],
+        opts: &SpmvOptions,
         repeat: usize,
     ) -> Result<(Vec<Self>, Vec<f64>)>;
 }
@@ -144,9 +155,10 @@ macro_rules! backend_scalar {
                 b: &AnyBackend,
                 a: &EllpackR<$t>,
                 x: &[$t],
+                opts: &SpmvOptions,
                 repeat: usize,
             ) -> Result<(Vec<$t>, Vec<f64>)> {
-                crate::with_backend!(b, be => run_spmv(be, a, x, repeat))
+                crate::with_backend!(b, be => run_spmv(be, a, x, opts, repeat))
             }
         }
     )*};
@@ -158,9 +170,10 @@ fn run_spmv<T: Scalar, B: Spmv<T>>(
     b: &B,
     a: &EllpackR<T>,
     x: &[T],
+    opts: &SpmvOptions,
     repeat: usize,
 ) -> Result<(Vec<T>, Vec<f64>)> {
-    let da = b.upload_ellpack(a)?;
+    let da = b.upload_ellpack_with(a, opts)?;
     let dx = b.upload(x)?;
     let mut dy = b.zeros(a.rows())?;
     b.spmv(&da, &dx, &mut dy)?; // warm-up (kernel load, caches)
