@@ -9,6 +9,7 @@ mod bench;
 mod bundle;
 #[cfg(feature = "backends")]
 mod kernels;
+mod mutants;
 mod test;
 mod util;
 #[cfg(feature = "backends")]
@@ -45,6 +46,16 @@ commands:
       pip: CUDA 13.0 nvcc into .tools/cuda), then cargo fmt --check, cargo clippy
       --all-targets -D warnings, and cargo test --workspace with TRIDENT_REQUIRE_PTX=1.
 
+  mutants [--quick] [--budget SECS] [--only NAME]... [--timeout SECS]
+      Plant every kernel mutation of xtask/mutants/*.toml and fail unless the conformance
+      suite catches each one: the OpenCL ones here (PoCL), on the prebuilt conformance test
+      binary with the mutated source in a kernel folder (TRIDENT_KERNEL_DIR), under a
+      timeout (a hang counts as caught). Checks every list first (each `find` occurs once,
+      each kernel is an entry point; in a full run at least 3 mutants per kernel file and
+      every entry point covered) and that the unmutated suite passes. --quick: a round-robin
+      subset within 180 s (--budget), what `xtask test` runs. The CUDA ones run on the GPU
+      machine: `bundle` compiles them, `run.sh mutants` runs them.
+
   bundle
       Build the stripped release test binaries, the CLI, xtask itself and the benchmarks
       into <target>/bundle with run.sh, for a GPU machine without Rust.
@@ -62,6 +73,7 @@ fn main() -> ExitCode {
         "bench-report" => bench::report_cmd(rest),
         "bundle" => bundle::run(rest),
         "test" => test::run(rest),
+        "mutants" => mutants::run(rest),
         "help" | "-h" | "--help" => {
             print!("{USAGE}");
             Ok(())
