@@ -10,6 +10,7 @@ mod bundle;
 #[cfg(feature = "backends")]
 mod kernels;
 mod mutants;
+mod oclgrind;
 mod test;
 mod util;
 #[cfg(feature = "backends")]

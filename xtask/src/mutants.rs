@@ -88,6 +88,8 @@ enum Outcome {
     Caught(Vec<String>),
     /// Ran past the timeout (counts as caught).
     Hang(u64),
+    /// Passed on PoCL; Oclgrind reported races or errors (the first), or tests failed.
+    CaughtByOclgrind(String),
     /// Every selected test passed.
     Survived,
     /// Not run: the time budget was spent.
@@ -366,6 +368,8 @@ struct RunResult {
     build_error: bool,
     /// The last lines of its output, for messages.
     tail: String,
+    /// What Oclgrind reported (when run under it).
+    races: Vec<String>,
 }
 
 /// Runs the test `binary` with `filter` and kernels from `kernel_dir`, killing it after
@@ -375,12 +379,18 @@ fn run_tests(
     filter: &str,
     kernel_dir: &Path,
     timeout: Duration,
+    oclgrind: Option<&Path>,
 ) -> Result<RunResult> {
     let log = kernel_dir.join("test-output.txt");
+    let race_log = kernel_dir.join("oclgrind.log");
     let file = std::fs::File::create(&log).context(format!("creating {}", log.display()))?;
     let err = file.try_clone().context("duplicating a file handle")?;
     let start = Instant::now();
-    let mut child = Command::new(binary)
+    let mut cmd = Command::new(binary);
+    if let Some(vendors) = oclgrind {
+        crate::oclgrind::configure(&mut cmd, vendors, &race_log);
+    }
+    let mut child = cmd
         .arg(filter)
         .current_dir(workspace_root())
         .env("TRIDENT_KERNEL_DIR", kernel_dir)
@@ -424,7 +434,12 @@ fn run_tests(
     let build_error = text.contains("; build log:") || text.contains("CL_BUILD_PROGRAM_FAILURE");
     let lines: Vec<&str> = text.lines().collect();
     let tail = lines[lines.len().saturating_sub(30)..].join("\n");
+    let races = match oclgrind {
+        Some(_) => crate::oclgrind::reports(&race_log),
+        None => Vec::new(),
+    };
     Ok(RunResult {
+        races,
         passed: status.is_some_and(|s| s.success()),
         timed_out,
         seconds,
@@ -432,6 +447,49 @@ fn run_tests(
         failed,
         build_error,
         tail,
+    })
+}
+
+/// Time limit of one run under Oclgrind (an interpreter: 10-100x slower than PoCL).
+const OCLGRIND_LIMIT: Duration = Duration::from_secs(300);
+
+/// Runs mutant `m` (its kernel folder `dir`) under Oclgrind's race detector, after checking
+/// once per filter that the unmutated kernels run clean there.
+fn under_oclgrind(
+    binary: &Path,
+    m: &Mutant,
+    dir: &Path,
+    vendors: &Path,
+    clean: &mut BTreeSet<String>,
+) -> Result<Outcome> {
+    if !clean.contains(&m.tests) {
+        let base = scratch("unmutated-oclgrind")?;
+        eprintln!(
+            "==== unmutated suite under Oclgrind, tests matching `{}`",
+            m.tests
+        );
+        let r = run_tests(binary, &m.tests, &base, OCLGRIND_LIMIT, Some(vendors))?;
+        if !r.races.is_empty() || (!r.passed && !r.timed_out) {
+            return Ok(Outcome::Invalid(format!(
+                "the unmutated kernels are not clean under Oclgrind with filter `{}`: {}",
+                m.tests,
+                r.races
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| format!("tests failed: {:?}", r.failed))
+            )));
+        }
+        clean.insert(m.tests.clone());
+    }
+    eprintln!("==== mutant {} under Oclgrind", m.name);
+    let r = run_tests(binary, &m.tests, dir, OCLGRIND_LIMIT, Some(vendors))?;
+    eprintln!("     {} reports in {:.1} s", r.races.len(), r.seconds);
+    Ok(if let Some(first) = r.races.first() {
+        Outcome::CaughtByOclgrind(format!("{first} ({} reports)", r.races.len()))
+    } else if !r.passed && !r.timed_out {
+        Outcome::CaughtByOclgrind(format!("tests failed: {}", r.failed.join(", ")))
+    } else {
+        Outcome::Survived
     })
 }
 
@@ -473,6 +531,11 @@ fn run_opencl(
         }
     }
     let mut baselines: BTreeMap<String, f64> = BTreeMap::new();
+    let mut race_baselines: BTreeSet<String> = BTreeSet::new();
+    let oclgrind = crate::oclgrind::vendors()?;
+    if oclgrind.is_none() {
+        eprintln!("mutants: Oclgrind is not installed: mutants that survive PoCL are not run under its race detector");
+    }
     let mut rows: Vec<(&Mutant, Outcome, f64)> = Vec::new();
     let mut ok = true;
     for m in order {
@@ -495,7 +558,7 @@ fn run_opencl(
             }
             eprintln!("==== unmutated suite, tests matching `{}`", m.tests);
             let limit = Duration::from_secs(timeout.unwrap_or(600));
-            let r = run_tests(&binary, &m.tests, &dir, limit)?;
+            let r = run_tests(&binary, &m.tests, &dir, limit, None)?;
             if !r.passed || r.ran == 0 {
                 return Err(fail(format!(
                     "the unmutated suite does not pass with filter `{}` ({} tests ran, failed: {:?}{}):\n{}",
@@ -515,8 +578,9 @@ fn run_opencl(
         std::fs::write(dir.join(format!("{}.cl", m.stem())), m.mutated(root)?)
             .context(format!("writing the mutant {}", m.name))?;
         eprintln!("==== mutant {} ({} in {})", m.name, m.kernel, m.file);
-        let r = run_tests(&binary, &m.tests, &dir, Duration::from_secs(limit))?;
-        let outcome = if r.timed_out {
+        let mutant_start = Instant::now();
+        let r = run_tests(&binary, &m.tests, &dir, Duration::from_secs(limit), None)?;
+        let mut outcome = if r.timed_out {
             Outcome::Hang(limit)
         } else if r.build_error {
             Outcome::Invalid("its kernel does not build".into())
@@ -527,6 +591,11 @@ fn run_opencl(
         } else {
             Outcome::Caught(r.failed.clone())
         };
+        if matches!(outcome, Outcome::Survived) {
+            if let Some(vendors) = &oclgrind {
+                outcome = under_oclgrind(&binary, m, &dir, vendors, &mut race_baselines)?;
+            }
+        }
         match &outcome {
             Outcome::Survived | Outcome::Invalid(_) => {
                 ok = false;
@@ -536,8 +605,9 @@ fn run_opencl(
                 let _ = std::fs::remove_dir_all(&dir);
             }
         }
-        eprintln!("     {:?} in {:.1} s", outcome, r.seconds);
-        rows.push((m, outcome, r.seconds));
+        let seconds = mutant_start.elapsed().as_secs_f64();
+        eprintln!("     {outcome:?} in {seconds:.1} s");
+        rows.push((m, outcome, seconds));
     }
     print_table(&rows);
     let not_run = rows
@@ -575,6 +645,7 @@ fn print_table(rows: &[(&Mutant, Outcome, f64)]) {
                 format!("caught by {}", names.join(", "))
             }
             Outcome::Hang(l) => format!("caught: HANG (killed after {l} s)"),
+            Outcome::CaughtByOclgrind(what) => format!("survived PoCL; caught by Oclgrind: {what}"),
             Outcome::Survived => "**SURVIVED**".to_string(),
             Outcome::NotRun => "not run (budget)".to_string(),
             Outcome::Invalid(why) => format!("**BROKEN**: {why}"),
