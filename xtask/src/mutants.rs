@@ -209,7 +209,7 @@ pub fn load_lists(root: &Path) -> Result<Vec<Mutant>> {
 
 /// The kernel roots of each kernel file, from the backends' kernel tables
 /// (`crates/backend-*/src/kernels.rs`): `kernels/opencl/spmv.cl` → `["spmv_ellr"]`.
-fn kernel_tables(root: &Path) -> Result<BTreeMap<String, Vec<String>>> {
+pub fn kernel_tables(root: &Path) -> Result<BTreeMap<String, Vec<String>>> {
     let mut out = BTreeMap::new();
     for (src, mac, dir, ext) in [
         (
@@ -326,7 +326,7 @@ pub fn check_lists(root: &Path, all: &[Mutant], coverage: bool) -> Result<Vec<St
 }
 
 /// Builds the conformance test binary of `package` and returns its path.
-fn build_test_binary(package: &str) -> Result<PathBuf> {
+pub fn build_test_binary(package: &str) -> Result<PathBuf> {
     eprintln!("==== building the conformance tests of {package}");
     let out = cargo()
         .args([
@@ -390,8 +390,7 @@ fn run_tests(
     if let Some(vendors) = oclgrind {
         crate::oclgrind::configure(&mut cmd, vendors, &race_log);
     }
-    let mut child = cmd
-        .arg(filter)
+    cmd.arg(filter)
         .current_dir(workspace_root())
         .env("TRIDENT_KERNEL_DIR", kernel_dir)
         .env("TRIDENT_SEED", SEED)
@@ -402,22 +401,8 @@ fn run_tests(
         .env("PROPTEST_DISABLE_FAILURE_PERSISTENCE", "1")
         .env("RUST_BACKTRACE", "0")
         .stdout(file)
-        .stderr(err)
-        .spawn()
-        .context(format!("running {}", binary.display()))?;
-    let mut timed_out = false;
-    let status = loop {
-        if let Some(s) = child.try_wait().context("waiting for the tests")? {
-            break Some(s);
-        }
-        if start.elapsed() > timeout {
-            timed_out = true;
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+        .stderr(err);
+    let (status, timed_out) = wait_timeout(&mut cmd, timeout)?;
     let seconds = start.elapsed().as_secs_f64();
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     let ran = text
@@ -491,6 +476,29 @@ fn under_oclgrind(
     } else {
         Outcome::Survived
     })
+}
+
+/// Runs `cmd`, killing it after `timeout`: its exit status (`None` if killed) and whether it
+/// timed out.
+pub fn wait_timeout(
+    cmd: &mut Command,
+    timeout: Duration,
+) -> Result<(Option<std::process::ExitStatus>, bool)> {
+    let start = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .context(format!("running {}", cmd.get_program().to_string_lossy()))?;
+    loop {
+        if let Some(s) = child.try_wait().context("waiting for the tests")? {
+            return Ok((Some(s), false));
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok((None, true));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// A fresh empty folder `<target>/mutants/<name>`.

@@ -40,6 +40,9 @@ pub fn configure(cmd: &mut Command, vendors: &Path, log: &Path) {
         .env("OCL_ICD_VENDORS", vendors)
         .env("TRIDENT_OPENCL_PLATFORM", "Oclgrind")
         .env("OCLGRIND_DATA_RACES", "1")
+        // 64 KiB of local memory (Oclgrind's default 32 KiB is less than R-MCL's local
+        // column pass asks of the devices it runs on).
+        .env("OCLGRIND_LOCAL_MEM_SIZE", "65536")
         .env("OCLGRIND_LOG", log)
         .env("PROPTEST_CASES", "1");
 }

@@ -106,6 +106,11 @@ pub(crate) struct Shared {
     ordinal: usize,
     /// Where kernel images that replace the embedded ones are read from.
     kernel_dir: Option<PathBuf>,
+    /// [`CudaOptions::kernel_log`], and the kernels already written to it.
+    kernel_log: Option<(
+        PathBuf,
+        std::sync::Mutex<std::collections::BTreeSet<String>>,
+    )>,
     /// Compute capability, which picks the machine code or the PTX flavour.
     cc: (u32, u32),
     // Field order is drop order: the modules and the stream go before the context.
@@ -179,6 +184,22 @@ impl Shared {
         })?;
         self.make_current()?;
         let (name, function) = &self.module(m)?.functions[slot];
+        if let Some((path, seen)) = &self.kernel_log {
+            let mut seen = seen
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if seen.insert(name.clone()) {
+                use std::io::Write;
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .and_then(|mut f| writeln!(f, "{name}"))
+                    .map_err(|e| {
+                        driver::backend(format!("writing the kernel log {}: {e}", path.display()))
+                    })?;
+            }
+        }
         Ok(Kernel {
             function: *function,
             name,
@@ -262,6 +283,9 @@ pub struct CudaOptions {
     /// testing kernel changes without rebuilding (`cargo xtask mutants`); `None` (the
     /// default) loads the embedded images only.
     pub kernel_dir: Option<PathBuf>,
+    /// A file to which the name of every kernel is appended the first time this backend
+    /// launches it (tests: which kernels a sanitizer run covered). `None` by default.
+    pub kernel_log: Option<PathBuf>,
 }
 
 impl CudaOptions {
@@ -270,7 +294,14 @@ impl CudaOptions {
         Self {
             device: ordinal,
             kernel_dir: None,
+            kernel_log: None,
         }
+    }
+
+    /// These options with the kernel log `file` (see [`CudaOptions::kernel_log`]).
+    pub fn kernel_log(mut self, file: impl Into<PathBuf>) -> Self {
+        self.kernel_log = Some(file.into());
+        self
     }
 
     /// These options with kernel images read from `dir` (see [`CudaOptions::kernel_dir`]).
@@ -377,6 +408,7 @@ impl Cuda {
             shared: Arc::new(Shared {
                 ordinal,
                 kernel_dir: options.kernel_dir.clone(),
+                kernel_log: options.kernel_log.clone().map(|p| (p, Default::default())),
                 cc: compute_capability,
                 modules: Module::ALL.iter().map(|_| Cached::new()).collect(),
                 stream,

@@ -2,7 +2,8 @@
 //!
 //! Without a CUDA device (or driver) the checks are skipped; with `REQUIRE_GPU=1` a missing
 //! device fails them instead. `TRIDENT_KERNEL_DIR` names a folder of kernel images that
-//! replace the embedded ones (`cargo xtask mutants`, `run.sh mutants`).
+//! replace the embedded ones (`cargo xtask mutants`, `run.sh mutants`), `TRIDENT_KERNEL_LOG` a
+//! file to which every kernel launched is appended once (`run.sh sanitize`'s coverage).
 
 /// `Cuda::new()`'s device, with the kernels of `TRIDENT_KERNEL_DIR` when it is set.
 fn make() -> trident_core::Result<trident_cuda::Cuda> {
@@ -10,6 +11,9 @@ fn make() -> trident_core::Result<trident_cuda::Cuda> {
     if let Some(dir) = trident_core::testing::kernel_dir() {
         eprintln!("cuda conformance: kernels from {}", dir.display());
         options = options.kernel_dir(dir);
+    }
+    if let Some(log) = std::env::var_os("TRIDENT_KERNEL_LOG").filter(|l| !l.is_empty()) {
+        options = options.kernel_log(log);
     }
     trident_cuda::Cuda::with_options(&options)
 }
