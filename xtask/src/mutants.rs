@@ -326,15 +326,15 @@ pub fn check_lists(root: &Path, all: &[Mutant], coverage: bool) -> Result<Vec<St
 }
 
 /// Builds the conformance test binary of `package` and returns its path.
-pub fn build_test_binary(package: &str) -> Result<PathBuf> {
-    eprintln!("==== building the conformance tests of {package}");
+pub fn build_test_binary(package: &str, test: &str) -> Result<PathBuf> {
+    eprintln!("==== building the {test} tests of {package}");
     let out = cargo()
         .args([
             "test",
             "-p",
             package,
             "--test",
-            "conformance",
+            test,
             "--no-run",
             "--message-format=json-render-diagnostics",
         ])
@@ -350,9 +350,9 @@ pub fn build_test_binary(package: &str) -> Result<PathBuf> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "conformance")
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == test)
         .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .ok_or_else(|| fail("cargo reported no conformance test binary"))
+        .ok_or_else(|| fail(format!("cargo reported no {test} test binary of {package}")))
 }
 
 /// What one run of the test binary did.
@@ -523,7 +523,7 @@ fn run_opencl(
         eprintln!("mutants: no OpenCL mutant selected");
         return Ok(true);
     }
-    let binary = build_test_binary("trident-opencl")?;
+    let binary = build_test_binary("trident-opencl", "conformance")?;
     let start = Instant::now();
     // Round-robin over files: the first of each file, then the second, ...
     let mut by_file: BTreeMap<&str, Vec<&Mutant>> = BTreeMap::new();

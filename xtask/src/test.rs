@@ -29,14 +29,16 @@ const APT_PACKAGES: [&str; 3] = ["ocl-icd-opencl-dev", "pocl-opencl-icd", "oclgr
 /// failure found in CI is found again on the next run. Rotate it on purpose, by editing it.
 pub const CI_SEED: u64 = 20_261_126;
 
-/// The OpenCL conformance tests run under Oclgrind's race detector (small cases; one random
-/// case each): every kernel file, including the barrier-heavy GEMM and column passes.
-const RACE_TESTS: [&str; 5] = [
-    "spmv::spmv_edge_cases_f32",
-    "matmul::matmul_base_kernels_f32",
-    "triangles::triangles_small",
-    "mcl::mcl_small",
-    "svd::svd_small",
+/// The OpenCL tests run under Oclgrind's race detector, as (test target of trident-opencl,
+/// exact test name): small cases of the SpMV, triangle, R-MCL (local-memory column pass) and
+/// GEMM / Strassen kernels. (The SVD module does not load in Oclgrind 21.10: see
+/// `crates/backend-opencl/tests/races.rs`.)
+const RACE_TESTS: [(&str, &str); 5] = [
+    ("conformance", "spmv::spmv_edge_cases_f32"),
+    ("conformance", "triangles::triangles_empty_and_tiny"),
+    ("conformance", "triangles::triangles_random_vs_brute_force"),
+    ("conformance", "mcl::mcl_hand_checked_f32"),
+    ("races", "race_matmul_small"),
 ];
 
 /// Time limit of each race-detector run, in seconds (Oclgrind interprets every work-item).
@@ -140,8 +142,16 @@ fn ci_env(cmd: &mut Command) {
     }
 }
 
-/// The OpenCL conformance tests of [`RACE_TESTS`] under Oclgrind's race detector: fails on
-/// any report, a failed test, or a test that does not finish within [`RACE_LIMIT_S`].
+/// `xtask races`: the race step alone.
+pub fn races(args: &[String]) -> Result {
+    if let Some(a) = args.first() {
+        return Err(usage(format!("unexpected argument `{a}`")));
+    }
+    race_step()
+}
+
+/// The OpenCL tests of [`RACE_TESTS`] under Oclgrind's race detector: fails on any report, a
+/// failed test, or a test that does not finish within [`RACE_LIMIT_S`].
 fn race_step() -> Result {
     eprintln!("==== race detector (Oclgrind) on small OpenCL conformance tests");
     let Some(vendors) = crate::oclgrind::vendors()? else {
@@ -149,28 +159,39 @@ fn race_step() -> Result {
             "Oclgrind is not installed (apt-get install oclgrind; `xtask test` does it)",
         ));
     };
-    let binary = crate::mutants::build_test_binary("trident-opencl")?;
     let log_dir = crate::util::target_dir().join("oclgrind");
     std::fs::create_dir_all(&log_dir).context("creating the Oclgrind log folder")?;
     let mut failures = Vec::new();
-    for t in RACE_TESTS {
+    let mut binaries = std::collections::BTreeMap::new();
+    for (target, t) in RACE_TESTS {
+        if !binaries.contains_key(target) {
+            let b = crate::mutants::build_test_binary("trident-opencl", target)?;
+            binaries.insert(target, b);
+        }
         let log = log_dir.join(format!("{}.log", t.replace("::", "-")));
-        let mut cmd = Command::new(&binary);
+        let mut cmd = Command::new(&binaries[target]);
         crate::oclgrind::configure(&mut cmd, &vendors, &log);
         ci_env(&mut cmd);
-        cmd.arg(t).env("REQUIRE_OPENCL", "1");
+        cmd.args([t, "--exact"])
+            .current_dir(crate::util::workspace_root().join("crates/backend-opencl"));
         let start = std::time::Instant::now();
+        let out_path = log.with_extension("out");
+        let out = std::fs::File::create(&out_path).context("creating the test output file")?;
+        let err = out.try_clone().context("duplicating a file handle")?;
         let (status, timed_out) = crate::mutants::wait_timeout(
-            cmd.stdout(Stdio::null()).stderr(Stdio::null()),
+            cmd.stdout(out).stderr(err),
             std::time::Duration::from_secs(RACE_LIMIT_S),
         )?;
         let reports = crate::oclgrind::reports(&log);
+        let output = std::fs::read_to_string(&out_path).unwrap_or_default();
         let verdict = if !reports.is_empty() {
             format!("{} REPORTS, first: {}", reports.len(), reports[0])
         } else if timed_out {
             format!("DID NOT FINISH in {RACE_LIMIT_S} s")
         } else if !status.is_some_and(|s| s.success()) {
-            "FAILED (tests failed)".to_string()
+            format!("FAILED (see {})", out_path.display())
+        } else if !output.contains("test result: ok. 1 passed") {
+            format!("DID NOT RUN the test (see {})", out_path.display())
         } else {
             "clean".to_string()
         };
