@@ -10,6 +10,10 @@ mod bundle;
 #[cfg(feature = "backends")]
 mod kernels;
 mod mutants;
+/// How the CUDA backend's build compiles kernels (shared with `crates/backend-cuda/build.rs`).
+#[path = "../../crates/backend-cuda/nvcc.rs"]
+#[allow(dead_code)]
+mod nvcc;
 mod oclgrind;
 mod test;
 mod util;

@@ -23,9 +23,7 @@ use std::time::{Duration, Instant};
 
 use crate::util::{cargo, fail, flag_value, rel, usage, workspace_root, Context, Result};
 
-#[path = "../../crates/backend-cuda/nvcc.rs"]
-#[allow(dead_code)]
-mod nvcc;
+use crate::nvcc;
 
 /// Fewest mutants per kernel file (and dialect) that a full run accepts.
 pub const MIN_PER_FILE: usize = 3;
