@@ -109,6 +109,10 @@ pub fn run(args: &[String]) -> Result {
             only.push(v);
         } else if let Some(v) = flag_value(args, &mut i, "--timeout")? {
             timeout = Some(v.parse().map_err(|_| usage("--timeout takes seconds"))?);
+        } else if let Some(v) = flag_value(args, &mut i, "--emit-cuda")? {
+            let n = emit_cuda(Path::new(&v))?;
+            eprintln!("mutants: {n} CUDA mutants compiled into {v}");
+            return Ok(());
         } else if args[i] == "--quick" {
             quick = true;
         } else {
