@@ -122,7 +122,13 @@ pub fn run(args: Args) -> Result<()> {
     let (b, read) = std::thread::scope(|scope| {
         let read = scope.spawn(|| {
             let t = Instant::now();
-            io::read_graph_auto(&args.path).map(|g| (g, t.elapsed().as_secs_f64()))
+            // Every input node is clustered, as mcl does: a node whose only line is a
+            // self-loop is an isolated node (a singleton), not dropped.
+            let opts = io::EdgeListOptions {
+                loop_only_nodes: true,
+                ..io::EdgeListOptions::default()
+            };
+            io::read_graph_with(&args.path, &opts).map(|g| (g, t.elapsed().as_secs_f64()))
         });
         let t = Instant::now();
         let b = select::open(args.backend).and_then(|b| {
@@ -146,6 +152,17 @@ pub fn run(args: Args) -> Result<()> {
     });
     let (b, open, kernels) = b?;
     let (g, read) = read?;
+    // Complexes that cannot be scored against this network are refused before the work.
+    let gold = match (&complexes, &args.eval) {
+        (Some(cx), Some(path)) => Some(eval::GoldStandard::resolve(&g, cx).map_err(|e| match e {
+            Error::Invalid { format, message } => Error::Invalid {
+                format,
+                message: format!("{}: {message}", path.display()),
+            },
+            e => e,
+        })?),
+        _ => None,
+    };
     crate::print_notes(g.notes());
     eprintln!(
         "graph: {} nodes, {} edges{} (read in {read:.3} s)",
@@ -189,15 +206,18 @@ pub fn run(args: Args) -> Result<()> {
     );
     let end_to_end = started.elapsed().as_secs_f64();
     let t = Instant::now();
-    let scores = complexes
+    let scores = gold
         .as_ref()
-        .map(|cx| eval::score(&g, &c.clusters, cx));
+        .map(|gold| eval::score_gold(&g, &c.clusters, gold));
     let eval_secs = t.elapsed().as_secs_f64();
     if let (Some(s), Some(path)) = (&scores, &args.eval) {
         eprintln!("eval against {}:", path.display());
+        // Both counts: the denominator is the complexes that keep 3 members in the network,
+        // not the file's complexes of size >= 3.
         eprintln!(
-            "  matched:     {}/{} complexes of size >= 3 ({:.4})",
-            s.matched, s.complexes, s.matched_fraction
+            "  matched:     {}/{} complexes with >= 3 members in the network ({:.4}); the \
+             file has {} complexes, {} of size >= 3",
+            s.matched, s.complexes, s.matched_fraction, s.in_file, s.large_in_file
         );
         eprintln!("  sensitivity: {:.4}", s.sensitivity);
         eprintln!("  ppv:         {:.4}", s.ppv);
@@ -281,6 +301,32 @@ fn read_clusters(g: &Graph, path: &Path) -> Result<Clustering> {
         if !c.is_empty() {
             clusters.push(c);
         }
+    }
+    // The scores assume a partition of the network: overlapping clusters are refused (the
+    // node named), nodes in no cluster are counted, warned about and made singletons.
+    let cover = eval::check_partition(g.num_nodes(), &clusters, |u| g.label(u)).map_err(
+        |e| match e {
+            Error::Invalid { format, message } => Error::Invalid {
+                format,
+                message: format!("{}: {message}", path.display()),
+            },
+            e => e,
+        },
+    )?;
+    if let Some(first) = cover.first_missing {
+        eprintln!(
+            "warning: {} of the network's {} nodes are in no cluster of {} (the first: {}); \
+             they are scored as singletons",
+            cover.missing,
+            g.num_nodes(),
+            path.display(),
+            g.label(first)
+        );
+        let mut seen = vec![false; g.num_nodes()];
+        for &u in clusters.iter().flatten() {
+            seen[u] = true;
+        }
+        clusters.extend((0..g.num_nodes()).filter(|&u| !seen[u]).map(|u| vec![u]));
     }
     trident_core::mcl::sort_clusters(&mut clusters);
     Ok(Clustering {
