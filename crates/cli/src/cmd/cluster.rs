@@ -154,13 +154,15 @@ pub fn run(args: Args) -> Result<()> {
     let (g, read) = read?;
     // Complexes that cannot be scored against this network are refused before the work.
     let gold = match (&complexes, &args.eval) {
-        (Some(cx), Some(path)) => Some(eval::GoldStandard::resolve(&g, cx).map_err(|e| match e {
-            Error::Invalid { format, message } => Error::Invalid {
-                format,
-                message: format!("{}: {message}", path.display()),
-            },
-            e => e,
-        })?),
+        (Some(cx), Some(path)) => {
+            Some(eval::GoldStandard::resolve(&g, cx).map_err(|e| match e {
+                Error::Invalid { format, message } => Error::Invalid {
+                    format,
+                    message: format!("{}: {message}", path.display()),
+                },
+                e => e,
+            })?)
+        }
         _ => None,
     };
     crate::print_notes(g.notes());
@@ -304,15 +306,14 @@ fn read_clusters(g: &Graph, path: &Path) -> Result<Clustering> {
     }
     // The scores assume a partition of the network: overlapping clusters are refused (the
     // node named), nodes in no cluster are counted, warned about and made singletons.
-    let cover = eval::check_partition(g.num_nodes(), &clusters, |u| g.label(u)).map_err(
-        |e| match e {
+    let cover =
+        eval::check_partition(g.num_nodes(), &clusters, |u| g.label(u)).map_err(|e| match e {
             Error::Invalid { format, message } => Error::Invalid {
                 format,
                 message: format!("{}: {message}", path.display()),
             },
             e => e,
-        },
-    )?;
+        })?;
     if let Some(first) = cover.first_missing {
         eprintln!(
             "warning: {} of the network's {} nodes are in no cluster of {} (the first: {}); \

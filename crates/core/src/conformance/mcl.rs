@@ -502,10 +502,7 @@ fn dense_mcl(g: &Graph, o: &MclOptions) -> (Vec<Vec<usize>>, f64) {
     let (mut chaos, mut change) = (f64::INFINITY, f64::INFINITY);
     let mut it = 0;
     loop {
-        if chaos < o.chaos_tolerance
-            || change < o.stationary_tolerance
-            || it >= o.max_iterations
-        {
+        if chaos < o.chaos_tolerance || change < o.stationary_tolerance || it >= o.max_iterations {
             break;
         }
         let rmcl = o.expansion == crate::mcl::Expansion::Regularized
@@ -599,7 +596,10 @@ fn inflation_range<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> 
     for (seed, blocks) in [(5u64, 4usize), (9, 6)] {
         let g = weighted_blocks(seed, blocks);
         for r in [1.5, 2.0, 3.0, 6.0, 20.0] {
-            for expansion in [crate::mcl::Expansion::Regularized, crate::mcl::Expansion::Mcl] {
+            for expansion in [
+                crate::mcl::Expansion::Regularized,
+                crate::mcl::Expansion::Mcl,
+            ] {
                 let o = MclOptions {
                     inflation: r,
                     expansion,
@@ -614,7 +614,9 @@ fn inflation_range<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> 
                     return Err(format!("{what}: the dense definition's chaos is {chaos}"));
                 }
                 if let Some(d) = partition_difference(&c.clusters, &want) {
-                    return Err(format!("{what}: differs from the dense f64 definition: {d}"));
+                    return Err(format!(
+                        "{what}: differs from the dense f64 definition: {d}"
+                    ));
                 }
             }
         }
@@ -662,7 +664,9 @@ fn every_node_once<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> 
                 .filter(|&u| g.neighbors(u).is_empty())
                 .collect();
             if let Some(u) = isolated.iter().find(|u| !singles.contains(u)) {
-                return Err(format!("{name}, {o:?}: isolated node {u} is not a singleton"));
+                return Err(format!(
+                    "{name}, {o:?}: isolated node {u} is not a singleton"
+                ));
             }
             same_as_reference::<T>(&c, g, &o, name)?;
         }

@@ -227,7 +227,11 @@ impl<'g> Ids<'g> {
 /// Scores `clusters` (node numbers of `g`) against `complexes` (labels of `g`'s nodes):
 /// [`GoldStandard::resolve`] (its refusals included), then [`score_gold`].
 pub fn score(g: &Graph, clusters: &[Vec<usize>], complexes: &[Vec<String>]) -> Result<Scores> {
-    Ok(score_gold(g, clusters, &GoldStandard::resolve(g, complexes)?))
+    Ok(score_gold(
+        g,
+        clusters,
+        &GoldStandard::resolve(g, complexes)?,
+    ))
 }
 
 /// Scores `clusters` (node numbers of `g`) against resolved complexes.
@@ -445,7 +449,10 @@ mod tests {
         let e = check_partition(5, &[vec![0, 1], vec![2, 1]], name)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("node n1 is in cluster 1 and in cluster 2"), "{e}");
+        assert!(
+            e.contains("node n1 is in cluster 1 and in cluster 2"),
+            "{e}"
+        );
         let e = check_partition(5, &[vec![0, 0]], name)
             .unwrap_err()
             .to_string();

@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 
 use super::{
-    column_change, from_fixed, inflate, inflation_scale, interpret, penalty, stop_reason, to_fixed, to_mass,
-    Clustering, Columns, Expansion, MclOptions, Transition,
+    column_change, from_fixed, inflate, inflation_scale, interpret, penalty, stop_reason, to_fixed,
+    to_mass, Clustering, Columns, Expansion, MclOptions, Transition,
 };
 use crate::error::Result;
 use crate::graph::Graph;
