@@ -1059,8 +1059,38 @@ mod tests {
                 prune_threshold: 1.0,
                 ..ok.clone()
             },
+            MclOptions {
+                local_table: Some(3),
+                ..ok.clone()
+            },
+            MclOptions {
+                local_table: Some(2 * gpu::LCAP),
+                ..ok.clone()
+            },
+            MclOptions {
+                column_wg: Some(100),
+                ..ok.clone()
+            },
+            MclOptions {
+                column_wg: Some(16),
+                ..ok.clone()
+            },
         ] {
             assert!(bad.validate().is_err(), "{bad:?}");
+        }
+        for good in [
+            MclOptions {
+                local_table: Some(4),
+                column_wg: Some(1024),
+                ..ok.clone()
+            },
+            MclOptions {
+                local_table: Some(gpu::LCAP),
+                column_wg: Some(32),
+                ..ok.clone()
+            },
+        ] {
+            assert!(good.validate().is_ok(), "{good:?}");
         }
     }
 

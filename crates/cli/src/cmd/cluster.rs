@@ -59,6 +59,15 @@ pub struct Args {
     /// attractors of a cluster and rarely converges). 0: R-MCL throughout.
     #[arg(long, default_value_t = trident_core::mcl::FINISH_AFTER)]
     finish_after: usize,
+    /// GPU backends: slots of the column pass's local hash table (a power of two, 4 to
+    /// 2048; default 2048). Smaller sends more columns to the global-memory path; for
+    /// timing and testing, the clusters do not depend on it.
+    #[arg(long, value_name = "SLOTS", hide = true)]
+    gpu_local_table: Option<usize>,
+    /// GPU backends: work-items per column work-group (a power of two, 32 to 1024; default
+    /// 256); for timing, the clusters do not depend on it.
+    #[arg(long, value_name = "ITEMS", hide = true)]
+    gpu_column_wg: Option<usize>,
     /// Which backend clusters.
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendChoice,
@@ -94,6 +103,8 @@ impl Args {
             max_iterations: self.max_iterations,
             stationary_tolerance: self.stationary_tolerance,
             finish_after: self.finish_after,
+            local_table: self.gpu_local_table,
+            column_wg: self.gpu_column_wg,
             ..MclOptions::default()
         }
     }
