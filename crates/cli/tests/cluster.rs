@@ -113,6 +113,8 @@ fn bad_options_and_outputs_are_refused_before_work() {
         vec!["cluster", n, "--balance", "-1"],
         vec!["cluster", n, "-o", n],
         vec!["cluster", n, "--eval", "/nonexistent/complexes.txt"],
+        // A stream without line breaks is refused early (not read until memory runs out).
+        vec!["cluster", n, "--eval", "/dev/zero"],
     ] {
         let o = trident(&args);
         assert!(!o.status.success(), "{args:?} was accepted");

@@ -288,10 +288,7 @@ fn cluster<T: trident_core::Scalar, B: MarkovCluster<T>>(
 /// Clusters in mcl's format (whitespace-separated labels of `g`'s nodes, one cluster per
 /// line) as a [`Clustering`]; a label not in `g` is an error.
 fn read_clusters(g: &Graph, path: &Path) -> Result<Clustering> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = eval::read_text(path, "clusters")?;
     let ids: std::collections::HashMap<String, usize> =
         (0..g.num_nodes()).map(|u| (g.label(u), u)).collect();
     let mut clusters = Vec::new();
