@@ -756,7 +756,16 @@ fn every_path<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
     use crate::mcl::Expansion::{Mcl, Regularized};
     let g = hub_graph();
     // (local table, work-group, balance, inflation, expansion, finish_after, K)
-    let cases: [(Option<usize>, Option<usize>, f64, f64, _, usize, usize); 10] = [
+    type Case = (
+        Option<usize>,
+        Option<usize>,
+        f64,
+        f64,
+        crate::mcl::Expansion,
+        usize,
+        usize,
+    );
+    let cases: [Case; 10] = [
         (None, None, 0.5, 2.0, Regularized, 3, 64),
         (Some(4), None, 0.5, 2.0, Regularized, 3, 64),
         (Some(16), Some(32), 1.0, 1.7, Regularized, 0, 8),
