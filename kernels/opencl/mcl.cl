@@ -18,8 +18,10 @@
 //   mcl_mass      (balanced only)  mass[i] += m_ij * 2^32 over all entries;
 //   mcl_penalty   (balanced only)  pen[i] = max(mass[i] * 2^-32, 1)^-b; mass[i] = 0;
 //   mcl_column_local               one work-group per column j: expansion into a hash table
-//                                  in local memory, penalty, inflation, prune, top-K (ties
-//                                  by row), normalisation, the column's chaos; a column with
+//                                  in local memory, penalty, inflation (of the column
+//                                  scaled by its maximum: no under/overflow at any r),
+//                                  prune, top-K (ties by row), normalisation, the column's
+//                                  chaos; a column with
 //                                  more than LCAP/2 distinct rows (tried only when its
 //                                  candidate products exceed LCAP/2) is appended to the
 //                                  overflow list instead;
