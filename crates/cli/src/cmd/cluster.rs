@@ -60,6 +60,15 @@ pub struct Args {
     /// attractors of a cluster and rarely converges). 0: R-MCL throughout.
     #[arg(long, default_value_t = trident_core::mcl::FINISH_AFTER)]
     finish_after: usize,
+    /// GPU backends: slots of the column pass's local hash table (a power of two, 4 to
+    /// 2048; default 2048). Smaller sends more columns to the global-memory path; for
+    /// timing and testing, the clusters do not depend on it.
+    #[arg(long, value_name = "SLOTS", hide = true)]
+    gpu_local_table: Option<usize>,
+    /// GPU backends: work-items per column work-group (a power of two, 32 to 1024; default
+    /// 256); for timing, the clusters do not depend on it.
+    #[arg(long, value_name = "ITEMS", hide = true)]
+    gpu_column_wg: Option<usize>,
     /// Which backend clusters.
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendChoice,
@@ -95,6 +104,8 @@ impl Args {
             max_iterations: self.max_iterations,
             stationary_tolerance: self.stationary_tolerance,
             finish_after: self.finish_after,
+            local_table: self.gpu_local_table,
+            column_wg: self.gpu_column_wg,
             ..MclOptions::default()
         }
     }
@@ -117,7 +128,13 @@ pub fn run(args: Args) -> Result<()> {
     let (b, notes, read) = std::thread::scope(|scope| {
         let read = scope.spawn(|| {
             let t = Instant::now();
-            io::read_graph_auto(&args.path).map(|g| (g, t.elapsed().as_secs_f64()))
+            // Every input node is clustered, as mcl does: a node whose only line is a
+            // self-loop is an isolated node (a singleton), not dropped.
+            let opts = io::EdgeListOptions {
+                loop_only_nodes: true,
+                ..io::EdgeListOptions::default()
+            };
+            io::read_graph_with(&args.path, &opts).map(|g| (g, t.elapsed().as_secs_f64()))
         });
         let t = Instant::now();
         // auto's remarks are printed once the network is read (an input error comes first).
@@ -138,6 +155,19 @@ pub fn run(args: Args) -> Result<()> {
         (b, notes, read)
     });
     let (g, read) = read?;
+    // Complexes that cannot be scored against this network are refused before the work.
+    let gold = match (&complexes, &args.eval) {
+        (Some(cx), Some(path)) => {
+            Some(eval::GoldStandard::resolve(&g, cx).map_err(|e| match e {
+                Error::Invalid { format, message } => Error::Invalid {
+                    format,
+                    message: format!("{}: {message}", path.display()),
+                },
+                e => e,
+            })?)
+        }
+        _ => None,
+    };
     for n in notes {
         crate::errln!("{n}");
     }
@@ -189,15 +219,18 @@ pub fn run(args: Args) -> Result<()> {
     );
     let end_to_end = started.elapsed().as_secs_f64();
     let t = Instant::now();
-    let scores = complexes
+    let scores = gold
         .as_ref()
-        .map(|cx| eval::score(&g, &c.clusters, cx));
+        .map(|gold| eval::score_gold(&g, &c.clusters, gold));
     let eval_secs = t.elapsed().as_secs_f64();
     if let (Some(s), Some(path)) = (&scores, &args.eval) {
         eprintln!("eval against {}:", path.display());
+        // Both counts: the denominator is the complexes that keep 3 members in the network,
+        // not the file's complexes of size >= 3.
         eprintln!(
-            "  matched:     {}/{} complexes of size >= 3 ({:.4})",
-            s.matched, s.complexes, s.matched_fraction
+            "  matched:     {}/{} complexes with >= 3 members in the network ({:.4}); the \
+             file has {} complexes, {} of size >= 3",
+            s.matched, s.complexes, s.matched_fraction, s.in_file, s.large_in_file
         );
         eprintln!("  sensitivity: {:.4}", s.sensitivity);
         eprintln!("  ppv:         {:.4}", s.ppv);
@@ -255,10 +288,7 @@ fn cluster<T: trident_core::Scalar, B: MarkovCluster<T>>(
 /// Clusters in mcl's format (whitespace-separated labels of `g`'s nodes, one cluster per
 /// line) as a [`Clustering`]; a label not in `g` is an error.
 fn read_clusters(g: &Graph, path: &Path) -> Result<Clustering> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = eval::read_text(path, "clusters")?;
     let ids: std::collections::HashMap<String, usize> =
         (0..g.num_nodes()).map(|u| (g.label(u), u)).collect();
     let mut clusters = Vec::new();
@@ -281,6 +311,31 @@ fn read_clusters(g: &Graph, path: &Path) -> Result<Clustering> {
         if !c.is_empty() {
             clusters.push(c);
         }
+    }
+    // The scores assume a partition of the network: overlapping clusters are refused (the
+    // node named), nodes in no cluster are counted, warned about and made singletons.
+    let cover =
+        eval::check_partition(g.num_nodes(), &clusters, |u| g.label(u)).map_err(|e| match e {
+            Error::Invalid { format, message } => Error::Invalid {
+                format,
+                message: format!("{}: {message}", path.display()),
+            },
+            e => e,
+        })?;
+    if let Some(first) = cover.first_missing {
+        eprintln!(
+            "warning: {} of the network's {} nodes are in no cluster of {} (the first: {}); \
+             they are scored as singletons",
+            cover.missing,
+            g.num_nodes(),
+            path.display(),
+            g.label(first)
+        );
+        let mut seen = vec![false; g.num_nodes()];
+        for &u in clusters.iter().flatten() {
+            seen[u] = true;
+        }
+        clusters.extend((0..g.num_nodes()).filter(|&u| !seen[u]).map(|u| vec![u]));
     }
     trident_core::mcl::sort_clusters(&mut clusters);
     Ok(Clustering {
