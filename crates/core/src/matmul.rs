@@ -215,9 +215,12 @@ impl MatMulOptions {
 /// without host copies).
 ///
 /// Accuracy contract (checked by the conformance suite): every entry within [`tolerance`] of
-/// the exact product. NaN and infinity propagate as in BLAS: an entry whose exact-arithmetic
-/// sum involves a NaN, or infinities of both signs, is NaN; Strassen's sums of quadrants can
-/// also spread a non-finite input to entries outside its row and column (documented, tested).
+/// the exact product. NaN and infinity propagate as in the classical product, on every
+/// algorithm: a non-finite `A[i][p]` reaches row `i` of `C` only, a non-finite `B[p][j]`
+/// column `j` only (an entry whose sum involves a NaN, `0 · ∞` or infinities of both signs is
+/// NaN). Strassen-type recursions would spread them further through their quadrant sums, so
+/// on inputs holding NaN or ±∞ the classical schedule runs instead
+/// ([`classical_unless_finite`], reported in [`Schedule::substituted`]).
 pub trait MatMul<T: Scalar>: DeviceVectors<T> {
     /// The backend's default [`MatMulOptions::strassen_cutoff`]: where its Strassen starts to
     /// beat its base kernel.
@@ -229,9 +232,83 @@ pub trait MatMul<T: Scalar>: DeviceVectors<T> {
         false
     }
 
-    /// The schedule this backend runs for an `m x k · k x n` product under `opts`.
+    /// The schedule this backend runs for an `m x k · k x n` product of finite inputs under
+    /// `opts` (see [`MatMul::plan_for`] for any inputs).
     fn plan(&self, m: usize, n: usize, k: usize, opts: &MatMulOptions) -> Schedule {
         plan(m, n, k, opts, self.default_cutoff())
+    }
+
+    /// The schedule [`MatMul::matmul`] runs for `a b` under `opts`: [`MatMul::plan`]'s, or
+    /// the classical product when that recurses and an input holds NaN or ±∞
+    /// ([`plan_host`]; [`Schedule::substituted`] then says so).
+    fn plan_for(
+        &self,
+        a: DenseView<'_, T>,
+        b: DenseView<'_, T>,
+        opts: &MatMulOptions,
+    ) -> Result<Schedule> {
+        let (_, n, k) = check_shapes(a.shape(), b.shape())?;
+        plan_host(a, b, (k, n, n), opts, self.default_cutoff())
+    }
+
+    /// The schedule [`MatMul::gemm`] runs on the device operands `a` (`m x k`) and `b`
+    /// (`k x n`): [`MatMul::plan`]'s, or the classical product when that recurses and
+    /// [`MatMul::all_finite`] finds NaN or ±∞ in an operand ([`classical_unless_finite`]).
+    #[allow(clippy::too_many_arguments)]
+    fn plan_device(
+        &self,
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &Self::Vector,
+        b: &Self::Vector,
+        opts: &MatMulOptions,
+    ) -> Result<Schedule> {
+        let s = self.plan(m, n, k, opts);
+        classical_unless_finite(s, (m, n, k), (k, n, n), || {
+            Ok(self.all_finite(a, (m, k), opts)? && self.all_finite(b, (k, n), opts)?)
+        })
+    }
+
+    /// Whether every value of the device vector `v`, a row-major `rows x cols` matrix, is
+    /// finite. By default on the device through the base kernel alone (no other kernel, no
+    /// copy of `v`): the classical product of `v` with a zero vector (on the side giving
+    /// more work-groups) is 0 in every entry whose row (column) of `v` is finite and NaN
+    /// in every other, since `0 · x = 0` for finite `x` and `0 · ±∞ = 0 · NaN = NaN`, and
+    /// sums of zeros cannot overflow; only that `max(rows, cols)`-vector is downloaded and
+    /// scanned. It costs one pass over `v` at the base kernel's padded tile rate (the GPU kernels' tiles are
+    /// 128 wide): about `2 · 128 · rows · cols` flops, a fraction `~256 / n` of an `n³` product's. Host
+    /// backends override it with a plain scan ([`all_finite`]).
+    fn all_finite(
+        &self,
+        v: &Self::Vector,
+        (rows, cols): (usize, usize),
+        opts: &MatMulOptions,
+    ) -> Result<bool> {
+        if rows == 0 || cols == 0 {
+            return Ok(true);
+        }
+        let tiled = MatMulOptions {
+            algorithm: Algorithm::Tiled,
+            levels: None,
+            ..opts.clone()
+        };
+        // The zero vector lives until the download has waited for the product.
+        let (_zeros, out) = if cols >= rows {
+            // 0ᵀ (1 x rows) · v (rows x cols): one entry per column.
+            let z = self.zeros(rows)?;
+            let mut out = self.zeros(cols)?;
+            self.gemm(1, cols, rows, &z, v, &mut out, &tiled)?;
+            (z, out)
+        } else {
+            // v (rows x cols) · 0 (cols x 1): one entry per row.
+            let z = self.zeros(cols)?;
+            let mut out = self.zeros(rows)?;
+            self.gemm(rows, 1, cols, v, &z, &mut out, &tiled)?;
+            (z, out)
+        };
+        let host = self.download(&out)?;
+        Ok(host.iter().all(|x| *x == T::zero()))
     }
 
     /// `c = a b` on row-major device vectors: `a` is `m x k` (`m k` values), `b` is `k x n`,
@@ -452,6 +529,13 @@ pub struct Schedule {
     pub algorithm: Algorithm,
     /// Recursion levels.
     pub levels: usize,
+    /// `Some((algorithm, levels))` when the planner chose that Strassen-type recursion but
+    /// an input holds NaN or ±∞ ([`plan_host`], [`MatMul::plan_device`]): the recursion's
+    /// quadrant sums would carry a non-finite `A[i][p]` into rows other than `i` (and a
+    /// non-finite `B[p][j]` into columns other than `j`), so the classical base product
+    /// runs instead ([`Algorithm::Tiled`], 0 levels), which gives exactly the IEEE pattern of
+    /// `A B`. `None` otherwise.
+    pub substituted: Option<(Algorithm, usize)>,
     /// Elements of workspace `W` the steps use.
     pub workspace: usize,
     /// The steps, in order.
@@ -625,9 +709,80 @@ pub fn plan_strided(
     Schedule {
         algorithm,
         levels,
+        substituted: None,
         workspace: p.workspace,
         steps: p.steps,
     }
+}
+
+/// Whether every value of `v` is finite (neither NaN nor ±∞); in parallel over long slices.
+/// Reads each value once: `O(len)`, against the `O(m n k)` product it guards.
+pub fn all_finite<T: Scalar>(v: &[T]) -> bool {
+    const CHUNK: usize = 1 << 16;
+    if v.len() <= CHUNK {
+        v.iter().all(|x| x.is_finite())
+    } else {
+        v.par_chunks(CHUNK).all(|c| c.iter().all(|x| x.is_finite()))
+    }
+}
+
+/// Whether every entry of the (possibly strided) view is finite; see [`all_finite`].
+pub fn view_finite<T: Scalar>(v: DenseView<'_, T>) -> bool {
+    if v.rows() == 0 || v.cols() == 0 {
+        return true;
+    }
+    if v.is_contiguous() {
+        return all_finite(&v.data()[..v.rows() * v.cols()]);
+    }
+    let per = (1usize << 16).div_ceil(v.cols()).max(1);
+    (0..v.rows())
+        .into_par_iter()
+        .with_min_len(per)
+        .all(|i| v.row(i).iter().all(|x| x.is_finite()))
+}
+
+/// `s` for the product `m x k · k x n` with leading dimensions `lds` (as [`plan_strided`]),
+/// unless it recurses (`s.levels > 0`) and `finite` (run only then) says an input holds NaN
+/// or ±∞: then the classical schedule of the same product, with [`Schedule::substituted`]
+/// naming what it replaces. Strassen-type sums of quadrants spread a non-finite input to
+/// rows and columns its classical product never reaches (`M1 = (A11 + A22)(B11 + B22)`
+/// feeds `C11` and `C22`), and turn `∞ − ∞` into NaN; the classical product keeps IEEE's
+/// pattern: a non-finite `A[i][p]` reaches row `i` only, a non-finite `B[p][j]` column `j`
+/// only. The one place every backend's `matmul` and `gemm` make this choice.
+pub fn classical_unless_finite(
+    s: Schedule,
+    (m, n, k): (usize, usize, usize),
+    lds: (usize, usize, usize),
+    finite: impl FnOnce() -> Result<bool>,
+) -> Result<Schedule> {
+    if s.levels == 0 || finite()? {
+        return Ok(s);
+    }
+    let mut c = plan_strided(
+        m,
+        n,
+        k,
+        lds,
+        &MatMulOptions::with(Algorithm::Tiled, None),
+        1,
+    );
+    c.substituted = Some((s.algorithm, s.levels));
+    Ok(c)
+}
+
+/// The schedule of `a b` on host inputs ([`MatMul::matmul`]): [`plan_strided`]'s, then
+/// [`classical_unless_finite`] with a scan of `a` and `b` on the host (only when the plan
+/// recurses). `lds` are the leading dimensions the schedule will run with.
+pub fn plan_host<T: Scalar>(
+    a: DenseView<'_, T>,
+    b: DenseView<'_, T>,
+    lds: (usize, usize, usize),
+    opts: &MatMulOptions,
+    default_cutoff: usize,
+) -> Result<Schedule> {
+    let (m, n, k) = check_shapes(a.shape(), b.shape())?;
+    let s = plan_strided(m, n, k, lds, opts, default_cutoff);
+    classical_unless_finite(s, (m, n, k), lds, || Ok(view_finite(a) && view_finite(b)))
 }
 
 struct Planner {
@@ -1422,11 +1577,25 @@ pub fn check_result<T: Scalar>(
             reference.len()
         ));
     }
+    check_rows(c, reference, 0, n, k, scale, schedule)
+}
+
+/// [`check_result`] on rows `first_row..` of a product (`c` and `reference` hold those rows
+/// only): errors name entries by their row in the whole product.
+fn check_rows<T: Scalar>(
+    c: &[T],
+    reference: &[f64],
+    first_row: usize,
+    n: usize,
+    k: usize,
+    scale: f64,
+    schedule: &Schedule,
+) -> std::result::Result<(), String> {
     let tol = tolerance::<T>(schedule.algorithm, schedule.levels, k);
     let strassen = schedule.levels > 0;
     for (idx, (got, want)) in c.iter().zip(reference).enumerate() {
         let got = Scalar::to_f64(*got);
-        let (i, j) = (idx / n.max(1), idx % n.max(1));
+        let (i, j) = (first_row + idx / n.max(1), idx % n.max(1));
         let bad = |m: String| {
             format!(
                 "C[{i}, {j}]: {m} ({} with {} levels, k = {k})",
@@ -1482,7 +1651,7 @@ pub fn check_sampled<T: Scalar>(
         let ai = a.block(i, 0, 1, k).map_err(|e| e.to_string())?;
         let r = reference(ai, b).map_err(|e| e.to_string())?;
         let got = &c[i * n..(i + 1) * n];
-        check_result(got, &r, n, k, scale, schedule).map_err(|e| format!("row {i}: {e}"))?;
+        check_rows(got, &r, i, n, k, scale, schedule)?;
         worst = worst.max(relative_error(got, &r, scale));
     }
     Ok(worst)
