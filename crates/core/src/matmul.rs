@@ -1861,4 +1861,26 @@ mod tests {
         assert!(check_lengths(2, 3, 4, 8, 12, 6).is_ok());
         assert!(check_lengths(2, 3, 4, 8, 12, 7).is_err());
     }
+
+    /// A wrong entry found by [`check_sampled`] is named by its row in the whole product
+    /// (it checks one row at a time), whether every row or a sample is checked.
+    #[test]
+    fn check_sampled_names_the_entry_in_the_whole_product() {
+        let (m, n, k) = (64, 5, 8);
+        let a: Vec<f64> = (0..m * k).map(|i| ((i * 7) % 11) as f64 - 5.0).collect();
+        let b: Vec<f64> = (0..k * n).map(|i| ((i * 5) % 13) as f64 - 6.0).collect();
+        let (av, bv) = (
+            DenseView::new(m, k, k, &a).unwrap(),
+            DenseView::new(k, n, n, &b).unwrap(),
+        );
+        let mut c = reference(av, bv).unwrap();
+        let s = plan(m, n, k, &MatMulOptions::with(Algorithm::Tiled, None), 1);
+        assert_eq!(check_sampled(av, bv, &c, &s, m), Ok(0.0));
+        c[63 * n + 2] = f64::NAN;
+        // All rows, and 2 sampled rows (0 and 63).
+        for rows in [m, 2] {
+            let e = check_sampled(av, bv, &c, &s, rows).unwrap_err();
+            assert!(e.contains("C[63, 2]: got NaN"), "{e}");
+        }
+    }
 }
