@@ -314,7 +314,9 @@ pub trait MatMul<T: Scalar>: DeviceVectors<T> {
     /// `c = a b` on row-major device vectors: `a` is `m x k` (`m k` values), `b` is `k x n`,
     /// `c` is `m x n` and is overwritten whatever it held. Fails with [`Error::Shape`] when a
     /// length disagrees, [`Error::OutOfMemory`] when the Strassen workspace does not fit. May
-    /// return before the work finishes; a download waits for it.
+    /// return before the work finishes; a download waits for it. Runs
+    /// [`MatMul::plan_device`]'s schedule (the classical product when an operand holds NaN or
+    /// ±∞ and the plan recurses; the check waits for the operands).
     #[allow(clippy::too_many_arguments)]
     fn gemm(
         &self,
@@ -330,7 +332,9 @@ pub trait MatMul<T: Scalar>: DeviceVectors<T> {
     /// `A B` for host matrices (any strides): uploads `A` and `B` as
     /// [`MatMulOptions::host_memory`] says, runs [`MatMul::gemm`], downloads `C`. Fails with
     /// [`Error::Shape`] unless `A.cols == B.rows`, and with [`Error::OutOfMemory`] (saying how
-    /// much memory the product needs) when it does not fit on the device.
+    /// much memory the product needs) when it does not fit on the device. Runs
+    /// [`MatMul::plan_for`]'s schedule (the classical product when an input holds NaN or ±∞
+    /// and the plan recurses, found by a scan on the host before any upload).
     fn matmul(
         &self,
         a: DenseView<'_, T>,
