@@ -218,6 +218,26 @@ impl<T: Scalar + ndarray::LinalgScalar> MatMul<T> for Cpu {
         run(self, &s, a, b, c)
     }
 
+    /// [`trident_core::matmul::plan_host`]: the CPU's vectors are host memory, so its
+    /// `gemm` gets the host scan (finiteness and magnitude) of `matmul`.
+    fn plan_device(
+        &self,
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &Vec<T>,
+        b: &Vec<T>,
+        opts: &MatMulOptions,
+    ) -> Result<Schedule> {
+        trident_core::matmul::plan_host(
+            DenseView::new(m, k, k, a)?,
+            DenseView::new(k, n, n, b)?,
+            (k, n, n),
+            opts,
+            MatMul::<T>::default_cutoff(self),
+        )
+    }
+
     /// A plain scan: the CPU's vectors are host memory.
     fn all_finite(&self, v: &Vec<T>, _: (usize, usize), _: &MatMulOptions) -> Result<bool> {
         Ok(trident_core::matmul::all_finite(v))

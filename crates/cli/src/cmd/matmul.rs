@@ -203,10 +203,14 @@ fn matmul<T: BackendScalar>(
         schedule.algorithm.name(),
         match schedule.substituted {
             Some((alg, levels)) => format!(
-                " (the classical product instead of {} with {levels} levels: an input \
-                 holds NaN or infinity, which Strassen-type sums spread beyond its row or \
-                 column)",
-                alg.name()
+                " (the classical product instead of {} with {levels} levels: {})",
+                alg.name(),
+                if inputs_finite {
+                    "the inputs' values are so large that Strassen-type sums could overflow"
+                } else {
+                    "an input holds NaN or infinity, which Strassen-type sums spread beyond \
+                     its row or column"
+                }
             ),
             None => String::new(),
         },

@@ -790,6 +790,64 @@ fn nan_inf_typed<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
             ));
         }
     }
+    huge_finite::<T, B>(b)
+}
+
+/// Finite inputs so large that Strassen-type sums overflow (`A` up to `max / 1.5`: the sum
+/// of two quadrants' entries of one sign overflows) while the classical product does not
+/// (`B` in [-1e-3, 1e-3)): [`MatMul::matmul`] must give the classical product's finite
+/// values within its bound, for every algorithm, and [`MatMul::plan_for`] report the
+/// substitution. (Device operands of [`MatMul::gemm`] are checked for NaN and ±∞ only.)
+fn huge_finite<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
+    let (m, n, k) = (37, 41, 29);
+    let big = T::max_value() / T::from_f64(1.5);
+    let (mut av, _) = padded::<T>(m, k, 0, 33);
+    let (mut bv, _) = padded::<T>(k, n, 0, 34);
+    av.iter_mut().for_each(|x| *x *= big);
+    bv.iter_mut().for_each(|x| *x *= T::from_f64(1e-3));
+    let a = DenseView::new(m, k, k, &av).map_err(err)?;
+    let bm = DenseView::new(k, n, n, &bv).map_err(err)?;
+    let r = reference(a, bm).map_err(err)?;
+    let scale = max_abs(a) * max_abs(bm);
+    let tol = matmul::tolerance::<T>(Algorithm::Tiled, 0, k);
+    for algorithm in ALGORITHMS {
+        for levels in [1, 2] {
+            let opts = MatMulOptions {
+                strassen_cutoff: Some(TINY_CUTOFF),
+                ..MatMulOptions::with(algorithm, Some(levels))
+            };
+            let what = format!(
+                "{} huge finite inputs, {} with {levels} levels",
+                T::NAME,
+                algorithm.name()
+            );
+            let finite_plan = MatMul::<T>::plan(b, m, n, k, &opts);
+            let want =
+                (finite_plan.levels > 0).then_some((finite_plan.algorithm, finite_plan.levels));
+            let s = b.plan_for(a, bm, &opts).map_err(err)?;
+            if s.levels != 0 || s.substituted != want {
+                return Err(format!(
+                    "{what}: plan_for gives {} with {} levels, substituted {:?}; expected \
+                     the classical product, substituted {want:?}",
+                    s.algorithm.name(),
+                    s.levels,
+                    s.substituted
+                ));
+            }
+            let c = MatMul::<T>::matmul(b, a, bm, &opts).map_err(err)?;
+            for (idx, (got, want)) in c.as_slice().iter().zip(&r).enumerate() {
+                let (i, j) = (idx / n, idx % n);
+                let got = Scalar::to_f64(*got);
+                if !want.is_finite() || !got.is_finite() {
+                    return Err(format!(
+                        "{what}: C[{i}, {j}] = {got:e}, the classical product gives {want:e}"
+                    ));
+                }
+                tol.check(got, *want, scale)
+                    .map_err(|e| format!("{what}: C[{i}, {j}]: {e}"))?;
+            }
+        }
+    }
     Ok(())
 }
 
