@@ -843,6 +843,62 @@ fn matmul_non_finite_inputs_propagate_by_row_through_strassen() {
     std::fs::remove_dir_all(&d).ok();
 }
 
+/// Finite f64 inputs so large that Strassen-type sums overflow (A up to 0.9 · f64::MAX, B
+/// below 5e-4 in magnitude: the classical product is below 1e307): `--algorithm strassen|winograd|
+/// fused` gave NaN and failed with "C(0, 0) = NaN overflows f64". The classical product runs
+/// instead, as the summary says, and C matches the naive product.
+#[test]
+fn matmul_huge_finite_inputs_give_the_classical_product() {
+    let d = dir("matmul-huge");
+    let (m, k, n) = (64, 64, 64);
+    let mut r = testing::unit_stream(23);
+    let a: Vec<f64> = (0..m * k).map(|_| f64::MAX * (1.8 * r())).collect();
+    let b: Vec<f64> = (0..k * n).map(|_| 1e-3 * r()).collect();
+    let (pa, pb, pc) = (d.join("a.npy"), d.join("b.npy"), d.join("c.npy"));
+    write_npy(&pa, m, k, &a, false);
+    write_npy(&pb, k, n, &b, false);
+    let want = naive(m, k, n, &a, &b);
+    let amax = a.iter().fold(0f64, |x, y| x.max(y.abs()));
+    let bmax = b.iter().fold(0f64, |x, y| x.max(y.abs()));
+    let bound = 2000.0 * k as f64 * f64::EPSILON * amax * bmax;
+    for be in backends() {
+        for alg in ["strassen", "winograd", "fused"] {
+            std::fs::remove_file(&pc).ok();
+            let args = [
+                "matmul",
+                p(&pa),
+                p(&pb),
+                "-o",
+                p(&pc),
+                "--backend",
+                be,
+                "--repeat",
+                "1",
+                "--algorithm",
+                alg,
+                "--levels",
+                "1",
+            ];
+            let out = ok(&args);
+            assert!(
+                out.contains(&format!("tiled (the classical product instead of {alg} with 1 levels: the inputs' values are so large")),
+                "{args:?} does not report the classical product:\n{out}"
+            );
+            let (_, shape, c) = read_npy(&pc);
+            assert_eq!(shape, [m, n]);
+            for (idx, (g, w)) in c.iter().zip(&want).enumerate() {
+                assert!(
+                    w.is_finite() && (g - w).abs() <= bound,
+                    "{args:?}: C[{}, {}] = {g:e}, the naive product gives {w:e}",
+                    idx / n,
+                    idx % n
+                );
+            }
+        }
+    }
+    std::fs::remove_dir_all(&d).ok();
+}
+
 /// Issue 23 §1: "the element type follows the inputs unless `--precision` is given".
 #[test]
 fn matmul_without_precision_keeps_the_inputs_type() {
