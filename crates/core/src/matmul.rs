@@ -241,8 +241,9 @@ pub trait MatMul<T: Scalar>: DeviceVectors<T> {
     }
 
     /// The schedule [`MatMul::matmul`] runs for `a b` under `opts`: [`MatMul::plan`]'s, or
-    /// the classical product when that recurses and an input holds NaN or ±∞
-    /// ([`plan_host`]; [`Schedule::substituted`] then says so).
+    /// the classical product when that recurses and an input holds NaN or ±∞, or values so
+    /// large that its sums could overflow ([`plan_host`]; [`Schedule::substituted`] then
+    /// says so).
     fn plan_for(
         &self,
         a: DenseView<'_, T>,
@@ -278,9 +279,10 @@ pub trait MatMul<T: Scalar>: DeviceVectors<T> {
     /// more work-groups) is 0 in every entry whose row (column) of `v` is finite and NaN
     /// in every other, since `0 · x = 0` for finite `x` and `0 · ±∞ = 0 · NaN = NaN`, and
     /// sums of zeros cannot overflow; only that `max(rows, cols)`-vector is downloaded and
-    /// scanned. It costs one pass over `v` at the base kernel's padded tile rate (the GPU kernels' tiles are
-    /// 128 wide): about `2 · 128 · rows · cols` flops, a fraction `~256 / n` of an `n³` product's. Host
-    /// backends override it with a plain scan ([`all_finite`]).
+    /// scanned. It costs one pass over `v` at the base kernel's padded tile rate (the GPU
+    /// kernels' tiles are 128 wide): about `2 · 128 · rows · cols` flops, for both operands
+    /// a fraction `~256 / n` of an `n³` product's (recursion starts at `n = 8192` on GPUs
+    /// by default). Host backends override it with a plain scan ([`all_finite`]).
     fn all_finite(
         &self,
         v: &Self::Vector,
@@ -335,8 +337,9 @@ pub trait MatMul<T: Scalar>: DeviceVectors<T> {
     /// [`MatMulOptions::host_memory`] says, runs [`MatMul::gemm`], downloads `C`. Fails with
     /// [`Error::Shape`] unless `A.cols == B.rows`, and with [`Error::OutOfMemory`] (saying how
     /// much memory the product needs) when it does not fit on the device. Runs
-    /// [`MatMul::plan_for`]'s schedule (the classical product when an input holds NaN or ±∞
-    /// and the plan recurses, found by a scan on the host before any upload).
+    /// [`MatMul::plan_for`]'s schedule (the classical product when an input holds NaN or ±∞,
+    /// or values that could overflow, and the plan recurses: found by a scan on the host
+    /// before any upload).
     fn matmul(
         &self,
         a: DenseView<'_, T>,
