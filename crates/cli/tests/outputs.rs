@@ -880,8 +880,12 @@ fn matmul_huge_finite_inputs_give_the_classical_product() {
                 "1",
             ];
             let out = ok(&args);
+            let said = format!(
+                "tiled (the classical product instead of {alg} with 1 levels: the inputs' \
+                 values are so large"
+            );
             assert!(
-                out.contains(&format!("tiled (the classical product instead of {alg} with 1 levels: the inputs' values are so large")),
+                out.contains(&said),
                 "{args:?} does not report the classical product:\n{out}"
             );
             let (_, shape, c) = read_npy(&pc);
