@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex, TryLockError};
 
 use trident_core::gpu::{to_u32, Precision};
 use trident_core::matmul::{
-    check_fits, check_lengths, check_shapes, device_bytes, plan, run_steps, use_tensor_cores,
+    check_fits, check_lengths, check_shapes, device_bytes, plan_host, run_steps, use_tensor_cores,
     DevAdd, DevFused, DevGemm, Schedule, ScheduleKernels,
 };
 use trident_core::{Dense, DenseView, Error, HostMemory, MatMul, MatMulOptions, Result};
@@ -577,7 +577,7 @@ impl<T: CudaScalar> MatMul<T> for Cuda {
         for v in [a.buf.shared(), b.buf.shared(), c.buf.shared()] {
             self.check_same_device(v)?;
         }
-        let s = MatMul::<T>::plan(self, m, n, k, opts);
+        let s = self.plan_device(m, n, k, a, b, opts)?;
         self.shared.make_current()?;
         let w = DevBuf::<T>::uninit(&self.shared, s.workspace, "the Strassen workspace")?;
         let ptrs = [a.buf.ptr(), b.buf.ptr(), c.buf.ptr(), w.ptr()].map(|p| p.as_raw());
@@ -591,7 +591,7 @@ impl<T: CudaScalar> MatMul<T> for Cuda {
         opts: &MatMulOptions,
     ) -> Result<Dense<T>> {
         let (m, n, k) = check_shapes(a.shape(), b.shape())?;
-        let s = plan(m, n, k, opts, GPU_CUTOFF);
+        let s = plan_host(a, b, (k, n, n), opts, GPU_CUTOFF)?;
         let need = device_bytes::<T>(m, n, k, &s).unwrap_or(u128::MAX);
         let what = format!(
             "a {m} x {k} · {k} x {n} {} product ({})",

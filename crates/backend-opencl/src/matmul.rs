@@ -26,7 +26,7 @@ use ocl::flags::MemFlags;
 use ocl::Buffer;
 use trident_core::gpu::{to_u32, Precision};
 use trident_core::matmul::{
-    check_fits, check_lengths, check_shapes, device_bytes, plan, run_steps, use_tensor_cores,
+    check_fits, check_lengths, check_shapes, device_bytes, plan_host, run_steps, use_tensor_cores,
     DevAdd, DevFused, DevGemm, Schedule, ScheduleKernels,
 };
 use trident_core::{Backend, Dense, DenseView, HostMemory, MatMul, MatMulOptions, Result};
@@ -330,7 +330,7 @@ impl<T: ClScalar> MatMul<T> for OpenCl {
             self.check_owner(v, "gemm")?;
         }
         check_lengths(m, n, k, a.len, b.len, c.len)?;
-        let s = MatMul::<T>::plan(self, m, n, k, opts);
+        let s = self.plan_device(m, n, k, a, b, opts)?;
         let w = self.alloc::<T>(s.workspace, None, "allocating the Strassen workspace")?;
         let lens = [a.len, b.len, c.len, s.workspace];
         self.run_schedule(&s, [&a.buf, &b.buf, &c.buf, &w], lens, opts)
@@ -344,7 +344,7 @@ impl<T: ClScalar> MatMul<T> for OpenCl {
     ) -> Result<Dense<T>> {
         self.check_precision(Precision::of::<T>())?;
         let (m, n, k) = check_shapes(a.shape(), b.shape())?;
-        let s = plan(m, n, k, opts, MatMul::<T>::default_cutoff(self));
+        let s = plan_host(a, b, (k, n, n), opts, MatMul::<T>::default_cutoff(self))?;
         let need = device_bytes::<T>(m, n, k, &s).unwrap_or(u128::MAX);
         let what = format!(
             "a {m} x {k} · {k} x {n} {} product ({})",

@@ -76,6 +76,10 @@ enum Command {
     Generate(cmd::generate::Args),
     /// C = A B for two .npy matrices (tiled, Strassen or Winograd); checks C against the
     /// f64 reference and reports the time and GFLOP/s.
+    ///
+    /// NaN and Inf propagate as in the classical product (a non-finite A[i][p] reaches row i
+    /// of C only, a non-finite B[p][j] column j only): inputs holding any run the classical
+    /// product instead of a Strassen-type algorithm, and the summary says so.
     Matmul(cmd::matmul::Args),
     /// Singular values (and vectors) of a dense matrix (`.npy` or Matrix Market) by one-sided
     /// block Jacobi; checks the decomposition and reports sweeps and time.

@@ -672,7 +672,7 @@ fn check_matmul_poisoned(
     dtype: &str,
     seed: u64,
     poison: &[(usize, usize, f64)],
-) {
+) -> String {
     let mut r = testing::unit_stream(seed);
     let round = |x: f64| if single_inputs { x as f32 as f64 } else { x };
     let mut a: Vec<f64> = (0..m * k).map(|_| round(r())).collect();
@@ -698,7 +698,7 @@ fn check_matmul_poisoned(
     ];
     full.extend_from_slice(args);
     let what = format!("matmul {m}x{k} · {k}x{n} --backend {backend} {args:?}");
-    ok(&full);
+    let out = ok(&full);
     let (descr, shape, c) = read_npy(&pc);
     assert_eq!(shape, [m, n], "{what}: shape");
     assert_eq!(descr, dtype, "{what}: dtype");
@@ -736,6 +736,7 @@ fn check_matmul_poisoned(
         c[at],
         want[at]
     );
+    out
 }
 
 #[test]
@@ -814,22 +815,89 @@ fn matmul_non_finite_inputs_propagate_by_row() {
     std::fs::remove_dir_all(&d).ok();
 }
 
-/// The same through Strassen-type recursions.
-// WRONG at 106bdb6, hence ignored until fixed: with one NaN at A[2][3] (64 x 64, f64, B
-// finite), `matmul A B -o C --algorithm strassen --levels 1` (also winograd, fused; CPU and
-// OpenCL) gives NaN in row 34 too (the block sums mix row 2 of A11 into C22), and the
-// command fails with "the product is wrong beyond the matmul tolerance: row 34: C[0, 32]:
-// got NaN" instead of propagating the NaN to row 2 only (or refusing non-finite input to
-// the recursion by name, or falling back to the classical product).
+/// The same through Strassen-type recursions: with one NaN at A[2][3] (64 x 64, f64, B
+/// finite), `matmul A B -o C --algorithm strassen --levels 1` (also winograd, fused; CPU and
+/// OpenCL) gave NaN in row 34 too (the block sums mixed row 2 of A11 into C22), and failed
+/// with "the product is wrong beyond the matmul tolerance: row 34: C[0, 32]: got NaN" (naming
+/// the wrong entry). Inputs holding NaN or infinity now run the classical product, as the
+/// summary says, so the NaN reaches row 2 only (and -1 / 2 levels, f32, alike).
 #[test]
-#[ignore = "Strassen-type recursions spread NaN/Inf to rows whose inputs are finite"]
 fn matmul_non_finite_inputs_propagate_by_row_through_strassen() {
     let d = dir("matmul-nan-strassen");
     let poison = [(2, 3, f64::NAN), (5, 0, f64::INFINITY)];
     for b in backends() {
         for alg in ["strassen", "winograd", "fused"] {
-            let args = ["--algorithm", alg, "--levels", "1", "--precision", "f64"];
-            check_matmul_poisoned(&d, (64, 64, 64), false, b, &args, "<f8", 22, &poison);
+            for (levels, prec, dtype) in [("1", "f64", "<f8"), ("2", "f32", "<f4")] {
+                let args = ["--algorithm", alg, "--levels", levels, "--precision", prec];
+                let out =
+                    check_matmul_poisoned(&d, (64, 64, 64), false, b, &args, dtype, 22, &poison);
+                assert!(
+                    out.contains(&format!(
+                        "tiled (the classical product instead of {alg} with {levels} levels"
+                    )),
+                    "matmul --backend {b} {args:?} does not report the classical product:\n{out}"
+                );
+            }
+        }
+    }
+    std::fs::remove_dir_all(&d).ok();
+}
+
+/// Finite f64 inputs so large that Strassen-type sums overflow (A up to 0.9 · f64::MAX, B
+/// below 5e-4 in magnitude: the classical product is below 1e307): `--algorithm strassen|winograd|
+/// fused` gave NaN and failed with "C(0, 0) = NaN overflows f64". The classical product runs
+/// instead, as the summary says, and C matches the naive product.
+#[test]
+fn matmul_huge_finite_inputs_give_the_classical_product() {
+    let d = dir("matmul-huge");
+    let (m, k, n) = (64, 64, 64);
+    let mut r = testing::unit_stream(23);
+    let a: Vec<f64> = (0..m * k).map(|_| f64::MAX * (1.8 * r())).collect();
+    let b: Vec<f64> = (0..k * n).map(|_| 1e-3 * r()).collect();
+    let (pa, pb, pc) = (d.join("a.npy"), d.join("b.npy"), d.join("c.npy"));
+    write_npy(&pa, m, k, &a, false);
+    write_npy(&pb, k, n, &b, false);
+    let want = naive(m, k, n, &a, &b);
+    let amax = a.iter().fold(0f64, |x, y| x.max(y.abs()));
+    let bmax = b.iter().fold(0f64, |x, y| x.max(y.abs()));
+    let bound = 2000.0 * k as f64 * f64::EPSILON * amax * bmax;
+    for be in backends() {
+        for alg in ["strassen", "winograd", "fused"] {
+            std::fs::remove_file(&pc).ok();
+            let args = [
+                "matmul",
+                p(&pa),
+                p(&pb),
+                "-o",
+                p(&pc),
+                "--backend",
+                be,
+                "--repeat",
+                "1",
+                "--algorithm",
+                alg,
+                "--levels",
+                "1",
+            ];
+            let out = ok(&args);
+            let said = format!(
+                "tiled (the classical product instead of {alg} with 1 levels: the inputs' \
+                 values are so large"
+            );
+            assert!(
+                out.contains(&said),
+                "{args:?} does not report the classical product:\n{out}"
+            );
+            let (_, shape, c) = read_npy(&pc);
+            assert_eq!(shape, [m, n]);
+            for (idx, (g, w)) in c.iter().zip(&want).enumerate() {
+                assert!(
+                    w.is_finite() && (g - w).abs() <= bound,
+                    "{args:?}: C[{}, {}] = {g:e}, the naive product gives {w:e}",
+                    idx / n,
+                    idx % n
+                );
+            }
         }
     }
     std::fs::remove_dir_all(&d).ok();

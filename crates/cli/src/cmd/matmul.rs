@@ -189,7 +189,7 @@ fn matmul<T: BackendScalar>(
         .map_err(|e| e.context(format!("{} · {}", args.a.display(), args.b.display())))?;
     let (c, times, schedule) = T::timed(b, &a, &bm, opts, args.repeat as usize)?;
     crate::outln!(
-        "C = A B: {m} x {k} · {k} x {n}, {} ({} from {} · {}{}), {} with {} Strassen levels \
+        "C = A B: {m} x {k} · {k} x {n}, {} ({} from {} · {}{}), {}{} with {} Strassen levels \
          ({} base products, workspace {} values), host memory {}, {} base kernel",
         T::NAME,
         T::NAME,
@@ -201,6 +201,19 @@ fn matmul<T: BackendScalar>(
             ", the inputs' type"
         },
         schedule.algorithm.name(),
+        match schedule.substituted {
+            Some((alg, levels)) => format!(
+                " (the classical product instead of {} with {levels} levels: {})",
+                alg.name(),
+                if inputs_finite {
+                    "the inputs' values are so large that Strassen-type sums could overflow"
+                } else {
+                    "an input holds NaN or infinity, which Strassen-type sums spread beyond \
+                     its row or column"
+                }
+            ),
+            None => String::new(),
+        },
         schedule.levels,
         schedule.products(),
         schedule.workspace,
@@ -306,7 +319,7 @@ fn run_matmul<T: Scalar, B: MatMul<T>>(
     opts: &MatMulOptions,
     repeat: usize,
 ) -> Result<(Dense<T>, Vec<f64>, mm::Schedule)> {
-    let schedule = b.plan(a.rows(), bm.cols(), a.cols(), opts);
+    let schedule = b.plan_for(a.view(), bm.view(), opts)?;
     let mut c = b.matmul(a.view(), bm.view(), opts)?;
     let mut times = Vec::with_capacity(repeat);
     for _ in 0..repeat {

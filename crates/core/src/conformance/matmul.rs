@@ -7,7 +7,7 @@
 //! dropped or sign-flipped product term fails at every level, which a tolerance at 3 levels
 //! can let through); the additions' row loop (forced through
 //! [`MatMulOptions::add_max_groups`], and reached by a tall product); NaN/Inf propagation
-//! with every output entry checked against the non-finite pattern the schedule must give;
+//! with every output entry checked against the classical product's, on every algorithm;
 //! shape errors and a product too big for the device.
 
 use proptest::prelude::*;
@@ -17,8 +17,8 @@ use crate::backend::DeviceVectors;
 use crate::dense::{Dense, DenseView};
 use crate::error::Error;
 use crate::matmul::{
-    self, check_result, max_abs, reference, relative_error, Algorithm, BaseKernel, Block,
-    HostMemory, MatMul, MatMulOptions, Operand, Schedule, Step, ADD_MAX_GROUPS,
+    self, check_result, max_abs, reference, relative_error, Algorithm, BaseKernel, HostMemory,
+    MatMul, MatMulOptions, ADD_MAX_GROUPS,
 };
 use crate::scalar::Scalar;
 
@@ -655,171 +655,196 @@ fn additions_row_loop<B: MatMul<f32> + MatMul<f64>>(b: &B) -> Result<(), String>
     Ok(())
 }
 
-/// Which entries of `C` a schedule must leave non-finite, given which entries of `A`
-/// (`m x k`) and `B` (`k x n`) are: every step's output entry is non-finite exactly when an
-/// operand entry it reads is (`NaN · x`, `Inf · 0`, `Inf - Inf` are all non-finite, and
-/// finite inputs in [-1, 1) with k < 100 cannot overflow); `C` and the workspace start
-/// non-finite (garbage), so an entry the schedule never writes stays so.
-fn nonfinite_pattern(s: &Schedule, m: usize, n: usize, a: &[bool], b: &[bool]) -> Vec<bool> {
-    let mut ops = [
-        a.to_vec(),
-        b.to_vec(),
-        vec![true; m * n],
-        vec![true; s.workspace],
+/// NaN and ±∞ in the inputs, on host views ([`MatMul::matmul`]) and on device vectors whose
+/// output starts as NaN ([`MatMul::gemm`]), in f32 and f64, for every algorithm at 1 and 2
+/// forced levels (and the automatic choice): every backend and algorithm must give exactly
+/// the classical product's IEEE answer, checked entry by entry against the f64
+/// [`reference`]: NaN where it is NaN, the same infinity where it is infinite (so a
+/// non-finite `A[i][p]` reaches row `i` only and a non-finite `B[p][j]` column `j` only, and
+/// no `∞ − ∞` of a Strassen sum turns an infinity into NaN), every other entry finite and
+/// within the classical bound. Fixtures with non-finite values in `A` only (both signs of
+/// infinity in one column, so that Strassen's quadrant differences meet `∞ − ∞`), in `B`
+/// only and in both, so that each operand's scan is needed; [`MatMul::plan_for`] must
+/// report the classical substitution of every recursion the finite plan makes.
+fn nan_inf<B: MatMul<f32> + MatMul<f64>>(b: &B) -> Result<(), String> {
+    nan_inf_typed::<f32, B>(b)?;
+    nan_inf_typed::<f64, B>(b)
+}
+
+fn nan_inf_typed<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
+    let (m, n, k) = (37, 41, 29);
+    let inf = T::infinity();
+    // (A entries, B entries) set non-finite: (row, column, value).
+    #[allow(clippy::type_complexity)]
+    let fixtures: [(&[(usize, usize, T)], &[(usize, usize, T)]); 3] = [
+        // Rows 2, 5 and 20; A[2][7] and A[20][7] are in A11 and A21 at one level (rows 0..18
+        // and 18..36), whose difference is Winograd's S3 and Strassen's M6 factor: ∞ − ∞.
+        (&[(2, 7, inf), (5, 3, T::nan()), (20, 7, inf)], &[]),
+        // Columns 4 and 30 only.
+        (&[], &[(11, 30, -inf), (3, 4, T::nan())]),
+        // Both: row 20, column 30 (C[20][30] sums ∞ and −∞ terms or not, as the signs say).
+        (&[(20, 7, inf)], &[(11, 30, -inf)]),
     ];
-    let idx = |op: Operand| match op {
-        Operand::A => 0,
-        Operand::B => 1,
-        Operand::C => 2,
-        Operand::W => 3,
-    };
-    let get =
-        |ops: &[Vec<bool>; 4], x: Block, i: usize, j: usize| ops[idx(x.op)][x.at(i, j).offset];
-    for step in &s.steps {
-        match *step {
-            Step::Gemm {
-                m,
-                n,
-                k,
-                beta,
-                a,
-                b,
-                c,
-                ..
-            } => {
-                let mut out = vec![false; m * n];
-                for i in 0..m {
-                    for j in 0..n {
-                        out[i * n + j] = (beta != 0.0 && get(&ops, c, i, j))
-                            || (0..k).any(|p| get(&ops, a, i, p) || get(&ops, b, p, j));
-                    }
-                }
-                for i in 0..m {
-                    for j in 0..n {
-                        ops[idx(c.op)][c.at(i, j).offset] = out[i * n + j];
-                    }
-                }
+    let tol = matmul::tolerance::<T>(Algorithm::Tiled, 0, k);
+    for (fi, (a_bad, b_bad)) in fixtures.iter().enumerate() {
+        let (mut av, _) = padded::<T>(m, k, 0, 31);
+        let (mut bv, _) = padded::<T>(k, n, 0, 32);
+        for &(i, p, v) in a_bad.iter() {
+            av[i * k + p] = v;
+        }
+        for &(p, j, v) in b_bad.iter() {
+            bv[p * n + j] = v;
+        }
+        let a = DenseView::new(m, k, k, &av).map_err(err)?;
+        let bm = DenseView::new(k, n, n, &bv).map_err(err)?;
+        let r = reference(a, bm).map_err(err)?;
+        // The fixture's classical pattern, from the positions alone: it must be the
+        // reference's (no `∞ · 0`, no overflow of the finite inputs in [-1, 1)).
+        for (idx, want) in r.iter().enumerate() {
+            let (i, j) = (idx / n, idx % n);
+            let hit = a_bad.iter().any(|e| e.0 == i) || b_bad.iter().any(|e| e.1 == j);
+            if hit == want.is_finite() {
+                return Err(format!(
+                    "fixture {fi}: the reference's C[{i}, {j}] = {want} does not match the \
+                     positions of the non-finite inputs"
+                ));
             }
-            Step::Add {
-                m,
-                n,
-                beta,
-                x,
-                y,
-                dst,
-                ..
-            } => {
-                let mut out = vec![false; m * n];
-                for i in 0..m {
-                    for j in 0..n {
-                        out[i * n + j] = get(&ops, x, i, j) || (beta != 0.0 && get(&ops, y, i, j));
-                    }
-                }
-                for i in 0..m {
-                    for j in 0..n {
-                        ops[idx(dst.op)][dst.at(i, j).offset] = out[i * n + j];
-                    }
-                }
+        }
+        let scale = max_abs(a) * max_abs(bm);
+        let da = b.upload(&av).map_err(err)?;
+        let db = b.upload(&bv).map_err(err)?;
+        let mut cases: Vec<(Algorithm, Option<usize>)> = vec![(Algorithm::Auto, None)];
+        for algorithm in ALGORITHMS {
+            cases.extend([1, 2].map(|l| (algorithm, Some(l))));
+        }
+        for (algorithm, levels) in cases {
+            let opts = MatMulOptions {
+                strassen_cutoff: Some(TINY_CUTOFF),
+                ..MatMulOptions::with(algorithm, levels)
+            };
+            let what0 = format!(
+                "{} fixture {fi}, {} with levels {levels:?}",
+                T::NAME,
+                algorithm.name()
+            );
+            let finite_plan = MatMul::<T>::plan(b, m, n, k, &opts);
+            let s = b.plan_for(a, bm, &opts).map_err(err)?;
+            let want =
+                (finite_plan.levels > 0).then_some((finite_plan.algorithm, finite_plan.levels));
+            if s.levels != 0 || s.algorithm != Algorithm::Tiled || s.substituted != want {
+                return Err(format!(
+                    "{what0}: plan_for gives {} with {} levels, substituted {:?}; expected \
+                     the classical product, substituted {want:?}",
+                    s.algorithm.name(),
+                    s.levels,
+                    s.substituted
+                ));
             }
-            Step::Fused(f) => {
-                let a_nf = |ops: &[Vec<bool>; 4], i, p| {
-                    get(ops, f.a[0], i, p) || (f.sa != 0.0 && get(ops, f.a[1], i, p))
-                };
-                let b_nf = |ops: &[Vec<bool>; 4], p, j| {
-                    get(ops, f.b[0], p, j) || (f.sb != 0.0 && get(ops, f.b[1], p, j))
-                };
-                let mut out = vec![[false; 2]; f.m * f.n];
-                for i in 0..f.m {
-                    for j in 0..f.n {
-                        let prod = (0..f.k).any(|p| a_nf(&ops, i, p) || b_nf(&ops, p, j));
-                        out[i * f.n + j] =
-                            [0, 1].map(|t| prod || (f.beta[t] != 0.0 && get(&ops, f.c[t], i, j)));
+            let host = MatMul::<T>::matmul(b, a, bm, &opts).map_err(err)?;
+            let mut dc = b.upload(&vec![T::nan(); m * n]).map_err(err)?;
+            MatMul::<T>::gemm(b, m, n, k, &da, &db, &mut dc, &opts).map_err(err)?;
+            let dev = b.download(&dc).map_err(err)?;
+            for (path, c) in [("matmul", host.as_slice()), ("gemm", &dev[..])] {
+                let what = format!("{what0}, {path}");
+                for idx in 0..m * n {
+                    let (i, j) = (idx / n, idx % n);
+                    let got = c[idx].to_f64();
+                    let want = r[idx];
+                    let ok = if want.is_nan() {
+                        got.is_nan()
+                    } else if want.is_infinite() {
+                        got == want
+                    } else {
+                        got.is_finite()
+                    };
+                    if !ok {
+                        return Err(format!(
+                            "{what}: C[{i}, {j}] = {got:e}, the classical product gives {want:e}"
+                        ));
                     }
-                }
-                for i in 0..f.m {
-                    for j in 0..f.n {
-                        for (t, &nf) in out[i * f.n + j].iter().enumerate() {
-                            if t == 0 || f.gamma[1] != 0.0 {
-                                let c = f.c[t];
-                                ops[idx(c.op)][c.at(i, j).offset] = nf;
-                            }
-                        }
+                    if want.is_finite() {
+                        tol.check(got, want, scale)
+                            .map_err(|e| format!("{what}: C[{i}, {j}]: {e}"))?;
                     }
                 }
             }
         }
+        // Finite inputs keep the finite plan (the scan substitutes nothing).
+        let (fa, _) = padded::<T>(m, k, 0, 31);
+        let (fb, _) = padded::<T>(k, n, 0, 32);
+        let opts = MatMulOptions {
+            strassen_cutoff: Some(TINY_CUTOFF),
+            ..MatMulOptions::with(Algorithm::Winograd, Some(2))
+        };
+        let fa = DenseView::new(m, k, k, &fa).map_err(err)?;
+        let fb = DenseView::new(k, n, n, &fb).map_err(err)?;
+        let s = b.plan_for(fa, fb, &opts).map_err(err)?;
+        if s != MatMul::<T>::plan(b, m, n, k, &opts) {
+            return Err(format!(
+                "{}: plan_for on finite inputs gives {} with {} levels (substituted {:?}), not \
+                 the plan",
+                T::NAME,
+                s.algorithm.name(),
+                s.levels,
+                s.substituted
+            ));
+        }
     }
-    let [_, _, c, _] = ops;
-    c
+    huge_finite::<T, B>(b)
 }
 
-/// NaN and Inf in the inputs, on host views and on device vectors whose output starts as
-/// NaN: every entry of `C` is checked. Where the schedule spreads a non-finite input
-/// ([`nonfinite_pattern`]: the exact product's NaN/Inf entries, and for Strassen's sums the
-/// quadrants they reach) the entry must be non-finite; every other entry must be finite and
-/// within the bound of the finite inputs (so an unwritten or stale entry fails). The tiled
-/// product also gives the exact NaN and the same infinity ([`check_result`]).
-fn nan_inf<B: MatMul<f32> + MatMul<f64>>(b: &B) -> Result<(), String> {
+/// Finite inputs so large that Strassen-type sums overflow (`A` up to `max / 1.5`: the sum
+/// of two quadrants' entries of one sign overflows) while the classical product does not
+/// (`B` in [-1e-3, 1e-3)): [`MatMul::matmul`] must give the classical product's finite
+/// values within its bound, for every algorithm, and [`MatMul::plan_for`] report the
+/// substitution. (Device operands of [`MatMul::gemm`] are checked for NaN and ±∞ only.)
+fn huge_finite<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
     let (m, n, k) = (37, 41, 29);
-    let (mut av, _) = padded::<f32>(m, k, 0, 31);
-    let (mut bv, _) = padded::<f32>(k, n, 0, 32);
-    av[5 * k + 3] = f32::NAN; // row 5 of C: NaN
-    av[20 * k + 7] = f32::INFINITY; // row 20: ±Inf or NaN (Inf · 0 never happens here)
-    bv[11 * n + 30] = f32::NEG_INFINITY; // column 30
+    let big = T::max_value() / T::from_f64(1.5);
+    let (mut av, _) = padded::<T>(m, k, 0, 33);
+    let (mut bv, _) = padded::<T>(k, n, 0, 34);
+    av.iter_mut().for_each(|x| *x *= big);
+    bv.iter_mut().for_each(|x| *x *= T::from_f64(1e-3));
     let a = DenseView::new(m, k, k, &av).map_err(err)?;
     let bm = DenseView::new(k, n, n, &bv).map_err(err)?;
     let r = reference(a, bm).map_err(err)?;
-    if !r[5 * n].is_nan() || !r[20 * n].is_infinite() {
-        return Err("the NaN/Inf fixture does not produce NaN and Inf".into());
-    }
-    let a_nf: Vec<bool> = av.iter().map(|v| !v.is_finite()).collect();
-    let b_nf: Vec<bool> = bv.iter().map(|v| !v.is_finite()).collect();
     let scale = max_abs(a) * max_abs(bm);
-    let da = b.upload(&av).map_err(err)?;
-    let db = b.upload(&bv).map_err(err)?;
+    let tol = matmul::tolerance::<T>(Algorithm::Tiled, 0, k);
     for algorithm in ALGORITHMS {
         for levels in [1, 2] {
             let opts = MatMulOptions {
                 strassen_cutoff: Some(TINY_CUTOFF),
                 ..MatMulOptions::with(algorithm, Some(levels))
             };
-            let s = MatMul::<f32>::plan(b, m, n, k, &opts);
-            let pattern = nonfinite_pattern(&s, m, n, &a_nf, &b_nf);
-            let tol = matmul::tolerance::<f32>(s.algorithm, s.levels, k);
-            let host = MatMul::<f32>::matmul(b, a, bm, &opts).map_err(err)?;
-            let mut dc = b.upload(&vec![f32::NAN; m * n]).map_err(err)?;
-            MatMul::<f32>::gemm(b, m, n, k, &da, &db, &mut dc, &opts).map_err(err)?;
-            let dev = b.download(&dc).map_err(err)?;
-            for (path, c) in [("matmul", host.as_slice()), ("gemm", &dev[..])] {
-                let what = format!("{path}, {} with {} levels", s.algorithm.name(), s.levels);
-                if s.levels == 0 {
-                    check_result(c, &r, n, k, scale, &s).map_err(|e| format!("{what}: {e}"))?;
+            let what = format!(
+                "{} huge finite inputs, {} with {levels} levels",
+                T::NAME,
+                algorithm.name()
+            );
+            let finite_plan = MatMul::<T>::plan(b, m, n, k, &opts);
+            let want =
+                (finite_plan.levels > 0).then_some((finite_plan.algorithm, finite_plan.levels));
+            let s = b.plan_for(a, bm, &opts).map_err(err)?;
+            if s.levels != 0 || s.substituted != want {
+                return Err(format!(
+                    "{what}: plan_for gives {} with {} levels, substituted {:?}; expected \
+                     the classical product, substituted {want:?}",
+                    s.algorithm.name(),
+                    s.levels,
+                    s.substituted
+                ));
+            }
+            let c = MatMul::<T>::matmul(b, a, bm, &opts).map_err(err)?;
+            for (idx, (got, want)) in c.as_slice().iter().zip(&r).enumerate() {
+                let (i, j) = (idx / n, idx % n);
+                let got = Scalar::to_f64(*got);
+                if !want.is_finite() || !got.is_finite() {
+                    return Err(format!(
+                        "{what}: C[{i}, {j}] = {got:e}, the classical product gives {want:e}"
+                    ));
                 }
-                for idx in 0..m * n {
-                    let (i, j) = (idx / n, idx % n);
-                    let got = f64::from(c[idx]);
-                    if pattern[idx] {
-                        if got.is_finite() {
-                            return Err(format!(
-                                "{what}: C[{i}, {j}] = {got:e}, expected NaN or Inf"
-                            ));
-                        }
-                    } else if !r[idx].is_finite() {
-                        return Err(format!(
-                            "{what}: C[{i}, {j}] is {} exactly, but the schedule's pattern \
-                             says finite",
-                            r[idx]
-                        ));
-                    } else if !got.is_finite() {
-                        return Err(format!(
-                            "{what}: C[{i}, {j}] = {got:e}, expected {:e} (finite)",
-                            r[idx]
-                        ));
-                    } else {
-                        tol.check(got, r[idx], scale)
-                            .map_err(|e| format!("{what}: C[{i}, {j}]: {e}"))?;
-                    }
-                }
+                tol.check(got, *want, scale)
+                    .map_err(|e| format!("{what}: C[{i}, {j}]: {e}"))?;
             }
         }
     }
