@@ -166,10 +166,13 @@ pub fn run(args: &[String]) -> Result {
     // roots that `run.sh sanitize` must see launched.
     eprintln!("bundle: compiling the CUDA mutants");
     let n = crate::mutants::emit_cuda(&bundle.join("mutants"))?;
+    // The archive's path is absolute: tar opens it before `-C` moves into the bundle.
     let status = Command::new("tar")
+        .arg("-czf")
+        .arg(bundle.join("mutants.tar.gz"))
         .arg("-C")
         .arg(&bundle)
-        .args(["-czf", "mutants.tar.gz", "mutants"])
+        .arg("mutants")
         .status()
         .context("running tar")?;
     if !status.success() {

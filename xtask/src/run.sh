@@ -213,7 +213,12 @@ main() {
         : >"$OUT_DIR/mutants.txt"
         t="$HERE/tests/trident-cuda-conformance"
         MUT=$(mktemp -d)
-        tar -C "$MUT" -xzf "$HERE/mutants.tar.gz"
+        if ! tar -C "$MUT" -xzf "$HERE/mutants.tar.gz" || [ ! -s "$MUT/mutants/mutants.tsv" ]; then
+            echo "FAIL: no CUDA mutants in $HERE/mutants.tar.gz" | tee -a "$OUT_DIR/mutants.txt"
+            failed+=("mutants missing")
+            mkdir -p "$MUT/mutants" && : >"$MUT/mutants/mutants.tsv"
+        fi
+        n_run=0
         export TRIDENT_SEED=@MUTANT_SEED@ PROPTEST_MAX_SHRINK_ITERS=0 PROPTEST_DISABLE_FAILURE_PERSISTENCE=1
         declare -A base_secs=()
         n_survived=0
@@ -260,14 +265,18 @@ main() {
             case "$result" in
             \*\**) n_survived=$((n_survived + 1)) ;;
             esac
+            n_run=$((n_run + 1))
             echo "| $name | $kernel | $result | $secs |" | tee -a "$OUT_DIR/mutants.txt"
         done <"$MUT/mutants/mutants.tsv"
         rm -rf "$MUT"
         if [ "$n_survived" -gt 0 ]; then
-            echo "mutants: $n_survived survived or broken" | tee -a "$OUT_DIR/mutants.txt"
+            echo "mutants: $n_survived of $n_run survived or broken" | tee -a "$OUT_DIR/mutants.txt"
             failed+=("mutants")
+        elif [ "$n_run" = 0 ]; then
+            echo "mutants: FAIL: no mutant ran" | tee -a "$OUT_DIR/mutants.txt"
+            failed+=("mutants: none ran")
         else
-            echo "mutants: every CUDA mutant caught" | tee -a "$OUT_DIR/mutants.txt"
+            echo "mutants: all $n_run CUDA mutants caught" | tee -a "$OUT_DIR/mutants.txt"
         fi
     fi
 
