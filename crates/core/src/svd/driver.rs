@@ -405,25 +405,73 @@ fn from_col_major<T: Scalar>(rows: usize, cols: usize, cm: &[T]) -> Dense<T> {
     dense_tiled(rows, cols, |i, j| cm[j * rows + i])
 }
 
-/// The largest magnitude in `a` (0 when empty), after [`check_finite`]'s check in the same
-/// pass, in parallel over rows (the maximum does not depend on the order); on a non-finite
-/// entry, [`check_finite`]'s error (the first such entry in row order).
-fn finite_max_abs<T: Scalar>(a: DenseView<'_, T>, what: &str) -> Result<f64> {
-    let (maxabs, finite) = (0..a.rows())
+/// The largest magnitude in `a` and its Frobenius norm (0 when empty), after
+/// [`check_finite`]'s check in the same pass, in parallel over rows (the maximum does not
+/// depend on the order); on a non-finite entry, [`check_finite`]'s error (the first such
+/// entry in row order). The norm is formed without overflow or underflow whatever the
+/// entries' range: each row's squares are summed relative to the row's largest magnitude,
+/// and rows are combined relative to the larger of their maxima (as LAPACK's `lassq`).
+pub fn finite_max_abs<T: Scalar>(a: DenseView<'_, T>, what: &str) -> Result<(f64, f64)> {
+    // (largest magnitude, sum of (x / largest)², all finite)
+    let (maxabs, ssq, finite) = (0..a.rows())
         .into_par_iter()
         .map(|i| {
+            let row = a.row(i);
             // the maximum in T, widened once: the same value as widening every entry
-            let (x, ok) = a.row(i).iter().fold((T::zero(), true), |(x, ok), &v| {
+            let (x, ok) = row.iter().fold((T::zero(), true), |(x, ok), &v| {
                 (x.max(v.abs()), ok & v.is_finite())
             });
-            (x.wide(), ok)
+            let x = x.wide();
+            if !ok || x == 0.0 {
+                return (x, 0.0, ok);
+            }
+            let inv = 1.0 / x;
+            let ssq = if inv.is_finite() {
+                row.iter().map(|v| (v.wide() * inv).powi(2)).sum::<f64>()
+            } else {
+                row.iter().map(|v| (v.wide() / x).powi(2)).sum::<f64>()
+            };
+            (x, ssq, true)
         })
-        .reduce(|| (0.0, true), |(x, p), (y, q)| (x.max(y), p && q));
+        .reduce(
+            || (0.0, 0.0, true),
+            |(x, s, p), (y, t, q)| {
+                let m = x.max(y);
+                let rel = |z: f64, u: f64| if z == 0.0 { 0.0 } else { u * (z / m).powi(2) };
+                (m, rel(x, s) + rel(y, t), p && q)
+            },
+        );
     if finite {
-        Ok(maxabs)
+        Ok((maxabs, maxabs * ssq.sqrt()))
     } else {
-        check_finite(a, what).map(|()| maxabs)
+        check_finite(a, what).map(|()| (maxabs, maxabs * ssq.sqrt()))
     }
+}
+
+/// The exact power of two the driver multiplies the matrix by before the work (and divides
+/// the singular values by after): the largest with `(‖A‖_F · scale)² < 2^(e − 3)`, `2^e`
+/// the largest power of two of `T` (f32: `2^124`, f64: `2^1020`), within `T`'s normal
+/// exponent range. `‖A‖_F` bounds every column norm and every Gram entry of every stage (the
+/// QRs' `R`, `L`, the rotated `W`), so none of them can overflow, even summed over a few
+/// partial sums, while the squares of the smallest columns are kept as far from underflow as
+/// the exponent range allows: singular values down to about `2^-119 ‖A‖_F` (f32) and
+/// `2^-1008 ‖A‖_F` (f64) survive (see [`super::negligible_gram`]). 1 for a zero matrix.
+pub fn working_scale<T: Scalar>(fro: f64) -> f64 {
+    if !(fro > 0.0 && fro.is_finite()) {
+        return 1.0;
+    }
+    // exponents of T's largest and smallest normal powers of two
+    let emax = T::max_value().wide().log2().floor() as i32;
+    let emin = T::min_positive_value().wide().log2().round() as i32;
+    // (fro · 2^k)² < 2^(emax − 3) ⇐ fro · 2^k < 2^((emax − 3) / 2) with fro < 2^(⌊log₂ fro⌋ + 1)
+    let target = (emax - 3) / 2;
+    let k = (target - (fro.log2().floor() as i32 + 1)).clamp(emin, emax);
+    pow2(k)
+}
+
+/// `2^k` for `k` within f64's normal exponent range, exactly.
+fn pow2(k: i32) -> f64 {
+    f64::from_bits(((k + 1023) as u64) << 52)
 }
 
 /// Refuses problems that do not fit the device, naming the memory needed.
@@ -506,6 +554,29 @@ fn upper<T: Scalar>(m: usize, n: usize, cm: &[T]) -> Vec<T> {
     r
 }
 
+/// The column indices of the `n × n` column-major `r` in descending order of their norms
+/// (sums of squares in f64: the driver's scaling keeps them finite).
+fn descending_column_norms<T: Scalar>(n: usize, r: &[T]) -> Vec<usize> {
+    let norms: Vec<f64> = r
+        .chunks(n.max(1))
+        .map(|c| c.iter().map(|v| v.wide() * v.wide()).sum())
+        .collect();
+    let mut perm: Vec<usize> = (0..n).collect();
+    perm.sort_by(|&x, &y| norms[y].total_cmp(&norms[x]));
+    perm
+}
+
+/// `Π Rᵀ` for the `n × n` column-major `r`: row `i` of the result is column `perm[i]` of `r`.
+fn permuted_transpose<T: Scalar>(n: usize, r: &[T], perm: &[usize]) -> Vec<T> {
+    let mut t = vec![T::zero(); n * n];
+    for j in 0..n {
+        for (i, &p) in perm.iter().enumerate() {
+            t[j * n + i] = r[p * n + j];
+        }
+    }
+    t
+}
+
 /// The transpose of an `n × n` column-major matrix.
 fn transpose_sq<T: Scalar>(n: usize, cm: &[T]) -> Vec<T> {
     let mut t = vec![T::zero(); n * n];
@@ -558,7 +629,7 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
     opts: &SvdOptions,
 ) -> Result<SvdResult<T>> {
     let (m, n) = a.shape();
-    let maxabs = finite_max_abs(a, "svd")?;
+    let (_, fro) = finite_max_abs(a, "svd")?;
     let transposed = m < n;
     let (rows, cols) = if transposed { (n, m) } else { (m, n) };
     let method = opts
@@ -610,11 +681,7 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
         &format!("SVD of {m} x {n} ({method:?})"),
     )?;
 
-    let scale = if maxabs > 0.0 {
-        2f64.powi(-(maxabs.log2().floor() as i32 + 1))
-    } else {
-        1.0
-    };
+    let scale = working_scale::<T>(fro);
     let mut trace = Trace::new();
     let params = JacobiParams {
         tol,
@@ -645,12 +712,20 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
             };
             trace.phase(k, "host prepare + upload")?;
             let rot1 = k.givens_qr(&mut w, resolve(k, opts.qr_order, rows, cols))?;
+            // QR2's row order of Rᵀ (identity for QR1)
+            let mut perm: Vec<usize> = (0..cols).collect();
             trace.phase(k, "qr")?;
             let (mut j, rot2) = if method == SvdPrecondition::Qr {
                 (k.mat_top(&w, cols, true)?, None)
             } else {
                 let r = upper(rows, cols, &k.mat_download(&w)?);
-                let mut rt = k.mat_upload(cols, cols, &transpose_sq(cols, &r))?;
+                // Rᵀ with its rows (R's columns) in descending norm order, Π Rᵀ = Q₂ R₂:
+                // the second QR of a row-graded matrix keeps its small rows' relative
+                // accuracy only when the large rows come first (a huge entry in a middle
+                // column otherwise loses every small singular value; LAPACK's xGEJSV
+                // pivots for the same reason). V = Πᵀ Q₂ V_L below.
+                perm = descending_column_norms(cols, &r);
+                let mut rt = k.mat_upload(cols, cols, &permuted_transpose(cols, &r, &perm))?;
                 let rot2 = k.givens_qr(&mut rt, resolve(k, opts.qr_order, cols, cols))?;
                 let l = transpose_sq(cols, &upper(cols, cols, &k.mat_download(&rt)?));
                 (k.mat_upload(cols, cols, &l)?, Some(rot2))
@@ -663,8 +738,19 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
             if vectors {
                 let v = match (rot2, v) {
                     (Some(rot2), Some(mut vl)) => {
-                        // V = Q₂ V_L, the rotations applied to V_L in place.
+                        // V = Πᵀ Q₂ V_L, the rotations applied to V_L in place, then the
+                        // rows put back in A's column order (on the host: cols² values).
                         k.givens_apply_q(&rot2, &mut vl)?;
+                        if perm.iter().enumerate().any(|(i, &p)| i != p) {
+                            let old = k.mat_download(&vl)?;
+                            let mut new = vec![T::zero(); old.len()];
+                            for (o, n) in old.chunks(cols).zip(new.chunks_mut(cols)) {
+                                for (i, &p) in perm.iter().enumerate() {
+                                    n[p] = o[i];
+                                }
+                            }
+                            vl = k.mat_upload(cols, cols, &new)?;
+                        }
                         Some(vl)
                     }
                     (_, v) => v,
