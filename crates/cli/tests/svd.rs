@@ -113,3 +113,33 @@ fn svd_huge_entry_keeps_the_small_singular_values() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Issue 23: a full SVD of a 1 × 200000 matrix needs a 200000² Vᵀ (320 GB in f64): an error
+/// that names the bytes, before any work, not an abort.
+#[test]
+fn svd_full_too_large_for_memory_is_an_error_naming_the_bytes() {
+    let dir = std::env::temp_dir().join(format!("trident-svd-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let a = dir.join("row.mtx");
+    let n = 200_000;
+    let mut text = format!("%%MatrixMarket matrix array real general\n1 {n}\n");
+    for j in 0..n {
+        text.push_str(&format!("{}\n", (j % 7) as f64 - 3.0));
+    }
+    std::fs::write(&a, text).unwrap();
+    let o = Command::new(BIN)
+        .args(["svd", a.to_str().unwrap(), "--backend", "cpu", "--full"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("needs about") && err.contains("bytes") && err.contains("GiB"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("panicked") && !err.contains("memory allocation"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -230,7 +230,7 @@ pub trait SvdKernels<T: Scalar>: Backend {
     fn mat_from_rows(&self, a: DenseView<'_, T>, transpose: bool, scale: f64) -> Result<Self::Mat> {
         let (m, n) = a.shape();
         let (rows, cols) = if transpose { (n, m) } else { (m, n) };
-        self.mat_upload(rows, cols, &to_col_major(a, transpose, scale))
+        self.mat_upload(rows, cols, &to_col_major(a, transpose, scale)?)
     }
     /// Columns `order[l]` of `a`, each times `scale[l]` (in `T` on GPUs), downloaded row-major: as the columns
     /// of a `rows × order.len()` matrix, or (`as_rows`) as the rows of an `order.len() × rows`
@@ -249,9 +249,9 @@ pub trait SvdKernels<T: Scalar>: Backend {
         let cm = self.mat_download(a)?;
         let at = |i: usize, l: usize| T::from_f64(cm[order[l] * rows + i].wide() * scale[l]);
         Ok(if as_rows {
-            tiled(order.len(), rows, T::zero(), |l, i| at(i, l))
+            tiled(order.len(), rows, |l, i| at(i, l))?
         } else {
-            tiled(rows, order.len(), T::zero(), at)
+            tiled(rows, order.len(), at)?
         })
     }
     /// Device memory in bytes, when known (the driver refuses larger problems up front).
@@ -338,15 +338,20 @@ pub fn copy_rows_len(src: (usize, usize), dst: (usize, usize), nrows: usize) -> 
 /// that the host's layout changes (row- to column-major and back) read and write within a few
 /// cache lines per tile instead of striding over the whole matrix per element. Every value is
 /// computed by `f` alone, so the result does not depend on the tiling or the thread count.
-fn tiled<X: Copy + Send + Sync>(
+fn tiled<X: Copy + Send + Sync + num_traits::Zero>(
     outer: usize,
     inner: usize,
-    fill: X,
     f: impl Fn(usize, usize) -> X + Sync,
-) -> Vec<X> {
-    let mut out = vec![fill; outer * inner];
+) -> Result<Vec<X>> {
+    let len = outer.checked_mul(inner).ok_or_else(|| {
+        Error::out_of_memory(
+            "host",
+            format!("a {outer} x {inner} matrix: the size overflows"),
+        )
+    })?;
+    let mut out = crate::alloc::try_zeroed_vec(len, || format!("a {outer} x {inner} matrix"))?;
     if inner == 0 {
-        return out;
+        return Ok(out);
     }
     out.par_chunks_mut(TILE_OUTER * inner)
         .enumerate()
@@ -361,7 +366,7 @@ fn tiled<X: Copy + Send + Sync>(
                 }
             }
         });
-    out
+    Ok(out)
 }
 
 /// Rows of the output per parallel task of [`tiled`] (32 f32 reads of one source line).
@@ -374,19 +379,20 @@ fn dense_tiled<T: Scalar>(
     rows: usize,
     cols: usize,
     f: impl Fn(usize, usize) -> T + Sync,
-) -> Dense<T> {
-    Dense::from_vec(rows, cols, tiled(rows, cols, T::zero(), f))
-        .expect("tiled returns rows * cols values")
+) -> Result<Dense<T>> {
+    Dense::from_vec(rows, cols, tiled(rows, cols, f)?)
 }
 
 /// Column-major copy of a row-major view (optionally of its transpose), each value times
 /// `scale` (computed in f64: exact for a power of two within range).
-pub fn to_col_major<T: Scalar>(a: DenseView<'_, T>, transpose: bool, scale: f64) -> Vec<T> {
+pub fn to_col_major<T: Scalar>(a: DenseView<'_, T>, transpose: bool, scale: f64) -> Result<Vec<T>> {
     let (m, n) = a.shape();
     let f = |v: T| T::from_f64(v.wide() * scale);
     if transpose {
         // columns of Aᵀ are rows of A
-        let mut out = vec![T::zero(); m * n];
+        let mut out = crate::alloc::try_zeroed_vec(m * n, || {
+            format!("the SVD's working copy of a {m} x {n} matrix")
+        })?;
         if n > 0 {
             out.par_chunks_mut(n).enumerate().for_each(|(i, o)| {
                 for (x, &v) in o.iter_mut().zip(a.row(i)) {
@@ -394,14 +400,14 @@ pub fn to_col_major<T: Scalar>(a: DenseView<'_, T>, transpose: bool, scale: f64)
                 }
             });
         }
-        out
+        Ok(out)
     } else {
-        tiled(n, m, T::zero(), |j, i| f(a.row(i)[j]))
+        tiled(n, m, |j, i| f(a.row(i)[j]))
     }
 }
 
 /// Row-major `Dense` from `rows × cols` column-major values.
-fn from_col_major<T: Scalar>(rows: usize, cols: usize, cm: &[T]) -> Dense<T> {
+fn from_col_major<T: Scalar>(rows: usize, cols: usize, cm: &[T]) -> Result<Dense<T>> {
     dense_tiled(rows, cols, |i, j| cm[j * rows + i])
 }
 
@@ -491,6 +497,23 @@ fn check_memory<T: Scalar, K: SvdKernels<T>>(k: &K, values: usize, what: &str) -
     }
 }
 
+/// Refuses, before any work, a problem whose host memory (`bytes`, from the shapes alone)
+/// exceeds the machine's physical memory, naming the bytes: a full `U` of a 1 × 200000
+/// matrix would take 320 GB and abort the process on the first touch.
+fn check_host_memory(bytes: u128, what: &str) -> Result<()> {
+    match crate::alloc::physical_memory() {
+        Some(have) if bytes > have as u128 => Err(Error::out_of_memory(
+            "host",
+            format!(
+                "{what} needs about {} of host memory; this machine has {}",
+                crate::alloc::human_bytes(bytes),
+                crate::alloc::human_bytes(have as u128)
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// `A = Q R` through the backend's Givens kernels (see [`super::Qr`]).
 pub fn qr_with<T: Scalar, K: SvdKernels<T>>(
     k: &K,
@@ -505,7 +528,16 @@ pub fn qr_with<T: Scalar, K: SvdKernels<T>>(
         Vectors::Thin => kk,
         Vectors::Full => m,
     };
-    check_memory(k, 3 * m * n + m * qcols, &format!("QR of {m} x {n}"))?;
+    check_memory(
+        k,
+        (3 * m * n).saturating_add(m.saturating_mul(qcols)),
+        &format!("QR of {m} x {n}"),
+    )?;
+    let sz = std::mem::size_of::<T>() as u128;
+    check_host_memory(
+        (3 * m as u128 * n as u128 + 2 * m as u128 * qcols as u128) * sz,
+        &format!("QR of {m} x {n} with Q of {m} x {qcols}"),
+    )?;
     let rrows = if opts.q == Vectors::Full { m } else { kk };
     if m == 0 || n == 0 {
         let q = (opts.q != Vectors::None)
@@ -515,14 +547,14 @@ pub fn qr_with<T: Scalar, K: SvdKernels<T>>(
             r: Dense::zeros(rrows, n),
         });
     }
-    let mut dev = k.mat_upload(m, n, &to_col_major(a, false, 1.0))?;
+    let mut dev = k.mat_upload(m, n, &to_col_major(a, false, 1.0)?)?;
     let rot = k.givens_qr(&mut dev, resolve(k, opts.order, m, n))?;
     let cm = k.mat_download(&dev)?;
-    let r = dense_tiled(rrows, n, |i, j| cm[j * m + i]);
+    let r = dense_tiled(rrows, n, |i, j| cm[j * m + i])?;
     let q = if qcols > 0 {
         let mut q = k.mat_identity(m, qcols)?;
         k.givens_apply_q(&rot, &mut q)?;
-        Some(from_col_major(m, qcols, &k.mat_download(&q)?))
+        Some(from_col_major(m, qcols, &k.mat_download(&q)?)?)
     } else {
         None
     };
@@ -664,6 +696,28 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
         });
     }
     let vectors = want != Vectors::None;
+    {
+        // The host's share: the working copy and its download, the result (U, Vᵀ), and for
+        // a full U the completed basis in f64.
+        let (r, c) = (rows as u128, cols as u128);
+        let sz = std::mem::size_of::<T>() as u128;
+        let ucols = if want == Vectors::Full { r } else { c };
+        let result = match want {
+            Vectors::None => 0,
+            _ => (r * ucols + c * c) * sz + r * ucols * 8,
+        };
+        check_host_memory(
+            2 * r * c * sz + result,
+            &format!(
+                "SVD of {m} x {n}{}",
+                match want {
+                    Vectors::Full => " with full U and Vᵀ",
+                    Vectors::Thin => " with U and Vᵀ",
+                    Vectors::None => "",
+                }
+            ),
+        )?;
+    }
     let extra = match method {
         SvdPrecondition::None => 0,
         // (A kept for U Σ = A V: rows × cols more.)
@@ -898,7 +952,9 @@ fn finish<T: Scalar, K: SvdKernels<T>>(
     let w = k.mat_download(w)?;
     let v = k.mat_download(v)?;
     let uw = |i: usize, l: usize| w[order[l] * rows + i].wide() * inv[l];
-    let mut known = vec![0.0f64; rows * nonzero];
+    let mut known = crate::alloc::try_zeroed_vec::<f64>(rows * nonzero, || {
+        format!("U's {nonzero} known columns of {rows} (f64, to complete the basis)")
+    })?;
     if rows > 0 {
         known.par_chunks_mut(rows).enumerate().for_each(|(l, c)| {
             for (i, x) in c.iter_mut().enumerate() {
@@ -906,7 +962,7 @@ fn finish<T: Scalar, K: SvdKernels<T>>(
             }
         });
     }
-    let more = basis::complete(rows, &known, ucols - nonzero);
+    let more = basis::complete(rows, &known, ucols - nonzero)?;
     let t = T::from_f64;
     let u_at = |i: usize, l: usize| {
         if l < nonzero {
@@ -917,11 +973,11 @@ fn finish<T: Scalar, K: SvdKernels<T>>(
     };
     let vw_at = |i: usize, l: usize| t(v[order[l] * cols + i].wide());
     if !f.transposed {
-        result.u = Some(dense_tiled(rows, ucols, u_at));
-        result.vt = Some(dense_tiled(cols, cols, |l, j| vw_at(j, l)));
+        result.u = Some(dense_tiled(rows, ucols, u_at)?);
+        result.vt = Some(dense_tiled(cols, cols, |l, j| vw_at(j, l))?);
     } else {
-        result.u = Some(dense_tiled(cols, cols, vw_at));
-        result.vt = Some(dense_tiled(ucols, rows, |l, j| u_at(j, l)));
+        result.u = Some(dense_tiled(cols, cols, vw_at)?);
+        result.vt = Some(dense_tiled(ucols, rows, |l, j| u_at(j, l))?);
     }
     Ok(result)
 }
