@@ -775,7 +775,8 @@ fn nan_max(a: f64, b: f64) -> f64 {
 }
 
 /// The QR accuracy contract: `max |QᵀQ − I| ≤ 4 ε max(m, n)` (+ 4ε), `max |Q R − A| ≤ 10 ε
-/// max(m, n) ‖A‖_F`, `R` exactly zero below its diagonal. Returns the two errors.
+/// max(m, n) ‖A‖_F`, `R` exactly zero below its diagonal, and, with or without `Q`,
+/// `|(RᵀR − AᵀA)_ij| ≤ 10 ε max(m, n) ‖a_i‖ ‖a_j‖`. Returns the two errors.
 pub fn qr_validity<T: Scalar>(a: DenseView<'_, T>, f: &QrFactors<T>) -> Result<(f64, f64), String> {
     let (m, n) = a.shape();
     let k = m.min(n);
@@ -794,6 +795,35 @@ pub fn qr_validity<T: Scalar>(a: DenseView<'_, T>, f: &QrFactors<T>) -> Result<(
             }
         }
     }
+    // R on its own: RᵀR = AᵀA (Q orthogonal), entry (i, j) within 10 ε max(m, n) ‖a_i‖ ‖a_j‖
+    // (the column-scaled backward error of Householder and Givens QR), in f64: O(m n²),
+    // the cost of the factorisation. Sees a wrong R even when Q is not formed.
+    let eps = T::EPS.wide();
+    let cn: Vec<f64> = (0..n)
+        .map(|j| {
+            (0..m)
+                .map(|i| a.get(i, j).wide().powi(2))
+                .sum::<f64>()
+                .sqrt()
+        })
+        .collect();
+    let rb = 10.0 * eps * m.max(n).max(1) as f64;
+    for i in 0..n {
+        for j in i..n {
+            let ata: f64 = (0..m)
+                .map(|l| a.get(l, i).wide() * a.get(l, j).wide())
+                .sum();
+            let rtr: f64 = (0..r.rows())
+                .map(|l| r.get(l, i).wide() * r.get(l, j).wide())
+                .sum();
+            let bound = rb * cn[i] * cn[j] + T::min_positive_value().wide();
+            if !((rtr - ata).abs() <= bound) {
+                return Err(format!(
+                    "(RᵀR)({i}, {j}) = {rtr:e}, (AᵀA)({i}, {j}) = {ata:e} (bound {bound:.2e})"
+                ));
+            }
+        }
+    }
     let Some(q) = &f.q else {
         return Ok((0.0, 0.0));
     };
@@ -806,7 +836,6 @@ pub fn qr_validity<T: Scalar>(a: DenseView<'_, T>, f: &QrFactors<T>) -> Result<(
             n
         ));
     }
-    let eps = T::EPS.wide();
     let qc = q.cols();
     let mut orth = 0.0f64;
     for p in 0..qc {
@@ -953,6 +982,21 @@ mod tests {
         y[137 * 200 + 3] = 0.01;
         let e = gram_error(&y, 200, 200, 1);
         assert!(e > 1e-3, "{e}");
+    }
+
+    #[test]
+    fn qr_validity_checks_r_without_q() {
+        let a = Dense::from_vec(3, 2, vec![2.0f64, 1.0, 0.0, 3.0, 0.0, 0.0]).unwrap();
+        let r = |v: Vec<f64>| QrFactors {
+            q: None,
+            r: Dense::from_vec(2, 2, v).unwrap(),
+        };
+        assert!(qr_validity(a.view(), &r(vec![2.0, 1.0, 0.0, 3.0])).is_ok());
+        // a row's sign is free
+        assert!(qr_validity(a.view(), &r(vec![-2.0, -1.0, 0.0, 3.0])).is_ok());
+        // triangular, but not A's R
+        assert!(qr_validity(a.view(), &r(vec![2.0, 1.0, 0.0, 3.001])).is_err());
+        assert!(qr_validity(a.view(), &r(vec![2.0, 1.5, 0.0, 3.0])).is_err());
     }
 
     #[test]

@@ -108,6 +108,14 @@ pub fn checks<B: Svd<f32> + Svd<f64> + Qr<f32> + Qr<f64>>() -> Vec<Check<B>> {
             name: "svd_graded_relative_f32",
             run: graded_relative::<B>,
         },
+        Check {
+            name: "svd_planner_paths_f32",
+            run: planner_paths::<f32, B>,
+        },
+        Check {
+            name: "svd_planner_paths_f64",
+            run: planner_paths::<f64, B>,
+        },
     ]
 }
 
@@ -140,7 +148,9 @@ macro_rules! svd_conformance_tests {
             svd_product_boundary_f64,
             svd_huge_entry_relative_f32,
             svd_huge_entry_relative_f64,
-            svd_graded_relative_f32
+            svd_graded_relative_f32,
+            svd_planner_paths_f32,
+            svd_planner_paths_f64
         );
     };
 }
@@ -688,9 +698,26 @@ fn qr_cases<T: Scalar, B: Qr<T>>(
                 f.q.as_ref().map(|q| q.shape())
             ));
         }
-        svd::qr_validity(at.view(), &f)
-            .map(|_| ())
-            .map_err(|e| format!("{m} x {n} {q:?} {order:?}: {e}"))
+        svd::qr_validity(at.view(), &f).map_err(|e| format!("{m} x {n} {q:?} {order:?}: {e}"))?;
+        // |diag R| against nalgebra's QR (Householder, f64) of the same rounded input: unique
+        // up to sign for full column rank (not with the repeated columns); within
+        // 10 ε max(m, n) ‖A‖_F.
+        if dup {
+            return Ok(());
+        }
+        let af = Dense::from_fn(m, n, |i, j| Scalar::to_f64(at.get(i, j)));
+        let want = af.to_nalgebra().qr().r();
+        let fro = af.as_slice().iter().map(|x| x * x).sum::<f64>().sqrt();
+        let bound = 10.0 * T::EPS.to_f64() * m.max(n) as f64 * fro + 1e-300;
+        for d in 0..m.min(n) {
+            let (got, w) = (Scalar::to_f64(f.r.get(d, d)).abs(), want[(d, d)].abs());
+            if !((got - w).abs() <= bound) {
+                return Err(format!(
+                    "{m} x {n} {q:?} {order:?}: |R({d}, {d})| = {got:e}, nalgebra {w:e} (bound {bound:.2e})"
+                ));
+            }
+        }
+        Ok(())
     })
 }
 
@@ -1044,6 +1071,76 @@ fn graded_relative<B: Svd<f32>>(b: &B) -> Result<(), String> {
                 .collect();
             let want = reference(&Dense::from_vec(m, n, a.clone()).map_err(|e| e.to_string())?);
             relative_all::<f32, B>(b, &format!("{grading}-graded"), (m, n), &a, &want, 16.0)?;
+        }
+    }
+    Ok(())
+}
+
+/// Every branch the planners can choose, forced through [`SvdOptions`] (never left to a
+/// random seed or an environment variable): GPUs' fused rounds (`row_chunks` 1) and split
+/// rounds (2, 3, 8 chunks, and more chunks than rows), so that the rows of `W` and of `V`
+/// (the V-side split: `V` has `cols` rows, fewer than `W`'s) are both divided; odd and
+/// single-column blocks; every preconditioning with the flat and tree (small panels) QR
+/// orders; values only, thin and full vectors; tall, wide (the transposed path) and a
+/// rank-deficient matrix (its noise columns take the pairs' extra inner sweeps). Each result
+/// is checked for validity and against nalgebra's singular values ([`check_one`]).
+fn planner_paths<T: Scalar, B: Svd<T>>(b: &B) -> Result<(), String> {
+    let rank_deficient = |m: usize, n: usize| -> Vec<f64> {
+        let x = normals(901, m * 5);
+        let y = normals(902, 5 * n);
+        (0..m * n)
+            .map(|p| (0..5).map(|l| x[(p / n) * 5 + l] * y[l * n + p % n]).sum())
+            .collect()
+    };
+    let cases: Vec<(&str, usize, usize, Vec<f64>)> = vec![
+        ("tall", 100, 40, normals(903, 100 * 40)),
+        ("wide", 36, 90, normals(904, 36 * 90)),
+        ("rank 5", 90, 36, rank_deficient(90, 36)),
+    ];
+    for (what, m, n, a) in &cases {
+        let (m, n) = (*m, *n);
+        let mut runs: Vec<SvdOptions> = Vec::new();
+        for chunks in [1usize, 2, 3, 8, 1000] {
+            for vectors in [Vectors::None, Vectors::Thin] {
+                runs.push(SvdOptions {
+                    precondition: Some(SvdPrecondition::None),
+                    row_chunks: Some(chunks),
+                    vectors,
+                    ..SvdOptions::default()
+                });
+            }
+        }
+        for pre in [SvdPrecondition::Qr, SvdPrecondition::QrLq] {
+            for order in [
+                QrOrder::Flat,
+                QrOrder::Tree { panel_rows: 4 },
+                QrOrder::Auto,
+            ] {
+                runs.push(SvdOptions {
+                    precondition: Some(pre),
+                    qr_order: order,
+                    row_chunks: Some(3),
+                    vectors: Vectors::Thin,
+                    ..SvdOptions::default()
+                });
+            }
+        }
+        for (block, chunks) in [(3usize, 2usize), (1, 1), (16, 5)] {
+            runs.push(SvdOptions {
+                precondition: Some(SvdPrecondition::None),
+                block_size: Some(block),
+                row_chunks: Some(chunks),
+                vectors: Vectors::Thin,
+                ..SvdOptions::default()
+            });
+        }
+        runs.push(SvdOptions {
+            row_chunks: Some(2),
+            vectors: Vectors::Full,
+            ..SvdOptions::default()
+        });
+        for opts in &runs {
+            check_one::<T, B>(b, m, n, a, opts).map_err(|e| format!("{what} {opts:?}: {e}"))?;
         }
     }
     Ok(())

@@ -78,7 +78,7 @@ mod tests {
                 assert!((d - want).abs() < 1e-14, "({p}, {q}): {d}");
             }
         }
-        assert_eq!(complete(3, &[], 3).len(), 9);
-        assert!(complete(m, &known, 0).is_empty());
+        assert_eq!(complete(3, &[], 3).unwrap().len(), 9);
+        assert!(complete(m, &known, 0).unwrap().is_empty());
     }
 }
