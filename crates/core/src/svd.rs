@@ -817,7 +817,7 @@ pub fn qr_validity<T: Scalar>(a: DenseView<'_, T>, f: &QrFactors<T>) -> Result<(
                 .map(|l| r.get(l, i).wide() * r.get(l, j).wide())
                 .sum();
             let bound = rb * cn[i] * cn[j] + T::min_positive_value().wide();
-            if !((rtr - ata).abs() <= bound) {
+            if (rtr - ata).abs().is_nan() || (rtr - ata).abs() > bound {
                 return Err(format!(
                     "(RᵀR)({i}, {j}) = {rtr:e}, (AᵀA)({i}, {j}) = {ata:e} (bound {bound:.2e})"
                 ));

@@ -38,7 +38,7 @@ pub fn complete(m: usize, known: &[f64], want: usize) -> crate::error::Result<Ve
         }
         reflectors.push(v);
     }
-    let len = m.checked_mul(want).unwrap_or(usize::MAX);
+    let len = m.saturating_mul(want);
     let mut out = crate::alloc::try_zeroed_vec::<f64>(len, || {
         format!("{want} completing columns of {m} (f64)")
     })?;
