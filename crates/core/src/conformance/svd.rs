@@ -609,8 +609,9 @@ fn sweep_limit<B: Svd<f64>>(b: &B) -> Result<(), String> {
     // among themselves (cosines O(1)) until they are orthogonal or negligible. Columns are
     // negligible only where their squares underflow (graded matrices keep every singular
     // value: see `huge_entry`), so the noise takes more sweeps than when columns below
-    // 1e-138 of the largest were dropped (20 then, 26 now).
-    if !full.converged || full.sweeps < 2 || full.sweeps > 30 {
+    // 1e-138 of the largest were dropped (at most 20 sweeps then; 26 on the CPU and 32 on
+    // PoCL now: the noise columns shrink towards underflow before they test orthogonal).
+    if !full.converged || full.sweeps < 2 || full.sweeps > 36 {
         return Err(format!(
             "default: converged {}, sweeps {}",
             full.converged, full.sweeps
