@@ -32,7 +32,7 @@
 //       runs INNER_SWEEPS round-robin Jacobi sweeps on the Gram matrix accumulating
 //       the rotations in Q (NOISE_INNER_SWEEPS when a squared column norm lies in (tiny,
 //       noise_rel gmax], noise_rel = trident_core::svd::noise_level, gmax the largest seen:
-//       gmax_bits[0], the float's bits, raised by every pair to its own largest and kept by
+//       gmax_bits[0], order_key's bits (a float's, a double's top 32), raised by every pair to its own largest and kept by
 //       the host across sweeps), then applies
 //       [w_I w_J] <- [w_I w_J] Q and, when vrows > 0, the same to v (vrows rows).
 //   svd_pair_gram(ulong rows, uint cols, uint b, uint nb, uint round, uint chunks,
@@ -171,10 +171,28 @@ __device__ __forceinline__ int jacobi_rotation(T gpp, T gqq, T gpq, T tol, T tin
     }
     const T zeta = (gqq - gpp) / (T(2) * gpq);
     const T az = fabs(zeta);
-    const T t = az > T(1e15) ? T(0.5) / zeta : copysign(T(1), zeta) / (az + sqrt(T(1) + zeta * zeta));
+    // past 1e15, 1 / (2 zeta) formed without zeta (on graded matrices zeta itself can overflow)
+    const T t = az > T(1e15) ? gpq / (gqq - gpp) : copysign(T(1), zeta) / (az + sqrt(T(1) + zeta * zeta));
     *c = rsqrt(T(1) + t * t);
     *s = *c * t;
     return 1;
+}
+
+// An order-preserving 32-bit key of a non-negative value and back: a float's bits, a double's
+// top 32 bits (a lower bound within 2^-20). The driver scales f64 matrices so that squared
+// column norms reach 2^1020, beyond float: a (float) cast would give inf and make every pair
+// a noise pair.
+__device__ __forceinline__ uint order_key(float x) { return __float_as_uint(x); }
+__device__ __forceinline__ uint order_key(double x) {
+    return (uint)((unsigned long long)__double_as_longlong(x) >> 32);
+}
+template <typename T>
+__device__ __forceinline__ T from_order_key(uint k);
+template <>
+__device__ __forceinline__ float from_order_key<float>(uint k) { return __uint_as_float(k); }
+template <>
+__device__ __forceinline__ double from_order_key<double>(uint k) {
+    return __longlong_as_double((long long)((unsigned long long)k << 32));
 }
 
 // Column of slot t (0 <= t < 2b) of block pair (bi, bj), or -1 when past cols.
@@ -394,7 +412,7 @@ __device__ const T *pair_rotation(PairScratch<T> &s, uint b, T tol, T tiny, T no
         for (uint x = 0; x < p; ++x) {
             gd = fmax(gd, s.g[0][x * LD + x]);
         }
-        const T seen = (T)__uint_as_float(atomicMax(gmax_bits, __float_as_uint((float)gd)));
+        const T seen = from_order_key<T>(atomicMax(gmax_bits, order_key(gd)));
         s.noise = fmax(seen, gd) * noise_rel;
     }
     // Largest cosine of the fresh Gram matrix.

@@ -25,7 +25,7 @@
 //       runs INNER_SWEEPS round-robin Jacobi sweeps on the Gram matrix accumulating
 //       the rotations in Q (NOISE_INNER_SWEEPS when a squared column norm lies in (tiny,
 //       noise_rel gmax], noise_rel = trident_core::svd::noise_level, gmax the largest seen:
-//       gmax_bits[0], the float's bits, raised by every pair to its own largest and kept by
+//       gmax_bits[0], order_key's bits (a float's, a double's top 32), raised by every pair to its own largest and kept by
 //       the host across sweeps), then applies
 //       [w_I w_J] <- [w_I w_J] Q and, when vrows > 0, the same to v (vrows rows).
 //   svd_pair_gram(ulong rows, uint cols, uint b, uint nb, uint round, uint chunks,
@@ -164,6 +164,18 @@ inline void rr_pair(uint n, uint r, uint k, uint *x, uint *y)
     *y = max(i, j);
 }
 
+// An order-preserving 32-bit key of a non-negative REAL and back: a float's bits, a double's
+// top 32 bits (a lower bound within 2^-20). The driver scales f64 matrices so that squared
+// column norms reach 2^1020, beyond float: a (float) cast would give inf and make every pair
+// a noise pair.
+#ifdef TRIDENT_FP64
+inline uint order_key(REAL x) { return (uint)(as_ulong(x) >> 32); }
+inline REAL from_order_key(uint k) { return as_double((ulong)k << 32); }
+#else
+inline uint order_key(REAL x) { return as_uint(x); }
+inline REAL from_order_key(uint k) { return as_float(k); }
+#endif
+
 // The Jacobi rotation of trident_core::svd::jacobi_rotation; returns 0 when none is needed.
 // c = 1 / sqrt(1 + t^2) as rsqrt (within an ulp or two; REORTH restores Q's orthogonality).
 inline int jacobi_rotation(REAL gpp, REAL gqq, REAL gpq, REAL tol, REAL tiny, REAL *c, REAL *s)
@@ -173,7 +185,8 @@ inline int jacobi_rotation(REAL gpp, REAL gqq, REAL gpq, REAL tol, REAL tiny, RE
     }
     const REAL zeta = (gqq - gpp) / ((REAL)2 * gpq);
     const REAL az = fabs(zeta);
-    const REAL t = az > (REAL)1e15 ? (REAL)0.5 / zeta
+    // past 1e15, 1 / (2 zeta) formed without zeta (on graded matrices zeta itself can overflow)
+    const REAL t = az > (REAL)1e15 ? gpq / (gqq - gpp)
                                    : copysign((REAL)1, zeta) / (az + sqrt((REAL)1 + zeta * zeta));
     *c = rsqrt((REAL)1 + t * t);
     *s = *c * t;
@@ -397,7 +410,7 @@ inline __local REAL *pair_rotation(__local struct PairScratch *s, __local REAL *
         for (uint x = 0; x < p; ++x) {
             gd = fmax(gd, s->g[0][x * LD + x]);
         }
-        const REAL seen = (REAL)as_float(atomic_max(gmax_bits, as_uint((float)gd)));
+        const REAL seen = from_order_key(atomic_max(gmax_bits, order_key(gd)));
         s->noise = fmax(seen, gd) * noise_rel;
     }
     // Largest cosine of the fresh Gram matrix.

@@ -153,18 +153,18 @@ pub(crate) fn gemm_cm<T: Scalar + LinalgScalar>(
 #[inline]
 fn jacobi_rotation<T: Scalar>(gpp: T, gqq: T, gpq: T, tol: T) -> Option<(T, T)> {
     let tiny = negligible_gram::<T>();
-    if !(gpp > tiny && gqq > tiny) || gpq.abs() <= tol * (gpp * gqq).sqrt() {
+    if !(gpp > tiny && gqq > tiny) || gpq.abs() <= tol * gpp.sqrt() * gqq.sqrt() {
         return None;
     }
     let zeta = (gqq - gpp) / (gpq + gpq);
     let za = zeta.abs();
     let big = T::one() / T::EPS.sqrt();
-    let h = if za < big {
-        (T::one() + za * za).sqrt()
+    let t = if za < big {
+        T::one().copysign(zeta) / (za + (T::one() + za * za).sqrt())
     } else {
-        za
+        // 1 / (2ζ), formed without ζ: on graded matrices ζ itself can overflow
+        gpq / (gqq - gpp)
     };
-    let t = T::one().copysign(zeta) / (za + h);
     let c = T::one() / (T::one() + t * t).sqrt();
     Some((c, c * t))
 }

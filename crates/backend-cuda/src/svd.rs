@@ -546,7 +546,7 @@ impl<T: CudaScalar> SvdKernels<T> for Cuda {
         let (m, n) = a.shape();
         if a.stride() != n || m == 0 || n == 0 {
             // Not one contiguous block (or empty): the host changes the layout.
-            let cm = trident_core::svd::driver::to_col_major(a, transpose, scale);
+            let cm = trident_core::svd::driver::to_col_major(a, transpose, scale)?;
             let (rows, cols) = if transpose { (n, m) } else { (m, n) };
             return self.cmat(rows, cols, Some(&cm));
         }

@@ -580,7 +580,7 @@ impl<T: ClScalar> SvdKernels<T> for OpenCl {
         let (rows, cols) = if transpose { (n, m) } else { (m, n) };
         if a.stride() != n || m == 0 || n == 0 {
             // Not one contiguous block (or empty): the host changes the layout.
-            return self.mat(rows, cols, Some(&to_col_major(a, transpose, scale)));
+            return self.mat(rows, cols, Some(&to_col_major(a, transpose, scale)?));
         }
         let kernel = self.svd_kernel::<T>("svd_from_rows")?;
         let src = self.mat::<T>(m, n, Some(&a.data()[..m * n]))?;

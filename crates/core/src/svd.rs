@@ -6,8 +6,12 @@
 //! # Algorithm (the same on every backend)
 //!
 //! The matrix is first brought to `rows ≥ cols` (an `m × n` matrix with `m < n` is factored
-//! through its transpose) and scaled by a power of two so that its largest entry lies in
-//! `[0.5, 1)` (exact; it keeps the Gram entries of any finite input away from overflow). Then,
+//! through its transpose) and scaled by an exact power of two so that `‖A‖_F²`, which bounds
+//! every squared column norm and Gram entry of every stage, lies just below the largest
+//! finite value ([`driver::working_scale`]): no Gram entry can overflow, and the squares of
+//! small columns stay above the underflow threshold as far as the exponent range allows (a
+//! matrix with one entry `10³⁰` times the rest in f32 keeps its small singular values to
+//! full relative accuracy). Then,
 //! depending on [`SvdPrecondition`]:
 //!
 //! - `None`: one-sided Jacobi on the working matrix `W` itself;
@@ -319,8 +323,9 @@ pub fn round_robin_pair(nb: usize, r: usize, k: usize) -> (usize, usize) {
 /// `g_pq` orthogonal by `a_p' = c a_p − s a_q`, `a_q' = s a_p + c a_q`, or `None` when the
 /// pair already is: `|g_pq| ≤ tol √g_pp √g_qq`, or a column is negligible
 /// ([`negligible_gram`]). `t = sign(ζ) / (|ζ| + √(1 + ζ²))` with `ζ = (g_qq − g_pp) /
-/// (2 g_pq)`, the smaller angle (`1 / (2ζ)`, the same to working precision, past `|ζ| =
-/// 10¹⁵`, where `ζ²` could overflow), and `c = 1 / √(1 + t²)`. The GPU kernels compute the
+/// (2 g_pq)`, the smaller angle (`1 / (2ζ) = g_pq / (g_qq − g_pp)`, the same to working
+/// precision, past `|ζ| = 10¹⁵`, where `ζ²` (or, on graded matrices, `ζ` itself) could
+/// overflow), and `c = 1 / √(1 + t²)`. The GPU kernels compute the
 /// same formula (`c` by `rsqrt`, within an ulp or two).
 pub fn jacobi_rotation<T: Scalar>(gpp: T, gqq: T, gpq: T, tol: T) -> Option<(T, T)> {
     let tiny = negligible_gram::<T>();
@@ -331,7 +336,8 @@ pub fn jacobi_rotation<T: Scalar>(gpp: T, gqq: T, gpq: T, tol: T) -> Option<(T, 
     let two = one + one;
     let zeta = (gqq - gpp) / (two * gpq);
     let t = if zeta.abs() > T::from_f64(1e15) {
-        one / (two * zeta)
+        // 1 / (2ζ), formed without ζ: on graded matrices ζ itself can overflow.
+        gpq / (gqq - gpp)
     } else {
         one.copysign(zeta) / (zeta.abs() + (one + zeta * zeta).sqrt())
     };
@@ -371,12 +377,18 @@ pub fn reorthonormalise<T: Scalar>(q: &mut [T], p: usize) {
 
 /// Squared column norms at or below this count as zero columns: they are never rotated nor
 /// tested for convergence, and [`driver`] gives them singular value 0 and a completed `U`
-/// column. `min_positive / ε²` (f32: 8.3e-25, f64: 4.5e-277): above it, a Gram entry keeps
-/// full relative precision (below it, subnormal Gram entries make cosines meaningless). The
-/// driver scales the matrix so that its largest entry is in `[0.5, 1)`, so these columns are
-/// below `ε · ‖A‖` by many orders of magnitude. The GPU kernels use the same constant.
+/// column. `min_positive / √ε` (f32: 2^-114.5, about 3.4e-35; f64: 2^-996, about 1.5e-300):
+/// the smallest normal number with a margin, so that a Gram entry of two columns above it
+/// carries at most `rows · 2^-149` (f32) of absolute error from subnormal products, a cosine
+/// error far below any tolerance. The driver scales the matrix by a power of two so that its
+/// Frobenius norm squared lies just below the largest finite value
+/// ([`driver::working_scale`]): columns are zeroed only when their norm is below about
+/// `2^-119` (f32, 1.5e-36) or `2^-1008` (f64, 1e-303) of `‖A‖_F`, i.e. only where their squares cannot be
+/// represented at all, and every singular value a relatively accurate Jacobi can resolve
+/// (graded matrices, one entry far larger than the rest) is kept. The GPU kernels take the
+/// same constant from the host.
 pub fn negligible_gram<T: Scalar>() -> T {
-    T::min_positive_value() / (T::EPS * T::EPS)
+    T::min_positive_value() / T::EPS.sqrt()
 }
 
 /// Checks that every entry is finite; the error names the first bad one.
@@ -405,9 +417,11 @@ pub fn values_tolerance<T: Scalar>(m: usize, n: usize) -> Tolerance {
 /// [`validity`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Validity {
-    /// `max |UᵀU − I|` (0 when `U` was not formed).
+    /// `max |UᵀU − I|` (0 when `U` was not formed); for a full `U` with more columns than
+    /// singular values, every entry involving the first `k` columns and random-sign probes of the rest
+    /// (see [`validity`]).
     pub u_orth: f64,
-    /// `max |V Vᵀ − I|` (0 when `V` was not formed).
+    /// `max |V Vᵀ − I|` (0 when `V` was not formed), likewise.
     pub v_orth: f64,
     /// `max |U Σ Vᵀ − A|` (0 when vectors were not formed).
     pub residual: f64,
@@ -417,6 +431,18 @@ pub struct Validity {
     pub residual_bound: f64,
     /// The `‖A‖₂` used (`max(s_0, ‖A‖_F / √min(m, n))`, in f64).
     pub norm: f64,
+    /// The largest per-value residual, relative to its own scale: for `m ≥ n`,
+    /// `max_i ‖A v_i − s_i u_i‖ / (ε (Σ_j ‖A e_j‖ |v_ij| + s_i))`; for `m < n` the same with
+    /// `Aᵀ`, `u_i`, `v_i` and the row norms (0 when vectors were not formed). One-sided
+    /// Jacobi's backward error is column-scaled, so this stays small for every value, the
+    /// smallest of a graded matrix included: a small singular value returned as 0 (or
+    /// otherwise wrong) makes it about `σ_i / (ε · scale)`, far above the bound, where the
+    /// absolute residual `max |U Σ Vᵀ − A|` cannot see it.
+    pub value_residual: f64,
+    /// The index `i` of [`Self::value_residual`].
+    pub value_index: usize,
+    /// Bound on [`Self::value_residual`]: `10 · max(min(m, n), 32)`.
+    pub value_bound: f64,
 }
 
 impl Validity {
@@ -426,6 +452,7 @@ impl Validity {
         if ok(self.u_orth, self.orth_bound)
             && ok(self.v_orth, self.orth_bound)
             && ok(self.residual, self.residual_bound)
+            && ok(self.value_residual, self.value_bound)
         {
             Ok(())
         } else {
@@ -438,8 +465,16 @@ impl std::fmt::Display for Validity {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "max|UᵀU−I| {:.2e}, max|VVᵀ−I| {:.2e} (bound {:.2e}); max|UΣVᵀ−A| {:.2e} (bound {:.2e}, ‖A‖₂ {:.3e})",
-            self.u_orth, self.v_orth, self.orth_bound, self.residual, self.residual_bound, self.norm
+            "max|UᵀU−I| {:.2e}, max|VVᵀ−I| {:.2e} (bound {:.2e}); max|UΣVᵀ−A| {:.2e} (bound {:.2e}, ‖A‖₂ {:.3e}); per value ‖Av_i−s_iu_i‖/(ε·scale_i) {:.3} at i = {} (bound {:.0})",
+            self.u_orth,
+            self.v_orth,
+            self.orth_bound,
+            self.residual,
+            self.residual_bound,
+            self.norm,
+            self.value_residual,
+            self.value_index,
+            self.value_bound
         )
     }
 }
@@ -454,10 +489,21 @@ pub fn v_orth_bound<T: Scalar>(m: usize, n: usize) -> f64 {
     T::EPS.wide() * m.min(n).max(64) as f64 / 4.0
 }
 
+/// Random-sign probes of the orthogonality of a full factor's columns beyond the first `k`
+/// (see [`validity`]).
+pub const ORTH_PROBES: usize = 4;
+
 /// The SVD accuracy contract (after the HPEC 2006 seed), in f64: `max |UᵀU − I|` and
 /// `max |V Vᵀ − I|` within `4 ε max(m, n, 32)` (+ 4ε; the 32 is [`TOL_MIN_ROWS`]), `max |U Σ Vᵀ − A| ≤ 10 ε min(m, n) ‖A‖₂`,
-/// singular values finite, non-negative and descending, and shapes as requested. The
-/// conformance suite, the benchmarks and the CLI all call this. Cost `O(m n k)`.
+/// every singular value's own residual within its column-scaled backward-error bound
+/// ([`Validity::value_residual`]), singular values finite, non-negative and descending, and
+/// shapes as requested. The conformance suite, the benchmarks and the CLI all call this.
+///
+/// Cost `O(m n k)` for the residuals; the orthogonality of a thin factor is checked entry by
+/// entry (`O(m k²)`), of a full one (`m × m` with `m > k`) every entry in the first `k`
+/// columns' rows of `UᵀU` (`O(m² k)`, the cost of forming that factor) and the rest by
+/// [`ORTH_PROBES`] random-sign probes (`O(m²)` each): never the `O(m³)` of all of `UᵀU`. Working
+/// memory: the factors in f64 (fallible: an error names the bytes).
 pub fn validity<T: Scalar>(a: DenseView<'_, T>, r: &SvdResult<T>) -> Result<Validity, String> {
     let (m, n) = a.shape();
     let k = m.min(n);
@@ -476,11 +522,8 @@ pub fn validity<T: Scalar>(a: DenseView<'_, T>, r: &SvdResult<T>) -> Result<Vali
         return Err(format!("s[{bad}] = {}", r.s[bad]));
     }
     let eps = T::EPS.wide();
-    let fro = (0..m)
-        .flat_map(|i| a.row(i).iter())
-        .map(|v| v.wide().powi(2))
-        .sum::<f64>()
-        .sqrt();
+    // ‖A‖_F without overflow (f64 entries near 1e300), and every column's and row's norm
+    let (_, fro) = driver::finite_max_abs(a, "validity").map_err(|e| e.to_string())?;
     let norm =
         r.s.first()
             .map_or(0.0, |s| s.wide())
@@ -492,6 +535,9 @@ pub fn validity<T: Scalar>(a: DenseView<'_, T>, r: &SvdResult<T>) -> Result<Vali
         orth_bound: 4.0 * eps * m.max(n).max(TOL_MIN_ROWS) as f64 + 4.0 * eps,
         residual_bound: 10.0 * eps * k.max(1) as f64 * norm + T::min_positive_value().wide(),
         norm,
+        value_residual: 0.0,
+        value_index: 0,
+        value_bound: 10.0 * k.max(TOL_MIN_ROWS) as f64,
     };
     let (u, vt) = match (&r.u, &r.vt) {
         (None, None) => return Ok(out),
@@ -510,19 +556,26 @@ pub fn validity<T: Scalar>(a: DenseView<'_, T>, r: &SvdResult<T>) -> Result<Vali
             vt.cols()
         ));
     }
+    let alloc = |len: usize, what: &str| {
+        crate::alloc::try_zeroed_vec::<f64>(len, || format!("the SVD check's {what}"))
+            .map_err(|e| e.to_string())
+    };
     // In f64, rows in parallel and every inner loop over contiguous memory: the check must
     // stay cheap beside the SVD itself at n = 4096.
-    let vf: Vec<f64> = vt.as_slice().iter().map(|v| v.wide()).collect();
+    let mut vf = alloc(vrows * n, "copy of Vᵀ")?;
+    vf.par_iter_mut()
+        .zip(vt.as_slice().par_iter())
+        .for_each(|(x, v)| *x = v.wide());
     // Uᵀ, so that U's columns are contiguous.
-    let mut ut = vec![0.0f64; ucols * m];
+    let mut ut = alloc(ucols * m, "copy of Uᵀ")?;
     for (i, row) in u.as_slice().chunks_exact(ucols.max(1)).enumerate().take(m) {
         for (p, v) in row.iter().enumerate() {
             ut[p * m + i] = v.wide();
         }
     }
-    out.u_orth = gram_error(&ut, ucols, m);
+    out.u_orth = gram_error(&ut, ucols, m, k);
     // V Vᵀ − I, as rows of Vᵀ (Vᵀ's rows are V's columns)
-    out.v_orth = gram_error(&vf, vrows, n);
+    out.v_orth = gram_error(&vf, vrows, n, k);
     let s: Vec<f64> = r.s.iter().map(|v| v.wide()).collect();
     out.residual = (0..m)
         .into_par_iter()
@@ -539,25 +592,177 @@ pub fn validity<T: Scalar>(a: DenseView<'_, T>, r: &SvdResult<T>) -> Result<Vali
                 .fold(0.0, |e, (xj, aj)| nan_max(e, (xj - aj.wide()).abs()))
         })
         .reduce(|| 0.0, nan_max);
+    // Per-value residuals, in the working orientation (columns of A for m ≥ n, of Aᵀ else).
+    let (ratio, at) = value_residuals(a, &s, &ut, &vf, eps)?;
+    out.value_residual = ratio;
+    out.value_index = at;
     Ok(out)
 }
 
+/// `max_i ‖A v_i − s_i u_i‖ / (ε (Σ_j ‖A e_j‖ |v_ij| + s_i))` (`m ≥ n`; else with `Aᵀ`, `u`,
+/// `v` and the rows exchanged) and its `i`, for `U`'s columns as rows of `ut` (`m` long) and
+/// `Vᵀ`'s rows in `vf` (`n` long). Everything is computed relative to `‖A‖_F`'s power of two
+/// (the entries of an f64 matrix may be near 1e300). NaN propagates.
+fn value_residuals<T: Scalar>(
+    a: DenseView<'_, T>,
+    s: &[f64],
+    ut: &[f64],
+    vf: &[f64],
+    eps: f64,
+) -> Result<(f64, usize), String> {
+    let (m, n) = a.shape();
+    let k = s.len();
+    if k == 0 {
+        return Ok((0.0, 0));
+    }
+    let (_, fro) = driver::finite_max_abs(a, "validity").map_err(|e| e.to_string())?;
+    // an exact power of two near 1 / ‖A‖_F (A's entries may be near f64's limits)
+    let sc = if fro > 1e-300 {
+        1.0 / 2f64.powi(fro.log2().ceil() as i32)
+    } else {
+        1.0
+    };
+    // x_i = A v_i (m long) for m ≥ n, or Aᵀ u_i (n long); scale_i = Σ_j ‖A e_j‖ |v_ij|
+    let tall = m >= n;
+    let (len, olen) = if tall { (m, n) } else { (n, m) };
+    // the working columns' norms: columns of A (tall) or rows of A
+    let mut cn = vec![0.0f64; olen];
+    let mut prod =
+        crate::alloc::try_zeroed_vec::<f64>(k * len, || "the SVD check's products A V".to_string())
+            .map_err(|e| e.to_string())?;
+    for i in 0..m {
+        let row = a.row(i);
+        for (j, v) in row.iter().enumerate() {
+            let x = v.wide() * sc;
+            if tall {
+                cn[j] += x * x;
+            } else {
+                cn[i] += x * x;
+            }
+        }
+    }
+    cn.iter_mut().for_each(|c| *c = c.sqrt());
+    // rows of A in parallel would race on prod's columns for the wide case: go by value
+    prod.par_chunks_mut(len).enumerate().for_each(|(l, x)| {
+        for i in 0..m {
+            let row = a.row(i);
+            if tall {
+                let v = &vf[l * n..(l + 1) * n];
+                x[i] = row
+                    .iter()
+                    .zip(v)
+                    .map(|(aij, vj)| aij.wide() * sc * vj)
+                    .sum();
+            } else {
+                let ui = ut[l * m + i];
+                for (xj, aij) in x.iter_mut().zip(row) {
+                    *xj += aij.wide() * sc * ui;
+                }
+            }
+        }
+    });
+    let mut worst = (0.0f64, 0usize);
+    for l in 0..k {
+        let (y, w) = if tall {
+            (&ut[l * m..(l + 1) * m], &vf[l * n..(l + 1) * n])
+        } else {
+            (&vf[l * n..(l + 1) * n], &ut[l * m..(l + 1) * m])
+        };
+        let sl = s[l] * sc;
+        let res = prod[l * len..(l + 1) * len]
+            .iter()
+            .zip(y)
+            .map(|(x, yi)| (x - sl * yi).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        let scale = w.iter().zip(&cn).map(|(wj, c)| wj.abs() * c).sum::<f64>() + sl;
+        let ratio = if res == 0.0 {
+            0.0
+        } else {
+            res / (eps * scale.max(f64::MIN_POSITIVE))
+        };
+        if ratio.is_nan() {
+            return Ok((f64::NAN, l));
+        }
+        if ratio > worst.0 {
+            worst = (ratio, l);
+        }
+    }
+    Ok(worst)
+}
+
 /// `max |X Xᵀ − I|` of the `rows × len` row-major `x`, rows in parallel; NaN propagates.
-fn gram_error(x: &[f64], rows: usize, len: usize) -> f64 {
-    (0..rows)
+/// Every entry in the first `exact` rows of `X Xᵀ` (`O(exact · rows · len)`); among the other
+/// rows (a full factor's completion) [`ORTH_PROBES`] random-sign probes `z = (X_c X_cᵀ − I) s`
+/// (`O(rows · len)` each), `max |z_p|`: for any `E = X_c X_cᵀ − I`, `E[z_p²] = Σ_q E_pq² ≥
+/// max_q E_pq²`, so one entry out of bound anywhere shows in every probe, while rounding
+/// noise of `ε` per entry gives about `ε √rows`, inside the `4 ε rows` bound.
+fn gram_error(x: &[f64], rows: usize, len: usize, exact: usize) -> f64 {
+    let exact = exact.min(rows);
+    let dot = |p: usize, q: usize| -> f64 {
+        x[p * len..(p + 1) * len]
+            .iter()
+            .zip(&x[q * len..(q + 1) * len])
+            .map(|(a, b)| a * b)
+            .sum()
+    };
+    let head = (0..exact)
         .into_par_iter()
         .map(|p| {
-            let xp = &x[p * len..(p + 1) * len];
             (p..rows).fold(0.0, |e, q| {
-                let d: f64 = xp
-                    .iter()
-                    .zip(&x[q * len..(q + 1) * len])
-                    .map(|(a, b)| a * b)
-                    .sum();
-                nan_max(e, (d - if p == q { 1.0 } else { 0.0 }).abs())
+                nan_max(e, (dot(p, q) - if p == q { 1.0 } else { 0.0 }).abs())
             })
         })
-        .reduce(|| 0.0, nan_max)
+        .reduce(|| 0.0, nan_max);
+    let rest = rows - exact;
+    if rest == 0 {
+        return head;
+    }
+    if rest <= ORTH_PROBES {
+        let tail = (exact..rows)
+            .flat_map(|p| (p..rows).map(move |q| (p, q)))
+            .fold(0.0, |e, (p, q)| {
+                nan_max(e, (dot(p, q) - if p == q { 1.0 } else { 0.0 }).abs())
+            });
+        return nan_max(head, tail);
+    }
+    let mut next = crate::testing::xorshift(0x9e37_79b9_7f4a_7c15);
+    let mut worst = head;
+    for _ in 0..ORTH_PROBES {
+        let sign: Vec<f64> = (0..rest)
+            .map(|_| if next() >> 63 == 0 { 1.0 } else { -1.0 })
+            .collect();
+        // y = X_cᵀ s (len long), then z_p = X_p · y − s_p
+        let y = (0..rest)
+            .into_par_iter()
+            .fold(
+                || vec![0.0f64; len],
+                |mut y, t| {
+                    let xp = &x[(exact + t) * len..(exact + t + 1) * len];
+                    for (yi, xi) in y.iter_mut().zip(xp) {
+                        *yi += sign[t] * xi;
+                    }
+                    y
+                },
+            )
+            .reduce(
+                || vec![0.0f64; len],
+                |mut a, b| {
+                    a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            );
+        let z = (0..rest)
+            .into_par_iter()
+            .map(|t| {
+                let xp = &x[(exact + t) * len..(exact + t + 1) * len];
+                let d: f64 = xp.iter().zip(&y).map(|(a, b)| a * b).sum();
+                (d - sign[t]).abs()
+            })
+            .reduce(|| 0.0, nan_max);
+        worst = nan_max(worst, z);
+    }
+    worst
 }
 
 /// `max` that propagates NaN.
@@ -570,7 +775,8 @@ fn nan_max(a: f64, b: f64) -> f64 {
 }
 
 /// The QR accuracy contract: `max |QᵀQ − I| ≤ 4 ε max(m, n)` (+ 4ε), `max |Q R − A| ≤ 10 ε
-/// max(m, n) ‖A‖_F`, `R` exactly zero below its diagonal. Returns the two errors.
+/// max(m, n) ‖A‖_F`, `R` exactly zero below its diagonal, and, with or without `Q`,
+/// `|(RᵀR − AᵀA)_ij| ≤ 10 ε max(m, n) ‖a_i‖ ‖a_j‖`. Returns the two errors.
 pub fn qr_validity<T: Scalar>(a: DenseView<'_, T>, f: &QrFactors<T>) -> Result<(f64, f64), String> {
     let (m, n) = a.shape();
     let k = m.min(n);
@@ -589,6 +795,35 @@ pub fn qr_validity<T: Scalar>(a: DenseView<'_, T>, f: &QrFactors<T>) -> Result<(
             }
         }
     }
+    // R on its own: RᵀR = AᵀA (Q orthogonal), entry (i, j) within 10 ε max(m, n) ‖a_i‖ ‖a_j‖
+    // (the column-scaled backward error of Householder and Givens QR), in f64: O(m n²),
+    // the cost of the factorisation. Sees a wrong R even when Q is not formed.
+    let eps = T::EPS.wide();
+    let cn: Vec<f64> = (0..n)
+        .map(|j| {
+            (0..m)
+                .map(|i| a.get(i, j).wide().powi(2))
+                .sum::<f64>()
+                .sqrt()
+        })
+        .collect();
+    let rb = 10.0 * eps * m.max(n).max(1) as f64;
+    for i in 0..n {
+        for j in i..n {
+            let ata: f64 = (0..m)
+                .map(|l| a.get(l, i).wide() * a.get(l, j).wide())
+                .sum();
+            let rtr: f64 = (0..r.rows())
+                .map(|l| r.get(l, i).wide() * r.get(l, j).wide())
+                .sum();
+            let bound = rb * cn[i] * cn[j] + T::min_positive_value().wide();
+            if (rtr - ata).abs().is_nan() || (rtr - ata).abs() > bound {
+                return Err(format!(
+                    "(RᵀR)({i}, {j}) = {rtr:e}, (AᵀA)({i}, {j}) = {ata:e} (bound {bound:.2e})"
+                ));
+            }
+        }
+    }
     let Some(q) = &f.q else {
         return Ok((0.0, 0.0));
     };
@@ -601,7 +836,6 @@ pub fn qr_validity<T: Scalar>(a: DenseView<'_, T>, f: &QrFactors<T>) -> Result<(
             n
         ));
     }
-    let eps = T::EPS.wide();
     let qc = q.cols();
     let mut orth = 0.0f64;
     for p in 0..qc {
@@ -674,6 +908,95 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `[[H, 0], [0, B]]` (B 5 × 3 of order one, H = 1e15) with its exact SVD built from
+    /// nalgebra's of B; returns the matrix and the result.
+    fn block_case() -> (Dense<f64>, SvdResult<f64>) {
+        let (m, n, h) = (6usize, 4usize, 1e15);
+        let b = Dense::from_fn(5, 3, |i, j| {
+            ((i * 7 + j * 3) % 5) as f64 - 2.0 + 0.1 * j as f64
+        });
+        let bs = b.to_nalgebra().svd(true, true);
+        let (bu, bvt) = (bs.u.unwrap(), bs.v_t.unwrap());
+        let a = Dense::from_fn(m, n, |i, j| match (i, j) {
+            (0, 0) => h,
+            (0, _) | (_, 0) => 0.0,
+            _ => b.get(i - 1, j - 1),
+        });
+        let mut s = vec![h];
+        s.extend(bs.singular_values.iter());
+        let u = Dense::from_fn(m, n, |i, l| match (i, l) {
+            (0, 0) => 1.0,
+            (0, _) | (_, 0) => 0.0,
+            _ => bu[(i - 1, l - 1)],
+        });
+        let vt = Dense::from_fn(n, n, |l, j| match (l, j) {
+            (0, 0) => 1.0,
+            (0, _) | (_, 0) => 0.0,
+            _ => bvt[(l - 1, j - 1)],
+        });
+        let r = SvdResult {
+            s,
+            u: Some(u),
+            vt: Some(vt),
+            sweeps: 1,
+            off: 0.0,
+            converged: true,
+            precondition: SvdPrecondition::None,
+            tol: 1e-15,
+        };
+        (a, r)
+    }
+
+    #[test]
+    fn validity_sees_small_singular_values_returned_as_zero() {
+        let (a, good) = block_case();
+        let v = validity(a.view(), &good).unwrap();
+        v.check().unwrap();
+        // σ₂… = 0, as the absolute thresholds once gave: U Σ Vᵀ − A is B, within the
+        // absolute bound 10 ε k ‖A‖ (about 2.7 here), but every small value's own residual
+        // is σ_i against a scale of ε σ_i.
+        let mut bad = good.clone();
+        bad.s[1..].fill(0.0);
+        let v = validity(a.view(), &bad).unwrap();
+        assert!(v.residual <= v.residual_bound, "{v}");
+        assert!(v.check().is_err(), "{v}");
+        assert!(v.value_residual > 1e10 && v.value_index >= 1, "{v}");
+        // a small value 1% off
+        let mut off = good;
+        off.s[2] *= 1.01;
+        assert!(validity(a.view(), &off).unwrap().check().is_err());
+    }
+
+    #[test]
+    fn full_factor_orthogonality_is_sampled_yet_sees_a_bad_column() {
+        // 200 x 200 identity as a "full U" with two columns (not among the first k = 1)
+        // bent: the probes see it.
+        let x: Vec<f64> = (0..200 * 200)
+            .map(|p| if p / 200 == p % 200 { 1.0 } else { 0.0 })
+            .collect();
+        assert_eq!(gram_error(&x, 200, 200, 1), 0.0);
+        let mut y = x.clone();
+        y[137 * 200 + 137] = 1.001; // its own norm: only a sampled or exact row sees it
+        y[137 * 200 + 3] = 0.01;
+        let e = gram_error(&y, 200, 200, 1);
+        assert!(e > 1e-3, "{e}");
+    }
+
+    #[test]
+    fn qr_validity_checks_r_without_q() {
+        let a = Dense::from_vec(3, 2, vec![2.0f64, 1.0, 0.0, 3.0, 0.0, 0.0]).unwrap();
+        let r = |v: Vec<f64>| QrFactors {
+            q: None,
+            r: Dense::from_vec(2, 2, v).unwrap(),
+        };
+        assert!(qr_validity(a.view(), &r(vec![2.0, 1.0, 0.0, 3.0])).is_ok());
+        // a row's sign is free
+        assert!(qr_validity(a.view(), &r(vec![-2.0, -1.0, 0.0, 3.0])).is_ok());
+        // triangular, but not A's R
+        assert!(qr_validity(a.view(), &r(vec![2.0, 1.0, 0.0, 3.001])).is_err());
+        assert!(qr_validity(a.view(), &r(vec![2.0, 1.5, 0.0, 3.0])).is_err());
     }
 
     #[test]

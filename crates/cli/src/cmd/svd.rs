@@ -173,11 +173,16 @@ where
     let r = b.svd_on(&a, &opts)?;
     let secs = t.elapsed().as_secs_f64();
     crate::outln!(
-        "method {}: {} sweeps ({:.3} ms per sweep), {:.3} ms in all",
+        "method {}{}: {} sweeps ({:.3} ms per sweep), {:.3} ms in all",
         match r.precondition {
-            SvdPrecondition::None => "jacobi",
+            SvdPrecondition::None => "none (Jacobi on A)",
             SvdPrecondition::Qr => "qr (Jacobi on R)",
             SvdPrecondition::QrLq => "qrlq (Jacobi on L)",
+        },
+        if pre.is_none() {
+            ", chosen by auto"
+        } else {
+            ""
         },
         r.sweeps,
         secs * 1e3 / r.sweeps.max(1) as f64,

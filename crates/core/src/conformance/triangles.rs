@@ -56,6 +56,10 @@ pub fn checks<B: TriangleCount>() -> Vec<Check<B>> {
             name: "triangles_every_gpu_plan",
             run: every_gpu_plan::<B>,
         },
+        Check {
+            name: "triangles_every_gpu_kernel_small",
+            run: every_gpu_kernel_small::<B>,
+        },
     ]
 }
 
@@ -72,7 +76,8 @@ macro_rules! triangles_conformance_tests {
             triangles_random_vs_brute_force,
             triangles_long_rows,
             triangles_empty_and_tiny,
-            triangles_every_gpu_plan
+            triangles_every_gpu_plan,
+            triangles_every_gpu_kernel_small
         );
     };
 }
@@ -501,20 +506,67 @@ fn empty_and_tiny<B: TriangleCount>(b: &B) -> Result<(), String> {
     Ok(())
 }
 
-/// Every GPU plan the planner can choose, forced through the options: each binary-search
-/// kernel ([`SearchKernel`]) under `max_groups = 1` (one work-group of every kernel loops
-/// over all its rows or edge chunks, so the shared tables and row caches are reused), and
-/// other limits: `0,0,2` sends every row to the global-bitmap `tc_hash` (two work-groups,
-/// two bitmaps), `8,100,3` moves rows between the three hash bins, and the defaults. Each
-/// runs the long-row graph, random graphs and the small shared graphs with every algorithm,
-/// per node too. The CPU ignores the plan and counts the same graphs.
-fn every_gpu_plan<B: TriangleCount>(b: &B) -> Result<(), String> {
+/// The plans of [`every_gpu_plan`] on two small random graphs only: every triangle kernel
+/// launches (checked by `run.sh sanitize`'s kernel log), small enough for a race detector to
+/// finish (compute-sanitizer racecheck did not finish `triangles_every_gpu_plan` in 150 s).
+fn every_gpu_kernel_small<B: TriangleCount>(b: &B) -> Result<(), String> {
+    // 60 nodes: a 14-clique, a hub joined to every node, and pseudo-random edges (xorshift),
+    // so that rows fall in every hash bin under the forced limits.
+    let n = 60;
+    let mut edges: Vec<(usize, usize)> = Vec::new();
+    for u in 0..14 {
+        for v in u + 1..14 {
+            edges.push((u, v));
+        }
+    }
+    edges.extend((0..n - 1).map(|v| (v, n - 1)));
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..150 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        edges.push(((x % n as u64) as usize, ((x >> 32) % n as u64) as usize));
+    }
+    let per = per_node_from_edges(n, edges.iter().copied())?;
+    let tri = per.iter().sum::<u64>() / 3;
+    let g = Graph::from_edges(n, edges.iter().copied()).map_err(|e| e.to_string())?;
+    let d = b
+        .upload_oriented(OrientedGraph::from_graph(&g).map_err(|e| e.to_string())?)
+        .map_err(|e| format!("small hub graph: {e}"))?;
+    for (limits, searches) in gpu_plans() {
+        for &search in searches {
+            let base = TriangleOptions {
+                search,
+                limits,
+                ..TriangleOptions::default()
+            };
+            for alg in TriangleAlgorithm::FORCED {
+                for per_node in [true, false] {
+                    let got = b
+                        .count_oriented(&d, &opts_on(&base, alg, per_node))
+                        .map_err(|e| format!("small hub graph ({alg}): {e}"))?;
+                    let want = per_node.then_some(&per[..]);
+                    compare(
+                        &format!("small hub graph ({alg}, {base:?})"),
+                        &got,
+                        tri,
+                        want,
+                    )?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The limits and search kernels [`every_gpu_plan`] forces.
+fn gpu_plans() -> [(PlanLimits, &'static [SearchKernel]); 4] {
     let limits = |w, bl, g| PlanLimits {
         warp_max: w,
         block_max: bl,
         max_groups: g,
     };
-    let runs: [(PlanLimits, &[SearchKernel]); 4] = [
+    [
         (limits(64, 2048, Some(1)), &SearchKernel::ALL),
         (
             limits(0, 0, Some(2)),
@@ -532,8 +584,18 @@ fn every_gpu_plan<B: TriangleCount>(b: &B) -> Result<(), String> {
                 SearchKernel::FlatGlobal,
             ],
         ),
-    ];
-    for (limits, searches) in runs {
+    ]
+}
+
+/// Every GPU plan the planner can choose, forced through the options: each binary-search
+/// kernel ([`SearchKernel`]) under `max_groups = 1` (one work-group of every kernel loops
+/// over all its rows or edge chunks, so the shared tables and row caches are reused), and
+/// other limits: `0,0,2` sends every row to the global-bitmap `tc_hash` (two work-groups,
+/// two bitmaps), `8,100,3` moves rows between the three hash bins, and the defaults. Each
+/// runs the long-row graph, random graphs and the small shared graphs with every algorithm,
+/// per node too. The CPU ignores the plan and counts the same graphs.
+fn every_gpu_plan<B: TriangleCount>(b: &B) -> Result<(), String> {
+    for (limits, searches) in gpu_plans() {
         for &search in searches {
             let base = TriangleOptions {
                 search,

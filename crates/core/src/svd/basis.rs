@@ -5,7 +5,7 @@
 /// `want ≤ m − r` further columns (column-major, `m · want` values) such that all `r + want`
 /// are orthonormal to working precision: the columns `r, r + 1, …` of the Householder `Q` of
 /// the known columns, in f64. Cost `O(m · r · (r + want))`.
-pub fn complete(m: usize, known: &[f64], want: usize) -> Vec<f64> {
+pub fn complete(m: usize, known: &[f64], want: usize) -> crate::error::Result<Vec<f64>> {
     let r = known.len().checked_div(m).unwrap_or(0);
     assert!(
         r + want <= m,
@@ -14,7 +14,7 @@ pub fn complete(m: usize, known: &[f64], want: usize) -> Vec<f64> {
     if want == 0 {
         // Nothing to add: no Householder QR of the known columns (2 m r² flops on the host,
         // over a second for a thin 32768 x 256 U, which every thin SVD used to pay).
-        return Vec::new();
+        return Ok(Vec::new());
     }
     // Householder QR of the known columns: reflector k is I − 2 v vᵀ / (vᵀ v), v zero above k.
     let mut a = known.to_vec();
@@ -38,7 +38,10 @@ pub fn complete(m: usize, known: &[f64], want: usize) -> Vec<f64> {
         }
         reflectors.push(v);
     }
-    let mut out = vec![0.0; m * want];
+    let len = m.saturating_mul(want);
+    let mut out = crate::alloc::try_zeroed_vec::<f64>(len, || {
+        format!("{want} completing columns of {m} (f64)")
+    })?;
     for t in 0..want {
         let e = &mut out[t * m..(t + 1) * m];
         e[r + t] = 1.0;
@@ -52,7 +55,7 @@ pub fn complete(m: usize, known: &[f64], want: usize) -> Vec<f64> {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -65,7 +68,7 @@ mod tests {
         // two orthonormal columns
         let s = 0.5f64.sqrt();
         let known = vec![s, s, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0];
-        let extra = complete(m, &known, 3);
+        let extra = complete(m, &known, 3).unwrap();
         let mut all = known.clone();
         all.extend_from_slice(&extra);
         for p in 0..5 {
@@ -75,7 +78,7 @@ mod tests {
                 assert!((d - want).abs() < 1e-14, "({p}, {q}): {d}");
             }
         }
-        assert_eq!(complete(3, &[], 3).len(), 9);
-        assert!(complete(m, &known, 0).is_empty());
+        assert_eq!(complete(3, &[], 3).unwrap().len(), 9);
+        assert!(complete(m, &known, 0).unwrap().is_empty());
     }
 }

@@ -230,7 +230,7 @@ pub trait SvdKernels<T: Scalar>: Backend {
     fn mat_from_rows(&self, a: DenseView<'_, T>, transpose: bool, scale: f64) -> Result<Self::Mat> {
         let (m, n) = a.shape();
         let (rows, cols) = if transpose { (n, m) } else { (m, n) };
-        self.mat_upload(rows, cols, &to_col_major(a, transpose, scale))
+        self.mat_upload(rows, cols, &to_col_major(a, transpose, scale)?)
     }
     /// Columns `order[l]` of `a`, each times `scale[l]` (in `T` on GPUs), downloaded row-major: as the columns
     /// of a `rows × order.len()` matrix, or (`as_rows`) as the rows of an `order.len() × rows`
@@ -249,9 +249,9 @@ pub trait SvdKernels<T: Scalar>: Backend {
         let cm = self.mat_download(a)?;
         let at = |i: usize, l: usize| T::from_f64(cm[order[l] * rows + i].wide() * scale[l]);
         Ok(if as_rows {
-            tiled(order.len(), rows, T::zero(), |l, i| at(i, l))
+            tiled(order.len(), rows, |l, i| at(i, l))?
         } else {
-            tiled(rows, order.len(), T::zero(), at)
+            tiled(rows, order.len(), at)?
         })
     }
     /// Device memory in bytes, when known (the driver refuses larger problems up front).
@@ -338,15 +338,20 @@ pub fn copy_rows_len(src: (usize, usize), dst: (usize, usize), nrows: usize) -> 
 /// that the host's layout changes (row- to column-major and back) read and write within a few
 /// cache lines per tile instead of striding over the whole matrix per element. Every value is
 /// computed by `f` alone, so the result does not depend on the tiling or the thread count.
-fn tiled<X: Copy + Send + Sync>(
+fn tiled<X: Copy + Send + Sync + num_traits::Zero>(
     outer: usize,
     inner: usize,
-    fill: X,
     f: impl Fn(usize, usize) -> X + Sync,
-) -> Vec<X> {
-    let mut out = vec![fill; outer * inner];
+) -> Result<Vec<X>> {
+    let len = outer.checked_mul(inner).ok_or_else(|| {
+        Error::out_of_memory(
+            "host",
+            format!("a {outer} x {inner} matrix: the size overflows"),
+        )
+    })?;
+    let mut out = crate::alloc::try_zeroed_vec(len, || format!("a {outer} x {inner} matrix"))?;
     if inner == 0 {
-        return out;
+        return Ok(out);
     }
     out.par_chunks_mut(TILE_OUTER * inner)
         .enumerate()
@@ -361,7 +366,7 @@ fn tiled<X: Copy + Send + Sync>(
                 }
             }
         });
-    out
+    Ok(out)
 }
 
 /// Rows of the output per parallel task of [`tiled`] (32 f32 reads of one source line).
@@ -374,19 +379,20 @@ fn dense_tiled<T: Scalar>(
     rows: usize,
     cols: usize,
     f: impl Fn(usize, usize) -> T + Sync,
-) -> Dense<T> {
-    Dense::from_vec(rows, cols, tiled(rows, cols, T::zero(), f))
-        .expect("tiled returns rows * cols values")
+) -> Result<Dense<T>> {
+    Dense::from_vec(rows, cols, tiled(rows, cols, f)?)
 }
 
 /// Column-major copy of a row-major view (optionally of its transpose), each value times
 /// `scale` (computed in f64: exact for a power of two within range).
-pub fn to_col_major<T: Scalar>(a: DenseView<'_, T>, transpose: bool, scale: f64) -> Vec<T> {
+pub fn to_col_major<T: Scalar>(a: DenseView<'_, T>, transpose: bool, scale: f64) -> Result<Vec<T>> {
     let (m, n) = a.shape();
     let f = |v: T| T::from_f64(v.wide() * scale);
     if transpose {
         // columns of Aᵀ are rows of A
-        let mut out = vec![T::zero(); m * n];
+        let mut out = crate::alloc::try_zeroed_vec(m * n, || {
+            format!("the SVD's working copy of a {m} x {n} matrix")
+        })?;
         if n > 0 {
             out.par_chunks_mut(n).enumerate().for_each(|(i, o)| {
                 for (x, &v) in o.iter_mut().zip(a.row(i)) {
@@ -394,36 +400,84 @@ pub fn to_col_major<T: Scalar>(a: DenseView<'_, T>, transpose: bool, scale: f64)
                 }
             });
         }
-        out
+        Ok(out)
     } else {
-        tiled(n, m, T::zero(), |j, i| f(a.row(i)[j]))
+        tiled(n, m, |j, i| f(a.row(i)[j]))
     }
 }
 
 /// Row-major `Dense` from `rows × cols` column-major values.
-fn from_col_major<T: Scalar>(rows: usize, cols: usize, cm: &[T]) -> Dense<T> {
+fn from_col_major<T: Scalar>(rows: usize, cols: usize, cm: &[T]) -> Result<Dense<T>> {
     dense_tiled(rows, cols, |i, j| cm[j * rows + i])
 }
 
-/// The largest magnitude in `a` (0 when empty), after [`check_finite`]'s check in the same
-/// pass, in parallel over rows (the maximum does not depend on the order); on a non-finite
-/// entry, [`check_finite`]'s error (the first such entry in row order).
-fn finite_max_abs<T: Scalar>(a: DenseView<'_, T>, what: &str) -> Result<f64> {
-    let (maxabs, finite) = (0..a.rows())
+/// The largest magnitude in `a` and its Frobenius norm (0 when empty), after
+/// [`check_finite`]'s check in the same pass, in parallel over rows (the maximum does not
+/// depend on the order); on a non-finite entry, [`check_finite`]'s error (the first such
+/// entry in row order). The norm is formed without overflow or underflow whatever the
+/// entries' range: each row's squares are summed relative to the row's largest magnitude,
+/// and rows are combined relative to the larger of their maxima (as LAPACK's `lassq`).
+pub fn finite_max_abs<T: Scalar>(a: DenseView<'_, T>, what: &str) -> Result<(f64, f64)> {
+    // (largest magnitude, sum of (x / largest)², all finite)
+    let (maxabs, ssq, finite) = (0..a.rows())
         .into_par_iter()
         .map(|i| {
+            let row = a.row(i);
             // the maximum in T, widened once: the same value as widening every entry
-            let (x, ok) = a.row(i).iter().fold((T::zero(), true), |(x, ok), &v| {
+            let (x, ok) = row.iter().fold((T::zero(), true), |(x, ok), &v| {
                 (x.max(v.abs()), ok & v.is_finite())
             });
-            (x.wide(), ok)
+            let x = x.wide();
+            if !ok || x == 0.0 {
+                return (x, 0.0, ok);
+            }
+            let inv = 1.0 / x;
+            let ssq = if inv.is_finite() {
+                row.iter().map(|v| (v.wide() * inv).powi(2)).sum::<f64>()
+            } else {
+                row.iter().map(|v| (v.wide() / x).powi(2)).sum::<f64>()
+            };
+            (x, ssq, true)
         })
-        .reduce(|| (0.0, true), |(x, p), (y, q)| (x.max(y), p && q));
+        .reduce(
+            || (0.0, 0.0, true),
+            |(x, s, p), (y, t, q)| {
+                let m = x.max(y);
+                let rel = |z: f64, u: f64| if z == 0.0 { 0.0 } else { u * (z / m).powi(2) };
+                (m, rel(x, s) + rel(y, t), p && q)
+            },
+        );
     if finite {
-        Ok(maxabs)
+        Ok((maxabs, maxabs * ssq.sqrt()))
     } else {
-        check_finite(a, what).map(|()| maxabs)
+        check_finite(a, what).map(|()| (maxabs, maxabs * ssq.sqrt()))
     }
+}
+
+/// The exact power of two the driver multiplies the matrix by before the work (and divides
+/// the singular values by after): the largest with `(‖A‖_F · scale)² < 2^(e − 3)`, `2^e`
+/// the largest power of two of `T` (f32: `2^124`, f64: `2^1020`), within `T`'s normal
+/// exponent range. `‖A‖_F` bounds every column norm and every Gram entry of every stage (the
+/// QRs' `R`, `L`, the rotated `W`), so none of them can overflow, even summed over a few
+/// partial sums, while the squares of the smallest columns are kept as far from underflow as
+/// the exponent range allows: singular values down to about `2^-119 ‖A‖_F` (f32) and
+/// `2^-1008 ‖A‖_F` (f64) survive (see [`super::negligible_gram`]). 1 for a zero matrix.
+pub fn working_scale<T: Scalar>(fro: f64) -> f64 {
+    if !(fro > 0.0 && fro.is_finite()) {
+        return 1.0;
+    }
+    // exponents of T's largest and smallest normal powers of two
+    let emax = T::max_value().wide().log2().floor() as i32;
+    let emin = T::min_positive_value().wide().log2().round() as i32;
+    // (fro · 2^k)² < 2^(emax − 3) ⇐ fro · 2^k < 2^((emax − 3) / 2) with fro < 2^(⌊log₂ fro⌋ + 1)
+    let target = (emax - 3) / 2;
+    let k = (target - (fro.log2().floor() as i32 + 1)).clamp(emin, emax);
+    pow2(k)
+}
+
+/// `2^k` for `k` within f64's normal exponent range, exactly.
+fn pow2(k: i32) -> f64 {
+    f64::from_bits(((k + 1023) as u64) << 52)
 }
 
 /// Refuses problems that do not fit the device, naming the memory needed.
@@ -437,6 +491,23 @@ fn check_memory<T: Scalar, K: SvdKernels<T>>(k: &K, values: usize, what: &str) -
                 need as f64 / (1u64 << 30) as f64,
                 k.device(),
                 have as f64 / (1u64 << 30) as f64
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses, before any work, a problem whose host memory (`bytes`, from the shapes alone)
+/// exceeds the machine's physical memory, naming the bytes: a full `U` of a 1 × 200000
+/// matrix would take 320 GB and abort the process on the first touch.
+fn check_host_memory(bytes: u128, what: &str) -> Result<()> {
+    match crate::alloc::physical_memory() {
+        Some(have) if bytes > have as u128 => Err(Error::out_of_memory(
+            "host",
+            format!(
+                "{what} needs about {} of host memory; this machine has {}",
+                crate::alloc::human_bytes(bytes),
+                crate::alloc::human_bytes(have as u128)
             ),
         )),
         _ => Ok(()),
@@ -457,7 +528,16 @@ pub fn qr_with<T: Scalar, K: SvdKernels<T>>(
         Vectors::Thin => kk,
         Vectors::Full => m,
     };
-    check_memory(k, 3 * m * n + m * qcols, &format!("QR of {m} x {n}"))?;
+    check_memory(
+        k,
+        (3 * m * n).saturating_add(m.saturating_mul(qcols)),
+        &format!("QR of {m} x {n}"),
+    )?;
+    let sz = std::mem::size_of::<T>() as u128;
+    check_host_memory(
+        (3 * m as u128 * n as u128 + 2 * m as u128 * qcols as u128) * sz,
+        &format!("QR of {m} x {n} with Q of {m} x {qcols}"),
+    )?;
     let rrows = if opts.q == Vectors::Full { m } else { kk };
     if m == 0 || n == 0 {
         let q = (opts.q != Vectors::None)
@@ -467,14 +547,14 @@ pub fn qr_with<T: Scalar, K: SvdKernels<T>>(
             r: Dense::zeros(rrows, n),
         });
     }
-    let mut dev = k.mat_upload(m, n, &to_col_major(a, false, 1.0))?;
+    let mut dev = k.mat_upload(m, n, &to_col_major(a, false, 1.0)?)?;
     let rot = k.givens_qr(&mut dev, resolve(k, opts.order, m, n))?;
     let cm = k.mat_download(&dev)?;
-    let r = dense_tiled(rrows, n, |i, j| cm[j * m + i]);
+    let r = dense_tiled(rrows, n, |i, j| cm[j * m + i])?;
     let q = if qcols > 0 {
         let mut q = k.mat_identity(m, qcols)?;
         k.givens_apply_q(&rot, &mut q)?;
-        Some(from_col_major(m, qcols, &k.mat_download(&q)?))
+        Some(from_col_major(m, qcols, &k.mat_download(&q)?)?)
     } else {
         None
     };
@@ -504,6 +584,29 @@ fn upper<T: Scalar>(m: usize, n: usize, cm: &[T]) -> Vec<T> {
         r[j * n..j * n + j + 1].copy_from_slice(&cm[j * m..j * m + j + 1]);
     }
     r
+}
+
+/// The column indices of the `n × n` column-major `r` in descending order of their norms
+/// (sums of squares in f64: the driver's scaling keeps them finite).
+fn descending_column_norms<T: Scalar>(n: usize, r: &[T]) -> Vec<usize> {
+    let norms: Vec<f64> = r
+        .chunks(n.max(1))
+        .map(|c| c.iter().map(|v| v.wide() * v.wide()).sum())
+        .collect();
+    let mut perm: Vec<usize> = (0..n).collect();
+    perm.sort_by(|&x, &y| norms[y].total_cmp(&norms[x]));
+    perm
+}
+
+/// `Π Rᵀ` for the `n × n` column-major `r`: row `i` of the result is column `perm[i]` of `r`.
+fn permuted_transpose<T: Scalar>(n: usize, r: &[T], perm: &[usize]) -> Vec<T> {
+    let mut t = vec![T::zero(); n * n];
+    for j in 0..n {
+        for (i, &p) in perm.iter().enumerate() {
+            t[j * n + i] = r[p * n + j];
+        }
+    }
+    t
 }
 
 /// The transpose of an `n × n` column-major matrix.
@@ -558,7 +661,7 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
     opts: &SvdOptions,
 ) -> Result<SvdResult<T>> {
     let (m, n) = a.shape();
-    let maxabs = finite_max_abs(a, "svd")?;
+    let (_, fro) = finite_max_abs(a, "svd")?;
     let transposed = m < n;
     let (rows, cols) = if transposed { (n, m) } else { (m, n) };
     let method = opts
@@ -593,6 +696,28 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
         });
     }
     let vectors = want != Vectors::None;
+    {
+        // The host's share: the working copy and its download, the result (U, Vᵀ), and for
+        // a full U the completed basis in f64.
+        let (r, c) = (rows as u128, cols as u128);
+        let sz = std::mem::size_of::<T>() as u128;
+        let ucols = if want == Vectors::Full { r } else { c };
+        let result = match want {
+            Vectors::None => 0,
+            _ => (r * ucols + c * c) * sz + r * ucols * 8,
+        };
+        check_host_memory(
+            2 * r * c * sz + result,
+            &format!(
+                "SVD of {m} x {n}{}",
+                match want {
+                    Vectors::Full => " with full U and Vᵀ",
+                    Vectors::Thin => " with U and Vᵀ",
+                    Vectors::None => "",
+                }
+            ),
+        )?;
+    }
     let extra = match method {
         SvdPrecondition::None => 0,
         // (A kept for U Σ = A V: rows × cols more.)
@@ -610,11 +735,7 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
         &format!("SVD of {m} x {n} ({method:?})"),
     )?;
 
-    let scale = if maxabs > 0.0 {
-        2f64.powi(-(maxabs.log2().floor() as i32 + 1))
-    } else {
-        1.0
-    };
+    let scale = working_scale::<T>(fro);
     let mut trace = Trace::new();
     let params = JacobiParams {
         tol,
@@ -645,12 +766,20 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
             };
             trace.phase(k, "host prepare + upload")?;
             let rot1 = k.givens_qr(&mut w, resolve(k, opts.qr_order, rows, cols))?;
+            // QR2's row order of Rᵀ (identity for QR1)
+            let mut perm: Vec<usize> = (0..cols).collect();
             trace.phase(k, "qr")?;
             let (mut j, rot2) = if method == SvdPrecondition::Qr {
                 (k.mat_top(&w, cols, true)?, None)
             } else {
                 let r = upper(rows, cols, &k.mat_download(&w)?);
-                let mut rt = k.mat_upload(cols, cols, &transpose_sq(cols, &r))?;
+                // Rᵀ with its rows (R's columns) in descending norm order, Π Rᵀ = Q₂ R₂:
+                // the second QR of a row-graded matrix keeps its small rows' relative
+                // accuracy only when the large rows come first (a huge entry in a middle
+                // column otherwise loses every small singular value; LAPACK's xGEJSV
+                // pivots for the same reason). V = Πᵀ Q₂ V_L below.
+                perm = descending_column_norms(cols, &r);
+                let mut rt = k.mat_upload(cols, cols, &permuted_transpose(cols, &r, &perm))?;
                 let rot2 = k.givens_qr(&mut rt, resolve(k, opts.qr_order, cols, cols))?;
                 let l = transpose_sq(cols, &upper(cols, cols, &k.mat_download(&rt)?));
                 (k.mat_upload(cols, cols, &l)?, Some(rot2))
@@ -663,8 +792,19 @@ pub fn svd_with<T: Scalar, K: SvdKernels<T>>(
             if vectors {
                 let v = match (rot2, v) {
                     (Some(rot2), Some(mut vl)) => {
-                        // V = Q₂ V_L, the rotations applied to V_L in place.
+                        // V = Πᵀ Q₂ V_L, the rotations applied to V_L in place, then the
+                        // rows put back in A's column order (on the host: cols² values).
                         k.givens_apply_q(&rot2, &mut vl)?;
+                        if perm.iter().enumerate().any(|(i, &p)| i != p) {
+                            let old = k.mat_download(&vl)?;
+                            let mut new = vec![T::zero(); old.len()];
+                            for (o, n) in old.chunks(cols).zip(new.chunks_mut(cols)) {
+                                for (i, &p) in perm.iter().enumerate() {
+                                    n[p] = o[i];
+                                }
+                            }
+                            vl = k.mat_upload(cols, cols, &new)?;
+                        }
                         Some(vl)
                     }
                     (_, v) => v,
@@ -812,7 +952,9 @@ fn finish<T: Scalar, K: SvdKernels<T>>(
     let w = k.mat_download(w)?;
     let v = k.mat_download(v)?;
     let uw = |i: usize, l: usize| w[order[l] * rows + i].wide() * inv[l];
-    let mut known = vec![0.0f64; rows * nonzero];
+    let mut known = crate::alloc::try_zeroed_vec::<f64>(rows * nonzero, || {
+        format!("U's {nonzero} known columns of {rows} (f64, to complete the basis)")
+    })?;
     if rows > 0 {
         known.par_chunks_mut(rows).enumerate().for_each(|(l, c)| {
             for (i, x) in c.iter_mut().enumerate() {
@@ -820,7 +962,7 @@ fn finish<T: Scalar, K: SvdKernels<T>>(
             }
         });
     }
-    let more = basis::complete(rows, &known, ucols - nonzero);
+    let more = basis::complete(rows, &known, ucols - nonzero)?;
     let t = T::from_f64;
     let u_at = |i: usize, l: usize| {
         if l < nonzero {
@@ -831,11 +973,11 @@ fn finish<T: Scalar, K: SvdKernels<T>>(
     };
     let vw_at = |i: usize, l: usize| t(v[order[l] * cols + i].wide());
     if !f.transposed {
-        result.u = Some(dense_tiled(rows, ucols, u_at));
-        result.vt = Some(dense_tiled(cols, cols, |l, j| vw_at(j, l)));
+        result.u = Some(dense_tiled(rows, ucols, u_at)?);
+        result.vt = Some(dense_tiled(cols, cols, |l, j| vw_at(j, l))?);
     } else {
-        result.u = Some(dense_tiled(cols, cols, vw_at));
-        result.vt = Some(dense_tiled(ucols, rows, |l, j| u_at(j, l)));
+        result.u = Some(dense_tiled(cols, cols, vw_at)?);
+        result.vt = Some(dense_tiled(ucols, rows, |l, j| u_at(j, l))?);
     }
     Ok(result)
 }
