@@ -112,8 +112,10 @@ pub fn try_reserve<T>(
         return Ok(());
     }
     let what = fits(bytes, what)?;
-    v.try_reserve_exact(extra)
-        .map_err(|_| AllocError { bytes, what: what() })
+    v.try_reserve_exact(extra).map_err(|_| AllocError {
+        bytes,
+        what: what(),
+    })
 }
 
 /// `Ok(what)` (not yet called) when `bytes` may be asked of the allocator; an

@@ -387,7 +387,10 @@ impl Labels {
             Labels::Ids { ids, names } => Some(names.get_or_init(|| ids.map_ids(id_label))),
             Labels::OneBased { n, names } => Some(names.get_or_init(|| {
                 use rayon::prelude::*;
-                (1..=*n).into_par_iter().map(|u| id_label(u as u64)).collect()
+                (1..=*n)
+                    .into_par_iter()
+                    .map(|u| id_label(u as u64))
+                    .collect()
             })),
         }
     }

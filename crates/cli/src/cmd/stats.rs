@@ -31,7 +31,11 @@ fn stats(path: &Path) -> Result<()> {
     println!("file:              {}", path.display());
     println!("nodes:             {}", g.num_nodes());
     println!("edges:             {}", g.num_edges());
+    let b = g.build_stats();
+    println!("edge entries read: {}", b.entries);
+    println!("duplicates merged: {}", b.duplicates);
     println!("self-loops dropped: {}", g.self_loops_dropped());
+    println!("isolated nodes:    {}", b.isolated_nodes);
     println!("max degree:        {max_deg}");
     println!("weighted:          {}", g.weights().is_some());
     println!("labelled:          {}", g.labels().is_some());

@@ -37,6 +37,7 @@ pub fn run(args: Args) -> Result<()> {
     let t = Instant::now();
     let g = io::read_graph_auto(&args.path)?;
     let load = t.elapsed().as_secs_f64();
+    crate::print_notes(g.notes());
     crate::with_backend!(&b, b => count(b, &g, &args, load))
 }
 

@@ -30,9 +30,7 @@ mod input;
 mod output;
 mod text;
 
-pub use input::{
-    detect, detect_format, strip_bom, Detected, Input, MAX_LINE_BYTES, STDIN_NAME,
-};
+pub use input::{detect, detect_format, strip_bom, Detected, Input, MAX_LINE_BYTES, STDIN_NAME};
 pub use output::check_output;
 
 pub use edgelist::{

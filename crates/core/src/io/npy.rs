@@ -75,7 +75,11 @@ struct NpyHeader {
 pub(crate) fn expected_len(head: &[u8], name: &str) -> Result<Option<u64>> {
     match header(head, name, false, true) {
         Ok(Some(h)) => Ok(Some(
-            (h.data_start as u64).saturating_add((h.rows as u64).saturating_mul(h.cols as u64).saturating_mul(h.size as u64)),
+            (h.data_start as u64).saturating_add(
+                (h.rows as u64)
+                    .saturating_mul(h.cols as u64)
+                    .saturating_mul(h.size as u64),
+            ),
         )),
         Ok(None) => Ok(None),
         Err(e) => Err(e),
@@ -273,7 +277,11 @@ fn parse<T: Scalar>(bytes: &[u8], name: &str, two_d: bool, non_finite: bool) -> 
             vals.push(T::from_f64(f32::from_le_bytes(a) as f64));
         }
     }
-    if let Some(k) = vals.iter().position(|v| !v.is_finite()).filter(|_| !non_finite) {
+    if let Some(k) = vals
+        .iter()
+        .position(|v| !v.is_finite())
+        .filter(|_| !non_finite)
+    {
         return Err(err(
             K::BadValue,
             format!("element {k} is not a finite {}", T::NAME),
