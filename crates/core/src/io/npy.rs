@@ -126,7 +126,8 @@ fn header(bytes: &[u8], name: &str, matrix: bool, partial: bool) -> Result<Optio
             ))
         }
     };
-    if hlen > MAX_HEADER_BYTES {
+    // (A whole file shorter than its header says is reported as truncated, below.)
+    if hlen > MAX_HEADER_BYTES && (partial || start + hlen <= bytes.len()) {
         return Err(err(
             K::TooLarge,
             format!(
