@@ -89,6 +89,30 @@ pub fn read_dense_auto<T: Scalar>(path: impl AsRef<Path>) -> Result<Dense<T>> {
     }
 }
 
+/// Reads a whole text file (`-` is standard input; gzip is decompressed) with the readers'
+/// limits: binary data (NUL bytes, compressed or NumPy data) is refused after its first
+/// bytes, a line longer than [`MAX_LINE_BYTES`] is refused as soon as it is seen, and
+/// invalid UTF-8 is an error naming the line. For the small text inputs of commands
+/// (complexes, cluster lists) that are not a graph or a matrix. An empty file gives `""`.
+pub fn read_text(path: impl AsRef<Path>) -> Result<String> {
+    let input = Input::read(path.as_ref())?;
+    match input.detect() {
+        Detected::Text | Detected::Empty => {}
+        other => return Err(refuse(&input.name, other, "a text file")),
+    }
+    let name = input.name;
+    String::from_utf8(input.bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = memchr::memchr_iter(b'\n', &e.as_bytes()[..at]).count() + 1;
+        perr(
+            &name,
+            Some(line),
+            ParseErrorKind::BadValue,
+            "not valid UTF-8 text",
+        )
+    })
+}
+
 /// The graph in an [`Input`], as [`read_graph_auto`] reads it.
 pub fn graph_from_input(input: &Input) -> Result<Graph> {
     let name = &input.name;

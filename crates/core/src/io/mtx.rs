@@ -542,9 +542,13 @@ fn parse_array<T: Scalar>(h: &Header, lines: Lines<'_>, name: &str) -> Result<De
         ));
     }
     let (r, c) = (h.rows, h.cols);
+    let dense = |len: usize| {
+        crate::alloc::try_zeroed_vec::<T>(len, || format!("a dense {r} x {c} {} matrix", T::NAME))
+            .map_err(|e| perr(name, None, K::TooLarge, e.to_string()))
+    };
     if h.symmetry == Symmetry::General {
         // Column-major to row-major.
-        let mut data = vec![T::zero(); vals.len()];
+        let mut data = dense(vals.len())?;
         for j in 0..if r == 0 { 0 } else { c } {
             for i in 0..r {
                 data[i * c + j] = vals[j * r + i];
@@ -554,7 +558,7 @@ fn parse_array<T: Scalar>(h: &Header, lines: Lines<'_>, name: &str) -> Result<De
     }
     // Square, lower triangle stored column by column (strictly lower when skew).
     let n = r;
-    let mut d = Dense::zeros(n, n);
+    let mut d = Dense::from_vec(n, n, dense(n * n)?)?;
     let skew = h.symmetry == Symmetry::SkewSymmetric;
     let mut k = 0;
     for j in 0..n {

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::graph::Graph;
 
 /// Quality scores of a clustering (see the module docs).
@@ -40,10 +40,8 @@ pub struct Scores {
 /// are skipped.
 pub fn read_complexes(path: impl AsRef<Path>) -> Result<Vec<Vec<String>>> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    // The readers' limits: binary data and endless lines are refused early.
+    let text = crate::io::read_text(path)?;
     Ok(text
         .lines()
         .map(str::trim)
