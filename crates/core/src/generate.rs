@@ -401,7 +401,7 @@ pub fn planted(o: &PlantedOptions) -> Result<Planted> {
     let pack = |u: usize, v: usize| -> u64 { ((u.min(v) as u64) << 32) | u.max(v) as u64 };
     // Draw e of the class (intra or cross): a pair of distinct unpermuted nodes.
     let draw = |cross: bool, e: u64| -> u64 {
-        let salt = if cross { 0x6372_6F73_73u64 } else { 0 };
+        let salt = if cross { 0x0063_726F_7373_u64 } else { 0 };
         let r = splitmix(key ^ salt ^ e.wrapping_mul(0xD1B5_4A32_D192_ED03));
         let u = (e % n as u64) as usize;
         let b = block(u);
