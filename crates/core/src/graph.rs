@@ -53,6 +53,9 @@ pub struct BuildStats {
     pub edges: usize,
     /// Nodes without any edge (a Matrix Market file's unused rows, say).
     pub isolated_nodes: usize,
+    /// Integer ids of a renumbered edge list that lie between its smallest and largest id
+    /// but are in no edge (other than a self-loop), so are not nodes.
+    pub absent_ids: u64,
 }
 
 impl BuildStats {
@@ -205,6 +208,7 @@ impl Graph {
             duplicates: non_loop.saturating_sub(edges),
             edges,
             isolated_nodes,
+            absent_ids: 0,
         };
         Ok(Self {
             indptr: b.indptr,
@@ -239,6 +243,19 @@ impl Graph {
                 ids.len(),
                 self.num_nodes()
             )));
+        }
+        if !ids.is_empty() {
+            let (lo, hi) = (ids.id_of(0), ids.id_of(ids.len() - 1));
+            let absent = (hi - lo + 1) - ids.len() as u64;
+            self.stats.absent_ids = absent;
+            if absent > 0 {
+                self.notes.push(format!(
+                    "node ids run from {lo} to {hi}, but {absent} ids in that range are in no \
+                     edge (other than a self-loop) and are not nodes; the {} nodes are \
+                     renumbered and keep the file's ids as labels",
+                    ids.len()
+                ));
+            }
         }
         self.labels = Labels::Ids {
             ids,

@@ -341,6 +341,29 @@ fn readers_report_merged_duplicates_dropped_loops_and_isolated_nodes() {
     std::fs::remove_dir_all(&d).ok();
 }
 
+#[test]
+fn readers_report_ids_absent_from_a_renumbered_edge_list() {
+    let d = dir("absent");
+    let p = d.join("gaps.txt");
+    // Ids 1, 2, 5 are nodes; 9 is only in a self-loop; 3 and 4 are in no edge.
+    std::fs::write(&p, "1 2\n2 5\n5 1\n9 9\n").unwrap();
+    for g in [
+        io::read_graph_auto(&p).unwrap(),
+        io::graph_from_input(&Input::read(&p).unwrap()).unwrap(),
+    ] {
+        assert_eq!(g.labels().unwrap(), &["1", "2", "5"]);
+        assert_eq!(g.build_stats().absent_ids, 2);
+        let notes = g.notes().join("\n");
+        assert!(notes.contains("from 1 to 5, but 2 ids"), "{notes}");
+    }
+    // A contiguous 1-based file: nothing absent, nothing to say.
+    std::fs::write(&p, "1 2\n2 3\n").unwrap();
+    let g = io::read_graph_auto(&p).unwrap();
+    assert_eq!(g.build_stats().absent_ids, 0);
+    assert!(g.notes().is_empty(), "{:?}", g.notes());
+    std::fs::remove_dir_all(&d).ok();
+}
+
 // ------------------------------------------------------------- 5. node ids
 
 #[test]

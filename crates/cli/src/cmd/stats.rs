@@ -36,6 +36,7 @@ fn stats(path: &Path) -> Result<()> {
     println!("duplicates merged: {}", b.duplicates);
     println!("self-loops dropped: {}", g.self_loops_dropped());
     println!("isolated nodes:    {}", b.isolated_nodes);
+    println!("absent ids:        {}", b.absent_ids);
     println!("max degree:        {max_deg}");
     println!("weighted:          {}", g.weights().is_some());
     println!("labelled:          {}", g.labels().is_some());
