@@ -221,6 +221,28 @@ fn endless_zeros_are_refused_after_a_few_kilobytes() {
 }
 
 #[test]
+fn text_inputs_refuse_binary_data_early() {
+    // `cluster --eval /dev/zero` read 2 GB before failing.
+    #[cfg(unix)]
+    {
+        let e = trident_core::mcl::eval::read_complexes("/dev/zero")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/dev/zero") && e.contains("NUL"), "{e}");
+    }
+    let d = dir("text");
+    let p = d.join("c.txt");
+    std::fs::write(&p, b"a b c\n\xff\xfe x\n").unwrap();
+    let e = io::read_text(&p).unwrap_err();
+    let shown = e.to_string();
+    assert_eq!(parse_err(e).line, Some(2), "{shown}");
+    assert!(shown.contains("UTF-8"), "{shown}");
+    std::fs::write(&p, "A B C\nD E\n").unwrap();
+    assert_eq!(io::read_text(&p).unwrap(), "A B C\nD E\n");
+    std::fs::remove_dir_all(&d).ok();
+}
+
+#[test]
 fn an_npy_stream_stops_at_its_header_or_its_declared_length() {
     // A valid header followed by endless data: refused once past the declared length.
     let h = "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }";
