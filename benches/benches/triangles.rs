@@ -22,9 +22,9 @@
 //! - `TRIDENT_TC_BINS=W,B[,G]`: the GPU hash plan's limits (rows of out-degree up to W on
 //!   the warp-per-row kernel, up to B on the block-per-row one, longer on the global bitmap;
 //!   at most G work-groups per kernel); `0,0` times the former bitmap-only hash path
-//!   (`trident_core::triangles::plan::limits`).
+//!   (read here into `TriangleOptions::limits`: `trident_core::triangles::plan::PlanLimits`).
 //! - `TRIDENT_TC_SEARCH=edge|row|flat`: the GPU binary-search kernel
-//!   (`trident_core::triangles::plan::SearchKernel`). Unset, `<backend>-binary-search` times
+//!   (read here into `TriangleOptions::search`: `trident_core::triangles::plan::SearchKernel`). Unset, `<backend>-binary-search` times
 //!   the default one and `<backend>-binary-search-<kernel>` each other one (GPU backends).
 //! - `TRIDENT_BENCH_BACKENDS=cpu,cuda,...`: only these backends (default: all present);
 //!   OpenCL on a CPU device (PoCL) only when named there or with `TRIDENT_BENCH_OPENCL_CPU=1`.
@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use trident_benches::BackendFilter;
-use trident_core::triangles::plan::{SearchKernel, DEFAULT_SEARCH, SEARCH_ENV};
+use trident_core::triangles::plan::{PlanLimits, SearchKernel};
 use trident_core::triangles::{reference_counts, OrientedGraph};
 use trident_core::{
     generate, io, Graph, Result, TriangleAlgorithm, TriangleCount, TriangleOptions,
@@ -61,6 +61,36 @@ fn by_id(g: &Graph) -> Result<OrientedGraph> {
         indptr.push(adj.len() as u64);
     }
     OrientedGraph::from_parts(indptr, adj)
+}
+
+/// `TRIDENT_TC_SEARCH`, if set: the one binary-search kernel to time (else all).
+fn search_env() -> Option<SearchKernel> {
+    let v = std::env::var("TRIDENT_TC_SEARCH").ok()?;
+    match v.parse() {
+        Ok(k) => Some(k),
+        Err(e) => {
+            eprintln!("triangles bench: TRIDENT_TC_SEARCH: {e}");
+            std::process::exit(2)
+        }
+    }
+}
+
+/// The options of `algorithm` with the plan limits of `TRIDENT_TC_BINS` (if set) and the
+/// search kernel of `TRIDENT_TC_SEARCH` (if set).
+fn options(algorithm: TriangleAlgorithm) -> TriangleOptions {
+    let limits = match std::env::var("TRIDENT_TC_BINS") {
+        Ok(v) => PlanLimits::parse(&v).unwrap_or_else(|e| {
+            eprintln!("triangles bench: TRIDENT_TC_BINS: {e}");
+            std::process::exit(2)
+        }),
+        Err(_) => PlanLimits::default(),
+    };
+    TriangleOptions {
+        per_node: false,
+        algorithm,
+        search: search_env().unwrap_or_default(),
+        limits,
+    }
 }
 
 fn wrong(what: &str, got: u64, expected: u64) -> ! {
@@ -97,10 +127,7 @@ fn kronecker_input() -> Input {
     let d = cpu
         .upload_oriented(by_id(&graph).expect("id orientation"))
         .expect("upload");
-    let opts = TriangleOptions {
-        per_node: false,
-        algorithm: TriangleAlgorithm::Merge,
-    };
+    let opts = options(TriangleAlgorithm::Merge);
     let triangles = cpu.count_oriented(&d, &opts).expect("count").total;
     if scale <= 14 {
         let r = reference_counts(&graph).total;
@@ -178,10 +205,7 @@ fn bench_on<B: TriangleCount>(group: &mut BenchmarkGroup<'_, WallTime>, b: &B, i
         algorithms.extend(TriangleAlgorithm::FORCED);
     }
     for alg in algorithms {
-        let opts = TriangleOptions {
-            per_node: false,
-            algorithm: alg,
-        };
+        let opts = options(alg);
         let id = if alg == TriangleAlgorithm::Auto {
             name.to_string()
         } else {
@@ -199,10 +223,7 @@ fn bench_on<B: TriangleCount>(group: &mut BenchmarkGroup<'_, WallTime>, b: &B, i
     }
     drop(d);
     // The seed's formulation: oriented by id, merge per row.
-    let opts = TriangleOptions {
-        per_node: false,
-        algorithm: TriangleAlgorithm::Merge,
-    };
+    let opts = options(TriangleAlgorithm::Merge);
     if let Ok(s) = by_id(&input.graph).and_then(|o| b.upload_oriented(o)) {
         let id = format!("{name}-seed");
         if check(&id, b.count_oriented(&s, &opts).map(|c| c.total)) {
@@ -212,7 +233,7 @@ fn bench_on<B: TriangleCount>(group: &mut BenchmarkGroup<'_, WallTime>, b: &B, i
         }
     }
     // End to end from the loaded graph: orientation, transfer, count.
-    let opts = TriangleOptions::default();
+    let opts = options(TriangleAlgorithm::Auto);
     let id = format!("{name}-e2e");
     if check(&id, b.count_triangles(&input.graph, &opts).map(|c| c.total)) {
         group.bench_function(id.as_str(), |bench| {
@@ -222,9 +243,9 @@ fn bench_on<B: TriangleCount>(group: &mut BenchmarkGroup<'_, WallTime>, b: &B, i
 }
 
 /// The GPU binary-search kernels other than the default ([`SearchKernel`]), each as
-/// `<id>-<kernel>` (e.g. `cuda-binary-search-flat`), selected by setting `TRIDENT_TC_SEARCH`
-/// around its count (read when a graph is counted; the benchmark runs one thing at a time).
-/// Not when the variable is set already: then `<id>` times the kernel it names.
+/// `<id>-<kernel>` (e.g. `cuda-binary-search-flat`), selected by
+/// [`TriangleOptions::search`]. Not when `TRIDENT_TC_SEARCH` is set: then `<id>` times the
+/// kernel it names.
 fn bench_search_kernels<B: TriangleCount>(
     group: &mut BenchmarkGroup<'_, WallTime>,
     b: &B,
@@ -233,21 +254,23 @@ fn bench_search_kernels<B: TriangleCount>(
     id: &str,
     check: &dyn Fn(&str, Result<u64>) -> bool,
 ) {
-    if std::env::var_os(SEARCH_ENV).is_some() {
+    if search_env().is_some() {
         return;
     }
     for k in SearchKernel::ALL {
-        if k == DEFAULT_SEARCH {
+        if k == opts.search {
             continue;
         }
-        std::env::set_var(SEARCH_ENV, k.name());
+        let opts = TriangleOptions {
+            search: k,
+            ..opts.clone()
+        };
         let id = format!("{id}-{}", k.name());
-        if check(&id, b.count_oriented(d, opts).map(|c| c.total)) {
+        if check(&id, b.count_oriented(d, &opts).map(|c| c.total)) {
             group.bench_function(id.as_str(), |bench| {
-                bench.iter(|| b.count_oriented(d, opts).expect("count"))
+                bench.iter(|| b.count_oriented(d, &opts).expect("count"))
             });
         }
-        std::env::remove_var(SEARCH_ENV);
     }
 }
 

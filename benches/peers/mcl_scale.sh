@@ -16,9 +16,9 @@
 # are compared byte for byte). Environment: TRIDENT (default target/release/trident), DIR
 # (default a temporary directory, removed at the end unless KEEP=1; a given DIR is kept).
 # Exits non-zero when a
-# step fails or times out or two backends disagree. TRIDENT_MCL_WG (column work-group size,
-# default 128) and TRIDENT_MCL_LCAP pass through to the GPU backends, for timing the block
-# size (e.g. `for w in 64 128 256 512; do TRIDENT_MCL_WG=$w BACKENDS=cuda CPU_NODES=0 ...`).
+# step fails or times out or two backends disagree. The column work-group size and local
+# table are options of `trident cluster` (`--gpu-column-wg`, `--gpu-local-table`, hidden;
+# MclOptions::column_wg / local_table), no longer environment variables.
 # The phases line accounts for the whole process: besides read, prepare (of which the
 # kernel load: CUDA's PTX JIT or OpenCL's program build, on its own thread while the host
 # builds M_G and the starting M), transfer, iterations, interpret and write, it times the

@@ -7,12 +7,12 @@
 #   TC_RUNS=search benches/peers/tc_h100.sh TRIDENT 22   # the binary-search kernels only
 #
 # TRIDENT: a `trident` binary (e.g. target/bundle/bin/trident, gunzipped). For each scale and
-# backend (cuda, opencl) it runs the binary-search kernels side by side (TRIDENT_TC_SEARCH=row,
-# tc_search_row, the default; =flat, tc_search_flat, a work-group per 256 edges with the
+# backend (cuda, opencl) it runs the binary-search kernels side by side (--search-kernel=row,
+# tc_search_row; =flat, tc_search_flat, the default, a work-group per 256 edges with the
 # searches flattened; =flat-global, the same without the row cache in shared memory; =edge,
 # the former tc_search), then (unless TC_RUNS=search) auto, merge and hash, and hash with
-# TRIDENT_TC_BINS=0,0 (every row on the global-bitmap kernel: the former hash path) and
-# TRIDENT_TC_BINS=64,64 (no block-per-row bin), so that the bins' gain shows. Every count of a
+# --plan-limits=0,0 (every row on the global-bitmap kernel: the former hash path) and
+# --plan-limits=64,64 (no block-per-row bin), so that the bins' gain shows. Every count of a
 # scale must agree (the CPU backend counts once as the reference); exits 1 otherwise. At the
 # end a table of the counting-time medians (ms) and edges/s, and the speedup of flat and
 # flat-global over row per scale and backend (target: 10^9 edges/s, 64 ms at scale 22). Each
@@ -37,11 +37,11 @@ REPEAT=${TC_REPEAT:-5}
 DIR=${TC_DIR:-/tmp/tc}
 mkdir -p "$DIR"
 
-# Each run: algorithm [VAR=value]. The binary-search kernels first, then the rest.
-RUNS=("binary-search TRIDENT_TC_SEARCH=row" "binary-search TRIDENT_TC_SEARCH=flat"
-    "binary-search TRIDENT_TC_SEARCH=flat-global" "binary-search TRIDENT_TC_SEARCH=edge")
+# Each run: algorithm [--option=value]. The binary-search kernels first, then the rest.
+RUNS=("binary-search --search-kernel=row" "binary-search --search-kernel=flat"
+    "binary-search --search-kernel=flat-global" "binary-search --search-kernel=edge")
 if [ "${TC_RUNS:-all}" != search ]; then
-    RUNS+=(auto merge hash "hash TRIDENT_TC_BINS=0,0" "hash TRIDENT_TC_BINS=64,64")
+    RUNS+=(auto merge hash "hash --plan-limits=0,0" "hash --plan-limits=64,64")
 fi
 
 # NVIDIA's OpenCL driver for the ICD loader (as xtask's run.sh registers it).
@@ -80,7 +80,7 @@ for s in "${SCALES[@]}"; do
             a=$1
             setting=${2:-}
             echo "-- scale $s, $b, $a${setting:+, $setting}"
-            out=$(env ${setting:+"$setting"} timeout "$TO" "$T" triangles "$g" --backend "$b" --algorithm "$a" --repeat "$REPEAT" 2>&1)
+            out=$(timeout "$TO" "$T" triangles "$g" --backend "$b" --algorithm "$a" ${setting:+"$setting"} --repeat "$REPEAT" 2>&1)
             echo "$out" | grep -E '^(backend|graph|algorithm|triangles|load|orientation|transfer|counting|total):|rror'
             got=$(echo "$out" | awk '/^triangles:/ { print $2 }')
             # "counting:      0.0909 s (7.06e8 edges/s; median of 5)"
@@ -93,8 +93,8 @@ for s in "${SCALES[@]}"; do
             fi
             SUMMARY+=("$(printf '%-5s %-7s %-40s %10s %12s' "$s" "$b" "$a${setting:+ $setting}" "${ms:-none}" "${eps:-none}")")
             case "$setting" in
-            TRIDENT_TC_SEARCH=row) row_ms=$ms ;;
-            TRIDENT_TC_SEARCH=flat*)
+            --search-kernel=row) row_ms=$ms ;;
+            --search-kernel=flat*)
                 if [ -n "$row_ms" ] && [ "$row_ms" != FAIL ] && [ -n "$ms" ] && [ "$ms" != FAIL ]; then
                     SUMMARY+=("$(awk -v s="$s" -v b="$b" -v k="${setting#*=}" -v r="$row_ms" -v f="$ms" 'BEGIN { printf "%-5s %-7s %s vs row: %.2fx (%s ms -> %s ms)", s, b, k, r / f, r, f }')")
                 fi

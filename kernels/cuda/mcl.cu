@@ -19,8 +19,10 @@
 //   mcl_mass      (balanced only)  mass[i] += m_ij * 2^32 over all entries;
 //   mcl_penalty   (balanced only)  pen[i] = max(mass[i] * 2^-32, 1)^-b; mass[i] = 0;
 //   mcl_column_local               one block per column j: expansion into a hash table in
-//                                  shared memory, penalty, inflation, prune, top-K (ties by
-//                                  row), normalisation, the column's sum of squares; a column
+//                                  shared memory, penalty, inflation (of the column scaled
+//                                  by its maximum: no under/overflow at any r), prune, top-K
+//                                  (ties by row), normalisation, the column's sum of squares;
+//                                  a column
 //                                  with more than LCAP/2 distinct rows (tried only when its
 //                                  candidate products exceed LCAP/2) is appended to the
 //                                  overflow list instead;
@@ -215,8 +217,9 @@ __device__ void mcl_column(const u64 j, const u32 K, const u32 flags, const T in
     const int right_m = (flags & RIGHT_IS_M) != 0;
     const u64 rb = right_m ? j * K : rptr[j];
     const u32 rl = right_m ? in_len[j] : (u32)(rptr[j + 1] - rptr[j]);
-    /* sh: 0 candidates, 1 survivors, 2 inflated sum, 3 kept sum, 4 sum of squares,
-       5 distinct rows, 6 table full (a tentative column spills) */
+    /* sh: 0 candidates, 1 survivors, 2 inflated sum, 3 kept sum, 4 (unused), 5 distinct rows
+       (tentative), 6 table full (a tentative column spills), 7 the column's largest
+       penalised value (bits), 8 its distinct rows */
     if (tid == 0) {
         sh[0] = 0;
         sh[1] = 0;
@@ -225,6 +228,8 @@ __device__ void mcl_column(const u64 j, const u32 K, const u32 flags, const T in
         sh[4] = 0;
         sh[5] = 0;
         sh[6] = 0;
+        sh[7] = 0;
+        sh[8] = 0;
     }
     __syncthreads();
     {
@@ -304,7 +309,10 @@ __device__ void mcl_column(const u64 j, const u32 K, const u32 flags, const T in
             overflow[1 + slot] = (u32)j;
         }
         if (!full) {
-        /* Penalty and inflation; the inflated value replaces the sum (as bits). */
+        /* Penalty; the penalised sum replaces the fixed-point sum (as bits); the column's
+           maximum (the largest bits: values are >= 0) and distinct rows are collected. */
+        u64 mb = 0;
+        u64 cnt = 0;
         for (u32 s = tid; s < cap; s += wg) {
             const u32 row = keys[s];
             if (row != EMPTY) {
@@ -312,7 +320,27 @@ __device__ void mcl_column(const u64 j, const u32 K, const u32 flags, const T in
                 if (flags & BALANCED) {
                     x = x * pen[row];
                 }
-                const T y = (flags & SQUARE) ? x * x : pow(x, inflation);
+                acc[s] = Real<T>::bits(x);
+                mb = max(mb, Real<T>::bits(x));
+                cnt += 1;
+            }
+        }
+        if (cnt != 0) {
+            atomicAdd(&sh[8], cnt);
+        }
+        atomicMax(&sh[7], mb);
+        __syncthreads();
+        /* Inflation relative to the maximum (trident_core::mcl::inflate): y = (x / max)^r
+           * scale, scale = 1 / next_pow2(distinct rows): no value under- or overflows, the
+           sums stay <= 1; the inflated value replaces x (as bits). */
+        const T xmax = Real<T>::unbits(sh[7]);
+        const T scale = T(1) / (T)next_pow2(max(sh[8], (u64)1));
+        for (u32 s = tid; s < cap; s += wg) {
+            const u32 row = keys[s];
+            if (row != EMPTY) {
+                const T x = Real<T>::unbits(acc[s]);
+                const T q = xmax > T(0) ? x / xmax : T(1);
+                const T y = ((flags & SQUARE) ? q * q : pow(q, inflation)) * scale;
                 acc[s] = Real<T>::bits(y);
                 atomicAdd(&sh[2], to_fixed(y));
             }
@@ -435,7 +463,7 @@ __device__ __forceinline__ void mcl_column_local(
     __shared__ u64 acc[LCAP];
     __shared__ u32 crow[LCAP / 2];
     __shared__ T cy[LCAP / 2];
-    __shared__ u64 sh[7];
+    __shared__ u64 sh[9];
     const u64 j = blockIdx.x;
     if (j >= n) {
         return;
@@ -454,7 +482,7 @@ __device__ __forceinline__ void mcl_column_global(
     u32 *__restrict__ out_len, u64 *__restrict__ sq, u32 *__restrict__ overflow,
     u32 *__restrict__ g_keys, u64 *__restrict__ g_acc, u32 *__restrict__ g_crow,
     T *__restrict__ g_cy, const u64 region, const u64 first) {
-    __shared__ u64 sh[7];
+    __shared__ u64 sh[9];
     const u64 g = blockIdx.x;
     const u64 base = g * region;
     const u64 count = overflow[0];

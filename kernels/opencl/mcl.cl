@@ -18,8 +18,10 @@
 //   mcl_mass      (balanced only)  mass[i] += m_ij * 2^32 over all entries;
 //   mcl_penalty   (balanced only)  pen[i] = max(mass[i] * 2^-32, 1)^-b; mass[i] = 0;
 //   mcl_column_local               one work-group per column j: expansion into a hash table
-//                                  in local memory, penalty, inflation, prune, top-K (ties
-//                                  by row), normalisation, the column's chaos; a column with
+//                                  in local memory, penalty, inflation (of the column
+//                                  scaled by its maximum: no under/overflow at any r),
+//                                  prune, top-K (ties by row), normalisation, the column's
+//                                  chaos; a column with
 //                                  more than LCAP/2 distinct rows (tried only when its
 //                                  candidate products exceed LCAP/2) is appended to the
 //                                  overflow list instead;
@@ -220,8 +222,9 @@ __kernel void CAT(mcl_penalty_, SUFFIX)(const ulong n, const REAL b,
         const int right_m = (flags & RIGHT_IS_M) != 0;                                        \
         const ulong rb = right_m ? j * K : rptr[j];                                          \
         const uint rl = right_m ? in_len[j] : (uint)(rptr[j + 1] - rptr[j]);                  \
-        /* sh: 0 candidates, 1 survivors, 2 inflated sum, 3 kept sum, 4 sum of squares,       \
-           5 distinct rows, 6 table full (a tentative column spills) */                       \
+        /* sh: 0 candidates, 1 survivors, 2 inflated sum, 3 kept sum, 4 (unused), 5 distinct   \
+           rows (tentative), 6 table full (a tentative column spills), 7 the column's largest \
+           penalised value (bits), 8 its distinct rows */                                      \
         if (tid == 0) {                                                                       \
             sh[0] = 0;                                                                        \
             sh[1] = 0;                                                                        \
@@ -230,6 +233,8 @@ __kernel void CAT(mcl_penalty_, SUFFIX)(const ulong n, const REAL b,
             sh[4] = 0;                                                                        \
             sh[5] = 0;                                                                        \
             sh[6] = 0;                                                                        \
+            sh[7] = 0;                                                                        \
+            sh[8] = 0;                                                                        \
         }                                                                                     \
         barrier(CLK_LOCAL_MEM_FENCE);                                                         \
         {                                                                                     \
@@ -311,7 +316,10 @@ __kernel void CAT(mcl_penalty_, SUFFIX)(const ulong n, const REAL b,
             overflow[1 + slot] = (uint)j;                                                     \
         }                                                                                     \
         if (!full) {                                                                          \
-        /* Penalty and inflation; the inflated value replaces the sum (as bits). */           \
+        /* Penalty; the penalised sum replaces the fixed-point sum (as bits); the column's    \
+           maximum (the largest bits: values are >= 0) and distinct rows are collected. */    \
+        ulong mb = 0;                                                                         \
+        ulong cnt = 0;                                                                        \
         for (uint s = tid; s < cap; s += wg) {                                                \
             const uint row = keys[s];                                                         \
             if (row != EMPTY) {                                                               \
@@ -319,7 +327,36 @@ __kernel void CAT(mcl_penalty_, SUFFIX)(const ulong n, const REAL b,
                 if (flags & BALANCED) {                                                       \
                     x = x * pen[row];                                                         \
                 }                                                                             \
-                const REAL y = (flags & SQUARE) ? x * x : pow(x, inflation);                  \
+                acc[s] = BITS(x);                                                             \
+                mb = max(mb, BITS(x));                                                        \
+                cnt += 1;                                                                     \
+            }                                                                                 \
+        }                                                                                     \
+        if (cnt != 0) {                                                                       \
+            atom_add(&sh[8], cnt);                                                            \
+        }                                                                                     \
+        {                                                                                     \
+            ulong cur = sh[7];                                                                \
+            while (mb > cur) {                                                                \
+                const ulong was = atom_cmpxchg(&sh[7], cur, mb);                              \
+                if (was == cur) {                                                             \
+                    break;                                                                    \
+                }                                                                             \
+                cur = was;                                                                    \
+            }                                                                                 \
+        }                                                                                     \
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                  \
+        /* Inflation relative to the maximum (trident_core::mcl::inflate): y = (x / max)^r  \
+           * scale, scale = 1 / next_pow2(distinct rows): no value under- or overflows, the   \
+           sums stay <= 1; the inflated value replaces x (as bits). */                        \
+        const REAL xmax = UNBITS(sh[7]);                                                      \
+        const REAL scale = (REAL)1 / convert_REAL(next_pow2(max(sh[8], (ulong)1)));           \
+        for (uint s = tid; s < cap; s += wg) {                                                \
+            const uint row = keys[s];                                                         \
+            if (row != EMPTY) {                                                               \
+                const REAL x = UNBITS(acc[s]);                                                \
+                const REAL q = xmax > (REAL)0 ? x / xmax : (REAL)1;                           \
+                const REAL y = ((flags & SQUARE) ? q * q : pow(q, inflation)) * scale;        \
                 acc[s] = BITS(y);                                                             \
                 atom_add(&sh[2], to_fixed(y));                                                \
             }                                                                                 \
@@ -453,7 +490,7 @@ __kernel void CAT(mcl_column_local_, SUFFIX)(COLUMN_ARGS)
     __local ulong acc[LCAP];
     __local uint crow[LCAP / 2];
     __local REAL cy[LCAP / 2];
-    __local ulong sh[7];
+    __local ulong sh[9];
     const ulong j = get_group_id(0);
     if (j >= n) {
         return;
@@ -465,7 +502,7 @@ __kernel void CAT(mcl_column_local_, SUFFIX)(COLUMN_ARGS)
 
 __kernel void CAT(mcl_column_global_, SUFFIX)(COLUMN_ARGS)
 {
-    __local ulong sh[7];
+    __local ulong sh[9];
     const ulong g = get_group_id(0);
     const ulong base = g * region;
     const ulong count = overflow[0];

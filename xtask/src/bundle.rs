@@ -11,6 +11,8 @@
 //!   torch_spmv.py     the cuSPARSE baseline
 //!   gapbs_tc.sh       the GAP `tc` baseline (needs a gapbs checkout: GAPBS_DIR)
 //!   lib/libOpenCL.so.1  the OpenCL ICD loader, used only where the machine has none
+//!   mutants.tar.gz    the CUDA kernel mutants, compiled (`run.sh mutants`)
+//!   cuda-kernels.txt  every CUDA kernel root (`run.sh sanitize` checks each was launched)
 //! ```
 //!
 //! Binaries are stripped. The bundle must stay under 64 MiB (what a device run carries).
@@ -160,8 +162,35 @@ pub fn run(args: &[String]) -> Result {
             return Err(fail(format!("gzip failed on {sub}/ ({status})")));
         }
     }
+    // The CUDA kernel mutants, compiled here (`run.sh mutants` runs them), and the kernel
+    // roots that `run.sh sanitize` must see launched.
+    eprintln!("bundle: compiling the CUDA mutants");
+    let n = crate::mutants::emit_cuda(&bundle.join("mutants"))?;
+    let status = Command::new("tar")
+        .arg("-C")
+        .arg(&bundle)
+        .args(["-czf", "mutants.tar.gz", "mutants"])
+        .status()
+        .context("running tar")?;
+    if !status.success() {
+        return Err(fail(format!("tar failed on mutants/ ({status})")));
+    }
+    std::fs::remove_dir_all(bundle.join("mutants")).context("removing mutants/")?;
+    eprintln!("bundle: {n} CUDA mutants");
+    let mut roots = String::new();
+    for (file, list) in crate::mutants::kernel_tables(&root)? {
+        if file.ends_with(".cu") {
+            for r in list {
+                roots.push_str(&format!("{r}\t{file}\n"));
+            }
+        }
+    }
+    std::fs::write(bundle.join("cuda-kernels.txt"), roots).context("writing cuda-kernels.txt")?;
     let run_sh = bundle.join("run.sh");
-    std::fs::write(&run_sh, RUN_SH).context("writing run.sh")?;
+    let script = RUN_SH
+        .replace("@CI_SEED@", &crate::test::CI_SEED.to_string())
+        .replace("@MUTANT_SEED@", crate::mutants::SEED);
+    std::fs::write(&run_sh, script).context("writing run.sh")?;
     std::fs::set_permissions(&run_sh, std::fs::Permissions::from_mode(0o755))
         .context("making run.sh executable")?;
 

@@ -25,8 +25,7 @@ use ocl::core::{
 
 use crate::util::{fail, files_with_ext, rel, target_dir, usage, workspace_root, Result};
 
-#[path = "../../crates/backend-cuda/nvcc.rs"]
-mod nvcc;
+use crate::nvcc;
 
 pub fn run(args: &[String]) -> Result {
     let mut require_ptx = false;

@@ -9,6 +9,12 @@ mod bench;
 mod bundle;
 #[cfg(feature = "backends")]
 mod kernels;
+mod mutants;
+/// How the CUDA backend's build compiles kernels (shared with `crates/backend-cuda/build.rs`).
+#[path = "../../crates/backend-cuda/nvcc.rs"]
+#[allow(dead_code)]
+mod nvcc;
+mod oclgrind;
 mod test;
 mod util;
 #[cfg(feature = "backends")]
@@ -40,10 +46,28 @@ commands:
       Summarise criterion results: <dir>/report.md (one table per bench file, medians and
       GB/s, speed-up against the cpu or the torch/cuSPARSE baseline) and <dir>/report.svg.
 
-  test [--no-install] [--no-lint] [-- TEST_ARGS...]
-      What CI runs: install what is missing (apt: ocl-icd-opencl-dev, pocl-opencl-icd;
-      pip: CUDA 13.0 nvcc into .tools/cuda), then cargo fmt --check, cargo clippy
-      --all-targets -D warnings, and cargo test --workspace with TRIDENT_REQUIRE_PTX=1.
+  test [--no-install] [--no-lint] [--no-races] [--no-mutants] [-- TEST_ARGS...]
+      What CI runs: install what is missing (apt: ocl-icd-opencl-dev, pocl-opencl-icd,
+      oclgrind; pip: CUDA 13.0 nvcc into .tools/cuda), then cargo fmt --check, cargo clippy
+      --all-targets -D warnings, cargo test --workspace with CI=true (missing data fails),
+      REQUIRE_OPENCL=1 (a missing OpenCL device fails), TRIDENT_REQUIRE_PTX=1 and the seeds
+      pinned (TRIDENT_SEED, PROPTEST_RNG_SEED: xtask/src/test.rs CI_SEED), then `races`
+      and `mutants --quick`.
+
+  mutants [--quick] [--budget SECS] [--only NAME]... [--timeout SECS]
+      Plant every kernel mutation of xtask/mutants/*.toml and fail unless the conformance
+      suite catches each one: the OpenCL ones here (PoCL), on the prebuilt conformance test
+      binary with the mutated source in a kernel folder (TRIDENT_KERNEL_DIR), under a
+      timeout (a hang counts as caught). Checks every list first (each `find` occurs once,
+      each kernel is an entry point; in a full run at least 3 mutants per kernel file and
+      every entry point covered) and that the unmutated suite passes. --quick: a round-robin
+      subset within 180 s (--budget), what `xtask test` runs. The CUDA ones run on the GPU
+      machine: `bundle` compiles them, `run.sh mutants` runs them.
+
+  races
+      The race-detector step of `test` alone: small OpenCL tests under Oclgrind
+      --data-races (its platform picked by TRIDENT_OPENCL_PLATFORM=Oclgrind); fails on any
+      report, failure, or a test that does not finish in 240 s.
 
   bundle
       Build the stripped release test binaries, the CLI, xtask itself and the benchmarks
@@ -62,6 +86,8 @@ fn main() -> ExitCode {
         "bench-report" => bench::report_cmd(rest),
         "bundle" => bundle::run(rest),
         "test" => test::run(rest),
+        "mutants" => mutants::run(rest),
+        "races" => test::races(rest),
         "help" | "-h" | "--help" => {
             print!("{USAGE}");
             Ok(())

@@ -12,13 +12,20 @@
 #    baseline on the same matrices, the GAP `tc` baseline on the triangles benchmark's
 #    Kronecker graph (when GAPBS_DIR names a gapbs checkout to build), every same-run baseline script baselines/*.py (python3 with
 #    torch; each writes {"baselines": [...]} JSON), and `bin/xtask bench-report` over them all.
-# sanitize: the CUDA conformance tests under compute-sanitizer memcheck, then racecheck, with
-#    few proptest cases (TRIDENT_SANITIZE_FILTER narrows the tests).
+# sanitize: compute-sanitizer memcheck, then racecheck (SANITIZE_TOOLS picks), over a subset
+#    of small CUDA conformance tests (SANITIZE_TESTS overrides) that launches EVERY CUDA
+#    kernel (checked: every root of cuda-kernels.txt must appear in the kernel log), one
+#    process per test under a time limit (SANITIZE_LIMIT, seconds); the summary fails on any
+#    hazard or error, a test that fails or does not finish, or a kernel never launched.
+# mutants: every CUDA kernel mutant of mutants.tar.gz (compiled by `cargo xtask bundle`),
+#    each run with its tests filter on the conformance binary (TRIDENT_KERNEL_DIR) under a
+#    time limit (a hang counts as caught); fails unless every mutant is caught and the
+#    unmutated suite passes each filter first. MUTANTS_ONLY=substring narrows the list.
 # all: test, sanitize, then bench.
 #
 # Results go to ${OUT:-./out} (at most 8 files, so that they all come back from a device run):
-# run.log (everything), validate.json, tests.txt, sanitize.txt, report.md, report.svg and
-# results.tar.gz (criterion's data, the baselines' JSON). Exits non-zero if anything failed.
+# run.log (everything), validate.json, tests.txt, sanitize.txt or mutants.txt, report.md,
+# report.svg and results.tar.gz (criterion's data, the baselines' JSON). Exits non-zero if anything failed.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -26,9 +33,9 @@ MODE=${1:-test}
 shift || true
 ONLY_BENCHES=("$@")
 case "$MODE" in
-test | bench | sanitize | all) ;;
+test | bench | sanitize | mutants | all) ;;
 *)
-    echo "usage: $0 [test|bench|sanitize|all] [BENCH...]" >&2
+    echo "usage: $0 [test|bench|sanitize|mutants|all] [BENCH...]" >&2
     exit 2
     ;;
 esac
@@ -51,6 +58,8 @@ main() {
     chmod +x "$HERE"/bin/* "$HERE"/tests/* "$HERE"/benches/* 2>/dev/null || true
     export REQUIRE_GPU=1
     export REQUIRE_DATA=1
+    # Random cases pinned as in CI (`cargo xtask test`); TRIDENT_SEED overrides.
+    export TRIDENT_SEED=${TRIDENT_SEED:-@CI_SEED@}
     RESULTS=$(mktemp -d)
 
     section "machine"
@@ -127,29 +136,139 @@ main() {
     if [ "$MODE" = sanitize ] || [ "$MODE" = all ]; then
         section "compute-sanitizer"
         : >"$OUT_DIR/sanitize.txt"
+        t="$HERE/tests/trident-cuda-conformance"
+        # Small cases that together launch every CUDA kernel (f32 and f64 where the kernels
+        # differ: the f64 GEMM runs on the tensor cores). Measured on an H200: racecheck
+        # about 4 min in all, each test under 90 s (svd_special_f32 did not finish in 100 s).
+        tests=${SANITIZE_TESTS:-"spmv::spmv_edge_cases_f32 spmv::spmv_garbage_output_every_pass_count_f32 triangles::triangles_empty_and_tiny triangles::triangles_random_vs_brute_force triangles::triangles_shared_graphs_every_algorithm triangles::triangles_every_gpu_plan matmul::matmul_base_kernels_f32 matmul::matmul_base_kernels_f64 mcl::mcl_hand_checked_f32 mcl::mcl_planted_partition_f32 svd::qr_random_f32 svd::qr_tree_f32 svd::svd_random_f32 svd::svd_v_orthogonality_f32"}
+        limit=${SANITIZE_LIMIT:-150}
+        san_failed=0
         if ! command -v compute-sanitizer >/dev/null; then
-            echo "compute-sanitizer: not found" | tee -a "$OUT_DIR/sanitize.txt"
-            failed+=("compute-sanitizer missing")
-        fi
-        for t in "$HERE"/tests/trident-cuda-conformance; do
-            [ -f "$t" ] || continue
-            for tool in memcheck racecheck; do
-                section "sanitize $tool $(basename "$t")"
-                # Few random cases: the sanitizer slows kernels 10-100x. The out-of-memory check
-                # is skipped: its refused 4 TiB allocation is an API error the sanitizer reports.
-                if (cd "$HERE" && PROPTEST_CASES=${PROPTEST_CASES:-3} compute-sanitizer --tool "$tool" \
-                    --error-exitcode 86 --print-limit 20 "$t" --test-threads=1 \
-                    --skip out_of_memory_is_error ${TRIDENT_SANITIZE_FILTER:-}) \
-                    >"$RESULTS/sanitize-$tool.log" 2>&1; then
-                    echo "pass $tool $(basename "$t")" | tee -a "$OUT_DIR/sanitize.txt"
+            echo "FAIL compute-sanitizer: not found" | tee -a "$OUT_DIR/sanitize.txt"
+            san_failed=1
+        elif [ ! -f "$t" ]; then
+            echo "FAIL no tests/trident-cuda-conformance" | tee -a "$OUT_DIR/sanitize.txt"
+            san_failed=1
+        else
+            for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
+                klog="$RESULTS/kernels-$tool.txt"
+                : >"$klog"
+                for name in $tests; do
+                    log="$RESULTS/sanitize-$tool-${name//::/-}.log"
+                    start=$(date +%s)
+                    (cd "$HERE" && TRIDENT_KERNEL_LOG=$klog PROPTEST_CASES=${PROPTEST_CASES:-1} \
+                        timeout "$limit" compute-sanitizer --tool "$tool" --error-exitcode 86 \
+                        --print-limit 20 "$t" --exact "$name" --test-threads=1) >"$log" 2>&1
+                    rc=$?
+                    secs=$(($(date +%s) - start))
+                    summary=$(grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1)
+                    ran=$(grep -c "^test .* \.\.\. ok$" "$log")
+                    if [ "$rc" = 124 ]; then
+                        verdict="FAIL (did not finish in ${limit} s)"
+                    elif [ "$rc" != 0 ]; then
+                        verdict="FAIL (exit $rc)"
+                    elif [ "$ran" != 1 ]; then
+                        verdict="FAIL (the test did not run)"
+                    elif echo "$summary" | grep -qE "SUMMARY: 0 (errors|hazards)"; then
+                        verdict="pass"
+                    else
+                        verdict="FAIL (no clean sanitizer summary)"
+                    fi
+                    printf '%-9s %-50s %-34s %4ss  %s\n' "$tool" "$name" "$verdict" "$secs" "$summary" |
+                        tee -a "$OUT_DIR/sanitize.txt"
+                    case "$verdict" in
+                    pass) ;;
+                    *)
+                        san_failed=1
+                        grep -hE "=========  (Error|Race|Warning|Invalid|Program hit)|panicked" "$log" |
+                            head -10 | tee -a "$OUT_DIR/sanitize.txt"
+                        ;;
+                    esac
+                done
+                # Every kernel root must have been launched under this tool.
+                missing=()
+                while IFS=$'\t' read -r root file; do
+                    [ -n "$root" ] || continue
+                    grep -qE "^${root}(_f32|_f64)?$" "$klog" || missing+=("$root ($file)")
+                done <"$HERE/cuda-kernels.txt"
+                if [ ${#missing[@]} -gt 0 ]; then
+                    echo "FAIL $tool: kernels never launched: ${missing[*]}" | tee -a "$OUT_DIR/sanitize.txt"
+                    san_failed=1
                 else
-                    echo "FAIL $tool $(basename "$t")" | tee -a "$OUT_DIR/sanitize.txt"
-                    failed+=("sanitize $tool")
+                    echo "$tool: every CUDA kernel root launched ($(wc -l <"$klog") kernels)" |
+                        tee -a "$OUT_DIR/sanitize.txt"
                 fi
-                grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test result|FAILED|panicked" \
-                    "$RESULTS/sanitize-$tool.log" | tee -a "$OUT_DIR/sanitize.txt"
             done
-        done
+        fi
+        if [ "$san_failed" = 0 ]; then
+            echo "sanitize: clean and complete" | tee -a "$OUT_DIR/sanitize.txt"
+        else
+            echo "sanitize: FAILED" | tee -a "$OUT_DIR/sanitize.txt"
+            failed+=("sanitize")
+        fi
+    fi
+
+    if [ "$MODE" = mutants ]; then
+        section "CUDA kernel mutants"
+        : >"$OUT_DIR/mutants.txt"
+        t="$HERE/tests/trident-cuda-conformance"
+        MUT=$(mktemp -d)
+        tar -C "$MUT" -xzf "$HERE/mutants.tar.gz"
+        export TRIDENT_SEED=@MUTANT_SEED@ PROPTEST_MAX_SHRINK_ITERS=0 PROPTEST_DISABLE_FAILURE_PERSISTENCE=1
+        declare -A base_secs=()
+        n_survived=0
+        {
+            echo "| mutant | kernel | result | seconds |"
+            echo "|---|---|---|---|"
+        } >>"$OUT_DIR/mutants.txt"
+        while IFS=$'\t' read -r name kernel filter file; do
+            [ -n "$name" ] || continue
+            if [ -n "${MUTANTS_ONLY:-}" ] && [[ "$name" != *"$MUTANTS_ONLY"* ]]; then
+                continue
+            fi
+            if [ -z "${base_secs[$filter]:-}" ]; then
+                start=$(date +%s)
+                empty=$(mktemp -d)
+                if (cd "$HERE" && TRIDENT_KERNEL_DIR=$empty timeout 600 "$t" "$filter") >"$RESULTS/mutants-base.log" 2>&1 &&
+                    grep -q "^test .* \.\.\. ok$" "$RESULTS/mutants-base.log"; then
+                    base_secs[$filter]=$(($(date +%s) - start))
+                    echo "unmutated suite passes filter '$filter' (${base_secs[$filter]} s)"
+                else
+                    echo "FAIL: the unmutated suite fails filter '$filter'" | tee -a "$OUT_DIR/mutants.txt"
+                    tail -20 "$RESULTS/mutants-base.log"
+                    failed+=("mutants baseline $filter")
+                    base_secs[$filter]=-1
+                fi
+            fi
+            [ "${base_secs[$filter]}" -ge 0 ] || continue
+            limit=$((base_secs[$filter] * 4 + 30))
+            start=$(date +%s)
+            log="$RESULTS/mutant-$name.log"
+            (cd "$HERE" && TRIDENT_KERNEL_DIR="$MUT/mutants/$name" timeout "$limit" "$t" "$filter") >"$log" 2>&1
+            rc=$?
+            secs=$(($(date +%s) - start))
+            caught_by=$(grep -E "^test .* \.\.\. FAILED$" "$log" | sed -E 's/^test (.*) \.\.\. FAILED$/\1/' | head -3 | paste -sd, -)
+            if [ "$rc" = 124 ]; then
+                result="caught: HANG (killed after $limit s)"
+            elif [ "$rc" = 0 ]; then
+                result="**SURVIVED**"
+            elif grep -q "loading $MUT/" "$log"; then
+                result="**BROKEN** (the mutated kernel image does not load)"
+            else
+                result="caught by ${caught_by:-the binary failing (exit $rc)}"
+            fi
+            case "$result" in
+            \*\**) n_survived=$((n_survived + 1)) ;;
+            esac
+            echo "| $name | $kernel | $result | $secs |" | tee -a "$OUT_DIR/mutants.txt"
+        done <"$MUT/mutants/mutants.tsv"
+        rm -rf "$MUT"
+        if [ "$n_survived" -gt 0 ]; then
+            echo "mutants: $n_survived survived or broken" | tee -a "$OUT_DIR/mutants.txt"
+            failed+=("mutants")
+        else
+            echo "mutants: every CUDA mutant caught" | tee -a "$OUT_DIR/mutants.txt"
+        fi
     fi
 
     if [ "$MODE" = bench ] || [ "$MODE" = all ]; then

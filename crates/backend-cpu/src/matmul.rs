@@ -214,8 +214,33 @@ impl<T: Scalar + ndarray::LinalgScalar> MatMul<T> for Cpu {
     ) -> Result<()> {
         check_lengths(m, n, k, a.len(), b.len(), c.len())?;
         use_tensor_cores::<T>(opts.base_kernel, false, "cpu")?;
-        let s = MatMul::<T>::plan(self, m, n, k, opts);
+        let s = self.plan_device(m, n, k, a, b, opts)?;
         run(self, &s, a, b, c)
+    }
+
+    /// [`trident_core::matmul::plan_host`]: the CPU's vectors are host memory, so its
+    /// `gemm` gets the host scan (finiteness and magnitude) of `matmul`.
+    fn plan_device(
+        &self,
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &Vec<T>,
+        b: &Vec<T>,
+        opts: &MatMulOptions,
+    ) -> Result<Schedule> {
+        trident_core::matmul::plan_host(
+            DenseView::new(m, k, k, a)?,
+            DenseView::new(k, n, n, b)?,
+            (k, n, n),
+            opts,
+            MatMul::<T>::default_cutoff(self),
+        )
+    }
+
+    /// A plain scan: the CPU's vectors are host memory.
+    fn all_finite(&self, v: &Vec<T>, _: (usize, usize), _: &MatMulOptions) -> Result<bool> {
+        Ok(trident_core::matmul::all_finite(v))
     }
 
     fn matmul(
@@ -228,14 +253,13 @@ impl<T: Scalar + ndarray::LinalgScalar> MatMul<T> for Cpu {
         use_tensor_cores::<T>(opts.base_kernel, false, "cpu")?;
         // Views of empty matrices may have any stride; the schedule then has no step.
         let (lda, ldb) = (a.stride().max(k), b.stride().max(n));
-        let s = trident_core::matmul::plan_strided(
-            m,
-            n,
-            k,
+        let s = trident_core::matmul::plan_host(
+            a,
+            b,
             (lda, ldb, n),
             opts,
             MatMul::<T>::default_cutoff(self),
-        );
+        )?;
         let total = crate::memory::physical_memory().unwrap_or(0);
         // Only C and the workspace are allocated here.
         let extra = device_bytes::<T>(m, n, 0, &s).unwrap_or(u128::MAX);

@@ -8,12 +8,12 @@
 //! `random`: each row has `row_len` distinct uniformly random columns (sorted); `banded`: row
 //! `i` has the columns `i - row_len/2 ..` (shifted inside the matrix at the edges). One
 //! product per type is checked against the host on sampled rows; times are per product,
-//! device-resident, measured with a stream synchronize. `TRIDENT_CUDA_SPMV_PASSES` forces the
-//! number of slot passes.
+//! device-resident, measured with a stream synchronize. `TRIDENT_CUDA_SPMV_PASSES` (read here, into
+//! `SpmvOptions::passes`) forces the number of slot passes.
 
 use std::time::Instant;
 
-use trident_core::{Backend, DeviceVectors, EllpackR, Spmv};
+use trident_core::{Backend, DeviceVectors, EllpackR, Spmv, SpmvOptions};
 use trident_cuda::{Cuda, CudaScalar};
 
 fn main() {
@@ -92,7 +92,19 @@ fn run<T: CudaScalar>(cuda: &Cuda, rows: usize, len: usize, reps: usize, banded:
         .collect();
 
     let t = Instant::now();
-    let da = cuda.upload_ellpack(&a).expect("upload A");
+    let passes = std::env::var("TRIDENT_CUDA_SPMV_PASSES")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&p| p >= 1);
+    let da = cuda
+        .upload_ellpack_with(
+            &a,
+            &SpmvOptions {
+                passes,
+                ..SpmvOptions::default()
+            },
+        )
+        .expect("upload A");
     let dx = cuda.upload(&x).expect("upload x");
     let mut dy = cuda.zeros(rows).expect("alloc y");
     cuda.synchronize().expect("sync");

@@ -69,6 +69,7 @@ mod spmv;
 pub mod svd;
 mod triangles;
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cust::context::{Context, CurrentContext};
@@ -85,7 +86,7 @@ use launch::Kernel;
 pub use driver::DriverError;
 pub use matmul::GPU_CUTOFF;
 pub use memory::{CudaScalar, CudaVector};
-pub use spmv::{CudaEllpack, PASSES_ENV};
+pub use spmv::CudaEllpack;
 pub use triangles::CudaOriented;
 
 /// Environment variable that picks the device ordinal for [`Cuda::new`].
@@ -103,6 +104,13 @@ struct Loaded {
 /// long as any buffer is), the stream and the loaded kernel modules.
 pub(crate) struct Shared {
     ordinal: usize,
+    /// Where kernel images that replace the embedded ones are read from.
+    kernel_dir: Option<PathBuf>,
+    /// [`CudaOptions::kernel_log`], and the kernels already written to it.
+    kernel_log: Option<(
+        PathBuf,
+        std::sync::Mutex<std::collections::BTreeSet<String>>,
+    )>,
     /// Compute capability, which picks the machine code or the PTX flavour.
     cc: (u32, u32),
     // Field order is drop order: the modules and the stream go before the context.
@@ -134,14 +142,12 @@ impl Shared {
     fn module(&self, m: Module) -> Result<&Loaded> {
         self.modules[m as usize].get_or_try_init(|| {
             let info = m.info();
-            // The machine code when there is some for this architecture; the PTX JIT when
-            // there is none or the driver refuses it.
-            let module = match info
-                .cubin(self.cc)
-                .map(|image| driver::Module::from_cubin(image, info.file))
-            {
-                Some(Ok(module)) => module,
-                _ => driver::Module::from_ptx(info.ptx(self.cc.0), info.file)?,
+            let module = match &self.kernel_dir {
+                Some(dir) => match load_from_dir(dir, info, self.cc)? {
+                    Some(module) => module,
+                    None => load_embedded(info, self.cc)?,
+                },
+                None => load_embedded(info, self.cc)?,
             };
             let functions = info
                 .kernels
@@ -178,6 +184,22 @@ impl Shared {
         })?;
         self.make_current()?;
         let (name, function) = &self.module(m)?.functions[slot];
+        if let Some((path, seen)) = &self.kernel_log {
+            let mut seen = seen
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if seen.insert(name.clone()) {
+                use std::io::Write;
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .and_then(|mut f| writeln!(f, "{name}"))
+                    .map_err(|e| {
+                        driver::backend(format!("writing the kernel log {}: {e}", path.display()))
+                    })?;
+            }
+        }
         Ok(Kernel {
             function: *function,
             name,
@@ -186,10 +208,106 @@ impl Shared {
     }
 }
 
+/// The embedded machine code of `info` when there is some for compute capability `cc`, else
+/// (or when the driver refuses it) its PTX, JIT-compiled.
+fn load_embedded(info: &ModuleInfo, cc: (u32, u32)) -> Result<driver::Module> {
+    match info
+        .cubin(cc)
+        .map(|image| driver::Module::from_cubin(image, info.file))
+    {
+        Some(Ok(module)) => Ok(module),
+        _ => driver::Module::from_ptx(info.ptx(cc.0), info.file),
+    }
+}
+
+/// Module `info` from the kernel folder `dir` (see [`CudaOptions::kernel_dir`]): its machine
+/// code `<name>.sm90.cubin` on a device of compute capability 9.0, else its PTX
+/// `<name>.sm90.ptx` (compute capability 9.0 and newer) or `<name>.portable.ptx`. `None` when
+/// the folder has no file of the module at all; an error when it has some, but none for this
+/// device, or one that does not load.
+fn load_from_dir(dir: &Path, info: &ModuleInfo, cc: (u32, u32)) -> Result<Option<driver::Module>> {
+    let file = |suffix: &str| dir.join(format!("{}.{suffix}", info.name));
+    let read_err = |path: &Path, e: std::io::Error| {
+        driver::backend(format!("reading the kernel image {}: {e}", path.display()))
+    };
+    let cubin = file("sm90.cubin");
+    if cc == (9, 0) && cubin.is_file() {
+        let image = std::fs::read(&cubin).map_err(|e| read_err(&cubin, e))?;
+        return driver::Module::from_cubin(&image, &cubin.display().to_string()).map(Some);
+    }
+    let ptx = file(if cc.0 >= 9 {
+        "sm90.ptx"
+    } else {
+        "portable.ptx"
+    });
+    if ptx.is_file() {
+        let text = std::fs::read_to_string(&ptx).map_err(|e| read_err(&ptx, e))?;
+        return driver::Module::from_ptx(&text, &ptx.display().to_string()).map(Some);
+    }
+    let others: Vec<String> = ["sm90.cubin", "sm90.ptx", "portable.ptx"]
+        .into_iter()
+        .map(file)
+        .filter(|p| p.exists())
+        .map(|p| p.display().to_string())
+        .collect();
+    if others.is_empty() {
+        return Ok(None);
+    }
+    Err(driver::backend(format!(
+        "the kernel folder has {} but no image of {} for compute capability {}.{} (wants {})",
+        others.join(", "),
+        info.file,
+        cc.0,
+        cc.1,
+        ptx.display()
+    )))
+}
+
 impl Drop for Shared {
     fn drop(&mut self) {
         // The module unload and stream destruction that follow need the context current.
         let _ = CurrentContext::set_current(&self.context);
+    }
+}
+
+/// How [`Cuda::with_options`] opens a device and where its kernels come from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CudaOptions {
+    /// The device ordinal (0-based).
+    pub device: usize,
+    /// A folder of kernel images that replace the embedded ones, named as `build.rs` names
+    /// them: `<module>.sm90.cubin` (loaded on compute capability 9.0), `<module>.sm90.ptx`
+    /// (9.0 and newer) and `<module>.portable.ptx` (older), e.g. `spmv.sm90.ptx` for
+    /// `kernels/cuda/spmv.cu`. Modules without a file there use the embedded images. For
+    /// testing kernel changes without rebuilding (`cargo xtask mutants`); `None` (the
+    /// default) loads the embedded images only.
+    pub kernel_dir: Option<PathBuf>,
+    /// A file to which the name of every kernel is appended the first time this backend
+    /// launches it (tests: which kernels a sanitizer run covered). `None` by default.
+    pub kernel_log: Option<PathBuf>,
+}
+
+impl CudaOptions {
+    /// The options that open device `ordinal` with the embedded kernels.
+    pub fn new(ordinal: usize) -> Self {
+        Self {
+            device: ordinal,
+            kernel_dir: None,
+            kernel_log: None,
+        }
+    }
+
+    /// These options with the kernel log `file` (see [`CudaOptions::kernel_log`]).
+    pub fn kernel_log(mut self, file: impl Into<PathBuf>) -> Self {
+        self.kernel_log = Some(file.into());
+        self
+    }
+
+    /// These options with kernel images read from `dir` (see [`CudaOptions::kernel_dir`]).
+    pub fn kernel_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.kernel_dir = Some(dir.into());
+        self
     }
 }
 
@@ -223,18 +341,19 @@ impl Cuda {
     /// skip or fall back), [`Error::Backend`] when `TRIDENT_CUDA_DEVICE` is not a number or
     /// the kernels cannot be loaded.
     pub fn new() -> Result<Cuda> {
-        let ordinal = match std::env::var(DEVICE_ENV) {
-            Ok(v) if !v.trim().is_empty() => v.trim().parse::<usize>().map_err(|_| {
-                driver::backend(format!("{DEVICE_ENV}={v:?} is not a device ordinal"))
-            })?,
-            _ => 0,
-        };
-        Cuda::with_device(ordinal)
+        Cuda::with_device(default_ordinal()?)
     }
 
     /// The backend on the device with this ordinal (0-based, as `nvidia-smi` numbers them
     /// unless `CUDA_VISIBLE_DEVICES` says otherwise).
     pub fn with_device(ordinal: usize) -> Result<Cuda> {
+        Cuda::with_options(&CudaOptions::new(ordinal))
+    }
+
+    /// The backend on device `options.device`, loading kernels from `options.kernel_dir`
+    /// where it has images for them.
+    pub fn with_options(options: &CudaOptions) -> Result<Cuda> {
+        let ordinal = options.device;
         let count = device_count()?;
         if ordinal >= count {
             return Err(Error::no_device(
@@ -288,6 +407,8 @@ impl Cuda {
             staging: matmul::Staging::default(),
             shared: Arc::new(Shared {
                 ordinal,
+                kernel_dir: options.kernel_dir.clone(),
+                kernel_log: options.kernel_log.clone().map(|p| (p, Default::default())),
                 cc: compute_capability,
                 modules: Module::ALL.iter().map(|_| Cached::new()).collect(),
                 stream,
@@ -386,6 +507,17 @@ impl Backend for Cuda {
     fn synchronize(&self) -> Result<()> {
         self.shared.make_current()?;
         self.shared.synchronize()
+    }
+}
+
+/// The device ordinal in `TRIDENT_CUDA_DEVICE`, else 0 (what [`Cuda::new`] opens).
+pub fn default_ordinal() -> Result<usize> {
+    match std::env::var(DEVICE_ENV) {
+        Ok(v) if !v.trim().is_empty() => v
+            .trim()
+            .parse::<usize>()
+            .map_err(|_| driver::backend(format!("{DEVICE_ENV}={v:?} is not a device ordinal"))),
+        _ => Ok(0),
     }
 }
 

@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex, TryLockError};
 
 use trident_core::gpu::{to_u32, Precision};
 use trident_core::matmul::{
-    check_fits, check_lengths, check_shapes, device_bytes, plan, run_steps, use_tensor_cores,
+    check_fits, check_lengths, check_shapes, device_bytes, plan_host, run_steps, use_tensor_cores,
     DevAdd, DevFused, DevGemm, Schedule, ScheduleKernels,
 };
 use trident_core::{Dense, DenseView, Error, HostMemory, MatMul, MatMulOptions, Result};
@@ -46,10 +46,9 @@ use crate::{Cuda, Shared};
 const GEMM_THREADS: u32 = 256;
 /// Rows and columns of C per block of `gemm_<T>`.
 const TILE: usize = 128;
-/// Threads per block of `matadd_<T>`, and at most this many blocks (one per row; rows
-/// grid-strided beyond).
+/// Threads per block of `matadd_<T>` (one block per row, at most
+/// [`MatMulOptions::add_groups`]; rows grid-strided beyond).
 const ADD_THREADS: u32 = 256;
-const ADD_MAX_BLOCKS: usize = 1 << 16;
 
 /// The default Strassen cutoff on GPUs: leaves of at least 4096 (one level from n = 8192, two
 /// from 16384). A first guess from Huang, Yu & van de Geijn (2018), where one level pays
@@ -292,6 +291,8 @@ struct CudaSteps<'a> {
     gemm: Kernel<'a>,
     fused: Kernel<'a>,
     add: Kernel<'a>,
+    /// The options, for the blocks of `matadd_<T>` ([`MatMulOptions::add_groups`]).
+    opts: &'a MatMulOptions,
     p: Precision,
 }
 
@@ -361,7 +362,7 @@ impl ScheduleKernels for CudaSteps<'_> {
 
     fn add(&self, s: &DevAdd<u64>) -> Result<()> {
         // One block per row (a block-stride loop over its columns), rows grid-strided.
-        let blocks = s.m.min(ADD_MAX_BLOCKS) as u32;
+        let blocks = u32::try_from(self.opts.add_groups(s.m)).unwrap_or(u32::MAX);
         // (unsigned m, n, T alpha, const T *x, u64 x_off, unsigned ldx, T beta,
         //  const T *y, u64 y_off, unsigned ldy, T *d, u64 d_off, unsigned ldd)
         let mut args = self.add.builder();
@@ -419,6 +420,7 @@ impl Cuda {
             gemm,
             fused,
             add: self.kernel::<T>(Module::Matmul, "matadd")?,
+            opts,
             p: Precision::of::<T>(),
         };
         run_steps(&steps, s, ptrs, lens)
@@ -575,7 +577,7 @@ impl<T: CudaScalar> MatMul<T> for Cuda {
         for v in [a.buf.shared(), b.buf.shared(), c.buf.shared()] {
             self.check_same_device(v)?;
         }
-        let s = MatMul::<T>::plan(self, m, n, k, opts);
+        let s = self.plan_device(m, n, k, a, b, opts)?;
         self.shared.make_current()?;
         let w = DevBuf::<T>::uninit(&self.shared, s.workspace, "the Strassen workspace")?;
         let ptrs = [a.buf.ptr(), b.buf.ptr(), c.buf.ptr(), w.ptr()].map(|p| p.as_raw());
@@ -589,7 +591,7 @@ impl<T: CudaScalar> MatMul<T> for Cuda {
         opts: &MatMulOptions,
     ) -> Result<Dense<T>> {
         let (m, n, k) = check_shapes(a.shape(), b.shape())?;
-        let s = plan(m, n, k, opts, GPU_CUTOFF);
+        let s = plan_host(a, b, (k, n, n), opts, GPU_CUTOFF)?;
         let need = device_bytes::<T>(m, n, k, &s).unwrap_or(u128::MAX);
         let what = format!(
             "a {m} x {k} · {k} x {n} {} product ({})",

@@ -12,9 +12,6 @@ use crate::Cuda;
 /// Threads per block; the kernel is compiled with `__launch_bounds__(256)`.
 const BLOCK: u32 = 256;
 
-/// Environment variable that fixes the number of slot passes (for experiments).
-pub const PASSES_ENV: &str = "TRIDENT_CUDA_SPMV_PASSES";
-
 /// An ELLPACK-R matrix in CUDA device memory (see [`Spmv`]): column-major values and `u32`
 /// column indices (`width * rows` each, padding included) and `u32` row lengths.
 pub struct CudaEllpack<T: CudaScalar> {
@@ -27,7 +24,7 @@ pub struct CudaEllpack<T: CudaScalar> {
 
 impl<T: CudaScalar> CudaEllpack<T> {
     /// Dimensions and slot passes (one kernel launch each), planned at upload from the
-    /// matrix and the device's cache size, [`SpmvOptions::passes`] or [`PASSES_ENV`].
+    /// matrix and the device's cache size or [`SpmvOptions::passes`].
     pub fn plan(&self) -> &EllpackPlan {
         &self.plan
     }
@@ -43,7 +40,7 @@ impl<T: CudaScalar> Spmv<T> for Cuda {
     type Ellpack = CudaEllpack<T>;
 
     fn upload_ellpack_with(&self, a: &EllpackR<T>, opts: &SpmvOptions) -> Result<CudaEllpack<T>> {
-        let plan = EllpackPlan::new(a, self.l2_bytes, opts, PASSES_ENV)?;
+        let plan = EllpackPlan::new(a, self.l2_bytes, opts)?;
         self.shared.make_current()?;
         Ok(CudaEllpack {
             values: DevBuf::from_host(&self.shared, a.values(), "ELLPACK-R values")?,
@@ -69,7 +66,13 @@ impl<T: CudaScalar> Spmv<T> for Cuda {
         }
         let rows = a.plan.rows;
         let kernel = self.kernel::<T>(Module::Spmv, "spmv_ellr")?;
-        let cfg = LaunchConfig::grid_1d(rows.div_ceil(BLOCK), BLOCK);
+        // A block per BLOCK rows, at most the plan's max_groups (the kernel's grid-stride
+        // loop covers the rest).
+        let blocks = rows.div_ceil(BLOCK);
+        let blocks = a.plan.max_groups.map_or(blocks, |g| {
+            blocks.min(u32::try_from(g.max(1)).unwrap_or(u32::MAX))
+        });
+        let cfg = LaunchConfig::grid_1d(blocks, BLOCK);
         for (k_begin, k_end, accumulate) in a.plan.launches() {
             // The kernel's parameters (kernels/cuda/spmv.cu, as in kernels/opencl/spmv.cl):
             // (uint rows, uint k_begin, uint k_end, uint accumulate, const T *values,
@@ -84,7 +87,8 @@ impl<T: CudaScalar> Spmv<T> for Cuda {
             // columns and `rows` row lengths (checked above); EllpackR guarantees
             // rl[i] <= width and columns < cols == len(x); len(y) == rows
             // (check_spmv). The kernel reads only entries k < min(rl[i], k_end) of
-            // rows i < rows, and reads and writes only y[i]. Passes run in stream order, the
+            // rows i < rows (a grid-stride loop, whatever the grid), and reads and writes
+            // only y[i]. Passes run in stream order, the
             // first overwriting y.
             unsafe { args.launch(cfg) }?;
         }

@@ -76,7 +76,30 @@ impl TriangleCount for Cuda {
         }
         self.shared.make_current()?;
         let budget = (self.total_memory() / 8).max(1 << 26);
-        let plan = GpuPlan::new(opts.algorithm, &d.stats, &d.bins, budget)?;
+        // Rows binned at upload with the default limits; other limits rebin them from the
+        // row pointers read back (for tests and experiments).
+        let rebinned = if opts.limits.default_bins() {
+            None
+        } else {
+            let mut ip = vec![0u64; n + 1];
+            d.indptr.copy_to_host(&mut ip)?;
+            let (w, b) = opts.limits.bin_limits();
+            let bins = RowBins::from_indptr(&ip, w, b);
+            let rows = DevBuf::from_host(&self.shared, &bins.rows, "rebinned rows")?;
+            Some((rows, bins))
+        };
+        let (rows, bins) = match &rebinned {
+            Some((r, b)) => (r, b),
+            None => (&d.rows, &d.bins),
+        };
+        let plan = GpuPlan::new(
+            opts.algorithm,
+            opts.search,
+            &opts.limits,
+            &d.stats,
+            bins,
+            budget,
+        )?;
         let total = DevBuf::<u64>::zeroed(&self.shared, 1, "the triangle counter")?;
         let per_node = DevBuf::<u64>::zeroed(
             &self.shared,
@@ -97,7 +120,7 @@ impl TriangleCount for Cuda {
                 .arg(&per_node)
                 .arg(u32::from(opts.per_node))
                 .arg(&scratch)
-                .arg(&d.rows)
+                .arg(rows)
                 .arg(l.row_begin)
                 .arg(l.row_end);
             // SAFETY: the arguments are two u64s, four device buffers, a u32, two device
@@ -107,7 +130,7 @@ impl TriangleCount for Cuda {
             // indptr[0..=n] and adj[0..m] only: tc_merge, tc_search and tc_search_flat for
             // edges e < m (256, 8 resp. 256 per block and chunk), the hash kernels and
             // tc_search_row for
-            // rows[row_begin..row_end), a range of the uploaded bins (RowBins: rows < n,
+            // rows[row_begin..row_end), a range of the uploaded (or rebinned) bins (RowBins: rows < n,
             // out-degree within the kernel's bin, at least 2).
             // `total` has one element; `per_node` n when want_per_node, and is not touched
             // otherwise (null); `scratch` holds the plan's `groups * ceil(n/32)` zeroed words

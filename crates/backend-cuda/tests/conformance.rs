@@ -1,13 +1,28 @@
 //! The shared backend conformance suite, on the CUDA backend.
 //!
 //! Without a CUDA device (or driver) the checks are skipped; with `REQUIRE_GPU=1` a missing
-//! device fails them instead.
+//! device fails them instead. `TRIDENT_KERNEL_DIR` names a folder of kernel images that
+//! replace the embedded ones (`cargo xtask mutants`, `run.sh mutants`), `TRIDENT_KERNEL_LOG` a
+//! file to which every kernel launched is appended once (`run.sh sanitize`'s coverage).
 
-trident_core::spmv_conformance_tests!(trident_cuda::Cuda, trident_cuda::Cuda::new());
-trident_core::triangles_conformance_tests!(trident_cuda::Cuda, trident_cuda::Cuda::new());
-trident_core::matmul_conformance_tests!(trident_cuda::Cuda, trident_cuda::Cuda::new());
-trident_core::svd_conformance_tests!(trident_cuda::Cuda, trident_cuda::Cuda::new());
-trident_core::mcl_conformance_tests!(trident_cuda::Cuda, trident_cuda::Cuda::new());
+/// `Cuda::new()`'s device, with the kernels of `TRIDENT_KERNEL_DIR` when it is set.
+fn make() -> trident_core::Result<trident_cuda::Cuda> {
+    let mut options = trident_cuda::CudaOptions::new(trident_cuda::default_ordinal()?);
+    if let Some(dir) = trident_core::testing::kernel_dir() {
+        eprintln!("cuda conformance: kernels from {}", dir.display());
+        options = options.kernel_dir(dir);
+    }
+    if let Some(log) = std::env::var_os("TRIDENT_KERNEL_LOG").filter(|l| !l.is_empty()) {
+        options = options.kernel_log(log);
+    }
+    trident_cuda::Cuda::with_options(&options)
+}
+
+trident_core::spmv_conformance_tests!(trident_cuda::Cuda, super::make());
+trident_core::triangles_conformance_tests!(trident_cuda::Cuda, super::make());
+trident_core::matmul_conformance_tests!(trident_cuda::Cuda, super::make());
+trident_core::svd_conformance_tests!(trident_cuda::Cuda, super::make());
+trident_core::mcl_conformance_tests!(trident_cuda::Cuda, super::make());
 
 use trident_core::Backend;
 
@@ -40,7 +55,7 @@ fn missing_device_is_no_device() {
 /// Every module of the kernel table loads on the device and defines every kernel it lists.
 #[test]
 fn every_kernel_of_the_table_loads() {
-    let Some(cuda) = trident_core::testing::backend_or_skip(trident_cuda::Cuda::new()) else {
+    let Some(cuda) = trident_core::testing::backend_or_skip(make()) else {
         return;
     };
     if let Err(e) = cuda.load_all_kernels() {

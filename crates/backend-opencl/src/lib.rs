@@ -68,8 +68,10 @@ mod spmv;
 pub mod svd;
 mod triangles;
 
+use std::borrow::Cow;
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use ocl::core::Status;
@@ -80,7 +82,7 @@ pub use error::ClError;
 pub use matmul::{CPU_DEVICE_CUTOFF, GPU_CUTOFF};
 pub use memory::{ClScalar, ClVector};
 pub use probe::{devices, probe_status, DeviceInfo, Selector, ENV_DEVICE, ENV_PLATFORM};
-pub use spmv::{ClEllpack, PASSES_ENV};
+pub use spmv::ClEllpack;
 pub use triangles::ClOriented;
 
 use error::{cl_error, ClResultExt};
@@ -103,6 +105,35 @@ struct Built {
     _program: ocl::core::Program,
 }
 
+/// How [`OpenCl::with_options`] opens a device and where its kernels come from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OpenClOptions {
+    /// Which device to open.
+    pub selector: Selector,
+    /// A folder whose `<module>.cl` files replace the embedded sources of those modules
+    /// (e.g. `spmv.cl` for `kernels/opencl/spmv.cl`); modules without a file there use the
+    /// embedded source. For testing kernel changes without rebuilding (`cargo xtask
+    /// mutants`); `None` (the default) builds the embedded sources only.
+    pub kernel_dir: Option<PathBuf>,
+}
+
+impl OpenClOptions {
+    /// The options that open the device `selector` chooses, with the embedded kernels.
+    pub fn new(selector: Selector) -> Self {
+        Self {
+            selector,
+            kernel_dir: None,
+        }
+    }
+
+    /// These options with kernel sources read from `dir` (see [`OpenClOptions::kernel_dir`]).
+    pub fn kernel_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.kernel_dir = Some(dir.into());
+        self
+    }
+}
+
 /// The OpenCL backend: one device, its context, an in-order queue and the built kernels.
 ///
 /// `Send + Sync`: OpenCL API calls are thread-safe, and the one non-thread-safe operation
@@ -118,6 +149,8 @@ pub struct OpenCl {
     programs: Vec<[Cached<Built>; 2]>,
     /// The platform's device id, for builds.
     device: ocl::core::DeviceId,
+    /// Where kernel sources that replace the embedded ones are read from.
+    kernel_dir: Option<PathBuf>,
     // Kept last: dropped after everything created in it.
     context: ocl::Context,
 }
@@ -143,13 +176,22 @@ impl OpenCl {
     /// `sel.gpu_only`) the first device. Fails with [`Error::NoDevice`] when none matches.
     /// Kernels are built on first use ([`OpenCl::build_all_kernels`] builds them all).
     pub fn select(sel: &Selector) -> Result<Self> {
-        let found = probe::choose(sel)?;
-        catch_unwind(AssertUnwindSafe(|| Self::open(found))).unwrap_or_else(|_| {
+        Self::with_options(&OpenClOptions::new(sel.clone()))
+    }
+
+    /// Opens the device `options.selector` chooses (see [`OpenCl::select`]), building the
+    /// kernels from `options.kernel_dir` where it has a file for them.
+    pub fn with_options(options: &OpenClOptions) -> Result<Self> {
+        let found = probe::choose(&options.selector)?;
+        let opened = catch_unwind(AssertUnwindSafe(|| Self::open(found)));
+        let mut backend = opened.unwrap_or_else(|_| {
             Err(Error::backend(
                 BACKEND,
                 "opening the device: the OpenCL wrapper panicked",
             ))
-        })
+        })?;
+        backend.kernel_dir = options.kernel_dir.clone();
+        Ok(backend)
     }
 
     fn open(found: &probe::Found) -> Result<Self> {
@@ -180,6 +222,7 @@ impl OpenCl {
                 .map(|_| [Cached::new(), Cached::new()])
                 .collect(),
             device: found.device,
+            kernel_dir: None,
             context,
         })
     }
@@ -225,11 +268,13 @@ impl OpenCl {
         self.check_precision(p)?;
         self.programs[m as usize][p.index()].get_or_try_init(|| {
             let info = m.info();
-            let program = program::build(
+            let (file, text) = self.source_of(m)?;
+            let program = program::build_text(
                 &self.context,
                 self.device,
                 &self.info.description(),
-                info.source,
+                &file,
+                &text,
                 build_options(p),
             )?;
             let wg = self.info.max_work_group_size;
@@ -249,6 +294,26 @@ impl OpenCl {
                 _program: program,
             })
         })
+    }
+
+    /// The source of module `m` and the file name its build messages give: the file of
+    /// the kernel folder when there is one for `m`, else the embedded source.
+    fn source_of(&self, m: Module) -> Result<(Cow<'static, str>, Cow<'static, str>)> {
+        let info = m.info();
+        let Some(dir) = &self.kernel_dir else {
+            return Ok((info.source.file.into(), info.source.text.into()));
+        };
+        let path = Path::new(dir).join(format!("{}.cl", info.name));
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Ok((path.display().to_string().into(), text.into())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Ok((info.source.file.into(), info.source.text.into()))
+            }
+            Err(e) => Err(Error::backend(
+                BACKEND,
+                format!("reading the kernel source {}: {e}", path.display()),
+            )),
+        }
     }
 
     /// The kernel in `slot` of module `m` built for `p`; `slot` is `None` when the table
@@ -334,7 +399,7 @@ mod tests {
     fn build_errors_carry_the_log() {
         let found = match probe::choose(&Selector::default()) {
             Ok(found) => found,
-            Err(e) => return trident_core::testing::skip(trident_core::testing::Needs::Gpu, e),
+            Err(e) => return trident_core::testing::skip(trident_core::testing::Needs::OpenCl, e),
         };
         let device = ocl::Device::from(found.device);
         let context = ocl::Context::builder()

@@ -26,7 +26,7 @@ use ocl::flags::MemFlags;
 use ocl::Buffer;
 use trident_core::gpu::{to_u32, Precision};
 use trident_core::matmul::{
-    check_fits, check_lengths, check_shapes, device_bytes, plan, run_steps, use_tensor_cores,
+    check_fits, check_lengths, check_shapes, device_bytes, plan_host, run_steps, use_tensor_cores,
     DevAdd, DevFused, DevGemm, Schedule, ScheduleKernels,
 };
 use trident_core::{Backend, Dense, DenseView, HostMemory, MatMul, MatMulOptions, Result};
@@ -41,8 +41,6 @@ use crate::{OpenCl, BACKEND};
 const GEMM_THREADS: usize = 256;
 /// Rows and columns of C per group of `gemm_<T>`.
 const TILE: usize = 128;
-/// At most this many groups of `matadd_<T>` (one per row; rows group-strided beyond).
-const ADD_MAX_GROUPS: usize = 1 << 16;
 
 /// The staging pool of an [`OpenCl`] backend: `CL_MEM_ALLOC_HOST_PTR` buffers for `A`, `B`
 /// and `C` (a `[Buffer<T>; 3]` of the last precision used), reused by every `matmul` with
@@ -75,6 +73,8 @@ struct ClSteps<'a, T: ClScalar> {
     gemm: &'a CachedKernel,
     fused: &'a CachedKernel,
     add: &'a CachedKernel,
+    /// The options, for the work-groups of `matadd_<T>` ([`MatMulOptions::add_groups`]).
+    opts: &'a MatMulOptions,
     p: Precision,
     _buffers: PhantomData<&'a Buffer<T>>,
 }
@@ -154,8 +154,9 @@ impl<'a, T: ClScalar> ScheduleKernels for ClSteps<'a, T> {
     fn add(&self, st: &DevAdd<&'a Buffer<T>>) -> Result<()> {
         let s = self;
         let local = s.add.local;
-        // One group per row (its work-items stride over the columns), rows group-strided.
-        let groups = st.m.min(ADD_MAX_GROUPS);
+        // One group per row (its work-items stride over the columns), rows group-strided
+        // beyond the options' limit.
+        let groups = s.opts.add_groups(st.m);
         // (uint m, uint n, REAL alpha, const REAL *x, ulong x_off, uint ldx, REAL beta,
         //  const REAL *y, ulong y_off, uint ldy, REAL *d, ulong d_off, uint ldd)
         let mut args = s.add.builder();
@@ -202,6 +203,7 @@ impl OpenCl {
             gemm,
             fused,
             add,
+            opts,
             p: Precision::of::<T>(),
             _buffers: PhantomData,
         };
@@ -328,7 +330,7 @@ impl<T: ClScalar> MatMul<T> for OpenCl {
             self.check_owner(v, "gemm")?;
         }
         check_lengths(m, n, k, a.len, b.len, c.len)?;
-        let s = MatMul::<T>::plan(self, m, n, k, opts);
+        let s = self.plan_device(m, n, k, a, b, opts)?;
         let w = self.alloc::<T>(s.workspace, None, "allocating the Strassen workspace")?;
         let lens = [a.len, b.len, c.len, s.workspace];
         self.run_schedule(&s, [&a.buf, &b.buf, &c.buf, &w], lens, opts)
@@ -342,7 +344,7 @@ impl<T: ClScalar> MatMul<T> for OpenCl {
     ) -> Result<Dense<T>> {
         self.check_precision(Precision::of::<T>())?;
         let (m, n, k) = check_shapes(a.shape(), b.shape())?;
-        let s = plan(m, n, k, opts, MatMul::<T>::default_cutoff(self));
+        let s = plan_host(a, b, (k, n, n), opts, MatMul::<T>::default_cutoff(self))?;
         let need = device_bytes::<T>(m, n, k, &s).unwrap_or(u128::MAX);
         let what = format!(
             "a {m} x {k} · {k} x {n} {} product ({})",

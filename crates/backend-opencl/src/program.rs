@@ -27,6 +27,7 @@ const PREFERRED_LOCAL: usize = 256;
 ///
 /// (A `#line 1 "file"` directive would be the standard way, but NVIDIA's compiler ignores it
 /// and then reports every line one too far.)
+#[allow(dead_code)] // the tests build sources of their own
 pub(crate) fn build(
     context: &ocl::Context,
     device: DeviceId,
@@ -34,20 +35,39 @@ pub(crate) fn build(
     source: Source,
     options: &str,
 ) -> Result<core::Program> {
+    build_text(
+        context,
+        device,
+        device_name,
+        source.file,
+        source.text,
+        options,
+    )
+}
+
+/// [`build`] of the OpenCL C `text`, whose diagnostics name `file`.
+pub(crate) fn build_text(
+    context: &ocl::Context,
+    device: DeviceId,
+    device_name: &str,
+    file: &str,
+    text: &str,
+    options: &str,
+) -> Result<core::Program> {
     let what = || {
         if options.is_empty() {
-            format!("building {} for {device_name}", source.file)
+            format!("building {file} for {device_name}")
         } else {
-            format!("building {} ({options}) for {device_name}", source.file)
+            format!("building {file} ({options}) for {device_name}")
         }
     };
-    let text = CString::new(source.text).or_cl(what)?;
+    let text = CString::new(text).or_cl(what)?;
     let opts = CString::new(options).or_cl(what)?;
     let program = core::create_program_with_source(context.as_core(), &[text]).or_cl(what)?;
     if let Err(e) = core::build_program(&program, Some(&[device]), &opts, None, None) {
         let log = match core::get_program_build_info(&program, device, ProgramBuildInfo::BuildLog) {
             Ok(ProgramBuildInfoResult::BuildLog(log)) if !log.trim().is_empty() => {
-                name_positions(log.trim_end(), source.file)
+                name_positions(log.trim_end(), file)
             }
             _ => "(the compiler left no build log)".to_string(),
         };

@@ -13,10 +13,6 @@ use crate::memory::{ClScalar, ClVector};
 use crate::program::LaunchDims;
 use crate::OpenCl;
 
-/// Environment variable that fixes the number of slot passes (for experiments): a positive
-/// integer; anything else leaves the choice to the planner.
-pub const PASSES_ENV: &str = "TRIDENT_OPENCL_SPMV_PASSES";
-
 /// An ELLPACK-R matrix in OpenCL device memory (see [`Spmv`]): column-major values and
 /// `u32` column indices, and `u32` row lengths.
 pub struct ClEllpack<T: ClScalar> {
@@ -30,7 +26,7 @@ pub struct ClEllpack<T: ClScalar> {
 
 impl<T: ClScalar> ClEllpack<T> {
     /// Dimensions and slot passes (one kernel launch each), planned at upload from the
-    /// matrix and the device's cache size, [`SpmvOptions::passes`] or [`PASSES_ENV`].
+    /// matrix and the device's cache size or [`SpmvOptions::passes`].
     pub fn plan(&self) -> &EllpackPlan {
         &self.plan
     }
@@ -48,7 +44,7 @@ impl<T: ClScalar> Spmv<T> for OpenCl {
     fn upload_ellpack_with(&self, a: &EllpackR<T>, opts: &SpmvOptions) -> Result<ClEllpack<T>> {
         self.check_precision(trident_core::gpu::Precision::of::<T>())?;
         let cache = usize::try_from(self.info.global_mem_cache_bytes).unwrap_or(0);
-        let plan = EllpackPlan::new(a, cache, opts, PASSES_ENV)?;
+        let plan = EllpackPlan::new(a, cache, opts)?;
         let slots = a.values().len();
         Ok(ClEllpack {
             values: self.alloc(slots, Some(a.values()), "uploading ELLPACK-R values")?,

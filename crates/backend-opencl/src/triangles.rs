@@ -100,7 +100,38 @@ impl TriangleCount for OpenCl {
             });
         }
         let budget = (self.info.max_alloc_bytes as usize).max(1 << 26) / 2;
-        let plan = GpuPlan::new(opts.algorithm, &d.stats, &d.bins, budget)?;
+        // Rows binned at upload with the default limits; other limits rebin them from the
+        // row pointers read back (for tests and experiments).
+        let rebinned = if opts.limits.default_bins() {
+            None
+        } else {
+            let mut ip = vec![0u64; n + 1];
+            d.indptr
+                .read(&mut ip[..])
+                .queue(&self.queue)
+                .enq()
+                .or_cl(|| "reading indptr back to rebin the rows")?;
+            let (w, b) = opts.limits.bin_limits();
+            let bins = RowBins::from_indptr(&ip, w, b);
+            let rows = self.alloc(
+                bins.rows.len(),
+                (!bins.rows.is_empty()).then_some(&bins.rows[..]),
+                "uploading the rebinned rows",
+            )?;
+            Some((rows, bins))
+        };
+        let (rows, bins) = match &rebinned {
+            Some((r, b)) => (r, b),
+            None => (&d.rows, &d.bins),
+        };
+        let plan = GpuPlan::new(
+            opts.algorithm,
+            opts.search,
+            &opts.limits,
+            &d.stats,
+            bins,
+            budget,
+        )?;
         let total = zero(1, "allocating the triangle counter")?;
         let per_node = zero(
             if opts.per_node { n } else { 1 },
@@ -127,7 +158,7 @@ impl TriangleCount for OpenCl {
                 .arg(&per_node)
                 .arg(want)
                 .arg(&scratch)
-                .arg(&d.rows)
+                .arg(rows)
                 .arg(l.row_begin)
                 .arg(l.row_end);
             // SAFETY: the eleven arguments have the kernel's types (two u64, four buffers, a
@@ -136,7 +167,7 @@ impl TriangleCount for OpenCl {
             // m > 0 so n > 0); the kernels read indptr[0..=n] and adj[0..m] only: tc_merge,
             // tc_search and tc_search_flat for edges e < m (WG, WG/LANES resp. WG edges per
             // group and chunk), the hash kernels and tc_search_row for rows[row_begin..row_end),
-            // a range of the uploaded bins (RowBins: rows < n, out-degree within the kernel's
+            // a range of the uploaded (or rebinned) bins (RowBins: rows < n, out-degree within the kernel's
             // bin, at least 2). `total` has one element, `per_node` n when
             // want_per_node (else it is not touched), and scratch holds the plan's
             // `groups * ceil(n/32)` zeroed words for tc_hash, which uses words

@@ -1,17 +1,26 @@
 //! The shared backend conformance suite on the OpenCL backend, plus device-selection tests.
 //!
-//! Without an OpenCL device the suite is skipped; with `REQUIRE_GPU=1` the backend must open a
-//! GPU (a CPU runtime such as PoCL does not count), so a misconfigured GPU run fails loudly.
+//! Without an OpenCL device the suite is skipped, unless `REQUIRE_OPENCL=1` (CI: PoCL must be
+//! there); with `REQUIRE_GPU=1` the backend must open a GPU (a CPU runtime such as PoCL does
+//! not count), so a misconfigured GPU run fails loudly. `TRIDENT_OPENCL_PLATFORM` picks the
+//! platform (e.g. `Oclgrind` for the race detector), `TRIDENT_KERNEL_DIR` a folder of kernel
+//! sources that replace the embedded ones (`cargo xtask mutants`).
 
 use trident_core::testing::{backend_or_skip, skip, Needs};
 use trident_core::{Backend, Error};
-use trident_opencl::{OpenCl, Selector};
+use trident_opencl::{OpenCl, OpenClOptions, Selector};
 
-/// `OpenCl::new()`'s selection (environment filters), restricted to GPUs under `REQUIRE_GPU=1`.
+/// `OpenCl::new()`'s selection (environment filters), restricted to GPUs under `REQUIRE_GPU=1`,
+/// with the kernels of `TRIDENT_KERNEL_DIR` when it is set.
 fn make() -> trident_core::Result<OpenCl> {
     let mut sel = Selector::from_env();
     sel.gpu_only = trident_core::conformance::require_gpu();
-    let b = OpenCl::select(&sel)?;
+    let mut options = OpenClOptions::new(sel);
+    if let Some(dir) = trident_core::testing::kernel_dir() {
+        eprintln!("opencl conformance: kernels from {}", dir.display());
+        options = options.kernel_dir(dir);
+    }
+    let b = OpenCl::with_options(&options)?;
     eprintln!("opencl conformance on {}", b.device());
     Ok(b)
 }
@@ -92,7 +101,7 @@ fn devices_is_cached() {
 #[test]
 fn selected_device_matches_its_filters() {
     let Some(d) = trident_opencl::devices().into_iter().next() else {
-        return skip(Needs::Gpu, "no OpenCL device");
+        return skip(Needs::OpenCl, "no OpenCL device");
     };
     // Filters are case-insensitive substrings.
     let sel = Selector {

@@ -1,19 +1,62 @@
 //! `trident`: run Trident's algorithms on files, on any backend.
 
+// `println!` and `eprintln!` are shadowed for every module below (declared after these
+// definitions), so that no printing in this crate can panic, whoever writes it: `println!`
+// goes through the checked writer (`out`: a closed pipe ends the printing quietly, any other
+// failure is recorded and reported as the command's error at the end), `eprintln!` ignores a
+// failure to write on standard error. Prefer `outln!(…)?` where an error can be returned.
+#[allow(unused_macros)] // a safety net: commands print with `outln!`
+macro_rules! println {
+    () => {
+        $crate::out::print_or_record(format_args!("\n"))
+    };
+    ($($t:tt)*) => {
+        $crate::out::print_or_record(format_args!("{}\n", format_args!($($t)*)))
+    };
+}
+
+macro_rules! eprintln {
+    () => {
+        $crate::out::note(format_args!(""))
+    };
+    ($($t:tt)*) => {
+        $crate::out::note(format_args!($($t)*))
+    };
+}
+
 mod cmd;
+mod files;
+mod out;
 mod select;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
-use trident_core::Result;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use trident_core::{Error, Result};
 
 #[derive(Parser)]
-#[command(name = "trident", version, about = "GPU and CPU parallel algorithms")]
+#[command(
+    name = "trident",
+    version,
+    about = "GPU and CPU parallel algorithms",
+    after_help = "Threads: the CPU work (the CPU backend, reading and writing files, checks) runs on \
+                  a rayon pool of --threads threads; without it, of RAYON_NUM_THREADS threads if \
+                  that environment variable is set, else one per logical CPU.\n\nOutput files: \
+                  every command checks all its outputs before any work (writable, not an input, \
+                  not another output) and writes each through a temporary file beside it, put in \
+                  place only when the command succeeds."
+)]
 struct Cli {
+    /// Threads of the CPU work (default: RAYON_NUM_THREADS, else one per logical CPU).
+    #[arg(long, global = true, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=MAX_THREADS))]
+    threads: Option<u32>,
     #[command(subcommand)]
     command: Command,
 }
+
+/// The most `--threads` accepted.
+const MAX_THREADS: i64 = 4096;
 
 #[derive(Subcommand)]
 enum Command {
@@ -27,11 +70,16 @@ enum Command {
     /// Count the triangles of a graph exactly; prints the count and the time split into load,
     /// preprocessing (orientation, transfer) and counting.
     Triangles(cmd::triangles::Args),
-    /// Generate a synthetic graph (Graph500 Kronecker) as an edge list.
+    /// Generate a synthetic graph as an edge list: `generate kronecker` (Graph500) or
+    /// `generate planted` (planted partition, with its ground-truth communities).
     #[command(subcommand)]
     Generate(cmd::generate::Args),
     /// C = A B for two .npy matrices (tiled, Strassen or Winograd); checks C against the
     /// f64 reference and reports the time and GFLOP/s.
+    ///
+    /// NaN and Inf propagate as in the classical product (a non-finite A[i][p] reaches row i
+    /// of C only, a non-finite B[p][j] column j only): inputs holding any run the classical
+    /// product instead of a Strassen-type algorithm, and the summary says so.
     Matmul(cmd::matmul::Args),
     /// Singular values (and vectors) of a dense matrix (`.npy` or Matrix Market) by one-sided
     /// block Jacobi; checks the decomposition and reports sweeps and time.
@@ -50,7 +98,10 @@ pub(crate) enum Precision {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = parse();
+    if let Err(e) = start_threads(cli.threads) {
+        return report(Err(e));
+    }
     let result = match cli.command {
         Command::Info(a) => cmd::info::run(a),
         Command::Stats(a) => cmd::stats::run(a),
@@ -61,7 +112,51 @@ fn main() -> ExitCode {
         Command::Svd(a) => cmd::svd::run(a),
         Command::Cluster(a) => cmd::cluster::run(a),
     };
-    report(result)
+    report(result.and_then(|()| out::flush()))
+}
+
+/// The command line, with negative numbers accepted as option values everywhere (`--balance
+/// -0.5` reaches the option's range check instead of being taken for a flag).
+fn parse() -> Cli {
+    fn negatives(c: clap::Command) -> clap::Command {
+        c.mut_args(|a| {
+            if a.get_action().takes_values() {
+                a.allow_negative_numbers(true)
+            } else {
+                a
+            }
+        })
+        .mut_subcommands(negatives)
+    }
+    let matches = match negatives(Cli::command()).try_get_matches() {
+        Ok(m) => m,
+        // --help and --version go through the checked writer too (a full disk is an error).
+        Err(e) if !e.use_stderr() => {
+            use std::io::IsTerminal;
+            let text = e.render();
+            let shown = if std::io::stdout().is_terminal() {
+                text.ansi().to_string()
+            } else {
+                text.to_string()
+            };
+            let code = report(out::print(format_args!("{shown}")).and_then(|()| out::flush()));
+            std::process::exit(if code == ExitCode::SUCCESS { 0 } else { 1 });
+        }
+        Err(e) => e.exit(),
+    };
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
+/// Builds rayon's global pool with `threads` threads (else rayon's default:
+/// RAYON_NUM_THREADS, else one per logical CPU).
+fn start_threads(threads: Option<u32>) -> Result<()> {
+    if let Some(n) = threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n as usize)
+            .build_global()
+            .map_err(|e| Error::invalid("option", format!("--threads {n}: {e}")))?;
+    }
+    Ok(())
 }
 
 /// Exit status 0, or 1 with the error and its sources on stderr.
@@ -69,7 +164,7 @@ fn report(result: Result<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", trident_core::testing::Report(&e));
+            crate::errln!("error: {}", trident_core::testing::Report(&e));
             ExitCode::FAILURE
         }
     }
@@ -78,7 +173,7 @@ fn report(result: Result<()>) -> ExitCode {
 /// Prints a reader's remarks (e.g. a skipped header line) on stderr.
 pub(crate) fn print_notes(notes: &[String]) {
     for n in notes {
-        eprintln!("note: {n}");
+        crate::errln!("note: {n}");
     }
 }
 

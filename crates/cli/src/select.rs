@@ -65,21 +65,32 @@ macro_rules! with_backend {
 
 /// Opens the chosen backend. `auto` never fails: it falls back to the CPU, saying why on stderr.
 pub fn open(choice: BackendChoice) -> Result<AnyBackend> {
+    let (b, notes) = open_quiet(choice);
+    for n in notes {
+        crate::errln!("{n}");
+    }
+    b
+}
+
+/// [`open`], with `auto`'s remarks (why it fell back) returned instead of printed, for a
+/// caller that opens the backend while it reads its inputs and prints them after.
+pub fn open_quiet(choice: BackendChoice) -> (Result<AnyBackend>, Vec<String>) {
     match choice {
-        BackendChoice::Cpu => Ok(AnyBackend::Cpu(Cpu::new())),
-        BackendChoice::Cuda => open_cuda(),
-        BackendChoice::Opencl => open_opencl(),
+        BackendChoice::Cpu => (Ok(AnyBackend::Cpu(Cpu::new())), Vec::new()),
+        BackendChoice::Cuda => (open_cuda(), Vec::new()),
+        BackendChoice::Opencl => (open_opencl(), Vec::new()),
         BackendChoice::Auto => {
+            let mut notes = Vec::new();
             match open_cuda() {
-                Ok(b) => return Ok(b),
-                Err(e) => eprintln!("auto: CUDA unavailable ({e})"),
+                Ok(b) => return (Ok(b), notes),
+                Err(e) => notes.push(format!("auto: CUDA unavailable ({e})")),
             }
             match open_opencl() {
-                Ok(b) if is_gpu(&b) => return Ok(b),
-                Ok(b) => eprintln!("auto: OpenCL device {b} is not a GPU"),
-                Err(e) => eprintln!("auto: OpenCL unavailable ({e})"),
+                Ok(b) if is_gpu(&b) => return (Ok(b), notes),
+                Ok(b) => notes.push(format!("auto: OpenCL device {b} is not a GPU")),
+                Err(e) => notes.push(format!("auto: OpenCL unavailable ({e})")),
             }
-            Ok(AnyBackend::Cpu(Cpu::new()))
+            (Ok(AnyBackend::Cpu(Cpu::new())), notes)
         }
     }
 }

@@ -123,12 +123,11 @@ fn class1_colliding_labels_load_in_linear_time() {
         s.push_str(&format!("v{i:07} v{:07}\n", (i + 1) % 100_000));
     }
     let f = write("labels.txt", s.as_bytes());
-    let t = Instant::now();
-    let out = ok(&run_with(&["stats", p(&f)], None, &[], 30));
+    // No wall-clock assertion (tests depend only on their inputs): quadratic time shows as
+    // the run's hang guard running out, the answer is checked here.
+    let out = ok(&run(&["stats", p(&f)]));
     assert_eq!(field(&out, "nodes"), "100000");
     assert_eq!(field(&out, "edges"), "100000");
-    // Generous even for a debug build on a loaded machine; quadratic time takes far longer.
-    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
 }
 
 #[test]

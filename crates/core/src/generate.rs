@@ -47,16 +47,16 @@ impl EdgeArrays {
 
     /// Writes a SNAP-style edge list: a `#` header, then one `u<TAB>v` line per edge (0-based,
     /// as drawn, duplicates and self-loops included).
+    ///
+    /// Whole or not at all (through a temporary file renamed into place).
     pub fn write_snap(&self, path: impl AsRef<Path>, comment: &str) -> Result<()> {
-        let path = path.as_ref();
-        let io = |source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let f = std::fs::File::create(path).map_err(io)?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-        writeln!(w, "# {comment}").map_err(io)?;
-        writeln!(w, "# Nodes: {} Edges: {}", self.nodes, self.src.len()).map_err(io)?;
+        crate::io::write_file(path.as_ref(), |w| self.write_snap_to(w, comment))
+    }
+
+    /// [`write_snap`](Self::write_snap) to any writer.
+    pub fn write_snap_to(&self, w: &mut impl Write, comment: &str) -> std::io::Result<()> {
+        writeln!(w, "# {comment}")?;
+        writeln!(w, "# Nodes: {} Edges: {}", self.nodes, self.src.len())?;
         // Lines formatted in parallel chunks, written in order.
         const CHUNK: usize = 1 << 16;
         let chunks: Vec<(&[u32], &[u32])> =
@@ -76,10 +76,10 @@ impl EdgeArrays {
                 })
                 .collect();
             for t in texts {
-                w.write_all(&t).map_err(io)?;
+                w.write_all(&t)?;
             }
         }
-        w.flush().map_err(io)
+        w.flush()
     }
 }
 
@@ -277,14 +277,14 @@ impl Planted {
 
     /// Writes the communities, one per line, members separated by spaces (the format of
     /// CYC2008 and of `trident cluster --eval`; node numbers are the labels of the edge list).
+    ///
+    /// Whole or not at all (through a temporary file renamed into place).
     pub fn write_communities(&self, path: impl AsRef<Path>) -> Result<()> {
-        let path = path.as_ref();
-        let io = |source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let f = std::fs::File::create(path).map_err(io)?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        crate::io::write_file(path.as_ref(), |w| self.write_communities_to(w))
+    }
+
+    /// [`write_communities`](Self::write_communities) to any writer.
+    pub fn write_communities_to(&self, w: &mut impl Write) -> std::io::Result<()> {
         let mut line = Vec::new();
         for c in self.communities() {
             line.clear();
@@ -295,9 +295,9 @@ impl Planted {
                 push_u32(&mut line, u);
             }
             line.push(b'\n');
-            w.write_all(&line).map_err(io)?;
+            w.write_all(&line)?;
         }
-        w.flush().map_err(io)
+        w.flush()
     }
 }
 

@@ -344,14 +344,6 @@ pub fn to_u32(n: usize) -> Result<u32> {
     })
 }
 
-/// The pass count forced by the environment variable `var` (a positive integer), if any.
-pub fn forced_passes_from_env(var: &str) -> Option<usize> {
-    std::env::var(var)
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&p| p >= 1)
-}
-
 /// How a GPU backend launches the ELLPACK-R SpMV kernel for one matrix: the dimensions as
 /// the kernels take them and the slot passes. Made once at upload by [`EllpackPlan::new`],
 /// re-checked before every launch by [`EllpackPlan::check`].
@@ -365,18 +357,19 @@ pub struct EllpackPlan {
     pub width: u32,
     /// Slot ranges, one launch each (see [`plan_slot_passes`]).
     pub passes: Vec<(u32, u32)>,
+    /// [`SpmvOptions::max_groups`].
+    pub max_groups: Option<usize>,
 }
 
 impl EllpackPlan {
     /// Plans `a` for a device with `cache_bytes` of last-level cache (0: unknown, 4 MiB
-    /// assumed). The pass count comes from `opts.passes`, else from the environment variable
-    /// `env` (a positive integer), else from [`plan_slot_passes`]. Fails with
+    /// assumed). The pass count comes from `opts.passes`, else from [`plan_slot_passes`]
+    /// (nothing from the environment). Fails with
     /// [`Error::IndexOverflow`] when the rows or width exceed `u32`.
     pub fn new<T: Scalar, I: Index>(
         a: &EllpackR<T, I>,
         cache_bytes: usize,
         opts: &SpmvOptions,
-        env: &str,
     ) -> Result<Self> {
         let rows = to_u32(a.rows())?;
         let width = to_u32(a.width())?;
@@ -385,12 +378,13 @@ impl EllpackPlan {
         } else {
             cache_bytes
         };
-        let forced = opts.passes.or_else(|| forced_passes_from_env(env));
+        let forced = opts.passes;
         Ok(Self {
             rows,
             cols: a.cols(),
             width,
             passes: plan_slot_passes(a, cache, forced),
+            max_groups: opts.max_groups,
         })
     }
 
@@ -587,8 +581,11 @@ mod tests {
     #[test]
     fn plans_launch_each_pass_once() {
         let a = ellpack(10, 10, 4, |i, k| k * 2 + i % 2);
-        let opts = SpmvOptions { passes: Some(2) };
-        let plan = EllpackPlan::new(&a, 0, &opts, "TRIDENT_TEST_NO_SUCH_VAR").unwrap();
+        let opts = SpmvOptions {
+            passes: Some(2),
+            ..SpmvOptions::default()
+        };
+        let plan = EllpackPlan::new(&a, 0, &opts).unwrap();
         assert_eq!(plan.shape(), (10, 10));
         let l: Vec<_> = plan.launches().collect();
         assert_eq!(l, [(0, 2, 0), (2, 4, 1)]);

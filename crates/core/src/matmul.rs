@@ -166,6 +166,23 @@ pub struct MatMulOptions {
     pub host_memory: HostMemory,
     /// Base kernel of the products ([`BaseKernel::Auto`] by default).
     pub base_kernel: BaseKernel,
+    /// At most this many work-groups (CUDA blocks) per addition step ([`Step::Add`]) on GPU
+    /// backends, which take one per row and loop over the rows group-strided beyond it.
+    /// `None`: the backend's limit ([`ADD_MAX_GROUPS`], reached from 65,537 rows); a small
+    /// value forces the row loop on small matrices (tests). The CPU ignores it.
+    pub add_max_groups: Option<usize>,
+}
+
+/// The GPU backends' limit of work-groups per addition step (see
+/// [`MatMulOptions::add_max_groups`]).
+pub const ADD_MAX_GROUPS: usize = 1 << 16;
+
+impl MatMulOptions {
+    /// Work-groups of an addition step over `m` rows: one per row, at most
+    /// [`MatMulOptions::add_max_groups`] (else [`ADD_MAX_GROUPS`]), at least one.
+    pub fn add_groups(&self, m: usize) -> usize {
+        m.min(self.add_max_groups.unwrap_or(ADD_MAX_GROUPS)).max(1)
+    }
 }
 
 impl Default for MatMulOptions {
@@ -177,6 +194,7 @@ impl Default for MatMulOptions {
             max_depth: 4,
             host_memory: HostMemory::Pageable,
             base_kernel: BaseKernel::Auto,
+            add_max_groups: None,
         }
     }
 }
@@ -197,9 +215,14 @@ impl MatMulOptions {
 /// without host copies).
 ///
 /// Accuracy contract (checked by the conformance suite): every entry within [`tolerance`] of
-/// the exact product. NaN and infinity propagate as in BLAS: an entry whose exact-arithmetic
-/// sum involves a NaN, or infinities of both signs, is NaN; Strassen's sums of quadrants can
-/// also spread a non-finite input to entries outside its row and column (documented, tested).
+/// the exact product. NaN and infinity propagate as in the classical product, on every
+/// algorithm: a non-finite `A[i][p]` reaches row `i` of `C` only, a non-finite `B[p][j]`
+/// column `j` only (an entry whose sum involves a NaN, `0 · ∞` or infinities of both signs is
+/// NaN). Strassen-type recursions would spread them further through their quadrant sums, so
+/// on inputs holding NaN or ±∞ the classical schedule runs instead
+/// ([`classical_unless_safe`], reported in [`Schedule::substituted`]); likewise on host
+/// inputs with values so large that the recursion's sums could overflow
+/// ([`recursion_safe`]). (On device operands, [`MatMul::gemm`] checks finiteness only.)
 pub trait MatMul<T: Scalar>: DeviceVectors<T> {
     /// The backend's default [`MatMulOptions::strassen_cutoff`]: where its Strassen starts to
     /// beat its base kernel.
@@ -211,15 +234,93 @@ pub trait MatMul<T: Scalar>: DeviceVectors<T> {
         false
     }
 
-    /// The schedule this backend runs for an `m x k · k x n` product under `opts`.
+    /// The schedule this backend runs for an `m x k · k x n` product of finite inputs under
+    /// `opts` (see [`MatMul::plan_for`] for any inputs).
     fn plan(&self, m: usize, n: usize, k: usize, opts: &MatMulOptions) -> Schedule {
         plan(m, n, k, opts, self.default_cutoff())
+    }
+
+    /// The schedule [`MatMul::matmul`] runs for `a b` under `opts`: [`MatMul::plan`]'s, or
+    /// the classical product when that recurses and an input holds NaN or ±∞, or values so
+    /// large that its sums could overflow ([`plan_host`]; [`Schedule::substituted`] then
+    /// says so).
+    fn plan_for(
+        &self,
+        a: DenseView<'_, T>,
+        b: DenseView<'_, T>,
+        opts: &MatMulOptions,
+    ) -> Result<Schedule> {
+        let (_, n, k) = check_shapes(a.shape(), b.shape())?;
+        plan_host(a, b, (k, n, n), opts, self.default_cutoff())
+    }
+
+    /// The schedule [`MatMul::gemm`] runs on the device operands `a` (`m x k`) and `b`
+    /// (`k x n`): [`MatMul::plan`]'s, or the classical product when that recurses and
+    /// [`MatMul::all_finite`] finds NaN or ±∞ in an operand ([`classical_unless_safe`]).
+    #[allow(clippy::too_many_arguments)]
+    fn plan_device(
+        &self,
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &Self::Vector,
+        b: &Self::Vector,
+        opts: &MatMulOptions,
+    ) -> Result<Schedule> {
+        let s = self.plan(m, n, k, opts);
+        classical_unless_safe(s, (m, n, k), (k, n, n), |_| {
+            Ok(self.all_finite(a, (m, k), opts)? && self.all_finite(b, (k, n), opts)?)
+        })
+    }
+
+    /// Whether every value of the device vector `v`, a row-major `rows x cols` matrix, is
+    /// finite. By default on the device through the base kernel alone (no other kernel, no
+    /// copy of `v`): the classical product of `v` with a zero vector (on the side giving
+    /// more work-groups) is 0 in every entry whose row (column) of `v` is finite and NaN
+    /// in every other, since `0 · x = 0` for finite `x` and `0 · ±∞ = 0 · NaN = NaN`, and
+    /// sums of zeros cannot overflow; only that `max(rows, cols)`-vector is downloaded and
+    /// scanned. It costs one pass over `v` at the base kernel's padded tile rate (the GPU
+    /// kernels' tiles are 128 wide): about `2 · 128 · rows · cols` flops, for both operands
+    /// a fraction `~256 / n` of an `n³` product's (recursion starts at `n = 8192` on GPUs
+    /// by default). Host backends override it with a plain scan ([`all_finite`]).
+    fn all_finite(
+        &self,
+        v: &Self::Vector,
+        (rows, cols): (usize, usize),
+        opts: &MatMulOptions,
+    ) -> Result<bool> {
+        if rows == 0 || cols == 0 {
+            return Ok(true);
+        }
+        let tiled = MatMulOptions {
+            algorithm: Algorithm::Tiled,
+            levels: None,
+            ..opts.clone()
+        };
+        // The zero vector lives until the download has waited for the product.
+        let (_zeros, out) = if cols >= rows {
+            // 0ᵀ (1 x rows) · v (rows x cols): one entry per column.
+            let z = self.zeros(rows)?;
+            let mut out = self.zeros(cols)?;
+            self.gemm(1, cols, rows, &z, v, &mut out, &tiled)?;
+            (z, out)
+        } else {
+            // v (rows x cols) · 0 (cols x 1): one entry per row.
+            let z = self.zeros(cols)?;
+            let mut out = self.zeros(rows)?;
+            self.gemm(rows, 1, cols, v, &z, &mut out, &tiled)?;
+            (z, out)
+        };
+        let host = self.download(&out)?;
+        Ok(host.iter().all(|x| *x == T::zero()))
     }
 
     /// `c = a b` on row-major device vectors: `a` is `m x k` (`m k` values), `b` is `k x n`,
     /// `c` is `m x n` and is overwritten whatever it held. Fails with [`Error::Shape`] when a
     /// length disagrees, [`Error::OutOfMemory`] when the Strassen workspace does not fit. May
-    /// return before the work finishes; a download waits for it.
+    /// return before the work finishes; a download waits for it. Runs
+    /// [`MatMul::plan_device`]'s schedule (the classical product when an operand holds NaN or
+    /// ±∞ and the plan recurses; the check waits for the operands).
     #[allow(clippy::too_many_arguments)]
     fn gemm(
         &self,
@@ -235,7 +336,10 @@ pub trait MatMul<T: Scalar>: DeviceVectors<T> {
     /// `A B` for host matrices (any strides): uploads `A` and `B` as
     /// [`MatMulOptions::host_memory`] says, runs [`MatMul::gemm`], downloads `C`. Fails with
     /// [`Error::Shape`] unless `A.cols == B.rows`, and with [`Error::OutOfMemory`] (saying how
-    /// much memory the product needs) when it does not fit on the device.
+    /// much memory the product needs) when it does not fit on the device. Runs
+    /// [`MatMul::plan_for`]'s schedule (the classical product when an input holds NaN or ±∞,
+    /// or values that could overflow, and the plan recurses: found by a scan on the host
+    /// before any upload).
     fn matmul(
         &self,
         a: DenseView<'_, T>,
@@ -434,6 +538,14 @@ pub struct Schedule {
     pub algorithm: Algorithm,
     /// Recursion levels.
     pub levels: usize,
+    /// `Some((algorithm, levels))` when the planner chose that Strassen-type recursion but
+    /// an input holds NaN or ±∞ ([`plan_host`], [`MatMul::plan_device`]), or (host inputs,
+    /// [`plan_host`]) values so large that its sums could overflow ([`recursion_safe`]):
+    /// the recursion's quadrant sums would carry a non-finite `A[i][p]` into rows other
+    /// than `i` (and a non-finite `B[p][j]` into columns other than `j`), so the classical
+    /// base product runs instead ([`Algorithm::Tiled`], 0 levels), which gives exactly the
+    /// IEEE answer of `A B`. `None` otherwise.
+    pub substituted: Option<(Algorithm, usize)>,
     /// Elements of workspace `W` the steps use.
     pub workspace: usize,
     /// The steps, in order.
@@ -607,9 +719,141 @@ pub fn plan_strided(
     Schedule {
         algorithm,
         levels,
+        substituted: None,
         workspace: p.workspace,
         steps: p.steps,
     }
+}
+
+/// Whether every value of `v` is finite (neither NaN nor ±∞); in parallel over long slices.
+/// Reads each value once: `O(len)`, against the `O(m n k)` product it guards.
+pub fn all_finite<T: Scalar>(v: &[T]) -> bool {
+    const CHUNK: usize = 1 << 16;
+    if v.len() <= CHUNK {
+        v.iter().all(|x| x.is_finite())
+    } else {
+        v.par_chunks(CHUNK).all(|c| c.iter().all(|x| x.is_finite()))
+    }
+}
+
+/// The largest `|x|` of `v` as f64, `∞` when a value is NaN or ±∞ (so it is finite exactly
+/// when every value is); in parallel over long slices, one read per value.
+pub fn max_magnitude<T: Scalar>(v: &[T]) -> f64 {
+    const CHUNK: usize = 1 << 16;
+    let fold = |c: &[T]| {
+        c.iter()
+            .fold(T::zero(), |m, &x| {
+                let a = x.abs();
+                if a <= m {
+                    m
+                } else if a.is_nan() {
+                    T::infinity()
+                } else {
+                    a
+                }
+            })
+            .to_f64()
+    };
+    if v.len() <= CHUNK {
+        fold(v)
+    } else {
+        v.par_chunks(CHUNK).map(fold).reduce(|| 0.0, f64::max)
+    }
+}
+
+/// [`max_magnitude`] of a (possibly strided) view.
+pub fn view_max_magnitude<T: Scalar>(v: DenseView<'_, T>) -> f64 {
+    if v.rows() == 0 || v.cols() == 0 {
+        return 0.0;
+    }
+    if v.is_contiguous() {
+        return max_magnitude(&v.data()[..v.rows() * v.cols()]);
+    }
+    let per = (1usize << 16).div_ceil(v.cols()).max(1);
+    (0..v.rows())
+        .into_par_iter()
+        .with_min_len(per)
+        .map(|i| max_magnitude(v.row(i)))
+        .reduce(|| 0.0, f64::max)
+}
+
+/// Whether `levels` Strassen-type levels over inner dimension `k` can run on inputs whose
+/// largest magnitudes are `amax` and `bmax` without any sum overflowing where the classical
+/// product does not: both finite, and below `T`'s largest value `max` by the recursion's
+/// growth. Per level, Winograd's operand sums reach 4 times their quadrants' largest entry
+/// (`S4 = A12 − A21 − A22 + A11`; Strassen's 2) and its output sums 4 products, so every
+/// intermediate is at most `k · 32^L · amax · bmax` (`4^L · amax` on the `A` side): required
+/// here with a margin of 2 (`2 k 64^L amax bmax < max`).
+pub fn recursion_safe(levels: usize, k: usize, amax: f64, bmax: f64, max: f64) -> bool {
+    let l = levels.min(64) as i32;
+    let g = 4f64.powi(l);
+    amax.is_finite()
+        && bmax.is_finite()
+        && amax * g < max
+        && bmax * g < max
+        && 2.0 * k as f64 * 64f64.powi(l) * amax * bmax < max
+}
+
+/// `s` for the product `m x k · k x n` with leading dimensions `lds` (as [`plan_strided`]),
+/// unless it recurses (`s.levels > 0`) and `safe` (run only then, given `s`) says the
+/// inputs are not safe for it: then the classical schedule of the same product, with
+/// [`Schedule::substituted`] naming what it replaces. Strassen-type sums of quadrants spread
+/// a non-finite input to rows and columns its classical product never reaches
+/// (`M1 = (A11 + A22)(B11 + B22)` feeds `C11` and `C22`), turn `∞ − ∞` into NaN, and
+/// overflow on finite inputs near the type's range where the classical product does not;
+/// the classical product keeps IEEE's pattern: a non-finite `A[i][p]` reaches row `i`
+/// only, a non-finite `B[p][j]` column `j` only. The one place every backend's `matmul`
+/// ([`plan_host`]) and `gemm` ([`MatMul::plan_device`]) make this choice.
+pub fn classical_unless_safe(
+    s: Schedule,
+    (m, n, k): (usize, usize, usize),
+    lds: (usize, usize, usize),
+    safe: impl FnOnce(&Schedule) -> Result<bool>,
+) -> Result<Schedule> {
+    if s.levels == 0 || safe(&s)? {
+        return Ok(s);
+    }
+    let mut c = plan_strided(
+        m,
+        n,
+        k,
+        lds,
+        &MatMulOptions::with(Algorithm::Tiled, None),
+        1,
+    );
+    c.substituted = Some((s.algorithm, s.levels));
+    Ok(c)
+}
+
+/// The schedule of `a b` on host inputs ([`MatMul::matmul`]): [`plan_strided`]'s, then
+/// [`classical_unless_safe`] with one scan of `a` and `b` on the host (only when the plan
+/// recurses): the classical product when an input holds NaN or ±∞, or values so large that
+/// the recursion could overflow ([`recursion_safe`]). `lds` are the leading dimensions the
+/// schedule will run with.
+pub fn plan_host<T: Scalar>(
+    a: DenseView<'_, T>,
+    b: DenseView<'_, T>,
+    lds: (usize, usize, usize),
+    opts: &MatMulOptions,
+    default_cutoff: usize,
+) -> Result<Schedule> {
+    let (m, n, k) = check_shapes(a.shape(), b.shape())?;
+    let s = plan_strided(m, n, k, lds, opts, default_cutoff);
+    classical_unless_safe(s, (m, n, k), lds, |s| {
+        let amax = view_max_magnitude(a);
+        let bmax = if amax.is_finite() {
+            view_max_magnitude(b)
+        } else {
+            f64::INFINITY
+        };
+        Ok(recursion_safe(
+            s.levels,
+            k,
+            amax,
+            bmax,
+            T::max_value().to_f64(),
+        ))
+    })
 }
 
 struct Planner {
@@ -1404,11 +1648,25 @@ pub fn check_result<T: Scalar>(
             reference.len()
         ));
     }
+    check_rows(c, reference, 0, n, k, scale, schedule)
+}
+
+/// [`check_result`] on rows `first_row..` of a product (`c` and `reference` hold those rows
+/// only): errors name entries by their row in the whole product.
+fn check_rows<T: Scalar>(
+    c: &[T],
+    reference: &[f64],
+    first_row: usize,
+    n: usize,
+    k: usize,
+    scale: f64,
+    schedule: &Schedule,
+) -> std::result::Result<(), String> {
     let tol = tolerance::<T>(schedule.algorithm, schedule.levels, k);
     let strassen = schedule.levels > 0;
     for (idx, (got, want)) in c.iter().zip(reference).enumerate() {
         let got = Scalar::to_f64(*got);
-        let (i, j) = (idx / n.max(1), idx % n.max(1));
+        let (i, j) = (first_row + idx / n.max(1), idx % n.max(1));
         let bad = |m: String| {
             format!(
                 "C[{i}, {j}]: {m} ({} with {} levels, k = {k})",
@@ -1464,7 +1722,7 @@ pub fn check_sampled<T: Scalar>(
         let ai = a.block(i, 0, 1, k).map_err(|e| e.to_string())?;
         let r = reference(ai, b).map_err(|e| e.to_string())?;
         let got = &c[i * n..(i + 1) * n];
-        check_result(got, &r, n, k, scale, schedule).map_err(|e| format!("row {i}: {e}"))?;
+        check_rows(got, &r, i, n, k, scale, schedule)?;
         worst = worst.max(relative_error(got, &r, scale));
     }
     Ok(worst)
@@ -1673,5 +1931,27 @@ mod tests {
         assert_eq!(check_shapes((2, 3), (3, 5)).unwrap(), (2, 5, 3));
         assert!(check_lengths(2, 3, 4, 8, 12, 6).is_ok());
         assert!(check_lengths(2, 3, 4, 8, 12, 7).is_err());
+    }
+
+    /// A wrong entry found by [`check_sampled`] is named by its row in the whole product
+    /// (it checks one row at a time), whether every row or a sample is checked.
+    #[test]
+    fn check_sampled_names_the_entry_in_the_whole_product() {
+        let (m, n, k) = (64, 5, 8);
+        let a: Vec<f64> = (0..m * k).map(|i| ((i * 7) % 11) as f64 - 5.0).collect();
+        let b: Vec<f64> = (0..k * n).map(|i| ((i * 5) % 13) as f64 - 6.0).collect();
+        let (av, bv) = (
+            DenseView::new(m, k, k, &a).unwrap(),
+            DenseView::new(k, n, n, &b).unwrap(),
+        );
+        let mut c = reference(av, bv).unwrap();
+        let s = plan(m, n, k, &MatMulOptions::with(Algorithm::Tiled, None), 1);
+        assert_eq!(check_sampled(av, bv, &c, &s, m), Ok(0.0));
+        c[63 * n + 2] = f64::NAN;
+        // All rows, and 2 sampled rows (0 and 63).
+        for rows in [m, 2] {
+            let e = check_sampled(av, bv, &c, &s, rows).unwrap_err();
+            assert!(e.contains("C[63, 2]: got NaN"), "{e}");
+        }
     }
 }

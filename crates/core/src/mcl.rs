@@ -19,9 +19,11 @@
 //!    and `b` = [`MclOptions::balance`], so flow into a node that attracts more than its own
 //!    unit is damped — this keeps attractors from swallowing dense networks (`b = 0` is plain
 //!    R-MCL). [`Expansion::Mcl`] is van Dongen's `M ← M·M` (no balance). Then inflate (every
-//!    entry to the power `r`), prune (entries below [`MclOptions::prune_threshold`] times the
-//!    column's inflated sum are dropped, and at most `K` largest kept, ties broken by the
-//!    smaller row), renormalise. (The penalty is ≤ 1, so every inflated entry stays ≤ 1.)
+//!    entry to the power `r`, computed as `(x / max)^r` times a power of two, [`inflate`]:
+//!    the column scaled by its maximum, so that no `r` underflows or overflows it; the
+//!    normalisation removes the factor), prune (entries below
+//!    [`MclOptions::prune_threshold`] times the column's inflated sum are dropped, and at
+//!    most `K` largest kept, ties broken by the smaller row), renormalise.
 //! 4. **Stop** when the global chaos `max_j (max_i M_ij − Σ_i M_ij²)` is below
 //!    [`MclOptions::chaos_tolerance`], when the iterate is stationary (no column's L1 change
 //!    above [`MclOptions::stationary_tolerance`], see "Convergence"), or after
@@ -161,6 +163,17 @@ pub struct MclOptions {
     /// [`FINISH_AFTER`]; 0 never switches: pure R-MCL, which rarely meets the chaos test on
     /// real networks). See the module docs, "Convergence".
     pub finish_after: usize,
+    /// GPU backends: slots of the column pass's hash table in local (shared) memory (default
+    /// `None`: [`gpu::LCAP`]; else a power of two in [`gpu::MIN_LOCAL_TABLE`]`..=LCAP`). A
+    /// column whose distinct rows exceed half of it takes the global-memory (hub) path, so a
+    /// small table runs that path on small graphs (the conformance suite does). The partition
+    /// does not depend on it. The CPU ignores it.
+    pub local_table: Option<usize>,
+    /// GPU backends: work-items per column work-group (default `None`: [`gpu::COLUMN_WG`];
+    /// else a power of two in [`gpu::COLUMN_WG_RANGE`], at most the device's limit). The
+    /// partition does not depend on it (fixed-point sums, a total order for the top K). The
+    /// CPU ignores it.
+    pub column_wg: Option<usize>,
 }
 
 impl Default for MclOptions {
@@ -176,6 +189,8 @@ impl Default for MclOptions {
             stationary_tolerance: STATIONARY_TOLERANCE,
             max_iterations: 100,
             finish_after: FINISH_AFTER,
+            local_table: None,
+            column_wg: None,
         }
     }
 }
@@ -229,6 +244,23 @@ impl MclOptions {
                 "stationary tolerance must be >= 0, got {}",
                 self.stationary_tolerance
             ));
+        }
+        if let Some(t) = self.local_table {
+            if !(t.is_power_of_two() && (gpu::MIN_LOCAL_TABLE..=gpu::LCAP).contains(&t)) {
+                return bad(format!(
+                    "the local hash table must be a power of two in {}..={}, got {t}",
+                    gpu::MIN_LOCAL_TABLE,
+                    gpu::LCAP
+                ));
+            }
+        }
+        if let Some(w) = self.column_wg {
+            let (lo, hi) = gpu::COLUMN_WG_RANGE;
+            if !(w.is_power_of_two() && (lo..=hi).contains(&w)) {
+                return bad(format!(
+                    "the column work-group size must be a power of two in {lo}..={hi}, got {w}"
+                ));
+            }
         }
         Ok(())
     }
@@ -656,14 +688,33 @@ pub fn penalty<T: Scalar>(mass: u64, b: f64) -> T {
     }
 }
 
-/// `x^r`, with `r = 2` as `x·x` (exact rounding everywhere).
+/// The power-of-two scale of a column's inflated values: `1 / 2^⌈log2 distinct⌉` for a
+/// column of `distinct` rows (1 for none or one), so that the inflated values, each at most 1
+/// ([`inflate`]), sum to at most 1 and their fixed-point sums cannot overflow. Multiplying by
+/// it is exact.
 #[inline]
-pub fn inflate<T: Scalar>(x: T, r: f64) -> T {
-    if r == 2.0 {
-        x * x
+pub fn inflation_scale<T: Scalar>(distinct: usize) -> T {
+    T::one()
+        / <T as num_traits::NumCast>::from(distinct.max(1).next_power_of_two())
+            .unwrap_or_else(T::one)
+}
+
+/// Inflation of one entry `x` of a column whose largest entry is `max`: `(x / max)^r ·
+/// scale` ([`inflation_scale`]), with `r = 2` as `q·q` (exact rounding everywhere). Raising
+/// the column scaled by its maximum, not `x` itself, keeps every accepted `r` in range: the
+/// largest entry becomes exactly `scale` (no underflow of the whole column, as `x^20` of
+/// entries near 0.01 gave) and none exceeds it (no overflow). The normalisation divides the
+/// factor `max^r / scale` out again, so the column is `x^r / Σ x^r` as before. A column
+/// whose entries are all 0 (`max = 0`) inflates to `scale` everywhere.
+#[inline]
+pub fn inflate<T: Scalar>(x: T, max: T, r: f64, scale: T) -> T {
+    let q = if max > T::zero() { x / max } else { T::one() };
+    let p = if r == 2.0 {
+        q * q
     } else {
-        x.powf(T::from_f64(r))
-    }
+        q.powf(T::from_f64(r))
+    };
+    p * scale
 }
 
 /// One column of an iteration, after the expansion's sums are known: `acc` holds `(row,
@@ -685,15 +736,21 @@ pub fn column_step<T: Scalar>(
     let k = opts.max_per_column;
     scratch.clear();
     let mut s1: u64 = 0;
-    let value = |i: u32, a: u64| {
+    // The penalised sums, their maximum and the scale of the inflation (see [`inflate`]).
+    let penalised = |i: u32, a: u64| {
         let x = from_fixed::<T>(a);
-        let x = if pen.is_empty() {
+        if pen.is_empty() {
             x
         } else {
             x * pen[i as usize]
-        };
-        inflate(x, opts.inflation)
+        }
     };
+    let max = acc
+        .iter()
+        .map(|&(i, a)| penalised(i, a))
+        .fold(T::zero(), |m, x| if x > m { x } else { m });
+    let scale = inflation_scale::<T>(acc.len());
+    let value = |i: u32, a: u64| inflate(penalised(i, a), max, opts.inflation, scale);
     for &(i, a) in acc {
         let y = value(i, a);
         s1 = s1.wrapping_add(to_fixed(y));
@@ -1002,8 +1059,38 @@ mod tests {
                 prune_threshold: 1.0,
                 ..ok.clone()
             },
+            MclOptions {
+                local_table: Some(3),
+                ..ok.clone()
+            },
+            MclOptions {
+                local_table: Some(2 * gpu::LCAP),
+                ..ok.clone()
+            },
+            MclOptions {
+                column_wg: Some(100),
+                ..ok.clone()
+            },
+            MclOptions {
+                column_wg: Some(16),
+                ..ok.clone()
+            },
         ] {
             assert!(bad.validate().is_err(), "{bad:?}");
+        }
+        for good in [
+            MclOptions {
+                local_table: Some(4),
+                column_wg: Some(1024),
+                ..ok.clone()
+            },
+            MclOptions {
+                local_table: Some(gpu::LCAP),
+                column_wg: Some(32),
+                ..ok.clone()
+            },
+        ] {
+            assert!(good.validate().is_ok(), "{good:?}");
         }
     }
 

@@ -15,6 +15,11 @@ pub struct SpmvOptions {
     /// from the matrix and the device's cache (see [`crate::gpu::plan_slot_passes`]);
     /// `Some(p)` forces `p`, clamped to `1..=max(width, 1)`. The CPU ignores it.
     pub passes: Option<usize>,
+    /// At most this many work-groups (CUDA blocks, at least 1) per launch on backends whose
+    /// kernel loops over the rows (CUDA's grid-stride loop); `None`: one per block of rows,
+    /// so the loop never runs twice. Tests force the loop with a small value; the CPU and
+    /// OpenCL (one work-item per row) ignore it.
+    pub max_groups: Option<usize>,
 }
 
 /// Sparse matrix–vector product on ELLPACK-R matrices: `y = A x`.

@@ -1,9 +1,12 @@
 //! What every test in the workspace uses to decide between running, skipping and failing:
-//! one place for `REQUIRE_GPU` and `REQUIRE_DATA`, and for finding the shared data folder.
+//! one place for `REQUIRE_GPU`, `REQUIRE_OPENCL` and `REQUIRE_DATA`, and for finding the
+//! shared data folder and the kernel folder of `cargo xtask mutants`.
 //!
 //! A test never returns early on its own judgement: it calls [`skip`], which prints why and
-//! returns, or panics when the environment says the thing skipped must be there
-//! (`REQUIRE_GPU=1` on the GPU machine, `REQUIRE_DATA=1` in CI where `../shared` exists).
+//! returns, or panics when the environment says the thing skipped must be there:
+//! `REQUIRE_GPU=1` on the GPU machine (a CUDA device and an OpenCL GPU), `REQUIRE_OPENCL=1`
+//! in CI (any OpenCL device, PoCL included: `cargo xtask test` sets it), `REQUIRE_DATA=1` or
+//! `CI` set (`CI=true`; `cargo xtask test` sets it) for the shared data.
 
 use std::path::PathBuf;
 
@@ -14,8 +17,31 @@ use crate::error::Error;
 pub enum Needs {
     /// A GPU device (CUDA, or an OpenCL GPU): required under `REQUIRE_GPU=1`.
     Gpu,
-    /// The shared data folder: required under `REQUIRE_DATA=1`.
+    /// The shared data folder: required under `REQUIRE_DATA=1`, or in CI ([`in_ci`]) unless
+    /// `REQUIRE_DATA=0`.
     Data,
+    /// An OpenCL device of any type (PoCL counts): required under `REQUIRE_OPENCL=1` (and
+    /// under `REQUIRE_GPU=1`, which wants an OpenCL GPU).
+    OpenCl,
+}
+
+/// True when the environment variable `CI` is set to anything but ``, `0` or `false` (as CI
+/// services set `CI=true`; `cargo xtask test` sets it too).
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false" | "False"))
+}
+
+/// True when `REQUIRE_OPENCL=1`: a missing OpenCL device of any type fails the test.
+pub fn require_opencl() -> bool {
+    std::env::var("REQUIRE_OPENCL").is_ok_and(|v| v == "1")
+}
+
+/// `TRIDENT_KERNEL_DIR`: a folder of kernel files that the test backends load instead of
+/// their embedded kernels (what `cargo xtask mutants` plants its mutants in), or `None`.
+pub fn kernel_dir() -> Option<PathBuf> {
+    std::env::var_os("TRIDENT_KERNEL_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
 }
 
 /// True when `REQUIRE_GPU=1`: a missing device, or any start-up failure, fails the test.
@@ -23,9 +49,14 @@ pub fn require_gpu() -> bool {
     std::env::var("REQUIRE_GPU").is_ok_and(|v| v == "1")
 }
 
-/// True when `REQUIRE_DATA=1`: a missing data folder fails the test.
+/// True when `REQUIRE_DATA=1`, or in CI ([`in_ci`]) unless `REQUIRE_DATA=0`: a missing data
+/// folder fails the test.
 pub fn require_data() -> bool {
-    std::env::var("REQUIRE_DATA").is_ok_and(|v| v == "1")
+    match std::env::var("REQUIRE_DATA") {
+        Ok(v) if v == "1" => true,
+        Ok(v) if v == "0" => false,
+        _ => in_ci(),
+    }
 }
 
 /// Skips (prints `skipping: {why}` to stderr) unless `needs` is required by the environment,
@@ -33,27 +64,37 @@ pub fn require_data() -> bool {
 #[track_caller]
 pub fn skip(needs: Needs, why: impl std::fmt::Display) {
     let required = match needs {
-        Needs::Gpu => require_gpu(),
-        Needs::Data => require_data(),
+        Needs::Gpu => require_gpu().then_some("REQUIRE_GPU=1"),
+        Needs::Data if require_data() => Some(if in_ci() {
+            "REQUIRE_DATA=1 or CI set"
+        } else {
+            "REQUIRE_DATA=1"
+        }),
+        Needs::Data => None,
+        Needs::OpenCl if require_opencl() => Some("REQUIRE_OPENCL=1"),
+        Needs::OpenCl => require_gpu().then_some("REQUIRE_GPU=1"),
     };
-    if required {
-        let var = match needs {
-            Needs::Gpu => "REQUIRE_GPU",
-            Needs::Data => "REQUIRE_DATA",
-        };
-        panic!("{var}=1, but: {why}");
+    if let Some(var) = required {
+        panic!("{var}, but: {why}");
     }
     eprintln!("skipping: {why}");
 }
 
-/// The backend made by `made`, or `None` after [`skip`]ping when it has no device. Any other
-/// start-up failure (a kernel that does not build, say) panics whatever the environment.
+/// The backend made by `made`, or `None` after [`skip`]ping when it has no device (for the
+/// `opencl` backend [`Needs::OpenCl`], else [`Needs::Gpu`]). Any other start-up failure (a
+/// kernel that does not build, say) panics whatever the environment.
 #[track_caller]
 pub fn backend_or_skip<B>(made: crate::Result<B>) -> Option<B> {
     match made {
         Ok(b) => Some(b),
         Err(e) if e.is_no_device() => {
-            skip(Needs::Gpu, &e);
+            let needs = match &e {
+                Error::NoDevice {
+                    backend: "opencl", ..
+                } => Needs::OpenCl,
+                _ => Needs::Gpu,
+            };
+            skip(needs, &e);
             None
         }
         Err(e) => panic!("backend failed to start: {}", Report(&e)),

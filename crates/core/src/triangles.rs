@@ -72,7 +72,7 @@ impl TriangleAlgorithm {
     /// small (up to 2^27 nodes, 16 MiB), since it costs one bit test per element of the
     /// second list; otherwise `BinarySearch` for skewed rows and `Merge` for flat ones.
     /// GPU: `BinarySearch` (the searches of a chunk of edges flattened over a work-group,
-    /// `tc_search_flat`, or the kernel that `TRIDENT_TC_SEARCH` names:
+    /// `tc_search_flat`, or the kernel of [`TriangleOptions::search`]:
     /// [`plan::SearchKernel`]), the fastest measured on the H100 (Kronecker ef16, scale 22:
     /// binary search flattened 63 ms, by row 91, by edge 172, merge 236, the binned hash
     /// kernels 844), except that a graph whose rows are all short and flat gets
@@ -130,6 +130,12 @@ pub struct TriangleOptions {
     pub per_node: bool,
     /// The intersection algorithm (default [`TriangleAlgorithm::Auto`]).
     pub algorithm: TriangleAlgorithm,
+    /// The GPU kernel of [`TriangleAlgorithm::BinarySearch`] (default
+    /// [`plan::DEFAULT_SEARCH`]); the CPU ignores it.
+    pub search: plan::SearchKernel,
+    /// The limits of the GPU plan: row bins of the hash kernels and work-group caps
+    /// (default: what the kernels are tuned for); the CPU ignores them.
+    pub limits: plan::PlanLimits,
 }
 
 /// Triangle counts of an undirected graph.

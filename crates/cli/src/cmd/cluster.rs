@@ -17,6 +17,7 @@ use std::time::Instant;
 use trident_core::mcl::{eval, Clustering, Expansion, MarkovCluster, MclOptions, MclProgress};
 use trident_core::{io, Error, Graph, Result};
 
+use crate::files::Files;
 use crate::select::{self, BackendChoice};
 use crate::Precision;
 
@@ -59,6 +60,15 @@ pub struct Args {
     /// attractors of a cluster and rarely converges). 0: R-MCL throughout.
     #[arg(long, default_value_t = trident_core::mcl::FINISH_AFTER)]
     finish_after: usize,
+    /// GPU backends: slots of the column pass's local hash table (a power of two, 4 to
+    /// 2048; default 2048). Smaller sends more columns to the global-memory path; for
+    /// timing and testing, the clusters do not depend on it.
+    #[arg(long, value_name = "SLOTS", hide = true)]
+    gpu_local_table: Option<usize>,
+    /// GPU backends: work-items per column work-group (a power of two, 32 to 1024; default
+    /// 256); for timing, the clusters do not depend on it.
+    #[arg(long, value_name = "ITEMS", hide = true)]
+    gpu_column_wg: Option<usize>,
     /// Which backend clusters.
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendChoice,
@@ -94,6 +104,8 @@ impl Args {
             max_iterations: self.max_iterations,
             stationary_tolerance: self.stationary_tolerance,
             finish_after: self.finish_after,
+            local_table: self.gpu_local_table,
+            column_wg: self.gpu_column_wg,
             ..MclOptions::default()
         }
     }
@@ -103,29 +115,31 @@ pub fn run(args: Args) -> Result<()> {
     // Everything that can be refused is refused before the work: options, output, complexes.
     let opts = args.options();
     opts.validate()?;
-    if let Some(out) = &args.output {
-        let mut inputs: Vec<&Path> = vec![&args.path];
-        if let Some(e) = &args.eval {
-            inputs.push(e);
-        }
-        if let Some(f) = &args.from {
-            inputs.push(f);
-        }
-        io::check_output(out, &inputs)?;
-    }
+    let mut files = Files::declare(
+        &[Some(&args.path), args.eval.as_deref(), args.from.as_deref()],
+        &[args.output.as_deref()],
+    )?;
     let process = Instant::now();
     let complexes = args.eval.as_ref().map(eval::read_complexes).transpose()?;
     let load_complexes = process.elapsed().as_secs_f64();
     // The backend starts (driver and context start-up) and loads its R-MCL kernels (a GPU's
     // PTX JIT or program build) while another thread reads the network: they are independent.
     let started = Instant::now();
-    let (b, read) = std::thread::scope(|scope| {
+    let (b, notes, read) = std::thread::scope(|scope| {
         let read = scope.spawn(|| {
             let t = Instant::now();
-            io::read_graph_auto(&args.path).map(|g| (g, t.elapsed().as_secs_f64()))
+            // Every input node is clustered, as mcl does: a node whose only line is a
+            // self-loop is an isolated node (a singleton), not dropped.
+            let opts = io::EdgeListOptions {
+                loop_only_nodes: true,
+                ..io::EdgeListOptions::default()
+            };
+            io::read_graph_with(&args.path, &opts).map(|g| (g, t.elapsed().as_secs_f64()))
         });
         let t = Instant::now();
-        let b = select::open(args.backend).and_then(|b| {
+        // auto's remarks are printed once the network is read (an input error comes first).
+        let (b, notes) = select::open_quiet(args.backend);
+        let b = b.and_then(|b| {
             let open = t.elapsed().as_secs_f64();
             let t = Instant::now();
             if args.from.is_none() {
@@ -135,17 +149,32 @@ pub fn run(args: Args) -> Result<()> {
                 })?;
             }
             let kernels = t.elapsed().as_secs_f64();
-            eprintln!(
-                "backend: {b} (opened in {open:.3} s, kernels loaded in {kernels:.3} s, while \
-                 reading)"
-            );
             Ok((b, open, kernels))
         });
         let read = read.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-        (b, read)
+        (b, notes, read)
     });
-    let (b, open, kernels) = b?;
     let (g, read) = read?;
+    // Complexes that cannot be scored against this network are refused before the work.
+    let gold = match (&complexes, &args.eval) {
+        (Some(cx), Some(path)) => {
+            Some(eval::GoldStandard::resolve(&g, cx).map_err(|e| match e {
+                Error::Invalid { format, message } => Error::Invalid {
+                    format,
+                    message: format!("{}: {message}", path.display()),
+                },
+                e => e,
+            })?)
+        }
+        _ => None,
+    };
+    for n in notes {
+        crate::errln!("{n}");
+    }
+    let (b, open, kernels) = b?;
+    crate::errln!(
+        "backend: {b} (opened in {open:.3} s, kernels loaded in {kernels:.3} s, while reading)"
+    );
     crate::print_notes(g.notes());
     eprintln!(
         "graph: {} nodes, {} edges{} (read in {read:.3} s)",
@@ -174,7 +203,8 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     let t = Instant::now();
-    write_clusters(&g, &c, args.output.as_deref())?;
+    write_clusters(&g, &c, args.output.as_deref(), &mut files)?;
+    files.commit()?;
     let write = t.elapsed().as_secs_f64();
     eprintln!(
         "clusters: {} ({} singletons), largest {}; {} iterations (stopped: {}), chaos {:.3e}, \
@@ -189,15 +219,18 @@ pub fn run(args: Args) -> Result<()> {
     );
     let end_to_end = started.elapsed().as_secs_f64();
     let t = Instant::now();
-    let scores = complexes
+    let scores = gold
         .as_ref()
-        .map(|cx| eval::score(&g, &c.clusters, cx));
+        .map(|gold| eval::score_gold(&g, &c.clusters, gold));
     let eval_secs = t.elapsed().as_secs_f64();
     if let (Some(s), Some(path)) = (&scores, &args.eval) {
         eprintln!("eval against {}:", path.display());
+        // Both counts: the denominator is the complexes that keep 3 members in the network,
+        // not the file's complexes of size >= 3.
         eprintln!(
-            "  matched:     {}/{} complexes of size >= 3 ({:.4})",
-            s.matched, s.complexes, s.matched_fraction
+            "  matched:     {}/{} complexes with >= 3 members in the network ({:.4}); the \
+             file has {} complexes, {} of size >= 3",
+            s.matched, s.complexes, s.matched_fraction, s.in_file, s.large_in_file
         );
         eprintln!("  sensitivity: {:.4}", s.sensitivity);
         eprintln!("  ppv:         {:.4}", s.ppv);
@@ -255,10 +288,7 @@ fn cluster<T: trident_core::Scalar, B: MarkovCluster<T>>(
 /// Clusters in mcl's format (whitespace-separated labels of `g`'s nodes, one cluster per
 /// line) as a [`Clustering`]; a label not in `g` is an error.
 fn read_clusters(g: &Graph, path: &Path) -> Result<Clustering> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = io::read_text(path)?;
     let ids: std::collections::HashMap<String, usize> =
         (0..g.num_nodes()).map(|u| (g.label(u), u)).collect();
     let mut clusters = Vec::new();
@@ -282,6 +312,31 @@ fn read_clusters(g: &Graph, path: &Path) -> Result<Clustering> {
             clusters.push(c);
         }
     }
+    // The scores assume a partition of the network: overlapping clusters are refused (the
+    // node named), nodes in no cluster are counted, warned about and made singletons.
+    let cover =
+        eval::check_partition(g.num_nodes(), &clusters, |u| g.label(u)).map_err(|e| match e {
+            Error::Invalid { format, message } => Error::Invalid {
+                format,
+                message: format!("{}: {message}", path.display()),
+            },
+            e => e,
+        })?;
+    if let Some(first) = cover.first_missing {
+        eprintln!(
+            "warning: {} of the network's {} nodes are in no cluster of {} (the first: {}); \
+             they are scored as singletons",
+            cover.missing,
+            g.num_nodes(),
+            path.display(),
+            g.label(first)
+        );
+        let mut seen = vec![false; g.num_nodes()];
+        for &u in clusters.iter().flatten() {
+            seen[u] = true;
+        }
+        clusters.extend((0..g.num_nodes()).filter(|&u| !seen[u]).map(|u| vec![u]));
+    }
     trident_core::mcl::sort_clusters(&mut clusters);
     Ok(Clustering {
         clusters,
@@ -296,19 +351,8 @@ fn read_clusters(g: &Graph, path: &Path) -> Result<Clustering> {
 
 /// mcl's format: one cluster per line, tab-separated labels, largest first. The lines are
 /// formatted in parallel, in pieces of about [`WRITE_PIECE`] labels, and written in order.
-fn write_clusters(g: &Graph, c: &Clustering, out: Option<&Path>) -> Result<()> {
+fn write_clusters(g: &Graph, c: &Clustering, out: Option<&Path>, files: &mut Files) -> Result<()> {
     use rayon::prelude::*;
-    let name = out.map_or_else(|| PathBuf::from("<stdout>"), Path::to_path_buf);
-    let io_err = |source| Error::Io {
-        path: name.clone(),
-        source,
-    };
-    let mut w: Box<dyn Write> = match out {
-        Some(p) => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(p).map_err(io_err)?,
-        )),
-        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
-    };
     // Pieces: runs of clusters of about WRITE_PIECE members (a larger cluster alone).
     let mut cuts = vec![0];
     let mut members = 0;
@@ -344,10 +388,20 @@ fn write_clusters(g: &Graph, c: &Clustering, out: Option<&Path>) -> Result<()> {
             text
         })
         .collect();
-    for piece in &pieces {
-        w.write_all(piece).map_err(io_err)?;
+    match out {
+        Some(p) => files.write(p, |w| {
+            for piece in &pieces {
+                w.write_all(piece)?;
+            }
+            Ok(())
+        }),
+        None => {
+            for piece in &pieces {
+                crate::out::write_bytes(piece)?;
+            }
+            Ok(())
+        }
     }
-    w.flush().map_err(io_err)
 }
 
 /// Labels per piece of [`write_clusters`].

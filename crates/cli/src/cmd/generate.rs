@@ -5,6 +5,8 @@ use std::time::Instant;
 
 use trident_core::{generate, Result};
 
+use crate::files::Files;
+
 /// Which generator.
 #[derive(clap::Subcommand)]
 pub enum Args {
@@ -65,33 +67,41 @@ pub fn run(args: Args) -> Result<()> {
             seed,
             output,
         } => {
+            // The output is checked before any work; it is written whole, or not at all.
+            let mut files = Files::declare(&[], &[Some(&output)])?;
             let t = Instant::now();
             let k = generate::kronecker(scale, edge_factor, seed)?;
             let gen = t.elapsed().as_secs_f64();
             let t = Instant::now();
-            k.write_snap(
-                &output,
-                &format!(
-                    "Graph500 Kronecker graph: scale {scale}, edge factor {edge_factor}, seed {seed} (trident generate)"
-                ),
-            )?;
-            let written = t.elapsed().as_secs_f64();
-            println!(
-                "{}: {} nodes, {} edges as drawn; generated in {gen:.3} s, written in \
-                 {written:.3} s",
+            files.write(&output, |w| {
+                k.write_snap_to(
+                    w,
+                    &format!(
+                        "Graph500 Kronecker graph: scale {scale}, edge factor {edge_factor}, seed {seed} (trident generate)"
+                    ),
+                )
+            })?;
+            files.commit()?;
+            crate::outln!(
+                "{}: {} nodes, {} edges as drawn; generated in {gen:.3} s, written in {:.3} s",
                 output.display(),
                 k.nodes,
                 k.src.len(),
-            );
+                t.elapsed().as_secs_f64()
+            )?;
             // What a reader of the file gets: duplicates merged, self-loops dropped, nodes
             // without edges absent.
             match k.tally() {
-                Ok(c) => println!(
+                Ok(c) => crate::outln!(
                     "as a simple graph: {} distinct undirected edges ({} duplicates and {} \
                      self-loops in the list, merged and dropped by readers); {} of the {} \
                      nodes have no edge and are absent from the file",
-                    c.distinct, c.duplicates, c.self_loops, c.nodes_without_edges, k.nodes
-                ),
+                    c.distinct,
+                    c.duplicates,
+                    c.self_loops,
+                    c.nodes_without_edges,
+                    k.nodes
+                )?,
                 Err(e) => crate::print_notes(&[format!(
                     "the edge list keeps duplicates and self-loops as drawn (readers merge and \
                      drop them); they were not counted: {e}"
@@ -108,14 +118,9 @@ pub fn run(args: Args) -> Result<()> {
             output,
             truth,
         } => {
-            let mut outs = vec![output.as_path()];
-            outs.extend(truth.as_deref());
-            if outs.len() == 2 && outs[0] == outs[1] {
-                return Err(trident_core::Error::invalid(
-                    "generate planted",
-                    "the edge list and the communities must go to different files",
-                ));
-            }
+            // Both outputs are checked before any work (writable, not the same file); both are
+            // written at the end, or neither.
+            let mut files = Files::declare(&[], &[Some(&output), truth.as_deref()])?;
             let o = generate::PlantedOptions {
                 nodes,
                 communities,
@@ -127,17 +132,20 @@ pub fn run(args: Args) -> Result<()> {
             let p = generate::planted(&o)?;
             let gen = t.elapsed().as_secs_f64();
             let t = Instant::now();
-            p.edges.write_snap(
-                &output,
-                &format!(
-                    "planted partition: {nodes} nodes, {communities} communities, degree \
-                     {degree}, mixing {mixing}, seed {seed} (trident generate)"
-                ),
-            )?;
+            files.write(&output, |w| {
+                p.edges.write_snap_to(
+                    w,
+                    &format!(
+                        "planted partition: {nodes} nodes, {communities} communities, degree \
+                         {degree}, mixing {mixing}, seed {seed} (trident generate)"
+                    ),
+                )
+            })?;
             if let Some(path) = &truth {
-                p.write_communities(path)?;
+                files.write(path, |w| p.write_communities_to(w))?;
             }
-            println!(
+            files.commit()?;
+            crate::outln!(
                 "{}: {} nodes, {} edges, {communities} communities{}; generated in {gen:.3} s, \
                  written in {:.3} s",
                 output.display(),
@@ -147,7 +155,7 @@ pub fn run(args: Args) -> Result<()> {
                     .as_ref()
                     .map_or(String::new(), |t| format!(" (written to {})", t.display())),
                 t.elapsed().as_secs_f64()
-            );
+            )?;
             Ok(())
         }
     }

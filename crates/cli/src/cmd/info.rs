@@ -19,29 +19,29 @@ pub fn run(args: Args) -> Result<()> {
 fn info(only: BackendChoice) -> Result<()> {
     let show = |c: BackendChoice| only == BackendChoice::Auto || only == c;
     if show(BackendChoice::Cpu) {
-        println!(
+        crate::outln!(
             "cpu:    {}",
             select::describe(select::open(BackendChoice::Cpu))
-        );
+        )?;
     }
     if show(BackendChoice::Cuda) {
-        println!("cuda:   {}", select::describe(select::open_cuda()));
+        crate::outln!("cuda:   {}", select::describe(select::open_cuda()))?;
         #[cfg(feature = "cuda")]
         if let Ok(names) = trident_cuda::device_names() {
             for (i, n) in names.iter().enumerate() {
-                println!("        device {i}: {n}");
+                crate::outln!("        device {i}: {n}")?;
             }
         }
     }
     if show(BackendChoice::Opencl) {
-        println!("opencl: {}", select::describe(select::open_opencl()));
+        crate::outln!("opencl: {}", select::describe(select::open_opencl()))?;
         #[cfg(feature = "opencl")]
         for d in trident_opencl::devices() {
-            println!("        {}", d.description());
+            crate::outln!("        {}", d.description())?;
         }
     }
     if only == BackendChoice::Auto {
-        println!("auto picks: {}", select::open(BackendChoice::Auto)?);
+        crate::outln!("auto picks: {}", select::open(BackendChoice::Auto)?)?;
     }
     Ok(())
 }

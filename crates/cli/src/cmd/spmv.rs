@@ -5,8 +5,11 @@ use std::time::Instant;
 
 use trident_core::io;
 use trident_core::spmv::{self as spmv_ref, RowReference};
-use trident_core::{Coo, Csr, Dense, EllpackR, Error, Result, ResultExt, Scalar, Spmv};
+use trident_core::{
+    Coo, Csr, Dense, EllpackR, Error, Result, ResultExt, Scalar, Spmv, SpmvOptions,
+};
 
+use crate::files::Files;
 use crate::select::{self, AnyBackend, BackendChoice};
 use crate::{median, Precision};
 
@@ -28,19 +31,18 @@ pub struct Args {
     /// Write y as a NumPy `.npy` column vector.
     #[arg(long)]
     output: Option<PathBuf>,
+    /// Slot passes (kernel launches per product) on GPU backends, 1 to 4096; default: planned
+    /// from the matrix and the device's cache. The CPU ignores it.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    passes: Option<u32>,
 }
 
 pub fn run(args: Args) -> Result<()> {
-    // The output is checked before any work: writable, and never the input.
-    if let Some(out) = &args.output {
-        io::check_output(out, &[&args.path])?;
-    }
-    let b = select::open(args.backend)?;
-    println!("backend: {b}");
-    let out = args.output.as_deref();
+    // Every output is checked before any work; y is written at the end, or not at all.
+    let files = Files::declare(&[Some(&args.path)], &[args.output.as_deref()])?;
     match args.precision {
-        Precision::F32 => spmv::<f32>(&b, &args.path, args.repeat as usize, out),
-        Precision::F64 => spmv::<f64>(&b, &args.path, args.repeat as usize, out),
+        Precision::F32 => spmv::<f32>(&args, files),
+        Precision::F64 => spmv::<f64>(&args, files),
     }
 }
 
@@ -63,25 +65,28 @@ fn load_matrix<T: Scalar>(path: &Path) -> Result<Csr<T>> {
     csr.context(|| name)
 }
 
-fn spmv<T: BackendScalar>(
-    b: &AnyBackend,
-    path: &Path,
-    repeat: usize,
-    output: Option<&Path>,
-) -> Result<()> {
+fn spmv<T: BackendScalar>(args: &Args, mut files: Files) -> Result<()> {
+    let (path, repeat, output) = (&args.path, args.repeat as usize, args.output.as_deref());
+    // The input is read and checked before the backends are probed.
     let csr = load_matrix::<T>(path)?;
     let a = EllpackR::<T>::from_csr(&csr).context(|| path.display())?;
     // The CSR copy is not needed again: its row pointers alone are 8 bytes a row.
     drop(csr);
-    println!(
+    let b = &select::open(args.backend)?;
+    crate::outln!("backend: {b}")?;
+    crate::outln!(
         "matrix: {} x {}, {} non-zeros, ELLPACK-R width {}",
         a.rows(),
         a.cols(),
         a.nnz(),
         a.width()
-    );
+    )?;
     let x = vec![T::one(); a.cols()];
-    let (y, times) = T::timed_spmv(b, &a, &x, repeat.max(1))?;
+    let opts = SpmvOptions {
+        passes: args.passes.map(|p| p as usize),
+        ..SpmvOptions::default()
+    };
+    let (y, times) = T::timed_spmv(b, &a, &x, &opts, repeat.max(1))?;
     let reference: Vec<RowReference> = spmv_ref::reference_abs(&a, &x)
         .into_iter()
         .zip(a.row_lengths())
@@ -114,20 +119,21 @@ fn spmv<T: BackendScalar>(
     // Compulsory traffic: values and column indices once, row lengths, y written, x read once.
     let size = std::mem::size_of::<T>();
     let bytes = (a.nnz() * (size + 4) + a.rows() * (4 + size) + a.cols() * size) as f64;
-    println!(
+    crate::outln!(
         "y = A·1: sum {:.6e}",
         y.iter().map(|v| Scalar::to_f64(*v)).sum::<f64>()
-    );
-    println!("max relative error vs reference: {worst:.2e}");
-    println!(
+    )?;
+    crate::outln!("max relative error vs reference: {worst:.2e}")?;
+    crate::outln!(
         "median time per product: {:.3} ms ({:.1} GB/s effective)",
         median * 1e3,
         bytes / median / 1e9
-    );
+    )?;
     if let Some(out) = output {
         let col = Dense::from_vec(y.len(), 1, y)?;
-        io::npy::write_npy(out, &col)?;
-        println!("wrote {}", out.display());
+        files.write(out, |f| io::npy::write_npy_to(f, &col))?;
+        files.commit()?;
+        crate::outln!("wrote {}", out.display())?;
     }
     Ok(())
 }
@@ -139,6 +145,7 @@ trait BackendScalar: Scalar {
         b: &AnyBackend,
         a: &EllpackR<Self>,
         x: &[Self],
+        opts: &SpmvOptions,
         repeat: usize,
     ) -> Result<(Vec<Self>, Vec<f64>)>;
 }
@@ -150,9 +157,10 @@ macro_rules! backend_scalar {
                 b: &AnyBackend,
                 a: &EllpackR<$t>,
                 x: &[$t],
+                opts: &SpmvOptions,
                 repeat: usize,
             ) -> Result<(Vec<$t>, Vec<f64>)> {
-                crate::with_backend!(b, be => run_spmv(be, a, x, repeat))
+                crate::with_backend!(b, be => run_spmv(be, a, x, opts, repeat))
             }
         }
     )*};
@@ -164,9 +172,10 @@ fn run_spmv<T: Scalar, B: Spmv<T>>(
     b: &B,
     a: &EllpackR<T>,
     x: &[T],
+    opts: &SpmvOptions,
     repeat: usize,
 ) -> Result<(Vec<T>, Vec<f64>)> {
-    let da = b.upload_ellpack(a)?;
+    let da = b.upload_ellpack_with(a, opts)?;
     let dx = b.upload(x)?;
     let mut dy = b.zeros(a.rows())?;
     b.spmv(&da, &dx, &mut dy)?; // warm-up (kernel load, caches)

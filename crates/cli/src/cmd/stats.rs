@@ -28,18 +28,18 @@ fn stats(path: &Path) -> Result<()> {
     let secs = t.elapsed().as_secs_f64();
     crate::print_notes(g.notes());
     let max_deg = (0..g.num_nodes()).map(|u| g.degree(u)).max().unwrap_or(0);
-    println!("file:              {}", path.display());
-    println!("nodes:             {}", g.num_nodes());
-    println!("edges:             {}", g.num_edges());
+    crate::outln!("file:              {}", path.display())?;
+    crate::outln!("nodes:             {}", g.num_nodes())?;
+    crate::outln!("edges:             {}", g.num_edges())?;
     let b = g.build_stats();
-    println!("edge entries read: {}", b.entries);
-    println!("duplicates merged: {}", b.duplicates);
-    println!("self-loops dropped: {}", g.self_loops_dropped());
-    println!("isolated nodes:    {}", b.isolated_nodes);
-    println!("absent ids:        {}", b.absent_ids);
-    println!("max degree:        {max_deg}");
-    println!("weighted:          {}", g.weights().is_some());
-    println!("labelled:          {}", g.labels().is_some());
-    println!("load time:         {secs:.3} s");
+    crate::outln!("edge entries read: {}", b.entries)?;
+    crate::outln!("duplicates merged: {}", b.duplicates)?;
+    crate::outln!("self-loops dropped: {}", g.self_loops_dropped())?;
+    crate::outln!("isolated nodes:    {}", b.isolated_nodes)?;
+    crate::outln!("absent ids:        {}", b.absent_ids)?;
+    crate::outln!("max degree:        {max_deg}")?;
+    crate::outln!("weighted:          {}", g.weights().is_some())?;
+    crate::outln!("labelled:          {}", g.labels().is_some())?;
+    crate::outln!("load time:         {secs:.3} s")?;
     Ok(())
 }

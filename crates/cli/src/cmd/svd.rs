@@ -8,6 +8,7 @@ use std::time::Instant;
 use trident_core::svd::{self, QrOrder, SvdPrecondition, Vectors};
 use trident_core::{io, Dense, Error, Result, Scalar, Svd, SvdOptions};
 
+use crate::files::Files;
 use crate::select::{self, AnyBackend, BackendChoice};
 use crate::Precision;
 
@@ -44,9 +45,9 @@ pub struct Args {
     #[arg(long)]
     chunks: Option<usize>,
     /// Decompose this many more times after the first (warm: the kernels are loaded) and
-    /// print the median, lowest and highest time.
-    #[arg(long, default_value_t = 0)]
-    repeat: usize,
+    /// print the median, lowest and highest time; 0 to 100000.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=100_000))]
+    repeat: u64,
     /// Which backend runs it.
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendChoice,
@@ -65,11 +66,18 @@ pub fn run(args: Args) -> Result<()> {
             )
         })?),
     };
-    let b = select::open(args.backend)?;
-    println!("backend: {b}");
+    // Every output is checked before any work; all are written at the end, or none.
+    let files = Files::declare(
+        &[Some(&args.path)],
+        &[
+            args.values.as_deref(),
+            args.u.as_deref(),
+            args.vt.as_deref(),
+        ],
+    )?;
     match args.precision {
-        Precision::F32 => run_t::<f32>(&b, &args, precondition),
-        Precision::F64 => run_t::<f64>(&b, &args, precondition),
+        Precision::F32 => run_t::<f32>(&args, precondition, files),
+        Precision::F64 => run_t::<f64>(&args, precondition, files),
     }
 }
 
@@ -93,16 +101,16 @@ fn load<T: Scalar>(path: &Path) -> Result<Dense<T>> {
 }
 
 fn run_t<T: Scalar + std::fmt::LowerExp>(
-    b: &AnyBackend,
     args: &Args,
     pre: Option<SvdPrecondition>,
+    mut files: Files,
 ) -> Result<()>
 where
     AnyBackend: SvdOn<T>,
 {
+    // The input is read and checked before the backends are probed.
     let a = load::<T>(&args.path)?;
     let (m, n) = a.shape();
-    println!("matrix: {m} x {n} ({})", T::NAME);
     let want_vectors = args.u.is_some() || args.vt.is_some() || args.full;
     let qr_order = QrOrder::parse(&args.qr_order).ok_or_else(|| {
         Error::invalid(
@@ -125,10 +133,13 @@ where
         },
         ..SvdOptions::default()
     };
+    let b = &select::open(args.backend)?;
+    crate::outln!("backend: {b}")?;
+    crate::outln!("matrix: {m} x {n} ({})", T::NAME)?;
     let t = Instant::now();
     let r = b.svd_on(&a, &opts)?;
     let secs = t.elapsed().as_secs_f64();
-    println!(
+    crate::outln!(
         "method {}: {} sweeps ({:.3} ms per sweep), {:.3} ms in all",
         match r.precondition {
             SvdPrecondition::None => "jacobi",
@@ -138,60 +149,63 @@ where
         r.sweeps,
         secs * 1e3 / r.sweeps.max(1) as f64,
         secs * 1e3
-    );
+    )?;
     if args.repeat > 0 {
-        let mut times = Vec::with_capacity(args.repeat);
+        let mut times = Vec::with_capacity(args.repeat as usize);
         for _ in 0..args.repeat {
             let t = Instant::now();
             b.svd_on(&a, &opts)?;
             times.push(t.elapsed().as_secs_f64() * 1e3);
         }
         times.sort_by(f64::total_cmp);
-        println!(
+        crate::outln!(
             "repeated {} times: median {:.3} ms (lowest {:.3}, highest {:.3})",
             times.len(),
             times[times.len() / 2],
             times[0],
             times[times.len() - 1]
-        );
+        )?;
     }
     if !r.converged {
-        eprintln!(
+        crate::errln!(
             "warning: not converged after {} sweeps: largest cosine {:.3e} > tol {:.3e}",
-            r.sweeps, r.off, r.tol
+            r.sweeps,
+            r.off,
+            r.tol
         );
     }
     let v = svd::validity(a.view(), &r).map_err(|m| Error::backend("check", m))?;
-    println!("{v}");
+    crate::outln!("{v}")?;
     v.check().map_err(|m| Error::backend("check", m))?;
     let k = r.s.len();
     let show: Vec<String> = r.s.iter().take(5).map(|s| format!("{s:.6e}")).collect();
-    println!(
+    crate::outln!(
         "s: {}{} (σ_min {:.6e})",
         show.join(", "),
         if k > 5 { ", …" } else { "" },
         r.s.last().copied().unwrap_or_else(T::zero)
-    );
+    )?;
+    let mut wrote = Vec::new();
     if let Some(p) = &args.values {
-        let mut f = std::fs::File::create(p).map_err(|source| Error::Io {
-            path: p.clone(),
-            source,
+        files.write(p, |f| {
+            for s in &r.s {
+                writeln!(f, "{s:e}")?;
+            }
+            Ok(())
         })?;
-        for s in &r.s {
-            writeln!(f, "{s:e}").map_err(|source| Error::Io {
-                path: p.clone(),
-                source,
-            })?;
-        }
-        println!("wrote {}", p.display());
+        wrote.push(p);
     }
     if let (Some(p), Some(u)) = (&args.u, &r.u) {
-        io::npy::write_npy(p, u)?;
-        println!("wrote {}", p.display());
+        files.write(p, |f| io::npy::write_npy_to(f, u))?;
+        wrote.push(p);
     }
     if let (Some(p), Some(vt)) = (&args.vt, &r.vt) {
-        io::npy::write_npy(p, vt)?;
-        println!("wrote {}", p.display());
+        files.write(p, |f| io::npy::write_npy_to(f, vt))?;
+        wrote.push(p);
+    }
+    files.commit()?;
+    for p in wrote {
+        crate::outln!("wrote {}", p.display())?;
     }
     Ok(())
 }

@@ -5,9 +5,11 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
+use trident_core::triangles::plan::{PlanLimits, SearchKernel};
 use trident_core::triangles::OrientedGraph;
 use trident_core::{io, Error, Graph, Result, TriangleAlgorithm, TriangleCount, TriangleOptions};
 
+use crate::files::Files;
 use crate::median;
 use crate::select::{self, BackendChoice};
 
@@ -23,25 +25,49 @@ pub struct Args {
     /// Intersection algorithm: auto, merge, binary-search or hash.
     #[arg(long, default_value = "auto")]
     algorithm: TriangleAlgorithm,
+    /// GPU kernel of binary-search: flat, flat-global, row or edge (for experiments).
+    #[arg(long, default_value = "flat")]
+    search_kernel: SearchKernel,
+    /// GPU plan limits WARP_MAX,BLOCK_MAX[,GROUPS]: rows of out-degree up to WARP_MAX on the
+    /// warp-per-row hash kernel, up to BLOCK_MAX on the block-per-row one, longer on the
+    /// global bitmap; at most GROUPS work-groups per launch (for experiments; default
+    /// 64,2048).
+    #[arg(long, value_parser = PlanLimits::parse)]
+    plan_limits: Option<PlanLimits>,
     /// Write per-node triangle counts and local clustering coefficients to this TSV file.
     #[arg(long)]
     per_vertex: Option<PathBuf>,
-    /// How many timed counts (the median is reported).
-    #[arg(long, default_value_t = 1)]
-    repeat: usize,
+    /// How many timed counts (the median is reported), 1 to 100000.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    repeat: u64,
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let b = select::open(args.backend)?;
-    println!("backend: {b}");
+    // Every output is checked before any work; it is written at the end, or not at all.
+    let files = Files::declare(&[Some(&args.path)], &[args.per_vertex.as_deref()])?;
+    // The input is read and checked before the backends are probed.
     let t = Instant::now();
-    let g = io::read_graph_auto(&args.path)?;
+    // Every input node is counted (as `cluster` clusters it): a node whose only line is a
+    // self-loop is an isolated node with no triangles, not dropped.
+    let opts = io::EdgeListOptions {
+        loop_only_nodes: true,
+        ..io::EdgeListOptions::default()
+    };
+    let g = io::read_graph_with(&args.path, &opts)?;
     let load = t.elapsed().as_secs_f64();
     crate::print_notes(g.notes());
-    crate::with_backend!(&b, b => count(b, &g, &args, load))
+    let b = select::open(args.backend)?;
+    crate::outln!("backend: {b}")?;
+    crate::with_backend!(&b, b => count(b, &g, &args, load, files))
 }
 
-fn count<B: TriangleCount>(b: &B, g: &Graph, args: &Args, load: f64) -> Result<()> {
+fn count<B: TriangleCount>(
+    b: &B,
+    g: &Graph,
+    args: &Args,
+    load: f64,
+    mut files: Files,
+) -> Result<()> {
     let t = Instant::now();
     let o = OrientedGraph::from_graph(g)?;
     let orient = t.elapsed().as_secs_f64();
@@ -55,10 +81,12 @@ fn count<B: TriangleCount>(b: &B, g: &Graph, args: &Args, load: f64) -> Result<(
     let opts = TriangleOptions {
         per_node: args.per_vertex.is_some(),
         algorithm: alg,
+        search: args.search_kernel,
+        limits: args.plan_limits.unwrap_or_default(),
     };
     let mut times = Vec::new();
     let mut result = None;
-    for _ in 0..args.repeat.max(1) {
+    for _ in 0..args.repeat {
         let t = Instant::now();
         let r = b.count_oriented(&d, &opts)?;
         times.push(t.elapsed().as_secs_f64());
@@ -71,42 +99,39 @@ fn count<B: TriangleCount>(b: &B, g: &Graph, args: &Args, load: f64) -> Result<(
     }
     let r = result.ok_or_else(|| Error::backend(b.name(), "no count"))?;
     let counting = median(times);
-    println!("file:          {}", args.path.display());
-    println!(
+    crate::outln!("file:          {}", args.path.display())?;
+    crate::outln!(
         "graph:         {} nodes, {} edges ({} self-loops dropped); max out-degree {}",
         g.num_nodes(),
         g.num_edges(),
         g.self_loops_dropped(),
         stats.max_out
-    );
-    println!("algorithm:     {alg}");
-    println!("triangles:     {}", r.total);
-    println!("load:          {load:.4} s");
-    println!("orientation:   {orient:.4} s");
-    println!("transfer:      {transfer:.4} s");
-    println!(
+    )?;
+    crate::outln!("algorithm:     {alg}")?;
+    crate::outln!("triangles:     {}", r.total)?;
+    crate::outln!("load:          {load:.4} s")?;
+    crate::outln!("orientation:   {orient:.4} s")?;
+    crate::outln!("transfer:      {transfer:.4} s")?;
+    crate::outln!(
         "counting:      {counting:.4} s ({:.3e} edges/s; median of {})",
         g.num_edges() as f64 / counting.max(1e-12),
-        args.repeat.max(1)
-    );
-    println!(
+        args.repeat
+    )?;
+    crate::outln!(
         "total:         {:.4} s",
         load + orient + transfer + counting
-    );
+    )?;
     if let (Some(path), Some(per)) = (&args.per_vertex, &r.per_node) {
         let cc = trident_core::triangles::local_clustering(g, per);
-        let io_err = |source| Error::Io {
-            path: path.clone(),
-            source,
-        };
-        let f = std::fs::File::create(path).map_err(io_err)?;
-        let mut w = std::io::BufWriter::new(f);
-        writeln!(w, "node\tdegree\ttriangles\tclustering").map_err(io_err)?;
-        for (v, (&t, c)) in per.iter().zip(&cc).enumerate() {
-            writeln!(w, "{}\t{}\t{t}\t{c}", g.label(v), g.degree(v)).map_err(io_err)?;
-        }
-        w.flush().map_err(io_err)?;
-        println!("per-vertex:    {}", path.display());
+        files.write(path, |w| {
+            writeln!(w, "node\tdegree\ttriangles\tclustering")?;
+            for (v, (&t, c)) in per.iter().zip(&cc).enumerate() {
+                writeln!(w, "{}\t{}\t{t}\t{c}", g.label(v), g.degree(v))?;
+            }
+            Ok(())
+        })?;
+        files.commit()?;
+        crate::outln!("per-vertex:    {}", path.display())?;
     }
     Ok(())
 }

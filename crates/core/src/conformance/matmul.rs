@@ -3,7 +3,12 @@
 //! every algorithm (tiled, Strassen, Winograd, fused ABC Strassen) with 0, 1 and 2 Strassen
 //! levels forced on small odd shapes (a tiny cutoff,
 //! so that the recursion and the peeling run in CI), against the f64 [`reference`] within
-//! [`tolerance`]; NaN/Inf propagation, shape errors and a product too big for the device.
+//! [`tolerance`]; small-integer products compared exactly at 1 to 3 levels (so that a
+//! dropped or sign-flipped product term fails at every level, which a tolerance at 3 levels
+//! can let through); the additions' row loop (forced through
+//! [`MatMulOptions::add_max_groups`], and reached by a tall product); NaN/Inf propagation
+//! with every output entry checked against the classical product's, on every algorithm;
+//! shape errors and a product too big for the device.
 
 use proptest::prelude::*;
 
@@ -13,7 +18,7 @@ use crate::dense::{Dense, DenseView};
 use crate::error::Error;
 use crate::matmul::{
     self, check_result, max_abs, reference, relative_error, Algorithm, BaseKernel, HostMemory,
-    MatMul, MatMulOptions,
+    MatMul, MatMulOptions, ADD_MAX_GROUPS,
 };
 use crate::scalar::Scalar;
 
@@ -61,6 +66,18 @@ pub fn checks<B: MatMul<f32> + MatMul<f64>>() -> Vec<Check<B>> {
             run: error_per_level::<f64, B>,
         },
         Check {
+            name: "matmul_exact_small_integers_f32",
+            run: exact_small_integers::<f32, B>,
+        },
+        Check {
+            name: "matmul_exact_small_integers_f64",
+            run: exact_small_integers::<f64, B>,
+        },
+        Check {
+            name: "matmul_additions_row_loop",
+            run: additions_row_loop::<B>,
+        },
+        Check {
             name: "matmul_host_memory_modes",
             run: host_memory_modes::<B>,
         },
@@ -98,6 +115,9 @@ macro_rules! matmul_conformance_tests {
             matmul_base_kernels_f64,
             matmul_error_per_level_f32,
             matmul_error_per_level_f64,
+            matmul_exact_small_integers_f32,
+            matmul_exact_small_integers_f64,
+            matmul_additions_row_loop,
             matmul_host_memory_modes,
             matmul_nan_inf_propagate,
             matmul_shape_mismatch_is_error,
@@ -128,6 +148,8 @@ struct Case {
     algorithm: Algorithm,
     levels: Option<usize>,
     kernel: BaseKernel,
+    /// [`MatMulOptions::add_max_groups`].
+    add_max_groups: Option<usize>,
 }
 
 fn splitmix(mut x: u64) -> u64 {
@@ -180,6 +202,7 @@ fn run_case_with<T: Scalar, B: MatMul<T>>(
         strassen_cutoff: Some(TINY_CUTOFF),
         base_kernel: c.kernel,
         host_memory,
+        add_max_groups: c.add_max_groups,
         ..MatMulOptions::with(c.algorithm, c.levels)
     };
     let got = b
@@ -227,6 +250,7 @@ fn case() -> impl Strategy<Value = Case> {
             algorithm: ALGORITHMS[alg],
             levels,
             kernel: BaseKernel::Auto,
+            add_max_groups: None,
         })
 }
 
@@ -263,6 +287,7 @@ fn shapes<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
                     algorithm,
                     levels,
                     kernel: BaseKernel::Auto,
+                    add_max_groups: None,
                 };
                 run_case::<T, B>(b, &c)?;
             }
@@ -310,6 +335,7 @@ fn host_memory_modes<B: MatMul<f32> + MatMul<f64>>(b: &B) -> Result<(), String> 
                 algorithm: ALGORITHMS[i % ALGORITHMS.len()],
                 levels: Some(1),
                 kernel: BaseKernel::Auto,
+                add_max_groups: None,
             };
             if i % 2 == 0 {
                 run_case_with::<f32, B>(b, &c, mode)?;
@@ -333,6 +359,7 @@ fn host_memory_modes<B: MatMul<f32> + MatMul<f64>>(b: &B) -> Result<(), String> 
                                 algorithm: Algorithm::Tiled,
                                 levels: None,
                                 kernel: BaseKernel::Auto,
+                                add_max_groups: None,
                             };
                             run_case_with::<f32, B>(b, &c, mode)?;
                         }
@@ -436,6 +463,7 @@ fn base_kernels<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
                     algorithm,
                     levels,
                     kernel,
+                    add_max_groups: None,
                 };
                 run_case::<T, B>(b, &c)
                     .map_err(|e| format!("{} kernel, {m}x{k}·{k}x{n}: {e}", kernel.name()))?;
@@ -502,37 +530,323 @@ fn error_per_level<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
     Ok(())
 }
 
-/// NaN and Inf in the inputs: where the exact result is NaN or infinite, so is ours (for the
-/// tiled kernel the same infinity); every other entry of the tiled product is right.
+/// A `rows x cols` row-major buffer of small integers in `-2..=2` from `(seed, i)`: every
+/// product of a schedule of up to 3 levels over them (inner dimension up to 64) is an
+/// integer below 2^24 at every step, exact in f32 and f64.
+fn small_integers<T: Scalar>(rows: usize, cols: usize, seed: u64) -> Vec<T> {
+    (0..rows * cols)
+        .map(|i| T::from_f64((splitmix(seed ^ (i as u64) << 8) % 5) as f64 - 2.0))
+        .collect()
+}
+
+/// Small-integer products, exact in the precision, compared exactly with the exact
+/// [`reference`], for every algorithm at 1, 2 and 3 levels on shapes with and without
+/// peeling, on host views and on device vectors whose output starts as NaN (with the
+/// additions' row loop forced on some): a dropped, repeated or sign-flipped product or
+/// addition term at any level, or an entry left unwritten, changes an integer.
+fn exact_small_integers<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
+    let shapes: &[(usize, usize, usize)] = &[(64, 64, 64), (67, 61, 59), (40, 72, 48), (9, 17, 33)];
+    for (si, &(m, n, k)) in shapes.iter().enumerate() {
+        let av = small_integers::<T>(m, k, 100 + si as u64);
+        let bv = small_integers::<T>(k, n, 200 + si as u64);
+        let a = DenseView::new(m, k, k, &av).map_err(err)?;
+        let bm = DenseView::new(k, n, n, &bv).map_err(err)?;
+        let r = reference(a, bm).map_err(err)?;
+        let da = b.upload(&av).map_err(err)?;
+        let db = b.upload(&bv).map_err(err)?;
+        let mut dc = b.upload(&vec![T::nan(); m * n]).map_err(err)?;
+        for algorithm in ALGORITHMS {
+            for levels in 1..=3usize {
+                let opts = MatMulOptions {
+                    strassen_cutoff: Some(TINY_CUTOFF),
+                    add_max_groups: (levels == 2).then_some(3),
+                    ..MatMulOptions::with(algorithm, Some(levels))
+                };
+                let s = b.plan(m, n, k, &opts);
+                let what = |path: &str| {
+                    format!(
+                        "{path} {m}x{k}·{k}x{n}, {} with {} levels",
+                        s.algorithm.name(),
+                        s.levels
+                    )
+                };
+                let c = b.matmul(a, bm, &opts).map_err(err)?;
+                exact(c.as_slice(), &r, n).map_err(|e| format!("{}: {e}", what("matmul")))?;
+                b.gemm(m, n, k, &da, &db, &mut dc, &opts).map_err(err)?;
+                let c = b.download(&dc).map_err(err)?;
+                exact(&c, &r, n).map_err(|e| format!("{}: {e}", what("gemm")))?;
+                // Poison the output again for the next product.
+                dc = b.upload(&vec![T::nan(); m * n]).map_err(err)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every entry of `c` equals `want` exactly.
+fn exact<T: Scalar>(c: &[T], want: &[f64], n: usize) -> Result<(), String> {
+    if c.len() != want.len() {
+        return Err(format!(
+            "C has {} entries, expected {}",
+            c.len(),
+            want.len()
+        ));
+    }
+    match (0..c.len()).find(|&i| Scalar::to_f64(c[i]) != want[i]) {
+        None => Ok(()),
+        Some(i) => Err(format!(
+            "C[{}, {}] = {:e}, expected exactly {}",
+            i / n.max(1),
+            i % n.max(1),
+            Scalar::to_f64(c[i]),
+            want[i]
+        )),
+    }
+}
+
+/// The additions' row loop (`matadd_<T>`'s work-groups striding over more rows than there
+/// are groups): forced with [`MatMulOptions::add_max_groups`] of 1, 2 and 7 on Strassen's
+/// and Winograd's additions at 1 and 2 levels, and reached with the default limit by a tall,
+/// thin product whose quadrants have more than [`ADD_MAX_GROUPS`] rows.
+fn additions_row_loop<B: MatMul<f32> + MatMul<f64>>(b: &B) -> Result<(), String> {
+    let mut i = 0u64;
+    for add_max_groups in [Some(1), Some(2), Some(7)] {
+        for algorithm in [Algorithm::Strassen, Algorithm::Winograd, Algorithm::Fused] {
+            for (m, n, k, levels) in [(67, 45, 61, 1), (131, 40, 70, 2), (33, 300, 20, 2)] {
+                i += 1;
+                let c = Case {
+                    m,
+                    n,
+                    k,
+                    pad_a: (i % 3) as usize,
+                    pad_b: (i % 2) as usize,
+                    seed: 500 + i,
+                    algorithm,
+                    levels: Some(levels),
+                    kernel: BaseKernel::Auto,
+                    add_max_groups,
+                };
+                let r = if i.is_multiple_of(2) {
+                    run_case::<f32, B>(b, &c)
+                } else {
+                    run_case::<f64, B>(b, &c)
+                };
+                r.map_err(|e| format!("add_max_groups {add_max_groups:?}: {e}"))?;
+            }
+        }
+    }
+    // Quadrants of 2 * ADD_MAX_GROUPS + 3 rows: the default limit's row loop.
+    let m = 2 * (2 * ADD_MAX_GROUPS + 3);
+    for algorithm in [Algorithm::Strassen, Algorithm::Winograd] {
+        let c = Case {
+            m,
+            n: 4,
+            k: 4,
+            pad_a: 0,
+            pad_b: 1,
+            seed: 900,
+            algorithm,
+            levels: Some(1),
+            kernel: BaseKernel::Auto,
+            add_max_groups: None,
+        };
+        run_case::<f32, B>(b, &c).map_err(|e| format!("{m} x 4 · 4 x 4: {e}"))?;
+    }
+    Ok(())
+}
+
+/// NaN and ±∞ in the inputs, on host views ([`MatMul::matmul`]) and on device vectors whose
+/// output starts as NaN ([`MatMul::gemm`]), in f32 and f64, for every algorithm at 1 and 2
+/// forced levels (and the automatic choice): every backend and algorithm must give exactly
+/// the classical product's IEEE answer, checked entry by entry against the f64
+/// [`reference`]: NaN where it is NaN, the same infinity where it is infinite (so a
+/// non-finite `A[i][p]` reaches row `i` only and a non-finite `B[p][j]` column `j` only, and
+/// no `∞ − ∞` of a Strassen sum turns an infinity into NaN), every other entry finite and
+/// within the classical bound. Fixtures with non-finite values in `A` only (both signs of
+/// infinity in one column, so that Strassen's quadrant differences meet `∞ − ∞`), in `B`
+/// only and in both, so that each operand's scan is needed; [`MatMul::plan_for`] must
+/// report the classical substitution of every recursion the finite plan makes.
 fn nan_inf<B: MatMul<f32> + MatMul<f64>>(b: &B) -> Result<(), String> {
+    nan_inf_typed::<f32, B>(b)?;
+    nan_inf_typed::<f64, B>(b)
+}
+
+fn nan_inf_typed<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
     let (m, n, k) = (37, 41, 29);
-    let (mut av, _) = padded::<f32>(m, k, 0, 31);
-    let (mut bv, _) = padded::<f32>(k, n, 0, 32);
-    av[5 * k + 3] = f32::NAN; // row 5 of C: NaN
-    av[20 * k + 7] = f32::INFINITY; // row 20: ±Inf or NaN (Inf · 0 never happens here)
-    bv[11 * n + 30] = f32::NEG_INFINITY; // column 30
+    let inf = T::infinity();
+    // (A entries, B entries) set non-finite: (row, column, value).
+    #[allow(clippy::type_complexity)]
+    let fixtures: [(&[(usize, usize, T)], &[(usize, usize, T)]); 3] = [
+        // Rows 2, 5 and 20; A[2][7] and A[20][7] are in A11 and A21 at one level (rows 0..18
+        // and 18..36), whose difference is Winograd's S3 and Strassen's M6 factor: ∞ − ∞.
+        (&[(2, 7, inf), (5, 3, T::nan()), (20, 7, inf)], &[]),
+        // Columns 4 and 30 only.
+        (&[], &[(11, 30, -inf), (3, 4, T::nan())]),
+        // Both: row 20, column 30 (C[20][30] sums ∞ and −∞ terms or not, as the signs say).
+        (&[(20, 7, inf)], &[(11, 30, -inf)]),
+    ];
+    let tol = matmul::tolerance::<T>(Algorithm::Tiled, 0, k);
+    for (fi, (a_bad, b_bad)) in fixtures.iter().enumerate() {
+        let (mut av, _) = padded::<T>(m, k, 0, 31);
+        let (mut bv, _) = padded::<T>(k, n, 0, 32);
+        for &(i, p, v) in a_bad.iter() {
+            av[i * k + p] = v;
+        }
+        for &(p, j, v) in b_bad.iter() {
+            bv[p * n + j] = v;
+        }
+        let a = DenseView::new(m, k, k, &av).map_err(err)?;
+        let bm = DenseView::new(k, n, n, &bv).map_err(err)?;
+        let r = reference(a, bm).map_err(err)?;
+        // The fixture's classical pattern, from the positions alone: it must be the
+        // reference's (no `∞ · 0`, no overflow of the finite inputs in [-1, 1)).
+        for (idx, want) in r.iter().enumerate() {
+            let (i, j) = (idx / n, idx % n);
+            let hit = a_bad.iter().any(|e| e.0 == i) || b_bad.iter().any(|e| e.1 == j);
+            if hit == want.is_finite() {
+                return Err(format!(
+                    "fixture {fi}: the reference's C[{i}, {j}] = {want} does not match the \
+                     positions of the non-finite inputs"
+                ));
+            }
+        }
+        let scale = max_abs(a) * max_abs(bm);
+        let da = b.upload(&av).map_err(err)?;
+        let db = b.upload(&bv).map_err(err)?;
+        let mut cases: Vec<(Algorithm, Option<usize>)> = vec![(Algorithm::Auto, None)];
+        for algorithm in ALGORITHMS {
+            cases.extend([1, 2].map(|l| (algorithm, Some(l))));
+        }
+        for (algorithm, levels) in cases {
+            let opts = MatMulOptions {
+                strassen_cutoff: Some(TINY_CUTOFF),
+                ..MatMulOptions::with(algorithm, levels)
+            };
+            let what0 = format!(
+                "{} fixture {fi}, {} with levels {levels:?}",
+                T::NAME,
+                algorithm.name()
+            );
+            let finite_plan = MatMul::<T>::plan(b, m, n, k, &opts);
+            let s = b.plan_for(a, bm, &opts).map_err(err)?;
+            let want =
+                (finite_plan.levels > 0).then_some((finite_plan.algorithm, finite_plan.levels));
+            if s.levels != 0 || s.algorithm != Algorithm::Tiled || s.substituted != want {
+                return Err(format!(
+                    "{what0}: plan_for gives {} with {} levels, substituted {:?}; expected \
+                     the classical product, substituted {want:?}",
+                    s.algorithm.name(),
+                    s.levels,
+                    s.substituted
+                ));
+            }
+            let host = MatMul::<T>::matmul(b, a, bm, &opts).map_err(err)?;
+            let mut dc = b.upload(&vec![T::nan(); m * n]).map_err(err)?;
+            MatMul::<T>::gemm(b, m, n, k, &da, &db, &mut dc, &opts).map_err(err)?;
+            let dev = b.download(&dc).map_err(err)?;
+            for (path, c) in [("matmul", host.as_slice()), ("gemm", &dev[..])] {
+                let what = format!("{what0}, {path}");
+                for idx in 0..m * n {
+                    let (i, j) = (idx / n, idx % n);
+                    let got = c[idx].to_f64();
+                    let want = r[idx];
+                    let ok = if want.is_nan() {
+                        got.is_nan()
+                    } else if want.is_infinite() {
+                        got == want
+                    } else {
+                        got.is_finite()
+                    };
+                    if !ok {
+                        return Err(format!(
+                            "{what}: C[{i}, {j}] = {got:e}, the classical product gives {want:e}"
+                        ));
+                    }
+                    if want.is_finite() {
+                        tol.check(got, want, scale)
+                            .map_err(|e| format!("{what}: C[{i}, {j}]: {e}"))?;
+                    }
+                }
+            }
+        }
+        // Finite inputs keep the finite plan (the scan substitutes nothing).
+        let (fa, _) = padded::<T>(m, k, 0, 31);
+        let (fb, _) = padded::<T>(k, n, 0, 32);
+        let opts = MatMulOptions {
+            strassen_cutoff: Some(TINY_CUTOFF),
+            ..MatMulOptions::with(Algorithm::Winograd, Some(2))
+        };
+        let fa = DenseView::new(m, k, k, &fa).map_err(err)?;
+        let fb = DenseView::new(k, n, n, &fb).map_err(err)?;
+        let s = b.plan_for(fa, fb, &opts).map_err(err)?;
+        if s != MatMul::<T>::plan(b, m, n, k, &opts) {
+            return Err(format!(
+                "{}: plan_for on finite inputs gives {} with {} levels (substituted {:?}), not \
+                 the plan",
+                T::NAME,
+                s.algorithm.name(),
+                s.levels,
+                s.substituted
+            ));
+        }
+    }
+    huge_finite::<T, B>(b)
+}
+
+/// Finite inputs so large that Strassen-type sums overflow (`A` up to `max / 1.5`: the sum
+/// of two quadrants' entries of one sign overflows) while the classical product does not
+/// (`B` in [-1e-3, 1e-3)): [`MatMul::matmul`] must give the classical product's finite
+/// values within its bound, for every algorithm, and [`MatMul::plan_for`] report the
+/// substitution. (Device operands of [`MatMul::gemm`] are checked for NaN and ±∞ only.)
+fn huge_finite<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
+    let (m, n, k) = (37, 41, 29);
+    let big = T::max_value() / T::from_f64(1.5);
+    let (mut av, _) = padded::<T>(m, k, 0, 33);
+    let (mut bv, _) = padded::<T>(k, n, 0, 34);
+    av.iter_mut().for_each(|x| *x *= big);
+    bv.iter_mut().for_each(|x| *x *= T::from_f64(1e-3));
     let a = DenseView::new(m, k, k, &av).map_err(err)?;
     let bm = DenseView::new(k, n, n, &bv).map_err(err)?;
     let r = reference(a, bm).map_err(err)?;
-    if !r[5 * n].is_nan() || !r[20 * n].is_infinite() {
-        return Err("the NaN/Inf fixture does not produce NaN and Inf".into());
-    }
+    let scale = max_abs(a) * max_abs(bm);
+    let tol = matmul::tolerance::<T>(Algorithm::Tiled, 0, k);
     for algorithm in ALGORITHMS {
-        // Tiled: every finite entry within the bound of the finite inputs. Strassen: only
-        // the non-finite entries are checked (its sums spread NaN and Inf across quadrants).
-        let scale = if algorithm == Algorithm::Tiled {
-            max_abs(a) * max_abs(bm)
-        } else {
-            f64::INFINITY
-        };
-        let opts = MatMulOptions {
-            strassen_cutoff: Some(TINY_CUTOFF),
-            ..MatMulOptions::with(algorithm, Some(2))
-        };
-        let c = MatMul::<f32>::matmul(b, a, bm, &opts).map_err(err)?;
-        let s = MatMul::<f32>::plan(b, m, n, k, &opts);
-        check_result(c.as_slice(), &r, n, k, scale, &s)
-            .map_err(|e| format!("{algorithm:?}: {e}"))?;
+        for levels in [1, 2] {
+            let opts = MatMulOptions {
+                strassen_cutoff: Some(TINY_CUTOFF),
+                ..MatMulOptions::with(algorithm, Some(levels))
+            };
+            let what = format!(
+                "{} huge finite inputs, {} with {levels} levels",
+                T::NAME,
+                algorithm.name()
+            );
+            let finite_plan = MatMul::<T>::plan(b, m, n, k, &opts);
+            let want =
+                (finite_plan.levels > 0).then_some((finite_plan.algorithm, finite_plan.levels));
+            let s = b.plan_for(a, bm, &opts).map_err(err)?;
+            if s.levels != 0 || s.substituted != want {
+                return Err(format!(
+                    "{what}: plan_for gives {} with {} levels, substituted {:?}; expected \
+                     the classical product, substituted {want:?}",
+                    s.algorithm.name(),
+                    s.levels,
+                    s.substituted
+                ));
+            }
+            let c = MatMul::<T>::matmul(b, a, bm, &opts).map_err(err)?;
+            for (idx, (got, want)) in c.as_slice().iter().zip(&r).enumerate() {
+                let (i, j) = (idx / n, idx % n);
+                let got = Scalar::to_f64(*got);
+                if !want.is_finite() || !got.is_finite() {
+                    return Err(format!(
+                        "{what}: C[{i}, {j}] = {got:e}, the classical product gives {want:e}"
+                    ));
+                }
+                tol.check(got, *want, scale)
+                    .map_err(|e| format!("{what}: C[{i}, {j}]: {e}"))?;
+            }
+        }
     }
     Ok(())
 }

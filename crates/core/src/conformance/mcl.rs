@@ -46,6 +46,30 @@ pub fn checks<B: MarkovCluster<f32> + MarkovCluster<f64>>() -> Vec<Check<B>> {
             name: "mcl_converges_on_planted_f64",
             run: converges::<f64, B>,
         },
+        Check {
+            name: "mcl_inflation_range_f32",
+            run: inflation_range::<f32, B>,
+        },
+        Check {
+            name: "mcl_inflation_range_f64",
+            run: inflation_range::<f64, B>,
+        },
+        Check {
+            name: "mcl_every_node_once_f32",
+            run: every_node_once::<f32, B>,
+        },
+        Check {
+            name: "mcl_every_node_once_f64",
+            run: every_node_once::<f64, B>,
+        },
+        Check {
+            name: "mcl_every_path_f32",
+            run: every_path::<f32, B>,
+        },
+        Check {
+            name: "mcl_every_path_f64",
+            run: every_path::<f64, B>,
+        },
     ]
 }
 
@@ -64,7 +88,13 @@ macro_rules! mcl_conformance_tests {
             mcl_planted_partition_f64,
             mcl_ppi_networks_f64,
             mcl_stationary_stop_f64,
-            mcl_converges_on_planted_f64
+            mcl_converges_on_planted_f64,
+            mcl_inflation_range_f32,
+            mcl_inflation_range_f64,
+            mcl_every_node_once_f32,
+            mcl_every_node_once_f64,
+            mcl_every_path_f32,
+            mcl_every_path_f64
         );
     };
 }
@@ -87,6 +117,19 @@ fn run<T: Scalar, B: MarkovCluster<T>>(
     }
     if let Some(u) = seen.iter().position(|s| !s) {
         return Err(format!("node {u} is in no cluster"));
+    }
+    // A stochastic iterate: the chaos is in [0, 1] and a column changes by at most 2 (L1)
+    // (infinite only when no iteration ran).
+    let sane = |x: f64, hi: f64| x.is_finite() && (0.0..=hi * (1.0 + 1e-5)).contains(&x);
+    if c.iterations > 0 && !(sane(c.chaos, 1.0) && sane(c.change, 2.0)) {
+        return Err(format!(
+            "{} {}: chaos {} / column change {} outside [0, 1] / [0, 2] after {} iterations",
+            b.name(),
+            T::NAME,
+            c.chaos,
+            c.change,
+            c.iterations
+        ));
     }
     Ok(c)
 }
@@ -136,6 +179,7 @@ fn hand_checked<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
     }
     e.push((3, 4));
     let g = Graph::from_edges(8, e).unwrap();
+    let bridged = g.clone();
     expect(
         &run::<T, B>(b, &g, &o)?,
         &[&[0, 1, 2, 3], &[4, 5, 6, 7]],
@@ -179,6 +223,53 @@ fn hand_checked<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
             "path, 1 iteration: stop {:?}, converged {}, {} iterations",
             c.stop, c.converged, c.iterations
         ));
+    }
+    // The interpretation of unconverged iterates (columns spread over attractors and other
+    // rows, where the pointer rule decides the partition): after 1 to 11 iterations of a
+    // path, a star with tails, a star, the bridged cliques and a weighted block graph, the
+    // same partition as the reference's. (Found by search: the path at r = 2 with `M·M`
+    // after 6 or 8 iterations, or at r = 3 with R-MCL after 11, and the star after 4 with
+    // `M·M`, split differently when attractors are taken from the off-diagonal entries or
+    // when a column prefers non-attractor rows.)
+    let mut spider = Vec::new();
+    for leg in 0..4 {
+        spider.push((0, 1 + 3 * leg));
+        spider.push((1 + 3 * leg, 2 + 3 * leg));
+        spider.push((2 + 3 * leg, 3 + 3 * leg));
+    }
+    let graphs = [
+        (
+            "path",
+            Graph::from_edges(9, (0..8).map(|i| (i, i + 1))).unwrap(),
+        ),
+        ("spider", Graph::from_edges(13, spider).unwrap()),
+        (
+            "star",
+            Graph::from_edges(9, (1..9).map(|i| (0, i))).unwrap(),
+        ),
+        ("bridged cliques", bridged),
+        ("weighted blocks", weighted_blocks(21, 4)),
+    ];
+    for (name, g) in &graphs {
+        for iterations in [1, 2, 4, 6, 8, 11] {
+            for inflation in [2.0, 3.0] {
+                for expansion in [
+                    crate::mcl::Expansion::Regularized,
+                    crate::mcl::Expansion::Mcl,
+                ] {
+                    let early = MclOptions {
+                        max_iterations: iterations,
+                        expansion,
+                        inflation,
+                        ..o.clone()
+                    };
+                    let c = run::<T, B>(b, g, &early)?;
+                    let what =
+                        format!("{name}, r = {inflation}, {iterations} iterations, {expansion:?}");
+                    same_as_reference::<T>(&c, g, &early, &what)?;
+                }
+            }
+        }
     }
     Ok(())
 }
@@ -386,6 +477,347 @@ fn converges<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
             "planted: {recovered} of 30 communities recovered ({} clusters)",
             c.clusters.len()
         ));
+    }
+    Ok(())
+}
+
+/// A small xorshift for the test graphs below (fixed seeds: the same graphs every run).
+fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed | 1;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}
+
+/// A weighted graph of `blocks` blocks of 5 to 9 nodes, dense inside (weights in [1, 2),
+/// all distinct in practice: no exact ties), sparse and light between (weights in [0.1,
+/// 0.3)), with one isolated node at the end.
+fn weighted_blocks(seed: u64, blocks: usize) -> Graph {
+    let mut r = xorshift(seed);
+    let mut unit = move || (r() >> 11) as f64 / (1u64 << 53) as f64;
+    let mut block = Vec::new();
+    for b in 0..blocks {
+        let size = 5 + (unit() * 5.0) as usize;
+        block.extend(std::iter::repeat_n(b, size));
+    }
+    let n = block.len() + 1;
+    let mut e = Vec::new();
+    for i in 0..block.len() {
+        for j in i + 1..block.len() {
+            if block[i] == block[j] {
+                if unit() < 0.8 {
+                    e.push((i, j, 1.0 + unit()));
+                }
+            } else if unit() < 0.04 {
+                e.push((i, j, 0.1 + 0.2 * unit()));
+            }
+        }
+    }
+    Graph::from_weighted_edges(n, e).expect("test graph")
+}
+
+/// R-MCL written from the definition, independently of the library's code paths: dense
+/// `f64` matrices, plain `f64` sums (no fixed point), inflation in the log domain relative
+/// to the column maximum, no top-K (the caller sets `K ≥ n`), the same stop rule and
+/// interpretation rule (see the [`crate::mcl`] module docs). Returns the clusters and the
+/// final chaos.
+fn dense_mcl(g: &Graph, o: &MclOptions) -> (Vec<Vec<usize>>, f64) {
+    let n = g.num_nodes();
+    let at = |i: usize, j: usize| i * n + j; // row i, column j
+    let mut mg = vec![0.0f64; n * n];
+    for j in 0..n {
+        let nb = g.neighbors(j);
+        let w = |t: usize| g.neighbor_weights(j).map_or(1.0, |w| w[t]);
+        let mut big = 0.0f64;
+        for (t, &i) in nb.iter().enumerate() {
+            mg[at(i as usize, j)] = w(t);
+            big = big.max(w(t));
+        }
+        mg[at(j, j)] = if nb.is_empty() {
+            1.0
+        } else {
+            o.self_loop_weight * big
+        };
+        let s: f64 = (0..n).map(|i| mg[at(i, j)]).sum();
+        for i in 0..n {
+            mg[at(i, j)] /= s;
+        }
+    }
+    let mut m = mg.clone();
+    let (mut chaos, mut change) = (f64::INFINITY, f64::INFINITY);
+    let mut it = 0;
+    loop {
+        if chaos < o.chaos_tolerance || change < o.stationary_tolerance || it >= o.max_iterations {
+            break;
+        }
+        let rmcl = o.expansion == crate::mcl::Expansion::Regularized
+            && (o.finish_after == 0 || it < o.finish_after);
+        let pen: Vec<f64> = (0..n)
+            .map(|i| {
+                if rmcl && o.balance > 0.0 {
+                    let mass: f64 = (0..n).map(|j| m[at(i, j)]).sum();
+                    mass.max(1.0).powf(-o.balance)
+                } else {
+                    1.0
+                }
+            })
+            .collect();
+        let right = if rmcl { mg.clone() } else { m.clone() };
+        let mut next = vec![0.0f64; n * n];
+        (chaos, change) = (0.0, 0.0);
+        for j in 0..n {
+            let x: Vec<f64> = (0..n)
+                .map(|i| pen[i] * (0..n).map(|k| m[at(i, k)] * right[at(k, j)]).sum::<f64>())
+                .collect();
+            let top = x.iter().cloned().fold(0.0, f64::max);
+            let mut y: Vec<f64> = x
+                .iter()
+                .map(|&v| {
+                    if v > 0.0 {
+                        (o.inflation * (v / top).ln()).exp()
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            let s: f64 = y.iter().sum();
+            y.iter_mut()
+                .for_each(|v| *v = if *v >= o.prune_threshold * s { *v } else { 0.0 });
+            let s: f64 = y.iter().sum();
+            y.iter_mut().for_each(|v| *v /= s);
+            let (mx, sq) = (
+                y.iter().cloned().fold(0.0, f64::max),
+                y.iter().map(|v| v * v).sum::<f64>(),
+            );
+            chaos = chaos.max(mx - sq);
+            change = change.max((0..n).map(|i| (y[i] - m[at(i, j)]).abs()).sum::<f64>());
+            for i in 0..n {
+                next[at(i, j)] = y[i];
+            }
+        }
+        m = next;
+        it += 1;
+    }
+    // Attractors: a positive diagonal. Each node points at its column's largest entry among
+    // attractors (ties: the smaller row), else its largest entry; clusters are the connected
+    // components of the pointers.
+    let attractor: Vec<bool> = (0..n).map(|j| m[at(j, j)] > 0.0).collect();
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn find(p: &mut [usize], mut x: usize) -> usize {
+        while p[x] != x {
+            x = p[x];
+        }
+        x
+    }
+    for j in 0..n {
+        let best = |want: bool| {
+            (0..n)
+                .filter(|&i| m[at(i, j)] > 0.0 && (!want || attractor[i]))
+                .fold(None, |b: Option<usize>, i| match b {
+                    Some(b) if m[at(b, j)] >= m[at(i, j)] => Some(b),
+                    _ => Some(i),
+                })
+        };
+        if let Some(t) = best(true).or_else(|| best(false)) {
+            let (a, b) = (find(&mut parent, t), find(&mut parent, j));
+            parent[a.max(b)] = a.min(b);
+        }
+    }
+    let mut groups: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+    for u in 0..n {
+        let r = find(&mut parent, u);
+        groups.entry(r).or_default().push(u);
+    }
+    (groups.into_values().collect(), chaos)
+}
+
+/// Inflation across its range, 1.5 to 20, in both expansions: the backend's iterate stays
+/// stochastic (finite chaos in [0, 1], column changes at most 2: checked by [`run`]), it
+/// agrees with the reference in the same precision, and its partition is the one of the
+/// dense `f64` definition ([`dense_mcl`], independent of the library) on graphs without ties.
+/// At `r = 20` the entries of a column of 5 to 9 nodes are about 0.1, whose 20th powers
+/// (1e-20) vanish in the fixed-point sums unless the column is scaled by its maximum first.
+fn inflation_range<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
+    for (seed, blocks) in [(5u64, 4usize), (9, 6)] {
+        let g = weighted_blocks(seed, blocks);
+        for r in [1.5, 2.0, 3.0, 6.0, 20.0] {
+            for expansion in [
+                crate::mcl::Expansion::Regularized,
+                crate::mcl::Expansion::Mcl,
+            ] {
+                let o = MclOptions {
+                    inflation: r,
+                    expansion,
+                    max_per_column: g.num_nodes(),
+                    ..MclOptions::default()
+                };
+                let what = format!("seed {seed}, r = {r}, {expansion:?}, {}", T::NAME);
+                let c = run::<T, B>(b, &g, &o).map_err(|e| format!("{what}: {e}"))?;
+                same_as_reference::<T>(&c, &g, &o, &what)?;
+                let (want, chaos) = dense_mcl(&g, &o);
+                if !chaos.is_finite() {
+                    return Err(format!("{what}: the dense definition's chaos is {chaos}"));
+                }
+                if let Some(d) = partition_difference(&c.clusters, &want) {
+                    return Err(format!(
+                        "{what}: differs from the dense f64 definition: {d}"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every node of the graph is in exactly one cluster ([`run`] checks it), singletons
+/// included: isolated nodes first, last and between blocks, a graph of isolated nodes only,
+/// one node, with every expansion, with and without self-loops, at several inflations and K.
+fn every_node_once<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
+    // Nodes 0, 4, 9 and 10 isolated; a triangle 1-2-3 and a path 5-6-7-8.
+    let g = Graph::from_edges(11, [(1, 2), (2, 3), (1, 3), (5, 6), (6, 7), (7, 8)]).unwrap();
+    let one = Graph::from_edges(1, []).unwrap();
+    let lonely = Graph::from_edges(4, []).unwrap();
+    for (name, g) in [("mixed", &g), ("one node", &one), ("isolated", &lonely)] {
+        for o in [
+            MclOptions::default(),
+            MclOptions {
+                self_loop_weight: 0.0,
+                inflation: 6.0,
+                ..MclOptions::default()
+            },
+            MclOptions {
+                expansion: crate::mcl::Expansion::Mcl,
+                inflation: 20.0,
+                max_per_column: 2,
+                ..MclOptions::default()
+            },
+            MclOptions {
+                max_per_column: 1,
+                balance: 1.0,
+                finish_after: 0,
+                ..MclOptions::default()
+            },
+        ] {
+            let c = run::<T, B>(b, g, &o).map_err(|e| format!("{name}: {e}"))?;
+            let singles: Vec<usize> = c
+                .clusters
+                .iter()
+                .filter(|c| c.len() == 1)
+                .map(|c| c[0])
+                .collect();
+            let isolated: Vec<usize> = (0..g.num_nodes())
+                .filter(|&u| g.neighbors(u).is_empty())
+                .collect();
+            if let Some(u) = isolated.iter().find(|u| !singles.contains(u)) {
+                return Err(format!(
+                    "{name}, {o:?}: isolated node {u} is not a singleton"
+                ));
+            }
+            same_as_reference::<T>(&c, g, &o, name)?;
+        }
+    }
+    Ok(())
+}
+
+/// A graph whose columns take every path of the GPU planners: blocks, a hub joined to 70
+/// nodes (more candidates than half a small local table, and than `K`), weights.
+fn hub_graph() -> Graph {
+    let mut g = weighted_blocks(13, 8);
+    let n = g.num_nodes();
+    let mut e: Vec<(usize, usize, f64)> = Vec::new();
+    for u in 0..n {
+        for (t, &v) in g.neighbors(u).iter().enumerate() {
+            if (v as usize) > u {
+                e.push((u, v as usize, g.neighbor_weights(u).map_or(1.0, |w| w[t])));
+            }
+        }
+    }
+    let hub = n;
+    for v in 0..n.min(70) {
+        e.push((hub, v, 0.5 + (v % 3) as f64 * 0.25));
+    }
+    g = Graph::from_weighted_edges(n + 1, e).expect("hub graph");
+    g
+}
+
+/// Every path the planners can choose, forced through the options on a graph with a hub:
+/// the local hash table (default) and the global-memory hub path (a local table of 4 or
+/// 16 slots: most or some columns spill), column work-groups of 32 and 1024 work-items,
+/// balanced and unbalanced iterations with the penalty exponents 0.5 (`1/√m`), 1 (`1/m`) and
+/// others (`pow`), inflation 2 (`x·x`) and others (`pow`), both expansions and the `M·M`
+/// finish, and K from 2 (every column cut) to 64. A fixed number of iterations (not
+/// converged, so every entry matters): the same partition as the reference, the same stop
+/// and iteration count, and chaos and change within rounding (bit for bit where every
+/// operation is correctly rounded: f64, inflation 2, penalty exponent 0, 0.5 or 1).
+fn every_path<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
+    use crate::mcl::Expansion::{Mcl, Regularized};
+    let g = hub_graph();
+    // (local table, work-group, balance, inflation, expansion, finish_after, K)
+    type Case = (
+        Option<usize>,
+        Option<usize>,
+        f64,
+        f64,
+        crate::mcl::Expansion,
+        usize,
+        usize,
+    );
+    let cases: [Case; 10] = [
+        (None, None, 0.5, 2.0, Regularized, 3, 64),
+        (Some(4), None, 0.5, 2.0, Regularized, 3, 64),
+        (Some(16), Some(32), 1.0, 1.7, Regularized, 0, 8),
+        (Some(4), Some(1024), 0.3, 3.0, Regularized, 2, 5),
+        (None, Some(32), 0.0, 2.0, Regularized, 0, 2),
+        (Some(4), Some(64), 0.75, 2.0, Regularized, 4, 16),
+        (None, Some(1024), 0.0, 1.5, Mcl, 0, 64),
+        (Some(4), Some(32), 0.0, 2.0, Mcl, 0, 3),
+        (Some(64), None, 1.0, 2.5, Regularized, 1, 32),
+        (None, None, 0.25, 6.0, Regularized, 3, 10),
+    ];
+    for (local_table, column_wg, balance, inflation, expansion, finish_after, k) in cases {
+        let o = MclOptions {
+            local_table,
+            column_wg,
+            balance,
+            inflation,
+            expansion,
+            finish_after,
+            max_per_column: k,
+            max_iterations: 5,
+            ..MclOptions::default()
+        };
+        let what = format!(
+            "{} table {local_table:?}, wg {column_wg:?}, b = {balance}, r = {inflation}, \
+             {expansion:?}, finish after {finish_after}, K = {k}",
+            T::NAME
+        );
+        let c = run::<T, B>(b, &g, &o).map_err(|e| format!("{what}: {e}"))?;
+        let r = reference::cluster::<T>(&g, &o).map_err(|e| e.to_string())?;
+        let exact = T::NAME == "f64" && inflation == 2.0 && [0.0, 0.5, 1.0].contains(&balance);
+        let tol = if exact {
+            0.0
+        } else if T::NAME == "f64" {
+            1e-9
+        } else {
+            1e-3
+        };
+        let close = |a: f64, b: f64| (a - b).abs() <= tol * b.abs().max(1e-3);
+        if (c.stop, c.iterations) != (r.stop, r.iterations)
+            || !close(c.chaos, r.chaos)
+            || !close(c.change, r.change)
+        {
+            return Err(format!(
+                "{what}: stopped ({}) after {} iterations, chaos {:e}, change {:e}; the \
+                 reference ({}) after {}, chaos {:e}, change {:e}",
+                c.stop, c.iterations, c.chaos, c.change, r.stop, r.iterations, r.chaos, r.change
+            ));
+        }
+        if let Some(d) = partition_difference(&c.clusters, &r.clusters) {
+            return Err(format!("{what}: differs from the reference: {d}"));
+        }
     }
     Ok(())
 }

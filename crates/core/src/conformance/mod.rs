@@ -8,9 +8,11 @@
 //! outputs from garbage, and poison padding, so that a kernel that skips work cannot pass.
 //!
 //! Random inputs come from proptest: `PROPTEST_CASES` sets the count, `TRIDENT_SEED` the
-//! seed (printed with every failure, so a GPU failure can be replayed), and failing seeds are
-//! persisted to `proptest-regressions/conformance.txt` in the working directory and replayed
-//! first on the next run.
+//! seed (printed with every failure, so a GPU failure can be replayed; `cargo xtask test` pins
+//! it to a committed constant, otherwise it comes from the clock), and failing cases are
+//! persisted to the committed file [`REGRESSIONS`] (`crates/core/proptest-regressions/
+//! conformance.txt`) and replayed first on every run (`PROPTEST_DISABLE_FAILURE_PERSISTENCE`
+//! turns that off, as `cargo xtask mutants` does).
 //!
 //! GPU backends that find no device are skipped, unless `REQUIRE_GPU=1` is set, in which case
 //! a missing device fails the test (see [`crate::testing`]).
@@ -97,6 +99,14 @@ pub fn run_named<B>(b: &B, checks: &[Check<B>], name: &str) {
     }
 }
 
+/// The committed file of failing cases that [`run_proptest`] replays first and adds to
+/// (absolute, from where the crate was built; where it is missing, as in the bundle on a GPU
+/// machine, nothing is replayed and proptest warns that it cannot save).
+pub const REGRESSIONS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/proptest-regressions/conformance.txt"
+);
+
 /// Runs `test` on `cases` random values of `strategy` (`PROPTEST_CASES` overrides the count),
 /// seeded from `TRIDENT_SEED` or at random; a failure's message holds the seed and the
 /// shrunk input, and the seed is persisted for replay.
@@ -126,12 +136,16 @@ where
     for (i, chunk) in bytes.chunks_mut(8).enumerate() {
         chunk.copy_from_slice(&(seed.rotate_left(i as u32 * 16) ^ i as u64).to_le_bytes());
     }
+    let defaults = Config::default();
+    // `PROPTEST_DISABLE_FAILURE_PERSISTENCE` (read by `Config::default`) leaves none.
+    let persistence = defaults
+        .failure_persistence
+        .is_some()
+        .then(|| Box::new(FileFailurePersistence::Direct(REGRESSIONS)) as Box<_>);
     let config = Config {
         cases,
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
-            "proptest-regressions/conformance.txt",
-        ))),
-        ..Config::default()
+        failure_persistence: persistence,
+        ..defaults
     };
     let mut runner =
         TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));

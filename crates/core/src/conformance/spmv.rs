@@ -376,7 +376,9 @@ fn chained<T: Scalar, B: Spmv<T>>(b: &B) -> Result<(), String> {
 
 /// `y` starts as NaN; for every slot-pass count from 1 to the width (and one beyond), the
 /// product runs twice into the same `y`. A kernel that adds into `y` instead of overwriting
-/// it, or that mishandles a pass boundary, fails.
+/// it, or that mishandles a pass boundary, fails. Every third pass count runs on one
+/// work-group and every third on five ([`SpmvOptions::max_groups`]), so that a kernel's loop
+/// over more rows than its grid covers runs too.
 fn garbage_output_every_pass_count<T: Scalar, B: Spmv<T>>(b: &B) -> Result<(), String> {
     let e = |e: Error| e.to_string();
     // Rows of every length from 0 to 9 and random columns over a wide x, so that every slot
@@ -393,6 +395,8 @@ fn garbage_output_every_pass_count<T: Scalar, B: Spmv<T>>(b: &B) -> Result<(), S
                 &a,
                 &SpmvOptions {
                     passes: Some(passes),
+                    // CUDA's grid-stride loop over the rows, forced on some pass counts.
+                    max_groups: [None, Some(1), Some(5)][passes % 3],
                 },
             )
             .map_err(e)?;
@@ -424,7 +428,13 @@ fn poisoned_padding<T: Scalar, B: Spmv<T>>(b: &B) -> Result<(), String> {
         let poisoned = poison_padding(&a).map_err(e)?;
         for passes in [None, Some(2), Some(a.width().max(1))] {
             let da = b
-                .upload_ellpack_with(&poisoned, &SpmvOptions { passes })
+                .upload_ellpack_with(
+                    &poisoned,
+                    &SpmvOptions {
+                        passes,
+                        max_groups: passes.map(|_| 2),
+                    },
+                )
                 .map_err(e)?;
             let dx = b.upload(&x).map_err(e)?;
             let mut dy = b.upload(&vec![T::nan(); a.rows()]).map_err(e)?;

@@ -9,52 +9,25 @@
 //!   orientation by id, which any backend must count exactly: each triangle once);
 //! * empty graphs and a single node count zero.
 //!
-//! Per-node outputs are compared in full; totals must also equal a third of their sum.
+//! * every GPU plan: each binary-search kernel and other plan limits (row bins, work-group
+//!   caps) forced through [`TriangleOptions::search`] and [`TriangleOptions::limits`], so
+//!   that every kernel entry point and every branch the planner can choose runs on small
+//!   graphs (the CPU ignores them and counts the same graphs again).
+//!
+//! Per-node outputs are compared in full, against an independent per-node count
+//! ([`per_node_from_edges`], from the edge list by sorted-list intersection per edge);
+//! totals must also equal a third of their sum.
 
 use proptest::prelude::*;
 
 use super::{run_proptest, Check};
 use crate::error::Result;
 use crate::graph::Graph;
+use crate::triangles::plan::{PlanLimits, SearchKernel};
 use crate::triangles::{
     reference_counts, OrientedGraph, TriangleAlgorithm, TriangleCount, TriangleCounts,
     TriangleOptions,
 };
-
-/// The triangle checks under every binary-search kernel (`TRIDENT_TC_SEARCH`: `edge`, `row`,
-/// `flat`, `flat-global`, read when a graph is counted; the default one is also covered by
-/// [`checks`]) and under other plan limits (`TRIDENT_TC_BINS`, read when a graph is uploaded
-/// and counted): `64,2048,1` makes one work-group of each row-list kernel and of the
-/// `tc_search_flat` kernels loop over all its rows or edge chunks (so the shared tables and
-/// row caches are reused), `0,0,2` sends every row to the global-bitmap `tc_hash`, `8,100,3`
-/// moves rows between the bins. Any kernel and any limits give the same counts. It sets
-/// process environment variables: each GPU backend runs it as a test binary of its own.
-pub fn under_every_search_kernel_and_plan_limit<B: TriangleCount>(b: &B) {
-    use crate::triangles::plan::{SearchKernel, BINS_ENV, SEARCH_ENV};
-    let checks = checks::<B>();
-    // Every kernel under G = 1, and each under one other setting (keeping the test short).
-    let runs: [(&str, &[SearchKernel]); 3] = [
-        ("64,2048,1", &SearchKernel::ALL),
-        ("0,0,2", &[SearchKernel::Edge, SearchKernel::Flat]),
-        ("8,100,3", &[SearchKernel::Row, SearchKernel::FlatGlobal]),
-    ];
-    for (limits, searches) in runs {
-        std::env::set_var(BINS_ENV, limits);
-        for &search in searches {
-            std::env::set_var(SEARCH_ENV, search.name());
-            for name in [
-                "triangles_long_rows",
-                "triangles_random_vs_brute_force",
-                "triangles_shared_graphs",
-            ] {
-                eprintln!("{BINS_ENV}={limits} {SEARCH_ENV}={}: {name}", search.name());
-                super::run_named(b, &checks, name);
-            }
-        }
-    }
-    std::env::remove_var(BINS_ENV);
-    std::env::remove_var(SEARCH_ENV);
-}
 
 /// The triangle-counting checks, in table order.
 pub fn checks<B: TriangleCount>() -> Vec<Check<B>> {
@@ -79,6 +52,10 @@ pub fn checks<B: TriangleCount>() -> Vec<Check<B>> {
             name: "triangles_empty_and_tiny",
             run: empty_and_tiny::<B>,
         },
+        Check {
+            name: "triangles_every_gpu_plan",
+            run: every_gpu_plan::<B>,
+        },
     ]
 }
 
@@ -94,7 +71,8 @@ macro_rules! triangles_conformance_tests {
             triangles_shared_graphs_every_algorithm,
             triangles_random_vs_brute_force,
             triangles_long_rows,
-            triangles_empty_and_tiny
+            triangles_empty_and_tiny,
+            triangles_every_gpu_plan
         );
     };
 }
@@ -111,15 +89,81 @@ const ALL: [TriangleAlgorithm; 4] = [
 /// 97,097), to keep CI short should bigger ones be added.
 const MAX_SHARED_EDGES: usize = 3_000_000;
 
-/// Per-node counts are checked against the reference on graphs up to this many edges (the
-/// reference is quadratic in the degrees); larger ones are checked by their sum.
-const MAX_PER_NODE_REFERENCE_EDGES: usize = 20_000;
-
 fn opts(algorithm: TriangleAlgorithm, per_node: bool) -> TriangleOptions {
     TriangleOptions {
         per_node,
         algorithm,
+        ..TriangleOptions::default()
     }
+}
+
+/// `opts` on the GPU plan of `base` (its search kernel and limits).
+fn opts_on(
+    base: &TriangleOptions,
+    algorithm: TriangleAlgorithm,
+    per_node: bool,
+) -> TriangleOptions {
+    TriangleOptions {
+        per_node,
+        algorithm,
+        ..base.clone()
+    }
+}
+
+/// Triangles through each node of the undirected simple graph on `n` nodes with these edges
+/// (any order and direction; duplicates and self-loops ignored), independently of
+/// [`Graph`], the orientation and [`reference_counts`]: each node's neighbours as a sorted,
+/// deduplicated list, then for every edge `u < v` the common neighbours `w > v` by a merge of
+/// the two lists, `O(m d)`. Edges naming a node `>= n` are an error.
+pub fn per_node_from_edges(
+    n: usize,
+    edges: impl IntoIterator<Item = (usize, usize)>,
+) -> Result<Vec<u64>, String> {
+    let mut adj: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (u, v) in edges {
+        if u >= n || v >= n {
+            return Err(format!("edge ({u}, {v}) of a graph of {n} nodes"));
+        }
+        if u != v {
+            adj[u].push(v);
+            adj[v].push(u);
+        }
+    }
+    for l in &mut adj {
+        l.sort_unstable();
+        l.dedup();
+    }
+    let mut per = vec![0u64; n];
+    for u in 0..n {
+        for &v in adj[u].iter().filter(|&&v| v > u) {
+            let (a, b) = (&adj[u], &adj[v]);
+            let (mut i, mut j) = (
+                a.partition_point(|&w| w <= v),
+                b.partition_point(|&w| w <= v),
+            );
+            while i < a.len() && j < b.len() {
+                match a[i].cmp(&b[j]) {
+                    std::cmp::Ordering::Less => i += 1,
+                    std::cmp::Ordering::Greater => j += 1,
+                    std::cmp::Ordering::Equal => {
+                        per[u] += 1;
+                        per[v] += 1;
+                        per[a[i]] += 1;
+                        i += 1;
+                        j += 1;
+                    }
+                }
+            }
+        }
+    }
+    Ok(per)
+}
+
+/// [`per_node_from_edges`] of a [`Graph`]'s edges.
+fn per_node_of(g: &Graph) -> Result<Vec<u64>, String> {
+    let edges =
+        (0..g.num_nodes()).flat_map(|v| g.neighbors(v).iter().map(move |&u| (v, u as usize)));
+    per_node_from_edges(g.num_nodes(), edges)
 }
 
 /// Compares a backend's counts with the expected ones (per node when both have them).
@@ -131,6 +175,9 @@ fn compare(
 ) -> Result<(), String> {
     if got.total != total {
         return Err(format!("{what}: {} triangles, expected {total}", got.total));
+    }
+    if per.is_some() && got.per_node.is_none() {
+        return Err(format!("{what}: per-node counts asked for, none returned"));
     }
     if let Some(p) = &got.per_node {
         let sum: u64 = p.iter().sum();
@@ -213,16 +260,13 @@ fn shared_graphs<B: TriangleCount>(b: &B) -> Result<(), String> {
             continue;
         }
         let g = load(&dir, &file, nodes, edges)?;
-        let reference = (edges <= MAX_PER_NODE_REFERENCE_EDGES).then(|| reference_counts(&g));
-        if let Some(r) = &reference {
-            if r.total != tri {
-                return Err(format!(
-                    "{file}: the reference counts {}, expected {tri}",
-                    r.total
-                ));
-            }
+        let per = per_node_of(&g).map_err(|e| format!("{file}: {e}"))?;
+        let r = per.iter().sum::<u64>();
+        if r != 3 * tri {
+            return Err(format!(
+                "{file}: the per-node reference sums to {r}, expected 3 x {tri}"
+            ));
         }
-        let per = reference.as_ref().and_then(|r| r.per_node.as_deref());
         let got = b
             .count_triangles(&g, &opts(TriangleAlgorithm::Auto, false))
             .map_err(|e| format!("{file}: {e}"))?;
@@ -235,32 +279,43 @@ fn shared_graphs<B: TriangleCount>(b: &B) -> Result<(), String> {
         let got = b
             .count_triangles(&g, &opts(TriangleAlgorithm::Auto, true))
             .map_err(|e| format!("{file}: {e}"))?;
-        if got.per_node.is_none() {
-            return Err(format!("{file}: per-node counts asked for, none returned"));
-        }
-        compare(&format!("{file} (per node)"), &got, tri, per)?;
+        compare(&format!("{file} (per node)"), &got, tri, Some(&per))?;
     }
     Ok(())
 }
 
 fn shared_graphs_every_algorithm<B: TriangleCount>(b: &B) -> Result<(), String> {
+    shared_graphs_on(b, &TriangleOptions::default(), usize::MAX)
+}
+
+/// Every graph of `graphs.tsv` up to `max_edges` edges, uploaded once and counted with every
+/// forced algorithm on the GPU plan of `base`, per node (against [`per_node_from_edges`])
+/// and not.
+fn shared_graphs_on<B: TriangleCount>(
+    b: &B,
+    base: &TriangleOptions,
+    max_edges: usize,
+) -> Result<(), String> {
     let Some((dir, list)) = shared_list()? else {
         return Ok(());
     };
     for (file, nodes, edges, tri) in list {
-        if edges > MAX_SHARED_EDGES {
+        if edges > MAX_SHARED_EDGES || edges > max_edges {
             continue;
         }
         let g = load(&dir, &file, nodes, edges)?;
+        let per = per_node_of(&g).map_err(|e| format!("{file}: {e}"))?;
         let d = b
             .upload_oriented(OrientedGraph::from_graph(&g).map_err(|e| e.to_string())?)
             .map_err(|e| format!("{file}: {e}"))?;
         for alg in TriangleAlgorithm::FORCED {
-            let per_node = edges <= MAX_PER_NODE_REFERENCE_EDGES;
-            let got = b
-                .count_oriented(&d, &opts(alg, per_node))
-                .map_err(|e| format!("{file} ({alg}): {e}"))?;
-            compare(&format!("{file} ({alg})"), &got, tri, None)?;
+            for per_node in [true, false] {
+                let got = b
+                    .count_oriented(&d, &opts_on(base, alg, per_node))
+                    .map_err(|e| format!("{file} ({alg}): {e}"))?;
+                let want = per_node.then_some(&per[..]);
+                compare(&format!("{file} ({alg}, {base:?})"), &got, tri, want)?;
+            }
         }
     }
     Ok(())
@@ -331,18 +386,31 @@ fn graph_case() -> impl Strategy<Value = GraphCase> {
 }
 
 fn random_vs_brute_force<B: TriangleCount>(b: &B) -> Result<(), String> {
-    run_proptest(48, &graph_case(), |c| {
+    random_on(b, &TriangleOptions::default(), 48)
+}
+
+/// `cases` random graphs on the GPU plan of `base`, against [`reference_counts`] (total) and
+/// [`per_node_from_edges`] (per node, from the raw edge list).
+fn random_on<B: TriangleCount>(b: &B, base: &TriangleOptions, cases: u32) -> Result<(), String> {
+    run_proptest(cases, &graph_case(), |c| {
         let g = Graph::from_edges(c.n, c.edges.iter().copied()).map_err(|e| e.to_string())?;
         let r = reference_counts(&g);
-        let what = format!("{} graph, n = {}, {}", c.kind, c.n, c.algorithm);
+        let per = per_node_from_edges(c.n, c.edges.iter().copied())?;
+        if r.per_node.as_deref() != Some(&per[..]) {
+            return Err(format!(
+                "{} graph, n = {}: the two host references disagree",
+                c.kind, c.n
+            ));
+        }
+        let what = format!("{} graph, n = {}, {}, {base:?}", c.kind, c.n, c.algorithm);
         for per_node in [false, true] {
             let got = b
-                .count_triangles(&g, &opts(c.algorithm, per_node))
+                .count_triangles(&g, &opts_on(base, c.algorithm, per_node))
                 .map_err(|e| format!("{what}: {e}"))?;
             if got.per_node.is_some() != per_node {
                 return Err(format!("{what}: per-node counts present = {}", !per_node));
             }
-            compare(&what, &got, r.total, r.per_node.as_deref())?;
+            compare(&what, &got, r.total, per_node.then_some(&per[..]))?;
         }
         Ok(())
     })
@@ -353,6 +421,11 @@ fn random_vs_brute_force<B: TriangleCount>(b: &B) -> Result<(), String> {
 /// has about 900 out-neighbours and nodes 2.. 70-odd, so that every row bin of the GPU hash
 /// plan ([`crate::triangles::plan::RowBins`]: warp, work-group, global bitmap) is used.
 fn long_rows<B: TriangleCount>(b: &B) -> Result<(), String> {
+    long_rows_on(b, &TriangleOptions::default())
+}
+
+/// [`long_rows`] on the GPU plan of `base`.
+fn long_rows_on<B: TriangleCount>(b: &B, base: &TriangleOptions) -> Result<(), String> {
     let n = 6000usize;
     let mut edges: Vec<(usize, usize)> = (1..n).map(|v| (0, v)).collect();
     // A path, a few chords and a dense corner: triangles with node 0 and without.
@@ -365,8 +438,12 @@ fn long_rows<B: TriangleCount>(b: &B) -> Result<(), String> {
             edges.push((i * 97 % n, j * 97 % n));
         }
     }
+    let per = per_node_from_edges(n, edges.iter().copied())?;
     let g = Graph::from_edges(n, edges).map_err(|e| e.to_string())?;
-    let r = reference_counts(&g);
+    let total = per.iter().sum::<u64>() / 3;
+    if reference_counts(&g).total != total {
+        return Err("id-oriented: the two host references disagree".into());
+    }
     let mut indptr = vec![0u64];
     let mut adj = Vec::new();
     for v in 0..n {
@@ -378,13 +455,13 @@ fn long_rows<B: TriangleCount>(b: &B) -> Result<(), String> {
     for alg in ALL {
         for per_node in [false, true] {
             let got = b
-                .count_oriented(&d, &opts(alg, per_node))
+                .count_oriented(&d, &opts_on(base, alg, per_node))
                 .map_err(|e| format!("{alg}: {e}"))?;
             compare(
-                &format!("id-oriented, {alg}"),
+                &format!("id-oriented, {alg}, {base:?}"),
                 &got,
-                r.total,
-                r.per_node.as_deref(),
+                total,
+                per_node.then_some(&per[..]),
             )?;
         }
     }
@@ -419,6 +496,53 @@ fn empty_and_tiny<B: TriangleCount>(b: &B) -> Result<(), String> {
                 .map_err(|e| format!("{what}, {alg}: {e}"))?;
             let per = vec![expect; g.num_nodes()];
             compare(&format!("{what}, {alg}"), &got, expect, Some(&per))?;
+        }
+    }
+    Ok(())
+}
+
+/// Every GPU plan the planner can choose, forced through the options: each binary-search
+/// kernel ([`SearchKernel`]) under `max_groups = 1` (one work-group of every kernel loops
+/// over all its rows or edge chunks, so the shared tables and row caches are reused), and
+/// other limits: `0,0,2` sends every row to the global-bitmap `tc_hash` (two work-groups,
+/// two bitmaps), `8,100,3` moves rows between the three hash bins, and the defaults. Each
+/// runs the long-row graph, random graphs and the small shared graphs with every algorithm,
+/// per node too. The CPU ignores the plan and counts the same graphs.
+fn every_gpu_plan<B: TriangleCount>(b: &B) -> Result<(), String> {
+    let limits = |w, bl, g| PlanLimits {
+        warp_max: w,
+        block_max: bl,
+        max_groups: g,
+    };
+    let runs: [(PlanLimits, &[SearchKernel]); 4] = [
+        (limits(64, 2048, Some(1)), &SearchKernel::ALL),
+        (
+            limits(0, 0, Some(2)),
+            &[SearchKernel::Edge, SearchKernel::Flat],
+        ),
+        (
+            limits(8, 100, Some(3)),
+            &[SearchKernel::Row, SearchKernel::FlatGlobal],
+        ),
+        (
+            PlanLimits::default(),
+            &[
+                SearchKernel::Edge,
+                SearchKernel::Row,
+                SearchKernel::FlatGlobal,
+            ],
+        ),
+    ];
+    for (limits, searches) in runs {
+        for &search in searches {
+            let base = TriangleOptions {
+                search,
+                limits,
+                ..TriangleOptions::default()
+            };
+            long_rows_on(b, &base)?;
+            random_on(b, &base, 12)?;
+            shared_graphs_on(b, &base, 20_000)?;
         }
     }
     Ok(())

@@ -31,7 +31,7 @@ mod output;
 mod text;
 
 pub use input::{detect, detect_format, strip_bom, Detected, Input, MAX_LINE_BYTES, STDIN_NAME};
-pub use output::check_output;
+pub use output::{check_output, check_outputs, commit_all, write_file, OutputFile};
 
 pub use edgelist::{
     parse_edge_list, parse_edges, read_edges, read_graph, EdgeList, EdgeListOptions, IdMode,
@@ -60,12 +60,19 @@ pub use npy::{parse_npy, parse_npy_2d, read_npy, write_npy};
 /// * Anything else (a `.npy` array, a zstd or zip file, binary data) is refused with an
 ///   error that says what the file is.
 pub fn read_graph_auto(path: impl AsRef<Path>) -> Result<Graph> {
+    read_graph_with(path, &EdgeListOptions::default())
+}
+
+/// [`read_graph_auto`] with the edge-list options `opts` (e.g.
+/// [`EdgeListOptions::loop_only_nodes`], so that a node whose only line is a self-loop is
+/// kept as an isolated node; Matrix Market files keep every declared node anyway).
+pub fn read_graph_with(path: impl AsRef<Path>, opts: &EdgeListOptions) -> Result<Graph> {
     let path = path.as_ref();
     // A plain integer-id edge list is parsed as it is read; anything else is read whole.
-    if let Some(g) = edgelist::read_graph_streamed(path, &EdgeListOptions::default())? {
+    if let Some(g) = edgelist::read_graph_streamed(path, opts)? {
         return Ok(g);
     }
-    graph_from_input(&Input::read(path)?)
+    graph_from_input_with(&Input::read(path)?, opts)
 }
 
 /// Reads a dense matrix, choosing the reader from the content ([`detect_format`]), never
@@ -115,10 +122,15 @@ pub fn read_text(path: impl AsRef<Path>) -> Result<String> {
 
 /// The graph in an [`Input`], as [`read_graph_auto`] reads it.
 pub fn graph_from_input(input: &Input) -> Result<Graph> {
+    graph_from_input_with(input, &EdgeListOptions::default())
+}
+
+/// The graph in an [`Input`], as [`read_graph_with`] reads it.
+pub fn graph_from_input_with(input: &Input, opts: &EdgeListOptions) -> Result<Graph> {
     let name = &input.name;
     match input.detect() {
         Detected::MatrixMarket => mtx::parse_graph(&input.bytes, name),
-        Detected::Text => parse_edge_list(&input.bytes, name, &EdgeListOptions::default()),
+        Detected::Text => parse_edge_list(&input.bytes, name, opts),
         other => Err(refuse(name, other, "a graph (Matrix Market or edge list)")),
     }
 }
@@ -149,12 +161,4 @@ pub(crate) fn perr(
     message: impl Into<String>,
 ) -> Error {
     Error::Parse(ParseError::new(name, line, kind, message))
-}
-
-/// Wraps a writer failure as [`Error::Io`].
-pub(crate) fn write_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    }
 }

@@ -28,11 +28,10 @@
 //! [`ParseErrorKind::EntryCount`]: crate::ParseErrorKind::EntryCount
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::Path;
 
 use super::text::{self, Lines};
-use super::{perr, read_file, refuse, write_err, Detected};
+use super::{perr, read_file, refuse, Detected};
 use crate::coo::Coo;
 use crate::dense::Dense;
 use crate::error::{ParseErrorKind as K, Result, ResultExt};
@@ -632,8 +631,7 @@ pub fn write_dense<T: Scalar>(path: impl AsRef<Path>, m: &Dense<T>) -> Result<()
     write_all(path, s.as_bytes())
 }
 
+/// Whole or not at all (through a temporary file renamed into place).
 fn write_all(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut f = std::fs::File::create(path).map_err(write_err(path))?;
-    f.write_all(bytes).map_err(write_err(path))?;
-    f.flush().map_err(write_err(path))
+    super::write_file(path, |f| std::io::Write::write_all(f, bytes))
 }

@@ -12,10 +12,9 @@
 //!
 //! [`write_npy`] writes version 1.0, C order, `<f4` for `f32` and `<f8` for `f64`.
 
-use std::io::Write as _;
 use std::path::Path;
 
-use super::{perr, read_file, refuse, write_err, Detected};
+use super::{perr, read_file, refuse, Detected};
 use crate::dense::Dense;
 use crate::error::{ParseErrorKind as K, Result};
 use crate::scalar::Scalar;
@@ -40,6 +39,43 @@ pub fn read_npy_matrix<T: Scalar>(path: impl AsRef<Path>) -> Result<Dense<T>> {
         Detected::Npy => parse(&input.bytes, &input.name, true, true),
         other => Err(refuse(&input.name, other, "a NumPy .npy array")),
     }
+}
+
+/// [`read_npy_matrix`] of an input already read, with the element type its header declares
+/// (`"f32"` or `"f64"`), for commands whose element type follows their inputs.
+pub fn npy_matrix_of<T: Scalar>(input: &super::Input) -> Result<(Dense<T>, &'static str)> {
+    match input.detect() {
+        Detected::Npy => {
+            let m = parse(&input.bytes, &input.name, true, true)?;
+            let stored = match stored_descr(&input.bytes).as_deref() {
+                Some("<f4") => "f32",
+                _ => "f64",
+            };
+            Ok((m, stored))
+        }
+        other => Err(refuse(&input.name, other, "a NumPy .npy array")),
+    }
+}
+
+/// The `descr` of a `.npy` header (the last one, as numpy reads it), if the header parses.
+fn stored_descr(bytes: &[u8]) -> Option<String> {
+    if !bytes.starts_with(MAGIC) || bytes.len() < 10 {
+        return None;
+    }
+    let (hlen, start): (usize, usize) = match bytes[6] {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        ),
+        _ => return None,
+    };
+    let header = std::str::from_utf8(bytes.get(start..start.checked_add(hlen)?)?).ok()?;
+    let dict = Parser::new(header).dict()?;
+    dict.into_iter().rev().find_map(|(k, v)| match v {
+        Value::Str(s) if k == "descr" => Some(s),
+        _ => None,
+    })
 }
 
 /// Parses `.npy` bytes; `name` is the file name used in errors.
@@ -302,9 +338,14 @@ fn parse<T: Scalar>(bytes: &[u8], name: &str, two_d: bool, non_finite: bool) -> 
     Dense::from_vec(rows, cols, vals)
 }
 
-/// Writes a dense matrix as `.npy` version 1.0 (C order; `<f4` for f32, `<f8` for f64).
+/// Writes a dense matrix as `.npy` version 1.0 (C order; `<f4` for f32, `<f8` for f64),
+/// whole or not at all (through a temporary file renamed into place).
 pub fn write_npy<T: Scalar>(path: impl AsRef<Path>, m: &Dense<T>) -> Result<()> {
-    let path = path.as_ref();
+    super::write_file(path.as_ref(), |f| write_npy_to(f, m))
+}
+
+/// [`write_npy`] to any writer.
+pub fn write_npy_to<T: Scalar>(w: &mut impl std::io::Write, m: &Dense<T>) -> std::io::Result<()> {
     let is32 = T::NAME == "f32";
     let mut header = format!(
         "{{'descr': '{}', 'fortran_order': False, 'shape': ({}, {}), }}",
@@ -316,21 +357,26 @@ pub fn write_npy<T: Scalar>(path: impl AsRef<Path>, m: &Dense<T>) -> Result<()> 
     let unpadded = MAGIC.len() + 4 + header.len() + 1;
     header.push_str(&" ".repeat((64 - unpadded % 64) % 64));
     header.push('\n');
-    let mut out = Vec::with_capacity(10 + header.len() + m.as_slice().len() * 8);
+    let mut out = Vec::with_capacity(10 + header.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&[1, 0]);
     out.extend_from_slice(&(header.len() as u16).to_le_bytes());
     out.extend_from_slice(header.as_bytes());
-    for &v in m.as_slice() {
-        if is32 {
-            out.extend_from_slice(&(v.to_f64() as f32).to_le_bytes());
-        } else {
-            out.extend_from_slice(&v.to_f64().to_le_bytes());
+    w.write_all(&out)?;
+    // The data in pieces (no second copy of a large matrix).
+    let mut buf = Vec::with_capacity(1 << 16);
+    for piece in m.as_slice().chunks(1 << 13) {
+        buf.clear();
+        for &v in piece {
+            if is32 {
+                buf.extend_from_slice(&(v.to_f64() as f32).to_le_bytes());
+            } else {
+                buf.extend_from_slice(&v.to_f64().to_le_bytes());
+            }
         }
+        w.write_all(&buf)?;
     }
-    let mut f = std::fs::File::create(path).map_err(write_err(path))?;
-    f.write_all(&out).map_err(write_err(path))?;
-    f.flush().map_err(write_err(path))
+    w.flush()
 }
 
 /// The Python literals that appear in `.npy` headers.

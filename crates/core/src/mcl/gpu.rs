@@ -26,28 +26,18 @@ use crate::graph::Graph;
 use crate::scalar::Scalar;
 
 /// Largest hash table per work-group in local (shared) memory, in slots: `LCAP` of the
-/// kernel files.
-pub const LCAP: usize = 2048;
-/// Environment variable that lowers the local hash table (slots, at least 4, rounded up to
-/// a power of two), so that tests on small graphs exercise the global-memory path of hub
+/// kernel files. [`MclOptions::local_table`] can lower it (a power of two of at least
+/// [`MIN_LOCAL_TABLE`]), so that tests on small graphs exercise the global-memory path of hub
 /// columns.
-pub const LCAP_ENV: &str = "TRIDENT_MCL_LCAP";
-/// Work-items per column work-group (a power of two within the kernels' launch bounds).
-/// H100, 1M-node planted network, ms per iteration CUDA / OpenCL: 64: 123 / 126, 128: 83 / 86,
-/// 256: 68 / 72, 512: 84 / 71.
+pub const LCAP: usize = 2048;
+/// Smallest [`MclOptions::local_table`].
+pub const MIN_LOCAL_TABLE: usize = 4;
+/// Work-items per column work-group (a power of two within the kernels' launch bounds; see
+/// [`MclOptions::column_wg`]). H100, 1M-node planted network, ms per iteration CUDA /
+/// OpenCL: 64: 123 / 126, 128: 83 / 86, 256: 68 / 72, 512: 84 / 71.
 pub const COLUMN_WG: usize = 256;
-/// Environment variable that sets the column work-group size (32 to 1024, rounded up to a
-/// power of two), so that the block size can be timed on a GPU without a rebuild; the
-/// partition does not depend on it (fixed-point sums, a total order for the top K).
-pub const COLUMN_WG_ENV: &str = "TRIDENT_MCL_WG";
-
-/// The column work-group size: [`COLUMN_WG`], or the value of [`COLUMN_WG_ENV`].
-pub fn column_wg_from_env() -> usize {
-    std::env::var(COLUMN_WG_ENV)
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .map_or(COLUMN_WG, |v| v.clamp(32, 1024).next_power_of_two())
-}
+/// Smallest and largest [`MclOptions::column_wg`].
+pub const COLUMN_WG_RANGE: (usize, usize) = (32, 1024);
 /// Work-items of the one `mcl_reduce` work-group (`WG_MAX` of the kernel files).
 pub const REDUCE_WG: usize = 1024;
 /// Work-items per work-group of `mcl_mass` / `mcl_penalty`.
@@ -64,15 +54,6 @@ pub const FLAG_RIGHT_IS_M: u32 = 1;
 pub const FLAG_BALANCED: u32 = 2;
 /// Kernel flag: inflation 2 as `x·x`.
 pub const FLAG_SQUARE: u32 = 4;
-
-/// The local hash table size: [`LCAP`], or the value of [`LCAP_ENV`] (clamped to
-/// `4..=LCAP`, rounded up to a power of two).
-pub fn lcap_from_env() -> usize {
-    std::env::var(LCAP_ENV)
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .map_or(LCAP, |v| v.clamp(4, LCAP).next_power_of_two())
-}
 
 /// Device buffer sizes of one R-MCL run (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,8 +79,7 @@ pub struct GpuPlan {
     pub slots: usize,
     /// Device memory of all buffers, in bytes.
     pub bytes: u64,
-    /// Work-items per column work-group ([`COLUMN_WG`]; the driver applies
-    /// [`COLUMN_WG_ENV`]).
+    /// Work-items per column work-group ([`MclOptions::column_wg`], default [`COLUMN_WG`]).
     pub column_wg: usize,
 }
 
@@ -192,7 +172,7 @@ impl GpuPlan {
             scratch,
             slots,
             bytes: need as u64,
-            column_wg: COLUMN_WG,
+            column_wg: opts.column_wg.unwrap_or(COLUMN_WG),
         })
     }
 }
@@ -267,16 +247,12 @@ fn prepare_host<T: Scalar, B: MclKernels<T>>(
     let plan = GpuPlan::new(
         &tr,
         opts,
-        lcap_from_env(),
+        opts.local_table.unwrap_or(LCAP),
         std::mem::size_of::<T>(),
         b.mcl_memory(),
         b.name(),
         &b.device(),
     )?;
-    let plan = GpuPlan {
-        column_wg: column_wg_from_env(),
-        ..plan
-    };
     let m0 = Columns::<T>::initial(&tr, opts.max_per_column)?;
     Ok(Some((tr, plan, m0)))
 }

@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 
 use super::{
-    column_change, from_fixed, inflate, interpret, penalty, stop_reason, to_fixed, to_mass,
-    Clustering, Columns, Expansion, MclOptions, Transition,
+    column_change, from_fixed, inflate, inflation_scale, interpret, penalty, stop_reason, to_fixed,
+    to_mass, Clustering, Columns, Expansion, MclOptions, Transition,
 };
 use crate::error::Result;
 use crate::graph::Graph;
@@ -67,14 +67,18 @@ pub fn cluster<T: Scalar>(g: &Graph, opts: &MclOptions) -> Result<Clustering> {
                     *acc.entry(i).or_insert(0) += to_fixed(x * w);
                 }
             }
-            let mut col: Vec<(u32, T)> = acc
+            // Penalty, then inflation relative to the column's maximum (see `inflate`).
+            let x: Vec<(u32, T)> = acc
                 .into_iter()
-                .map(|(i, a)| {
-                    (
-                        i,
-                        inflate(from_fixed::<T>(a) * pen[i as usize], opts.inflation),
-                    )
-                })
+                .map(|(i, a)| (i, from_fixed::<T>(a) * pen[i as usize]))
+                .collect();
+            let max = x
+                .iter()
+                .fold(T::zero(), |m, e| if e.1 > m { e.1 } else { m });
+            let scale = inflation_scale::<T>(x.len());
+            let mut col: Vec<(u32, T)> = x
+                .iter()
+                .map(|&(i, v)| (i, inflate(v, max, opts.inflation, scale)))
                 .collect();
             let s = from_fixed::<T>(col.iter().map(|e| to_fixed(e.1)).sum());
             let cut = T::from_f64(opts.prune_threshold) * s;

@@ -91,38 +91,73 @@ pub struct RowBins {
     pub ends: [usize; 3],
 }
 
-/// Environment override of the plan's limits: `WARP_MAX,BLOCK_MAX[,GROUPS]` (see
-/// [`RowBins::new`] and [`GpuPlan::new`]).
-pub const BINS_ENV: &str = "TRIDENT_TC_BINS";
+/// The limits of a GPU plan ([`RowBins::with_limits`] and [`GpuPlan::new`]), a field of
+/// [`crate::triangles::TriangleOptions`]: the defaults are what the kernels are tuned for;
+/// others are for timing the bins against each other and for tests, which force every
+/// branch a plan can take on small graphs (`warp_max = block_max = 0` sends every row to the
+/// global-bitmap `tc_hash`; `max_groups = Some(1)` makes one work-group of each kernel loop
+/// over all its rows, `tc_search_flat` included, which otherwise takes a work-group per
+/// chunk of edges).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PlanLimits {
+    /// Rows of out-degree `2..=warp_max` go to `tc_hash_warp` (clamped to [`GPU_WARP_MAX`]).
+    pub warp_max: usize,
+    /// Rows of out-degree up to `block_max` (and above `warp_max`) go to `tc_hash_block`,
+    /// longer ones to `tc_hash` (clamped to [`GPU_BLOCK_MAX`]).
+    pub block_max: usize,
+    /// At most this many work-groups per launch (at least 1) of the kernels that loop over
+    /// their rows or chunks of edges (the hash kernels, `tc_search_row`, `tc_search_flat`
+    /// and `tc_search_flat_global`); `None`: [`GPU_ROW_GROUPS`] for the row-list kernels, one
+    /// per chunk of edges for the others. `tc_merge` and `tc_search` have no such loop and
+    /// always take one work-group per chunk of edges.
+    pub max_groups: Option<usize>,
+}
 
-/// The limits `(warp_max, block_max, max_groups)`: [`GPU_WARP_MAX`], [`GPU_BLOCK_MAX`],
-/// [`GPU_ROW_GROUPS`], or those of `TRIDENT_TC_BINS=W,B[,G]` ([`BINS_ENV`]; for timing the
-/// bins against each other without a rebuild, and for tests: `0,0` sends every row to the
-/// global-bitmap `tc_hash`, `G = 1` makes one work-group per kernel loop over all its rows,
-/// `tc_search_flat` included, which otherwise takes a work-group per chunk of edges).
-pub fn limits() -> (usize, usize, usize) {
-    let default = (GPU_WARP_MAX, GPU_BLOCK_MAX, GPU_ROW_GROUPS);
-    match bins_env() {
-        Some((w, b, g)) => (w, b, g.unwrap_or(default.2)),
-        None => default,
+impl Default for PlanLimits {
+    fn default() -> Self {
+        Self {
+            warp_max: GPU_WARP_MAX,
+            block_max: GPU_BLOCK_MAX,
+            max_groups: None,
+        }
     }
 }
 
-/// `TRIDENT_TC_BINS=W,B[,G]` parsed (`G` at least 1), if set and well formed.
-fn bins_env() -> Option<(usize, usize, Option<usize>)> {
-    let v = std::env::var(BINS_ENV).ok()?;
-    let f: Vec<Option<usize>> = v.split(',').map(|x| x.trim().parse().ok()).collect();
-    match f[..] {
-        [Some(w), Some(b)] => Some((w, b, None)),
-        [Some(w), Some(b), Some(g)] => Some((w, b, Some(g.max(1)))),
-        _ => None,
+impl PlanLimits {
+    /// The bin limits `(warp_max, block_max)` as [`RowBins::with_limits`] applies them
+    /// (clamped to the kernels' tables).
+    pub fn bin_limits(&self) -> (usize, usize) {
+        (
+            self.warp_max.min(GPU_WARP_MAX),
+            self.block_max.min(GPU_BLOCK_MAX),
+        )
     }
-}
 
-/// The work-group count `G` of `TRIDENT_TC_BINS=W,B,G`, if given: the cap of the kernels
-/// that otherwise take one work-group per chunk (`tc_search_flat`).
-fn group_limit() -> Option<usize> {
-    bins_env().and_then(|(_, _, g)| g)
+    /// Whether rows binned with these limits are binned as with the defaults (as the GPU
+    /// backends bin them at upload); otherwise a count rebins them.
+    pub fn default_bins(&self) -> bool {
+        self.bin_limits() == Self::default().bin_limits()
+    }
+
+    /// Parses `W,B[,G]` (`G` at least 1): the benchmarks' and the CLI's spelling.
+    pub fn parse(value: &str) -> Result<Self> {
+        let f: Vec<Option<usize>> = value.split(',').map(|x| x.trim().parse().ok()).collect();
+        let (warp_max, block_max, max_groups) = match f[..] {
+            [Some(w), Some(b)] => (w, b, None),
+            [Some(w), Some(b), Some(g)] if g >= 1 => (w, b, Some(g)),
+            _ => {
+                return Err(Error::invalid(
+                    "triangle plan limits",
+                    format!("{value:?} (expected WARP_MAX,BLOCK_MAX[,GROUPS], GROUPS >= 1)"),
+                ))
+            }
+        };
+        Ok(Self {
+            warp_max,
+            block_max,
+            max_groups,
+        })
+    }
 }
 
 /// The GPU kernel of [`TriangleAlgorithm::BinarySearch`]: all of them count every triangle
@@ -158,7 +193,7 @@ impl SearchKernel {
     /// Every variant, in a fixed order.
     pub const ALL: [SearchKernel; 4] = [Self::Edge, Self::Row, Self::Flat, Self::FlatGlobal];
 
-    /// The name `TRIDENT_TC_SEARCH` takes ([`SEARCH_ENV`]).
+    /// The name [`SearchKernel::from_str`](std::str::FromStr) takes.
     pub fn name(self) -> &'static str {
         match self {
             Self::Edge => "edge",
@@ -179,50 +214,54 @@ impl SearchKernel {
     }
 }
 
-/// The `BinarySearch` kernel when `TRIDENT_TC_SEARCH` ([`SEARCH_ENV`]) is unset or names
-/// none: `tc_search_flat`, the fastest measured on the H100 (`benches/peers/tc_h100.sh`,
+/// The default `BinarySearch` kernel ([`crate::triangles::TriangleOptions::search`]):
+/// `tc_search_flat`, the fastest measured on the H100 (`benches/peers/tc_h100.sh`,
 /// Kronecker ef16 scale 22, counting medians: flat 63.1 ms CUDA / 64.4 OpenCL, flat-global
 /// 65.0 / 64.4, row 91.1 / 90.2, edge 173.2 / 173.5).
 pub const DEFAULT_SEARCH: SearchKernel = SearchKernel::Flat;
 
-/// Environment switch of the `BinarySearch` kernel ([`SearchKernel`]): `edge`, `row`, `flat`
-/// or `flat-global`; unset or anything else, [`DEFAULT_SEARCH`]. Read when a graph is counted, for
-/// comparing the kernels in one run (`benches/peers/tc_h100.sh`) without a rebuild, and for
-/// the tests that check each of them (`tests/triangles_plan.rs` of the GPU backends).
-pub const SEARCH_ENV: &str = "TRIDENT_TC_SEARCH";
-
-/// The `BinarySearch` kernel that `TRIDENT_TC_SEARCH` ([`SEARCH_ENV`]) selects, else
-/// [`DEFAULT_SEARCH`].
-pub fn search_kernel() -> SearchKernel {
-    SearchKernel::parse(std::env::var(SEARCH_ENV).ok().as_deref())
+impl Default for SearchKernel {
+    fn default() -> Self {
+        DEFAULT_SEARCH
+    }
 }
 
-impl SearchKernel {
-    /// The kernel a value of `TRIDENT_TC_SEARCH` names (any case, blanks around ignored),
-    /// else (`None` too) [`DEFAULT_SEARCH`].
-    pub fn parse(value: Option<&str>) -> SearchKernel {
-        let v = value.unwrap_or("").trim();
+impl std::str::FromStr for SearchKernel {
+    type Err = Error;
+    /// The kernel a name of [`SearchKernel::name`] names (any case, blanks around ignored).
+    fn from_str(value: &str) -> Result<Self> {
+        let v = value.trim();
         SearchKernel::ALL
             .into_iter()
             .find(|k| v.eq_ignore_ascii_case(k.name()))
-            .unwrap_or(DEFAULT_SEARCH)
+            .ok_or_else(|| {
+                Error::invalid(
+                    "binary-search kernel",
+                    format!("{value:?} (expected edge, row, flat or flat-global)"),
+                )
+            })
     }
 }
 
 impl RowBins {
-    /// Bins the rows of `g` (one pass over `indptr`) with the limits of [`limits`].
+    /// Bins the rows of `g` (one pass over `indptr`) with the default limits
+    /// ([`PlanLimits::default`]).
     pub fn new(g: &OrientedGraph) -> Self {
-        let (w, b, _) = limits();
-        Self::with_limits(g, w, b)
+        Self::with_limits(g, GPU_WARP_MAX, GPU_BLOCK_MAX)
     }
 
     /// Bins the rows of `g`: out-degree `2..=warp_max` to the warp bin, up to `block_max` to
     /// the block bin, longer to the bitmap bin (limits clamped to [`GPU_WARP_MAX`] and
     /// [`GPU_BLOCK_MAX`], which the kernels' tables are sized for).
     pub fn with_limits(g: &OrientedGraph, warp_max: usize, block_max: usize) -> Self {
+        Self::from_indptr(g.indptr(), warp_max, block_max)
+    }
+
+    /// [`RowBins::with_limits`] of the oriented graph with row pointers `ip` (what a GPU
+    /// backend reads back from the device to rebin for other [`PlanLimits`]).
+    pub fn from_indptr(ip: &[u64], warp_max: usize, block_max: usize) -> Self {
         let warp_max = warp_max.min(GPU_WARP_MAX);
         let block_max = block_max.min(GPU_BLOCK_MAX);
-        let ip = g.indptr();
         let bin = |v: usize| -> Option<usize> {
             match (ip[v + 1] - ip[v]) as usize {
                 0 | 1 => None,
@@ -231,7 +270,7 @@ impl RowBins {
                 _ => Some(2),
             }
         };
-        let n = g.num_nodes();
+        let n = ip.len().saturating_sub(1);
         let mut counts = [0usize; 3];
         for v in 0..n {
             if let Some(b) = bin(v) {
@@ -287,31 +326,22 @@ pub struct GpuPlan {
 }
 
 impl GpuPlan {
-    /// The plan for `algorithm` (resolved from `stats` if `Auto`) on an `n`-node, `m`-edge
-    /// orientation binned as `bins`, with at most `scratch_budget` bytes for `tc_hash`'s
-    /// bitmaps (at least one bitmap is always planned); the hash kernels get at most
-    /// [`GPU_ROW_GROUPS`] work-groups each (or the limit of [`limits`]).
+    /// The plan for `algorithm` (resolved from `stats` if `Auto`), `BinarySearch` on the
+    /// kernel `search`, on an `n`-node, `m`-edge orientation binned as `bins` (with the bin
+    /// limits of `limits`), with at most `scratch_budget` bytes for `tc_hash`'s bitmaps (at
+    /// least one bitmap is always planned); the hash kernels get at most [`GPU_ROW_GROUPS`]
+    /// work-groups each, every kernel at most `limits.max_groups` when given.
     pub fn new(
         algorithm: TriangleAlgorithm,
-        stats: &crate::triangles::DegreeStats,
-        bins: &RowBins,
-        scratch_budget: usize,
-    ) -> Result<Self> {
-        Self::with_search(algorithm, search_kernel(), stats, bins, scratch_budget)
-    }
-
-    /// [`GpuPlan::new`] with `BinarySearch` on the kernel `search` rather than the one of
-    /// [`search_kernel`].
-    pub fn with_search(
-        algorithm: TriangleAlgorithm,
         search: SearchKernel,
+        limits: &PlanLimits,
         stats: &crate::triangles::DegreeStats,
         bins: &RowBins,
         scratch_budget: usize,
     ) -> Result<Self> {
         let (n, m) = (stats.nodes, stats.edges);
         let algorithm = algorithm.resolve(stats, true);
-        let max_groups = limits().2;
+        let max_groups = limits.max_groups.map_or(GPU_ROW_GROUPS, |g| g.max(1));
         let grid = |kernel: TriangleKernel, groups: usize| -> Result<u32> {
             u32::try_from(groups)
                 .ok()
@@ -361,9 +391,9 @@ impl GpuPlan {
                     SearchKernel::Flat | SearchKernel::FlatGlobal => {
                         // A work-group per chunk of GPU_WG edges (the hardware balances the
                         // uneven chunks); the work-groups loop over the chunks when there
-                        // are more than a grid holds, or than TRIDENT_TC_BINS's G says.
+                        // are more than a grid holds, or than `limits.max_groups` says.
                         let k = search.kernel();
-                        let cap = group_limit().unwrap_or(1 << 30);
+                        let cap = limits.max_groups.map_or(1 << 30, |g| g.max(1));
                         launches.push(TriangleLaunch {
                             kernel: k,
                             groups: grid(k, m.div_ceil(GPU_WG).min(cap))?,
@@ -493,13 +523,22 @@ mod tests {
         let g = oriented(&[0, 1, 2, 64, 65, 2048, 2049, 3, 5000, 100]);
         let (s, b) = (g.stats(), RowBins::new(&g));
         let m = g.num_edges();
-        let p = GpuPlan::new(TriangleAlgorithm::Merge, &s, &b, 1 << 30).unwrap();
+        let d = PlanLimits::default();
+        let p = GpuPlan::new(
+            TriangleAlgorithm::Merge,
+            DEFAULT_SEARCH,
+            &d,
+            &s,
+            &b,
+            1 << 30,
+        )
+        .unwrap();
         assert_eq!(p.launches.len(), 1);
         assert_eq!(p.launches[0].kernel.name(), "tc_merge");
         assert_eq!(p.launches[0].groups as usize, m.div_ceil(GPU_WG));
         assert_eq!(p.scratch_words, 0);
         // Binary search by row: one warp per row of out-degree >= 2 (8 warps per group).
-        let bs = |k| GpuPlan::with_search(TriangleAlgorithm::BinarySearch, k, &s, &b, 1 << 30);
+        let bs = |k| GpuPlan::new(TriangleAlgorithm::BinarySearch, k, &d, &s, &b, 1 << 30);
         let p = bs(SearchKernel::Row).unwrap();
         assert_eq!(p.launches.len(), 1);
         assert_eq!(p.launches[0].kernel, TriangleKernel::SearchRow);
@@ -522,26 +561,51 @@ mod tests {
         for k in SearchKernel::ALL {
             assert_eq!(k.kernel(), bs(k).unwrap().launches[0].kernel);
             assert!(TriangleKernel::ALL.contains(&k.kernel()));
-            assert_eq!(SearchKernel::parse(Some(k.name())), k);
+            assert_eq!(k.name().parse::<SearchKernel>().unwrap(), k);
             assert_eq!(
-                SearchKernel::parse(Some(&format!(" {} ", k.name().to_uppercase()))),
+                format!(" {} ", k.name().to_uppercase())
+                    .parse::<SearchKernel>()
+                    .unwrap(),
                 k
             );
         }
         assert_eq!(
-            SearchKernel::parse(Some("flat-global")),
+            "flat-global".parse::<SearchKernel>().unwrap(),
             SearchKernel::FlatGlobal
         );
-        assert_eq!(SearchKernel::parse(None), DEFAULT_SEARCH);
-        assert_eq!(SearchKernel::parse(Some("bogus")), DEFAULT_SEARCH);
-        assert_eq!(
-            GpuPlan::new(TriangleAlgorithm::BinarySearch, &s, &b, 1 << 30)
-                .unwrap()
-                .launches[0]
-                .kernel,
-            search_kernel().kernel()
+        assert!("bogus".parse::<SearchKernel>().is_err());
+        assert_eq!(SearchKernel::default(), DEFAULT_SEARCH);
+        // The group cap applies to every kernel, the flattened search included.
+        let one = PlanLimits {
+            max_groups: Some(1),
+            ..d
+        };
+        // (tc_search and tc_merge have no loop: a work-group per chunk of edges always.)
+        for k in SearchKernel::ALL {
+            let p = GpuPlan::new(TriangleAlgorithm::BinarySearch, k, &one, &s, &b, 1 << 30);
+            let want = if k == SearchKernel::Edge {
+                m.div_ceil(8)
+            } else {
+                1
+            };
+            assert_eq!(p.unwrap().launches[0].groups as usize, want);
+        }
+        let p = GpuPlan::new(
+            TriangleAlgorithm::Hash,
+            DEFAULT_SEARCH,
+            &one,
+            &s,
+            &b,
+            1 << 30,
         );
-        let p = GpuPlan::new(TriangleAlgorithm::Hash, &s, &b, 1 << 30).unwrap();
+        assert!(p.unwrap().launches.iter().all(|l| l.groups == 1));
+        assert_eq!(PlanLimits::parse("8, 100").unwrap().bin_limits(), (8, 100));
+        assert_eq!(PlanLimits::parse("0,0,3").unwrap().max_groups, Some(3));
+        assert!(PlanLimits::parse("1,2,0").is_err());
+        assert!(PlanLimits::parse("x").is_err());
+        assert!(PlanLimits::default().default_bins());
+        assert!(!PlanLimits::parse("0,0").unwrap().default_bins());
+        let p = GpuPlan::new(TriangleAlgorithm::Hash, DEFAULT_SEARCH, &d, &s, &b, 1 << 30).unwrap();
         let ks: Vec<_> = p.launches.iter().map(|l| l.kernel).collect();
         assert_eq!(
             ks,
@@ -558,13 +622,15 @@ mod tests {
         let words = g.num_nodes().div_ceil(32);
         assert_eq!(p.scratch_words, 2 * words);
         // A tiny scratch budget still plans one bitmap.
-        let p = GpuPlan::new(TriangleAlgorithm::Hash, &s, &b, 1).unwrap();
+        let p = GpuPlan::new(TriangleAlgorithm::Hash, DEFAULT_SEARCH, &d, &s, &b, 1).unwrap();
         assert_eq!(p.launches[2].groups, 1);
         assert_eq!(p.scratch_words, words);
         // Only the non-empty bins launch; no edges, no launch.
         let small = oriented(&[2, 3]);
         let p = GpuPlan::new(
             TriangleAlgorithm::Hash,
+            DEFAULT_SEARCH,
+            &d,
             &small.stats(),
             &RowBins::new(&small),
             1 << 30,
@@ -575,6 +641,8 @@ mod tests {
         let many = oriented(&vec![3; 100_000]);
         let p = GpuPlan::new(
             TriangleAlgorithm::Hash,
+            DEFAULT_SEARCH,
+            &d,
             &many.stats(),
             &RowBins::new(&many),
             1 << 30,
@@ -586,6 +654,8 @@ mod tests {
         let empty = oriented(&[]);
         let p = GpuPlan::new(
             TriangleAlgorithm::Merge,
+            DEFAULT_SEARCH,
+            &d,
             &empty.stats(),
             &RowBins::new(&empty),
             0,
@@ -593,7 +663,7 @@ mod tests {
         .unwrap();
         assert!(p.launches.is_empty());
         // Auto is resolved for a GPU.
-        let p = GpuPlan::new(TriangleAlgorithm::Auto, &s, &b, 1 << 30).unwrap();
+        let p = GpuPlan::new(TriangleAlgorithm::Auto, DEFAULT_SEARCH, &d, &s, &b, 1 << 30).unwrap();
         assert_ne!(p.algorithm, TriangleAlgorithm::Auto);
     }
 
