@@ -460,7 +460,6 @@ fn triangles_total_and_per_vertex_match_brute_force() {
 // "5 5 / 1 2 / 2 3 / 3 1", `triangles G --per-vertex F` reports "3 nodes" and F lists
 // nodes 1, 2, 3 only; node 5 is dropped without a word.
 #[test]
-#[ignore = "issue 23 §1: a node whose only edge is a self-loop is dropped"]
 fn triangles_per_vertex_keeps_a_node_with_only_a_self_loop() {
     let d = dir("tri-loop");
     let text = "5 5\n1 2\n2 3\n3 1\n";
@@ -579,7 +578,6 @@ fn triangles_of_real_graphs_match_the_published_counts() {
 // file with edges 2-1, 3-2, 3-1 lists nodes 0, 1, 2 with one triangle each and node 3 with
 // none; expected 1, 2, 3 and an isolated 4).
 #[test]
-#[ignore = "issue 23 §4: Matrix Market nodes numbered from 0 in --per-vertex output"]
 fn triangles_per_vertex_of_matrix_market_uses_the_files_numbers() {
     let d = dir("mtx-labels");
     let mut r = testing::xorshift(0x00c0_ffee);
@@ -1395,7 +1393,6 @@ fn generate_planted_writes_what_it_reports_with_a_partition() {
 // which 1657 are distinct; `--nodes 20 --communities 2 --degree 100` reports 1000 edges, 178
 // distinct.
 #[test]
-#[ignore = "issue 23 §1: generate planted writes duplicate edges"]
 fn generate_planted_edges_are_distinct() {
     let d = dir("planted-distinct");
     for (nodes, comms, degree) in [("300", "7", "12"), ("20", "2", "100")] {

@@ -98,15 +98,47 @@ pub fn try_zeroed_vec<T: Clone + num_traits::Zero>(
 }
 
 /// Room for `extra` more elements in `v`, or an [`AllocError`] naming `what`.
+///
+/// A request larger than the machine's physical memory ([`physical_memory`]) is refused
+/// before the allocator is asked: with overcommit the allocator would grant it and the
+/// process would be killed later, when the pages are touched.
 pub fn try_reserve<T>(
     v: &mut Vec<T>,
     extra: usize,
     what: impl FnOnce() -> String,
 ) -> Result<(), AllocError> {
+    let bytes = (v.len() as u128 + extra as u128) * std::mem::size_of::<T>().max(1) as u128;
+    if v.capacity() - v.len() >= extra {
+        return Ok(());
+    }
+    let what = fits(bytes, what)?;
     v.try_reserve_exact(extra).map_err(|_| AllocError {
-        bytes: (v.len() as u128 + extra as u128) * std::mem::size_of::<T>().max(1) as u128,
+        bytes,
         what: what(),
     })
+}
+
+/// `Ok(what)` (not yet called) when `bytes` may be asked of the allocator; an
+/// [`AllocError`] when they are more than physical memory.
+fn fits<F: FnOnce() -> String>(bytes: u128, what: F) -> Result<F, AllocError> {
+    match physical_memory() {
+        Some(mem) if bytes > u128::from(mem) => Err(AllocError {
+            bytes,
+            what: format!(
+                "{}: more than this machine's {} of memory",
+                what(),
+                human_bytes(u128::from(mem))
+            ),
+        }),
+        _ => Ok(what),
+    }
+}
+
+/// Checks that `bytes` (several buffers' total, say) are no more than the machine's
+/// physical memory; an [`AllocError`] naming `what` and the bytes otherwise. For work that
+/// allocates several large buffers and would only be killed when touching the last.
+pub fn ensure_fits(bytes: u128, what: impl FnOnce() -> String) -> Result<(), AllocError> {
+    fits(bytes, what).map(|_| ())
 }
 
 /// Environment variable that sets [`max_input_bytes`] (bytes; for tests and small machines).

@@ -154,7 +154,9 @@ impl<T: Scalar> Coo<T> {
     /// All non-zeros of a dense matrix.
     pub fn from_dense(d: &Dense<T>) -> Self {
         let mut coo = Self::new(d.rows(), d.cols());
-        for i in 0..d.rows() {
+        // No columns, no entries (and no pass over a declared row count with no data).
+        let rows = if d.cols() == 0 { 0 } else { d.rows() };
+        for i in 0..rows {
             for (j, &v) in d.row(i).iter().enumerate() {
                 if v != T::zero() {
                     coo.row_idx.push(i);

@@ -112,30 +112,39 @@ impl<T: Scalar, I: Index> Csr<T, I> {
         if cols > 0 {
             I::try_from_usize(cols - 1)?;
         }
-        // Counting sort by row, then sort each row by column.
-        let mut counts = alloc::try_vec(rows + 1, 0usize, || {
+        // Counting sort by row, then sort each row by column. One array of row pointers
+        // serves the whole conversion (a matrix of many empty rows costs one, not three):
+        // `ptr[r + 2]` counts row r's entries; after the prefix sum `ptr[r + 1]` is row r's
+        // start, advanced while placing, so that it ends as row r's end; the merge of
+        // duplicates then writes the output's row ends over it, in place.
+        let ptr_len = rows
+            .checked_add(2)
+            .ok_or_else(|| Error::invalid("CSR", format!("{rows} rows are too many")))?;
+        let mut ptr = alloc::try_vec(ptr_len, 0usize, || {
             format!("the row pointers of a {rows}-row matrix")
         })?;
         for &r in coo.row_indices() {
-            counts[r + 1] += 1;
+            ptr[r + 2] += 1;
         }
-        for i in 0..rows {
-            counts[i + 1] += counts[i];
+        for i in 2..ptr_len {
+            ptr[i] += ptr[i - 1];
         }
-        let mut next = counts.clone();
         let nnz = coo.nnz();
         let mut tmp: Vec<(usize, T)> =
             alloc::try_vec(nnz, (0, T::zero()), || format!("sorting {nnz} entries"))?;
         for (r, c, v) in coo.iter() {
-            tmp[next[r]] = (c, v);
-            next[r] += 1;
+            tmp[ptr[r + 1]] = (c, v);
+            ptr[r + 1] += 1;
         }
-        let mut indptr = Vec::with_capacity(rows + 1);
-        let mut indices = Vec::with_capacity(nnz);
-        let mut values: Vec<T> = Vec::with_capacity(nnz);
-        indptr.push(0);
+        let mut indices: Vec<I> =
+            alloc::try_with_capacity(nnz, || format!("the column indices of {nnz} entries"))?;
+        let mut values: Vec<T> =
+            alloc::try_with_capacity(nnz, || format!("the values of {nnz} entries"))?;
+        let mut row_start = 0usize;
         for i in 0..rows {
-            let row = &mut tmp[counts[i]..counts[i + 1]];
+            let row_end = ptr[i + 1];
+            let row = &mut tmp[row_start..row_end];
+            row_start = row_end;
             row.sort_unstable_by_key(|e| e.0);
             let start = indices.len();
             for &(c, v) in row.iter() {
@@ -159,8 +168,11 @@ impl<T: Scalar, I: Index> Csr<T, I> {
                     values.push(v);
                 }
             }
-            indptr.push(indices.len());
+            ptr[i + 1] = indices.len();
         }
+        drop(tmp);
+        ptr.truncate(rows + 1);
+        let indptr = ptr;
         Ok(Self::from_parts_unchecked(
             rows, cols, indptr, indices, values,
         ))

@@ -105,7 +105,8 @@ impl<T: Scalar, I: Index> EllpackR<T, I> {
         };
         let mut values = alloc::try_vec(slots, T::zero(), what)?;
         let mut col_idx = alloc::try_vec(slots, I::default(), what)?;
-        let mut rl = Vec::with_capacity(rows);
+        let mut rl: Vec<I> =
+            alloc::try_with_capacity(rows, || format!("the row lengths of {rows} rows"))?;
         for i in 0..rows {
             let (cs, vs) = csr.row(i);
             rl.push(I::try_from_usize(cs.len())?);

@@ -33,7 +33,59 @@ pub struct Graph {
     weights: Option<Vec<f64>>,
     labels: Labels,
     self_loops_dropped: usize,
+    stats: BuildStats,
     notes: Vec<String>,
+}
+
+/// What building a graph kept, merged and dropped ([`Graph::build_stats`]), so that a
+/// command can say so ([`BuildStats::notes`] are in [`Graph::notes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BuildStats {
+    /// Edge entries given (edge-list lines, Matrix Market entries after a symmetric file's
+    /// mirroring), self-loops included.
+    pub entries: usize,
+    /// Self-loop entries dropped.
+    pub self_loops: usize,
+    /// Entries that repeated an edge already given (in either direction) and were merged
+    /// into it: `entries - self_loops - edges`.
+    pub duplicates: usize,
+    /// Undirected edges kept.
+    pub edges: usize,
+    /// Nodes without any edge (a Matrix Market file's unused rows, say).
+    pub isolated_nodes: usize,
+    /// Integer ids of a renumbered edge list that lie between its smallest and largest id
+    /// but are in no edge (other than a self-loop), so are not nodes.
+    pub absent_ids: u64,
+}
+
+impl BuildStats {
+    /// Remarks for the user, one per thing merged or dropped; none for a clean input. An
+    /// input that lists every edge exactly twice (once in each direction, as symmetric
+    /// SNAP files and mirrored Matrix Market files do) is not remarked on.
+    pub fn notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let kept = self.entries.saturating_sub(self.self_loops);
+        if self.duplicates > 0 && kept != 2 * self.edges {
+            out.push(format!(
+                "merged {} repeated edge entries: {kept} entries (self-loops aside) give {} \
+                 distinct undirected edges",
+                self.duplicates, self.edges
+            ));
+        }
+        if self.self_loops > 0 {
+            out.push(format!(
+                "dropped {} self-loop entries (a graph here has no self-loops)",
+                self.self_loops
+            ));
+        }
+        if self.isolated_nodes > 0 {
+            out.push(format!(
+                "{} nodes have no edges (isolated)",
+                self.isolated_nodes
+            ));
+        }
+        out
+    }
 }
 
 impl Graph {
@@ -142,13 +194,30 @@ impl Graph {
     ) -> Result<Self> {
         u32::try_from_usize(n)?;
         let b = build::build(n, src, dst, weights, parts, map, self_loops, counts)?;
+        // Slots hold the entries the parse kept plus any self-loops the build found.
+        let slots: usize = parts.iter().map(|&(a, e)| e - a).sum();
+        let non_loop = slots.saturating_sub(b.self_loops.saturating_sub(self_loops));
+        let edges = b.adj.len() / 2;
+        let isolated_nodes = {
+            use rayon::prelude::*;
+            b.indptr.par_windows(2).filter(|w| w[0] == w[1]).count()
+        };
+        let stats = BuildStats {
+            entries: non_loop + b.self_loops,
+            self_loops: b.self_loops,
+            duplicates: non_loop.saturating_sub(edges),
+            edges,
+            isolated_nodes,
+            absent_ids: 0,
+        };
         Ok(Self {
             indptr: b.indptr,
             adj: b.adj,
             weights: b.weights,
             labels: Labels::None,
             self_loops_dropped: b.self_loops,
-            notes: Vec::new(),
+            notes: stats.notes(),
+            stats,
         })
     }
 
@@ -175,11 +244,35 @@ impl Graph {
                 self.num_nodes()
             )));
         }
+        if !ids.is_empty() {
+            let (lo, hi) = (ids.id_of(0), ids.id_of(ids.len() - 1));
+            let absent = (hi - lo + 1) - ids.len() as u64;
+            self.stats.absent_ids = absent;
+            if absent > 0 {
+                self.notes.push(format!(
+                    "node ids run from {lo} to {hi}, but {absent} ids in that range are in no \
+                     edge (other than a self-loop) and are not nodes; the {} nodes are \
+                     renumbered and keep the file's ids as labels",
+                    ids.len()
+                ));
+            }
+        }
         self.labels = Labels::Ids {
             ids,
             names: OnceLock::new(),
         };
         Ok(self)
+    }
+
+    /// Labels node `u` by the id `u + 1`: the graph of a file that numbers its nodes from 1
+    /// (Matrix Market), so that every command prints the file's ids. Formatted only when
+    /// [`Graph::labels`] asks for them all.
+    pub fn with_one_based_labels(mut self) -> Self {
+        self.labels = Labels::OneBased {
+            n: self.num_nodes(),
+            names: OnceLock::new(),
+        };
+        self
     }
 
     /// Adds remarks about how the graph was read (see [`Graph::notes`]).
@@ -205,6 +298,10 @@ impl Graph {
     /// Self-loops that were in the input and were dropped.
     pub fn self_loops_dropped(&self) -> usize {
         self.self_loops_dropped
+    }
+    /// What the build kept, merged and dropped (its remarks are in [`Graph::notes`]).
+    pub fn build_stats(&self) -> BuildStats {
+        self.stats
     }
     /// Sorted neighbours of `u`.
     pub fn neighbors(&self, u: usize) -> &[u32] {
@@ -242,6 +339,7 @@ impl Graph {
             Labels::None => u.to_string(),
             Labels::Names(l) => l[u].clone(),
             Labels::Ids { ids, .. } => id_label(ids.id_of(u)),
+            Labels::OneBased { .. } => id_label(u as u64 + 1),
         }
     }
     /// The adjacency matrix as CSR (weights, or ones when unweighted).
@@ -291,6 +389,11 @@ enum Labels {
         ids: DenseIds,
         names: OnceLock<Vec<String>>,
     },
+    /// Node `u` is the file's id `u + 1` (Matrix Market).
+    OneBased {
+        n: usize,
+        names: OnceLock<Vec<String>>,
+    },
 }
 
 impl Labels {
@@ -299,6 +402,13 @@ impl Labels {
             Labels::None => None,
             Labels::Names(l) => Some(l),
             Labels::Ids { ids, names } => Some(names.get_or_init(|| ids.map_ids(id_label))),
+            Labels::OneBased { n, names } => Some(names.get_or_init(|| {
+                use rayon::prelude::*;
+                (1..=*n)
+                    .into_par_iter()
+                    .map(|u| id_label(u as u64))
+                    .collect()
+            })),
         }
     }
 }

@@ -43,7 +43,7 @@ pub use csr::Csr;
 pub use dense::{Dense, DenseView};
 pub use ellpack::EllpackR;
 pub use error::{BoxError, Error, ParseError, ParseErrorKind, Result, ResultExt};
-pub use graph::Graph;
+pub use graph::{BuildStats, Graph};
 pub use matmul::{Algorithm, BaseKernel, HostMemory, MatMul, MatMulOptions};
 pub use mcl::{Clustering, Expansion, MarkovCluster, MclOptions, MclProgress, StopReason};
 pub use scalar::{Index, Scalar};

@@ -288,7 +288,7 @@ fn cluster<T: trident_core::Scalar, B: MarkovCluster<T>>(
 /// Clusters in mcl's format (whitespace-separated labels of `g`'s nodes, one cluster per
 /// line) as a [`Clustering`]; a label not in `g` is an error.
 fn read_clusters(g: &Graph, path: &Path) -> Result<Clustering> {
-    let text = eval::read_text(path, "clusters")?;
+    let text = io::read_text(path)?;
     let ids: std::collections::HashMap<String, usize> =
         (0..g.num_nodes()).map(|u| (g.label(u), u)).collect();
     let mut clusters = Vec::new();

@@ -12,7 +12,9 @@ use crate::files::Files;
 pub enum Args {
     /// Graph500 Kronecker graph (A = 0.57, B = C = 0.19): 2^scale nodes,
     /// edge-factor * 2^scale edges (duplicates and self-loops kept, as drawn), written as a
-    /// SNAP edge list. Reproducible for a seed, whatever the number of threads.
+    /// SNAP edge list; also prints the distinct undirected edges, duplicates, self-loops and
+    /// nodes without edges (what a reader's graph has). Reproducible for a seed, whatever
+    /// the number of threads.
     Kronecker {
         /// log2 of the number of nodes.
         #[arg(long)]
@@ -29,7 +31,8 @@ pub enum Args {
     },
     /// Planted-partition graph (C communities of nearly equal size, mean degree D, a fraction
     /// MU of the edges between communities; node numbers shuffled), written as a SNAP edge
-    /// list, with the ground truth optionally written for `trident cluster --eval`.
+    /// list of distinct edges without self-loops, with the ground truth optionally written
+    /// for `trident cluster --eval`. Requests that cannot be met are refused.
     /// Reproducible for a seed, whatever the number of threads.
     Planted {
         /// Nodes.
@@ -38,7 +41,7 @@ pub enum Args {
         /// Communities (at least 2 nodes each).
         #[arg(long)]
         communities: usize,
-        /// Mean degree (both ends of every edge count): nodes * degree / 2 edges.
+        /// Mean degree: nodes * degree / 2 distinct edges.
         #[arg(long, default_value_t = 20.0)]
         degree: f64,
         /// Fraction of the edges drawn between communities, in [0, 1].
@@ -80,12 +83,30 @@ pub fn run(args: Args) -> Result<()> {
             })?;
             files.commit()?;
             crate::outln!(
-                "{}: {} nodes, {} edges; generated in {gen:.3} s, written in {:.3} s",
+                "{}: {} nodes, {} edges as drawn; generated in {gen:.3} s, written in {:.3} s",
                 output.display(),
                 k.nodes,
                 k.src.len(),
                 t.elapsed().as_secs_f64()
             )?;
+            // What a reader of the file gets: duplicates merged, self-loops dropped, nodes
+            // without edges absent.
+            match k.tally() {
+                Ok(c) => crate::outln!(
+                    "as a simple graph: {} distinct undirected edges ({} duplicates and {} \
+                     self-loops in the list, merged and dropped by readers); {} of the {} \
+                     nodes have no edge and are absent from the file",
+                    c.distinct,
+                    c.duplicates,
+                    c.self_loops,
+                    c.nodes_without_edges,
+                    k.nodes
+                )?,
+                Err(e) => crate::print_notes(&[format!(
+                    "the edge list keeps duplicates and self-loops as drawn (readers merge and \
+                     drop them); they were not counted: {e}"
+                )]),
+            }
             Ok(())
         }
         Args::Planted {

@@ -31,7 +31,12 @@ fn stats(path: &Path) -> Result<()> {
     crate::outln!("file:              {}", path.display())?;
     crate::outln!("nodes:             {}", g.num_nodes())?;
     crate::outln!("edges:             {}", g.num_edges())?;
+    let b = g.build_stats();
+    crate::outln!("edge entries read: {}", b.entries)?;
+    crate::outln!("duplicates merged: {}", b.duplicates)?;
     crate::outln!("self-loops dropped: {}", g.self_loops_dropped())?;
+    crate::outln!("isolated nodes:    {}", b.isolated_nodes)?;
+    crate::outln!("absent ids:        {}", b.absent_ids)?;
     crate::outln!("max degree:        {max_deg}")?;
     crate::outln!("weighted:          {}", g.weights().is_some())?;
     crate::outln!("labelled:          {}", g.labels().is_some())?;

@@ -81,30 +81,11 @@ pub fn run(args: Args) -> Result<()> {
     }
 }
 
-/// Reads a dense matrix, refusing 1-D arrays, empty matrices (and, through the readers,
-/// integer dtypes).
+/// Reads a dense matrix, the format told from the content (`.npy` or Matrix Market, never
+/// from the name), refusing 1-D arrays, empty matrices (and, through the readers, integer
+/// dtypes).
 fn load<T: Scalar>(path: &Path) -> Result<Dense<T>> {
-    let is_mtx = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("mtx"));
-    let a = if is_mtx {
-        io::mtx::read_dense::<T>(path)?
-    } else {
-        let bytes = std::fs::read(path).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        if npy_ndim(&bytes) == Some(1) {
-            return Err(Error::invalid(
-                "input",
-                format!(
-                    "{}: a 1-D array; the SVD needs a 2-D matrix (reshape it to n x 1 or 1 x n)",
-                    path.display()
-                ),
-            ));
-        }
-        io::npy::parse_npy::<T>(&bytes, &path.display().to_string())?
-    };
+    let a = io::read_dense_auto::<T>(path)?;
     if a.rows() == 0 || a.cols() == 0 {
         return Err(Error::invalid(
             "input",
@@ -117,20 +98,6 @@ fn load<T: Scalar>(path: &Path) -> Result<Dense<T>> {
         ));
     }
     Ok(a)
-}
-
-/// Number of dimensions in a `.npy` header's shape tuple, if it can be found.
-fn npy_ndim(bytes: &[u8]) -> Option<usize> {
-    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
-    let start = head.find("'shape'")?;
-    let open = start + head[start..].find('(')?;
-    let close = open + head[open..].find(')')?;
-    Some(
-        head[open + 1..close]
-            .split(',')
-            .filter(|s| !s.trim().is_empty())
-            .count(),
-    )
 }
 
 fn run_t<T: Scalar + std::fmt::LowerExp>(

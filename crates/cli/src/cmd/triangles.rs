@@ -47,8 +47,15 @@ pub fn run(args: Args) -> Result<()> {
     let files = Files::declare(&[Some(&args.path)], &[args.per_vertex.as_deref()])?;
     // The input is read and checked before the backends are probed.
     let t = Instant::now();
-    let g = io::read_graph_auto(&args.path)?;
+    // Every input node is counted (as `cluster` clusters it): a node whose only line is a
+    // self-loop is an isolated node with no triangles, not dropped.
+    let opts = io::EdgeListOptions {
+        loop_only_nodes: true,
+        ..io::EdgeListOptions::default()
+    };
+    let g = io::read_graph_with(&args.path, &opts)?;
     let load = t.elapsed().as_secs_f64();
+    crate::print_notes(g.notes());
     let b = select::open(args.backend)?;
     crate::outln!("backend: {b}")?;
     crate::with_backend!(&b, b => count(b, &g, &args, load, files))

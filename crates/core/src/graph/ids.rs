@@ -37,6 +37,11 @@ impl DenseIds {
         self.len
     }
 
+    /// True when no id is kept.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// The ids covered: `0..raw_len()` (a multiple of 64).
     pub(crate) fn raw_len(&self) -> usize {
         self.table.len() * 64

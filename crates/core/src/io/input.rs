@@ -38,6 +38,8 @@ pub enum Detected {
     Binary(&'static str),
     /// Anything else: text, read as an edge list by the graph readers.
     Text,
+    /// Nothing but white space (or nothing at all).
+    Empty,
 }
 
 impl Detected {
@@ -49,16 +51,28 @@ impl Detected {
             Detected::Gzip => "gzip-compressed data".into(),
             Detected::Binary(what) => what.into(),
             Detected::Text => "a text file (edge list)".into(),
+            Detected::Empty => "an empty file".into(),
         }
     }
 }
 
-/// The format of `bytes`, from their first bytes.
+/// The format of `bytes`, from their content (never from a file name):
+///
+/// * the NumPy magic `\x93NUMPY`: [`Detected::Npy`];
+/// * a first line starting with `%%` (after an optional UTF-8 byte-order mark):
+///   [`Detected::MatrixMarket`], whether or not the banner is valid, so that a misspelt
+///   banner (`%%MatrixMarkt ...`) is reported by the Matrix Market reader (file, line 1,
+///   the problem) instead of the file being read as an edge list;
+/// * gzip, other compressed or binary formats (or NUL bytes in the first 4 KiB):
+///   [`Detected::Gzip`] / [`Detected::Binary`];
+/// * nothing but white space: [`Detected::Empty`];
+/// * anything else: [`Detected::Text`] (an edge list for the graph readers).
+///
+/// [`detect_format`] is the same with the cases no reader takes turned into errors.
 pub fn detect(bytes: &[u8]) -> Detected {
     let b = strip_bom(bytes);
     let starts = |m: &[u8]| b.len() >= m.len() && &b[..m.len()] == m;
-    const BANNER: &[u8] = b"%%MatrixMarket";
-    if b.len() >= BANNER.len() && b[..BANNER.len()].eq_ignore_ascii_case(BANNER) {
+    if starts(b"%%") {
         return Detected::MatrixMarket;
     }
     if starts(b"\x93NUMPY") {
@@ -87,7 +101,28 @@ pub fn detect(bytes: &[u8]) -> Detected {
     if memchr::memchr(0, head).is_some() {
         return Detected::Binary("binary data (NUL bytes), not a text format");
     }
+    if b.iter().all(|c| c.is_ascii_whitespace()) {
+        return Detected::Empty;
+    }
     Detected::Text
+}
+
+/// The format of `bytes` ([`detect`]) as one of those Trident reads
+/// ([`Detected::MatrixMarket`], [`Detected::Npy`] or [`Detected::Text`]), or the error to
+/// give: `name: empty file` ([`K::Empty`]), or what the data is (compressed, binary;
+/// [`K::Unsupported`]). The one content-based choice of format for every command: call it
+/// (or [`Input::format`]) instead of looking at the file name.
+pub fn detect_format(bytes: &[u8], name: &str) -> Result<Detected> {
+    match detect(bytes) {
+        d @ (Detected::MatrixMarket | Detected::Npy | Detected::Text) => Ok(d),
+        Detected::Empty => Err(perr(name, None, K::Empty, "empty file")),
+        other => Err(perr(
+            name,
+            None,
+            K::Unsupported,
+            format!("this is {}, not a format Trident reads", other.describe()),
+        )),
+    }
 }
 
 /// `bytes` without a leading UTF-8 byte-order mark.
@@ -204,6 +239,12 @@ impl Input {
     pub fn detect(&self) -> Detected {
         detect(&self.bytes)
     }
+
+    /// The format of the content as [`detect_format`] gives it: Matrix Market, NumPy or
+    /// text, else an error naming the file (empty, compressed, binary).
+    pub fn format(&self) -> Result<Detected> {
+        detect_format(&self.bytes, &self.name)
+    }
 }
 
 /// Files at least this large are read by several threads at once.
@@ -242,10 +283,16 @@ fn read_parallel_in(
         path: path.to_path_buf(),
         source,
     };
-    let mut head = [0u8; 2];
+    // gzip, binary data, and a .npy file whose header is bad or does not match the file's
+    // length: read as a stream, which refuses them early with the right message.
+    let mut head = vec![0u8; size.min(16 << 10)];
     f.read_exact_at(&mut head, 0).map_err(io_err)?;
-    if head == [0x1f, 0x8b] {
-        return Ok(None);
+    match detect(&head) {
+        Detected::Gzip | Detected::Binary(_) => return Ok(None),
+        Detected::Npy if !matches!(super::npy::expected_len(&head, name), Ok(Some(w)) if w == len) => {
+            return Ok(None)
+        }
+        _ => {}
     }
     let mut buf = alloc::try_zeroed_vec::<u8>(size, || "reading the input".to_owned())
         .map_err(|e| perr(name, None, K::TooLarge, e.to_string()))?;
@@ -348,8 +395,10 @@ fn slurp(
         .map(|h| usize::try_from(h).unwrap_or(usize::MAX).saturating_add(1))
         .unwrap_or(1 << 16);
     alloc::try_reserve(&mut buf, first, what).map_err(too_large)?;
-    // Text unless the content says otherwise (decided once 8 bytes are in).
+    // Text unless the content says otherwise (decided once 4 KiB are in, or at the end).
     let mut text: Option<bool> = None;
+    // A .npy stream's length, once its header is in.
+    let mut npy_len: Option<u64> = None;
     // Start of a line at or before the current (unfinished) one; lines before it are checked.
     let mut line_start = 0usize;
     let limit = alloc::max_input_bytes();
@@ -405,11 +454,40 @@ fn slurp(
         };
         // Fewer bytes than asked for: the reader is at its end.
         let eof = (k as u64) < room;
-        if text.is_none() && (buf.len() >= 8 || eof) {
-            text = Some(detect(&buf) != Detected::Npy);
+        if text.is_none() && (buf.len() >= 4096 || eof) {
+            let d = detect(&buf);
+            if let Detected::Binary(what) = d {
+                // Binary data is refused at once, not read to the input limit first.
+                return Err(perr(
+                    name,
+                    None,
+                    K::Unsupported,
+                    format!("this is {what}, not a format Trident reads"),
+                ));
+            }
+            text = Some(d != Detected::Npy);
         }
         if text == Some(true) {
             line_start = long_line(&buf, line_start).map_err(|s| too_long_line(&buf, s, name))?;
+        }
+        if text == Some(false) {
+            // A .npy stream: its header says how long it is; refuse a bad header or more
+            // bytes than it says as soon as they are seen.
+            if npy_len.is_none() {
+                npy_len = super::npy::expected_len(&buf, name)?;
+            }
+            if let Some(want) = npy_len.filter(|&w| buf.len() as u64 > w) {
+                return Err(perr(
+                    name,
+                    None,
+                    K::EntryCount,
+                    format!(
+                        "more bytes than the .npy header says the file has ({want}): \
+                         at least {} after the data",
+                        buf.len() as u64 - want
+                    ),
+                ));
+            }
         }
         if eof {
             break;

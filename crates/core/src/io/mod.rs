@@ -17,8 +17,10 @@
 
 use std::path::Path;
 
+use crate::dense::Dense;
 use crate::error::{Error, ParseError, ParseErrorKind, Result};
 use crate::graph::Graph;
+use crate::scalar::Scalar;
 
 pub mod edgelist;
 pub mod mtx;
@@ -28,7 +30,7 @@ mod input;
 mod output;
 mod text;
 
-pub use input::{detect, strip_bom, Detected, Input, MAX_LINE_BYTES, STDIN_NAME};
+pub use input::{detect, detect_format, strip_bom, Detected, Input, MAX_LINE_BYTES, STDIN_NAME};
 pub use output::{check_output, check_outputs, commit_all, write_file, OutputFile};
 
 pub use edgelist::{
@@ -38,16 +40,17 @@ pub use mtx::{
     parse_matrix_market, read_coo, read_dense, read_matrix_market, write_coo, write_dense,
     MatrixMarket,
 };
-pub use npy::{parse_npy, read_npy, write_npy};
+pub use npy::{parse_npy, parse_npy_2d, read_npy, write_npy};
 
 /// Reads a graph, choosing the reader from the content (not the file name).
 ///
 /// `path` may be `-` (standard input), a pipe or a FIFO: the input is read exactly once.
 /// Gzip-compressed input is decompressed whatever its name.
 ///
-/// * A file starting with a `%%MatrixMarket` banner: Matrix Market. The matrix must be
-///   square; node `i` is row/column `i` (0-based, so the file's `i + 1`), and every node of
-///   the declared size exists. `pattern` files give an unweighted graph, `real` / `integer`
+/// * A file whose first line starts with `%%`: Matrix Market (a misspelt banner is an
+///   error naming line 1, never an edge list). The matrix must be square; node `i` is
+///   row/column `i + 1` of the file and is labelled `i + 1` ([`Graph::label`]), so that
+///   commands print the file's ids; every node of the declared size exists. `pattern` files give an unweighted graph, `real` / `integer`
 ///   files a weighted one whose weights are the values (a symmetric file's stored triangle
 ///   is mirrored; duplicate and reversed entries are merged keeping the largest value).
 ///   Diagonal entries are self-loops: each stored diagonal entry is counted in
@@ -72,6 +75,51 @@ pub fn read_graph_with(path: impl AsRef<Path>, opts: &EdgeListOptions) -> Result
     graph_from_input_with(&Input::read(path)?, opts)
 }
 
+/// Reads a dense matrix, choosing the reader from the content ([`detect_format`]), never
+/// from the file name: a NumPy `.npy` array (exactly 2-D, finite values) or a Matrix Market
+/// file (`array`, or `coordinate` densified). An edge list, an empty file or binary data is
+/// an error naming the file and what it is.
+pub fn read_dense_auto<T: Scalar>(path: impl AsRef<Path>) -> Result<Dense<T>> {
+    let input = Input::read(path.as_ref())?;
+    let name = &input.name;
+    match input.format()? {
+        Detected::Npy => npy::parse_npy_2d(&input.bytes, name),
+        Detected::MatrixMarket => match parse_matrix_market::<T>(&input.bytes, name)? {
+            MatrixMarket::Dense(d) => Ok(d),
+            MatrixMarket::Sparse(c) => mtx::coo_to_dense(&c, name),
+        },
+        other => Err(refuse(
+            name,
+            other,
+            "a matrix (NumPy .npy or Matrix Market)",
+        )),
+    }
+}
+
+/// Reads a whole text file (`-` is standard input; gzip is decompressed) with the readers'
+/// limits: binary data (NUL bytes, compressed or NumPy data) is refused after its first
+/// bytes, a line longer than [`MAX_LINE_BYTES`] is refused as soon as it is seen, and
+/// invalid UTF-8 is an error naming the line. For the small text inputs of commands
+/// (complexes, cluster lists) that are not a graph or a matrix. An empty file gives `""`.
+pub fn read_text(path: impl AsRef<Path>) -> Result<String> {
+    let input = Input::read(path.as_ref())?;
+    match input.detect() {
+        Detected::Text | Detected::Empty => {}
+        other => return Err(refuse(&input.name, other, "a text file")),
+    }
+    let name = input.name;
+    String::from_utf8(input.bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = memchr::memchr_iter(b'\n', &e.as_bytes()[..at]).count() + 1;
+        perr(
+            &name,
+            Some(line),
+            ParseErrorKind::BadValue,
+            "not valid UTF-8 text",
+        )
+    })
+}
+
 /// The graph in an [`Input`], as [`read_graph_auto`] reads it.
 pub fn graph_from_input(input: &Input) -> Result<Graph> {
     graph_from_input_with(input, &EdgeListOptions::default())
@@ -89,6 +137,9 @@ pub fn graph_from_input_with(input: &Input, opts: &EdgeListOptions) -> Result<Gr
 
 /// The error for input of the wrong kind: says what the file is and what was expected.
 pub(crate) fn refuse(name: &str, what: Detected, wanted: &str) -> Error {
+    if what == Detected::Empty {
+        return perr(name, None, ParseErrorKind::Empty, "empty file");
+    }
     perr(
         name,
         None,

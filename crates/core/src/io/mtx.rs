@@ -129,7 +129,7 @@ pub fn read_coo<T: Scalar>(path: impl AsRef<Path>) -> Result<Coo<T>> {
 
 /// Reads a Matrix Market file as a dense matrix; a `coordinate` file is densified
 /// (duplicates summed). A coordinate matrix too large to allocate densely gives
-/// [`ParseErrorKind::Unsupported`](crate::ParseErrorKind::Unsupported).
+/// [`ParseErrorKind::TooLarge`](crate::ParseErrorKind::TooLarge), naming the bytes.
 pub fn read_dense<T: Scalar>(path: impl AsRef<Path>) -> Result<Dense<T>> {
     let path = path.as_ref();
     let name = path.display().to_string();
@@ -182,7 +182,11 @@ pub(crate) fn parse_graph(bytes: &[u8], name: &str) -> Result<Graph> {
             format!("{} nodes do not fit in 32-bit node ids", h.rows),
         ));
     }
-    Graph::from_coo(&m.into_coo(), h.field != Field::Pattern).context(|| name)
+    // Node u is the file's row/column u + 1, and is labelled so: every command prints the
+    // file's ids.
+    Ok(Graph::from_coo(&m.into_coo(), h.field != Field::Pattern)
+        .context(|| name)?
+        .with_one_based_labels())
 }
 
 fn parse_header_lines(lines: &mut Lines<'_>, bytes: &[u8], name: &str) -> Result<Header> {
@@ -196,12 +200,16 @@ fn parse_header_lines(lines: &mut Lines<'_>, bytes: &[u8], name: &str) -> Result
     let mut toks = text::tokens(banner);
     let head = toks.next().unwrap_or(b"");
     if !head.eq_ignore_ascii_case(b"%%MatrixMarket") {
-        return Err(perr(
-            name,
-            Some(ln),
-            K::BadHeader,
-            "missing %%MatrixMarket banner",
-        ));
+        let msg = if head.starts_with(b"%%") {
+            format!(
+                "the first line starts with %% but {} is not a Matrix Market banner \
+                 (expected %%MatrixMarket matrix <format> <field> <symmetry>)",
+                text::show(head)
+            )
+        } else {
+            "missing %%MatrixMarket banner".to_owned()
+        };
+        return Err(perr(name, Some(ln), K::BadHeader, msg));
     }
     let mut word = |what: &str| -> Result<String> {
         let t = toks.next().ok_or_else(|| {
@@ -533,9 +541,13 @@ fn parse_array<T: Scalar>(h: &Header, lines: Lines<'_>, name: &str) -> Result<De
         ));
     }
     let (r, c) = (h.rows, h.cols);
+    let dense = |len: usize| {
+        crate::alloc::try_zeroed_vec::<T>(len, || format!("a dense {r} x {c} {} matrix", T::NAME))
+            .map_err(|e| perr(name, None, K::TooLarge, e.to_string()))
+    };
     if h.symmetry == Symmetry::General {
         // Column-major to row-major.
-        let mut data = vec![T::zero(); vals.len()];
+        let mut data = dense(vals.len())?;
         for j in 0..if r == 0 { 0 } else { c } {
             for i in 0..r {
                 data[i * c + j] = vals[j * r + i];
@@ -545,7 +557,7 @@ fn parse_array<T: Scalar>(h: &Header, lines: Lines<'_>, name: &str) -> Result<De
     }
     // Square, lower triangle stored column by column (strictly lower when skew).
     let n = r;
-    let mut d = Dense::zeros(n, n);
+    let mut d = Dense::from_vec(n, n, dense(n * n)?)?;
     let skew = h.symmetry == Symmetry::SkewSymmetric;
     let mut k = 0;
     for j in 0..n {
@@ -560,27 +572,27 @@ fn parse_array<T: Scalar>(h: &Header, lines: Lines<'_>, name: &str) -> Result<De
     Ok(d)
 }
 
-fn coo_to_dense<T: Scalar>(c: &Coo<T>, name: &str) -> Result<Dense<T>> {
-    let too_large = || {
+pub(crate) fn coo_to_dense<T: Scalar>(c: &Coo<T>, name: &str) -> Result<Dense<T>> {
+    let (r, k) = (c.rows(), c.cols());
+    let what = || format!("a dense {r} x {k} {} matrix", T::NAME);
+    let len = r.checked_mul(k).ok_or_else(|| {
         perr(
             name,
             None,
-            K::Unsupported,
+            K::TooLarge,
             format!(
-                "{} x {} is too large for a dense matrix",
-                c.rows(),
-                c.cols()
+                "cannot allocate {} for {}",
+                crate::alloc::human_bytes(r as u128 * k as u128 * std::mem::size_of::<T>() as u128),
+                what()
             ),
         )
-    };
-    let len = c.rows().checked_mul(c.cols()).ok_or_else(too_large)?;
-    let mut data: Vec<T> = Vec::new();
-    data.try_reserve_exact(len).map_err(|_| too_large())?;
-    data.resize(len, T::zero());
+    })?;
+    let mut data: Vec<T> = crate::alloc::try_zeroed_vec(len, what)
+        .map_err(|e| perr(name, None, K::TooLarge, e.to_string()))?;
     for (i, j, v) in c.iter() {
-        data[i * c.cols() + j] += v;
+        data[i * k + j] += v;
     }
-    Dense::from_vec(c.rows(), c.cols(), data)
+    Dense::from_vec(r, k, data)
 }
 
 fn value_str<T: Scalar>(v: T, out: &mut String) {

@@ -36,7 +36,7 @@ pub fn read_npy<T: Scalar>(path: impl AsRef<Path>) -> Result<Dense<T>> {
 pub fn read_npy_matrix<T: Scalar>(path: impl AsRef<Path>) -> Result<Dense<T>> {
     let input = read_file(path.as_ref())?;
     match input.detect() {
-        Detected::Npy => parse(&input.bytes, &input.name, true),
+        Detected::Npy => parse(&input.bytes, &input.name, true, true),
         other => Err(refuse(&input.name, other, "a NumPy .npy array")),
     }
 }
@@ -46,7 +46,7 @@ pub fn read_npy_matrix<T: Scalar>(path: impl AsRef<Path>) -> Result<Dense<T>> {
 pub fn npy_matrix_of<T: Scalar>(input: &super::Input) -> Result<(Dense<T>, &'static str)> {
     match input.detect() {
         Detected::Npy => {
-            let m = parse(&input.bytes, &input.name, true)?;
+            let m = parse(&input.bytes, &input.name, true, true)?;
             let stored = match stored_descr(&input.bytes).as_deref() {
                 Some("<f4") => "f32",
                 _ => "f64",
@@ -80,13 +80,56 @@ fn stored_descr(bytes: &[u8]) -> Option<String> {
 
 /// Parses `.npy` bytes; `name` is the file name used in errors.
 pub fn parse_npy<T: Scalar>(bytes: &[u8], name: &str) -> Result<Dense<T>> {
-    parse(bytes, name, false)
+    parse(bytes, name, false, false)
 }
 
-/// [`parse_npy`], or with `matrix` [`read_npy_matrix`]'s rules.
-fn parse<T: Scalar>(bytes: &[u8], name: &str, matrix: bool) -> Result<Dense<T>> {
+/// As [`parse_npy`] for an array that must have exactly two dimensions (a 1-D array is
+/// [`ParseErrorKind::Unsupported`](crate::ParseErrorKind::Unsupported)); values must be
+/// finite.
+pub fn parse_npy_2d<T: Scalar>(bytes: &[u8], name: &str) -> Result<Dense<T>> {
+    parse(bytes, name, true, false)
+}
+
+/// The longest `.npy` header accepted, in bytes: numpy's own default limit
+/// (`max_header_size`). A longer one is refused before anything else is read.
+pub const MAX_HEADER_BYTES: usize = 10_000;
+
+/// What a `.npy` header says: the shape, the element size, the order, where the data start.
+struct NpyHeader {
+    rows: usize,
+    cols: usize,
+    size: usize,
+    descr: &'static str,
+    fortran: bool,
+    data_start: usize,
+}
+
+/// The total length a `.npy` file whose first bytes are `head` must have (preamble, header
+/// and data), once its header is complete in `head`; `Ok(None)` while it is not. An error
+/// for a header that is already bad (or longer than [`MAX_HEADER_BYTES`]), so that a reader
+/// of a stream can stop early instead of reading on.
+pub(crate) fn expected_len(head: &[u8], name: &str) -> Result<Option<u64>> {
+    match header(head, name, false, true) {
+        Ok(Some(h)) => Ok(Some(
+            (h.data_start as u64).saturating_add(
+                (h.rows as u64)
+                    .saturating_mul(h.cols as u64)
+                    .saturating_mul(h.size as u64),
+            ),
+        )),
+        Ok(None) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Parses the preamble and header of `bytes`. With `partial`, `Ok(None)` when `bytes` end
+/// before the header does; otherwise that is an error.
+fn header(bytes: &[u8], name: &str, matrix: bool, partial: bool) -> Result<Option<NpyHeader>> {
     let err = |kind, msg: String| perr(name, None, kind, msg);
     if bytes.is_empty() {
+        if partial {
+            return Ok(None);
+        }
         return Err(err(K::Empty, "empty file".into()));
     }
     let m = bytes.len().min(MAGIC.len());
@@ -94,6 +137,9 @@ fn parse<T: Scalar>(bytes: &[u8], name: &str, matrix: bool) -> Result<Dense<T>> 
         return Err(err(K::BadHeader, "not a NumPy file (bad magic)".into()));
     }
     if bytes.len() < 10 {
+        if partial {
+            return Ok(None);
+        }
         return Err(err(K::Truncated, "file ends inside the preamble".into()));
     }
     let (major, minor) = (bytes[6], bytes[7]);
@@ -101,6 +147,9 @@ fn parse<T: Scalar>(bytes: &[u8], name: &str, matrix: bool) -> Result<Dense<T>> 
         1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
         2 | 3 => {
             if bytes.len() < 12 {
+                if partial {
+                    return Ok(None);
+                }
                 return Err(err(K::Truncated, "file ends inside the preamble".into()));
             }
             let l = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
@@ -113,18 +162,28 @@ fn parse<T: Scalar>(bytes: &[u8], name: &str, matrix: bool) -> Result<Dense<T>> 
             ))
         }
     };
-    let data_start = start
-        .checked_add(hlen)
-        .filter(|&e| e <= bytes.len())
-        .ok_or_else(|| {
-            err(
-                K::Truncated,
-                format!(
-                    "header length {hlen} runs past the end of the file ({} bytes)",
-                    bytes.len()
-                ),
-            )
-        })?;
+    // (A whole file shorter than its header says is reported as truncated, below.)
+    if hlen > MAX_HEADER_BYTES && (partial || start + hlen <= bytes.len()) {
+        return Err(err(
+            K::TooLarge,
+            format!(
+                "header length {hlen} is over the limit of {MAX_HEADER_BYTES} bytes \
+                 (numpy's own default)"
+            ),
+        ));
+    }
+    let Some(data_start) = start.checked_add(hlen).filter(|&e| e <= bytes.len()) else {
+        if partial {
+            return Ok(None);
+        }
+        return Err(err(
+            K::Truncated,
+            format!(
+                "header length {hlen} runs past the end of the file ({} bytes)",
+                bytes.len()
+            ),
+        ));
+    };
     let header = std::str::from_utf8(&bytes[start..data_start])
         .ok()
         .filter(|h| major == 3 || h.is_ascii())
@@ -132,14 +191,34 @@ fn parse<T: Scalar>(bytes: &[u8], name: &str, matrix: bool) -> Result<Dense<T>> 
     let dict = Parser::new(header)
         .dict()
         .ok_or_else(|| err(K::BadHeader, format!("cannot parse header {header:?}")))?;
+    // numpy's header is a Python dict literal, where a repeated key keeps its last value;
+    // taking either one would read a file differently from one of the two readers.
+    for (i, (k, _)) in dict.iter().enumerate() {
+        if dict[..i].iter().any(|(k0, _)| k0 == k) {
+            return Err(err(
+                K::BadHeader,
+                format!("header has the key '{k}' twice: {header:?}"),
+            ));
+        }
+    }
     let get = |key: &str| {
         dict.iter()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v)
             .ok_or_else(|| err(K::BadHeader, format!("header lacks '{key}'")))
     };
-    let descr = match get("descr")? {
-        Value::Str(s) => s.as_str(),
+    let descr: &'static str = match get("descr")? {
+        Value::Str(s) => match s.as_str() {
+            "<f8" => "<f8",
+            "<f4" => "<f4",
+            ">f8" | ">f4" => return Err(err(K::Unsupported, format!("big-endian dtype {s:?}"))),
+            d => {
+                return Err(err(
+                    K::Unsupported,
+                    format!("dtype {d:?} (only <f4 and <f8 are supported)"),
+                ))
+            }
+        },
         _ => {
             return Err(err(
                 K::Unsupported,
@@ -147,17 +226,7 @@ fn parse<T: Scalar>(bytes: &[u8], name: &str, matrix: bool) -> Result<Dense<T>> 
             ))
         }
     };
-    let size: usize = match descr {
-        "<f8" => 8,
-        "<f4" => 4,
-        ">f8" | ">f4" => return Err(err(K::Unsupported, format!("big-endian dtype {descr:?}"))),
-        d => {
-            return Err(err(
-                K::Unsupported,
-                format!("dtype {d:?} (only <f4 and <f8 are supported)"),
-            ))
-        }
-    };
+    let size: usize = if descr == "<f8" { 8 } else { 4 };
     let fortran = match get("fortran_order")? {
         Value::Bool(b) => *b,
         _ => return Err(err(K::BadHeader, "fortran_order is not a bool".into())),
@@ -170,7 +239,10 @@ fn parse<T: Scalar>(bytes: &[u8], name: &str, matrix: bool) -> Result<Dense<T>> 
         [n] if matrix => {
             return Err(err(
                 K::Unsupported,
-                format!("a 1-dimensional array of {n} values, not a matrix (need 2 dimensions)"),
+                format!(
+                    "a 1-D array of {n} values, not a matrix (need 2 dimensions; reshape it \
+                     to {n} x 1 or 1 x {n})"
+                ),
             ))
         }
         [n] => (*n, 1),
@@ -181,6 +253,34 @@ fn parse<T: Scalar>(bytes: &[u8], name: &str, matrix: bool) -> Result<Dense<T>> 
                 format!("{}-dimensional arrays (need 1 or 2)", s.len()),
             ))
         }
+    };
+    let too_big = || err(K::BadHeader, format!("shape {rows} x {cols} is too large"));
+    rows.checked_mul(cols)
+        .and_then(|c| c.checked_mul(size))
+        .ok_or_else(too_big)?;
+    Ok(Some(NpyHeader {
+        rows,
+        cols,
+        size,
+        descr,
+        fortran,
+        data_start,
+    }))
+}
+
+/// [`parse_npy`]; `two_d`: refuse 1-D arrays; `non_finite`: accept NaN and infinities.
+fn parse<T: Scalar>(bytes: &[u8], name: &str, two_d: bool, non_finite: bool) -> Result<Dense<T>> {
+    let err = |kind, msg: String| perr(name, None, kind, msg);
+    let Some(NpyHeader {
+        rows,
+        cols,
+        size,
+        descr,
+        fortran,
+        data_start,
+    }) = header(bytes, name, two_d, false)?
+    else {
+        return Err(err(K::Truncated, "file ends inside the header".into()));
     };
     let too_big = || err(K::BadHeader, format!("shape {rows} x {cols} is too large"));
     let count = rows.checked_mul(cols).ok_or_else(too_big)?;
@@ -214,7 +314,11 @@ fn parse<T: Scalar>(bytes: &[u8], name: &str, matrix: bool) -> Result<Dense<T>> 
             vals.push(T::from_f64(f32::from_le_bytes(a) as f64));
         }
     }
-    if let Some(k) = vals.iter().position(|v| !v.is_finite()).filter(|_| !matrix) {
+    if let Some(k) = vals
+        .iter()
+        .position(|v| !v.is_finite())
+        .filter(|_| !non_finite)
+    {
         return Err(err(
             K::BadValue,
             format!("element {k} is not a finite {}", T::NAME),

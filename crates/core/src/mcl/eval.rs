@@ -183,44 +183,15 @@ pub fn check_partition(
 /// Reads complexes: one per line, members separated by whitespace; `#` lines and blank lines
 /// are skipped.
 pub fn read_complexes(path: impl AsRef<Path>) -> Result<Vec<Vec<String>>> {
-    let text = read_text(path.as_ref(), "complexes")?;
+    let path = path.as_ref();
+    // The readers' limits: binary data and endless lines are refused early.
+    let text = crate::io::read_text(path)?;
     Ok(text
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .map(|l| l.split_whitespace().map(str::to_string).collect())
         .collect())
-}
-
-/// The text of a file of `what` (complexes, clusters), read with the limits of every reader
-/// ([`crate::io::Input::read`]: a stream without line breaks, such as `/dev/zero`, is refused
-/// early; `-` is standard input; gzip is decompressed); binary data and invalid UTF-8 are
-/// refused, naming the file.
-pub fn read_text(path: &Path, what: &'static str) -> Result<String> {
-    let input = crate::io::Input::read(path)?;
-    match input.detect() {
-        crate::io::Detected::Text => {}
-        other => {
-            return Err(Error::invalid(
-                what,
-                format!(
-                    "{}: this is {}, not a text file of {what}",
-                    input.name,
-                    other.describe()
-                ),
-            ))
-        }
-    }
-    let name = input.name;
-    String::from_utf8(input.bytes).map_err(|e| {
-        Error::invalid(
-            what,
-            format!(
-                "{name}: not UTF-8 text (at byte {})",
-                e.utf8_error().valid_up_to()
-            ),
-        )
-    })
 }
 
 /// Node numbers of `g` by label. A graph without labels names its nodes by number, so a
