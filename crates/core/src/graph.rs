@@ -26,7 +26,7 @@ pub(crate) struct PartCounts {
 /// Stored as a symmetric CSR adjacency structure: both `(u, v)` and `(v, u)` are present,
 /// each row's neighbours are sorted and distinct, no row contains its own node. Optional
 /// per-edge weights (the same on both directions) and node labels (e.g. protein names).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Graph {
     indptr: Vec<usize>,
     adj: Vec<u32>,
@@ -410,6 +410,20 @@ impl Labels {
                     .collect()
             })),
         }
+    }
+}
+
+/// Two graphs are equal when they hold the same graph: nodes, edges, weights, labels and the
+/// self-loops dropped. How it was read ([`Graph::build_stats`], [`Graph::notes`]) is not
+/// compared: the same graph reached through the streamed parse or through an `EdgeList`
+/// is the same graph.
+impl PartialEq for Graph {
+    fn eq(&self, other: &Self) -> bool {
+        self.indptr == other.indptr
+            && self.adj == other.adj
+            && self.weights == other.weights
+            && self.labels == other.labels
+            && self.self_loops_dropped == other.self_loops_dropped
     }
 }
 
