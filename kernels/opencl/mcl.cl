@@ -336,7 +336,7 @@ __kernel void CAT(mcl_penalty_, SUFFIX)(const ulong n, const REAL b,
             atom_add(&sh[8], cnt);                                                            \
         }                                                                                     \
         {                                                                                     \
-            ulong cur = sh[7];                                                                \
+            ulong cur = 0; /* no plain read: the first cmpxchg returns the true value */      \
             while (mb > cur) {                                                                \
                 const ulong was = atom_cmpxchg(&sh[7], cur, mb);                              \
                 if (was == cur) {                                                             \
