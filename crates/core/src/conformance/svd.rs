@@ -77,6 +77,14 @@ pub fn checks<B: Svd<f32> + Svd<f64> + Qr<f32> + Qr<f64>>() -> Vec<Check<B>> {
             run: v_orthogonality::<f64, B>,
         },
         Check {
+            name: "qr_flat_q_small_f32",
+            run: qr_flat_q_small::<f32, B>,
+        },
+        Check {
+            name: "qr_flat_q_small_f64",
+            run: qr_flat_q_small::<f64, B>,
+        },
+        Check {
             name: "qr_tree_f32",
             run: qr_tree::<f32, B>,
         },
@@ -139,6 +147,8 @@ macro_rules! svd_conformance_tests {
             svd_sweep_limit_reported,
             qr_random_f32,
             qr_random_f64,
+            qr_flat_q_small_f32,
+            qr_flat_q_small_f64,
             svd_v_orthogonality_f32,
             svd_v_orthogonality_f64,
             qr_tree_f32,
@@ -622,6 +632,50 @@ fn sweep_limit<B: Svd<f64>>(b: &B) -> Result<(), String> {
 
 fn qr_random<T: Scalar, B: Qr<T>>(b: &B) -> Result<(), String> {
     qr_cases::<T, B>(b, 1..40, 1..40, qr_order())
+}
+
+/// The flat (one rotation per step) order forced with thin and full Q on a few small shapes,
+/// square, tall, wide and of one row or column, with repeated columns in some: every step of
+/// the flat Q application, cheap enough for a race detector.
+fn qr_flat_q_small<T: Scalar, B: Qr<T>>(b: &B) -> Result<(), String> {
+    for (m, n, dup) in [
+        (1usize, 1usize, false),
+        (1, 4, false),
+        (6, 1, false),
+        (7, 5, false),
+        (5, 7, true),
+        (33, 17, true),
+        (40, 40, false),
+    ] {
+        let mut next = unit_stream(0x51ed_2701_u64 ^ (m * 131 + n) as u64);
+        let mut a: Vec<T> = (0..m * n).map(|_| T::from_f64(next())).collect();
+        if dup {
+            for i in 0..m {
+                for j in (0..n).step_by(3) {
+                    a[i * n + j] = a[i * n];
+                }
+            }
+        }
+        let at = Dense::from_vec(m, n, a).map_err(|e| e.to_string())?;
+        for q in [Vectors::Thin, Vectors::Full] {
+            let opts = QrOptions {
+                q,
+                order: QrOrder::Flat,
+            };
+            let f = b
+                .qr(at.view(), &opts)
+                .map_err(|e| format!("flat qr {m} x {n} {q:?}: {e}"))?;
+            let want = if q == Vectors::Thin { m.min(n) } else { m };
+            if f.q.as_ref().map(|q| q.shape()) != Some((m, want)) {
+                return Err(format!(
+                    "flat qr {m} x {n} {q:?}: Q {:?}",
+                    f.q.as_ref().map(|q| q.shape())
+                ));
+            }
+            svd::qr_validity(at.view(), &f).map_err(|e| format!("flat {m} x {n} {q:?}: {e}"))?;
+        }
+    }
+    Ok(())
 }
 
 /// The tree order forced on tall and odd shapes: many panels of 1 to 8 rows (raised to the
