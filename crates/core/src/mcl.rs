@@ -1,6 +1,6 @@
 //! Regularized Markov clustering (R-MCL): the [`MarkovCluster`] trait, its options, the
 //! preparation every backend shares, the cluster interpretation, a sequential f64 reference
-//! ([`reference`]) and the scoring of clusters against gold-standard complexes ([`eval`]).
+//! ([`reference`](mod@reference)) and the scoring of clusters against gold-standard complexes ([`eval`]).
 //!
 //! # The algorithm
 //!

@@ -79,7 +79,7 @@ pub fn higham_constant(algorithm: Algorithm, levels: usize, k: usize) -> f64 {
     core + (q + 2.0) * k
 }
 
-/// The accuracy contract of [`MatMul`]: every entry satisfies
+/// The accuracy contract of [`MatMul`](super::MatMul): every entry satisfies
 /// `|C_ij − Ĉ_ij| ≤ c(k, L) · u · ‖A‖_M ‖B‖_M`, with `u = ε / 2` the unit roundoff of `T`,
 /// `‖·‖_M` the largest absolute entry and `c` [`higham_constant`]. As a [`Tolerance`]:
 /// `factor = c(k, L) / 2` (in units of `ε`), to be applied with

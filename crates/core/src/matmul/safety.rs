@@ -86,7 +86,7 @@ pub fn recursion_safe(levels: usize, k: usize, amax: f64, bmax: f64, max: f64) -
 /// overflow on finite inputs near the type's range where the classical product does not;
 /// the classical product keeps IEEE's pattern: a non-finite `A[i][p]` reaches row `i`
 /// only, a non-finite `B[p][j]` column `j` only. The one place every backend's `matmul`
-/// ([`plan_host`]) and `gemm` ([`MatMul::plan_device`]) make this choice.
+/// ([`plan_host`]) and `gemm` ([`MatMul::plan_device`](super::MatMul::plan_device)) make this choice.
 pub fn classical_unless_safe(
     s: Schedule,
     (m, n, k): (usize, usize, usize),
@@ -108,7 +108,7 @@ pub fn classical_unless_safe(
     Ok(c)
 }
 
-/// The schedule of `a b` on host inputs ([`MatMul::matmul`]): [`plan_strided`]'s, then
+/// The schedule of `a b` on host inputs ([`MatMul::matmul`](super::MatMul::matmul)): [`plan_strided`]'s, then
 /// [`classical_unless_safe`] with one scan of `a` and `b` on the host (only when the plan
 /// recurses): the classical product when an input holds NaN or ±∞, or values so large that
 /// the recursion could overflow ([`recursion_safe`]). `lds` are the leading dimensions the

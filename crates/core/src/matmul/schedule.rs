@@ -123,12 +123,14 @@ pub struct Schedule {
     /// Recursion levels.
     pub levels: usize,
     /// `Some((algorithm, levels))` when the planner chose that Strassen-type recursion but
-    /// an input holds NaN or ±∞ ([`plan_host`], [`MatMul::plan_device`]), or (host inputs,
-    /// [`plan_host`]) values so large that its sums could overflow ([`recursion_safe`]):
-    /// the recursion's quadrant sums would carry a non-finite `A[i][p]` into rows other
-    /// than `i` (and a non-finite `B[p][j]` into columns other than `j`), so the classical
-    /// base product runs instead ([`Algorithm::Tiled`], 0 levels), which gives exactly the
-    /// IEEE answer of `A B`. `None` otherwise.
+    /// an input holds NaN or ±∞ ([`plan_host`](super::plan_host),
+    /// [`MatMul::plan_device`](super::MatMul::plan_device)), or (host inputs,
+    /// [`plan_host`](super::plan_host)) values so large that its sums could overflow
+    /// ([`recursion_safe`](super::recursion_safe)): the recursion's quadrant sums would
+    /// carry a non-finite `A[i][p]` into rows other than `i` (and a non-finite `B[p][j]`
+    /// into columns other than `j`), so the classical base product runs instead
+    /// ([`Algorithm::Tiled`], 0 levels), which gives exactly the IEEE answer of `A B`.
+    /// `None` otherwise.
     pub substituted: Option<(Algorithm, usize)>,
     /// Elements of workspace `W` the steps use.
     pub workspace: usize,
