@@ -9,6 +9,7 @@ mod bench;
 mod bundle;
 #[cfg(feature = "backends")]
 mod kernels;
+mod layout;
 mod mutants;
 /// How the CUDA backend's build compiles kernels (shared with `crates/backend-cuda/build.rs`).
 #[path = "../../crates/backend-cuda/nvcc.rs"]
@@ -46,13 +47,21 @@ commands:
       Summarise criterion results: <dir>/report.md (one table per bench file, medians and
       GB/s, speed-up against the cpu or the torch/cuSPARSE baseline) and <dir>/report.svg.
 
+  layout [--root DIR]
+      Check the shape of the source tree, without building: no source file outside
+      kernels/ over 1,000 lines, no import cycle between the modules of a crate, no
+      TRIDENT_* variable read in library code, no block of 6+ lines repeated between the
+      CUDA and OpenCL crates, each CLI command in the module of its name. Today's
+      violations are allowlisted in xtask/src/layout.rs (each with the part of issue 24
+      that removes it); a new one fails. --root: check the tree at DIR instead.
+
   test [--no-install] [--no-lint] [--no-races] [--no-mutants] [-- TEST_ARGS...]
-      What CI runs: install what is missing (apt: ocl-icd-opencl-dev, pocl-opencl-icd,
-      oclgrind; pip: CUDA 13.0 nvcc into .tools/cuda), then cargo fmt --check, cargo clippy
-      --all-targets -D warnings, cargo test --workspace with CI=true (missing data fails),
-      REQUIRE_OPENCL=1 (a missing OpenCL device fails), TRIDENT_REQUIRE_PTX=1 and the seeds
-      pinned (TRIDENT_SEED, PROPTEST_RNG_SEED: xtask/src/test.rs CI_SEED), then `races`
-      and `mutants --quick`.
+      What CI runs: `layout`, install what is missing (apt: ocl-icd-opencl-dev,
+      pocl-opencl-icd, oclgrind; pip: CUDA 13.0 nvcc into .tools/cuda), then cargo fmt
+      --check, cargo clippy --all-targets -D warnings, cargo test --workspace with CI=true
+      (missing data fails), REQUIRE_OPENCL=1 (a missing OpenCL device fails),
+      TRIDENT_REQUIRE_PTX=1 and the seeds pinned (TRIDENT_SEED, PROPTEST_RNG_SEED:
+      xtask/src/test.rs CI_SEED), then `races` and `mutants --quick`.
 
   mutants [--quick] [--budget SECS] [--only NAME]... [--timeout SECS]
       Plant every kernel mutation of xtask/mutants/*.toml and fail unless the conformance
@@ -85,6 +94,7 @@ fn main() -> ExitCode {
         "bench" => bench::run(rest),
         "bench-report" => bench::report_cmd(rest),
         "bundle" => bundle::run(rest),
+        "layout" => layout::run(rest),
         "test" => test::run(rest),
         "mutants" => mutants::run(rest),
         "races" => test::races(rest),

@@ -1,5 +1,5 @@
-//! `xtask test`: what CI runs (`.ci/run`). Installs what the tests need, idempotently, then
-//! runs `cargo fmt --check`, `cargo clippy --all-targets -D warnings`, every test of the
+//! `xtask test`: what CI runs (`.ci/run`). Checks the layout of the tree (`xtask layout`),
+//! installs what the tests need, idempotently, then runs `cargo fmt --check`, `cargo clippy --all-targets -D warnings`, every test of the
 //! workspace, a race-detector pass over small OpenCL conformance tests under Oclgrind, and a
 //! time-bounded subset of the kernel mutants (`xtask mutants --quick`).
 //!
@@ -75,6 +75,9 @@ pub fn run(args: &[String]) -> Result {
         }
     }
     let root = workspace_root();
+    // First, since it is fast and needs nothing installed: the shape of the tree.
+    eprintln!("==== xtask layout");
+    crate::layout::check(&root)?;
     if install {
         install_apt()?;
         install_nvcc(&root)?;

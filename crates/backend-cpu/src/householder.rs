@@ -15,7 +15,7 @@
 use ndarray::LinalgScalar;
 use trident_core::Scalar;
 
-use crate::svd::gemm_cm;
+use crate::gemm::gemm_cm;
 
 /// Columns per panel.
 const NB: usize = 32;

@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod gemm;
 mod givens;
 mod householder;
 mod matmul;

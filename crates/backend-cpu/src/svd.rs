@@ -25,8 +25,7 @@
 //! a third in `gemm` and its packing. Dot products accumulate in `T` (see the
 //! `trident_core::svd` module docs).
 
-use ndarray::linalg::general_mat_mul;
-use ndarray::{ArrayView2, ArrayViewMut2, LinalgScalar, ShapeBuilder};
+use ndarray::LinalgScalar;
 use rayon::prelude::*;
 use trident_core::svd::driver::{check_mul, JacobiParams, JacobiStats, SvdKernels};
 use trident_core::svd::tree::{tree_apply_q, tree_qr, TreePlan};
@@ -38,6 +37,7 @@ use trident_core::{
     SvdOptions, SvdResult,
 };
 
+use crate::gemm::gemm_cm;
 use crate::Cpu;
 
 /// Default columns per Jacobi block on the CPU below [`BLOCK_WIDE_FROM`] columns.
@@ -109,41 +109,6 @@ fn dot<T: Scalar>(x: &[T], y: &[T]) -> T {
         }
     }
     ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
-}
-
-/// `c ← A B` for column-major `A` (`m × k`, leading dimension `lda`; `Aᵀ` when `ta`, then
-/// `A` is stored `k × m`), `B` (`k × n`, `ldb`) and `c` (`m × n`, `ldc`), by `matrixmultiply`
-/// on one thread.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn gemm_cm<T: Scalar + LinalgScalar>(
-    (m, n, k): (usize, usize, usize),
-    a: &[T],
-    lda: usize,
-    ta: bool,
-    b: &[T],
-    ldb: usize,
-    c: &mut [T],
-    ldc: usize,
-) {
-    if m == 0 || n == 0 {
-        return;
-    }
-    if k == 0 {
-        for j in 0..n {
-            c[j * ldc..j * ldc + m].fill(T::zero());
-        }
-        return;
-    }
-    let av = if ta {
-        ArrayView2::from_shape((m, k).strides((lda, 1)), a)
-    } else {
-        ArrayView2::from_shape((m, k).strides((1, lda)), a)
-    }
-    .expect("A within its slice");
-    let bv = ArrayView2::from_shape((k, n).strides((1, ldb)), b).expect("B within its slice");
-    let mut cv =
-        ArrayViewMut2::from_shape((m, n).strides((1, ldc)), c).expect("C within its slice");
-    general_mat_mul(T::one(), &av, &bv, T::zero(), &mut cv);
 }
 
 /// [`trident_core::svd::jacobi_rotation`] without `hypot` (glibc's is slow and guards against

@@ -1,9 +1,10 @@
-//! Coordinate (triplet) sparse matrices: the format readers produce.
+//! Coordinate (triplet) sparse matrices: the format readers produce. The conversion to CSR,
+//! [`Coo::to_csr`], lives with [`Csr`](crate::csr::Csr) (`csr` builds on `coo`, not the
+//! reverse).
 
-use crate::csr::Csr;
 use crate::dense::Dense;
 use crate::error::{Error, Result};
-use crate::scalar::{Index, Scalar};
+use crate::scalar::Scalar;
 
 /// A sparse matrix as unordered `(row, col, value)` triplets; duplicates are allowed and
 /// are summed when converting to CSR.
@@ -134,11 +135,6 @@ impl<T: Scalar> Coo<T> {
             col_idx: self.row_idx.clone(),
             values: self.values.clone(),
         }
-    }
-
-    /// Converts to CSR with sorted columns, summing duplicates.
-    pub fn to_csr<I: Index>(&self) -> Result<Csr<T, I>> {
-        Csr::from_coo(self)
     }
 
     /// Densifies (duplicates summed).

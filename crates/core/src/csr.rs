@@ -20,6 +20,13 @@ pub struct Csr<T, I = u32> {
     values: Vec<T>,
 }
 
+impl<T: Scalar> Coo<T> {
+    /// Converts to CSR with sorted columns, summing duplicates.
+    pub fn to_csr<I: Index>(&self) -> Result<Csr<T, I>> {
+        Csr::from_coo(self)
+    }
+}
+
 impl<T: Scalar, I: Index> Csr<T, I> {
     /// Builds from raw arrays, checking every invariant.
     pub fn new(

@@ -2,8 +2,8 @@
 //! between rows poisoned with NaN) and on device vectors (the output starting as NaN), for
 //! every algorithm (tiled, Strassen, Winograd, fused ABC Strassen) with 0, 1 and 2 Strassen
 //! levels forced on small odd shapes (a tiny cutoff,
-//! so that the recursion and the peeling run in CI), against the f64 [`reference`] within
-//! [`tolerance`]; small-integer products compared exactly at 1 to 3 levels (so that a
+//! so that the recursion and the peeling run in CI), against the f64 [`reference`](crate::matmul::reference()) within
+//! [`tolerance`](crate::matmul::tolerance()); small-integer products compared exactly at 1 to 3 levels (so that a
 //! dropped or sign-flipped product term fails at every level, which a tolerance at 3 levels
 //! can let through); the additions' row loop (forced through
 //! [`MatMulOptions::add_max_groups`], and reached by a tall product); NaN/Inf propagation

@@ -36,11 +36,14 @@
 //! weights when weighted, and one bucket of scratch per thread; no second copy of the
 //! adjacency.
 
+mod rows;
+
 use rayon::prelude::*;
 
 use super::{DenseIds, PartCounts};
 use crate::alloc;
 use crate::error::{Error, Result};
+use rows::{bucket_rows, radix_rows, Scratch};
 
 /// The built CSR: row pointers, columns, weights, self-loops (input ones included).
 pub(super) struct Built {
@@ -177,7 +180,8 @@ pub(super) fn build(
     }
 }
 
-/// [`build`] for one renumbering: `n` nodes, input ids below `n_raw`.
+/// [`build`] for one renumbering: `n` nodes, input ids below `n_raw`; the four passes of the
+/// module docs, one function each.
 #[allow(clippy::too_many_arguments)]
 fn build_with<R: Renumber>(
     n: usize,
@@ -190,50 +194,141 @@ fn build_with<R: Renumber>(
     self_loops: usize,
     counts: Option<&[PartCounts]>,
 ) -> Result<Built> {
-    let m: usize = parts.iter().map(|&(a, b)| b - a).sum();
-    let weighted = weights.is_some();
-    // Input ids per bucket: 2^shift (at most 2^16, so that a row within its bucket fits a
-    // u16; at least 2^6, so that a bucket is whole words of a renumbering's bitmap).
-    let per_row = (2 * m).div_ceil(n.max(1)).max(1);
-    let target = (BUCKET_ENTRIES / per_row).max(1);
-    let shift = (usize::BITS - 1 - target.leading_zeros()).clamp(6, 16);
-    // Unweighted, and a row within its bucket and a column fit one u32 together (at the
-    // cost of at most halving the buckets): pass 2 writes them packed into `adj`, and
-    // there is no `lrow` array (a third less to write and read).
-    let colbits = u32::BITS - (n.max(2) as u32 - 1).leading_zeros();
-    let packed = !weighted && colbits + shift.saturating_sub(1).max(6) <= 32;
-    let shift = if packed {
-        shift.min(32 - colbits)
-    } else {
-        shift
+    let e = Edges {
+        src,
+        dst,
+        weights,
+        parts,
+        map,
     };
-    let nb = (n_raw >> shift) + 1;
-    // First node of each bucket (and n at the end).
-    let first: Vec<usize> = (0..=nb)
-        .map(|b| match b.checked_shl(shift).filter(|&r| r < n_raw) {
-            Some(r) => map.get(r as u32) as usize,
-            None => n,
-        })
-        .collect();
+    let l = Layout::new(n, n_raw, &e);
+    let (chunks, counts) = chunks(&l, parts, counts);
+    let mut counts = count(&l, &e, &chunks, counts)?;
+    // Packed keys of a file that is not (mostly) sorted: pass 3 sorts each bucket by
+    // column digit and row ([`radix_rows`]) instead of by row and then row by row.
+    let descents: usize = counts.iter().map(|c| c.descents).sum();
+    let radix = l.packed && descents > l.m / 16;
+    let self_loops = self_loops + counts.iter().map(|c| c.loops).sum::<usize>();
+    let bstart = bucket_starts(&mut counts, l.nb);
 
-    // Chunks of edges for passes 1 and 2: a few per thread, fewer when there are many
-    // buckets (each chunk keeps a counter per bucket); each within one part.
+    let (mut adj, mut lrow, mut wts) = allocate(&l, bstart[l.nb])?;
+    scatter(
+        &l,
+        &e,
+        &chunks,
+        &counts,
+        &bstart,
+        (&mut adj, &mut lrow, &mut wts),
+    )?;
+    drop(counts);
+
+    let mut indptr = alloc::try_zeroed_vec::<usize>(n + 1, || {
+        format!("the row pointers of a graph of {n} nodes")
+    })?;
+    let kept = sort_rows(&l, radix, &bstart, (&mut adj, &lrow, &mut wts), &mut indptr);
+    drop(lrow);
+
+    compact(&l, &bstart, &kept, &mut adj, &mut wts, &mut indptr);
+    let weights = l.weighted.then_some(wts);
+    Ok(Built {
+        indptr,
+        adj,
+        weights,
+        self_loops,
+    })
+}
+
+/// The edges a build reads: the parts `(a, b)` of `src` / `dst` (and `weights`), their ids
+/// read as nodes through `map`.
+struct Edges<'a, R> {
+    src: &'a [u32],
+    dst: &'a [u32],
+    weights: Option<&'a [f64]>,
+    parts: &'a [(usize, usize)],
+    map: &'a R,
+}
+
+/// How a build cuts the ids into buckets, and how it stores a directed edge in pass 2.
+struct Layout {
+    /// Input ids are below this.
+    n_raw: usize,
+    /// Input edges (of every part).
+    m: usize,
+    weighted: bool,
+    /// Input ids per bucket: `2^shift`.
+    shift: u32,
+    /// Bits of a column.
+    colbits: u32,
+    /// Row within the bucket and column packed into one u32 of `adj` (no `lrow`).
+    packed: bool,
+    /// Buckets.
+    nb: usize,
+    /// First node of each bucket (and `n` at the end).
+    first: Vec<usize>,
+}
+
+impl Layout {
+    fn new<R: Renumber>(n: usize, n_raw: usize, e: &Edges<'_, R>) -> Self {
+        let m: usize = e.parts.iter().map(|&(a, b)| b - a).sum();
+        let weighted = e.weights.is_some();
+        // Input ids per bucket: 2^shift (at most 2^16, so that a row within its bucket fits a
+        // u16; at least 2^6, so that a bucket is whole words of a renumbering's bitmap).
+        let per_row = (2 * m).div_ceil(n.max(1)).max(1);
+        let target = (BUCKET_ENTRIES / per_row).max(1);
+        let shift = (usize::BITS - 1 - target.leading_zeros()).clamp(6, 16);
+        // Unweighted, and a row within its bucket and a column fit one u32 together (at the
+        // cost of at most halving the buckets): pass 2 writes them packed into `adj`, and
+        // there is no `lrow` array (a third less to write and read).
+        let colbits = u32::BITS - (n.max(2) as u32 - 1).leading_zeros();
+        let packed = !weighted && colbits + shift.saturating_sub(1).max(6) <= 32;
+        let shift = if packed {
+            shift.min(32 - colbits)
+        } else {
+            shift
+        };
+        let nb = (n_raw >> shift) + 1;
+        let first: Vec<usize> = (0..=nb)
+            .map(|b| match b.checked_shl(shift).filter(|&r| r < n_raw) {
+                Some(r) => e.map.get(r as u32) as usize,
+                None => n,
+            })
+            .collect();
+        Layout {
+            n_raw,
+            m,
+            weighted,
+            shift,
+            colbits,
+            packed,
+            nb,
+            first,
+        }
+    }
+}
+
+/// Chunks of edges for passes 1 and 2: a few per thread, fewer when there are many buckets
+/// (each chunk keeps a counter per bucket); each within one part. With the parse's counts,
+/// when they are whole and consistent (each part's ends add up to twice its edges): one
+/// chunk per part, and those counts, so that pass 1 need not read the edges.
+fn chunks<'c>(
+    l: &Layout,
+    parts: &[(usize, usize)],
+    counts: Option<&'c [PartCounts]>,
+) -> (Vec<(usize, usize)>, Option<&'c [PartCounts]>) {
     let threads = rayon::current_num_threads().max(1);
-    let nchunks = (m / MIN_CHUNK)
+    let nchunks = (l.m / MIN_CHUNK)
         .min(threads * 4)
-        .min((1 << 24) / nb.max(1))
+        .min((1 << 24) / l.nb.max(1))
         .max(1);
-    let csize = m.div_ceil(nchunks).max(1);
-    // The parse's counts, when they are whole and consistent: one chunk per part, and no
-    // pass 1. (Each part's ends add up to twice its edges; a part's ids are below n_raw.)
+    let csize = l.m.div_ceil(nchunks).max(1);
     let counts = counts.filter(|c| {
         c.len() == parts.len()
-            && c.len() * nb <= 1 << 24
+            && c.len() * l.nb <= 1 << 24
             && c.iter().zip(parts).all(|(c, &(a, b))| {
                 c.ends.iter().map(|&e| e as usize).sum::<usize>() == 2 * (b - a)
             })
     });
-    let chunks: Vec<(usize, usize)> = match counts {
+    let chunks = match counts {
         Some(_) => parts.to_vec(),
         None => parts
             .iter()
@@ -244,15 +339,35 @@ fn build_with<R: Renumber>(
             })
             .collect(),
     };
+    (chunks, counts)
+}
 
-    // Pass 1: per chunk, range check, self-loops, directed edges per bucket.
-    // Also counts the edges that come before their predecessor in (src, dst) order: a
-    // file sorted that way gives rows that come out of pass 2 sorted already.
+/// What pass 1 finds in one chunk.
+struct ChunkCount {
+    /// Directed edges per bucket; after [`bucket_starts`], the chunk's start in each bucket.
+    hist: Vec<usize>,
+    /// Self-loops.
+    loops: usize,
+    /// Edges that come before their predecessor in (src, dst) order: a file sorted that way
+    /// gives rows that come out of pass 2 sorted already.
+    descents: usize,
+}
+
+/// Pass 1: per chunk, range check, self-loops, directed edges per bucket, descents; from
+/// the parse's counts when given (then only a sample of each part is read, for its order).
+fn count<R: Renumber>(
+    l: &Layout,
+    e: &Edges<'_, R>,
+    chunks: &[(usize, usize)],
+    counts: Option<&[PartCounts]>,
+) -> Result<Vec<ChunkCount>> {
+    let (nb, shift, n_raw) = (l.nb, l.shift, l.n_raw);
+    let (src, dst) = (e.src, e.dst);
     let from_parse = |(c, &(lo, hi)): (&PartCounts, &(usize, usize))| {
         // A bucket is whole words of ids (shift >= 6).
         let mut hist = vec![0usize; nb];
-        for (w, &e) in c.ends.iter().enumerate() {
-            hist[(w >> (shift - 6)).min(nb - 1)] += e as usize;
+        for (w, &ends) in c.ends.iter().enumerate() {
+            hist[(w >> (shift - 6)).min(nb - 1)] += ends as usize;
         }
         // Descents: those of the part's first DESCENT_SAMPLE edges, scaled to the part.
         let k = (hi - lo).min(DESCENT_SAMPLE);
@@ -261,10 +376,14 @@ fn build_with<R: Renumber>(
             .zip(dst[lo..lo + k].windows(2))
             .filter(|(s, d)| (s[1], d[1]) < (s[0], d[0]))
             .count();
-        Some((hist, 0, sample * (hi - lo) / k.max(1)))
+        Some(ChunkCount {
+            hist,
+            loops: 0,
+            descents: sample * (hi - lo) / k.max(1),
+        })
     };
-    let counts: Vec<Option<(Vec<usize>, usize, usize)>> = match counts {
-        Some(c) => c.par_iter().zip(parts).map(from_parse).collect(),
+    let counts: Vec<Option<ChunkCount>> = match counts {
+        Some(c) => c.par_iter().zip(e.parts).map(from_parse).collect(),
         None => chunks
             .par_iter()
             .map(|&(lo, hi)| {
@@ -287,578 +406,238 @@ fn build_with<R: Renumber>(
                     hist[((u >> shift) as usize).min(nb - 1)] += 1;
                     hist[((v >> shift) as usize).min(nb - 1)] += 1;
                 }
-                (!bad).then_some((hist, loops, descents))
+                (!bad).then_some(ChunkCount {
+                    hist,
+                    loops,
+                    descents,
+                })
             })
             .collect(),
     };
-    let mut counts: Vec<(Vec<usize>, usize, usize)> =
-        match counts.into_iter().collect::<Option<_>>() {
-            Some(c) => c,
-            None => return Err(out_of_range(n_raw, src, dst, parts)),
-        };
-    // Packed keys of a file that is not (mostly) sorted: pass 3 sorts each bucket by
-    // column digit and row ([`radix_rows`]) instead of by row and then row by row.
-    let descents: usize = counts.iter().map(|c| c.2).sum();
-    let radix = packed && descents > m / 16;
-    let self_loops = self_loops + counts.iter().map(|c| c.1).sum::<usize>();
+    counts
+        .into_iter()
+        .collect::<Option<_>>()
+        .ok_or_else(|| out_of_range(n_raw, src, dst, e.parts))
+}
 
-    // Bucket ranges, and each chunk's start within each bucket (in place of its count).
+/// Bucket ranges (`nb + 1` starts), and each chunk's start within each bucket in place of
+/// its count.
+fn bucket_starts(counts: &mut [ChunkCount], nb: usize) -> Vec<usize> {
     let mut bstart = vec![0usize; nb + 1];
     for b in 0..nb {
         let mut at = bstart[b];
-        for (hist, ..) in counts.iter_mut() {
-            let c = hist[b];
-            hist[b] = at;
-            at += c;
+        for c in counts.iter_mut() {
+            let k = c.hist[b];
+            c.hist[b] = at;
+            at += k;
         }
         bstart[b + 1] = at;
     }
-    let total = bstart[nb];
+    bstart
+}
 
-    let mut adj =
+/// The arrays pass 2 fills, for `total` directed edges: the adjacency, the rows within their
+/// buckets (none when packed) and the weights (none when unweighted), zeroed by the
+/// allocator.
+fn allocate(l: &Layout, total: usize) -> Result<(Vec<u32>, Vec<u16>, Vec<f64>)> {
+    let adj =
         alloc::try_zeroed_vec::<u32>(total, || format!("the adjacency of {total} directed edges"))?;
-    let lrows = if packed { 0 } else { total };
-    let mut lrow =
-        alloc::try_zeroed_vec::<u16>(lrows, || format!("sorting {total} directed edges"))?;
-    let mut wts = if weighted {
+    let lrows = if l.packed { 0 } else { total };
+    let lrow = alloc::try_zeroed_vec::<u16>(lrows, || format!("sorting {total} directed edges"))?;
+    let wts = if l.weighted {
         alloc::try_zeroed_vec::<f64>(total, || format!("the weights of {total} directed edges"))?
     } else {
         Vec::new()
     };
+    Ok((adj, lrow, wts))
+}
 
-    // Pass 2: every chunk scatters into its own slices of every bucket.
+/// Pass 2: every chunk scatters both directions of its edges into its own slices of every
+/// bucket of `adj` / `lrow` / `wts`, renumbered.
+fn scatter<R: Renumber>(
+    l: &Layout,
+    e: &Edges<'_, R>,
+    chunks: &[(usize, usize)],
+    starts: &[ChunkCount],
+    bstart: &[usize],
+    (adj, lrow, wts): (&mut [u32], &mut [u16], &mut [f64]),
+) -> Result<()> {
+    let (nb, shift, colbits, packed, weighted) = (l.nb, l.shift, l.colbits, l.packed, l.weighted);
+    let (src, dst, map, first) = (e.src, e.dst, e.map, &l.first);
     // Set when a bucket had less room than it was counted (never, when the counts are right).
     let short = std::sync::atomic::AtomicBool::new(false);
-    {
-        // Cut adj / lrow / wts into (bucket, chunk) slices, handed out per chunk.
-        let mut per_chunk: Vec<Vec<Slices<'_>>> =
-            (0..counts.len()).map(|_| Vec::with_capacity(nb)).collect();
-        let (mut ra, mut rl, mut rw) = (&mut adj[..], &mut lrow[..], &mut wts[..]);
-        for b in 0..nb {
-            for t in 0..counts.len() {
-                let end = if t + 1 < counts.len() {
-                    counts[t + 1].0[b]
-                } else {
-                    bstart[b + 1]
-                };
-                let len = end - counts[t].0[b];
-                let (a, ra2) = std::mem::take(&mut ra).split_at_mut(len);
-                let (l, rl2) = std::mem::take(&mut rl).split_at_mut(if packed { 0 } else { len });
-                let wl = if weighted { len } else { 0 };
-                let (w, rw2) = std::mem::take(&mut rw).split_at_mut(wl);
-                (ra, rl, rw) = (ra2, rl2, rw2);
-                per_chunk[t].push((a, l, w));
-            }
+    // Cut adj / lrow / wts into (bucket, chunk) slices, handed out per chunk.
+    let mut per_chunk: Vec<Vec<Slices<'_>>> =
+        (0..starts.len()).map(|_| Vec::with_capacity(nb)).collect();
+    let (mut ra, mut rl, mut rw) = (adj, lrow, wts);
+    for b in 0..nb {
+        for t in 0..starts.len() {
+            let end = if t + 1 < starts.len() {
+                starts[t + 1].hist[b]
+            } else {
+                bstart[b + 1]
+            };
+            let len = end - starts[t].hist[b];
+            let (a, ra2) = std::mem::take(&mut ra).split_at_mut(len);
+            let (lr, rl2) = std::mem::take(&mut rl).split_at_mut(if packed { 0 } else { len });
+            let wl = if weighted { len } else { 0 };
+            let (w, rw2) = std::mem::take(&mut rw).split_at_mut(wl);
+            (ra, rl, rw) = (ra2, rl2, rw2);
+            per_chunk[t].push((a, lr, w));
         }
-        per_chunk
-            .into_par_iter()
-            .zip(&chunks)
-            .for_each(|(mut outs, &(lo, hi))| {
-                // Row within its bucket: the node minus the bucket's first node.
-                let lrow = |r: u32, b: usize| (map.get(r) as usize - first[b]) as u16;
-                let mut next = vec![0usize; nb];
-                let (s, d) = (&src[lo..hi], &dst[lo..hi]);
-                match weights {
-                    None if packed => {
-                        // Per bucket: a write cursor over this chunk's slice, and the
-                        // bucket's first node.
-                        let mut cur: Vec<(std::slice::IterMut<'_, u32>, u32)> = outs
-                            .iter_mut()
-                            .zip(&first)
-                            .map(|(o, &f)| (std::mem::take(&mut o.0).iter_mut(), f as u32))
-                            .collect();
-                        let mut full = false;
-                        for (&u, &v) in s.iter().zip(d) {
-                            if u == v {
-                                continue;
-                            }
-                            let (nu, nv) = (map.get(u), map.get(v));
-                            let cu = &mut cur[(u >> shift) as usize];
-                            match cu.0.next() {
-                                Some(x) => *x = ((nu - cu.1) << colbits) | nv,
-                                None => full = true,
-                            }
-                            let cv = &mut cur[(v >> shift) as usize];
-                            match cv.0.next() {
-                                Some(x) => *x = ((nv - cv.1) << colbits) | nu,
-                                None => full = true,
-                            }
+    }
+    per_chunk
+        .into_par_iter()
+        .zip(chunks)
+        .for_each(|(mut outs, &(lo, hi))| {
+            // Row within its bucket: the node minus the bucket's first node.
+            let lrow = |r: u32, b: usize| (map.get(r) as usize - first[b]) as u16;
+            let mut next = vec![0usize; nb];
+            let (s, d) = (&src[lo..hi], &dst[lo..hi]);
+            match e.weights {
+                None if packed => {
+                    // Per bucket: a write cursor over this chunk's slice, and the
+                    // bucket's first node.
+                    let mut cur: Vec<(std::slice::IterMut<'_, u32>, u32)> = outs
+                        .iter_mut()
+                        .zip(first)
+                        .map(|(o, &f)| (std::mem::take(&mut o.0).iter_mut(), f as u32))
+                        .collect();
+                    let mut full = false;
+                    for (&u, &v) in s.iter().zip(d) {
+                        if u == v {
+                            continue;
                         }
-                        if full {
-                            short.store(true, std::sync::atomic::Ordering::Relaxed);
+                        let (nu, nv) = (map.get(u), map.get(v));
+                        let cu = &mut cur[(u >> shift) as usize];
+                        match cu.0.next() {
+                            Some(x) => *x = ((nu - cu.1) << colbits) | nv,
+                            None => full = true,
+                        }
+                        let cv = &mut cur[(v >> shift) as usize];
+                        match cv.0.next() {
+                            Some(x) => *x = ((nv - cv.1) << colbits) | nu,
+                            None => full = true,
                         }
                     }
-                    None => scatter_pairs(s, d, shift, map, &mut next, |b, p, nr, nc| {
-                        outs[b].0[p] = nc;
-                        outs[b].1[p] = (nr as usize - first[b]) as u16;
-                    }),
-                    Some(w) => {
-                        let w = &w[lo..hi];
-                        for ((&u, &v), &x) in s.iter().zip(d).zip(w) {
-                            if u == v {
-                                continue;
-                            }
-                            for (r, c) in [(u, v), (v, u)] {
-                                let b = (r >> shift) as usize;
-                                let p = next[b];
-                                outs[b].0[p] = map.get(c);
-                                outs[b].1[p] = lrow(r, b);
-                                outs[b].2[p] = x;
-                                next[b] = p + 1;
-                            }
+                    if full {
+                        short.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+                None => scatter_pairs(s, d, shift, map, &mut next, |b, p, nr, nc| {
+                    outs[b].0[p] = nc;
+                    outs[b].1[p] = (nr as usize - first[b]) as u16;
+                }),
+                Some(w) => {
+                    let w = &w[lo..hi];
+                    for ((&u, &v), &x) in s.iter().zip(d).zip(w) {
+                        if u == v {
+                            continue;
+                        }
+                        for (r, c) in [(u, v), (v, u)] {
+                            let b = (r >> shift) as usize;
+                            let p = next[b];
+                            outs[b].0[p] = map.get(c);
+                            outs[b].1[p] = lrow(r, b);
+                            outs[b].2[p] = x;
+                            next[b] = p + 1;
                         }
                     }
                 }
-            });
-    }
-    drop(counts);
+            }
+        });
     if short.into_inner() {
         return Err(Error::invalid(
             "graph",
             "the edge counts of the build do not match its edges",
         ));
     }
+    Ok(())
+}
 
-    // Pass 3: per bucket, counting sort by row, then sort, merge and compact each row to
-    // the start of the bucket's range; the row's length goes to indptr[row + 1].
-    let mut indptr = alloc::try_zeroed_vec::<usize>(n + 1, || {
-        format!("the row pointers of a graph of {n} nodes")
-    })?;
-    let kept: Vec<usize> = {
-        let mut jobs: Vec<BucketJob<'_>> = Vec::with_capacity(nb);
-        let (mut ra, mut rl, mut rw) = (&mut adj[..], &lrow[..], &mut wts[..]);
-        let mut ri = &mut indptr[1..];
-        for b in 0..nb {
-            let len = bstart[b + 1] - bstart[b];
-            let rows = first[b + 1] - first[b];
-            let (a, ra2) = std::mem::take(&mut ra).split_at_mut(len);
-            let (l, rl2) = rl.split_at(if packed { 0 } else { len });
-            let (w, rw2) = std::mem::take(&mut rw).split_at_mut(if weighted { len } else { 0 });
-            let (i, ri2) = std::mem::take(&mut ri).split_at_mut(rows);
-            (ra, rl, rw, ri) = (ra2, rl2, rw2, ri2);
-            jobs.push((b, a, l, w, i));
-        }
-        jobs.into_par_iter()
-            .map_init(Scratch::default, |scratch, (_, a, l, w, deg)| {
-                if radix && a.len() <= u32::MAX as usize {
-                    return radix_rows(a, deg, colbits, scratch);
-                }
-                let packed = packed.then_some(colbits);
-                bucket_rows(a, l, weighted.then_some(w), deg, packed, scratch)
-            })
-            .collect()
-    };
-    drop(lrow);
+/// Pass 3: per bucket, counting sort by row, then sort, merge and compact each row to the
+/// start of the bucket's range; the row's length goes to `indptr[row + 1]`. Returns each
+/// bucket's kept edges.
+fn sort_rows(
+    l: &Layout,
+    radix: bool,
+    bstart: &[usize],
+    (adj, lrow, wts): (&mut [u32], &[u16], &mut [f64]),
+    indptr: &mut [usize],
+) -> Vec<usize> {
+    let (packed, weighted, colbits) = (l.packed, l.weighted, l.colbits);
+    let mut jobs: Vec<BucketJob<'_>> = Vec::with_capacity(l.nb);
+    let (mut ra, mut rl, mut rw) = (adj, lrow, wts);
+    let mut ri = &mut indptr[1..];
+    for b in 0..l.nb {
+        let len = bstart[b + 1] - bstart[b];
+        let rows = l.first[b + 1] - l.first[b];
+        let (a, ra2) = std::mem::take(&mut ra).split_at_mut(len);
+        let (lr, rl2) = rl.split_at(if packed { 0 } else { len });
+        let (w, rw2) = std::mem::take(&mut rw).split_at_mut(if weighted { len } else { 0 });
+        let (i, ri2) = std::mem::take(&mut ri).split_at_mut(rows);
+        (ra, rl, rw, ri) = (ra2, rl2, rw2, ri2);
+        jobs.push((b, a, lr, w, i));
+    }
+    jobs.into_par_iter()
+        .map_init(Scratch::default, |scratch, (_, a, lr, w, deg)| {
+            if radix && a.len() <= u32::MAX as usize {
+                return radix_rows(a, deg, colbits, scratch);
+            }
+            let packed = packed.then_some(colbits);
+            bucket_rows(a, lr, weighted.then_some(w), deg, packed, scratch)
+        })
+        .collect()
+}
 
-    // Pass 4: close the gaps between the buckets' kept edges, then the row pointers.
+/// Pass 4: close the gaps between the buckets' kept edges (`adj`, and `wts` when weighted,
+/// truncated to the kept ones), then the row pointers from the row lengths.
+fn compact(
+    l: &Layout,
+    bstart: &[usize],
+    kept: &[usize],
+    adj: &mut Vec<u32>,
+    wts: &mut Vec<f64>,
+    indptr: &mut [usize],
+) {
     let mut out = 0usize;
-    let mut base = Vec::with_capacity(nb);
-    for b in 0..nb {
+    let mut base = Vec::with_capacity(l.nb);
+    for b in 0..l.nb {
         let s = bstart[b];
         if s != out {
             adj.copy_within(s..s + kept[b], out);
-            if weighted {
+            if l.weighted {
                 wts.copy_within(s..s + kept[b], out);
             }
         }
         base.push(out);
         out += kept[b];
     }
-    {
-        let mut ri = &mut indptr[1..];
-        let mut jobs = Vec::with_capacity(nb);
-        for (b, &start) in base.iter().enumerate() {
-            let rows = first[b + 1] - first[b];
-            let (i, ri2) = std::mem::take(&mut ri).split_at_mut(rows);
-            ri = ri2;
-            jobs.push((start, i));
-        }
-        jobs.into_par_iter().for_each(|(mut at, rows)| {
-            for r in rows {
-                at += *r;
-                *r = at;
-            }
-        });
+    let mut ri = &mut indptr[1..];
+    let mut jobs = Vec::with_capacity(l.nb);
+    for (b, &start) in base.iter().enumerate() {
+        let rows = l.first[b + 1] - l.first[b];
+        let (i, ri2) = std::mem::take(&mut ri).split_at_mut(rows);
+        ri = ri2;
+        jobs.push((start, i));
     }
+    jobs.into_par_iter().for_each(|(mut at, rows)| {
+        for r in rows {
+            at += *r;
+            *r = at;
+        }
+    });
     adj.truncate(out);
     adj.shrink_to_fit();
-    let weights = weighted.then(|| {
+    if l.weighted {
         wts.truncate(out);
         wts.shrink_to_fit();
-        wts
-    });
-    Ok(Built {
-        indptr,
-        adj,
-        weights,
-        self_loops,
-    })
-}
-
-/// Per-thread scratch of pass 3.
-#[derive(Default)]
-struct Scratch {
-    cnt: Vec<usize>,
-    /// Counts of [`radix_rows`]'s column digit and rows.
-    hist: Vec<u32>,
-    rcnt: Vec<u32>,
-    cols: Vec<u32>,
-    /// A bitmap of columns for [`radix_rows`]'s long rows, all zero between rows.
-    bits: Vec<u64>,
-    wts: Vec<f64>,
-    pairs: Vec<(u32, f64)>,
-}
-
-/// Makes `v` at least `len` long, zeroing only what it adds: the counting sorts write every
-/// one of a bucket's `len` slots before they read it, so the scratch is not cleared per
-/// bucket (a memset of the whole adjacency over a graph read, 1 % of it).
-fn grow<T: Copy + Default>(v: &mut Vec<T>, len: usize) {
-    if v.len() < len {
-        v.resize(len, T::default());
-    }
-}
-
-/// Rows at least this long are sorted and deduplicated by [`radix_rows`] through a bitmap
-/// of their columns (when it is not too sparse: at most [`BITMAP_WORDS_PER_ENTRY`] words
-/// to scan per entry), instead of by insertion.
-const BITMAP_ROW_MIN: usize = 256;
-/// See [`BITMAP_ROW_MIN`].
-const BITMAP_WORDS_PER_ENTRY: usize = 1;
-/// Bits of the column digit of [`radix_rows`]: 2^12 u32 counters (16 KiB) stay in L1.
-const COL_DIGIT: u32 = 12;
-
-/// [`bucket_rows`] for packed keys (`row << cb | column`, unweighted) of an unsorted file:
-/// two stable counting sorts in cache, by the column's top [`COL_DIGIT`] bits and then by
-/// row, leave every row ordered by its columns' top bits, so an insertion sort finishes
-/// each row in about one pass (with a budget: a row that needs more moves is sorted by
-/// `sort_unstable`), merging duplicates as it writes the row back. Cheaper than sorting
-/// each row from scratch (most rows are short and random) and than a full radix sort.
-/// A long row whose columns are dense (a hub's: as many entries as 64-column words in
-/// its range) is instead set in a bitmap and read back in order, sorted and deduplicated
-/// in one pass, with no moves (scale-20 Kronecker: pass 3 0.37 → 0.30 s with the u32
-/// counters and the wider digit).
-#[inline(never)]
-fn radix_rows(adj: &mut [u32], deg: &mut [usize], cb: u32, s: &mut Scratch) -> usize {
-    let rows = deg.len();
-    let len = adj.len();
-    let dshift = cb.saturating_sub(COL_DIGIT);
-    let bins = 1usize << (cb - dshift);
-    let mask = (1u32 << cb) - 1;
-    // Counts: by column digit (s.hist), by row (s.rcnt, shifted by one for the prefix);
-    // u32 counters (the caller sends buckets of 2^32 entries or more elsewhere), so that
-    // the digit's stay in L1.
-    s.hist.clear();
-    s.hist.resize(bins, 0);
-    s.rcnt.clear();
-    s.rcnt.resize(rows + 1, 0);
-    for &x in adj.iter() {
-        s.hist[((x & mask) >> dshift) as usize] += 1;
-        s.rcnt[(x >> cb) as usize + 1] += 1;
-    }
-    let mut at = 0u32;
-    for c in s.hist.iter_mut() {
-        let k = *c;
-        *c = at;
-        at += k;
-    }
-    for i in 0..rows {
-        s.rcnt[i + 1] += s.rcnt[i];
-    }
-    // By column digit: adj -> cols (keys stay packed).
-    grow(&mut s.cols, len);
-    for &x in adj.iter() {
-        let d = ((x & mask) >> dshift) as usize;
-        let q = s.hist[d];
-        s.cols[q as usize] = x;
-        s.hist[d] = q + 1;
-    }
-    // By row: cols -> adj, unpacked; rcnt[i] becomes the end of row i.
-    for &x in &s.cols[..len] {
-        let r = (x >> cb) as usize;
-        let q = s.rcnt[r];
-        adj[q as usize] = x & mask;
-        s.rcnt[r] = q + 1;
-    }
-    // Finish each row and merge its duplicates, compacting to the front of adj.
-    let mut out = 0usize;
-    let mut start = 0usize;
-    for (i, d) in deg.iter_mut().enumerate() {
-        let end = s.rcnt[i] as usize;
-        let row_out = out;
-        if end - start >= BITMAP_ROW_MIN {
-            // The row's columns lie within its first and last entries' digits.
-            let w0 = ((adj[start] >> dshift) << dshift) as usize >> 6;
-            let w1 = ((((adj[end - 1] >> dshift) as usize + 1) << dshift) + 63) >> 6;
-            if w1 - w0 <= BITMAP_WORDS_PER_ENTRY * (end - start) {
-                let bits = &mut s.bits;
-                if bits.len() < w1 {
-                    bits.resize(w1, 0);
-                }
-                for &c in &adj[start..end] {
-                    bits[c as usize >> 6] |= 1u64 << (c & 63);
-                }
-
-                // The set bits in order: the row sorted and deduplicated, written from
-                // row_out (at or before start: the row has been read).
-                for (w, x) in bits[w0..w1].iter_mut().enumerate() {
-                    let mut v = std::mem::take(x);
-                    let at = ((w0 + w) << 6) as u32;
-                    // Four positions written whatever the word's count (no branch on it;
-                    // the ones past it are overwritten or beyond the kept entries, and
-                    // all stay within the row, which has been read), the rest one by one.
-                    if out + 4 <= end {
-                        let k = v.count_ones() as usize;
-                        for slot in &mut adj[out..out + 4] {
-                            *slot = at | v.trailing_zeros();
-                            v &= v.wrapping_sub(1);
-                        }
-                        out += k.min(4);
-                    }
-                    while v != 0 {
-                        adj[out] = at | v.trailing_zeros();
-                        out += 1;
-                        v &= v - 1;
-                    }
-                }
-                *d = out - row_out;
-                start = end;
-                continue;
-            }
-        }
-        out = finish_row(adj, start, end, out);
-        *d = out - row_out;
-        start = end;
-    }
-    out
-}
-
-/// Sorts and deduplicates the almost sorted row `adj[start..end]` into `adj[out..]`
-/// (`out <= start`), by insertion with duplicates dropped as they meet, in one pass;
-/// returns the new end of the output. A row that needs more than a few moves per entry is
-/// finished by `sort_unstable` instead, so no input makes this quadratic.
-#[inline]
-fn finish_row(adj: &mut [u32], start: usize, end: usize, out: usize) -> usize {
-    let first = out;
-    if start == end {
-        return out;
-    }
-    let adj = &mut adj[..end];
-    let mut budget = 4 * (end - start) + 16;
-    // The last two kept entries in registers (`below` is -1 while one is kept): an entry
-    // above `below` goes at out - 1 or out, or is `last` again, without a branch (the
-    // step of a sorted run, a duplicate of the last entry and a swap with it all take
-    // the same path).
-    let mut last = adj[start];
-    let mut below = -1i64;
-    adj[out] = last;
-    let mut out = out + 1;
-    for k in start + 1..end {
-        // The output adj[first..out] is sorted and distinct, ends with `below` (when kept)
-        // and `last`, and out <= k.
-        let x = adj[k];
-        if i64::from(x) > below {
-            let (lo, hi) = (x.min(last), x.max(last));
-            adj[out - 1] = lo;
-            adj[out] = hi;
-            let keep = x != last;
-            out += usize::from(keep);
-            below = if keep { i64::from(lo) } else { below };
-            last = hi;
-            continue;
-        }
-        // Where x goes: after every kept entry that is not greater.
-        let mut j = out - 1;
-        while j > first && adj[j - 1] > x {
-            j -= 1;
-        }
-        if adj[j] == x || (j > first && adj[j - 1] == x) {
-            continue;
-        }
-        budget = match budget.checked_sub(out - j) {
-            Some(b) => b,
-            None => {
-                // The rest after the output, then all of it sorted and deduplicated.
-                adj.copy_within(k..end, out);
-                let all = &mut adj[first..out + end - k];
-                all.sort_unstable();
-                let mut kept = 0;
-                for i in 0..all.len() {
-                    if i == 0 || all[i] != all[kept - 1] {
-                        all[kept] = all[i];
-                        kept += 1;
-                    }
-                }
-                return first + kept;
-            }
-        };
-        adj.copy_within(j..out, j + 1);
-        adj[j] = x;
-        out += 1;
-        last = adj[out - 1];
-        below = i64::from(adj[out - 2]);
-    }
-    out
-}
-
-/// One bucket: `adj` / `lrow` / `w` hold its directed edges (column, row within the bucket,
-/// weight) in any order; afterwards `adj[..kept]` (and `w[..kept]`) hold its rows sorted and
-/// deduplicated (a merged edge keeps its largest weight), and `deg[i]` row `i`'s length.
-/// Returns `kept`.
-fn bucket_rows(
-    adj: &mut [u32],
-    lrow: &[u16],
-    w: Option<&mut [f64]>,
-    deg: &mut [usize],
-    packed: Option<u32>,
-    s: &mut Scratch,
-) -> usize {
-    let rows = deg.len();
-    let len = adj.len();
-    // Counting sort by row: cnt[i] = start of row i, advanced while filling.
-    s.cnt.clear();
-    s.cnt.resize(rows + 1, 0);
-    match packed {
-        Some(cb) => {
-            for &x in adj.iter() {
-                s.cnt[(x >> cb) as usize + 1] += 1;
-            }
-        }
-        None => {
-            for &r in lrow {
-                s.cnt[r as usize + 1] += 1;
-            }
-        }
-    }
-    for i in 0..rows {
-        s.cnt[i + 1] += s.cnt[i];
-    }
-    grow(&mut s.cols, len);
-    match w {
-        None => {
-            match packed {
-                Some(cb) => {
-                    let mask = (1u32 << cb) - 1;
-                    for &x in adj.iter() {
-                        let r = (x >> cb) as usize;
-                        let p = s.cnt[r];
-                        s.cols[p] = x & mask;
-                        s.cnt[r] = p + 1;
-                    }
-                }
-                None => {
-                    for (&r, &c) in lrow.iter().zip(adj.iter()) {
-                        let p = s.cnt[r as usize];
-                        s.cols[p] = c;
-                        s.cnt[r as usize] = p + 1;
-                    }
-                }
-            }
-            // cnt[i] is now the end of row i.
-            let mut out = 0usize;
-            let mut start = 0usize;
-            for (i, d) in deg.iter_mut().enumerate() {
-                let end = s.cnt[i];
-                let row = &mut s.cols[start..end];
-                // Rows of (src, dst)-sorted files often come out sorted already.
-                if !row.is_sorted() {
-                    row.sort_unstable();
-                }
-                let row_out = out;
-                if let Some((&first, rest)) = row.split_first() {
-                    // Branch-free merge of equal neighbours (the row is sorted, and `out`
-                    // never passes the row's read position in the bucket).
-                    let dst = &mut adj[out..out + 1 + rest.len()];
-                    dst[0] = first;
-                    let mut k = 1;
-                    let mut last = first;
-                    for &c in rest {
-                        dst[k] = c;
-                        k += (c != last) as usize;
-                        last = c;
-                    }
-                    out += k;
-                }
-                *d = out - row_out;
-                start = end;
-            }
-            out
-        }
-        Some(w) => {
-            grow(&mut s.wts, len);
-            for ((&r, &c), &x) in lrow.iter().zip(adj.iter()).zip(w.iter()) {
-                let p = s.cnt[r as usize];
-                s.cols[p] = c;
-                s.wts[p] = x;
-                s.cnt[r as usize] = p + 1;
-            }
-            let mut out = 0usize;
-            let mut start = 0usize;
-            for (i, d) in deg.iter_mut().enumerate() {
-                let end = s.cnt[i];
-                s.pairs.clear();
-                s.pairs.extend(
-                    s.cols[start..end]
-                        .iter()
-                        .copied()
-                        .zip(s.wts[start..end].iter().copied()),
-                );
-                // Stable, so that merged weights compare in input order.
-                s.pairs.sort_by_key(|e| e.0);
-                let row_out = out;
-                for &(c, x) in &s.pairs {
-                    if out > row_out && adj[out - 1] == c {
-                        if x > w[out - 1] {
-                            w[out - 1] = x;
-                        }
-                    } else {
-                        adj[out] = c;
-                        w[out] = x;
-                        out += 1;
-                    }
-                }
-                *d = out - row_out;
-                start = end;
-            }
-            out
-        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Rows in every order the column-digit sort leaves (sorted runs, swaps, duplicates,
-    /// deep disorder, reversed) come out sorted and distinct, written ahead of their start.
-    #[test]
-    fn finish_row_sorts_and_deduplicates() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        for case in 0..3000 {
-            let len = (next() % 90) as usize;
-            // Values near a rising base: the wider the window, the more disorder.
-            let window = [1u64, 2, 4, 16, 300, 1 << 30][case % 6];
-            let mut row: Vec<u32> = (0..len)
-                .map(|i| ((3 * i as u64 + next() % window) % (1 << 31)) as u32)
-                .collect();
-            if case % 7 == 0 {
-                row.reverse();
-            }
-            let gap = (next() % 5) as usize;
-            let mut adj = vec![u32::MAX; gap + len];
-            adj[gap..].copy_from_slice(&row);
-            let out = finish_row(&mut adj, gap, gap + len, 0);
-            let mut want = row.clone();
-            want.sort_unstable();
-            want.dedup();
-            assert_eq!(&adj[..out], &want[..], "case {case}");
-        }
-    }
 
     /// The parse's counts (one chunk per part, no pass 1) give the CSR pass 1 gives, for a
     /// sorted and an unsorted input, renumbered or not; counts that do not add up are not

@@ -289,7 +289,7 @@ fn read_parallel_in(
     f.read_exact_at(&mut head, 0).map_err(io_err)?;
     match detect(&head) {
         Detected::Gzip | Detected::Binary(_) => return Ok(None),
-        Detected::Npy if !matches!(super::npy::expected_len(&head, name), Ok(Some(w)) if w == len) => {
+        Detected::Npy if !matches!(super::npy_header::expected_len(&head, name), Ok(Some(w)) if w == len) => {
             return Ok(None)
         }
         _ => {}
@@ -474,7 +474,7 @@ fn slurp(
             // A .npy stream: its header says how long it is; refuse a bad header or more
             // bytes than it says as soon as they are seen.
             if npy_len.is_none() {
-                npy_len = super::npy::expected_len(&buf, name)?;
+                npy_len = super::npy_header::expected_len(&buf, name)?;
             }
             if let Some(want) = npy_len.filter(|&w| buf.len() as u64 > w) {
                 return Err(perr(

@@ -27,6 +27,7 @@ pub mod mtx;
 pub mod npy;
 
 mod input;
+mod npy_header;
 mod output;
 mod text;
 

@@ -1,0 +1,235 @@
+//! The reader against a line-by-line model: threads, pieces, the block parser and errors.
+
+use super::numeric::scan_uint;
+use super::*;
+
+/// A small deterministic generator (xorshift64*).
+fn rng(state: &mut u64) -> u64 {
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+}
+
+/// An edge list with everything the reader must handle: comments (at the top and
+/// between data lines), blank lines, CRLF and LF line ends, tabs and spaces, self-loops,
+/// duplicates and reversed duplicates, ids with gaps (so they are renumbered), and an
+/// optional weight column. No final line break.
+pub(super) fn messy_text(lines: usize, max_id: u64, weighted: bool, seed: u64) -> String {
+    let mut st = seed;
+    let mut t = String::from("# a comment\n% another\n\n");
+    for i in 0..lines {
+        let r = rng(&mut st);
+        let u = 3 * (rng(&mut st) % max_id) + 1;
+        let v = match r % 10 {
+            0 => u,                          // self-loop
+            1 => 3 * (rng(&mut st) % 4) + 1, // a hub: many duplicates
+            _ => 3 * (rng(&mut st) % max_id) + 1,
+        };
+        let sep = if r.is_multiple_of(3) { "\t" } else { " " };
+        let end = if r.is_multiple_of(4) { "\r\n" } else { "\n" };
+        if weighted {
+            t.push_str(&format!("{u}{sep}{v}{sep}{}.5{end}", r % 7));
+        } else {
+            t.push_str(&format!("{u}{sep}{v}{end}"));
+        }
+        if i.is_multiple_of(97) {
+            t.push_str("# between\n\n");
+        }
+    }
+    t.pop();
+    t
+}
+
+fn pool(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+}
+
+/// The parse and the graph under `threads` threads and pieces of about `chunk` bytes.
+fn read_with(
+    text: &str,
+    opts: &EdgeListOptions,
+    threads: usize,
+    chunk: Option<usize>,
+) -> (EdgeList, Graph) {
+    pool(threads).install(|| {
+        let el = parse_in(text.as_bytes(), "t", opts, chunk)
+            .unwrap()
+            .into_edge_list();
+        let g = parse_in(text.as_bytes(), "t", opts, chunk)
+            .unwrap()
+            .into_graph()
+            .unwrap();
+        (el, g)
+    })
+}
+
+#[test]
+fn results_do_not_depend_on_threads_or_pieces() {
+    for (weighted, ids, loops) in [
+        (false, IdMode::Auto, false),
+        (true, IdMode::Auto, false),
+        (false, IdMode::Auto, true),
+        (false, IdMode::Numeric, false),
+        (true, IdMode::Labels, false),
+    ] {
+        let text = messy_text(3000, 500, weighted, 7);
+        let opts = EdgeListOptions {
+            ids,
+            loop_only_nodes: loops,
+            ..Default::default()
+        };
+        let (el, g) = read_with(&text, &opts, 1, None);
+        assert!(el.len() > 2000 && el.self_loops > 100);
+        assert_eq!(el.weights.is_some(), weighted);
+        // Auto renumbers (ids 1, 4, 7, ...), Numeric keeps ids (isolated gaps).
+        assert_eq!(el.labels.is_some(), ids != IdMode::Numeric);
+        // The graph built straight from the parse equals the one built from the list.
+        assert_eq!(g, el.clone().into_graph().unwrap());
+        for (threads, chunk) in [(4, None), (1, Some(64)), (3, Some(7)), (4, Some(1))] {
+            let (el2, g2) = read_with(&text, &opts, threads, chunk);
+            assert_eq!(el2, el, "{threads} threads, pieces of {chunk:?}");
+            assert_eq!(g2, g, "{threads} threads, pieces of {chunk:?}");
+        }
+    }
+}
+
+#[test]
+fn block_parser_matches_the_line_parser() {
+    // Ids of 1 to 17 characters (leading zeros make long tokens of small values),
+    // single and double separators, trailing blanks, CRLF, signs, self-loops: pieces
+    // of whole files take the 64-byte block loop, one-line pieces (shorter than a
+    // block) the per-line loop and the general path; they must agree everywhere.
+    let mut st = 11u64;
+    let mut t = String::new();
+    for _ in 0..20_000 {
+        let id = |st: &mut u64| {
+            let r = rng(st);
+            let v = rng(st) % 5000;
+            let width = (r % 17 + 1) as usize;
+            format!("{v:0width$}")
+        };
+        let r = rng(&mut st);
+        let u = id(&mut st);
+        let v = if r.is_multiple_of(23) {
+            u.clone()
+        } else {
+            id(&mut st)
+        };
+        let sep = ["\t", " ", "  ", " \t"][(r >> 8) as usize % 4];
+        let sign = if r.is_multiple_of(97) { "+" } else { "" };
+        let tail = ["", "", "", " ", "\t"][(r >> 16) as usize % 5];
+        let end = if (r >> 24).is_multiple_of(3) {
+            "\r\n"
+        } else {
+            "\n"
+        };
+        t.push_str(&format!("{sign}{u}{sep}{v}{tail}{end}"));
+    }
+    for ids in [IdMode::Auto, IdMode::Numeric] {
+        let opts = EdgeListOptions {
+            ids,
+            ..Default::default()
+        };
+        let (el, g) = read_with(&t, &opts, 2, None);
+        assert!(el.len() > 15_000 && el.self_loops > 500, "{}", el.len());
+        let (el1, g1) = read_with(&t, &opts, 2, Some(1));
+        assert_eq!(el, el1);
+        assert_eq!(g, g1);
+    }
+}
+
+#[test]
+fn errors_in_a_later_piece_name_the_file_line() {
+    let mut text = messy_text(600, 50, false, 3);
+    let line = text.lines().count() + 1;
+    text.push_str("\n5 x7\n1 2\n");
+    for ids in [IdMode::Auto, IdMode::Numeric] {
+        let opts = EdgeListOptions {
+            ids,
+            weighted: Some(false),
+            ..Default::default()
+        };
+        for (threads, chunk) in [(1, None), (4, Some(16)), (2, Some(1))] {
+            let r = pool(threads).install(|| parse_in(text.as_bytes(), "f.txt", &opts, chunk));
+            match (ids, r) {
+                // Auto falls back to labels: `x7` is a label.
+                (IdMode::Auto, Ok(p)) => assert!(p.into_edge_list().labels.is_some()),
+                (IdMode::Numeric, Err(crate::Error::Parse(e))) => {
+                    assert_eq!(e.line, Some(line), "{e}");
+                    assert!(e.to_string().contains("f.txt"), "{e}");
+                    assert!(e.to_string().contains("x7"), "{e}");
+                }
+                (_, r) => panic!("{ids:?}: {:?}", r.map(|p| p.into_edge_list())),
+            }
+        }
+    }
+    // A line with one field, deep in the file.
+    let mut text = messy_text(600, 50, false, 4);
+    let line = text.lines().count() + 1;
+    text.push_str("\n17\n");
+    for (threads, chunk) in [(1, None), (4, Some(16))] {
+        let e = pool(threads)
+            .install(|| parse_in(text.as_bytes(), "g.txt", &EdgeListOptions::default(), chunk))
+            .map(|p| p.into_edge_list())
+            .unwrap_err();
+        let crate::Error::Parse(e) = e else {
+            panic!("{e}")
+        };
+        assert_eq!(e.line, Some(line), "{e}");
+    }
+}
+
+#[test]
+fn swar_digits_match_the_plain_parser() {
+    let cases: &[&[u8]] = &[
+        b"0",
+        b"7\t",
+        b"12 ",
+        b"123456\n",
+        b"1234567 8",
+        b"12345678",
+        b"123456789\t1",
+        b"9999999999999999999",
+        b"99999999999999999999",
+        b"00000000000000012",
+        b"x1",
+        b"",
+        b"42",
+        b"4294967296 ",
+        b"18446744073709551615",
+    ];
+    for c in cases {
+        let end = c
+            .iter()
+            .position(|b| !b.is_ascii_digit())
+            .unwrap_or(c.len());
+        let want = if end == 0 || end > 19 {
+            None
+        } else {
+            text::parse_u64(&c[..end]).map(|v| (v, end))
+        };
+        assert_eq!(scan_uint(c, 0), want, "{:?}", String::from_utf8_lossy(c));
+        // And in the middle of a longer buffer.
+        let mut b = b"ab".to_vec();
+        b.extend_from_slice(c);
+        b.extend_from_slice(b"\n0123456789");
+        let got = scan_uint(&b, 2).map(|(v, p)| (v, p - 2));
+        let end2 = b[2..].iter().position(|x| !x.is_ascii_digit()).unwrap();
+        let want2 = if end2 == 0 || end2 > 19 {
+            None
+        } else {
+            text::parse_u64(&b[2..2 + end2]).map(|v| (v, end2))
+        };
+        assert_eq!(got, want2, "{:?}", String::from_utf8_lossy(c));
+    }
+    for k in 0..200u64 {
+        let v = k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (k % 64);
+        let s = format!("{v} ");
+        let want = (s.len() - 1 <= 19).then_some((v, s.len() - 1));
+        assert_eq!(scan_uint(s.as_bytes(), 0), want);
+    }
+}

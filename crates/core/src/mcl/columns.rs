@@ -1,0 +1,219 @@
+//! The sparse matrices of the iteration: `M_G` ([`Transition`], from the graph) and `M`
+//! ([`Columns`], `n` columns of at most `K` entries).
+
+use rayon::prelude::*;
+
+use super::MclOptions;
+use crate::error::{Error, Result};
+use crate::graph::Graph;
+use crate::scalar::Scalar;
+
+/// `M_G`: the column-normalised `A + I` in compressed sparse columns (rows ascending).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Transition {
+    /// Number of nodes.
+    pub n: usize,
+    /// Column pointers (`n + 1`).
+    pub ptr: Vec<u64>,
+    /// Row indices.
+    pub row: Vec<u32>,
+    /// Values; every column sums to 1.
+    pub val: Vec<f64>,
+}
+
+impl Transition {
+    /// `M_G` of `g` (see [`crate::mcl`], step 1). Weights must be finite and positive.
+    pub fn new(g: &Graph, opts: &MclOptions) -> Result<Self> {
+        opts.validate()?;
+        let n = g.num_nodes();
+        if let Some(w) = g.weights() {
+            if let Some(bad) = w
+                .par_iter()
+                .with_min_len(1 << 14)
+                .find_first(|x| !(x.is_finite() && **x > 0.0))
+            {
+                return Err(Error::invalid(
+                    "mcl",
+                    format!("edge weights must be finite and > 0, found {bad}"),
+                ));
+            }
+        }
+        // Column j holds its neighbours and, unless the loop weight is 0, itself: the counts
+        // in parallel, then their prefix sums.
+        let has_loop = |j: usize| g.neighbors(j).is_empty() || opts.self_loop_weight > 0.0;
+        let what = || format!("M_G of {n} nodes");
+        let mut ptr: Vec<u64> = crate::alloc::try_zeroed_vec(n + 1, what)?;
+        ptr[1..]
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(1 << 12)
+            .for_each(|(j, p)| *p = g.neighbors(j).len() as u64 + u64::from(has_loop(j)));
+        for j in 0..n {
+            ptr[j + 1] += ptr[j];
+        }
+        let total = usize::try_from(ptr[n])
+            .map_err(|_| Error::invalid("mcl", format!("M_G of {n} nodes: too many entries")))?;
+        // Zeroed by the allocator, not written here: each block below touches its own pages.
+        let mut row: Vec<u32> = crate::alloc::try_zeroed_vec(total, what)?;
+        let mut val: Vec<f64> = crate::alloc::try_zeroed_vec(total, what)?;
+        // Blocks of columns in parallel, each writing its own slices of row / val.
+        const BLOCK: usize = 4096;
+        let mut parts = Vec::with_capacity(n.div_ceil(BLOCK));
+        let (mut rr, mut vr) = (&mut row[..], &mut val[..]);
+        for b0 in (0..n).step_by(BLOCK) {
+            let b1 = (b0 + BLOCK).min(n);
+            let len = (ptr[b1] - ptr[b0]) as usize;
+            let (r, rrest) = std::mem::take(&mut rr).split_at_mut(len);
+            let (v, vrest) = std::mem::take(&mut vr).split_at_mut(len);
+            (rr, vr) = (rrest, vrest);
+            parts.push((b0, b1, r, v));
+        }
+        parts.into_par_iter().for_each(|(b0, b1, r, v)| {
+            let mut at = 0;
+            for j in b0..b1 {
+                let nb = g.neighbors(j);
+                let ws = g.neighbor_weights(j);
+                let w = |t: usize| ws.map_or(1.0, |w| w[t]);
+                let max_w = (0..nb.len()).map(w).fold(0.0f64, f64::max);
+                let loop_w = if nb.is_empty() {
+                    1.0
+                } else {
+                    opts.self_loop_weight * max_w
+                };
+                let start = at;
+                let mut placed = false;
+                for (t, &i) in nb.iter().enumerate() {
+                    if !placed && i as usize > j {
+                        if loop_w > 0.0 {
+                            (r[at], v[at]) = (j as u32, loop_w);
+                            at += 1;
+                        }
+                        placed = true;
+                    }
+                    (r[at], v[at]) = (i, w(t));
+                    at += 1;
+                }
+                if !placed && loop_w > 0.0 {
+                    (r[at], v[at]) = (j as u32, loop_w);
+                    at += 1;
+                }
+                let s: f64 = v[start..at].iter().sum();
+                v[start..at].iter_mut().for_each(|x| *x /= s);
+            }
+        });
+        Ok(Self { n, ptr, row, val })
+    }
+
+    /// The values in `T`, for a backend's iterations (rounded in parallel; for `f64` the
+    /// values themselves, borrowed, not copied).
+    pub fn values<T: Scalar>(&self) -> std::borrow::Cow<'_, [T]> {
+        match (&self.val as &dyn std::any::Any).downcast_ref::<Vec<T>>() {
+            Some(same) => std::borrow::Cow::Borrowed(same.as_slice()),
+            None => std::borrow::Cow::Owned(
+                self.val
+                    .par_iter()
+                    .with_min_len(1 << 14)
+                    .map(|&x| T::from_f64(x))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Entries of column `j`: `(rows, values)`.
+    pub fn column(&self, j: usize) -> (&[u32], &[f64]) {
+        let (a, b) = (self.ptr[j] as usize, self.ptr[j + 1] as usize);
+        (&self.row[a..b], &self.val[a..b])
+    }
+}
+
+/// `M` in `n` columns of width `K` (see [`crate::mcl`]): column `j`'s entries are
+/// `idx/val[j·K .. j·K + len[j]]`, value descending, ties by row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Columns<T> {
+    /// Number of columns (nodes).
+    pub n: usize,
+    /// Width `K`.
+    pub k: usize,
+    /// Row indices, `n·K`.
+    pub idx: Vec<u32>,
+    /// Values, `n·K`.
+    pub val: Vec<T>,
+    /// Entries per column, `n`.
+    pub len: Vec<u32>,
+}
+
+impl<T: Scalar> Columns<T> {
+    /// The starting `M`: `M_G` with each column cut to its `K` largest entries (ties by row)
+    /// and renormalised (in f64, then rounded to `T`).
+    pub fn initial(tr: &Transition, k: usize) -> Result<Self> {
+        let n = tr.n;
+        let mut m = Self::zeroed(n, k)?;
+        m.idx
+            .par_chunks_mut(k)
+            .zip(m.val.par_chunks_mut(k))
+            .zip(m.len.par_iter_mut())
+            .enumerate()
+            .with_min_len(64)
+            .for_each_init(
+                Vec::new,
+                |col: &mut Vec<(u32, f64)>, (j, ((oi, ov), ol))| {
+                    let (r, v) = tr.column(j);
+                    let top = r.len().min(k);
+                    // The order of the top K: value descending, ties by row.
+                    let ranked =
+                        |a: &(u32, f64), b: &(u32, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+                    // `M_G`'s column is in row order, which often is the order of the top K
+                    // already (all values equal, as in an unweighted graph whose loops weigh
+                    // as much as its edges): then it is used as it is, neither copied nor
+                    // sorted (the same entries in the same order: the same sum and values).
+                    let in_order = r
+                        .windows(2)
+                        .zip(v.windows(2))
+                        .all(|(r2, v2)| ranked(&(r2[0], v2[0]), &(r2[1], v2[1])).is_le());
+                    if !in_order {
+                        col.clear();
+                        col.extend(r.iter().copied().zip(v.iter().copied()));
+                        col.sort_by(ranked);
+                    }
+                    let entry = |t: usize| if in_order { (r[t], v[t]) } else { col[t] };
+                    let s: f64 = (0..top).map(|t| entry(t).1).sum();
+                    for t in 0..top {
+                        let (i, x) = entry(t);
+                        (oi[t], ov[t]) = (i, T::from_f64(x / s));
+                    }
+                    *ol = top as u32;
+                },
+            );
+        Ok(m)
+    }
+
+    /// `n` empty columns of width `K`, all slots zero. The memory comes zeroed from the
+    /// allocator ([`crate::alloc::try_zeroed_vec`]), so this costs no pass over the `n·K`
+    /// slots: their pages are touched first by the (parallel) pass that fills them.
+    pub fn zeroed(n: usize, k: usize) -> Result<Self> {
+        let slots = n
+            .checked_mul(k)
+            .filter(|s| *s <= isize::MAX as usize / 16)
+            .ok_or_else(|| Error::invalid("mcl", format!("{n} nodes × K = {k} overflow")))?;
+        let what = || format!("M: {n} columns of K = {k} entries");
+        Ok(Self {
+            n,
+            k,
+            idx: crate::alloc::try_zeroed_vec(slots, what)?,
+            val: crate::alloc::try_zeroed_vec(slots, what)?,
+            len: crate::alloc::try_zeroed_vec(n, what)?,
+        })
+    }
+
+    /// Entries of column `j`.
+    pub fn column(&self, j: usize) -> (&[u32], &[T]) {
+        let a = j * self.k;
+        let b = a + self.len[j] as usize;
+        (&self.idx[a..b], &self.val[a..b])
+    }
+
+    /// Total stored entries.
+    pub fn entries(&self) -> u64 {
+        self.len.iter().map(|&l| u64::from(l)).sum()
+    }
+}
