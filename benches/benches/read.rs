@@ -9,8 +9,8 @@
 //! * `read/parse_edges`: bytes already in memory → [`EdgeList`] (parsing and numbering), and
 //! * `read/read_graph`: the whole `read_graph` from the file (read, parse, build the CSR graph).
 //!
-//! The size is `TRIDENT_READ_BENCH_MB` (default 64 MB). The 1 GB figure quoted for the reader
-//! is measured with
+//! The size is `TRIDENT_READ_BENCH_MB` (default 64 MB). A 1 GB input, on every core and on
+//! one:
 //!
 //! ```text
 //! TRIDENT_READ_BENCH_MB=1024 cargo bench -p trident-benches --bench read

@@ -83,7 +83,7 @@ for s in "${SCALES[@]}"; do
             out=$(timeout "$TO" "$T" triangles "$g" --backend "$b" --algorithm "$a" ${setting:+"$setting"} --repeat "$REPEAT" 2>&1)
             echo "$out" | grep -E '^(backend|graph|algorithm|triangles|load|orientation|transfer|counting|total):|rror'
             got=$(echo "$out" | awk '/^triangles:/ { print $2 }')
-            # "counting:      0.0909 s (7.06e8 edges/s; median of 5)"
+            # "counting:      <seconds> s (<rate> edges/s; median of 5)"
             ms=$(echo "$out" | awk '/^counting:/ { printf "%.1f", $2 * 1000 }')
             eps=$(echo "$out" | awk '/^counting:/ { gsub(/\(/, "", $4); print $4 }')
             if [ -z "$got" ] || [ "$got" != "$ref" ]; then

@@ -63,8 +63,6 @@ fn main() {
         println!("cargo:rerun-if-changed={}", src.display());
     }
 
-    report_libcuda();
-
     let require = env::var("TRIDENT_REQUIRE_PTX").is_ok_and(|v| v == "1");
     let nvcc = find_nvcc(&workspace);
     if let Some(n) = &nvcc {
@@ -195,26 +193,6 @@ fn main() {
     }
     let gen = out_dir.join("kernels.rs");
     fs::write(&gen, rs).unwrap_or_else(|e| panic!("cannot write {}: {e}", gen.display()));
-}
-
-/// Says so when cust links the stub libcuda of `find_cuda_helper` (whose own warning cargo
-/// hides, `cust_raw` being a registry crate).
-fn report_libcuda() {
-    println!("cargo:rerun-if-env-changed=FIND_CUDA_HELPER_STUB");
-    println!("cargo:rerun-if-env-changed=CUDA_LIBRARY_PATH");
-    if !find_cuda_helper::links_stub_libcuda() {
-        return;
-    }
-    let runtime = if find_cuda_helper::system_has_cuda_driver() {
-        "this machine's CUDA driver is used at run time"
-    } else {
-        "on this machine `cargo test` / `cargo run` load the stub, so CUDA reports no \
-         device; elsewhere the binaries load the real libcuda.so.1"
-    };
-    println!(
-        "cargo:warning=no CUDA driver library (libcuda.so) found at build time: linking \
-         find_cuda_helper's stub libcuda; {runtime}"
-    );
 }
 
 fn arch_of(suffix: &str) -> &'static str {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    find_cuda_helper::link_lazy_opencl();
+    trident_lazy_link::link_opencl();
 
     let manifest =
         PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));

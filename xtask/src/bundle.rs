@@ -149,7 +149,7 @@ pub fn run(args: &[String]) -> Result {
             "bundle: no libOpenCL.so.1 here to ship (only needed where the GPU machine lacks one)"
         ),
     }
-    // Executables compress about 3x: gzip them so the bundle stays within what a device
+    // Executables compress well: gzip them so the bundle stays within what a device
     // run carries; run.sh unpacks them in place before anything runs.
     for sub in ["bin", "tests", "benches"] {
         let status = Command::new("sh")

@@ -437,7 +437,7 @@ fn run_tests(
     })
 }
 
-/// Time limit of one run under Oclgrind (an interpreter: 10-100x slower than PoCL).
+/// Time limit of one run under Oclgrind (an interpreter, far slower than PoCL).
 const OCLGRIND_LIMIT: Duration = Duration::from_secs(300);
 
 /// Runs mutant `m` (its kernel folder `dir`) under Oclgrind's race detector, after checking

@@ -29,20 +29,11 @@ use crate::Cpu;
 /// Base products with fewer flops than this run on one thread.
 pub const PARALLEL_FLOPS: usize = 1 << 22;
 
-/// Leaf order below which the CPU's Strassen does not beat its base kernel. Measured on 2
-/// cores (AVX-512 machine, `examples/matmul_crossover.rs`: interleaved rounds, each round's
-/// tiled time over Winograd's in the same round, one-sided sign test), with the workspace
-/// kept between calls:
-///
-/// | n | f64, 1 level | f64, 2 levels | f32, 1 level | f32, 2 levels |
-/// | --- | --- | --- | --- | --- |
-/// | 2048 | 0.99x (7/15 rounds won) | | 0.99x (3/7) | 0.84x (0/7) |
-/// | 4096 | 1.08x (9/9, p = 0.002) | | 1.08x (6/7) | 1.06x (7/7) |
-/// | 8192 | 1.11x (9/9, p = 0.002) | 1.20x (5/5) | 1.11x (7/7) | 1.20x (7/7) |
-///
-/// The base ran at 102-112 GFLOP/s (f64) and 243-261 (f32). So the crossover lies between
-/// n = 2048 and 4096, and leaves of 2048 pay at every level above them: recursion starts at
-/// n = 4096.
+/// Leaf order below which the CPU's Strassen does not beat its base kernel: recursion starts
+/// at n = 4096, with leaves of 2048. Chosen from `examples/matmul_crossover.rs` (interleaved
+/// rounds, each round's tiled time over Winograd's in the same round, one-sided sign test),
+/// which put the crossover between n = 2048 and 4096 in both precisions; the figures are in
+/// `benches/results/matmul.md`.
 pub const CPU_CUTOFF: usize = 2048;
 
 /// The element types `matrixmultiply` has kernels for.
@@ -136,9 +127,8 @@ fn workspace<T: Scalar>(len: usize, what: &str) -> Result<Vec<T>> {
 
 /// Strassen workspaces kept between products, at most one per element type (the largest
 /// used so far). A fresh workspace costs a page fault per page on its first touch, and on a
-/// virtual machine that cost varies from call to call: at n = 8192 (f64, 384 MiB) between
-/// 0.17 and 1.3 s, against 0.18 s for all the additions of one level. Never read before
-/// written, so a kept workspace is not cleared.
+/// virtual machine that cost varies widely from call to call, up to several times the
+/// additions of a level. Never read before written, so a kept workspace is not cleared.
 #[derive(Debug, Default)]
 pub(crate) struct Workspaces(Mutex<Vec<Box<dyn Any + Send>>>);
 

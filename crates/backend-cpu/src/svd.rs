@@ -12,18 +12,15 @@
 //!   The block size grows with the column count ([`default_block`]).
 //! - QR (the SVD's preconditioning for tall matrices, and [`Qr`]): blocked Householder
 //!   (`crate::householder`, compact WY, trailing updates by `gemm`) for `QrOrder::Householder`
-//!   and `Auto` (4096 × 256 f64 against the panel-wise Givens rotations: QR 126 → 48 ms,
-//!   `U = Q [J; 0]` 170 → 45 ms). Givens when asked for: `QrOrder::Flat`, the GPUs' Sameh–Kuck
+//!   and `Auto` (its trailing updates and `U = Q [J; 0]` run at `gemm` speed, where the
+//!   panel-wise Givens rotations make scalar flops with no reuse). Givens when asked for: `QrOrder::Flat`, the GPUs' Sameh–Kuck
 //!   rotations panel by panel (`crate::givens`), and `QrOrder::Tree`, the GPUs' tree order
 //!   through its host reference, `trident_core::svd::tree`.
 //! - After the inner sweeps each pair's accumulated rotation gets one Björck step (the
 //!   formula of `trident_core::svd::reorthonormalise`, as on the GPUs, through two `gemm`s).
 //! - Rotation angles: the formula of `trident_core::svd::jacobi_rotation` without `hypot`.
 //!
-//! Profile before these (f64 512², U and Vᵀ, 2 cores): 14 sweeps, of the Jacobi time about a
-//! fifth in the scalar Björck step, a tenth in glibc's `hypot`, a third in the inner sweeps and
-//! a third in `gemm` and its packing. Dot products accumulate in `T` (see the
-//! `trident_core::svd` module docs).
+//! Dot products accumulate in `T` (see the `trident_core::svd` module docs).
 
 use ndarray::LinalgScalar;
 use rayon::prelude::*;
@@ -43,8 +40,7 @@ use crate::Cpu;
 /// Default columns per Jacobi block on the CPU below [`BLOCK_WIDE_FROM`] columns.
 pub const BLOCK: usize = 16;
 /// Default columns per Jacobi block from [`BLOCK_WIDE_FROM`] columns on: larger `gemm`s and
-/// fewer sweeps (f64, 2 cores: 1024² 12 sweeps instead of 14 and about 30% less time; 512²
-/// 10 instead of 11, the same time; 256² the same).
+/// fewer sweeps on wide matrices.
 pub const BLOCK_WIDE: usize = 32;
 /// See [`BLOCK_WIDE`].
 pub const BLOCK_WIDE_FROM: usize = 512;
@@ -338,8 +334,8 @@ fn blocks<T>(data: &mut [T], rows: usize, b: usize, nb: usize) -> Vec<Option<&mu
 }
 
 /// Permutes the columns of `w` (and the same columns of `v`) into descending norm order (de
-/// Rijk's ordering, once per sweep: 512² f64 took 11 sweeps instead of 14); returns the
-/// largest squared column norm.
+/// Rijk's ordering, once per sweep, for fewer sweeps); returns the largest squared column
+/// norm.
 fn sort_columns<T: Scalar>(w: &mut ColMajor<T>, v: Option<&mut ColMajor<T>>) -> T {
     let rows = w.rows;
     if rows == 0 || w.cols == 0 {
