@@ -559,6 +559,49 @@ fn slurp(
 mod tests {
     use super::*;
 
+    /// The input limit comes from the options alone: a gzip stream and a plain file (past
+    /// one read step) over `max_input_bytes` are refused with the limit's error, and the same
+    /// inputs read whole under the default limit. The edge-list reader that parses as it
+    /// reads steps aside for such a file, so the graph readers refuse it too.
+    #[test]
+    fn read_options_limit_the_input() {
+        use std::io::Write;
+        let text = b"0 1\n1 2\n2 0\n".repeat(450_000);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&text).unwrap();
+        let gz = gz.finish().unwrap();
+        let small = ReadOptions {
+            max_input_bytes: Some(1 << 20),
+        };
+        let refused = |r: Result<Input>| match r {
+            Err(e) => assert!(
+                is_input_limit(&e) && e.to_string().contains("1048576"),
+                "{e}"
+            ),
+            Ok(i) => panic!("read {} bytes past the limit", i.bytes.len()),
+        };
+        let p = Path::new("t.gz");
+        refused(Input::from_reader_limited(&gz[..], "t.gz", p, None, &small));
+        let whole = Input::from_reader(&gz[..], "t.gz", p, None).unwrap();
+        assert!(whole.bytes == text);
+        let dir = std::env::temp_dir().join(format!("trident-limit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("g.el");
+        std::fs::write(&f, &text).unwrap();
+        refused(Input::read_limited(&f, &small));
+        let opts = crate::io::EdgeListOptions::default();
+        match crate::io::read_graph_limited(&f, &opts, &small) {
+            Err(e) => assert!(is_input_limit(&e), "{e}"),
+            Ok(_) => panic!("a graph read past the limit"),
+        }
+        assert_eq!(
+            crate::io::read_graph_with(&f, &opts).unwrap().num_edges(),
+            3
+        );
+        assert!(!is_input_limit(&Error::invalid("x", "y")));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     #[test]
     fn parallel_read_gives_the_bytes_or_steps_aside() {
         let dir = std::env::temp_dir().join(format!("trident-par-read-{}", std::process::id()));
