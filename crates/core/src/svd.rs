@@ -72,19 +72,20 @@
 //! has no singular values: the result has empty `s`, thin `U` of `m × 0` and `Vᵀ` of `0 × n`,
 //! full `U = I_m` and `Vᵀ = I_n`, and 0 sweeps.
 
+pub mod accuracy;
 pub mod basis;
 pub mod driver;
 pub mod host;
 pub mod jacobi;
 pub mod kernels;
 pub mod tree;
-pub mod validity;
 
 use crate::backend::Backend;
 use crate::dense::{Dense, DenseView};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 
+pub use accuracy::{qr_validity, v_orth_bound, validity, values_tolerance, Validity, ORTH_PROBES};
 pub use driver::{qr_with, svd_with};
 pub use jacobi::{
     jacobi_rotation, negligible_gram, reorthonormalise, round_robin_pair, JacobiParams, JacobiPlan,
@@ -92,7 +93,6 @@ pub use jacobi::{
 };
 pub use kernels::SvdKernels;
 pub use tree::{TreePlan, MERGE_PANEL, TREE_PANEL_ROWS};
-pub use validity::{qr_validity, v_orth_bound, validity, values_tolerance, Validity, ORTH_PROBES};
 
 /// Cyclic Jacobi sweeps run on each block pair's Gram matrix per visit (every backend).
 /// A second sweep rarely lowers the outer sweep count and costs a third of the time:

@@ -7,7 +7,7 @@
 //! `REQUIRE_GPU=1` on the GPU machine (a CUDA device and an OpenCL GPU), `REQUIRE_OPENCL=1`
 //! in CI (any OpenCL device, PoCL included: `cargo xtask test` sets it), `REQUIRE_DATA=1` or
 //! `CI` set (`CI=true`; `cargo xtask test` sets it) for the shared data. Every environment
-//! variable the harness reads is read in [`env`] (test configuration, never library
+//! variable the harness reads is read in [`mod@env`] (test configuration, never library
 //! behaviour).
 
 use std::path::PathBuf;
