@@ -71,6 +71,20 @@
 //! NaN or infinite entries are an [`Error::Invalid`]. An empty matrix (`m = 0` or `n = 0`)
 //! has no singular values: the result has empty `s`, thin `U` of `m × 0` and `Vᵀ` of `0 × n`,
 //! full `U = I_m` and `Vᵀ = I_n`, and 0 sweeps.
+//!
+//! # Layout
+//!
+//! - this file: the [`Svd`] and [`Qr`] traits, their options ([`SvdOptions`], [`QrOptions`])
+//!   and results;
+//! - [`jacobi`]: the pure parts of block Jacobi (pair order, rotation, Björck step, the
+//!   negligible-column threshold, the block plan [`JacobiPlan`]);
+//! - [`tree`]: the tree QR's plan and its host reference;
+//! - [`kernels`]: what a backend supplies, [`SvdKernels`];
+//! - [`driver`]: [`svd_with`] and [`qr_with`], the phases every backend shares;
+//! - [`host`]: the driver's host-side layout changes, scaling and memory checks; [`basis`]:
+//!   completing `U`;
+//! - [`accuracy`]: the accuracy contract ([`validity`], [`qr_validity`],
+//!   [`values_tolerance`]).
 
 pub mod accuracy;
 pub mod basis;
