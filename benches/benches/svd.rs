@@ -21,7 +21,7 @@
 //!   group `qr/f32-MxN` (same-run baseline: `torch.linalg.qr` in `benches/baselines/torch_svd.py`).
 //! - `TRIDENT_SVD_TRACE=1`: every SVD call prints its phases (host prepare + upload, QR,
 //!   Jacobi with its sweep count, `U = Q₁ [J; 0]`, downloads, host finish) to stderr, each
-//!   ended by a device synchronize (`trident_core::svd::driver`); for a separate diagnostic
+//!   ended by a device synchronize (`SvdOptions::trace`); for a separate diagnostic
 //!   run, not for the timed one.
 //! - `TRIDENT_SVD_NALGEBRA_MAX=N`: skip nalgebra above N·N·N flops-ish (`m·n·min(m,n)`,
 //!   default 2^33: it is single-threaded and slow on 4096²).
@@ -86,7 +86,15 @@ fn opts() -> SvdOptions {
                 ))
             })
         }),
+        trace: env("TRIDENT_SVD_TRACE").is_some_and(|v| v != "0"),
         ..SvdOptions::default()
+    }
+}
+
+/// The phase times of a traced SVD (`TRIDENT_SVD_TRACE`), one line each on stderr.
+fn print_phases(phases: &[svd::SvdPhase]) {
+    for p in phases {
+        eprintln!("svd trace: {}: {:.3} ms", p.name, p.seconds * 1e3);
     }
 }
 
@@ -99,6 +107,7 @@ fn bench_on<T: Scalar, B: Svd<T>>(group: &mut BenchmarkGroup<'_, WallTime>, b: &
         Err(e) => fail(&format!("{name}: {e}")),
     };
     let secs = t.elapsed().as_secs_f64();
+    print_phases(&r.phases);
     match svd::validity(a.view(), &r).and_then(|v| v.check().map(|()| v)) {
         Ok(v) => eprintln!(
             "svd bench: {name} on {}: {:?}, {} sweeps, {:.1} ms/sweep; {v}",
@@ -114,7 +123,8 @@ fn bench_on<T: Scalar, B: Svd<T>>(group: &mut BenchmarkGroup<'_, WallTime>, b: &
     }
     group.bench_function(name, |bench| {
         bench.iter(|| {
-            b.svd(a.view(), &opts()).expect("svd failed");
+            let r = b.svd(a.view(), &opts()).expect("svd failed");
+            print_phases(&r.phases);
         })
     });
 }

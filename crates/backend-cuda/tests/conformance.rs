@@ -12,7 +12,7 @@ fn make() -> trident_core::Result<trident_cuda::Cuda> {
         eprintln!("cuda conformance: kernels from {}", dir.display());
         options = options.kernel_dir(dir);
     }
-    if let Some(log) = std::env::var_os("TRIDENT_KERNEL_LOG").filter(|l| !l.is_empty()) {
+    if let Some(log) = trident_core::testing::env::kernel_log() {
         options = options.kernel_log(log);
     }
     trident_cuda::Cuda::with_options(&options)

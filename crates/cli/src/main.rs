@@ -25,6 +25,7 @@ macro_rules! eprintln {
 }
 
 mod cmd;
+mod env;
 mod files;
 mod out;
 mod select;
@@ -165,6 +166,9 @@ fn report(result: Result<()>) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             crate::errln!("error: {}", trident_core::testing::Report(&e));
+            if let Some(hint) = env::hint(&e) {
+                crate::errln!("note: {hint}");
+            }
             ExitCode::FAILURE
         }
     }

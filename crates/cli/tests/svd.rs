@@ -143,3 +143,50 @@ fn svd_full_too_large_for_memory_is_an_error_naming_the_bytes() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `--trace` (or `TRIDENT_SVD_TRACE=1`, read by the CLI) prints every phase of the SVD with
+/// its time on stderr, the Jacobi phase with its sweep count; without either, no trace.
+#[test]
+fn svd_trace_prints_the_phases_when_asked() {
+    let dir = std::env::temp_dir().join(format!("trident-svd-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let a = dir.join("a.mtx");
+    std::fs::write(
+        &a,
+        "%%MatrixMarket matrix array real general\n3 2\n3\n4\n0\n0\n5\n0\n",
+    )
+    .unwrap();
+    let run = |flag: Option<&str>, env: Option<&str>| {
+        let mut c = Command::new(BIN);
+        c.args(["svd", a.to_str().unwrap(), "--backend", "cpu"])
+            .env_remove("TRIDENT_SVD_TRACE");
+        if let Some(f) = flag {
+            c.arg(f);
+        }
+        if let Some(v) = env {
+            c.env("TRIDENT_SVD_TRACE", v);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let phases = |err: &str| -> Vec<String> {
+        err.lines()
+            .filter_map(|l| l.strip_prefix("svd trace: "))
+            .map(str::to_owned)
+            .collect()
+    };
+    for err in [run(Some("--trace"), None), run(None, Some("1"))] {
+        let p = phases(&err);
+        assert!(
+            p.iter()
+                .any(|l| l.starts_with("jacobi (") && l.ends_with(" ms")),
+            "{err}"
+        );
+        assert!(p.iter().any(|l| l.starts_with("U and V: ")), "{err}");
+    }
+    for err in [run(None, None), run(None, Some("0"))] {
+        assert!(phases(&err).is_empty(), "{err}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -141,9 +141,6 @@ pub fn ensure_fits(bytes: u128, what: impl FnOnce() -> String) -> Result<(), All
     fits(bytes, what).map(|_| ())
 }
 
-/// Environment variable that sets [`max_input_bytes`] (bytes; for tests and small machines).
-pub const MAX_INPUT_ENV: &str = "TRIDENT_MAX_INPUT_BYTES";
-
 /// Physical memory in bytes (`MemTotal` of `/proc/meminfo`), read once; `None` where the
 /// system does not say.
 pub fn physical_memory() -> Option<u64> {
@@ -156,17 +153,11 @@ pub fn physical_memory() -> Option<u64> {
     })
 }
 
-/// The most bytes an input (after decompression) may hold in memory: `TRIDENT_MAX_INPUT_BYTES`
-/// if set, else half of physical memory (unlimited where that is unknown). With overcommit the
-/// kernel grants any reservation and kills the process once the pages are touched, so a
-/// decompression bomb (a small `.gz` of newlines, say) is refused here, with a message,
-/// before it can take the machine's memory.
-pub fn max_input_bytes() -> u64 {
-    std::env::var(MAX_INPUT_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .or_else(|| physical_memory().map(|m| m / 2))
-        .unwrap_or(u64::MAX)
+/// The input limit of the readers when the caller sets none
+/// ([`crate::io::ReadOptions::max_input_bytes`]): half of physical memory, unlimited where
+/// that is unknown.
+pub fn default_max_input_bytes() -> u64 {
+    physical_memory().map(|m| m / 2).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

@@ -6,11 +6,17 @@
 //! returns, or panics when the environment says the thing skipped must be there:
 //! `REQUIRE_GPU=1` on the GPU machine (a CUDA device and an OpenCL GPU), `REQUIRE_OPENCL=1`
 //! in CI (any OpenCL device, PoCL included: `cargo xtask test` sets it), `REQUIRE_DATA=1` or
-//! `CI` set (`CI=true`; `cargo xtask test` sets it) for the shared data.
+//! `CI` set (`CI=true`; `cargo xtask test` sets it) for the shared data. Every environment
+//! variable the harness reads is read in [`mod@env`] (test configuration, never library
+//! behaviour).
 
 use std::path::PathBuf;
 
 use crate::error::Error;
+
+pub mod env;
+
+pub use env::{data_dir, in_ci, kernel_dir, require_data, require_gpu, require_opencl};
 
 /// What a skipped test needed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,40 +29,6 @@ pub enum Needs {
     /// An OpenCL device of any type (PoCL counts): required under `REQUIRE_OPENCL=1` (and
     /// under `REQUIRE_GPU=1`, which wants an OpenCL GPU).
     OpenCl,
-}
-
-/// True when the environment variable `CI` is set to anything but ``, `0` or `false` (as CI
-/// services set `CI=true`; `cargo xtask test` sets it too).
-pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false" | "False"))
-}
-
-/// True when `REQUIRE_OPENCL=1`: a missing OpenCL device of any type fails the test.
-pub fn require_opencl() -> bool {
-    std::env::var("REQUIRE_OPENCL").is_ok_and(|v| v == "1")
-}
-
-/// `TRIDENT_KERNEL_DIR`: a folder of kernel files that the test backends load instead of
-/// their embedded kernels (what `cargo xtask mutants` plants its mutants in), or `None`.
-pub fn kernel_dir() -> Option<PathBuf> {
-    std::env::var_os("TRIDENT_KERNEL_DIR")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-}
-
-/// True when `REQUIRE_GPU=1`: a missing device, or any start-up failure, fails the test.
-pub fn require_gpu() -> bool {
-    std::env::var("REQUIRE_GPU").is_ok_and(|v| v == "1")
-}
-
-/// True when `REQUIRE_DATA=1`, or in CI ([`in_ci`]) unless `REQUIRE_DATA=0`: a missing data
-/// folder fails the test.
-pub fn require_data() -> bool {
-    match std::env::var("REQUIRE_DATA") {
-        Ok(v) if v == "1" => true,
-        Ok(v) if v == "0" => false,
-        _ => in_ci(),
-    }
 }
 
 /// Skips (prints `skipping: {why}` to stderr) unless `needs` is required by the environment,
@@ -120,28 +92,6 @@ impl std::fmt::Display for Report<'_> {
         }
         f.write_str(&text)
     }
-}
-
-/// The shared data folder: `$TRIDENT_DATA`, else the first `shared/data` holding
-/// `graphs.tsv` found walking up from the current directory or `CARGO_MANIFEST_DIR` (read at
-/// run time, so bundles moved to another machine find the data beside them).
-pub fn data_dir() -> Option<PathBuf> {
-    if let Ok(d) = std::env::var("TRIDENT_DATA") {
-        let d = PathBuf::from(d);
-        return d.join("graphs.tsv").is_file().then_some(d);
-    }
-    let mut starts = Vec::new();
-    if let Ok(c) = std::env::current_dir() {
-        starts.push(c);
-    }
-    if let Ok(m) = std::env::var("CARGO_MANIFEST_DIR") {
-        starts.push(PathBuf::from(m));
-    }
-    starts
-        .iter()
-        .flat_map(|s| s.ancestors())
-        .flat_map(|a| [a.join("shared").join("data"), a.join("data")])
-        .find(|d| d.join("graphs.tsv").is_file())
 }
 
 /// [`data_dir`], or `None` after [`skip`]ping (a failure under `REQUIRE_DATA=1`).

@@ -120,7 +120,11 @@ pub fn run(args: Args) -> Result<()> {
         &[args.output.as_deref()],
     )?;
     let process = Instant::now();
-    let complexes = args.eval.as_ref().map(eval::read_complexes).transpose()?;
+    let complexes = args
+        .eval
+        .as_ref()
+        .map(|p| eval::read_complexes_limited(p, &crate::env::read_options()))
+        .transpose()?;
     let load_complexes = process.elapsed().as_secs_f64();
     // The backend starts (driver and context start-up) and loads its R-MCL kernels (a GPU's
     // PTX JIT or program build) while another thread reads the network: they are independent.
@@ -134,7 +138,8 @@ pub fn run(args: Args) -> Result<()> {
                 loop_only_nodes: true,
                 ..io::EdgeListOptions::default()
             };
-            io::read_graph_with(&args.path, &opts).map(|g| (g, t.elapsed().as_secs_f64()))
+            io::read_graph_limited(&args.path, &opts, &crate::env::read_options())
+                .map(|g| (g, t.elapsed().as_secs_f64()))
         });
         let t = Instant::now();
         // auto's remarks are printed once the network is read (an input error comes first).
@@ -288,7 +293,7 @@ fn cluster<T: trident_core::Scalar, B: MarkovCluster<T>>(
 /// Clusters in mcl's format (whitespace-separated labels of `g`'s nodes, one cluster per
 /// line) as a [`Clustering`]; a label not in `g` is an error.
 fn read_clusters(g: &Graph, path: &Path) -> Result<Clustering> {
-    let text = io::read_text(path)?;
+    let text = io::read_text_limited(path, &crate::env::read_options())?;
     let ids: std::collections::HashMap<String, usize> =
         (0..g.num_nodes()).map(|u| (g.label(u), u)).collect();
     let mut clusters = Vec::new();

@@ -146,7 +146,7 @@ struct Inputs {
 
 /// A `.npy` matrix as f64, and the element type the file stores.
 fn read(path: &Path) -> Result<(Dense<f64>, &'static str)> {
-    io::npy::npy_matrix_of::<f64>(&io::Input::read(path)?)
+    io::npy::npy_matrix_of::<f64>(&io::Input::read_limited(path, &crate::env::read_options())?)
 }
 
 /// `m` in `T`; a finite value beyond `T`'s range is an error naming the file.

@@ -49,7 +49,7 @@ pub fn run(args: Args) -> Result<()> {
 /// Reads a matrix, telling the format from the content: Matrix Market as a general sparse
 /// matrix, a `.npy` array as a dense one, an edge list as the graph's adjacency matrix.
 fn load_matrix<T: Scalar>(path: &Path) -> Result<Csr<T>> {
-    let input = io::Input::read(path)?;
+    let input = io::Input::read_limited(path, &crate::env::read_options())?;
     let name = input.name.clone();
     let csr = match input.detect() {
         io::Detected::MatrixMarket => io::parse_matrix_market::<T>(&input.bytes, &name)?

@@ -24,7 +24,11 @@ pub fn run(args: Args) -> Result<()> {
 
 fn stats(path: &Path) -> Result<()> {
     let t = Instant::now();
-    let g = io::read_graph_auto(path)?;
+    let g = io::read_graph_limited(
+        path,
+        &io::EdgeListOptions::default(),
+        &crate::env::read_options(),
+    )?;
     let secs = t.elapsed().as_secs_f64();
     crate::print_notes(g.notes());
     let max_deg = (0..g.num_nodes()).map(|u| g.degree(u)).max().unwrap_or(0);

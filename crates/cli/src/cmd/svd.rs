@@ -48,6 +48,10 @@ pub struct Args {
     /// print the median, lowest and highest time; 0 to 100000.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=100_000))]
     repeat: u64,
+    /// Time every phase of each decomposition (upload, QR, Jacobi, U and V; each waits for
+    /// the device) and print them on stderr (also TRIDENT_SVD_TRACE=1).
+    #[arg(long)]
+    trace: bool,
     /// Which backend runs it.
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendChoice,
@@ -85,7 +89,7 @@ pub fn run(args: Args) -> Result<()> {
 /// from the name), refusing 1-D arrays, empty matrices (and, through the readers, integer
 /// dtypes).
 fn load<T: Scalar>(path: &Path) -> Result<Dense<T>> {
-    let a = io::read_dense_auto::<T>(path)?;
+    let a = io::read_dense_limited::<T>(path, &crate::env::read_options())?;
     if a.rows() == 0 || a.cols() == 0 {
         return Err(Error::invalid(
             "input",
@@ -98,6 +102,13 @@ fn load<T: Scalar>(path: &Path) -> Result<Dense<T>> {
         ));
     }
     Ok(a)
+}
+
+/// The phase times of a traced SVD ([`SvdOptions::trace`]), one line each on stderr.
+fn print_phases(phases: &[svd::SvdPhase]) {
+    for p in phases {
+        crate::errln!("svd trace: {}: {:.3} ms", p.name, p.seconds * 1e3);
+    }
 }
 
 fn run_t<T: Scalar + std::fmt::LowerExp>(
@@ -131,6 +142,7 @@ where
             (true, false) => Vectors::Thin,
             (true, true) => Vectors::Full,
         },
+        trace: args.trace || crate::env::svd_trace(),
         ..SvdOptions::default()
     };
     let b = &select::open(args.backend)?;
@@ -139,6 +151,7 @@ where
     let t = Instant::now();
     let r = b.svd_on(&a, &opts)?;
     let secs = t.elapsed().as_secs_f64();
+    print_phases(&r.phases);
     crate::outln!(
         "method {}{}: {} sweeps ({:.3} ms per sweep), {:.3} ms in all",
         match r.precondition {
@@ -159,8 +172,9 @@ where
         let mut times = Vec::with_capacity(args.repeat as usize);
         for _ in 0..args.repeat {
             let t = Instant::now();
-            b.svd_on(&a, &opts)?;
+            let r = b.svd_on(&a, &opts)?;
             times.push(t.elapsed().as_secs_f64() * 1e3);
+            print_phases(&r.phases);
         }
         times.sort_by(f64::total_cmp);
         crate::outln!(

@@ -53,7 +53,7 @@ pub fn run(args: Args) -> Result<()> {
         loop_only_nodes: true,
         ..io::EdgeListOptions::default()
     };
-    let g = io::read_graph_with(&args.path, &opts)?;
+    let g = io::read_graph_limited(&args.path, &opts, &crate::env::read_options())?;
     let load = t.elapsed().as_secs_f64();
     crate::print_notes(g.notes());
     let b = select::open(args.backend)?;

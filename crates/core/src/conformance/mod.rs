@@ -15,7 +15,8 @@
 //! turns that off, as `cargo xtask mutants` does).
 //!
 //! GPU backends that find no device are skipped, unless `REQUIRE_GPU=1` is set, in which case
-//! a missing device fails the test (see [`crate::testing`]).
+//! a missing device fails the test (see [`crate::testing`]). The environment variables are
+//! read in [`crate::testing::env`]: test configuration, not library behaviour.
 
 use proptest::strategy::Strategy;
 use proptest::test_runner::{
@@ -118,16 +119,10 @@ pub fn run_proptest<S: Strategy>(
 where
     S::Value: std::fmt::Debug,
 {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(cases);
-    let seed: u64 = match std::env::var("TRIDENT_SEED") {
-        Ok(v) => v
-            .trim()
-            .parse()
-            .map_err(|_| format!("TRIDENT_SEED={v:?} is not a number"))?,
-        Err(_) => std::time::SystemTime::now()
+    let cases = crate::testing::env::proptest_cases(cases);
+    let seed: u64 = match crate::testing::env::seed()? {
+        Some(seed) => seed,
+        None => std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64 ^ u64::from(std::process::id()))
             .unwrap_or(0x5EED),

@@ -67,7 +67,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use super::text::{self, Lines};
-use super::{perr, refuse, Detected, Input};
+use super::{perr, refuse, Detected, Input, ReadOptions};
 use crate::alloc;
 use crate::error::{ParseErrorKind as K, Result, ResultExt};
 use crate::graph::{id_label, DenseIds, Graph, PartCounts};
@@ -164,7 +164,7 @@ impl EdgeList {
 /// intermediate [`EdgeList`].
 pub fn read_graph(path: impl AsRef<Path>, opts: &EdgeListOptions) -> Result<Graph> {
     let path = path.as_ref();
-    if let Some(g) = read_graph_streamed(path, opts)? {
+    if let Some(g) = read_graph_streamed(path, opts, &ReadOptions::default())? {
         return Ok(g);
     }
     let parsed = {
@@ -180,8 +180,12 @@ pub fn read_graph(path: impl AsRef<Path>, opts: &EdgeListOptions) -> Result<Grap
 
 /// The graph of a plain integer-id edge-list file, parsed as it is read (see
 /// `edgelist/stream.rs`); `None` for any other input (which the whole-file readers take).
-pub(crate) fn read_graph_streamed(path: &Path, opts: &EdgeListOptions) -> Result<Option<Graph>> {
-    match stream::read_numeric(path, opts)? {
+pub(crate) fn read_graph_streamed(
+    path: &Path,
+    opts: &EdgeListOptions,
+    read: &ReadOptions,
+) -> Result<Option<Graph>> {
+    match stream::read_numeric(path, opts, read.input_limit())? {
         Some(parsed) => parsed.into_graph().context(|| path.display()).map(Some),
         None => Ok(None),
     }
@@ -193,7 +197,7 @@ pub(crate) fn read_graph_streamed(path: &Path, opts: &EdgeListOptions) -> Result
 /// parsed in parallel pieces.
 pub fn read_edges(path: impl AsRef<Path>, opts: &EdgeListOptions) -> Result<EdgeList> {
     let path = path.as_ref();
-    if let Some(parsed) = stream::read_numeric(path, opts)? {
+    if let Some(parsed) = stream::read_numeric(path, opts, ReadOptions::default().input_limit())? {
         return Ok(parsed.into_edge_list());
     }
     let input = Input::read(path)?;

@@ -130,6 +130,35 @@ pub fn strip_bom(bytes: &[u8]) -> &[u8] {
     bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
 }
 
+/// How the readers read an input: the limits a caller may set (the CLI takes them from its
+/// environment). The default is what every `read_*` function without options uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReadOptions {
+    /// The most bytes an input (after decompression) may hold in memory; `None` (default):
+    /// half of physical memory ([`alloc::default_max_input_bytes`]). With overcommit the
+    /// kernel grants any reservation and kills the process once the pages are touched, so a
+    /// decompression bomb (a small `.gz` of newlines, say) is refused at this limit, with a
+    /// message ([`is_input_limit`] tells that error), before it can take the machine's memory.
+    pub max_input_bytes: Option<u64>,
+}
+
+impl ReadOptions {
+    /// The input limit in bytes: [`Self::max_input_bytes`], else the default.
+    pub fn input_limit(&self) -> u64 {
+        self.max_input_bytes
+            .unwrap_or_else(alloc::default_max_input_bytes)
+    }
+}
+
+/// Part of the message of the error for an input over [`ReadOptions::input_limit`].
+const OVER_LIMIT: &str = "allowed as an input";
+
+/// True when `e` is the error for an input larger than [`ReadOptions::input_limit`] (so
+/// that a caller can say how its users change the limit).
+pub fn is_input_limit(e: &Error) -> bool {
+    matches!(e, Error::Parse(p) if p.kind == K::TooLarge && p.message.contains(OVER_LIMIT))
+}
+
 /// A whole input in memory.
 #[derive(Debug, Clone)]
 pub struct Input {
@@ -147,11 +176,16 @@ impl Input {
     /// Reads `path` once: `-` is standard input; a gzip stream (told by its magic bytes,
     /// whatever the name) is decompressed. Pipes and FIFOs give the same bytes as a file.
     pub fn read(path: impl AsRef<Path>) -> Result<Self> {
+        Self::read_limited(path, &ReadOptions::default())
+    }
+
+    /// [`Input::read`] with the limits of `read`.
+    pub fn read_limited(path: impl AsRef<Path>, read: &ReadOptions) -> Result<Self> {
         let path = path.as_ref();
         if path.as_os_str() == "-" {
             let stdin = std::io::stdin();
             let lock = stdin.lock();
-            return Self::from_reader(lock, STDIN_NAME, path, None);
+            return Self::from_reader_limited(lock, STDIN_NAME, path, None, read);
         }
         let io_err = |source| Error::Io {
             path: path.to_path_buf(),
@@ -171,7 +205,7 @@ impl Input {
         let hint = meta.is_file().then_some(meta.len());
         let name = path.display().to_string();
         if let Some(len) = hint {
-            if let Some(bytes) = read_parallel(&f, len, &name, path)? {
+            if let Some(bytes) = read_parallel(&f, len, &name, path, read.input_limit())? {
                 return Ok(Self {
                     name,
                     path: path.to_path_buf(),
@@ -180,16 +214,28 @@ impl Input {
                 });
             }
         }
-        Self::from_reader(f, &name, path, hint)
+        Self::from_reader_limited(f, &name, path, hint, read)
     }
 
     /// Reads everything from `r` (see [`Input::read`]); `name` is used in messages.
     pub fn from_reader(
-        mut r: impl Read,
+        r: impl Read,
         name: &str,
         path: &Path,
         size_hint: Option<u64>,
     ) -> Result<Self> {
+        Self::from_reader_limited(r, name, path, size_hint, &ReadOptions::default())
+    }
+
+    /// [`Input::from_reader`] with the limits of `read`.
+    pub fn from_reader_limited(
+        mut r: impl Read,
+        name: &str,
+        path: &Path,
+        size_hint: Option<u64>,
+        read: &ReadOptions,
+    ) -> Result<Self> {
+        let limit = read.input_limit();
         let io_err = |source| Error::Io {
             path: path.to_path_buf(),
             source,
@@ -208,10 +254,13 @@ impl Input {
         let chained = (&head[..got]).chain(r);
         let (bytes, was_gzip) = if head[..got] == [0x1f, 0x8b] {
             let mut gz = flate2::read::MultiGzDecoder::new(chained);
-            (slurp(&mut gz, name, path, None, true)?, true)
+            (slurp(&mut gz, name, path, None, true, limit)?, true)
         } else {
             let mut plain = chained;
-            (slurp(&mut plain, name, path, size_hint, false)?, false)
+            (
+                slurp(&mut plain, name, path, size_hint, false, limit)?,
+                false,
+            )
         };
         Ok(Self {
             name: name.to_owned(),
@@ -255,9 +304,19 @@ const READ_PIECE: usize = 4 << 20;
 /// A large plain (not gzip) regular file of `len` bytes read in pieces by the rayon
 /// threads (positioned reads into disjoint parts of one zeroed buffer: the copy out of the
 /// page cache and the page faults of the buffer spread over the cores). `None`: not such a
-/// file (small, gzip, one thread, beyond the input limit, or its size changed while being
-/// read): the caller reads it as a stream from the start, which also gives the errors.
-fn read_parallel(f: &std::fs::File, len: u64, name: &str, path: &Path) -> Result<Option<Vec<u8>>> {
+/// file (small, gzip, one thread, at or beyond the input limit `limit`, or its size changed
+/// while being read): the caller reads it as a stream from the start, which also gives the
+/// errors.
+fn read_parallel(
+    f: &std::fs::File,
+    len: u64,
+    name: &str,
+    path: &Path,
+    limit: u64,
+) -> Result<Option<Vec<u8>>> {
+    if len >= limit {
+        return Ok(None);
+    }
     read_parallel_in(f, len, name, path, PARALLEL_READ_MIN, READ_PIECE)
 }
 
@@ -273,7 +332,7 @@ fn read_parallel_in(
 ) -> Result<Option<Vec<u8>>> {
     use rayon::prelude::*;
     use std::os::unix::fs::FileExt;
-    if len < min.max(2) || rayon::current_num_threads() < 2 || len >= alloc::max_input_bytes() {
+    if len < min.max(2) || rayon::current_num_threads() < 2 {
         return Ok(None);
     }
     let Ok(size) = usize::try_from(len) else {
@@ -370,13 +429,15 @@ fn too_long_line(bytes: &[u8], line_start: usize, name: &str) -> Error {
     )
 }
 
-/// Reads all of `r`, growing the buffer fallibly and (for text) enforcing the line limit.
+/// Reads all of `r`, growing the buffer fallibly and (for text) enforcing the line limit and
+/// the input limit `limit` (bytes).
 fn slurp(
     r: &mut dyn Read,
     name: &str,
     path: &Path,
     size_hint: Option<u64>,
     gzip: bool,
+    limit: u64,
 ) -> Result<Vec<u8>> {
     const STEP: usize = 1 << 22;
     let too_large = |e: alloc::AllocError| perr(name, None, K::TooLarge, e.to_string());
@@ -401,7 +462,6 @@ fn slurp(
     let mut npy_len: Option<u64> = None;
     // Start of a line at or before the current (unfinished) one; lines before it are checked.
     let mut line_start = 0usize;
-    let limit = alloc::max_input_bytes();
     loop {
         if buf.len() as u64 >= limit {
             return Err(perr(
@@ -409,15 +469,14 @@ fn slurp(
                 None,
                 K::TooLarge,
                 format!(
-                    "{} is larger than the {} this machine allows an input \
-                     (half its memory; set {} to change it)",
+                    "{} is larger than the {} {OVER_LIMIT} \
+                     (the default limit is half this machine's memory)",
                     if gzip {
                         "the decompressed input"
                     } else {
                         "the input"
                     },
                     alloc::human_bytes(u128::from(limit)),
-                    alloc::MAX_INPUT_ENV
                 ),
             ));
         }
@@ -499,6 +558,49 @@ fn slurp(
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    /// The input limit comes from the options alone: a gzip stream and a plain file (past
+    /// one read step) over `max_input_bytes` are refused with the limit's error, and the same
+    /// inputs read whole under the default limit. The edge-list reader that parses as it
+    /// reads steps aside for such a file, so the graph readers refuse it too.
+    #[test]
+    fn read_options_limit_the_input() {
+        use std::io::Write;
+        let text = b"0 1\n1 2\n2 0\n".repeat(450_000);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&text).unwrap();
+        let gz = gz.finish().unwrap();
+        let small = ReadOptions {
+            max_input_bytes: Some(1 << 20),
+        };
+        let refused = |r: Result<Input>| match r {
+            Err(e) => assert!(
+                is_input_limit(&e) && e.to_string().contains("1048576"),
+                "{e}"
+            ),
+            Ok(i) => panic!("read {} bytes past the limit", i.bytes.len()),
+        };
+        let p = Path::new("t.gz");
+        refused(Input::from_reader_limited(&gz[..], "t.gz", p, None, &small));
+        let whole = Input::from_reader(&gz[..], "t.gz", p, None).unwrap();
+        assert!(whole.bytes == text);
+        let dir = std::env::temp_dir().join(format!("trident-limit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("g.el");
+        std::fs::write(&f, &text).unwrap();
+        refused(Input::read_limited(&f, &small));
+        let opts = crate::io::EdgeListOptions::default();
+        match crate::io::read_graph_limited(&f, &opts, &small) {
+            Err(e) => assert!(is_input_limit(&e), "{e}"),
+            Ok(_) => panic!("a graph read past the limit"),
+        }
+        assert_eq!(
+            crate::io::read_graph_with(&f, &opts).unwrap().num_edges(),
+            3
+        );
+        assert!(!is_input_limit(&Error::invalid("x", "y")));
+        std::fs::remove_dir_all(&dir).ok();
+    }
 
     #[test]
     fn parallel_read_gives_the_bytes_or_steps_aside() {

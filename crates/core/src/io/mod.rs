@@ -31,7 +31,10 @@ mod npy_header;
 mod output;
 mod text;
 
-pub use input::{detect, detect_format, strip_bom, Detected, Input, MAX_LINE_BYTES, STDIN_NAME};
+pub use input::{
+    detect, detect_format, is_input_limit, strip_bom, Detected, Input, ReadOptions, MAX_LINE_BYTES,
+    STDIN_NAME,
+};
 pub use output::{check_output, check_outputs, commit_all, write_file, OutputFile};
 
 pub use edgelist::{
@@ -68,12 +71,21 @@ pub fn read_graph_auto(path: impl AsRef<Path>) -> Result<Graph> {
 /// [`EdgeListOptions::loop_only_nodes`], so that a node whose only line is a self-loop is
 /// kept as an isolated node; Matrix Market files keep every declared node anyway).
 pub fn read_graph_with(path: impl AsRef<Path>, opts: &EdgeListOptions) -> Result<Graph> {
+    read_graph_limited(path, opts, &ReadOptions::default())
+}
+
+/// [`read_graph_with`] with the input limits of `read`.
+pub fn read_graph_limited(
+    path: impl AsRef<Path>,
+    opts: &EdgeListOptions,
+    read: &ReadOptions,
+) -> Result<Graph> {
     let path = path.as_ref();
     // A plain integer-id edge list is parsed as it is read; anything else is read whole.
-    if let Some(g) = edgelist::read_graph_streamed(path, opts)? {
+    if let Some(g) = edgelist::read_graph_streamed(path, opts, read)? {
         return Ok(g);
     }
-    graph_from_input_with(&Input::read(path)?, opts)
+    graph_from_input_with(&Input::read_limited(path, read)?, opts)
 }
 
 /// Reads a dense matrix, choosing the reader from the content ([`detect_format`]), never
@@ -81,7 +93,15 @@ pub fn read_graph_with(path: impl AsRef<Path>, opts: &EdgeListOptions) -> Result
 /// file (`array`, or `coordinate` densified). An edge list, an empty file or binary data is
 /// an error naming the file and what it is.
 pub fn read_dense_auto<T: Scalar>(path: impl AsRef<Path>) -> Result<Dense<T>> {
-    let input = Input::read(path.as_ref())?;
+    read_dense_limited(path, &ReadOptions::default())
+}
+
+/// [`read_dense_auto`] with the input limits of `read`.
+pub fn read_dense_limited<T: Scalar>(
+    path: impl AsRef<Path>,
+    read: &ReadOptions,
+) -> Result<Dense<T>> {
+    let input = Input::read_limited(path.as_ref(), read)?;
     let name = &input.name;
     match input.format()? {
         Detected::Npy => npy::parse_npy_2d(&input.bytes, name),
@@ -103,7 +123,12 @@ pub fn read_dense_auto<T: Scalar>(path: impl AsRef<Path>) -> Result<Dense<T>> {
 /// invalid UTF-8 is an error naming the line. For the small text inputs of commands
 /// (complexes, cluster lists) that are not a graph or a matrix. An empty file gives `""`.
 pub fn read_text(path: impl AsRef<Path>) -> Result<String> {
-    let input = Input::read(path.as_ref())?;
+    read_text_limited(path, &ReadOptions::default())
+}
+
+/// [`read_text`] with the input limits of `read`.
+pub fn read_text_limited(path: impl AsRef<Path>, read: &ReadOptions) -> Result<String> {
+    let input = Input::read_limited(path.as_ref(), read)?;
     match input.detect() {
         Detected::Text | Detected::Empty => {}
         other => return Err(refuse(&input.name, other, "a text file")),

@@ -183,9 +183,17 @@ pub fn check_partition(
 /// Reads complexes: one per line, members separated by whitespace; `#` lines and blank lines
 /// are skipped.
 pub fn read_complexes(path: impl AsRef<Path>) -> Result<Vec<Vec<String>>> {
+    read_complexes_limited(path, &crate::io::ReadOptions::default())
+}
+
+/// [`read_complexes`] with the input limits of `read`.
+pub fn read_complexes_limited(
+    path: impl AsRef<Path>,
+    read: &crate::io::ReadOptions,
+) -> Result<Vec<Vec<String>>> {
     let path = path.as_ref();
     // The readers' limits: binary data and endless lines are refused early.
-    let text = crate::io::read_text(path)?;
+    let text = crate::io::read_text_limited(path, read)?;
     Ok(text
         .lines()
         .map(str::trim)

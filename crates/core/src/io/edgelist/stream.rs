@@ -39,8 +39,16 @@ const HEAD: u64 = 64 << 10;
 const PIECE_MIN: u64 = 1 << 20;
 
 /// Reads and parses `path` as an integer-id edge list when it is the common case (see the
-/// module's documentation); `Ok(None)` sends it to the whole-file path.
-pub(super) fn read_numeric(path: &Path, opts: &EdgeListOptions) -> Result<Option<Parsed>> {
+/// module's documentation); `Ok(None)` sends it to the whole-file path, as does a file of
+/// `limit` bytes or more (the input limit, which the whole-file path reports).
+pub(super) fn read_numeric(
+    path: &Path,
+    opts: &EdgeListOptions,
+    limit: u64,
+) -> Result<Option<Parsed>> {
+    if std::fs::metadata(path).is_ok_and(|m| m.len() >= limit) {
+        return Ok(None);
+    }
     stream_in(path, opts, None, BLOCK)
 }
 
@@ -64,7 +72,7 @@ fn stream_in(
         return Ok(None);
     };
     let len = meta.len();
-    if !meta.is_file() || len == 0 || len >= alloc::max_input_bytes() {
+    if !meta.is_file() || len == 0 {
         return Ok(None);
     }
     let mut head = vec![0u8; len.min(HEAD) as usize];

@@ -1,0 +1,39 @@
+//! Every environment variable the `trident` command reads, in one place. The library reads
+//! none: what they set reaches it as options ([`read_options`] for the readers,
+//! [`svd_trace`] for [`trident_core::SvdOptions::trace`]). The README lists them.
+//!
+//! (The backends' device choice, `TRIDENT_CUDA_DEVICE`, `TRIDENT_OPENCL_PLATFORM` and
+//! `TRIDENT_OPENCL_DEVICE`, is read by `select.rs`; `RAYON_NUM_THREADS` by rayon itself.)
+
+use trident_core::io::ReadOptions;
+use trident_core::Error;
+
+/// Bytes an input may hold in memory after decompression (default: half the machine's
+/// memory; for small machines and tests).
+pub const MAX_INPUT_BYTES: &str = "TRIDENT_MAX_INPUT_BYTES";
+
+/// Set (non-empty, not `0`): `trident svd` times every phase of the SVD and prints the
+/// phases on stderr, as `--trace` does.
+pub const SVD_TRACE: &str = "TRIDENT_SVD_TRACE";
+
+/// The readers' options: the input limit of [`MAX_INPUT_BYTES`] when it holds a number
+/// (anything else leaves the default).
+pub fn read_options() -> ReadOptions {
+    ReadOptions {
+        max_input_bytes: std::env::var(MAX_INPUT_BYTES)
+            .ok()
+            .and_then(|v| v.trim().parse().ok()),
+    }
+}
+
+/// Whether [`SVD_TRACE`] asks for the SVD's phase times.
+pub fn svd_trace() -> bool {
+    std::env::var(SVD_TRACE).is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// What to tell the user after error `e`, when the environment changes its outcome: how to
+/// raise the input limit after an input over it.
+pub fn hint(e: &Error) -> Option<String> {
+    trident_core::io::is_input_limit(e)
+        .then(|| format!("set {MAX_INPUT_BYTES} (bytes) to change the input limit"))
+}
