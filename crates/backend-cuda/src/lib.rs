@@ -59,15 +59,14 @@
 
 #![warn(missing_docs)]
 
+mod device;
 mod driver;
 pub mod kernels;
 mod launch;
 mod matmul;
 mod mcl;
 mod memory;
-mod spmv;
 pub mod svd;
-mod triangles;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -81,13 +80,16 @@ use trident_core::{Backend, Error, Result, ResultExt};
 
 use driver::CuResultExt;
 use kernels::{Module, ModuleInfo};
-use launch::Kernel;
 
 pub use driver::DriverError;
+pub use launch::Kernel;
 pub use matmul::GPU_CUTOFF;
-pub use memory::{CudaScalar, CudaVector};
-pub use spmv::CudaEllpack;
-pub use triangles::CudaOriented;
+pub use memory::{CudaScalar, CudaVector, DevBuf};
+
+/// An ELLPACK-R matrix in CUDA device memory (see [`trident_core::Spmv`]).
+pub type CudaEllpack<T> = trident_core::spmv::device::DeviceEllpack<Cuda, T>;
+/// An oriented graph in CUDA device memory (see [`trident_core::TriangleCount`]).
+pub type CudaOriented = trident_core::triangles::device::DeviceOriented<Cuda>;
 
 /// Environment variable that picks the device ordinal for [`Cuda::new`].
 pub const DEVICE_ENV: &str = "TRIDENT_CUDA_DEVICE";
@@ -323,6 +325,7 @@ pub struct Cuda {
     compute_capability: (u32, u32),
     total_memory: usize,
     l2_bytes: usize,
+    compute_units: u32,
 }
 
 impl std::fmt::Debug for Cuda {
@@ -386,6 +389,11 @@ impl Cuda {
             .and_then(|v| usize::try_from(v).ok())
             .filter(|&v| v > 0)
             .unwrap_or(4 << 20);
+        let compute_units = device
+            .get_attribute(DeviceAttribute::MultiprocessorCount)
+            .ok()
+            .and_then(|v| u32::try_from(v).ok())
+            .unwrap_or(0);
         let total_memory = device
             .total_memory()
             .or_no_device(|| what("reading its memory size"))?;
@@ -418,6 +426,7 @@ impl Cuda {
             compute_capability,
             total_memory,
             l2_bytes,
+            compute_units,
         })
     }
 
@@ -460,7 +469,11 @@ impl Cuda {
     /// context made current; the module is loaded on first use. Fails if the table entry of
     /// `m` does not list `root`, or the module does not load.
     pub(crate) fn kernel<T: CudaScalar>(&self, m: Module, root: &str) -> Result<Kernel<'_>> {
-        let p = Precision::of::<T>();
+        self.kernel_in(m, Precision::of::<T>(), root)
+    }
+
+    /// The kernel `root` in precision `p` of module `m`; see [`Cuda::kernel`].
+    pub(crate) fn kernel_in(&self, m: Module, p: Precision, root: &str) -> Result<Kernel<'_>> {
         let slot = m.info().kernels.typed_slot(root, p);
         self.shared.kernel(m, slot, || p.kernel_name(root))
     }

@@ -57,6 +57,7 @@
 
 #![warn(missing_docs)]
 
+mod device;
 mod error;
 pub mod kernels;
 mod matmul;
@@ -64,9 +65,7 @@ mod mcl;
 mod memory;
 mod probe;
 mod program;
-mod spmv;
 pub mod svd;
-mod triangles;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -78,16 +77,20 @@ use ocl::core::Status;
 use trident_core::gpu::{Cached, Precision};
 use trident_core::{Backend, Error, Result, ResultExt, Scalar};
 
+pub use device::ClMem;
 pub use error::ClError;
 pub use matmul::{CPU_DEVICE_CUTOFF, GPU_CUTOFF};
 pub use memory::{ClScalar, ClVector};
 pub use probe::{devices, probe_status, DeviceInfo, Selector, ENV_DEVICE, ENV_PLATFORM};
-pub use spmv::ClEllpack;
-pub use triangles::ClOriented;
+pub use program::CachedKernel;
+
+/// An ELLPACK-R matrix in OpenCL device memory (see [`trident_core::Spmv`]).
+pub type ClEllpack<T> = trident_core::spmv::device::DeviceEllpack<OpenCl, T>;
+/// An oriented graph in OpenCL device memory (see [`trident_core::TriangleCount`]).
+pub type ClOriented = trident_core::triangles::device::DeviceOriented<OpenCl>;
 
 use error::{cl_error, ClResultExt};
 use kernels::{build_options, Module};
-use program::CachedKernel;
 
 /// The backend's name in errors and in [`Backend::name`].
 const BACKEND: &str = "opencl";

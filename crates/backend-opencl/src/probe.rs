@@ -45,6 +45,8 @@ pub struct DeviceInfo {
     pub global_mem_cache_bytes: u64,
     /// Largest work-group (`CL_DEVICE_MAX_WORK_GROUP_SIZE`).
     pub max_work_group_size: usize,
+    /// Compute units (`CL_DEVICE_MAX_COMPUTE_UNITS`; 0 if not reported).
+    pub compute_units: u32,
 }
 
 impl DeviceInfo {
@@ -343,7 +345,12 @@ fn device_info(platform: &str, device: DeviceId) -> DeviceInfo {
         Some(DeviceInfoResult::MaxWorkGroupSize(n)) => n.max(1),
         _ => 1,
     };
+    let compute_units = match q(CoreDeviceInfo::MaxComputeUnits) {
+        Some(DeviceInfoResult::MaxComputeUnits(n)) => n,
+        _ => 0,
+    };
     DeviceInfo {
+        compute_units,
         platform: platform.to_string(),
         name,
         device_type,
@@ -390,6 +397,7 @@ mod tests {
             max_alloc_bytes: 20 << 30,
             global_mem_cache_bytes: 50 << 20,
             max_work_group_size: 1024,
+            compute_units: 132,
         };
         assert_eq!(d.description(), "P: D (GPU, 80 GiB)");
     }
