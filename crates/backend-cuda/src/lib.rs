@@ -64,7 +64,6 @@ mod driver;
 pub mod kernels;
 mod launch;
 mod matmul;
-mod mcl;
 mod memory;
 pub mod svd;
 

@@ -61,7 +61,6 @@ mod device;
 mod error;
 pub mod kernels;
 mod matmul;
-mod mcl;
 mod memory;
 mod probe;
 mod program;

@@ -279,16 +279,6 @@ macro_rules! scalar_args {
 }
 scalar_args!(u32, i32, u64, i64, f32, f64);
 
-/// A scalar argument of a generic element type (a kernel's `REAL`).
-pub(crate) struct Real<T>(pub T);
-
-impl<T: OclPrm> sealed::Sealed for Real<T> {}
-impl<T: OclPrm> ClArg for Real<T> {
-    fn set(&self, kernel: &core::Kernel, index: u32) -> ocl::core::Result<()> {
-        core::set_kernel_arg(kernel, index, ArgVal::scalar(&self.0))
-    }
-}
-
 impl<T: OclPrm> sealed::Sealed for &Buffer<T> {}
 impl<T: OclPrm> ClArg for &Buffer<T> {
     fn set(&self, kernel: &core::Kernel, index: u32) -> ocl::core::Result<()> {
