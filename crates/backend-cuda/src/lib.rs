@@ -90,7 +90,9 @@ pub type CudaEllpack<T> = trident_core::spmv::device::DeviceEllpack<Cuda, T>;
 /// An oriented graph in CUDA device memory (see [`trident_core::TriangleCount`]).
 pub type CudaOriented = trident_core::triangles::device::DeviceOriented<Cuda>;
 
-/// Environment variable that picks the device ordinal for [`Cuda::new`].
+/// The environment variable through which the CLI, the benchmarks and the test harnesses
+/// pick the device ordinal ([`CudaOptions::device`], parsed by [`parse_ordinal`]); the
+/// library itself reads no environment.
 pub const DEVICE_ENV: &str = "TRIDENT_CUDA_DEVICE";
 
 /// A module of the kernel table, loaded into the backend's context, with its kernels in the
@@ -337,13 +339,13 @@ impl std::fmt::Debug for Cuda {
 }
 
 impl Cuda {
-    /// The backend on device 0, or on the device whose ordinal is in `TRIDENT_CUDA_DEVICE`.
+    /// The backend on device 0 ([`CudaOptions::default`]; [`Cuda::with_options`] picks
+    /// another).
     ///
     /// Fails with [`Error::NoDevice`] when there is no CUDA driver or device (the caller may
-    /// skip or fall back), [`Error::Backend`] when `TRIDENT_CUDA_DEVICE` is not a number or
-    /// the kernels cannot be loaded.
+    /// skip or fall back), [`Error::Backend`] when the kernels cannot be loaded.
     pub fn new() -> Result<Cuda> {
-        Cuda::with_device(default_ordinal()?)
+        Cuda::with_options(&CudaOptions::default())
     }
 
     /// The backend on the device with this ordinal (0-based, as `nvidia-smi` numbers them
@@ -522,11 +524,11 @@ impl Backend for Cuda {
     }
 }
 
-/// The device ordinal in `TRIDENT_CUDA_DEVICE`, else 0 (what [`Cuda::new`] opens).
-pub fn default_ordinal() -> Result<usize> {
-    match std::env::var(DEVICE_ENV) {
-        Ok(v) if !v.trim().is_empty() => v
-            .trim()
+/// The device ordinal that `value` (of [`DEVICE_ENV`], as the CLI reads it) names: `None`
+/// or blank is 0; anything but a number is [`Error::Backend`].
+pub fn parse_ordinal(value: Option<&str>) -> Result<usize> {
+    match value.map(str::trim) {
+        Some(v) if !v.is_empty() => v
             .parse::<usize>()
             .map_err(|_| driver::backend(format!("{DEVICE_ENV}={v:?} is not a device ordinal"))),
         _ => Ok(0),
@@ -564,6 +566,15 @@ trident_core::assert_send_sync!(Cuda, CudaVector<f32>, CudaEllpack<f64>);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ordinals_parse() {
+        assert_eq!(parse_ordinal(None).unwrap(), 0);
+        assert_eq!(parse_ordinal(Some(" ")).unwrap(), 0);
+        assert_eq!(parse_ordinal(Some(" 3 ")).unwrap(), 3);
+        let e = parse_ordinal(Some("gpu1")).unwrap_err().to_string();
+        assert!(e.contains("TRIDENT_CUDA_DEVICE=\"gpu1\""), "{e}");
+    }
 
     #[test]
     fn errors_are_described_without_panicking() {

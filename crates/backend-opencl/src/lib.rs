@@ -8,12 +8,13 @@
 //!
 //! # Device selection
 //!
-//! [`OpenCl::new`] honours two environment variables, each a case-insensitive substring:
-//! [`ENV_PLATFORM`] (`TRIDENT_OPENCL_PLATFORM`) of the platform name and [`ENV_DEVICE`]
-//! (`TRIDENT_OPENCL_DEVICE`) of the device name. Among the devices that match, it takes the
-//! first GPU, else the first device of any type. [`OpenCl::select`] takes the same filters
-//! explicitly, plus a GPU-only switch. No platform or no matching device gives
-//! [`Error::NoDevice`], whose message lists the platforms and devices there are.
+//! [`OpenCl::select`] (or [`OpenClOptions::selector`]) takes a [`Selector`]: case-insensitive
+//! substrings of the platform and device names, and a GPU-only switch. Among the devices
+//! that match, it takes the first GPU, else the first device of any type; [`OpenCl::new`]
+//! has no filter. No platform or no matching device gives [`Error::NoDevice`], whose message
+//! lists the platforms and devices there are. The library reads no environment: the CLI,
+//! benchmarks and test harnesses turn [`ENV_PLATFORM`] (`TRIDENT_OPENCL_PLATFORM`) and
+//! [`ENV_DEVICE`] (`TRIDENT_OPENCL_DEVICE`) into a selector with [`Selector::from_filters`].
 //!
 //! The system is probed once per process (see [`devices`]); nothing here panics.
 //!
@@ -167,10 +168,10 @@ impl fmt::Debug for OpenCl {
 }
 
 impl OpenCl {
-    /// Opens the device chosen by [`Selector::from_env`]: the platform and device filters of
-    /// `TRIDENT_OPENCL_PLATFORM` and `TRIDENT_OPENCL_DEVICE`, preferring a GPU.
+    /// Opens the first GPU, else the first device, of any platform ([`Selector::default`];
+    /// [`OpenCl::select`] and [`OpenCl::with_options`] filter).
     pub fn new() -> Result<Self> {
-        Self::select(&Selector::from_env())
+        Self::select(&Selector::default())
     }
 
     /// Opens the device `sel` chooses: among the devices whose platform and device names

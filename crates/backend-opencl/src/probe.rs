@@ -15,11 +15,12 @@ use trident_core::{Error, Result};
 
 use crate::BACKEND;
 
-/// Environment variable: case-insensitive substring of the OpenCL platform name that
-/// [`crate::OpenCl::new`] must use (e.g. `NVIDIA`, `Portable`).
+/// The environment variable through which the CLI, the benchmarks and the test harnesses
+/// give [`Selector::platform`] (a case-insensitive substring of the platform name, e.g.
+/// `NVIDIA`, `Portable`); the library itself reads no environment.
 pub const ENV_PLATFORM: &str = "TRIDENT_OPENCL_PLATFORM";
-/// Environment variable: case-insensitive substring of the OpenCL device name that
-/// [`crate::OpenCl::new`] must use (e.g. `H100`).
+/// The environment variable through which the CLI, the benchmarks and the test harnesses
+/// give [`Selector::device`] (a substring of the device name, e.g. `H100`).
 pub const ENV_DEVICE: &str = "TRIDENT_OPENCL_DEVICE";
 
 /// What `trident info` shows about one OpenCL device.
@@ -77,18 +78,13 @@ pub struct Selector {
 }
 
 impl Selector {
-    /// The selector [`crate::OpenCl::new`] uses: platform and device filters from
-    /// [`ENV_PLATFORM`] and [`ENV_DEVICE`], any device type.
-    pub fn from_env() -> Self {
-        let var = |name| {
-            std::env::var(name)
-                .ok()
-                .map(|v: String| v.trim().to_string())
-                .filter(|v| !v.is_empty())
-        };
+    /// The selector with these platform and device filters (blank ones match everything),
+    /// any device type: what the CLI makes of [`ENV_PLATFORM`] and [`ENV_DEVICE`].
+    pub fn from_filters(platform: Option<&str>, device: Option<&str>) -> Self {
+        let filter = |v: Option<&str>| v.map(str::trim).filter(|v| !v.is_empty()).map(String::from);
         Self {
-            platform: var(ENV_PLATFORM),
-            device: var(ENV_DEVICE),
+            platform: filter(platform),
+            device: filter(device),
             gpu_only: false,
         }
     }
@@ -376,6 +372,15 @@ mod tests {
             gpu_only: true,
         };
         assert_eq!(s.describe(), "platform ~ \"nv\", GPU only");
+    }
+
+    #[test]
+    fn filters_drop_blanks() {
+        let s = Selector::from_filters(Some(" NVIDIA "), Some(" "));
+        assert_eq!(s.platform.as_deref(), Some("NVIDIA"));
+        assert_eq!(s.device, None);
+        assert!(!s.gpu_only);
+        assert_eq!(Selector::from_filters(None, None), Selector::default());
     }
 
     #[test]
