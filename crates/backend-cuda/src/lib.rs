@@ -22,39 +22,41 @@
 //! downloads and [`Backend::synchronize`] wait for it. No function panics on a driver
 //! failure: a machine without a CUDA driver or device gets [`Error::NoDevice`].
 
-//! # Adding kernels
+//! Linking: `libcuda.so.1` is loaded lazily on the first driver call, so a binary starts on
+//! a machine without a CUDA driver and reports [`Error::NoDevice`] there.
+//!
+//! # The device layer and adding kernels
+//!
+//! [`Cuda`] implements [`trident_core::device::Device`] (`src/device.rs`): device memory,
+//! kernels found by kernel file and name in the kernel table, launches. SpMV, triangle
+//! counting and R-MCL are written once over that trait in `trident-core`
+//! (`core/src/spmv/device.rs`, `core/src/triangles/device.rs`, `core/src/mcl/gpu/device.rs`)
+//! and run here through its blanket impls; matmul and the SVD still have their host code in
+//! this crate (`src/matmul.rs`, `src/svd.rs`).
 //!
 //! Each `kernels/cuda/<alg>.cu` file is one [`kernels::Module`], listed once in the
 //! `kernel_table!` of `src/kernels.rs` with the roots of the kernels it defines; `build.rs`
 //! compiles every file to PTX. A module is JIT-loaded on its first use and cached for the
 //! backend's lifetime (so starting a backend costs no kernel loading), and its failure to load
-//! is an [`Error::Backend`] naming the file, with the JIT log. Host code (in the algorithm's
-//! module of this crate) gets a kernel by module and root, and launches it with typed
-//! arguments, in the order of the kernel's parameters:
+//! is an [`Error::Backend`] naming the file, with the JIT log. A driver gets a kernel by file
+//! stem and root and launches it with typed arguments, in the order of the kernel's
+//! parameters, as `core/src/spmv/device.rs` does:
 //!
 //! ```ignore
-//! // kernels/cuda/matmul.cu defines extern "C" gemm_tiled_f32(...) and gemm_tiled_f64(...);
-//! // src/kernels.rs, in kernel_table!: Matmul => cuda_module!(matmul, typed: ["gemm_tiled"], plain: []),
-//! use crate::kernels::Module;
-//! use crate::launch::LaunchConfig;
-//!
-//! let k = self.kernel::<T>(Module::Matmul, "gemm_tiled")?; // loads the module, once
-//! let mut args = k.builder();
-//! args.arg(m as u32).arg(n as u32).arg(&a.buf).arg(&b.buf).arg(&c.buf);
-//! let cfg = LaunchConfig {
-//!     grid: (n.div_ceil(16) as u32, m.div_ceil(16) as u32, 1),
-//!     block: (16, 16, 1),
-//!     shared_mem_bytes: 2 * 16 * 16 * std::mem::size_of::<T>() as u32,
-//! };
-//! // SAFETY: the arguments match gemm_tiled's (unsigned, unsigned, const T*, const T*, T*),
-//! // and the buffers hold m*k, k*n and m*n values (checked above).
-//! unsafe { args.launch(cfg) }?;
+//! // kernels/cuda/spmv.cu defines extern "C" spmv_ellr_f32(...) and spmv_ellr_f64(...);
+//! // src/kernels.rs, in kernel_table!: Spmv => cuda_module!(spmv, typed: ["spmv_ellr"], plain: []),
+//! let k = d.kernel::<T>("spmv", "spmv_ellr")?; // loads the module, once
+//! let mut l = d.launch(&k);
+//! l.arg(rows).arg(k_begin).arg(k_end).arg(accumulate);
+//! l.arg(&a.values).arg(&a.col_idx).arg(&a.rl).vector::<T>(x).vector::<T>(y);
+//! // SAFETY: (why the arguments match the kernel's parameters and the buffers suffice)
+//! unsafe { l.launch(Geometry::linear(groups, 256)) }?;
 //! ```
 //!
-//! `arg` takes `u32`, `i32`, `u64`, `i64`, `f32`, `f64` by value and `&DevBuf<T>` /
-//! `&CudaVector<T>` (a `T *` parameter); the values are copied into the builder, which
-//! borrows the buffers until the launch. Kernels without a precision suffix are
-//! `self.kernel_plain(Module::X, "name")`. Driver failures keep their code as the error's
+//! `arg` takes `u32`, `i32`, `u64`, `i64`, `f32`, `f64` by value and `&Buf<D, P>` (a `P *`
+//! parameter); `vector` a device vector, `real::<T>` a `T` parameter, `local(bytes)` the
+//! launch's dynamic shared memory. Kernels without a precision suffix are
+//! `d.kernel_plain("triangles", "tc_merge")`. Driver failures keep their code as the error's
 //! source ([`DriverError`]).
 
 #![warn(missing_docs)]
@@ -578,7 +580,7 @@ mod tests {
 
     #[test]
     fn errors_are_described_without_panicking() {
-        // Works with the real driver and with the stub libcuda alike.
+        // Works with the real driver and without one (the lazily loaded libcuda is absent).
         for code in [0, 1, 2, 100, 222, 700, 12345] {
             assert!(DriverError::new(code)
                 .to_string()

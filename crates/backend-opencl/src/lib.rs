@@ -18,43 +18,45 @@
 //!
 //! The system is probed once per process (see [`devices`]); nothing here panics.
 //!
-//! Linking: the crate links `libOpenCL` (an ICD loader such as ocl-icd); which vendor drivers
-//! it finds is up to the loader (`OCL_ICD_VENDORS`, `/etc/OpenCL/vendors`).
-
+//! Linking: the OpenCL ICD loader (`libOpenCL.so.1`) is loaded lazily on the first OpenCL
+//! call, so a binary starts without one and reports no platform; which vendor drivers the
+//! loader finds is up to it (`OCL_ICD_VENDORS`, `/etc/OpenCL/vendors`).
 //!
-//! # Adding kernels
+//! # The device layer and adding kernels
+//!
+//! [`OpenCl`] implements [`trident_core::device::Device`] (`src/device.rs`): device memory
+//! tied to the instance, kernels found by kernel file and name in the kernel table, launches.
+//! SpMV, triangle counting and R-MCL are written once over that trait in `trident-core`
+//! (`core/src/spmv/device.rs`, `core/src/triangles/device.rs`, `core/src/mcl/gpu/device.rs`)
+//! and run here through its blanket impls; matmul and the SVD still have their host code in
+//! this crate (`src/matmul.rs`, `src/svd.rs`).
 //!
 //! Each `kernels/opencl/<alg>.cl` file is one [`kernels::Module`], listed once in the
 //! `kernel_table!` of `src/kernels.rs` with the roots of the kernels it defines (typed roots
 //! are defined as `TRIDENT_CAT(root_, SUFFIX)` over `REAL`, see `kernels/opencl/spmv.cl`). A
 //! module is built on first use per precision and cached; a build failure is an
 //! [`Error::Backend`] whose message names `kernels/opencl/<alg>.cl:LINE` and holds the
-//! compiler's log. Host code (in the algorithm's module of this crate) gets a kernel by module
-//! and root and launches it with typed arguments, set in the order of the kernel's
-//! parameters:
+//! compiler's log. A driver gets a kernel by file stem and root and launches it with typed
+//! arguments, in the order of the kernel's parameters, as `core/src/spmv/device.rs` does:
 //!
 //! ```ignore
-//! // kernels/opencl/matmul.cl defines __kernel void TRIDENT_CAT(gemm_tiled_, SUFFIX)(...);
-//! // src/kernels.rs, in kernel_table!: Matmul => cl_module!(matmul, typed: ["gemm_tiled"], plain: []),
-//! use crate::kernels::Module;
-//! use crate::program::LaunchDims;
-//!
-//! let k = self.kernel::<T>(Module::Matmul, "gemm_tiled")?; // builds the program, once
-//! let mut args = k.builder(); // holds the kernel's lock until the launch
-//! args.arg(m as u32).arg(n as u32).arg(&a.buf).arg(&b.buf).arg(&c.buf);
-//! args.local::<T>(2 * 16 * 16); // a __local REAL * parameter
-//! let dims = LaunchDims::new([n.div_ceil(16) * 16, m.div_ceil(16) * 16], Some([16, 16]));
-//! // SAFETY: the arguments match gemm_tiled's, the buffers are this context's and hold
-//! // m*k, k*n and m*n values (checked above).
-//! unsafe { args.launch(&self.queue, dims) }?;
+//! // kernels/opencl/spmv.cl defines __kernel void TRIDENT_CAT(spmv_ellr_, SUFFIX)(...);
+//! // src/kernels.rs, in kernel_table!: Spmv => cl_module!(spmv, typed: ["spmv_ellr"], plain: []),
+//! let k = d.kernel::<T>("spmv", "spmv_ellr")?; // builds the program, once
+//! let wg = k.group_limit().min(256); // the kernel's work-group size here
+//! let mut l = d.launch(&k);
+//! l.arg(rows).arg(k_begin).arg(k_end).arg(accumulate);
+//! l.arg(&a.values).arg(&a.col_idx).arg(&a.rl).vector::<T>(x).vector::<T>(y);
+//! // SAFETY: (why the arguments match the kernel's parameters and the buffers suffice)
+//! unsafe { l.launch(Geometry::linear(rows.div_ceil(wg), wg)) }?;
 //! ```
 //!
-//! `arg` takes `u32`, `i32`, `u64`, `i64`, `f32`, `f64` by value and `&Buffer<T>` /
-//! `&ClVector<T>`; [`LaunchDims::linear`](program::LaunchDims) rounds a 1-D global size up
-//! to the kernel's work-group size (`k.local`). The launch fails, enqueuing nothing, if the
-//! number of arguments is not the kernel's. Kernels without a precision suffix are
-//! `self.kernel_plain(Module::X, "name")`. OpenCL failures keep their status as the error's
-//! source ([`ClError`]).
+//! `arg` takes `u32`, `i32`, `u64`, `i64`, `f32`, `f64` by value and `&Buf<D, P>` (a
+//! `__global P *` parameter); `vector` a device vector, `real::<T>` a `REAL` parameter,
+//! `local(bytes)` a `__local` parameter. The launch fails, enqueuing nothing, if an argument
+//! belongs to another instance or the number of arguments is not the kernel's. Kernels
+//! without a precision suffix are `d.kernel_plain("triangles", "tc_merge")`. OpenCL failures
+//! keep their status as the error's source ([`ClError`]).
 
 #![warn(missing_docs)]
 

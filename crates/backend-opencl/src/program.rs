@@ -126,7 +126,7 @@ fn name_positions(log: &str, file: &str) -> String {
 ///
 /// `clSetKernelArg` on a shared kernel object is not thread-safe, so the kernel sits behind a
 /// mutex held from setting the arguments to the enqueue (which captures them): a
-/// [`ClLaunch`] holds it.
+/// `ClLaunch` holds it.
 pub struct CachedKernel {
     kernel: Mutex<core::Kernel>,
     /// Full name, e.g. `spmv_ellr_f32`.

@@ -2,9 +2,9 @@
 //! the device buffers (the hub-column scratch and the device-memory estimate, refused up
 //! front with the bytes needed); [`MclKernels`] are the device steps (upload, one iteration on
 //! the device, the read-back of each node's cluster pointer), written once for every
-//! [`Device`](crate::device::Device) in [`device`]; [`cluster`] is the one driver loop (stop
-//! rule, the expansion of each iteration, progress, phase times, interpretation) every GPU
-//! backend runs.
+//! [`Device`](crate::device::Device) in `gpu/device.rs` ([`DeviceState`]); [`cluster`] is the
+//! one driver loop (stop rule, the expansion of each iteration, progress, phase times,
+//! interpretation) every GPU backend runs.
 //!
 //! The kernels (`kernels/cuda/mcl.cu`, `kernels/opencl/mcl.cl`, one argument signature) are
 //! described at the top of either file; per iteration a backend enqueues, without waiting,
