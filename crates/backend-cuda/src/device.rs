@@ -29,15 +29,8 @@ impl KernelHandle for Kernel<'_> {
 
 /// The module of the kernel table whose file stem is `name`.
 fn module(name: &str) -> Result<Module> {
-    Module::ALL
-        .iter()
-        .copied()
-        .find(|m| m.info().name == name)
-        .ok_or_else(|| {
-            driver::backend(format!(
-                "no kernel file kernels/cuda/{name}.cu in the table"
-            ))
-        })
+    let missing = || format!("no kernel file kernels/cuda/{name}.cu in the table");
+    Module::by_name(name).ok_or_else(|| driver::backend(missing()))
 }
 
 /// A grid or block dimension as CUDA takes it.

@@ -146,6 +146,7 @@ mod tests {
     fn the_table_names_every_file_once_in_order() {
         for (i, m) in Module::ALL.iter().enumerate() {
             assert_eq!(*m as usize, i);
+            assert_eq!(Module::by_name(m.info().name), Some(*m));
             assert_eq!(m.info().file, format!("kernels/cuda/{}.cu", m.info().name));
         }
         let mut names: Vec<&str> = MODULES.iter().map(|m| m.name).collect();
@@ -156,6 +157,7 @@ mod tests {
             names, files,
             "every kernels/cuda/*.cu needs one kernel_table! entry"
         );
+        assert_eq!(Module::by_name("no_such_file"), None);
     }
 
     #[test]

@@ -32,16 +32,8 @@ impl KernelHandle for &CachedKernel {
 
 /// The module of the kernel table whose file stem is `name`.
 fn module(name: &str) -> Result<Module> {
-    Module::ALL
-        .iter()
-        .copied()
-        .find(|m| m.info().name == name)
-        .ok_or_else(|| {
-            Error::backend(
-                BACKEND,
-                format!("no kernel file kernels/opencl/{name}.cl in the table"),
-            )
-        })
+    let missing = || format!("no kernel file kernels/opencl/{name}.cl in the table");
+    Module::by_name(name).ok_or_else(|| Error::backend(BACKEND, missing()))
 }
 
 impl Device for OpenCl {

@@ -121,6 +121,7 @@ mod tests {
     fn the_table_names_every_file_once_in_order() {
         for (i, m) in Module::ALL.iter().enumerate() {
             assert_eq!(*m as usize, i);
+            assert_eq!(Module::by_name(m.info().name), Some(*m));
             assert_eq!(
                 m.info().source.file,
                 format!("kernels/opencl/{}.cl", m.info().name)
@@ -134,5 +135,6 @@ mod tests {
             names, files,
             "every kernels/opencl/*.cl needs one kernel_table! entry"
         );
+        assert_eq!(Module::by_name("no_such_file"), None);
     }
 }
