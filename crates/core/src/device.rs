@@ -177,8 +177,9 @@ pub trait Device: Backend + Sized {
         args: &[Arg<Self::MemRef<'_>>],
     ) -> Result<()>;
 
-    /// A typed argument list for one launch of `kernel` ([`Launch`]).
-    fn launch<'a, 'k>(&'a self, kernel: &'a Self::Kernel<'k>) -> Launch<'a, 'k, Self> {
+    /// A typed argument list for one launch of `kernel` ([`Launch`]); the buffers passed
+    /// are borrowed for the kernel handle's lifetime `'k`.
+    fn launch<'a, 'k>(&'k self, kernel: &'a Self::Kernel<'k>) -> Launch<'a, 'k, Self> {
         Launch {
             device: self,
             kernel,
@@ -302,14 +303,14 @@ impl<'a, D: Device, P: DeviceElem> IntoArg<'a, D> for &'a Buf<D, P> {
 /// style); a failure to add one (a buffer of another device) is reported by
 /// [`Launch::launch`], which then enqueues nothing.
 pub struct Launch<'a, 'k, D: Device + 'k> {
-    device: &'a D,
+    device: &'k D,
     kernel: &'a D::Kernel<'k>,
-    args: Vec<Arg<D::MemRef<'a>>>,
+    args: Vec<Arg<D::MemRef<'k>>>,
     error: Option<Error>,
 }
 
-impl<'a, 'k, D: Device + 'k> Launch<'a, 'k, D> {
-    fn push(&mut self, a: Result<Arg<D::MemRef<'a>>>) -> &mut Self {
+impl<'k, D: Device + 'k> Launch<'_, 'k, D> {
+    fn push(&mut self, a: Result<Arg<D::MemRef<'k>>>) -> &mut Self {
         match a {
             Ok(a) => self.args.push(a),
             Err(e) => {
@@ -320,13 +321,13 @@ impl<'a, 'k, D: Device + 'k> Launch<'a, 'k, D> {
     }
 
     /// Appends a number or a buffer.
-    pub fn arg(&mut self, value: impl IntoArg<'a, D>) -> &mut Self {
+    pub fn arg(&mut self, value: impl IntoArg<'k, D>) -> &mut Self {
         let a = value.into_arg(self.device);
         self.push(a)
     }
 
     /// Appends a device vector's buffer.
-    pub fn vector<T: Scalar>(&mut self, v: &'a <D as DeviceVectors<T>>::Vector) -> &mut Self
+    pub fn vector<T: Scalar>(&mut self, v: &'k <D as DeviceVectors<T>>::Vector) -> &mut Self
     where
         D: VectorMem<T>,
     {
@@ -342,6 +343,11 @@ impl<'a, 'k, D: Device + 'k> Launch<'a, 'k, D> {
             Precision::F64 => Arg::F64(v),
         };
         self.push(Ok(a))
+    }
+
+    /// Appends a buffer given by its handle (checked by whoever made the handle).
+    pub fn mem(&mut self, m: D::MemRef<'k>) -> &mut Self {
+        self.push(Ok(Arg::Mem(m)))
     }
 
     /// Appends `bytes` of dynamic local memory per work-group (see [`Arg::Local`]).

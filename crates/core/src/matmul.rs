@@ -47,6 +47,7 @@
 //! (`m/2 x n/2`), so the workspace is `Σ_l (m k + k n + m n) / 4^l < (m k + k n + m n) / 3`
 //! elements.
 
+pub mod device;
 mod steps;
 
 pub use steps::{run_steps, DevAdd, DevBlock, DevFused, DevGemm, ScheduleKernels};

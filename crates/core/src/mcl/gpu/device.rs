@@ -125,9 +125,10 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             // pen[i], both of n entries; items i >= n do nothing.
             unsafe { args.launch(linear(&k_penalty, plan.n, LINEAR_WG)) }?;
         }
-        let column = |kern: &D::Kernel<'_>, groups: usize| -> Result<()> {
+        let column = |root: &str, groups: usize| -> Result<()> {
+            let kern = kernel(root)?;
             let wg = kern.group_limit().min(plan.column_wg);
-            let mut args = self.launch(kern);
+            let mut args = self.launch(&kern);
             args.arg(n64).arg(k32).arg(flags);
             args.real::<T>(opts.inflation)
                 .real::<T>(opts.prune_threshold);
@@ -154,25 +155,26 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             // kernels' launch bounds); static local memory only.
             unsafe { args.launch(Geometry::linear(groups, wg)) }
         };
-        column(&kernel("mcl_column_local")?, plan.n)?;
+        column("mcl_column_local", plan.n)?;
         if plan.hubs > 0 {
-            column(&kernel("mcl_column_global")?, plan.groups)?;
+            column("mcl_column_global", plan.groups)?;
         }
-        let k_reduce = kernel("mcl_reduce")?;
-        let wg = k_reduce.group_limit().min(REDUCE_WG);
-        let mut args = self.launch(&k_reduce);
-        args.arg(n64)
-            .arg(k32)
-            .arg(&s.val[nxt])
-            .arg(&s.sq)
-            .arg(&s.len[nxt]);
-        args.arg(&s.overflow).arg(&s.out_chaos).arg(&s.out_entries);
-        // SAFETY: (u64 n, u32 K, const T *val, u64 *sq, const u32 *len, u32 *overflow,
-        // T *out_chaos, u64 *out_entries): one group of at most REDUCE_WG (= WG_MAX) items
-        // strides over j < n (val[j*K] < n*K, len n entries, sq[j] and sq[n + j] of 2n)
-        // and writes out_chaos[0..2], out_entries[0] and overflow[0].
-        unsafe { args.launch(Geometry::linear(1, wg)) }?;
-        drop(args);
+        {
+            let k_reduce = kernel("mcl_reduce")?;
+            let wg = k_reduce.group_limit().min(REDUCE_WG);
+            let mut args = self.launch(&k_reduce);
+            args.arg(n64)
+                .arg(k32)
+                .arg(&s.val[nxt])
+                .arg(&s.sq)
+                .arg(&s.len[nxt]);
+            args.arg(&s.overflow).arg(&s.out_chaos).arg(&s.out_entries);
+            // SAFETY: (u64 n, u32 K, const T *val, u64 *sq, const u32 *len, u32 *overflow,
+            // T *out_chaos, u64 *out_entries): one group of at most REDUCE_WG (= WG_MAX) items
+            // strides over j < n (val[j*K] < n*K, len n entries, sq[j] and sq[n + j] of 2n)
+            // and writes out_chaos[0..2], out_entries[0] and overflow[0].
+            unsafe { args.launch(Geometry::linear(1, wg)) }?;
+        }
         let c = s.out_chaos.download(self, "reading the R-MCL chaos")?;
         let e = s
             .out_entries
