@@ -11,8 +11,12 @@
 use super::{run_steps, DevAdd, DevFused, DevGemm, MatMulOptions, Schedule, ScheduleKernels};
 use crate::device::{Device, Geometry, KernelHandle, Launch};
 use crate::error::{Error, Result};
-use crate::gpu::{to_u32, Precision};
+use crate::gpu::{to_u32, KernelList, Precision};
 use crate::scalar::Scalar;
+
+/// The portable kernels of the `matmul` kernel file, as both backends' kernel tables list
+/// them (a backend may list kernels of its own beside them, as CUDA's `gemm_dmma_f64`).
+pub const KERNELS: KernelList = KernelList::new(&["gemm", "gemm_fused", "matadd"], &[]);
 
 /// Work-items per group of the GEMM kernels (their launch bounds / `reqd_work_group_size`).
 pub const GEMM_THREADS: usize = 256;

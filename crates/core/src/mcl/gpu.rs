@@ -17,7 +17,7 @@
 use std::time::Instant;
 
 mod device;
-pub use device::DeviceState;
+pub use device::{DeviceState, KERNELS};
 
 use rayon::prelude::*;
 

@@ -8,9 +8,14 @@
 use crate::device::{Buf, Device, Geometry, KernelHandle, VectorMem};
 use crate::ellpack::EllpackR;
 use crate::error::Result;
-use crate::gpu::{EllpackPlan, Precision};
+use crate::gpu::{EllpackPlan, KernelList, Precision};
 use crate::scalar::Scalar;
 use crate::spmv::{check_shapes, Spmv, SpmvOptions};
+
+/// The kernels of the `spmv` kernel file, as both backends' kernel tables list them.
+pub const KERNELS: KernelList = KernelList::new(&[SPMV], &[]);
+/// The SpMV kernel's root (`spmv_ellr_f32`, `spmv_ellr_f64`).
+const SPMV: &str = "spmv_ellr";
 
 /// Work-items per group at most (the CUDA kernel is compiled with `__launch_bounds__(256)`).
 const WG: usize = 256;
@@ -58,7 +63,7 @@ impl<T: Scalar, D: VectorMem<T>> Spmv<T> for D {
     }
 
     fn spmv(&self, a: &Self::Ellpack, x: &Self::Vector, y: &mut Self::Vector) -> Result<()> {
-        let kernel = self.kernel::<T>("spmv", "spmv_ellr")?;
+        let kernel = self.kernel::<T>("spmv", SPMV)?;
         // Shapes, and the invariants of EllpackR, re-checked because the kernel trusts them.
         let lens = (a.values.len(), a.col_idx.len(), a.rl.len());
         a.plan.check_spmv(lens, self.len(x), self.len(y))?;

@@ -9,6 +9,23 @@ use super::plan::{self, GpuPlan, RowBins, GPU_WG};
 use super::{DegreeStats, OrientedGraph, TriangleCount, TriangleCounts, TriangleOptions};
 use crate::device::{Buf, Device, Geometry, KernelHandle};
 use crate::error::{Error, Result};
+use crate::gpu::KernelList;
+
+/// The kernels of the `triangles` kernel file (plain: no precision), as both backends'
+/// kernel tables list them: every [`plan::TriangleKernel`]'s name.
+pub const KERNELS: KernelList = KernelList::new(
+    &[],
+    &[
+        "tc_merge",
+        "tc_search",
+        "tc_search_row",
+        "tc_search_flat",
+        "tc_search_flat_global",
+        "tc_hash_warp",
+        "tc_hash_block",
+        "tc_hash",
+    ],
+);
 
 /// An oriented graph in device memory (see [`TriangleCount`]).
 pub struct DeviceOriented<D: Device> {
@@ -158,5 +175,16 @@ impl<D: Device> TriangleCount for D {
             total: t[0],
             per_node,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_list_names_every_planned_kernel() {
+        let names: Vec<&str> = plan::TriangleKernel::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(names, KERNELS.plain);
     }
 }

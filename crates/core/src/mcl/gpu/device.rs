@@ -9,20 +9,24 @@
 use super::{GpuPlan, IterationReport, MclKernels, FLAG_BALANCED, LINEAR_WG, REDUCE_WG};
 use crate::device::{Buf, Device, Geometry, KernelHandle};
 use crate::error::Result;
+use crate::gpu::KernelList;
 use crate::graph::Graph;
 use crate::mcl::{Clustering, Columns, MarkovCluster, MclOptions, MclProgress, Transition};
 use crate::scalar::Scalar;
 
-/// The kernels of the `mcl` kernel file.
-const KERNELS: [&str; 7] = [
-    "mcl_mass",
-    "mcl_penalty",
-    "mcl_column_local",
-    "mcl_column_global",
-    "mcl_reduce",
-    "mcl_attractor",
-    "mcl_target",
-];
+/// The kernels of the `mcl` kernel file, as both backends' kernel tables list them.
+pub const KERNELS: KernelList = KernelList::new(
+    &[
+        "mcl_mass",
+        "mcl_penalty",
+        "mcl_column_local",
+        "mcl_column_global",
+        "mcl_reduce",
+        "mcl_attractor",
+        "mcl_target",
+    ],
+    &[],
+);
 
 /// The device buffers of one run; `cur` is the current half of each ping-pong pair.
 pub struct DeviceState<D: Device, T: Scalar> {
@@ -59,7 +63,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
     }
 
     fn mcl_load(&self) -> Result<()> {
-        for root in KERNELS {
+        for root in KERNELS.typed {
             self.kernel::<T>("mcl", root)?;
         }
         Ok(())
