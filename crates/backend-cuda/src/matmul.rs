@@ -30,7 +30,7 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex, TryLockError};
 
 use trident_core::gpu::Precision;
-use trident_core::matmul::device::{self, MatmulKernels};
+use trident_core::matmul::device::{self, packed, MatmulKernels};
 use trident_core::matmul::{
     check_fits, check_lengths, check_shapes, device_bytes, plan_host, use_tensor_cores, Schedule,
 };
@@ -303,17 +303,6 @@ impl Cuda {
         };
         let k = MatmulKernels { gemm, fused, add };
         device::run_schedule::<T, Self>(self, k, s, ptrs, lens, opts)
-    }
-}
-
-/// `v` packed row-major (borrowed when it already is).
-fn packed<'a, T: CudaScalar>(v: &DenseView<'a, T>) -> std::borrow::Cow<'a, [T]> {
-    if v.rows() == 0 || v.cols() == 0 {
-        std::borrow::Cow::Borrowed(&[])
-    } else if v.is_contiguous() {
-        std::borrow::Cow::Borrowed(&v.data()[..v.rows() * v.cols()])
-    } else {
-        std::borrow::Cow::Owned(v.to_owned().into_vec())
     }
 }
 

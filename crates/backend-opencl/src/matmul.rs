@@ -24,7 +24,7 @@ use std::sync::{Mutex, TryLockError};
 use ocl::flags::MemFlags;
 use ocl::Buffer;
 use trident_core::gpu::Precision;
-use trident_core::matmul::device::{self, MatmulKernels};
+use trident_core::matmul::device::{self, packed, MatmulKernels};
 use trident_core::matmul::{
     check_fits, check_lengths, check_shapes, device_bytes, plan_host, use_tensor_cores, Schedule,
 };
@@ -149,17 +149,6 @@ impl OpenCl {
         out.copy_from_slice(&map);
         map.unmap().enq().or_cl(|| "unmapping C")?;
         Ok(())
-    }
-}
-
-/// `v` packed row-major (borrowed when it already is).
-fn packed<'a, T: ClScalar>(v: &DenseView<'a, T>) -> std::borrow::Cow<'a, [T]> {
-    if v.rows() == 0 || v.cols() == 0 {
-        std::borrow::Cow::Borrowed(&[])
-    } else if v.is_contiguous() {
-        std::borrow::Cow::Borrowed(&v.data()[..v.rows() * v.cols()])
-    } else {
-        std::borrow::Cow::Owned(v.to_owned().into_vec())
     }
 }
 

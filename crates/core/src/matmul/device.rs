@@ -9,6 +9,7 @@
 #![allow(unsafe_code)]
 
 use super::{run_steps, DevAdd, DevFused, DevGemm, MatMulOptions, Schedule, ScheduleKernels};
+use crate::dense::DenseView;
 use crate::device::{Device, Geometry, KernelHandle, Launch};
 use crate::error::{Error, Result};
 use crate::gpu::{to_u32, KernelList, Precision};
@@ -181,4 +182,16 @@ pub fn run_schedule<'a, T: Scalar, D: Device>(
         p: Precision::of::<T>(),
     };
     run_steps(&steps, s, ops, lens)
+}
+
+/// `v` packed row-major, as the backends upload a host operand (borrowed when it already
+/// is).
+pub fn packed<'a, T: Scalar>(v: &DenseView<'a, T>) -> std::borrow::Cow<'a, [T]> {
+    if v.rows() == 0 || v.cols() == 0 {
+        std::borrow::Cow::Borrowed(&[])
+    } else if v.is_contiguous() {
+        std::borrow::Cow::Borrowed(&v.data()[..v.rows() * v.cols()])
+    } else {
+        std::borrow::Cow::Owned(v.to_owned().into_vec())
+    }
 }
