@@ -120,6 +120,9 @@ impl Device for Cuda {
             ),
             shared_mem_bytes: 0,
         };
+        // The launch goes to this backend's context whatever ran on the thread since the
+        // kernel was looked up.
+        self.shared.make_current()?;
         let mut b = kernel.builder();
         for a in args {
             match *a {
