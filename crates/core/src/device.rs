@@ -369,3 +369,164 @@ impl<'k, D: Device + 'k> Launch<'_, 'k, D> {
         unsafe { self.device.launch_raw(self.kernel, geometry, &self.args) }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// A device of host memory whose launches record their geometry and arguments.
+    #[derive(Default)]
+    struct Recorder {
+        id: u32,
+        launches: Mutex<Vec<(Geometry, Vec<String>)>>,
+    }
+
+    /// Host "device memory", tagged with the recorder that made it.
+    struct HostMem {
+        owner: u32,
+        bytes: Mutex<Vec<u8>>,
+    }
+
+    struct Named(&'static str);
+
+    impl KernelHandle for Named {
+        fn name(&self) -> &str {
+            self.0
+        }
+        fn group_limit(&self) -> usize {
+            64
+        }
+    }
+
+    impl Backend for Recorder {
+        fn name(&self) -> &'static str {
+            "recorder"
+        }
+        fn device(&self) -> String {
+            format!("recorder {}", self.id)
+        }
+    }
+
+    impl Device for Recorder {
+        type Mem = HostMem;
+        type MemRef<'a> = usize;
+        type Kernel<'a> = Named;
+        const GRID_STRIDE: bool = false;
+
+        fn query(&self) -> DeviceQuery {
+            DeviceQuery::default()
+        }
+        fn check_precision(&self, _: Precision) -> Result<()> {
+            Ok(())
+        }
+        fn alloc_mem(&self, bytes: usize, _: &str) -> Result<HostMem> {
+            self.zeroed_mem(bytes, "")
+        }
+        fn upload_mem(&self, host: &[u8], _: &str) -> Result<HostMem> {
+            Ok(HostMem {
+                owner: self.id,
+                bytes: Mutex::new(host.to_vec()),
+            })
+        }
+        fn zeroed_mem(&self, bytes: usize, _: &str) -> Result<HostMem> {
+            self.upload_mem(&vec![0; bytes], "")
+        }
+        fn read_mem(&self, mem: &HostMem, host: &mut [u8], _: &str) -> Result<()> {
+            host.copy_from_slice(&mem.bytes.lock().unwrap()[..host.len()]);
+            Ok(())
+        }
+        fn mem_ref<'a>(&'a self, mem: &'a HostMem) -> Result<usize> {
+            if mem.owner != self.id {
+                return Err(Error::backend("recorder", "a buffer of another device"));
+            }
+            Ok(mem.bytes.lock().unwrap().len())
+        }
+        fn kernel_plain(&self, _: &str, _: &str) -> Result<Named> {
+            Ok(Named("plain"))
+        }
+        fn kernel<T: Scalar>(&self, _: &str, _: &str) -> Result<Named> {
+            Ok(Named("typed"))
+        }
+        unsafe fn launch_raw(
+            &self,
+            _: &Named,
+            geometry: Geometry,
+            args: &[Arg<usize>],
+        ) -> Result<()> {
+            let args = args.iter().map(|a| format!("{a:?}")).collect();
+            self.launches.lock().unwrap().push((geometry, args));
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn buffers_round_trip_as_typed_values() {
+        let d = Recorder::default();
+        let b = Buf::<Recorder, f64>::upload(&d, &[1.5, -2.0], "x").unwrap();
+        assert_eq!(b.len(), 2);
+        assert_eq!(b.download(&d, "x").unwrap(), [1.5, -2.0]);
+        let z = Buf::<Recorder, u64>::zeroed(&d, 3, "z").unwrap();
+        assert_eq!(z.download(&d, "z").unwrap(), [0, 0, 0]);
+        let mut short = [0u64; 2];
+        assert!(matches!(
+            z.download_into(&d, &mut short, "z"),
+            Err(Error::Shape(_))
+        ));
+    }
+
+    #[test]
+    fn launches_pass_arguments_in_order() {
+        let d = Recorder::default();
+        let b = Buf::<Recorder, u32>::upload(&d, &[1, 2, 3], "b").unwrap();
+        let k = d.kernel::<f32>("m", "k").unwrap();
+        let mut l = d.launch(&k);
+        l.arg(7u32)
+            .arg(&b)
+            .real::<f32>(0.5)
+            .real::<f64>(0.25)
+            .local(64);
+        l.arg(-1i32).arg(9u64);
+        // SAFETY: the recorder runs nothing.
+        unsafe { l.launch(Geometry::linear(3, 64)) }.unwrap();
+        let launches = d.launches.lock().unwrap();
+        let (g, args) = &launches[0];
+        assert_eq!(g.groups, [3, 1, 1]);
+        assert_eq!(g.group_size, [64, 1, 1]);
+        assert_eq!(
+            args,
+            &[
+                "U32(7)",
+                "Mem(12)",
+                "F32(0.5)",
+                "F64(0.25)",
+                "Local(64)",
+                "I32(-1)",
+                "U64(9)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_buffer_of_another_device_fails_the_launch() {
+        let (d, other) = (
+            Recorder::default(),
+            Recorder {
+                id: 1,
+                ..Default::default()
+            },
+        );
+        let foreign = Buf::<Recorder, f32>::zeroed(&other, 4, "x").unwrap();
+        let k = d.kernel_plain("m", "k").unwrap();
+        let mut l = d.launch(&k);
+        l.arg(1u32).arg(&foreign);
+        // SAFETY: the recorder runs nothing.
+        let e = unsafe { l.launch(Geometry::linear(1, 1)) }.unwrap_err();
+        assert!(e.to_string().contains("another device"), "{e}");
+        assert!(
+            d.launches.lock().unwrap().is_empty(),
+            "nothing may be launched"
+        );
+    }
+}
