@@ -281,8 +281,8 @@ fn start<B>(name: &str, filter: &BackendFilter, make: impl FnOnce() -> Result<B>
 fn main() {
     let filter = BackendFilter::from_env();
     let cpu = filter.wants("cpu").then(Cpu::new);
-    let cuda = start("cuda", &filter, Cuda::new);
-    let opencl = start("opencl", &filter, OpenCl::new).filter(|cl| {
+    let cuda = start("cuda", &filter, trident_benches::open_cuda);
+    let opencl = start("opencl", &filter, trident_benches::open_opencl).filter(|cl| {
         let ok = cl.is_gpu()
             || filter.names_explicitly("opencl")
             || std::env::var("TRIDENT_BENCH_OPENCL_CPU").is_ok_and(|v| v == "1");

@@ -31,8 +31,6 @@ use trident_benches::BackendFilter;
 use trident_core::mcl::{partition_difference, reference, Clustering, MarkovCluster, MclOptions};
 use trident_core::{generate, io, Graph, Result};
 use trident_cpu::Cpu;
-use trident_cuda::Cuda;
-use trident_opencl::OpenCl;
 
 /// One input and the CPU backend's clustering of it, which every backend must reproduce.
 struct Input {
@@ -164,8 +162,8 @@ fn main() {
     let opts = MclOptions::default();
     // The CPU computes the expected partitions even when it is not benchmarked.
     let cpu = Cpu::new();
-    let cuda = start("cuda", &filter, Cuda::new);
-    let opencl = start("opencl", &filter, OpenCl::new).filter(|cl| {
+    let cuda = start("cuda", &filter, trident_benches::open_cuda);
+    let opencl = start("opencl", &filter, trident_benches::open_opencl).filter(|cl| {
         cl.is_gpu()
             || filter.names_explicitly("opencl")
             || std::env::var("TRIDENT_BENCH_OPENCL_CPU").is_ok_and(|v| v == "1")

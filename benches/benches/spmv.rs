@@ -56,8 +56,8 @@ fn start<B>(name: &str, filter: &BackendFilter, make: impl FnOnce() -> Result<B>
 impl Backends {
     fn start(filter: &BackendFilter) -> Self {
         let cpu = filter.wants("cpu").then(Cpu::new);
-        let cuda = start("cuda", filter, Cuda::new);
-        let opencl = start("opencl", filter, OpenCl::new).filter(|cl| {
+        let cuda = start("cuda", filter, trident_benches::open_cuda);
+        let opencl = start("opencl", filter, trident_benches::open_opencl).filter(|cl| {
             let cpu_ok = std::env::var("TRIDENT_BENCH_OPENCL_CPU").is_ok_and(|v| v == "1")
                 || filter.names_explicitly("opencl");
             if !cl.is_gpu() && !cpu_ok {

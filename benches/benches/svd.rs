@@ -223,8 +223,8 @@ fn run<T: Scalar + nalgebra::RealField>(
 fn main() {
     let filter = BackendFilter::from_env();
     let cpu = filter.wants("cpu").then(Cpu::new);
-    let cuda = start("cuda", &filter, Cuda::new);
-    let opencl = start("opencl", &filter, OpenCl::new)
+    let cuda = start("cuda", &filter, trident_benches::open_cuda);
+    let opencl = start("opencl", &filter, trident_benches::open_opencl)
         .filter(|cl| cl.is_gpu() || filter.names_explicitly("opencl"));
     let shapes: Vec<(usize, usize)> = std::env::var("TRIDENT_SVD_SHAPES")
         .unwrap_or_else(|_| "512x512,4096x128".into())

@@ -231,6 +231,24 @@ pub fn dump_csr(dir: &Path, name: &str, a: &EllpackR<f32>, x: &[f32]) -> std::io
     std::fs::write(dir.join(format!("{name}.meta.json")), meta)
 }
 
+/// The CUDA backend on the device of `TRIDENT_CUDA_DEVICE` (default 0): the benchmarks read
+/// the device selection here, the library reads no environment.
+pub fn open_cuda() -> trident_core::Result<trident_cuda::Cuda> {
+    let ordinal = std::env::var(trident_cuda::DEVICE_ENV).ok();
+    let device = trident_cuda::parse_ordinal(ordinal.as_deref())?;
+    trident_cuda::Cuda::with_options(&trident_cuda::CudaOptions::new(device))
+}
+
+/// The OpenCL backend on the device of the `TRIDENT_OPENCL_PLATFORM` /
+/// `TRIDENT_OPENCL_DEVICE` filters (see [`trident_opencl::Selector`]).
+pub fn open_opencl() -> trident_core::Result<trident_opencl::OpenCl> {
+    let var = |name| std::env::var(name).ok();
+    trident_opencl::OpenCl::select(&trident_opencl::Selector::from_filters(
+        var(trident_opencl::ENV_PLATFORM).as_deref(),
+        var(trident_opencl::ENV_DEVICE).as_deref(),
+    ))
+}
+
 /// Which backends to benchmark: env `TRIDENT_BENCH_BACKENDS` (comma-separated names, e.g.
 /// `cpu,cuda`); all when unset or empty.
 #[derive(Debug, Clone)]

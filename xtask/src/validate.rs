@@ -87,10 +87,10 @@ pub fn run(args: &[String]) -> Result {
         columns.push(column("cpu", &check_names, || Ok(Cpu::new()), |_| None));
     }
     if wanted("cuda") {
-        columns.push(column("cuda", &check_names, Cuda::new, |_| None));
+        columns.push(column("cuda", &check_names, open_cuda, |_| None));
     }
     if wanted("opencl") {
-        columns.push(column("opencl", &check_names, OpenCl::new, |cl| {
+        columns.push(column("opencl", &check_names, open_opencl, |cl| {
             (gpu_required && !cl.is_gpu()).then(|| {
                 format!(
                     "REQUIRE_GPU=1 but the OpenCL device is not a GPU: {}",
@@ -325,4 +325,20 @@ fn to_json(columns: &[Column]) -> serde_json::Value {
         .iter()
         .all(|c| c.start != Status::Fail && c.checks.iter().all(|r| r.status != Status::Fail));
     json!({ "require_gpu": require_gpu(), "ok": ok, "backends": backends })
+}
+
+/// The CUDA device of `TRIDENT_CUDA_DEVICE` (default 0).
+fn open_cuda() -> trident_core::Result<Cuda> {
+    let ordinal = std::env::var(trident_cuda::DEVICE_ENV).ok();
+    let device = trident_cuda::parse_ordinal(ordinal.as_deref())?;
+    Cuda::with_options(&trident_cuda::CudaOptions::new(device))
+}
+
+/// The OpenCL device of the `TRIDENT_OPENCL_PLATFORM` / `TRIDENT_OPENCL_DEVICE` filters.
+fn open_opencl() -> trident_core::Result<OpenCl> {
+    let var = |name| std::env::var(name).ok();
+    OpenCl::select(&trident_opencl::Selector::from_filters(
+        var(trident_opencl::ENV_PLATFORM).as_deref(),
+        var(trident_opencl::ENV_DEVICE).as_deref(),
+    ))
 }

@@ -11,6 +11,37 @@ use cust::error::CudaError;
 use cust::sys::{CUfunction, CUjit_option, CUmodule, CUstream};
 use trident_core::{Error, Result};
 
+/// Grid and block dimensions (x, y, z) and dynamic shared memory of a launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LaunchConfig {
+    /// Blocks in x, y, z.
+    pub grid: (u32, u32, u32),
+    /// Threads per block in x, y, z.
+    pub block: (u32, u32, u32),
+    /// Bytes of dynamic shared memory per block (`extern __shared__`).
+    pub shared_mem_bytes: u32,
+}
+
+impl LaunchConfig {
+    /// A 1-D launch of `grid` blocks of `block` threads, no dynamic shared memory.
+    pub(crate) fn grid_1d(grid: u32, block: u32) -> Self {
+        Self {
+            grid: (grid, 1, 1),
+            block: (block, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    /// The same launch with `bytes` of dynamic shared memory per block.
+    #[allow(dead_code)] // for the kernels that use shared memory
+    pub(crate) fn with_shared_mem(self, bytes: u32) -> Self {
+        Self {
+            shared_mem_bytes: bytes,
+            ..self
+        }
+    }
+}
+
 /// Backend name used in every error.
 pub(crate) const BACKEND: &str = "cuda";
 
@@ -301,7 +332,7 @@ impl Function {
     pub(crate) unsafe fn launch(
         &self,
         stream: CUstream,
-        cfg: &crate::launch::LaunchConfig,
+        cfg: &LaunchConfig,
         args: &mut [*mut c_void],
     ) -> std::result::Result<(), c_int> {
         // SAFETY: the caller guarantees the argument list; `self.raw` is a loaded kernel.

@@ -54,13 +54,16 @@ impl ModuleInfo {
 /// its kernels.
 macro_rules! cuda_module {
     ($stem:ident, typed: [$($typed:literal),* $(,)?], plain: [$($plain:literal),* $(,)?]) => {
+        cuda_module!($stem, KernelList::new(&[$($typed),*], &[$($plain),*]))
+    };
+    ($stem:ident, $kernels:expr) => {
         ModuleInfo {
             name: stringify!($stem),
             file: concat!("kernels/cuda/", stringify!($stem), ".cu"),
             ptx_sm90: $stem::PTX_SM90,
             ptx_portable: $stem::PTX_PORTABLE,
             cubin_sm90: $stem::CUBIN_SM90,
-            kernels: KernelList::new(&[$($typed),*], &[$($plain),*]),
+            kernels: $kernels,
         }
     };
 }
@@ -71,14 +74,17 @@ trident_core::kernel_table! {
     /// The table, in the order of [`Module`]'s variants: one line per kernel file.
     static MODULES: [ModuleInfo];
     /// `kernels/cuda/spmv.cu`: ELLPACK-R SpMV.
-    Spmv => cuda_module!(spmv, typed: ["spmv_ellr"], plain: []),
+    Spmv => cuda_module!(spmv, trident_core::spmv::device::KERNELS),
     /// `kernels/cuda/triangles.cu`: triangle counting (plain kernels, no precision).
-    Triangles => cuda_module!(triangles, typed: [], plain: ["tc_merge", "tc_search", "tc_search_row", "tc_search_flat", "tc_search_flat_global", "tc_hash_warp", "tc_hash_block", "tc_hash"]),
+    Triangles => cuda_module!(triangles, trident_core::triangles::device::KERNELS),
     /// `kernels/cuda/matmul.cu`: the tiled GEMM and the strided block sum of Strassen.
+    /// The portable kernels of core's driver, and the FP64 tensor-core GEMMs of sm_90.
     Matmul => cuda_module!(
         matmul,
-        typed: ["gemm", "gemm_fused", "matadd"],
-        plain: ["gemm_dmma_f64", "gemm_dmma_fused_f64"]
+        KernelList::new(
+            trident_core::matmul::device::KERNELS.typed,
+            &["gemm_dmma_f64", "gemm_dmma_fused_f64"],
+        )
     ),
     /// `kernels/cuda/svd.cu`: one-sided block Jacobi SVD and Givens QR.
     Svd => cuda_module!(
@@ -107,19 +113,7 @@ trident_core::kernel_table! {
     ),
     /// `kernels/cuda/mcl.cu`: the R-MCL iteration (mass, penalty, fused column pass in
     /// shared or global memory, reduction) and the device side of the interpretation, as `kernels/opencl/mcl.cl`.
-    Mcl => cuda_module!(
-        mcl,
-        typed: [
-            "mcl_mass",
-            "mcl_penalty",
-            "mcl_column_local",
-            "mcl_column_global",
-            "mcl_reduce",
-            "mcl_attractor",
-            "mcl_target"
-        ],
-        plain: []
-    ),
+    Mcl => cuda_module!(mcl, trident_core::mcl::gpu::KERNELS),
 }
 
 /// The `.version X.Y` (PTX ISA) of a PTX text.
@@ -146,6 +140,7 @@ mod tests {
     fn the_table_names_every_file_once_in_order() {
         for (i, m) in Module::ALL.iter().enumerate() {
             assert_eq!(*m as usize, i);
+            assert_eq!(Module::by_name(m.info().name), Some(*m));
             assert_eq!(m.info().file, format!("kernels/cuda/{}.cu", m.info().name));
         }
         let mut names: Vec<&str> = MODULES.iter().map(|m| m.name).collect();
@@ -156,6 +151,7 @@ mod tests {
             names, files,
             "every kernels/cuda/*.cu needs one kernel_table! entry"
         );
+        assert_eq!(Module::by_name("no_such_file"), None);
     }
 
     #[test]

@@ -20,39 +20,9 @@ use cust::memory::DeviceCopy;
 use cust::sys::CUstream;
 use trident_core::Result;
 
+pub(crate) use crate::driver::LaunchConfig;
 use crate::driver::{self, Function};
 use crate::memory::{CudaScalar, CudaVector, DevBuf};
-
-/// Grid and block dimensions (x, y, z) and dynamic shared memory of a launch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct LaunchConfig {
-    /// Blocks in x, y, z.
-    pub grid: (u32, u32, u32),
-    /// Threads per block in x, y, z.
-    pub block: (u32, u32, u32),
-    /// Bytes of dynamic shared memory per block (`extern __shared__`).
-    pub shared_mem_bytes: u32,
-}
-
-impl LaunchConfig {
-    /// A 1-D launch of `grid` blocks of `block` threads, no dynamic shared memory.
-    pub(crate) fn grid_1d(grid: u32, block: u32) -> Self {
-        Self {
-            grid: (grid, 1, 1),
-            block: (block, 1, 1),
-            shared_mem_bytes: 0,
-        }
-    }
-
-    /// The same launch with `bytes` of dynamic shared memory per block.
-    #[allow(dead_code)] // for the kernels that use shared memory
-    pub(crate) fn with_shared_mem(self, bytes: u32) -> Self {
-        Self {
-            shared_mem_bytes: bytes,
-            ..self
-        }
-    }
-}
 
 /// One argument value, 8-byte aligned: large and aligned enough for every kernel parameter
 /// type that [`KernelArg`] allows (at most 8 bytes).
@@ -109,7 +79,7 @@ impl<T: CudaScalar> KernelArg for &CudaVector<T> {
 
 /// A loaded kernel, ready to launch on the backend's stream (from `Cuda::kernel`).
 #[derive(Clone, Copy)]
-pub(crate) struct Kernel<'a> {
+pub struct Kernel<'a> {
     pub(crate) function: Function,
     /// Full name, e.g. `spmv_ellr_f32`, for errors.
     pub(crate) name: &'a str,

@@ -22,52 +22,52 @@
 //! downloads and [`Backend::synchronize`] wait for it. No function panics on a driver
 //! failure: a machine without a CUDA driver or device gets [`Error::NoDevice`].
 
-//! # Adding kernels
+//! Linking: `libcuda.so.1` is loaded lazily on the first driver call, so a binary starts on
+//! a machine without a CUDA driver and reports [`Error::NoDevice`] there.
+//!
+//! # The device layer and adding kernels
+//!
+//! [`Cuda`] implements [`trident_core::device::Device`] (`src/device.rs`): device memory,
+//! kernels found by kernel file and name in the kernel table, launches. SpMV, triangle
+//! counting and R-MCL are written once over that trait in `trident-core`
+//! (`core/src/spmv/device.rs`, `core/src/triangles/device.rs`, `core/src/mcl/gpu/device.rs`)
+//! and run here through its blanket impls; matmul and the SVD still have their host code in
+//! this crate (`src/matmul.rs`, `src/svd.rs`).
 //!
 //! Each `kernels/cuda/<alg>.cu` file is one [`kernels::Module`], listed once in the
 //! `kernel_table!` of `src/kernels.rs` with the roots of the kernels it defines; `build.rs`
 //! compiles every file to PTX. A module is JIT-loaded on its first use and cached for the
 //! backend's lifetime (so starting a backend costs no kernel loading), and its failure to load
-//! is an [`Error::Backend`] naming the file, with the JIT log. Host code (in the algorithm's
-//! module of this crate) gets a kernel by module and root, and launches it with typed
-//! arguments, in the order of the kernel's parameters:
+//! is an [`Error::Backend`] naming the file, with the JIT log. A driver gets a kernel by file
+//! stem and root and launches it with typed arguments, in the order of the kernel's
+//! parameters, as `core/src/spmv/device.rs` does:
 //!
 //! ```ignore
-//! // kernels/cuda/matmul.cu defines extern "C" gemm_tiled_f32(...) and gemm_tiled_f64(...);
-//! // src/kernels.rs, in kernel_table!: Matmul => cuda_module!(matmul, typed: ["gemm_tiled"], plain: []),
-//! use crate::kernels::Module;
-//! use crate::launch::LaunchConfig;
-//!
-//! let k = self.kernel::<T>(Module::Matmul, "gemm_tiled")?; // loads the module, once
-//! let mut args = k.builder();
-//! args.arg(m as u32).arg(n as u32).arg(&a.buf).arg(&b.buf).arg(&c.buf);
-//! let cfg = LaunchConfig {
-//!     grid: (n.div_ceil(16) as u32, m.div_ceil(16) as u32, 1),
-//!     block: (16, 16, 1),
-//!     shared_mem_bytes: 2 * 16 * 16 * std::mem::size_of::<T>() as u32,
-//! };
-//! // SAFETY: the arguments match gemm_tiled's (unsigned, unsigned, const T*, const T*, T*),
-//! // and the buffers hold m*k, k*n and m*n values (checked above).
-//! unsafe { args.launch(cfg) }?;
+//! // kernels/cuda/spmv.cu defines extern "C" spmv_ellr_f32(...) and spmv_ellr_f64(...);
+//! // src/kernels.rs, in kernel_table!: Spmv => cuda_module!(spmv, typed: ["spmv_ellr"], plain: []),
+//! let k = d.kernel::<T>("spmv", "spmv_ellr")?; // loads the module, once
+//! let mut l = d.launch(&k);
+//! l.arg(rows).arg(k_begin).arg(k_end).arg(accumulate);
+//! l.arg(&a.values).arg(&a.col_idx).arg(&a.rl).vector::<T>(x).vector::<T>(y);
+//! // SAFETY: (why the arguments match the kernel's parameters and the buffers suffice)
+//! unsafe { l.launch(Geometry::linear(groups, 256)) }?;
 //! ```
 //!
-//! `arg` takes `u32`, `i32`, `u64`, `i64`, `f32`, `f64` by value and `&DevBuf<T>` /
-//! `&CudaVector<T>` (a `T *` parameter); the values are copied into the builder, which
-//! borrows the buffers until the launch. Kernels without a precision suffix are
-//! `self.kernel_plain(Module::X, "name")`. Driver failures keep their code as the error's
+//! `arg` takes `u32`, `i32`, `u64`, `i64`, `f32`, `f64` by value and `&Buf<D, P>` (a `P *`
+//! parameter); `vector` a device vector, `real::<T>` a `T` parameter, `local(bytes)` the
+//! launch's dynamic shared memory. Kernels without a precision suffix are
+//! `d.kernel_plain("triangles", "tc_merge")`. Driver failures keep their code as the error's
 //! source ([`DriverError`]).
 
 #![warn(missing_docs)]
 
+mod device;
 mod driver;
 pub mod kernels;
 mod launch;
 mod matmul;
-mod mcl;
 mod memory;
-mod spmv;
 pub mod svd;
-mod triangles;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -81,15 +81,20 @@ use trident_core::{Backend, Error, Result, ResultExt};
 
 use driver::CuResultExt;
 use kernels::{Module, ModuleInfo};
-use launch::Kernel;
 
 pub use driver::DriverError;
+pub use launch::Kernel;
 pub use matmul::GPU_CUTOFF;
-pub use memory::{CudaScalar, CudaVector};
-pub use spmv::CudaEllpack;
-pub use triangles::CudaOriented;
+pub use memory::{CudaScalar, CudaVector, DevBuf};
 
-/// Environment variable that picks the device ordinal for [`Cuda::new`].
+/// An ELLPACK-R matrix in CUDA device memory (see [`trident_core::Spmv`]).
+pub type CudaEllpack<T> = trident_core::spmv::device::DeviceEllpack<Cuda, T>;
+/// An oriented graph in CUDA device memory (see [`trident_core::TriangleCount`]).
+pub type CudaOriented = trident_core::triangles::device::DeviceOriented<Cuda>;
+
+/// The environment variable through which the CLI, the benchmarks and the test harnesses
+/// pick the device ordinal ([`CudaOptions::device`], parsed by [`parse_ordinal`]); the
+/// library itself reads no environment.
 pub const DEVICE_ENV: &str = "TRIDENT_CUDA_DEVICE";
 
 /// A module of the kernel table, loaded into the backend's context, with its kernels in the
@@ -323,6 +328,7 @@ pub struct Cuda {
     compute_capability: (u32, u32),
     total_memory: usize,
     l2_bytes: usize,
+    compute_units: u32,
 }
 
 impl std::fmt::Debug for Cuda {
@@ -335,13 +341,13 @@ impl std::fmt::Debug for Cuda {
 }
 
 impl Cuda {
-    /// The backend on device 0, or on the device whose ordinal is in `TRIDENT_CUDA_DEVICE`.
+    /// The backend on device 0 ([`CudaOptions::default`]; [`Cuda::with_options`] picks
+    /// another).
     ///
     /// Fails with [`Error::NoDevice`] when there is no CUDA driver or device (the caller may
-    /// skip or fall back), [`Error::Backend`] when `TRIDENT_CUDA_DEVICE` is not a number or
-    /// the kernels cannot be loaded.
+    /// skip or fall back), [`Error::Backend`] when the kernels cannot be loaded.
     pub fn new() -> Result<Cuda> {
-        Cuda::with_device(default_ordinal()?)
+        Cuda::with_options(&CudaOptions::default())
     }
 
     /// The backend on the device with this ordinal (0-based, as `nvidia-smi` numbers them
@@ -386,6 +392,11 @@ impl Cuda {
             .and_then(|v| usize::try_from(v).ok())
             .filter(|&v| v > 0)
             .unwrap_or(4 << 20);
+        let compute_units = device
+            .get_attribute(DeviceAttribute::MultiprocessorCount)
+            .ok()
+            .and_then(|v| u32::try_from(v).ok())
+            .unwrap_or(0);
         let total_memory = device
             .total_memory()
             .or_no_device(|| what("reading its memory size"))?;
@@ -418,6 +429,7 @@ impl Cuda {
             compute_capability,
             total_memory,
             l2_bytes,
+            compute_units,
         })
     }
 
@@ -460,7 +472,11 @@ impl Cuda {
     /// context made current; the module is loaded on first use. Fails if the table entry of
     /// `m` does not list `root`, or the module does not load.
     pub(crate) fn kernel<T: CudaScalar>(&self, m: Module, root: &str) -> Result<Kernel<'_>> {
-        let p = Precision::of::<T>();
+        self.kernel_in(m, Precision::of::<T>(), root)
+    }
+
+    /// The kernel `root` in precision `p` of module `m`; see [`Cuda::kernel`].
+    pub(crate) fn kernel_in(&self, m: Module, p: Precision, root: &str) -> Result<Kernel<'_>> {
         let slot = m.info().kernels.typed_slot(root, p);
         self.shared.kernel(m, slot, || p.kernel_name(root))
     }
@@ -510,11 +526,11 @@ impl Backend for Cuda {
     }
 }
 
-/// The device ordinal in `TRIDENT_CUDA_DEVICE`, else 0 (what [`Cuda::new`] opens).
-pub fn default_ordinal() -> Result<usize> {
-    match std::env::var(DEVICE_ENV) {
-        Ok(v) if !v.trim().is_empty() => v
-            .trim()
+/// The device ordinal that `value` (of [`DEVICE_ENV`], as the CLI reads it) names: `None`
+/// or blank is 0; anything but a number is [`Error::Backend`].
+pub fn parse_ordinal(value: Option<&str>) -> Result<usize> {
+    match value.map(str::trim) {
+        Some(v) if !v.is_empty() => v
             .parse::<usize>()
             .map_err(|_| driver::backend(format!("{DEVICE_ENV}={v:?} is not a device ordinal"))),
         _ => Ok(0),
@@ -554,8 +570,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn ordinals_parse() {
+        assert_eq!(parse_ordinal(None).unwrap(), 0);
+        assert_eq!(parse_ordinal(Some(" ")).unwrap(), 0);
+        assert_eq!(parse_ordinal(Some(" 3 ")).unwrap(), 3);
+        let e = parse_ordinal(Some("gpu1")).unwrap_err().to_string();
+        assert!(e.contains("TRIDENT_CUDA_DEVICE=\"gpu1\""), "{e}");
+    }
+
+    #[test]
     fn errors_are_described_without_panicking() {
-        // Works with the real driver and with the stub libcuda alike.
+        // Works with the real driver and without one (the lazily loaded libcuda is absent).
         for code in [0, 1, 2, 100, 222, 700, 12345] {
             assert!(DriverError::new(code)
                 .to_string()

@@ -29,26 +29,17 @@
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex, TryLockError};
 
-use trident_core::gpu::{to_u32, Precision};
+use trident_core::gpu::Precision;
+use trident_core::matmul::device::{self, packed, MatmulKernels};
 use trident_core::matmul::{
-    check_fits, check_lengths, check_shapes, device_bytes, plan_host, run_steps, use_tensor_cores,
-    DevAdd, DevFused, DevGemm, Schedule, ScheduleKernels,
+    check_fits, check_lengths, check_shapes, device_bytes, plan_host, use_tensor_cores, Schedule,
 };
 use trident_core::{Dense, DenseView, Error, HostMemory, MatMul, MatMulOptions, Result};
 
 use crate::driver;
 use crate::kernels::Module;
-use crate::launch::{Kernel, LaunchArgs, LaunchConfig};
 use crate::memory::{CudaScalar, CudaVector, DevBuf};
 use crate::{Cuda, Shared};
-
-/// Threads per block of `gemm_<T>` (its `__launch_bounds__`).
-const GEMM_THREADS: u32 = 256;
-/// Rows and columns of C per block of `gemm_<T>`.
-const TILE: usize = 128;
-/// Threads per block of `matadd_<T>` (one block per row, at most
-/// [`MatMulOptions::add_groups`]; rows grid-strided beyond).
-const ADD_THREADS: u32 = 256;
 
 /// The default Strassen cutoff on GPUs: leaves of at least 4096 (one level from n = 8192, two
 /// from 16384). A first guess from Huang, Yu & van de Geijn (2018), where one level pays
@@ -275,113 +266,6 @@ fn as_bytes_mut<T: CudaScalar>(v: &mut [T]) -> &mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), len) }
 }
 
-/// Appends the next argument, a `T` of precision `p`, with value `v`.
-fn real_arg(args: &mut LaunchArgs<'_, '_>, p: Precision, v: f64) {
-    match p {
-        Precision::F32 => args.arg(v as f32),
-        Precision::F64 => args.arg(v),
-    };
-}
-
-/// The device steps of a schedule on CUDA ([`ScheduleKernels`]): launches of `gemm_<T>` and
-/// `gemm_fused_<T>` (or `gemm_dmma_f64` and `gemm_dmma_fused_f64`, the FP64 tensor-core
-/// kernels with the same arguments and launch) and `matadd_<T>` on the backend's stream;
-/// operands are device addresses.
-struct CudaSteps<'a> {
-    gemm: Kernel<'a>,
-    fused: Kernel<'a>,
-    add: Kernel<'a>,
-    /// The options, for the blocks of `matadd_<T>` ([`MatMulOptions::add_groups`]).
-    opts: &'a MatMulOptions,
-    p: Precision,
-}
-
-impl ScheduleKernels for CudaSteps<'_> {
-    type Operand = u64;
-
-    fn gemm(&self, g: &DevGemm<u64>) -> Result<()> {
-        let blocks = to_u32(g.n.div_ceil(TILE) * g.m.div_ceil(TILE))?;
-        // The kernel's parameters (kernels/cuda/matmul.cu, as in kernels/opencl/matmul.cl):
-        // (unsigned m, n, k, T alpha, beta, const T *a, u64 a_off, unsigned lda,
-        //  const T *b, u64 b_off, unsigned ldb, T *c, u64 c_off, unsigned ldc)
-        let mut args = self.gemm.builder();
-        args.arg(to_u32(g.m)?).arg(to_u32(g.n)?).arg(to_u32(g.k)?);
-        real_arg(&mut args, self.p, g.alpha);
-        real_arg(&mut args, self.p, g.beta);
-        let (a, b, c) = (g.a, g.b, g.c);
-        args.arg(a.buf).arg(a.offset as u64).arg(to_u32(a.ld)?);
-        args.arg(b.buf).arg(b.offset as u64).arg(to_u32(b.ld)?);
-        args.arg(c.buf).arg(c.offset as u64).arg(to_u32(c.ld)?);
-        // SAFETY: the arguments match the kernel's parameters in number, order and type
-        // (device addresses as 64-bit values; gemm_dmma_f64 has gemm_f64's). `run_steps`
-        // verified that every block lies inside its operand's allocation; the kernel reads a
-        // at rows < m, columns < k, b at rows < k, columns < n, and reads (beta != 0) and
-        // writes c at rows < m, columns < n, with 64-bit offsets. The output never overlaps
-        // an input (schedule invariant, tested in core). One block per 128 x 128 tile, 256
-        // threads (the launch bounds of both kernels). The allocations outlive the kernels:
-        // callers synchronize before freeing mapped host memory, and cuMemFree waits for
-        // device memory to be idle.
-        unsafe { args.launch(LaunchConfig::grid_1d(blocks, GEMM_THREADS)) }
-    }
-
-    fn gemm_fused(&self, f: &DevFused<u64>) -> Result<()> {
-        let blocks = to_u32(f.n.div_ceil(TILE) * f.m.div_ceil(TILE))?;
-        let p = self.p;
-        // (unsigned m, n, k, const T *a, u64 a0_off, u64 a1_off, T sa, unsigned lda,
-        //  const T *b, u64 b0_off, u64 b1_off, T sb, unsigned ldb, T *c, u64 c0_off, T g0,
-        //  T beta0, u64 c1_off, T g1, T beta1, unsigned ldc)
-        let mut args = self.fused.builder();
-        args.arg(to_u32(f.m)?).arg(to_u32(f.n)?).arg(to_u32(f.k)?);
-        let [a0, a1] = f.a;
-        args.arg(a0.buf).arg(a0.offset as u64).arg(a1.offset as u64);
-        real_arg(&mut args, p, f.sa);
-        args.arg(to_u32(a0.ld)?);
-        let [b0, b1] = f.b;
-        args.arg(b0.buf).arg(b0.offset as u64).arg(b1.offset as u64);
-        real_arg(&mut args, p, f.sb);
-        args.arg(to_u32(b0.ld)?);
-        let [c0, c1] = f.c;
-        args.arg(c0.buf).arg(c0.offset as u64);
-        real_arg(&mut args, p, f.gamma[0]);
-        real_arg(&mut args, p, f.beta[0]);
-        args.arg(c1.offset as u64);
-        real_arg(&mut args, p, f.gamma[1]);
-        real_arg(&mut args, p, f.beta[1]);
-        args.arg(to_u32(c0.ld)?);
-        // SAFETY: the arguments match gemm_fused_<T>'s (and gemm_dmma_fused_f64's)
-        // parameters in number, order and type. `run_steps` verified that every term and
-        // output block lies inside its operand's allocation and that the two terms of each
-        // factor, and the two outputs, share one operand (passed once) and one leading
-        // dimension. The kernel reads the terms at rows < m, columns < k (A) or rows < k,
-        // columns < n (B), the second only when its scale is nonzero, and reads (beta != 0)
-        // and writes the outputs at rows < m, columns < n; the outputs are disjoint from each
-        // other and from the factors (schedule invariant, tested in core), so each element
-        // is written by one thread. Launch as gemm: one 256-thread block per 128 x 128 tile.
-        unsafe { args.launch(LaunchConfig::grid_1d(blocks, GEMM_THREADS)) }
-    }
-
-    fn add(&self, s: &DevAdd<u64>) -> Result<()> {
-        // One block per row (a block-stride loop over its columns), rows grid-strided.
-        let blocks = u32::try_from(self.opts.add_groups(s.m)).unwrap_or(u32::MAX);
-        // (unsigned m, n, T alpha, const T *x, u64 x_off, unsigned ldx, T beta,
-        //  const T *y, u64 y_off, unsigned ldy, T *d, u64 d_off, unsigned ldd)
-        let mut args = self.add.builder();
-        args.arg(to_u32(s.m)?).arg(to_u32(s.n)?);
-        real_arg(&mut args, self.p, s.alpha);
-        let (x, y, d) = (s.x, s.y, s.dst);
-        args.arg(x.buf).arg(x.offset as u64).arg(to_u32(x.ld)?);
-        real_arg(&mut args, self.p, s.beta);
-        args.arg(y.buf).arg(y.offset as u64).arg(to_u32(y.ld)?);
-        args.arg(d.buf).arg(d.offset as u64).arg(to_u32(d.ld)?);
-        // SAFETY: the arguments match the kernel's parameters in order and type. Every block
-        // lies inside its allocation (`run_steps` checked); the kernel touches elements
-        // i < m, j < n of each (y only when beta != 0); dst is x itself (same thread reads
-        // then writes each element) or disjoint from both inputs (schedule invariant). Its
-        // row and column loops cover every element whatever the grid.
-        unsafe { args.launch(LaunchConfig::grid_1d(blocks, ADD_THREADS)) }
-    }
-}
-
 impl Cuda {
     /// Whether `T` has the tensor-core base kernel here: f64 on compute capability 9.0 and
     /// newer (the devices that load the `compute_90` PTX, where `gemm_dmma_f64` is built
@@ -405,6 +289,7 @@ impl Cuda {
             self.dmma_available::<T>(),
             driver::BACKEND,
         )?;
+        let add = self.kernel::<T>(Module::Matmul, "matadd")?;
         let (gemm, fused) = if tensor {
             (
                 self.kernel_plain(Module::Matmul, "gemm_dmma_f64")?,
@@ -416,25 +301,8 @@ impl Cuda {
                 self.kernel::<T>(Module::Matmul, "gemm_fused")?,
             )
         };
-        let steps = CudaSteps {
-            gemm,
-            fused,
-            add: self.kernel::<T>(Module::Matmul, "matadd")?,
-            opts,
-            p: Precision::of::<T>(),
-        };
-        run_steps(&steps, s, ptrs, lens)
-    }
-}
-
-/// `v` packed row-major (borrowed when it already is).
-fn packed<'a, T: CudaScalar>(v: &DenseView<'a, T>) -> std::borrow::Cow<'a, [T]> {
-    if v.rows() == 0 || v.cols() == 0 {
-        std::borrow::Cow::Borrowed(&[])
-    } else if v.is_contiguous() {
-        std::borrow::Cow::Borrowed(&v.data()[..v.rows() * v.cols()])
-    } else {
-        std::borrow::Cow::Owned(v.to_owned().into_vec())
+        let k = MatmulKernels { gemm, fused, add };
+        device::run_schedule::<T, Self>(self, k, s, ptrs, lens, opts)
     }
 }
 

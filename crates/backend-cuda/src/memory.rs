@@ -25,7 +25,7 @@ impl CudaScalar for f64 {}
 
 /// An owned device allocation of `len` elements (no allocation when `len == 0`), freed with
 /// its context current, which it keeps alive.
-pub(crate) struct DevBuf<T: DeviceCopy> {
+pub struct DevBuf<T: DeviceCopy> {
     // Declared before `shared`: dropped (freed) before the context can be released.
     buf: Option<DeviceBuffer<T>>,
     len: usize,

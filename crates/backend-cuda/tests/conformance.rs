@@ -5,9 +5,12 @@
 //! replace the embedded ones (`cargo xtask mutants`, `run.sh mutants`), `TRIDENT_KERNEL_LOG` a
 //! file to which every kernel launched is appended once (`run.sh sanitize`'s coverage).
 
-/// `Cuda::new()`'s device, with the kernels of `TRIDENT_KERNEL_DIR` when it is set.
+/// The device of `TRIDENT_CUDA_DEVICE` (default 0), with the kernels of `TRIDENT_KERNEL_DIR`
+/// when it is set.
 fn make() -> trident_core::Result<trident_cuda::Cuda> {
-    let mut options = trident_cuda::CudaOptions::new(trident_cuda::default_ordinal()?);
+    let ordinal = std::env::var(trident_cuda::DEVICE_ENV).ok();
+    let mut options =
+        trident_cuda::CudaOptions::new(trident_cuda::parse_ordinal(ordinal.as_deref())?);
     if let Some(dir) = trident_core::testing::kernel_dir() {
         eprintln!("cuda conformance: kernels from {}", dir.display());
         options = options.kernel_dir(dir);

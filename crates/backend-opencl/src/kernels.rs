@@ -45,13 +45,16 @@ pub fn build_options(p: Precision) -> &'static str {
 /// One table entry: `kernels/opencl/<stem>.cl`, embedded, and its kernels.
 macro_rules! cl_module {
     ($stem:ident, typed: [$($typed:literal),* $(,)?], plain: [$($plain:literal),* $(,)?]) => {
+        cl_module!($stem, KernelList::new(&[$($typed),*], &[$($plain),*]))
+    };
+    ($stem:ident, $kernels:expr) => {
         ModuleInfo {
             name: stringify!($stem),
             source: Source {
                 file: concat!("kernels/opencl/", stringify!($stem), ".cl"),
                 text: include_str!(concat!("../../../kernels/opencl/", stringify!($stem), ".cl")),
             },
-            kernels: KernelList::new(&[$($typed),*], &[$($plain),*]),
+            kernels: $kernels,
         }
     };
 }
@@ -62,26 +65,14 @@ trident_core::kernel_table! {
     /// The table, in the order of [`Module`]'s variants: one line per kernel file.
     static MODULES: [ModuleInfo];
     /// `kernels/opencl/spmv.cl`: ELLPACK-R SpMV.
-    Spmv => cl_module!(spmv, typed: ["spmv_ellr"], plain: []),
+    Spmv => cl_module!(spmv, trident_core::spmv::device::KERNELS),
     /// `kernels/opencl/triangles.cl`: triangle counting (no precision; plain kernels).
-    Triangles => cl_module!(triangles, typed: [], plain: ["tc_merge", "tc_search", "tc_search_row", "tc_search_flat", "tc_search_flat_global", "tc_hash_warp", "tc_hash_block", "tc_hash"]),
+    Triangles => cl_module!(triangles, trident_core::triangles::device::KERNELS),
     /// `kernels/opencl/matmul.cl`: the tiled GEMM and the strided block sum of Strassen.
-    Matmul => cl_module!(matmul, typed: ["gemm", "gemm_fused", "matadd"], plain: []),
+    Matmul => cl_module!(matmul, trident_core::matmul::device::KERNELS),
     /// `kernels/opencl/mcl.cl`: the R-MCL iteration (mass, penalty, fused column pass in
     /// local or global memory, reduction) and the device side of the interpretation.
-    Mcl => cl_module!(
-        mcl,
-        typed: [
-            "mcl_mass",
-            "mcl_penalty",
-            "mcl_column_local",
-            "mcl_column_global",
-            "mcl_reduce",
-            "mcl_attractor",
-            "mcl_target"
-        ],
-        plain: []
-    ),
+    Mcl => cl_module!(mcl, trident_core::mcl::gpu::KERNELS),
     /// `kernels/opencl/svd.cl`: one-sided block Jacobi SVD and Givens QR.
     Svd => cl_module!(
         svd,
@@ -121,6 +112,7 @@ mod tests {
     fn the_table_names_every_file_once_in_order() {
         for (i, m) in Module::ALL.iter().enumerate() {
             assert_eq!(*m as usize, i);
+            assert_eq!(Module::by_name(m.info().name), Some(*m));
             assert_eq!(
                 m.info().source.file,
                 format!("kernels/opencl/{}.cl", m.info().name)
@@ -134,5 +126,6 @@ mod tests {
             names, files,
             "every kernels/opencl/*.cl needs one kernel_table! entry"
         );
+        assert_eq!(Module::by_name("no_such_file"), None);
     }
 }

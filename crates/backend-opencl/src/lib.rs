@@ -8,65 +8,66 @@
 //!
 //! # Device selection
 //!
-//! [`OpenCl::new`] honours two environment variables, each a case-insensitive substring:
-//! [`ENV_PLATFORM`] (`TRIDENT_OPENCL_PLATFORM`) of the platform name and [`ENV_DEVICE`]
-//! (`TRIDENT_OPENCL_DEVICE`) of the device name. Among the devices that match, it takes the
-//! first GPU, else the first device of any type. [`OpenCl::select`] takes the same filters
-//! explicitly, plus a GPU-only switch. No platform or no matching device gives
-//! [`Error::NoDevice`], whose message lists the platforms and devices there are.
+//! [`OpenCl::select`] (or [`OpenClOptions::selector`]) takes a [`Selector`]: case-insensitive
+//! substrings of the platform and device names, and a GPU-only switch. Among the devices
+//! that match, it takes the first GPU, else the first device of any type; [`OpenCl::new`]
+//! has no filter. No platform or no matching device gives [`Error::NoDevice`], whose message
+//! lists the platforms and devices there are. The library reads no environment: the CLI,
+//! benchmarks and test harnesses turn [`ENV_PLATFORM`] (`TRIDENT_OPENCL_PLATFORM`) and
+//! [`ENV_DEVICE`] (`TRIDENT_OPENCL_DEVICE`) into a selector with [`Selector::from_filters`].
 //!
 //! The system is probed once per process (see [`devices`]); nothing here panics.
 //!
-//! Linking: the crate links `libOpenCL` (an ICD loader such as ocl-icd); which vendor drivers
-//! it finds is up to the loader (`OCL_ICD_VENDORS`, `/etc/OpenCL/vendors`).
-
+//! Linking: the OpenCL ICD loader (`libOpenCL.so.1`) is loaded lazily on the first OpenCL
+//! call, so a binary starts without one and reports no platform; which vendor drivers the
+//! loader finds is up to it (`OCL_ICD_VENDORS`, `/etc/OpenCL/vendors`).
 //!
-//! # Adding kernels
+//! # The device layer and adding kernels
+//!
+//! [`OpenCl`] implements [`trident_core::device::Device`] (`src/device.rs`): device memory
+//! tied to the instance, kernels found by kernel file and name in the kernel table, launches.
+//! SpMV, triangle counting and R-MCL are written once over that trait in `trident-core`
+//! (`core/src/spmv/device.rs`, `core/src/triangles/device.rs`, `core/src/mcl/gpu/device.rs`)
+//! and run here through its blanket impls; matmul and the SVD still have their host code in
+//! this crate (`src/matmul.rs`, `src/svd.rs`).
 //!
 //! Each `kernels/opencl/<alg>.cl` file is one [`kernels::Module`], listed once in the
 //! `kernel_table!` of `src/kernels.rs` with the roots of the kernels it defines (typed roots
 //! are defined as `TRIDENT_CAT(root_, SUFFIX)` over `REAL`, see `kernels/opencl/spmv.cl`). A
 //! module is built on first use per precision and cached; a build failure is an
 //! [`Error::Backend`] whose message names `kernels/opencl/<alg>.cl:LINE` and holds the
-//! compiler's log. Host code (in the algorithm's module of this crate) gets a kernel by module
-//! and root and launches it with typed arguments, set in the order of the kernel's
-//! parameters:
+//! compiler's log. A driver gets a kernel by file stem and root and launches it with typed
+//! arguments, in the order of the kernel's parameters, as `core/src/spmv/device.rs` does:
 //!
 //! ```ignore
-//! // kernels/opencl/matmul.cl defines __kernel void TRIDENT_CAT(gemm_tiled_, SUFFIX)(...);
-//! // src/kernels.rs, in kernel_table!: Matmul => cl_module!(matmul, typed: ["gemm_tiled"], plain: []),
-//! use crate::kernels::Module;
-//! use crate::program::LaunchDims;
-//!
-//! let k = self.kernel::<T>(Module::Matmul, "gemm_tiled")?; // builds the program, once
-//! let mut args = k.builder(); // holds the kernel's lock until the launch
-//! args.arg(m as u32).arg(n as u32).arg(&a.buf).arg(&b.buf).arg(&c.buf);
-//! args.local::<T>(2 * 16 * 16); // a __local REAL * parameter
-//! let dims = LaunchDims::new([n.div_ceil(16) * 16, m.div_ceil(16) * 16], Some([16, 16]));
-//! // SAFETY: the arguments match gemm_tiled's, the buffers are this context's and hold
-//! // m*k, k*n and m*n values (checked above).
-//! unsafe { args.launch(&self.queue, dims) }?;
+//! // kernels/opencl/spmv.cl defines __kernel void TRIDENT_CAT(spmv_ellr_, SUFFIX)(...);
+//! // src/kernels.rs, in kernel_table!: Spmv => cl_module!(spmv, typed: ["spmv_ellr"], plain: []),
+//! let k = d.kernel::<T>("spmv", "spmv_ellr")?; // builds the program, once
+//! let wg = k.group_limit().min(256); // the kernel's work-group size here
+//! let mut l = d.launch(&k);
+//! l.arg(rows).arg(k_begin).arg(k_end).arg(accumulate);
+//! l.arg(&a.values).arg(&a.col_idx).arg(&a.rl).vector::<T>(x).vector::<T>(y);
+//! // SAFETY: (why the arguments match the kernel's parameters and the buffers suffice)
+//! unsafe { l.launch(Geometry::linear(rows.div_ceil(wg), wg)) }?;
 //! ```
 //!
-//! `arg` takes `u32`, `i32`, `u64`, `i64`, `f32`, `f64` by value and `&Buffer<T>` /
-//! `&ClVector<T>`; [`LaunchDims::linear`](program::LaunchDims) rounds a 1-D global size up
-//! to the kernel's work-group size (`k.local`). The launch fails, enqueuing nothing, if the
-//! number of arguments is not the kernel's. Kernels without a precision suffix are
-//! `self.kernel_plain(Module::X, "name")`. OpenCL failures keep their status as the error's
-//! source ([`ClError`]).
+//! `arg` takes `u32`, `i32`, `u64`, `i64`, `f32`, `f64` by value and `&Buf<D, P>` (a
+//! `__global P *` parameter); `vector` a device vector, `real::<T>` a `REAL` parameter,
+//! `local(bytes)` a `__local` parameter. The launch fails, enqueuing nothing, if an argument
+//! belongs to another instance or the number of arguments is not the kernel's. Kernels
+//! without a precision suffix are `d.kernel_plain("triangles", "tc_merge")`. OpenCL failures
+//! keep their status as the error's source ([`ClError`]).
 
 #![warn(missing_docs)]
 
+mod device;
 mod error;
 pub mod kernels;
 mod matmul;
-mod mcl;
 mod memory;
 mod probe;
 mod program;
-mod spmv;
 pub mod svd;
-mod triangles;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -78,16 +79,20 @@ use ocl::core::Status;
 use trident_core::gpu::{Cached, Precision};
 use trident_core::{Backend, Error, Result, ResultExt, Scalar};
 
+pub use device::ClMem;
 pub use error::ClError;
 pub use matmul::{CPU_DEVICE_CUTOFF, GPU_CUTOFF};
 pub use memory::{ClScalar, ClVector};
 pub use probe::{devices, probe_status, DeviceInfo, Selector, ENV_DEVICE, ENV_PLATFORM};
-pub use spmv::ClEllpack;
-pub use triangles::ClOriented;
+pub use program::CachedKernel;
+
+/// An ELLPACK-R matrix in OpenCL device memory (see [`trident_core::Spmv`]).
+pub type ClEllpack<T> = trident_core::spmv::device::DeviceEllpack<OpenCl, T>;
+/// An oriented graph in OpenCL device memory (see [`trident_core::TriangleCount`]).
+pub type ClOriented = trident_core::triangles::device::DeviceOriented<OpenCl>;
 
 use error::{cl_error, ClResultExt};
 use kernels::{build_options, Module};
-use program::CachedKernel;
 
 /// The backend's name in errors and in [`Backend::name`].
 const BACKEND: &str = "opencl";
@@ -165,10 +170,10 @@ impl fmt::Debug for OpenCl {
 }
 
 impl OpenCl {
-    /// Opens the device chosen by [`Selector::from_env`]: the platform and device filters of
-    /// `TRIDENT_OPENCL_PLATFORM` and `TRIDENT_OPENCL_DEVICE`, preferring a GPU.
+    /// Opens the first GPU, else the first device, of any platform ([`Selector::default`];
+    /// [`OpenCl::select`] and [`OpenCl::with_options`] filter).
     pub fn new() -> Result<Self> {
-        Self::select(&Selector::from_env())
+        Self::select(&Selector::default())
     }
 
     /// Opens the device `sel` chooses: among the devices whose platform and device names

@@ -18,29 +18,21 @@
 //! thread stages through buffers of its own.
 
 use std::any::Any;
-use std::marker::PhantomData;
 use std::mem::size_of;
 use std::sync::{Mutex, TryLockError};
 
 use ocl::flags::MemFlags;
 use ocl::Buffer;
-use trident_core::gpu::{to_u32, Precision};
+use trident_core::gpu::Precision;
+use trident_core::matmul::device::{self, packed, MatmulKernels};
 use trident_core::matmul::{
-    check_fits, check_lengths, check_shapes, device_bytes, plan_host, run_steps, use_tensor_cores,
-    DevAdd, DevFused, DevGemm, Schedule, ScheduleKernels,
+    check_fits, check_lengths, check_shapes, device_bytes, plan_host, use_tensor_cores, Schedule,
 };
 use trident_core::{Backend, Dense, DenseView, HostMemory, MatMul, MatMulOptions, Result};
 
 use crate::error::ClResultExt;
-use crate::kernels::Module;
 use crate::memory::{ClScalar, ClVector};
-use crate::program::{CachedKernel, ClLaunch, LaunchDims};
 use crate::{OpenCl, BACKEND};
-
-/// Work-items per group of `gemm_<T>` (its `reqd_work_group_size`).
-const GEMM_THREADS: usize = 256;
-/// Rows and columns of C per group of `gemm_<T>`.
-const TILE: usize = 128;
 
 /// The staging pool of an [`OpenCl`] backend: `CL_MEM_ALLOC_HOST_PTR` buffers for `A`, `B`
 /// and `C` (a `[Buffer<T>; 3]` of the last precision used), reused by every `matmul` with
@@ -58,124 +50,6 @@ pub const GPU_CUTOFF: usize = 4096;
 /// Strassen cutoff of OpenCL CPU devices (PoCL).
 pub const CPU_DEVICE_CUTOFF: usize = 1024;
 
-/// Sets the next argument, a `REAL` of precision `p`, to `v`.
-fn real_arg(args: &mut ClLaunch<'_, '_>, p: Precision, v: f64) {
-    match p {
-        Precision::F32 => args.arg(v as f32),
-        Precision::F64 => args.arg(v),
-    };
-}
-
-/// The device steps of a schedule on OpenCL ([`ScheduleKernels`]): launches of `gemm_<T>`,
-/// `gemm_fused_<T>` and `matadd_<T>` on the backend's in-order queue; operands are buffers.
-struct ClSteps<'a, T: ClScalar> {
-    cl: &'a OpenCl,
-    gemm: &'a CachedKernel,
-    fused: &'a CachedKernel,
-    add: &'a CachedKernel,
-    /// The options, for the work-groups of `matadd_<T>` ([`MatMulOptions::add_groups`]).
-    opts: &'a MatMulOptions,
-    p: Precision,
-    _buffers: PhantomData<&'a Buffer<T>>,
-}
-
-impl<'a, T: ClScalar> ScheduleKernels for ClSteps<'a, T> {
-    type Operand = &'a Buffer<T>;
-
-    fn gemm(&self, g: &DevGemm<&'a Buffer<T>>) -> Result<()> {
-        let s = self;
-        let groups = g.n.div_ceil(TILE) * g.m.div_ceil(TILE);
-        // The kernel's parameters (kernels/opencl/matmul.cl, as in kernels/cuda/matmul.cu):
-        // (uint m, uint n, uint k, REAL alpha, REAL beta, const REAL *a, ulong a_off,
-        //  uint lda, const REAL *b, ulong b_off, uint ldb, REAL *c, ulong c_off, uint ldc)
-        let mut args = s.gemm.builder();
-        args.arg(to_u32(g.m)?).arg(to_u32(g.n)?).arg(to_u32(g.k)?);
-        real_arg(&mut args, s.p, g.alpha);
-        real_arg(&mut args, s.p, g.beta);
-        let (a, b, c) = (g.a, g.b, g.c);
-        args.arg(a.buf).arg(a.offset as u64).arg(to_u32(a.ld)?);
-        args.arg(b.buf).arg(b.offset as u64).arg(to_u32(b.ld)?);
-        args.arg(c.buf).arg(c.offset as u64).arg(to_u32(c.ld)?);
-        // SAFETY: the arguments have the kernel's types, in order. The buffers are this
-        // instance's (callers check owners or made them). `run_steps` verified that every
-        // block's extent ((rows - 1) * ld + cols from its offset) lies inside its buffer; the
-        // kernel reads a only at rows < m, columns < k, b at rows < k, columns < n, and reads
-        // (beta != 0) and writes c at rows < m, columns < n, with 64-bit offsets. The output
-        // never overlaps an input (schedule invariant, tested in core). One group per
-        // 128 x 128 tile of C, 256 items each (reqd_work_group_size).
-        unsafe {
-            args.launch(
-                &s.cl.queue,
-                LaunchDims::linear(groups * GEMM_THREADS, GEMM_THREADS),
-            )
-        }
-    }
-
-    fn gemm_fused(&self, f: &DevFused<&'a Buffer<T>>) -> Result<()> {
-        let groups = f.n.div_ceil(TILE) * f.m.div_ceil(TILE);
-        let p = self.p;
-        // (uint m, n, k, const REAL *a, ulong a0_off, ulong a1_off, REAL sa, uint lda,
-        //  const REAL *b, ulong b0_off, ulong b1_off, REAL sb, uint ldb, REAL *c,
-        //  ulong c0_off, REAL g0, REAL beta0, ulong c1_off, REAL g1, REAL beta1, uint ldc)
-        let mut args = self.fused.builder();
-        args.arg(to_u32(f.m)?).arg(to_u32(f.n)?).arg(to_u32(f.k)?);
-        let [a0, a1] = f.a;
-        args.arg(a0.buf).arg(a0.offset as u64).arg(a1.offset as u64);
-        real_arg(&mut args, p, f.sa);
-        args.arg(to_u32(a0.ld)?);
-        let [b0, b1] = f.b;
-        args.arg(b0.buf).arg(b0.offset as u64).arg(b1.offset as u64);
-        real_arg(&mut args, p, f.sb);
-        args.arg(to_u32(b0.ld)?);
-        let [c0, c1] = f.c;
-        args.arg(c0.buf).arg(c0.offset as u64);
-        real_arg(&mut args, p, f.gamma[0]);
-        real_arg(&mut args, p, f.beta[0]);
-        args.arg(c1.offset as u64);
-        real_arg(&mut args, p, f.gamma[1]);
-        real_arg(&mut args, p, f.beta[1]);
-        args.arg(to_u32(c0.ld)?);
-        // SAFETY: the arguments have gemm_fused_<T>'s types, in order. `run_steps` verified
-        // that every term and output block lies inside its buffer and that the two terms of
-        // each factor, and the two outputs, share one buffer (passed once) and one leading
-        // dimension. The kernel reads the terms at rows < m, columns < k (A) or rows < k,
-        // columns < n (B), the second only when its scale is nonzero, and reads (beta != 0)
-        // and writes the outputs at rows < m, columns < n; the outputs are disjoint from
-        // each other and from the factors (schedule invariant, tested in core). Launch as
-        // gemm: one group of 256 per 128 x 128 tile (reqd_work_group_size).
-        unsafe {
-            args.launch(
-                &self.cl.queue,
-                LaunchDims::linear(groups * GEMM_THREADS, GEMM_THREADS),
-            )
-        }
-    }
-
-    fn add(&self, st: &DevAdd<&'a Buffer<T>>) -> Result<()> {
-        let s = self;
-        let local = s.add.local;
-        // One group per row (its work-items stride over the columns), rows group-strided
-        // beyond the options' limit.
-        let groups = s.opts.add_groups(st.m);
-        // (uint m, uint n, REAL alpha, const REAL *x, ulong x_off, uint ldx, REAL beta,
-        //  const REAL *y, ulong y_off, uint ldy, REAL *d, ulong d_off, uint ldd)
-        let mut args = s.add.builder();
-        args.arg(to_u32(st.m)?).arg(to_u32(st.n)?);
-        real_arg(&mut args, s.p, st.alpha);
-        let (x, y, d) = (st.x, st.y, st.dst);
-        args.arg(x.buf).arg(x.offset as u64).arg(to_u32(x.ld)?);
-        real_arg(&mut args, s.p, st.beta);
-        args.arg(y.buf).arg(y.offset as u64).arg(to_u32(y.ld)?);
-        args.arg(d.buf).arg(d.offset as u64).arg(to_u32(d.ld)?);
-        // SAFETY: the arguments have the kernel's types, in order. Every block lies inside
-        // its buffer (`run_steps` checked); the kernel touches elements i < m, j < n of each
-        // (y only when beta != 0); dst is either x itself (each element read and written by
-        // the same work-item) or disjoint from both inputs (schedule invariant). Its row and
-        // column loops cover every element whatever the number of groups.
-        unsafe { args.launch(&s.cl.queue, LaunchDims::linear(groups * local, local)) }
-    }
-}
-
 impl OpenCl {
     /// Runs `s` with operands `a`, `b`, `c` and workspace `w` holding `lens` values (checked
     /// against every step first, by [`run_steps`]).
@@ -187,27 +61,9 @@ impl OpenCl {
         opts: &MatMulOptions,
     ) -> Result<()> {
         use_tensor_cores::<T>(opts.base_kernel, false, BACKEND)?;
-        let gemm = self.kernel::<T>(Module::Matmul, "gemm")?;
-        let fused = self.kernel::<T>(Module::Matmul, "gemm_fused")?;
-        let add = self.kernel::<T>(Module::Matmul, "matadd")?;
-        if gemm.local != GEMM_THREADS || fused.local != GEMM_THREADS {
-            return Err(trident_core::Error::Unsupported(format!(
-                "matmul on {}: the GEMM kernel needs work-groups of {GEMM_THREADS}, the device \
-                 allows {}",
-                self.info.description(),
-                gemm.local
-            )));
-        }
-        let steps = ClSteps {
-            cl: self,
-            gemm,
-            fused,
-            add,
-            opts,
-            p: Precision::of::<T>(),
-            _buffers: PhantomData,
-        };
-        run_steps(&steps, s, bufs, lens)
+        let k = MatmulKernels::portable::<T>(self)?;
+        let ops = bufs.map(|b| b.as_core());
+        device::run_schedule::<T, Self>(self, k, s, ops, lens, opts)
     }
 
     /// A buffer of `len` (at least 1) values in `CL_MEM_ALLOC_HOST_PTR` memory.
@@ -293,17 +149,6 @@ impl OpenCl {
         out.copy_from_slice(&map);
         map.unmap().enq().or_cl(|| "unmapping C")?;
         Ok(())
-    }
-}
-
-/// `v` packed row-major (borrowed when it already is).
-fn packed<'a, T: ClScalar>(v: &DenseView<'a, T>) -> std::borrow::Cow<'a, [T]> {
-    if v.rows() == 0 || v.cols() == 0 {
-        std::borrow::Cow::Borrowed(&[])
-    } else if v.is_contiguous() {
-        std::borrow::Cow::Borrowed(&v.data()[..v.rows() * v.cols()])
-    } else {
-        std::borrow::Cow::Owned(v.to_owned().into_vec())
     }
 }
 

@@ -15,11 +15,12 @@ use trident_core::{Error, Result};
 
 use crate::BACKEND;
 
-/// Environment variable: case-insensitive substring of the OpenCL platform name that
-/// [`crate::OpenCl::new`] must use (e.g. `NVIDIA`, `Portable`).
+/// The environment variable through which the CLI, the benchmarks and the test harnesses
+/// give [`Selector::platform`] (a case-insensitive substring of the platform name, e.g.
+/// `NVIDIA`, `Portable`); the library itself reads no environment.
 pub const ENV_PLATFORM: &str = "TRIDENT_OPENCL_PLATFORM";
-/// Environment variable: case-insensitive substring of the OpenCL device name that
-/// [`crate::OpenCl::new`] must use (e.g. `H100`).
+/// The environment variable through which the CLI, the benchmarks and the test harnesses
+/// give [`Selector::device`] (a substring of the device name, e.g. `H100`).
 pub const ENV_DEVICE: &str = "TRIDENT_OPENCL_DEVICE";
 
 /// What `trident info` shows about one OpenCL device.
@@ -45,6 +46,8 @@ pub struct DeviceInfo {
     pub global_mem_cache_bytes: u64,
     /// Largest work-group (`CL_DEVICE_MAX_WORK_GROUP_SIZE`).
     pub max_work_group_size: usize,
+    /// Compute units (`CL_DEVICE_MAX_COMPUTE_UNITS`; 0 if not reported).
+    pub compute_units: u32,
 }
 
 impl DeviceInfo {
@@ -75,18 +78,13 @@ pub struct Selector {
 }
 
 impl Selector {
-    /// The selector [`crate::OpenCl::new`] uses: platform and device filters from
-    /// [`ENV_PLATFORM`] and [`ENV_DEVICE`], any device type.
-    pub fn from_env() -> Self {
-        let var = |name| {
-            std::env::var(name)
-                .ok()
-                .map(|v: String| v.trim().to_string())
-                .filter(|v| !v.is_empty())
-        };
+    /// The selector with these platform and device filters (blank ones match everything),
+    /// any device type: what the CLI makes of [`ENV_PLATFORM`] and [`ENV_DEVICE`].
+    pub fn from_filters(platform: Option<&str>, device: Option<&str>) -> Self {
+        let filter = |v: Option<&str>| v.map(str::trim).filter(|v| !v.is_empty()).map(String::from);
         Self {
-            platform: var(ENV_PLATFORM),
-            device: var(ENV_DEVICE),
+            platform: filter(platform),
+            device: filter(device),
             gpu_only: false,
         }
     }
@@ -343,7 +341,12 @@ fn device_info(platform: &str, device: DeviceId) -> DeviceInfo {
         Some(DeviceInfoResult::MaxWorkGroupSize(n)) => n.max(1),
         _ => 1,
     };
+    let compute_units = match q(CoreDeviceInfo::MaxComputeUnits) {
+        Some(DeviceInfoResult::MaxComputeUnits(n)) => n,
+        _ => 0,
+    };
     DeviceInfo {
+        compute_units,
         platform: platform.to_string(),
         name,
         device_type,
@@ -372,6 +375,15 @@ mod tests {
     }
 
     #[test]
+    fn filters_drop_blanks() {
+        let s = Selector::from_filters(Some(" NVIDIA "), Some(" "));
+        assert_eq!(s.platform.as_deref(), Some("NVIDIA"));
+        assert_eq!(s.device, None);
+        assert!(!s.gpu_only);
+        assert_eq!(Selector::from_filters(None, None), Selector::default());
+    }
+
+    #[test]
     fn substring_match_ignores_case() {
         assert!(contains_ci("NVIDIA CUDA", "cuda"));
         assert!(contains_ci("Portable Computing Language", "PORTABLE"));
@@ -390,6 +402,7 @@ mod tests {
             max_alloc_bytes: 20 << 30,
             global_mem_cache_bytes: 50 << 20,
             max_work_group_size: 1024,
+            compute_units: 132,
         };
         assert_eq!(d.description(), "P: D (GPU, 80 GiB)");
     }

@@ -126,8 +126,8 @@ fn name_positions(log: &str, file: &str) -> String {
 ///
 /// `clSetKernelArg` on a shared kernel object is not thread-safe, so the kernel sits behind a
 /// mutex held from setting the arguments to the enqueue (which captures them): a
-/// [`ClLaunch`] holds it.
-pub(crate) struct CachedKernel {
+/// `ClLaunch` holds it.
+pub struct CachedKernel {
     kernel: Mutex<core::Kernel>,
     /// Full name, e.g. `spmv_ellr_f32`.
     name: String,
@@ -216,6 +216,27 @@ impl LaunchDims {
         }
     }
 
+    /// `groups` work-groups of `group_size` work-items in x, y, z (1-D when y and z are
+    /// 1); `None` if a global size overflows.
+    pub(crate) fn from_groups(groups: [usize; 3], group_size: [usize; 3]) -> Option<Self> {
+        let mut global = [0; 3];
+        for i in 0..3 {
+            global[i] = groups[i].checked_mul(group_size[i])?;
+        }
+        let dims = if groups[1..] == [1, 1] && group_size[1..] == [1, 1] {
+            1
+        } else if groups[2] == 1 && group_size[2] == 1 {
+            2
+        } else {
+            3
+        };
+        Some(Self {
+            dims,
+            global,
+            local: Some(group_size),
+        })
+    }
+
     /// An `N`-D launch (`1 <= N <= 3`) of `global` work-items, in work-groups of `local`
     /// (each global size a multiple of it) or of the implementation's choice.
     #[allow(dead_code)] // for 2-D and 3-D kernels
@@ -258,20 +279,17 @@ macro_rules! scalar_args {
 }
 scalar_args!(u32, i32, u64, i64, f32, f64);
 
-/// A scalar argument of a generic element type (a kernel's `REAL`).
-pub(crate) struct Real<T>(pub T);
-
-impl<T: OclPrm> sealed::Sealed for Real<T> {}
-impl<T: OclPrm> ClArg for Real<T> {
-    fn set(&self, kernel: &core::Kernel, index: u32) -> ocl::core::Result<()> {
-        core::set_kernel_arg(kernel, index, ArgVal::scalar(&self.0))
-    }
-}
-
 impl<T: OclPrm> sealed::Sealed for &Buffer<T> {}
 impl<T: OclPrm> ClArg for &Buffer<T> {
     fn set(&self, kernel: &core::Kernel, index: u32) -> ocl::core::Result<()> {
         core::set_kernel_arg(kernel, index, ArgVal::mem(self.as_core()))
+    }
+}
+
+impl sealed::Sealed for &core::Mem {}
+impl ClArg for &core::Mem {
+    fn set(&self, kernel: &core::Kernel, index: u32) -> ocl::core::Result<()> {
+        core::set_kernel_arg(kernel, index, ArgVal::mem(self))
     }
 }
 

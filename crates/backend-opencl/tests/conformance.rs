@@ -10,10 +10,19 @@ use trident_core::testing::{backend_or_skip, skip, Needs};
 use trident_core::{Backend, Error};
 use trident_opencl::{OpenCl, OpenClOptions, Selector};
 
-/// `OpenCl::new()`'s selection (environment filters), restricted to GPUs under `REQUIRE_GPU=1`,
-/// with the kernels of `TRIDENT_KERNEL_DIR` when it is set.
+/// The platform and device filters of `TRIDENT_OPENCL_PLATFORM` / `TRIDENT_OPENCL_DEVICE`.
+fn env_selector() -> Selector {
+    let var = |name| std::env::var(name).ok();
+    Selector::from_filters(
+        var(trident_opencl::ENV_PLATFORM).as_deref(),
+        var(trident_opencl::ENV_DEVICE).as_deref(),
+    )
+}
+
+/// The device of the environment's filters, restricted to GPUs under `REQUIRE_GPU=1`, with
+/// the kernels of `TRIDENT_KERNEL_DIR` when it is set.
 fn make() -> trident_core::Result<OpenCl> {
-    let mut sel = Selector::from_env();
+    let mut sel = env_selector();
     sel.gpu_only = trident_core::conformance::require_gpu();
     let mut options = OpenClOptions::new(sel);
     if let Some(dir) = trident_core::testing::kernel_dir() {

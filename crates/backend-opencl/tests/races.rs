@@ -15,7 +15,12 @@ use trident_core::{Dense, MatMul};
 use trident_opencl::{OpenCl, OpenClOptions, Selector};
 
 fn backend() -> Option<OpenCl> {
-    let mut options = OpenClOptions::new(Selector::from_env());
+    let var = |name| std::env::var(name).ok();
+    let sel = Selector::from_filters(
+        var(trident_opencl::ENV_PLATFORM).as_deref(),
+        var(trident_opencl::ENV_DEVICE).as_deref(),
+    );
+    let mut options = OpenClOptions::new(sel);
     if let Some(dir) = trident_core::testing::kernel_dir() {
         options = options.kernel_dir(dir);
     }

@@ -103,10 +103,30 @@ fn is_gpu(b: &AnyBackend) -> bool {
     }
 }
 
+/// The CUDA device of `TRIDENT_CUDA_DEVICE` (default 0): where the CLI reads it.
+#[cfg(feature = "cuda")]
+pub fn cuda_options() -> Result<trident_cuda::CudaOptions> {
+    let ordinal = std::env::var(trident_cuda::DEVICE_ENV).ok();
+    trident_cuda::parse_ordinal(ordinal.as_deref()).map(trident_cuda::CudaOptions::new)
+}
+
+/// The OpenCL platform and device filters of `TRIDENT_OPENCL_PLATFORM` /
+/// `TRIDENT_OPENCL_DEVICE`: where the CLI reads them.
+#[cfg(feature = "opencl")]
+pub fn opencl_selector() -> trident_opencl::Selector {
+    let var = |name| std::env::var(name).ok();
+    trident_opencl::Selector::from_filters(
+        var(trident_opencl::ENV_PLATFORM).as_deref(),
+        var(trident_opencl::ENV_DEVICE).as_deref(),
+    )
+}
+
 /// Opens CUDA, or explains that this build has no CUDA backend.
 pub fn open_cuda() -> Result<AnyBackend> {
     #[cfg(feature = "cuda")]
-    return Cuda::new().map(AnyBackend::Cuda);
+    return cuda_options()
+        .and_then(|o| Cuda::with_options(&o))
+        .map(AnyBackend::Cuda);
     #[cfg(not(feature = "cuda"))]
     Err(Error::Unsupported(
         "this trident was built without the `cuda` feature".into(),
@@ -116,7 +136,7 @@ pub fn open_cuda() -> Result<AnyBackend> {
 /// Opens OpenCL, or explains that this build has no OpenCL backend.
 pub fn open_opencl() -> Result<AnyBackend> {
     #[cfg(feature = "opencl")]
-    return OpenCl::new().map(AnyBackend::OpenCl);
+    return OpenCl::select(&opencl_selector()).map(AnyBackend::OpenCl);
     #[cfg(not(feature = "opencl"))]
     Err(Error::Unsupported(
         "this trident was built without the `opencl` feature".into(),

@@ -153,6 +153,11 @@ macro_rules! kernel_table {
             pub fn info(self) -> &'static $info {
                 &$table[self as usize]
             }
+
+            /// The module whose file stem (the entry's `name`) is `name`.
+            pub fn by_name(name: &str) -> Option<Self> {
+                Self::ALL.iter().copied().find(|m| m.info().name == name)
+            }
         }
 
         $(#[$table_doc])*

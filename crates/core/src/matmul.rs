@@ -61,6 +61,7 @@
 //!   [`check_result`]).
 
 mod accuracy;
+pub mod device;
 mod host;
 mod safety;
 mod schedule;

@@ -19,6 +19,7 @@ pub trait Scalar:
     + Send
     + Sync
     + nalgebra::Scalar
+    + crate::device::DeviceElem
     + sealed::Sealed
     + 'static
 {

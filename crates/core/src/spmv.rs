@@ -2,6 +2,8 @@
 //! host reference and the accuracy contract ([`tolerance`]) that the conformance suite, the
 //! benchmarks and the CLI all check against.
 
+pub mod device;
+
 use crate::backend::DeviceVectors;
 use crate::ellpack::EllpackR;
 use crate::error::{Error, Result};

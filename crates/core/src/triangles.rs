@@ -31,6 +31,7 @@ use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::graph::Graph;
 
+pub mod device;
 pub mod plan;
 
 /// How the two sorted out-neighbour lists of an oriented edge are intersected.

@@ -1,8 +1,10 @@
 //! R-MCL on a GPU: the host side that the CUDA and OpenCL backends share. [`GpuPlan`] sizes
 //! the device buffers (the hub-column scratch and the device-memory estimate, refused up
-//! front with the bytes needed); [`MclKernels`] is what a backend supplies (upload, one
-//! iteration on the device, the read-back of each node's cluster pointer); [`cluster`] is the one driver loop (stop rule, the
-//! expansion of each iteration, progress, phase times, interpretation) every GPU backend runs.
+//! front with the bytes needed); [`MclKernels`] are the device steps (upload, one iteration on
+//! the device, the read-back of each node's cluster pointer), written once for every
+//! [`Device`](crate::device::Device) in `gpu/device.rs` ([`DeviceState`]); [`cluster`] is the
+//! one driver loop (stop rule, the expansion of each iteration, progress, phase times,
+//! interpretation) every GPU backend runs.
 //!
 //! The kernels (`kernels/cuda/mcl.cu`, `kernels/opencl/mcl.cl`, one argument signature) are
 //! described at the top of either file; per iteration a backend enqueues, without waiting,
@@ -13,6 +15,9 @@
 //! loop stays on the device.
 
 use std::time::Instant;
+
+mod device;
+pub use device::{DeviceState, KERNELS};
 
 use rayon::prelude::*;
 

@@ -1,0 +1,197 @@
+//! The device steps of a matmul schedule ([`ScheduleKernels`]) on any [`Device`], written
+//! once: launches of `gemm_<T>` / `gemm_fused_<T>` (or a backend's own base kernels with the
+//! same arguments and launch, such as CUDA's `gemm_dmma_f64`) and `matadd_<T>` of
+//! `kernels/cuda/matmul.cu` / `kernels/opencl/matmul.cl`, every block passed as (buffer,
+//! offset, leading dimension). The backends keep what differs: which base kernel runs, the
+//! device buffers and the host staging ([`crate::HostMemory`]).
+
+// Kernel launches are `unsafe`: each says why in its `// SAFETY:` note.
+#![allow(unsafe_code)]
+
+use super::{run_steps, DevAdd, DevFused, DevGemm, MatMulOptions, Schedule, ScheduleKernels};
+use crate::dense::DenseView;
+use crate::device::{Device, Geometry, KernelHandle, Launch};
+use crate::error::{Error, Result};
+use crate::gpu::{to_u32, KernelList, Precision};
+use crate::scalar::Scalar;
+
+/// The portable kernels of the `matmul` kernel file, as both backends' kernel tables list
+/// them (a backend may list kernels of its own beside them, as CUDA's `gemm_dmma_f64`).
+pub const KERNELS: KernelList = KernelList::new(&["gemm", "gemm_fused", "matadd"], &[]);
+
+/// Work-items per group of the GEMM kernels (their launch bounds / `reqd_work_group_size`).
+pub const GEMM_THREADS: usize = 256;
+/// Rows and columns of C per group of the GEMM kernels.
+pub const TILE: usize = 128;
+/// Work-items per group of `matadd_<T>` at most.
+pub const ADD_THREADS: usize = 256;
+
+/// The base kernels of one schedule: the GEMM, the fused (ABC-Strassen) GEMM and the
+/// addition.
+pub struct MatmulKernels<'a, D: Device + 'a> {
+    /// `gemm_<T>` or a kernel with its arguments and launch.
+    pub gemm: D::Kernel<'a>,
+    /// `gemm_fused_<T>` or a kernel with its arguments and launch.
+    pub fused: D::Kernel<'a>,
+    /// `matadd_<T>`.
+    pub add: D::Kernel<'a>,
+}
+
+impl<'a, D: Device> MatmulKernels<'a, D> {
+    /// The portable kernels `gemm_<T>`, `gemm_fused_<T>` and `matadd_<T>`.
+    pub fn portable<T: Scalar>(d: &'a D) -> Result<Self> {
+        Ok(Self {
+            gemm: d.kernel::<T>("matmul", "gemm")?,
+            fused: d.kernel::<T>("matmul", "gemm_fused")?,
+            add: d.kernel::<T>("matmul", "matadd")?,
+        })
+    }
+}
+
+/// The device steps of a schedule: launches on `d`'s queue; operands are buffer handles.
+struct DeviceSteps<'a, D: Device + 'a> {
+    d: &'a D,
+    k: MatmulKernels<'a, D>,
+    /// The options, for the work-groups of `matadd_<T>` ([`MatMulOptions::add_groups`]).
+    opts: &'a MatMulOptions,
+    p: Precision,
+}
+
+impl<D: Device> DeviceSteps<'_, D> {
+    /// Appends a `T` (the kernels' `REAL`) of value `v`.
+    fn real(&self, args: &mut Launch<'_, '_, D>, v: f64) {
+        match self.p {
+            Precision::F32 => args.arg(v as f32),
+            Precision::F64 => args.arg(v),
+        };
+    }
+}
+
+impl<'a, D: Device> ScheduleKernels for DeviceSteps<'a, D> {
+    type Operand = D::MemRef<'a>;
+
+    fn gemm(&self, g: &DevGemm<D::MemRef<'a>>) -> Result<()> {
+        let groups = to_u32(g.n.div_ceil(TILE) * g.m.div_ceil(TILE))? as usize;
+        // The kernel's parameters (kernels/cuda/matmul.cu, kernels/opencl/matmul.cl):
+        // (uint m, n, k, T alpha, beta, const T *a, u64 a_off, uint lda,
+        //  const T *b, u64 b_off, uint ldb, T *c, u64 c_off, uint ldc)
+        let mut args = self.d.launch(&self.k.gemm);
+        args.arg(to_u32(g.m)?).arg(to_u32(g.n)?).arg(to_u32(g.k)?);
+        self.real(&mut args, g.alpha);
+        self.real(&mut args, g.beta);
+        let (a, b, c) = (g.a, g.b, g.c);
+        args.mem(a.buf).arg(a.offset as u64).arg(to_u32(a.ld)?);
+        args.mem(b.buf).arg(b.offset as u64).arg(to_u32(b.ld)?);
+        args.mem(c.buf).arg(c.offset as u64).arg(to_u32(c.ld)?);
+        // SAFETY: the arguments match the kernel's parameters in number, order and type
+        // (CUDA's gemm_dmma_f64 has gemm_f64's). The buffers are the device's (the backend
+        // made the handles from its own buffers). `run_steps` verified that every block's
+        // extent ((rows - 1) * ld + cols from its offset) lies inside its buffer; the kernel
+        // reads a only at rows < m, columns < k, b at rows < k, columns < n, and reads
+        // (beta != 0) and writes c at rows < m, columns < n, with 64-bit offsets. The output
+        // never overlaps an input (schedule invariant, tested in core). One group of
+        // GEMM_THREADS per TILE x TILE tile of C (the kernels' launch bounds /
+        // reqd_work_group_size). The buffers outlive the kernels: the backends wait for the
+        // queue before freeing staged host memory, and device frees wait for the device.
+        unsafe { args.launch(Geometry::linear(groups, GEMM_THREADS)) }
+    }
+
+    fn gemm_fused(&self, f: &DevFused<D::MemRef<'a>>) -> Result<()> {
+        let groups = to_u32(f.n.div_ceil(TILE) * f.m.div_ceil(TILE))? as usize;
+        // (uint m, n, k, const T *a, u64 a0_off, u64 a1_off, T sa, uint lda,
+        //  const T *b, u64 b0_off, u64 b1_off, T sb, uint ldb, T *c, u64 c0_off, T g0,
+        //  T beta0, u64 c1_off, T g1, T beta1, uint ldc)
+        let mut args = self.d.launch(&self.k.fused);
+        args.arg(to_u32(f.m)?).arg(to_u32(f.n)?).arg(to_u32(f.k)?);
+        let [a0, a1] = f.a;
+        args.mem(a0.buf).arg(a0.offset as u64).arg(a1.offset as u64);
+        self.real(&mut args, f.sa);
+        args.arg(to_u32(a0.ld)?);
+        let [b0, b1] = f.b;
+        args.mem(b0.buf).arg(b0.offset as u64).arg(b1.offset as u64);
+        self.real(&mut args, f.sb);
+        args.arg(to_u32(b0.ld)?);
+        let [c0, c1] = f.c;
+        args.mem(c0.buf).arg(c0.offset as u64);
+        self.real(&mut args, f.gamma[0]);
+        self.real(&mut args, f.beta[0]);
+        args.arg(c1.offset as u64);
+        self.real(&mut args, f.gamma[1]);
+        self.real(&mut args, f.beta[1]);
+        args.arg(to_u32(c0.ld)?);
+        // SAFETY: the arguments match gemm_fused_<T>'s (and gemm_dmma_fused_f64's)
+        // parameters in number, order and type. `run_steps` verified that every term and
+        // output block lies inside its buffer and that the two terms of each factor, and
+        // the two outputs, share one buffer (passed once) and one leading dimension. The
+        // kernel reads the terms at rows < m, columns < k (A) or rows < k, columns < n (B),
+        // the second only when its scale is nonzero, and reads (beta != 0) and writes the
+        // outputs at rows < m, columns < n; the outputs are disjoint from each other and
+        // from the factors (schedule invariant, tested in core), so each element is written
+        // by one work-item. Launch as gemm: one group of GEMM_THREADS per TILE x TILE tile.
+        unsafe { args.launch(Geometry::linear(groups, GEMM_THREADS)) }
+    }
+
+    fn add(&self, s: &DevAdd<D::MemRef<'a>>) -> Result<()> {
+        // One group per row (a group-stride loop over its columns), rows group-strided
+        // beyond the options' limit.
+        let groups = self.opts.add_groups(s.m).min(u32::MAX as usize);
+        let wg = self.k.add.group_limit().min(ADD_THREADS);
+        // (uint m, n, T alpha, const T *x, u64 x_off, uint ldx, T beta,
+        //  const T *y, u64 y_off, uint ldy, T *d, u64 d_off, uint ldd)
+        let mut args = self.d.launch(&self.k.add);
+        args.arg(to_u32(s.m)?).arg(to_u32(s.n)?);
+        self.real(&mut args, s.alpha);
+        let (x, y, d) = (s.x, s.y, s.dst);
+        args.mem(x.buf).arg(x.offset as u64).arg(to_u32(x.ld)?);
+        self.real(&mut args, s.beta);
+        args.mem(y.buf).arg(y.offset as u64).arg(to_u32(y.ld)?);
+        args.mem(d.buf).arg(d.offset as u64).arg(to_u32(d.ld)?);
+        // SAFETY: the arguments match the kernel's parameters in order and type. Every block
+        // lies inside its buffer (`run_steps` checked); the kernel touches elements i < m,
+        // j < n of each (y only when beta != 0); dst is x itself (the same work-item reads
+        // then writes each element) or disjoint from both inputs (schedule invariant). Its
+        // row and column loops cover every element whatever the number of groups.
+        unsafe { args.launch(Geometry::linear(groups, wg)) }
+    }
+}
+
+/// Runs `s` on `d` with the base kernels `k`, operands `ops = [A, B, C, W]` holding `lens`
+/// values (checked against every step first, by [`run_steps`]). Fails with
+/// [`Error::Unsupported`] where the GEMM kernels cannot run work-groups of
+/// [`GEMM_THREADS`].
+pub fn run_schedule<'a, T: Scalar, D: Device>(
+    d: &'a D,
+    k: MatmulKernels<'a, D>,
+    s: &Schedule,
+    ops: [D::MemRef<'a>; 4],
+    lens: [usize; 4],
+    opts: &'a MatMulOptions,
+) -> Result<()> {
+    let limit = k.gemm.group_limit().min(k.fused.group_limit());
+    if limit < GEMM_THREADS {
+        return Err(Error::Unsupported(format!(
+            "matmul on {}: the GEMM kernel needs work-groups of {GEMM_THREADS}, the device \
+             allows {limit}",
+            d.device()
+        )));
+    }
+    let steps = DeviceSteps {
+        d,
+        k,
+        opts,
+        p: Precision::of::<T>(),
+    };
+    run_steps(&steps, s, ops, lens)
+}
+
+/// `v` packed row-major, as the backends upload a host operand (borrowed when it already
+/// is).
+pub fn packed<'a, T: Scalar>(v: &DenseView<'a, T>) -> std::borrow::Cow<'a, [T]> {
+    if v.rows() == 0 || v.cols() == 0 {
+        std::borrow::Cow::Borrowed(&[])
+    } else if v.is_contiguous() {
+        std::borrow::Cow::Borrowed(&v.data()[..v.rows() * v.cols()])
+    } else {
+        std::borrow::Cow::Owned(v.to_owned().into_vec())
+    }
+}

@@ -1,0 +1,230 @@
+//! The device steps of R-MCL ([`MclKernels`]) on any [`Device`], written once: the buffers
+//! of [`GpuPlan`], the launches of `kernels/cuda/mcl.cu` / `kernels/opencl/mcl.cl` (one
+//! argument signature) and the read-backs; and [`MarkovCluster`] for every device through
+//! the driver [`super::cluster`].
+
+// Kernel launches are `unsafe`: each says why in its `// SAFETY:` note.
+#![allow(unsafe_code)]
+
+use super::{GpuPlan, IterationReport, MclKernels, FLAG_BALANCED, LINEAR_WG, REDUCE_WG};
+use crate::device::{Buf, Device, Geometry, KernelHandle};
+use crate::error::Result;
+use crate::gpu::KernelList;
+use crate::graph::Graph;
+use crate::mcl::{Clustering, Columns, MarkovCluster, MclOptions, MclProgress, Transition};
+use crate::scalar::Scalar;
+
+/// The kernels of the `mcl` kernel file, as both backends' kernel tables list them.
+pub const KERNELS: KernelList = KernelList::new(
+    &[
+        "mcl_mass",
+        "mcl_penalty",
+        "mcl_column_local",
+        "mcl_column_global",
+        "mcl_reduce",
+        "mcl_attractor",
+        "mcl_target",
+    ],
+    &[],
+);
+
+/// The device buffers of one run; `cur` is the current half of each ping-pong pair.
+pub struct DeviceState<D: Device, T: Scalar> {
+    rptr: Buf<D, u64>,
+    rrow: Buf<D, u32>,
+    rval: Buf<D, T>,
+    idx: [Buf<D, u32>; 2],
+    val: [Buf<D, T>; 2],
+    len: [Buf<D, u32>; 2],
+    pen: Buf<D, T>,
+    mass: Buf<D, u64>,
+    sq: Buf<D, u64>,
+    overflow: Buf<D, u32>,
+    out_chaos: Buf<D, T>,
+    out_entries: Buf<D, u64>,
+    g_keys: Buf<D, u32>,
+    g_acc: Buf<D, u64>,
+    g_crow: Buf<D, u32>,
+    g_cy: Buf<D, T>,
+    cur: usize,
+}
+
+/// A 1-D launch over `n` items in groups of at most `wg` (and the kernel's limit).
+fn linear<K: KernelHandle>(k: &K, n: usize, wg: usize) -> Geometry {
+    let wg = k.group_limit().min(wg);
+    Geometry::linear(n.div_ceil(wg), wg)
+}
+
+impl<T: Scalar, D: Device> MclKernels<T> for D {
+    type State = DeviceState<D, T>;
+
+    fn mcl_memory(&self) -> u64 {
+        self.query().total_memory
+    }
+
+    fn mcl_load(&self) -> Result<()> {
+        for root in KERNELS.typed {
+            self.kernel::<T>("mcl", root)?;
+        }
+        Ok(())
+    }
+
+    fn mcl_upload(&self, plan: &GpuPlan, tr: &Transition, m0: &Columns<T>) -> Result<Self::State> {
+        let (n, slots, scratch) = (plan.n, plan.slots, plan.scratch);
+        let rval = tr.values::<T>();
+        let a = "R-MCL buffers";
+        // Everything the kernels do not upload starts zeroed (mcl_reduce reads val[j*K] of
+        // the second half of the pair).
+        Ok(DeviceState {
+            rptr: Buf::upload(self, &tr.ptr, a)?,
+            rrow: Buf::upload(self, &tr.row, a)?,
+            rval: Buf::upload(self, &rval, a)?,
+            idx: [Buf::upload(self, &m0.idx, a)?, Buf::zeroed(self, slots, a)?],
+            val: [Buf::upload(self, &m0.val, a)?, Buf::zeroed(self, slots, a)?],
+            len: [Buf::upload(self, &m0.len, a)?, Buf::zeroed(self, n, a)?],
+            pen: Buf::upload(self, &vec![T::one(); n], a)?,
+            mass: Buf::zeroed(self, n, a)?,
+            sq: Buf::zeroed(self, 2 * n, a)?,
+            overflow: Buf::zeroed(self, n + 1, a)?,
+            out_chaos: Buf::zeroed(self, 2, a)?,
+            out_entries: Buf::zeroed(self, 1, a)?,
+            g_keys: Buf::zeroed(self, scratch, a)?,
+            g_acc: Buf::zeroed(self, scratch, a)?,
+            g_crow: Buf::zeroed(self, scratch, a)?,
+            g_cy: Buf::zeroed(self, scratch, a)?,
+            cur: 0,
+        })
+    }
+
+    fn mcl_iterate(
+        &self,
+        st: &mut Self::State,
+        plan: &GpuPlan,
+        opts: &MclOptions,
+        flags: u32,
+    ) -> Result<IterationReport> {
+        let kernel = |root: &str| self.kernel::<T>("mcl", root);
+        let (cur, nxt) = (st.cur, 1 - st.cur);
+        let n64 = plan.n as u64;
+        let k32 = plan.k as u32;
+        let s = &*st;
+        if flags & FLAG_BALANCED != 0 {
+            let k_mass = kernel("mcl_mass")?;
+            let mut args = self.launch(&k_mass);
+            args.arg(n64).arg(k32);
+            args.arg(&s.idx[cur]).arg(&s.val[cur]).arg(&s.len[cur]);
+            args.arg(&s.mass);
+            // SAFETY: (u64 n, u32 K, const u32 *idx, const T *val, const u32 *len,
+            // u64 *mass), as in the kernel files: items j < n read len[j] (n entries) and
+            // slots j*K + s < n*K of idx/val (len[j] <= K), and add to mass[row] with
+            // row < n (rows of M are node numbers); items j >= n do nothing.
+            unsafe { args.launch(linear(&k_mass, plan.n, LINEAR_WG)) }?;
+            let k_penalty = kernel("mcl_penalty")?;
+            let mut args = self.launch(&k_penalty);
+            args.arg(n64)
+                .real::<T>(opts.balance)
+                .arg(&s.mass)
+                .arg(&s.pen);
+            // SAFETY: (u64 n, T b, u64 *mass, T *pen): items i < n touch mass[i] and
+            // pen[i], both of n entries; items i >= n do nothing.
+            unsafe { args.launch(linear(&k_penalty, plan.n, LINEAR_WG)) }?;
+        }
+        let column = |root: &str, groups: usize| -> Result<()> {
+            let kern = kernel(root)?;
+            let wg = kern.group_limit().min(plan.column_wg);
+            let mut args = self.launch(&kern);
+            args.arg(n64).arg(k32).arg(flags);
+            args.real::<T>(opts.inflation)
+                .real::<T>(opts.prune_threshold);
+            args.arg(&s.rptr).arg(&s.rrow).arg(&s.rval);
+            args.arg(&s.idx[cur]).arg(&s.val[cur]).arg(&s.len[cur]);
+            args.arg(&s.pen);
+            args.arg(&s.idx[nxt]).arg(&s.val[nxt]).arg(&s.len[nxt]);
+            args.arg(&s.sq).arg(&s.overflow);
+            args.arg(&s.g_keys)
+                .arg(&s.g_acc)
+                .arg(&s.g_crow)
+                .arg(&s.g_cy);
+            args.arg(plan.region as u64).arg(0u64).arg(plan.lcap as u64);
+            // SAFETY: the 24 parameters of mcl_column_local / mcl_column_global, in order
+            // and type (the kernel files). Column j < n reads rptr[j..=j+1] (n + 1 entries)
+            // and rrow/rval within them, or column j of M; columns k named there are < n,
+            // their slots < n*K; it writes slots j*K + r with r < K of the other half of
+            // the ping-pong pair, len[j] (n entries), sq[j] and sq[n + j] (2n entries) and
+            // the overflow list (n + 1 entries: each column is appended at most once per
+            // iteration). The global variant's group g uses slots g*region .. +region of
+            // the g_* arrays (groups * region each, the plan's scratch), striding over the
+            // overflow list, and a column whose candidates do not fit is reported, not
+            // processed. Groups of at most plan.column_wg (a power of two within the
+            // kernels' launch bounds); static local memory only.
+            unsafe { args.launch(Geometry::linear(groups, wg)) }
+        };
+        column("mcl_column_local", plan.n)?;
+        if plan.hubs > 0 {
+            column("mcl_column_global", plan.groups)?;
+        }
+        {
+            let k_reduce = kernel("mcl_reduce")?;
+            let wg = k_reduce.group_limit().min(REDUCE_WG);
+            let mut args = self.launch(&k_reduce);
+            args.arg(n64)
+                .arg(k32)
+                .arg(&s.val[nxt])
+                .arg(&s.sq)
+                .arg(&s.len[nxt]);
+            args.arg(&s.overflow).arg(&s.out_chaos).arg(&s.out_entries);
+            // SAFETY: (u64 n, u32 K, const T *val, u64 *sq, const u32 *len, u32 *overflow,
+            // T *out_chaos, u64 *out_entries): one group of at most REDUCE_WG (= WG_MAX) items
+            // strides over j < n (val[j*K] < n*K, len n entries, sq[j] and sq[n + j] of 2n)
+            // and writes out_chaos[0..2], out_entries[0] and overflow[0].
+            unsafe { args.launch(Geometry::linear(1, wg)) }?;
+        }
+        let c = s.out_chaos.download(self, "reading the R-MCL chaos")?;
+        let e = s
+            .out_entries
+            .download(self, "reading the R-MCL entry count")?;
+        st.cur = nxt;
+        Ok(IterationReport {
+            chaos: Scalar::to_f64(c[0]),
+            change: Scalar::to_f64(c[1]),
+            entries: e[0],
+        })
+    }
+
+    fn mcl_targets(&self, st: &Self::State, plan: &GpuPlan) -> Result<Vec<u32>> {
+        let n = plan.n;
+        let a = "R-MCL interpretation";
+        let attr = Buf::<D, u32>::zeroed(self, n, a)?;
+        let target = Buf::<D, u32>::zeroed(self, n, a)?;
+        let (cur, n64, k32) = (st.cur, n as u64, plan.k as u32);
+        for root in ["mcl_attractor", "mcl_target"] {
+            let k = self.kernel::<T>("mcl", root)?;
+            let mut args = self.launch(&k);
+            args.arg(n64).arg(k32);
+            args.arg(&st.idx[cur]).arg(&st.val[cur]).arg(&st.len[cur]);
+            args.arg(&attr).arg(&target);
+            // SAFETY: (u64 n, u32 K, const u32 *idx, const T *val, const u32 *len,
+            // u32 *attr, u32 *target), as in the kernel files: items j < n read len[j]
+            // (n entries) and slots j*K + s < n*K of idx/val (len[j] <= K), write attr[j] /
+            // target[j] (n entries each) and read attr[row] with row < n (rows of M are node
+            // numbers); mcl_target runs after mcl_attractor on the in-order queue.
+            unsafe { args.launch(linear(&k, n, LINEAR_WG)) }?;
+        }
+        target.download(self, "reading the R-MCL targets")
+    }
+}
+
+impl<T: Scalar, D: Device> MarkovCluster<T> for D {
+    fn cluster_with_progress(
+        &self,
+        g: &Graph,
+        opts: &MclOptions,
+        progress: &mut dyn FnMut(&MclProgress),
+    ) -> Result<Clustering> {
+        super::cluster::<T, Self>(self, g, opts, progress)
+    }
+
+    fn load_kernels(&self) -> Result<()> {
+        <Self as MclKernels<T>>::mcl_load(self)
+    }
+}

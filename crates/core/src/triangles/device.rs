@@ -1,0 +1,190 @@
+//! Triangle counting on any [`Device`]: the kernels of `kernels/cuda/triangles.cu` /
+//! `kernels/opencl/triangles.cl` on the degree-ordered orientation, launched as the host
+//! plan says ([`super::plan`]: kernels, work-groups, row bins).
+
+// Kernel launches are `unsafe`: each says why in its `// SAFETY:` note.
+#![allow(unsafe_code)]
+
+use super::plan::{self, GpuPlan, RowBins, GPU_WG};
+use super::{DegreeStats, OrientedGraph, TriangleCount, TriangleCounts, TriangleOptions};
+use crate::device::{Buf, Device, Geometry, KernelHandle};
+use crate::error::{Error, Result};
+use crate::gpu::KernelList;
+
+/// The kernels of the `triangles` kernel file (plain: no precision), as both backends'
+/// kernel tables list them: every [`plan::TriangleKernel`]'s name.
+pub const KERNELS: KernelList = KernelList::new(
+    &[],
+    &[
+        "tc_merge",
+        "tc_search",
+        "tc_search_row",
+        "tc_search_flat",
+        "tc_search_flat_global",
+        "tc_hash_warp",
+        "tc_hash_block",
+        "tc_hash",
+    ],
+);
+
+/// An oriented graph in device memory (see [`TriangleCount`]).
+pub struct DeviceOriented<D: Device> {
+    n: u64,
+    m: u64,
+    indptr: Buf<D, u64>,
+    adj: Buf<D, u32>,
+    stats: DegreeStats,
+    /// The rows binned by out-degree ([`RowBins`]) on the device, and where the bins end.
+    rows: Buf<D, u32>,
+    bins: RowBins,
+    /// The graph's id of each node (rank order), for per-node results.
+    original: Option<Vec<u32>>,
+}
+
+impl<D: Device> std::fmt::Debug for DeviceOriented<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceOriented")
+            .field("nodes", &self.n)
+            .field("edges", &self.m)
+            .finish()
+    }
+}
+
+/// The triangle kernel `name` (loaded on first use), checked for the fixed work-group size
+/// `GPU_WG` (`TC_WG` of the kernel files: CUDA's launch bounds, OpenCL's
+/// `reqd_work_group_size`).
+fn kernel_for<'a, D: Device>(d: &'a D, name: &str) -> Result<D::Kernel<'a>> {
+    let k = d.kernel_plain("triangles", name)?;
+    if k.group_limit() < GPU_WG {
+        return Err(Error::Unsupported(format!(
+            "{name} needs work-groups of {GPU_WG} on {}, which allows {}",
+            d.device(),
+            k.group_limit()
+        )));
+    }
+    Ok(k)
+}
+
+/// The scratch budget of `tc_hash`'s bitmaps: an eighth of the device memory, at most half
+/// the largest allocation (the bitmaps are one buffer), at least 64 MiB.
+fn scratch_budget<D: Device>(d: &D) -> usize {
+    let q = d.query();
+    let bytes = (q.total_memory / 8).min(q.max_alloc / 2);
+    usize::try_from(bytes).unwrap_or(usize::MAX).max(1 << 26)
+}
+
+impl<D: Device> TriangleCount for D {
+    type Oriented = DeviceOriented<D>;
+
+    fn upload_oriented(&self, mut g: OrientedGraph) -> Result<DeviceOriented<D>> {
+        kernel_for(self, "tc_merge")?;
+        plan::check_device_memory(self.name(), &self.device(), &g, self.query().total_memory)?;
+        let mut bins = RowBins::new(&g);
+        let rows = Buf::upload(self, &bins.rows, "uploading the row bins")?;
+        bins.rows = Vec::new();
+        Ok(DeviceOriented {
+            n: g.num_nodes() as u64,
+            m: g.num_edges() as u64,
+            indptr: Buf::upload(self, g.indptr(), "uploading indptr")?,
+            adj: Buf::upload(self, g.adjacency(), "uploading adjacency")?,
+            stats: g.stats(),
+            rows,
+            bins,
+            original: g.take_original(),
+        })
+    }
+
+    fn count_oriented(
+        &self,
+        d: &DeviceOriented<D>,
+        opts: &TriangleOptions,
+    ) -> Result<TriangleCounts> {
+        let n = d.n as usize;
+        if d.m == 0 {
+            return Ok(TriangleCounts {
+                total: 0,
+                per_node: opts.per_node.then(|| vec![0; n]),
+            });
+        }
+        // Rows binned at upload with the default limits; other limits rebin them from the
+        // row pointers read back (for tests and experiments).
+        let rebinned = if opts.limits.default_bins() {
+            None
+        } else {
+            let ip = d
+                .indptr
+                .download(self, "reading indptr back to rebin the rows")?;
+            let (w, b) = opts.limits.bin_limits();
+            let bins = RowBins::from_indptr(&ip, w, b);
+            let rows = Buf::upload(self, &bins.rows, "uploading the rebinned rows")?;
+            Some((rows, bins))
+        };
+        let (rows, bins) = match &rebinned {
+            Some((r, b)) => (r, b),
+            None => (&d.rows, &d.bins),
+        };
+        let plan = GpuPlan::new(
+            opts.algorithm,
+            opts.search,
+            &opts.limits,
+            &d.stats,
+            bins,
+            scratch_budget(self),
+        )?;
+        let total = Buf::<D, u64>::zeroed(self, 1, "allocating the triangle counter")?;
+        let per_node = Buf::<D, u64>::zeroed(
+            self,
+            if opts.per_node { n } else { 0 },
+            "allocating per-node counts",
+        )?;
+        let scratch =
+            Buf::<D, u32>::zeroed(self, plan.scratch_words, "allocating tc_hash bitmaps")?;
+        let want = u32::from(opts.per_node);
+        for l in &plan.launches {
+            let kernel = kernel_for(self, l.kernel.name())?;
+            let mut args = self.launch(&kernel);
+            // (u64 n, u64 m, const u64 *indptr, const u32 *adj, u64 *total, u64 *per_node,
+            //  u32 want_per_node, u32 *scratch, const u32 *rows, u64 row_begin, u64 row_end)
+            args.arg(d.n).arg(d.m).arg(&d.indptr).arg(&d.adj);
+            args.arg(&total).arg(&per_node).arg(want).arg(&scratch);
+            args.arg(rows).arg(l.row_begin).arg(l.row_end);
+            // SAFETY: the eleven arguments have the kernel's types (two u64, four buffers, a
+            // u32, two buffers, two u64), all this device's (checked as they are added).
+            // indptr holds n + 1 row pointers and adj m ids < n (OrientedGraph invariants,
+            // m > 0 so n > 0); the kernels read indptr[0..=n] and adj[0..m] only: tc_merge,
+            // tc_search and tc_search_flat for edges e < m (GPU_WG, GPU_WG / GPU_LANES resp.
+            // GPU_WG edges per group and chunk), the hash kernels and tc_search_row for
+            // rows[row_begin..row_end), a range of the uploaded (or rebinned) bins (RowBins:
+            // rows < n, out-degree within the kernel's bin, at least 2). `total` has one
+            // element, `per_node` n when want_per_node (else it is not touched), and
+            // scratch holds the plan's `groups * ceil(n/32)` zeroed words for tc_hash,
+            // which uses words [g*words, (g+1)*words) of group g < groups and leaves them
+            // zero; the other kernels do not touch it. Work-groups of GPU_WG, as the kernels
+            // require. The buffers outlive the kernels: the downloads below wait for them
+            // (one in-order queue).
+            unsafe { args.launch(Geometry::linear(l.groups as usize, GPU_WG)) }?;
+        }
+        let t = total.download(self, "reading the triangle count")?;
+        let per_node = if opts.per_node {
+            let p = per_node.download(self, "reading per-node counts")?;
+            Some(plan::to_original_order(d.original.as_deref(), p))
+        } else {
+            None
+        };
+        Ok(TriangleCounts {
+            total: t[0],
+            per_node,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_list_names_every_planned_kernel() {
+        let names: Vec<&str> = plan::TriangleKernel::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(names, KERNELS.plain);
+    }
+}
