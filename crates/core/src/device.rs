@@ -31,21 +31,7 @@ use crate::error::{Error, Result};
 use crate::gpu::Precision;
 use crate::scalar::Scalar;
 
-mod sealed {
-    pub trait Sealed {}
-}
-
-/// The element types of device buffers: plain numbers of any bit pattern (sealed), copied
-/// to and from the device as bytes.
-pub trait DeviceElem: bytemuck::Pod + Send + Sync + sealed::Sealed {}
-
-macro_rules! elems {
-    ($($t:ty),*) => {$(
-        impl sealed::Sealed for $t {}
-        impl DeviceElem for $t {}
-    )*};
-}
-elems!(u32, u64, i32, i64, f32, f64);
+pub use crate::scalar::DeviceElem;
 
 /// What the algorithms ask of a device (read once when it is opened).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

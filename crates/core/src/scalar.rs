@@ -19,7 +19,7 @@ pub trait Scalar:
     + Send
     + Sync
     + nalgebra::Scalar
-    + crate::device::DeviceElem
+    + DeviceElem
     + sealed::Sealed
     + 'static
 {
@@ -102,6 +102,22 @@ macro_rules! impl_index {
 impl_index!(u32);
 impl_index!(u64);
 impl_index!(usize);
+
+/// The element types of device buffers ([`crate::device::Buf`]): plain numbers of any bit
+/// pattern (sealed), copied to and from the device as bytes.
+pub trait DeviceElem: bytemuck::Pod + Send + Sync + elem_sealed::Sealed {}
+
+mod elem_sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! device_elems {
+    ($($t:ty),*) => {$(
+        impl elem_sealed::Sealed for $t {}
+        impl DeviceElem for $t {}
+    )*};
+}
+device_elems!(u32, u64, i32, i64, f32, f64);
 
 mod sealed {
     pub trait Sealed {}

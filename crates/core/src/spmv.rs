@@ -3,6 +3,9 @@
 //! benchmarks and the CLI all check against.
 
 pub mod device;
+mod plan;
+
+pub use plan::{plan_slot_passes, slot_passes_are_valid, EllpackPlan};
 
 use crate::backend::DeviceVectors;
 use crate::ellpack::EllpackR;
@@ -14,7 +17,7 @@ use crate::tolerance::Tolerance;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SpmvOptions {
     /// Number of slot passes (kernel launches per product) on GPU backends: `None` plans
-    /// from the matrix and the device's cache (see [`crate::gpu::plan_slot_passes`]);
+    /// from the matrix and the device's cache (see [`plan_slot_passes`]);
     /// `Some(p)` forces `p`, clamped to `1..=max(width, 1)`. The CPU ignores it.
     pub passes: Option<usize>,
     /// At most this many work-groups (CUDA blocks, at least 1) per launch on backends whose

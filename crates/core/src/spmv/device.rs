@@ -1,6 +1,6 @@
 //! ELLPACK-R SpMV on any [`Device`]: the kernel `spmv_ellr` (`kernels/cuda/spmv.cu`,
 //! `kernels/opencl/spmv.cl`), one work-item per row, in one or more slot passes (see
-//! [`crate::gpu::plan_slot_passes`]).
+//! [`crate::spmv::plan_slot_passes`]).
 
 // Kernel launches are `unsafe`: each says why in its `// SAFETY:` note.
 #![allow(unsafe_code)]
@@ -8,8 +8,9 @@
 use crate::device::{Buf, Device, Geometry, KernelHandle, VectorMem};
 use crate::ellpack::EllpackR;
 use crate::error::Result;
-use crate::gpu::{EllpackPlan, KernelList, Precision};
+use crate::gpu::{KernelList, Precision};
 use crate::scalar::Scalar;
+use crate::spmv::EllpackPlan;
 use crate::spmv::{check_shapes, Spmv, SpmvOptions};
 
 /// The kernels of the `spmv` kernel file, as both backends' kernel tables list them.

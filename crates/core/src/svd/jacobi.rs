@@ -7,9 +7,6 @@
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 
-#[cfg(doc)]
-use super::{driver, kernels::SvdKernels, NOISE_INNER_SWEEPS};
-
 /// Pair `k` (of `nb / 2`) in round `r` (of `nb − 1`) of the round-robin tournament on `nb`
 /// players (`nb` even): `(r, nb − 1)` for `k = 0`, else `((r + k) mod (nb − 1), (r − k) mod
 /// (nb − 1))`, smaller first. The pairs of a round are disjoint, and the partners of player
@@ -83,13 +80,13 @@ pub fn reorthonormalise<T: Scalar>(q: &mut [T], p: usize) {
 }
 
 /// Squared column norms at or below this count as zero columns: they are never rotated nor
-/// tested for convergence, and [`driver`] gives them singular value 0 and a completed `U`
+/// tested for convergence, and [`driver`](crate::svd::driver) gives them singular value 0 and a completed `U`
 /// column. `min_positive / √ε` (f32: 2^-114.5, about 3.4e-35; f64: 2^-996, about 1.5e-300):
 /// the smallest normal number with a margin, so that a Gram entry of two columns above it
 /// carries at most `rows · 2^-149` (f32) of absolute error from subnormal products, a cosine
 /// error far below any tolerance. The driver scales the matrix by a power of two so that its
 /// Frobenius norm squared lies just below the largest finite value
-/// ([`driver::working_scale`]): columns are zeroed only when their norm is below about
+/// ([`working_scale`](crate::svd::driver::working_scale)): columns are zeroed only when their norm is below about
 /// `2^-119` (f32, 1.5e-36) or `2^-1008` (f64, 1e-303) of `‖A‖_F`, i.e. only where their squares cannot be
 /// represented at all, and every singular value a relatively accurate Jacobi can resolve
 /// (graded matrices, one entry far larger than the rest) is kept. The GPU kernels take the
@@ -196,7 +193,7 @@ pub fn flat_qr_steps(rows: usize, jcols: usize) -> usize {
     }
 }
 
-/// What [`SvdKernels::jacobi`] is asked to do.
+/// What [`SvdKernels::jacobi`](crate::svd::SvdKernels::jacobi) is asked to do.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct JacobiParams {
     /// Convergence threshold on the cosine of every column pair.
@@ -209,7 +206,7 @@ pub struct JacobiParams {
     pub row_chunks: Option<usize>,
 }
 
-/// What [`SvdKernels::jacobi`] reports.
+/// What [`SvdKernels::jacobi`](crate::svd::SvdKernels::jacobi) reports.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct JacobiStats {
     /// Sweeps run, the final checking sweep included.

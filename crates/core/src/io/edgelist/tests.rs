@@ -233,3 +233,26 @@ fn swar_digits_match_the_plain_parser() {
         assert_eq!(scan_uint(s.as_bytes(), 0), want);
     }
 }
+
+/// The edge-list reader that parses as it reads steps aside for a file past
+/// [`crate::io::ReadOptions::max_input_bytes`], so the graph readers refuse it too; under the
+/// default limit the same file is read.
+#[test]
+fn graph_readers_keep_the_input_limit() {
+    use crate::io::{is_input_limit, read_graph_limited, read_graph_with, ReadOptions};
+    let text = b"0 1\n1 2\n2 0\n".repeat(450_000);
+    let small = ReadOptions {
+        max_input_bytes: Some(1 << 20),
+    };
+    let dir = std::env::temp_dir().join(format!("trident-el-limit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("g.el");
+    std::fs::write(&f, &text).unwrap();
+    let opts = EdgeListOptions::default();
+    match read_graph_limited(&f, &opts, &small) {
+        Err(e) => assert!(is_input_limit(&e), "{e}"),
+        Ok(_) => panic!("a graph read past the limit"),
+    }
+    assert_eq!(read_graph_with(&f, &opts).unwrap().num_edges(), 3);
+    std::fs::remove_dir_all(&dir).ok();
+}
