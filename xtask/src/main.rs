@@ -90,7 +90,7 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let result = match cmd.as_str() {
-        "build-kernels" | "validate" => with_backends(cmd, rest),
+        "build-kernels" | "validate" | "kernel-tables" => with_backends(cmd, rest),
         "bench" => bench::run(rest),
         "bench-report" => bench::report_cmd(rest),
         "bundle" => bundle::run(rest),
@@ -121,6 +121,7 @@ fn main() -> ExitCode {
 fn with_backends(cmd: &str, args: &[String]) -> util::Result {
     match cmd {
         "build-kernels" => kernels::run(args),
+        "kernel-tables" => mutants::print_kernel_tables(),
         _ => validate::run(args),
     }
 }

@@ -210,41 +210,74 @@ pub fn load_lists(root: &Path) -> Result<Vec<Mutant>> {
 }
 
 /// The kernel roots of each kernel file, from the backends' kernel tables
-/// (`crates/backend-*/src/kernels.rs`): `kernels/opencl/spmv.cl` → `["spmv_ellr"]`.
-pub fn kernel_tables(root: &Path) -> Result<BTreeMap<String, Vec<String>>> {
+/// (`trident_cuda::kernels::MODULES`, `trident_opencl::kernels::MODULES`, whose lists come
+/// from core's per-algorithm `KERNELS` and the backends' own additions):
+/// `kernels/opencl/spmv.cl` → `["spmv_ellr"]`. Without the `backends` feature, asks a build
+/// with it (`xtask kernel-tables`), so that the tables are read, not parsed.
+#[cfg(feature = "backends")]
+pub fn kernel_tables(_root: &Path) -> Result<BTreeMap<String, Vec<String>>> {
+    let roots = |k: &trident_core::gpu::KernelList| -> Vec<String> {
+        k.typed
+            .iter()
+            .chain(k.plain)
+            .map(|r| r.to_string())
+            .collect()
+    };
     let mut out = BTreeMap::new();
-    for (src, mac, dir, ext) in [
-        (
-            "crates/backend-opencl/src/kernels.rs",
-            "cl_module!(",
-            "kernels/opencl",
-            "cl",
-        ),
-        (
-            "crates/backend-cuda/src/kernels.rs",
-            "cuda_module!(",
-            "kernels/cuda",
-            "cu",
-        ),
-    ] {
-        let text = std::fs::read_to_string(root.join(src)).context(format!("reading {src}"))?;
-        for chunk in text.split(mac).skip(1) {
-            let body = chunk.split(')').next().unwrap_or("");
-            let stem = body.split(',').next().unwrap_or("").trim();
-            // Skips the macro's own definition (`$stem:ident`).
-            if stem.is_empty() || !stem.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-                continue;
-            }
-            let roots: Vec<String> = body
-                .split('"')
-                .skip(1)
-                .step_by(2)
-                .map(str::to_string)
-                .collect();
-            out.insert(format!("{dir}/{stem}.{ext}"), roots);
-        }
+    for m in trident_cuda::kernels::MODULES {
+        out.insert(m.file.to_string(), roots(&m.kernels));
+    }
+    for m in trident_opencl::kernels::MODULES {
+        out.insert(format!("kernels/opencl/{}.cl", m.name), roots(&m.kernels));
     }
     Ok(out)
+}
+
+/// See the `backends` version: runs `xtask kernel-tables` with the feature on and reads its
+/// lines (`file root root …`).
+#[cfg(not(feature = "backends"))]
+pub fn kernel_tables(root: &Path) -> Result<BTreeMap<String, Vec<String>>> {
+    let out = cargo()
+        .current_dir(root)
+        .args([
+            "run",
+            "--quiet",
+            "--release",
+            "-p",
+            "xtask",
+            "--features",
+            "backends",
+            "--",
+        ])
+        .arg("kernel-tables")
+        .stderr(Stdio::inherit())
+        .output()
+        .context("running xtask kernel-tables")?;
+    if !out.status.success() {
+        return Err(fail(format!("xtask kernel-tables failed ({})", out.status)));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let tables: BTreeMap<String, Vec<String>> = text
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let file = w.next()?.to_string();
+            Some((file, w.map(str::to_string).collect()))
+        })
+        .collect();
+    if tables.is_empty() {
+        return Err(fail("xtask kernel-tables printed no table"));
+    }
+    Ok(tables)
+}
+
+/// `xtask kernel-tables`: prints [`kernel_tables`], one kernel file per line.
+#[cfg(feature = "backends")]
+pub fn print_kernel_tables() -> Result<()> {
+    for (file, roots) in kernel_tables(Path::new("."))? {
+        println!("{file} {}", roots.join(" "));
+    }
+    Ok(())
 }
 
 /// The entry point `kernel` names among `roots` (`root`, or `root_f32` / `root_f64`).

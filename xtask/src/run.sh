@@ -21,6 +21,13 @@
 #    each run with its tests filter on the conformance binary (TRIDENT_KERNEL_DIR) under a
 #    time limit (a hang counts as caught); fails unless every mutant is caught and the
 #    unmutated suite passes each filter first. MUTANTS_ONLY=substring narrows the list.
+# compare: same-run before/after benchmarks. COMPARE_WITH names a folder of another build's
+#    benchmark executables (e.g. an earlier bundle's benches/, gzipped or not); for every
+#    benchmark (or the BENCH names given) the other build runs, then this one, then the other
+#    again and this one again (ABAB, so drift shows), each with its own criterion folder,
+#    criterion arguments from COMPARE_ARGS (default: 1 s warm-up, 2 s measurement) and the
+#    filter COMPARE_FILTER (a criterion regex; default all); compare.md gets each benchmark's
+#    median before and after and their ratio.
 # all: test, sanitize, then bench.
 #
 # Results go to ${OUT:-./out} (at most 8 files, so that they all come back from a device run):
@@ -33,9 +40,9 @@ MODE=${1:-test}
 shift || true
 ONLY_BENCHES=("$@")
 case "$MODE" in
-test | bench | sanitize | mutants | all) ;;
+test | bench | sanitize | mutants | compare | all) ;;
 *)
-    echo "usage: $0 [test|bench|sanitize|mutants|all] [BENCH...]" >&2
+    echo "usage: $0 [test|bench|sanitize|mutants|compare|all] [BENCH...]" >&2
     exit 2
     ;;
 esac
@@ -350,6 +357,65 @@ main() {
         mkdir -p "$RESULTS/criterion"
         cp -r "$CRITERION_HOME"/. "$RESULTS/criterion/" 2>/dev/null || true
         [ -f "$OUT_DIR/torch_spmv.json" ] && mv "$OUT_DIR/torch_spmv.json" "$RESULTS/baselines/"
+    fi
+    if [ "$MODE" = compare ]; then
+        if [ -z "${COMPARE_WITH:-}" ] || [ ! -d "$COMPARE_WITH" ]; then
+            echo "compare: COMPARE_WITH must name a folder of the other build's benchmarks"
+            failed+=("compare")
+        else
+            for f in "$COMPARE_WITH"/*.gz; do
+                [ -f "$f" ] && gunzip -f "$f"
+            done
+            chmod +x "$COMPARE_WITH"/* 2>/dev/null || true
+            read -r -a cargs <<<"${COMPARE_ARGS:---warm-up-time 1 --measurement-time 2}"
+            filter=()
+            [ -n "${COMPARE_FILTER:-}" ] && filter=("$COMPARE_FILTER")
+            for b in "$HERE"/benches/*; do
+                [ -f "$b" ] || continue
+                name=$(basename "$b")
+                if [ ${#ONLY_BENCHES[@]} -gt 0 ] && [[ ! " ${ONLY_BENCHES[*]} " == *" $name "* ]]; then
+                    continue
+                fi
+                if [ ! -x "$COMPARE_WITH/$name" ]; then
+                    echo "compare: $name missing from $COMPARE_WITH"
+                    failed+=("compare $name")
+                    continue
+                fi
+                for round in 1 2; do
+                    for side in before after; do
+                        exe=$b
+                        [ "$side" = before ] && exe=$COMPARE_WITH/$name
+                        section "compare $name $side (round $round)"
+                        if ! (cd "$HERE" && CRITERION_HOME="$RESULTS/compare/$side-$round" \
+                            "$exe" --bench "${cargs[@]}" ${filter[@]+"${filter[@]}"}); then
+                            failed+=("compare $name $side")
+                        fi
+                    done
+                done
+            done
+            python3 - "$RESULTS/compare" >"$OUT_DIR/compare.md" <<'PY' || failed+=("compare report")
+import json, os, sys
+root = sys.argv[1]
+med = {}
+for run in sorted(os.listdir(root)):
+    side, rnd = run.rsplit("-", 1)
+    for d, _, files in os.walk(os.path.join(root, run)):
+        if "estimates.json" in files and os.path.basename(d) == "new":
+            bench = os.path.relpath(os.path.dirname(d), os.path.join(root, run))
+            with open(os.path.join(d, "estimates.json")) as f:
+                m = json.load(f)["median"]["point_estimate"]
+            med.setdefault(bench, {}).setdefault(side, []).append(m)
+print("| benchmark | before (ms, rounds) | after (ms, rounds) | after / before (medians of rounds) |")
+print("| --- | ---: | ---: | ---: |")
+for bench in sorted(med):
+    b, a = med[bench].get("before", []), med[bench].get("after", [])
+    fmt = lambda xs: " / ".join(f"{x / 1e6:.3f}" for x in xs) or "-"
+    mid = lambda xs: (sorted(xs)[(len(xs) - 1) // 2] + sorted(xs)[len(xs) // 2]) / 2
+    r = f"{mid(a) / mid(b):.3f}" if a and b else "-"
+    print(f"| {bench} | {fmt(b)} | {fmt(a)} | {r} |")
+PY
+            cat "$OUT_DIR/compare.md"
+        fi
     fi
     tar -C "$RESULTS" -czf "$OUT_DIR/results.tar.gz" --exclude=report --exclude='*.svg' . ||
         echo "run.sh: could not archive the results"
