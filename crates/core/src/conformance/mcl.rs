@@ -369,7 +369,7 @@ fn ppi<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
         return Ok(());
     };
     // One network (collins2007: weighted, 1622 nodes), PPI_ITERATIONS iterations, to keep
-    // the suite under 15 s per backend in debug builds; the benchmark checks collins2007 and
+    // the suite short in debug builds; the benchmark checks collins2007 and
     // krogan2006_extended with the default options (to the cap) before timing.
     let name = "collins2007.txt";
     let g = crate::io::read_graph_auto(dir.join("ppi").join(name)).map_err(|e| e.to_string())?;
