@@ -15,8 +15,8 @@
 // when `accumulate` is nonzero and overwriting it otherwise. The host splits the width into
 // several passes when x is much larger than L2: columns are sorted within each row, so slot k
 // of random rows concentrates in one part of x, and each pass gathers from an L2-sized part
-// instead of all of x (measured on an H100, 10M rows x 16 random columns, f32: 2.2 ms in one
-// pass, 1.43 ms in three). A single pass is [0, width) with accumulate = 0.
+// instead of all of x (the plan: trident_core::spmv::plan_slot_passes; times:
+// benches/results/spmv.md). A single pass is [0, width) with accumulate = 0.
 //
 // Kernel arguments (spmv_ellr_f32: T = float, spmv_ellr_f64: T = double; uint = unsigned int;
 // the same in kernels/cuda/spmv.cu and kernels/opencl/spmv.cl, and the host code must match):
@@ -32,7 +32,7 @@
 
 namespace {
 
-// Entries per group (2 measured as fast as 4 and 8 on an H100; <= 32 registers, so full
+// Entries per group (no slower than 4 or 8 in the benchmark; <= 32 registers, so full
 // occupancy at 256 threads per block).
 constexpr unsigned UNROLL = 2;
 constexpr unsigned BLOCK = 256;

@@ -11,7 +11,7 @@
 //
 // Slot passes (as in kernels/cuda/spmv.cu): one launch handles the slots
 // k_begin <= k < k_end of every row, adding to y when `accumulate` is nonzero and overwriting
-// it otherwise. The host (trident_core::gpu::plan_slot_passes) splits the width into
+// it otherwise. The host (trident_core::spmv::plan_slot_passes) splits the width into
 // several passes when x is much larger than the device's global memory cache: columns are
 // sorted within each row, so slot k of random rows concentrates in one part of x, and each
 // pass gathers from a cache-sized part instead of all of x. A single pass is [0, width) with

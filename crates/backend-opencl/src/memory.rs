@@ -94,8 +94,8 @@ impl OpenCl {
             .len(n)
             .build()
             .or_alloc(|| format!("{what} ({bytes} bytes)"))?;
-        // A blocking write rather than `CL_MEM_COPY_HOST_PTR`: NVIDIA's driver took 1.1 s for
-        // R-MCL's 1.2 GB upload that way (CUDA: 0.18 s).
+        // A blocking write rather than `CL_MEM_COPY_HOST_PTR`, which NVIDIA's driver serves
+        // several times slower than CUDA's copy for large uploads (R-MCL's matrix).
         if let Some(host) = init.filter(|h| !h.is_empty()) {
             buf.write(host)
                 .enq()

@@ -84,11 +84,9 @@ pub fn try_vec<T: Clone>(
 /// write every element on the calling thread. The reservation is tried first, so a size the
 /// allocator refuses is an error, never an abort.
 ///
-/// These first touches are about a seventh of a graph read (scale-20 Kronecker, one
-/// thread: 65,541 faults, 0.11–0.18 s of system time in 0.85–0.91 s). Transparent huge pages
-/// (`madvise(MADV_HUGEPAGE)` on these blocks) cut a repeated read in one process to 0.79 s.
-/// They made a process's first read 1.16–1.56 s, though, with 0.42–0.80 s of system time,
-/// on this VM. A CLI load is a process's first read, so they are not used.
+/// Transparent huge pages (`madvise(MADV_HUGEPAGE)` on these blocks) are not used: they
+/// speed up a repeated read in one process but slow down a process's first read, which is
+/// what a CLI load is (figures in `benches/results/history/h100-2026-11-23.md`).
 pub fn try_zeroed_vec<T: Clone + num_traits::Zero>(
     len: usize,
     what: impl FnOnce() -> String,

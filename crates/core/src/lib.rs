@@ -4,10 +4,11 @@
 //! Data flows one way: **read** ([`io`]) → **format** ([`Coo`], [`Csr`], [`EllpackR`],
 //! [`Dense`], [`Graph`]) → **backend** ([`Backend`] and the algorithm traits) → **result**.
 //!
-//! One module per algorithm holds its trait, options, host reference and tolerance:
-//! [`spmv`], [`matmul`], [`svd`] (with QR), [`triangles`], [`mcl`]. What the GPU backends
-//! share about preparing device data is in [`gpu`]; what tests share about skipping is in
-//! [`testing`].
+//! One module per algorithm holds its trait, options, plan, GPU driver (written once over the
+//! [`device`] layer), host reference and tolerance: [`spmv`], [`matmul`], [`svd`] (with QR),
+//! [`triangles`], [`mcl`]. What the GPU backends share about kernels (naming, the kernel
+//! lists, the kernel table) is in [`gpu`]; what tests share about skipping is in
+//! [`testing`]. The README's "Architecture" section maps the workspace.
 //!
 //! This crate has no GPU code, no system-library dependency and no `unsafe` operation: the
 //! [`device`] layer declares the kernel-launch contract as `unsafe`, and the GPU drivers'

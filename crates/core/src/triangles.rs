@@ -74,10 +74,9 @@ impl TriangleAlgorithm {
     /// second list; otherwise `BinarySearch` for skewed rows and `Merge` for flat ones.
     /// GPU: `BinarySearch` (the searches of a chunk of edges flattened over a work-group,
     /// `tc_search_flat`, or the kernel of [`TriangleOptions::search`]:
-    /// [`plan::SearchKernel`]), the fastest measured on the H100 (Kronecker ef16, scale 22:
-    /// binary search flattened 63 ms, by row 91, by edge 172, merge 236, the binned hash
-    /// kernels 844), except that a graph whose rows are all short and flat gets
-    /// `Merge`.
+    /// [`plan::SearchKernel`]), the fastest GPU algorithm on the benchmark's Kronecker graphs
+    /// (`benches/results/triangles.md`), except that a graph whose rows are all short and
+    /// flat gets `Merge`.
     pub fn resolve(self, stats: &DegreeStats, gpu: bool) -> TriangleAlgorithm {
         if self != Self::Auto {
             return self;
@@ -251,7 +250,7 @@ impl OrientedGraph {
         // degrees (pages are only touched where written). Each chunk keeps its rows' upper
         // parts (each row sorted) at the front of its room, then the chunks are closed up:
         // one pass of rank lookups over the adjacency instead of a counting pass and a
-        // copying pass (scale-20 Kronecker, one thread: 0.59 -> 0.40 s), and no second copy.
+        // copying pass, and no second copy.
         let nchunks = n.div_ceil(ORIENT_CHUNK);
         let room: Vec<usize> = (0..nchunks)
             .into_par_iter()

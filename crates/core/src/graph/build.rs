@@ -12,8 +12,8 @@
 //!    each chunk checks its ids, counts its self-loops and its directed edges per bucket.
 //!    When the parse counted the edge ends of each part per 64 ids on the way
 //!    ([`PartCounts`], the streamed edge-list read), the chunks are the parts and their
-//!    bucket counts are sums of those: no pass over the edges (scale-20 Kronecker, one
-//!    thread: 0.044 s of a 0.8 s read), only a sample of each part for its order.
+//!    bucket counts are sums of those: no pass over the edges, only a sample of each part
+//!    for its order.
 //! 2. **Partition** (parallel over chunks): a prefix sum over (bucket, chunk) gives every
 //!    chunk its own disjoint slice of each bucket's range in the adjacency array; each chunk
 //!    writes both directions of its edges there, renumbered (the column into `adj`, the row
@@ -25,8 +25,8 @@
 //!    sorted, deduplicated and written back compacted at the start of the bucket's range.
 //!    Packed keys of an input that is not sorted by (source, target) (pass 1 counts the
 //!    descents) take [`radix_rows`] instead: counting sorts by the column's top bits and
-//!    then by row leave each row almost sorted, and an insertion sort finishes it (about
-//!    a quarter faster than sorting random rows from scratch). A sorted input's rows come
+//!    then by row leave each row almost sorted, and an insertion sort finishes it (cheaper
+//!    than sorting random rows from scratch). A sorted input's rows come
 //!    out of pass 2 sorted already, which the first way only checks.
 //! 4. **Compact**: the buckets' kept edges are moved down to close the gaps (a memmove, in
 //!    order), and the row pointers filled by a prefix sum (parallel over buckets).
@@ -35,6 +35,9 @@
 //! the row-in-bucket array when not packed (`2m` u16, freed before the compaction), the
 //! weights when weighted, and one bucket of scratch per thread; no second copy of the
 //! adjacency.
+//!
+//! Load times: `benches/results/triangles.md`; how the passes got there:
+//! `benches/results/history/h100-2026-11-23.md`.
 
 mod rows;
 

@@ -56,7 +56,7 @@
 //! pieces' slots, renumbering as it goes (no [`EdgeList`], no joining copy); see
 //! `graph/build.rs` for the build and `crates/core/examples/read_profile.rs` to time it.
 //! The pieces are joined in input order, so the result never depends on the number of
-//! threads.
+//! threads. Read times: `benches/results/triangles.md`.
 //!
 //! [`ParseErrorKind::IndexOutOfRange`]: crate::ParseErrorKind::IndexOutOfRange
 

@@ -38,8 +38,8 @@ pub const LCAP: usize = 2048;
 /// Smallest [`MclOptions::local_table`].
 pub const MIN_LOCAL_TABLE: usize = 4;
 /// Work-items per column work-group (a power of two within the kernels' launch bounds; see
-/// [`MclOptions::column_wg`]). H100, 1M-node planted network, ms per iteration CUDA /
-/// OpenCL: 64: 123 / 126, 128: 83 / 86, 256: 68 / 72, 512: 84 / 71.
+/// [`MclOptions::column_wg`]): the fastest in the benchmark's work-group sweep
+/// (`benches/results/mcl.md` and its history).
 pub const COLUMN_WG: usize = 256;
 /// Smallest and largest [`MclOptions::column_wg`].
 pub const COLUMN_WG_RANGE: (usize, usize) = (32, 1024);

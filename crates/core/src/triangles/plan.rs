@@ -166,11 +166,11 @@ impl PlanLimits {
 pub enum SearchKernel {
     /// `tc_search`: a warp per oriented edge `v -> u`, its 32 lanes striding over the shorter
     /// of `N+(v)`, `N+(u)` and searching the longer (each edge first finds its row by binary
-    /// search in `indptr`). H100, Kronecker scale 22: 171.8 ms.
+    /// search in `indptr`).
     Edge,
     /// `tc_search_row`: a warp per row `v` of out-degree >= 2 ([`RowBins`], all bins), the
     /// out-neighbours `u` of `v` one after the other, the lanes striding over one list and
-    /// searching the other. H100, Kronecker scale 22: 90.9 ms (CUDA), 90.5 ms (OpenCL).
+    /// searching the other.
     Row,
     /// `tc_search_flat`: a work-group per [`GPU_WG`] consecutive oriented edges (split rows,
     /// shared rows, as `tc_merge`; the rows they span cached in local memory when they fit in
@@ -185,7 +185,7 @@ pub enum SearchKernel {
     /// `tc_search_flat_global`: [`SearchKernel::Flat`] without the row cache, every list read
     /// from global memory: 10 KiB of shared / local memory per work-group instead of 18, which
     /// leaves the L1 cache (which shares the SM's memory with it) more room for the lists
-    /// searched in. Which of the two wins is for the H100 to say.
+    /// searched in.
     FlatGlobal,
 }
 
@@ -215,9 +215,8 @@ impl SearchKernel {
 }
 
 /// The default `BinarySearch` kernel ([`crate::triangles::TriangleOptions::search`]):
-/// `tc_search_flat`, the fastest measured on the H100 (`benches/peers/tc_h100.sh`,
-/// Kronecker ef16 scale 22, counting medians: flat 63.1 ms CUDA / 64.4 OpenCL, flat-global
-/// 65.0 / 64.4, row 91.1 / 90.2, edge 173.2 / 173.5).
+/// `tc_search_flat`, the fastest of the four in the benchmark (`benches/peers/tc_h100.sh`;
+/// every kernel's time in `benches/results/triangles.md`).
 pub const DEFAULT_SEARCH: SearchKernel = SearchKernel::Flat;
 
 impl Default for SearchKernel {
