@@ -121,6 +121,11 @@ pub trait Device: Backend + Sized {
     /// need one work-item per row (OpenCL).
     const GRID_STRIDE: bool;
 
+    /// True if the dialect's kernels over a 2-D index space take a 1-D grid and split the
+    /// flat work-group index themselves (CUDA, whose grid's y extent is limited to 65535
+    /// blocks: the SVD's flat Givens kernels); false if they take a 2-D NDRange (OpenCL).
+    const FLAT_GRID: bool;
+
     /// The device's size and abilities.
     fn query(&self) -> DeviceQuery;
     /// Fails with [`Error::Unsupported`] for a precision the device lacks.
@@ -400,6 +405,7 @@ mod tests {
         type MemRef<'a> = usize;
         type Kernel<'a> = Named;
         const GRID_STRIDE: bool = false;
+        const FLAT_GRID: bool = false;
 
         fn query(&self) -> DeviceQuery {
             DeviceQuery::default()
