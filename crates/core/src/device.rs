@@ -3,8 +3,9 @@
 //! one trait, [`Device`], that `trident-cuda` and `trident-opencl` implement. Each
 //! algorithm's GPU host code (plan, upload, launch loop, download) is written once, generic
 //! over it, next to the algorithm's plan: [`crate::spmv::device`],
-//! [`crate::triangles::device`], [`crate::mcl::gpu`]. A backend's `Device` impl gives it
-//! those algorithms through blanket impls (`impl<T, D: Device> Spmv<T> for D`).
+//! [`crate::triangles::device`], [`crate::mcl::gpu`], [`crate::svd::device`]. A backend's
+//! `Device` impl gives it those algorithms through blanket impls
+//! (`impl<T, D: Device> Spmv<T> for D`).
 //!
 //! Pure Rust and safe: a CPU-only build compiles no GPU code. Launching is `unsafe`
 //! ([`Launch::launch`]): the caller vouches that the arguments match the kernel and the
