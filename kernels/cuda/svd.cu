@@ -1,5 +1,5 @@
 // One-sided block Jacobi SVD and Givens QR (trident_core::svd; the host driver is
-// trident_core::svd::driver, the host code crates/backend-opencl/src/svd.rs).
+// trident_core::svd::driver; the host code, for both dialects, crates/core/src/svd/device.rs).
 // kernels/opencl/svd.cl is the same algorithm with the same argument lists (this file
 // follows it function by function).
 //
@@ -8,9 +8,9 @@
 //
 // Launch shape: the host launches every kernel as a 1-D grid of 1-D blocks of WG = 256
 // threads, svd_pair_rotate blocks of RWG = 512, the qr_tree_* kernels (but qr_tree_merge_update
-// and _q) blocks of QWG = 1024 (qr_apply and qr_apply_q:
-// (j, k) = (g mod jspan, g / jspan) with jspan = cols (resp. jcols) rounded up to WG);
-// the OpenCL host uses the equivalent 2-D NDRanges.
+// and _q) blocks of QWG = 1024. qr_rotations, qr_apply and qr_apply_q split their 1-D grid
+// themselves, (j, k) = (g mod jspan, g / jspan) with jspan = cols (resp. jcols) rounded up
+// to WG (Device::FLAT_GRID); on OpenCL they take the equivalent 2-D NDRanges.
 //
 // Every matrix is column-major: element (i, j) of a matrix with `rows` rows is at
 // j * rows + i (64-bit index arithmetic). Every kernel runs with work-groups of WG = 256,

@@ -1,5 +1,5 @@
 // One-sided block Jacobi SVD and Givens QR (trident_core::svd; the host driver is
-// trident_core::svd::driver, the host code crates/backend-opencl/src/svd.rs).
+// trident_core::svd::driver; the host code, for both dialects, crates/core/src/svd/device.rs).
 // kernels/cuda/svd.cu is the same algorithm with the same argument lists.
 //
 // Built once per precision: -D REAL=float -D SUFFIX=f32, or

@@ -87,30 +87,7 @@ trident_core::kernel_table! {
         )
     ),
     /// `kernels/cuda/svd.cu`: one-sided block Jacobi SVD and Givens QR.
-    Svd => cuda_module!(
-        svd,
-        typed: [
-            "svd_jacobi_round",
-            "svd_pair_gram",
-            "svd_pair_rotate",
-            "svd_pair_apply",
-            "svd_column_norms",
-            "svd_copy_rows",
-            "svd_from_rows",
-            "svd_gather_cols",
-            "qr_rotations",
-            "qr_apply",
-            "qr_apply_q",
-            "qr_tree_leaf_panel",
-            "qr_tree_leaf_update",
-            "qr_tree_merge_panel",
-            "qr_tree_merge_update",
-            "qr_tree_merge_q",
-            "qr_tree_leaf_q",
-            "qr_tree_leaf_q_local"
-        ],
-        plain: []
-    ),
+    Svd => cuda_module!(svd, trident_core::svd::device::KERNELS),
     /// `kernels/cuda/mcl.cu`: the R-MCL iteration (mass, penalty, fused column pass in
     /// shared or global memory, reduction) and the device side of the interpretation, as `kernels/opencl/mcl.cl`.
     Mcl => cuda_module!(mcl, trident_core::mcl::gpu::KERNELS),

@@ -29,10 +29,10 @@
 //!
 //! [`Cuda`] implements [`trident_core::device::Device`] (`src/device.rs`): device memory,
 //! kernels found by kernel file and name in the kernel table, launches. SpMV, triangle
-//! counting and R-MCL are written once over that trait in `trident-core`
-//! (`core/src/spmv/device.rs`, `core/src/triangles/device.rs`, `core/src/mcl/gpu/device.rs`)
-//! and run here through its blanket impls; matmul and the SVD still have their host code in
-//! this crate (`src/matmul.rs`, `src/svd.rs`).
+//! counting, R-MCL and the SVD / QR are written once over that trait in `trident-core`
+//! (`core/src/spmv/device.rs`, `core/src/triangles/device.rs`, `core/src/mcl/gpu/device.rs`,
+//! `core/src/svd/device.rs`) and run here through its blanket impls; matmul still has its
+//! host code in this crate (`src/matmul.rs`).
 //!
 //! Each `kernels/cuda/<alg>.cu` file is one [`kernels::Module`], listed once in the
 //! `kernel_table!` of `src/kernels.rs` with the roots of the kernels it defines; `build.rs`
@@ -67,7 +67,6 @@ pub mod kernels;
 mod launch;
 mod matmul;
 mod memory;
-pub mod svd;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -91,6 +90,10 @@ pub use memory::{CudaScalar, CudaVector, DevBuf};
 pub type CudaEllpack<T> = trident_core::spmv::device::DeviceEllpack<Cuda, T>;
 /// An oriented graph in CUDA device memory (see [`trident_core::TriangleCount`]).
 pub type CudaOriented = trident_core::triangles::device::DeviceOriented<Cuda>;
+/// A column-major matrix of the SVD in CUDA device memory (see [`trident_core::svd::SvdKernels`]).
+pub type CudaMat<T> = trident_core::svd::device::DeviceMat<Cuda, T>;
+/// The rotations of a Givens QR in CUDA device memory (see [`trident_core::svd::SvdKernels`]).
+pub type CudaRotations<T> = trident_core::svd::device::DeviceRotations<Cuda, T>;
 
 /// The environment variable through which the CLI, the benchmarks and the test harnesses
 /// pick the device ordinal ([`CudaOptions::device`], parsed by [`parse_ordinal`]); the

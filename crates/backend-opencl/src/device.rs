@@ -6,6 +6,9 @@
 use ocl::Buffer;
 use trident_core::device::{Arg, Device, DeviceQuery, Geometry, KernelHandle, VectorMem};
 use trident_core::gpu::Precision;
+use trident_core::matmul::device::{run_schedule, MatmulKernels};
+use trident_core::matmul::{use_tensor_cores, MatMulOptions, Schedule};
+use trident_core::svd::device::RunSchedule;
 use trident_core::{Error, Result, Scalar};
 
 use crate::error::ClResultExt;
@@ -42,6 +45,7 @@ impl Device for OpenCl {
     type Kernel<'a> = &'a CachedKernel;
 
     const GRID_STRIDE: bool = false;
+    const FLAT_GRID: bool = false;
 
     fn query(&self) -> DeviceQuery {
         DeviceQuery {
@@ -143,5 +147,20 @@ impl<T: ClScalar> VectorMem<T> for OpenCl {
     fn vector_ref<'a>(&'a self, v: &'a ClVector<T>) -> Result<&'a ocl::core::Mem> {
         self.check_owner(v.owner, "a kernel argument")?;
         Ok(v.buf.as_core())
+    }
+}
+
+impl<T: ClScalar> RunSchedule<T> for OpenCl {
+    fn run_device_schedule<'a>(
+        &'a self,
+        s: &Schedule,
+        ops: [&'a ocl::core::Mem; 4],
+        lens: [usize; 4],
+        opts: &'a MatMulOptions,
+    ) -> Result<()> {
+        // The portable kernels (no tensor-core kernel on OpenCL), as `OpenCl::run_schedule`.
+        use_tensor_cores::<T>(opts.base_kernel, false, BACKEND)?;
+        let k = MatmulKernels::portable::<T>(self)?;
+        run_schedule::<T, Self>(self, k, s, ops, lens, opts)
     }
 }

@@ -74,30 +74,7 @@ trident_core::kernel_table! {
     /// local or global memory, reduction) and the device side of the interpretation.
     Mcl => cl_module!(mcl, trident_core::mcl::gpu::KERNELS),
     /// `kernels/opencl/svd.cl`: one-sided block Jacobi SVD and Givens QR.
-    Svd => cl_module!(
-        svd,
-        typed: [
-            "svd_jacobi_round",
-            "svd_pair_gram",
-            "svd_pair_rotate",
-            "svd_pair_apply",
-            "svd_column_norms",
-            "svd_copy_rows",
-            "svd_from_rows",
-            "svd_gather_cols",
-            "qr_rotations",
-            "qr_apply",
-            "qr_apply_q",
-            "qr_tree_leaf_panel",
-            "qr_tree_leaf_update",
-            "qr_tree_merge_panel",
-            "qr_tree_merge_update",
-            "qr_tree_merge_q",
-            "qr_tree_leaf_q",
-            "qr_tree_leaf_q_local"
-        ],
-        plain: []
-    ),
+    Svd => cl_module!(svd, trident_core::svd::device::KERNELS),
 }
 
 #[cfg(test)]

@@ -26,10 +26,10 @@
 //!
 //! [`OpenCl`] implements [`trident_core::device::Device`] (`src/device.rs`): device memory
 //! tied to the instance, kernels found by kernel file and name in the kernel table, launches.
-//! SpMV, triangle counting and R-MCL are written once over that trait in `trident-core`
-//! (`core/src/spmv/device.rs`, `core/src/triangles/device.rs`, `core/src/mcl/gpu/device.rs`)
-//! and run here through its blanket impls; matmul and the SVD still have their host code in
-//! this crate (`src/matmul.rs`, `src/svd.rs`).
+//! SpMV, triangle counting, R-MCL and the SVD / QR are written once over that trait in
+//! `trident-core` (`core/src/spmv/device.rs`, `core/src/triangles/device.rs`,
+//! `core/src/mcl/gpu/device.rs`, `core/src/svd/device.rs`) and run here through its blanket
+//! impls; matmul still has its host code in this crate (`src/matmul.rs`).
 //!
 //! Each `kernels/opencl/<alg>.cl` file is one [`kernels::Module`], listed once in the
 //! `kernel_table!` of `src/kernels.rs` with the roots of the kernels it defines (typed roots
@@ -67,7 +67,6 @@ mod matmul;
 mod memory;
 mod probe;
 mod program;
-pub mod svd;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -90,6 +89,10 @@ pub use program::CachedKernel;
 pub type ClEllpack<T> = trident_core::spmv::device::DeviceEllpack<OpenCl, T>;
 /// An oriented graph in OpenCL device memory (see [`trident_core::TriangleCount`]).
 pub type ClOriented = trident_core::triangles::device::DeviceOriented<OpenCl>;
+/// A column-major matrix of the SVD in OpenCL device memory (see [`trident_core::svd::SvdKernels`]).
+pub type ClMat<T> = trident_core::svd::device::DeviceMat<OpenCl, T>;
+/// The rotations of a Givens QR in OpenCL device memory (see [`trident_core::svd::SvdKernels`]).
+pub type ClRotations<T> = trident_core::svd::device::DeviceRotations<OpenCl, T>;
 
 use error::{cl_error, ClResultExt};
 use kernels::{build_options, Module};

@@ -205,17 +205,6 @@ pub(crate) struct LaunchDims {
 }
 
 impl LaunchDims {
-    /// `items` work-items in work-groups of `local`: the global size is rounded up to a
-    /// multiple of `local`, so the kernel must return for ids `>= items`.
-    pub(crate) fn linear(items: usize, local: usize) -> Self {
-        let local = local.max(1);
-        Self {
-            dims: 1,
-            global: [items.div_ceil(local) * local, 1, 1],
-            local: Some([local, 1, 1]),
-        }
-    }
-
     /// `groups` work-groups of `group_size` work-items in x, y, z (1-D when y and z are
     /// 1); `None` if a global size overflows.
     pub(crate) fn from_groups(groups: [usize; 3], group_size: [usize; 3]) -> Option<Self> {
@@ -235,23 +224,6 @@ impl LaunchDims {
             global,
             local: Some(group_size),
         })
-    }
-
-    /// An `N`-D launch (`1 <= N <= 3`) of `global` work-items, in work-groups of `local`
-    /// (each global size a multiple of it) or of the implementation's choice.
-    #[allow(dead_code)] // for 2-D and 3-D kernels
-    pub(crate) fn new<const N: usize>(global: [usize; N], local: Option<[usize; N]>) -> Self {
-        const { assert!(N >= 1 && N <= 3) };
-        let pad = |a: [usize; N]| {
-            let mut p = [1; 3];
-            p[..N].copy_from_slice(&a);
-            p
-        };
-        Self {
-            dims: N as u32,
-            global: pad(global),
-            local: local.map(pad),
-        }
     }
 }
 

@@ -3,8 +3,9 @@
 //! one trait, [`Device`], that `trident-cuda` and `trident-opencl` implement. Each
 //! algorithm's GPU host code (plan, upload, launch loop, download) is written once, generic
 //! over it, next to the algorithm's plan: [`crate::spmv::device`],
-//! [`crate::triangles::device`], [`crate::mcl::gpu`]. A backend's `Device` impl gives it
-//! those algorithms through blanket impls (`impl<T, D: Device> Spmv<T> for D`).
+//! [`crate::triangles::device`], [`crate::mcl::gpu`], [`crate::svd::device`]. A backend's
+//! `Device` impl gives it those algorithms through blanket impls
+//! (`impl<T, D: Device> Spmv<T> for D`).
 //!
 //! Pure Rust and safe: a CPU-only build compiles no GPU code. Launching is `unsafe`
 //! ([`Launch::launch`]): the caller vouches that the arguments match the kernel and the
@@ -120,6 +121,11 @@ pub trait Device: Backend + Sized {
     /// stride (CUDA's SpMV), so a launch may have fewer work-groups than rows; false if they
     /// need one work-item per row (OpenCL).
     const GRID_STRIDE: bool;
+
+    /// True if the dialect's kernels over a 2-D index space take a 1-D grid and split the
+    /// flat work-group index themselves (CUDA, whose grid's y extent is limited to 65535
+    /// blocks: the SVD's flat Givens kernels); false if they take a 2-D NDRange (OpenCL).
+    const FLAT_GRID: bool;
 
     /// The device's size and abilities.
     fn query(&self) -> DeviceQuery;
@@ -400,6 +406,7 @@ mod tests {
         type MemRef<'a> = usize;
         type Kernel<'a> = Named;
         const GRID_STRIDE: bool = false;
+        const FLAT_GRID: bool = false;
 
         fn query(&self) -> DeviceQuery {
             DeviceQuery::default()

@@ -81,6 +81,7 @@
 //! - [`tree`]: the tree QR's plan and its host reference;
 //! - [`kernels`]: what a backend supplies, [`SvdKernels`];
 //! - [`driver`]: [`svd_with`] and [`qr_with`], the phases every backend shares;
+//! - [`device`]: the device steps on any [`crate::device::Device`] (both GPU backends);
 //! - [`host`]: the driver's host-side layout changes, scaling and memory checks; [`basis`]:
 //!   completing `U`;
 //! - [`accuracy`]: the accuracy contract ([`validity`], [`qr_validity`],
@@ -88,6 +89,7 @@
 
 pub mod accuracy;
 pub mod basis;
+pub mod device;
 pub mod driver;
 pub mod host;
 pub mod jacobi;
