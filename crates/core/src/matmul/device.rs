@@ -1,16 +1,23 @@
-//! The device steps of a matmul schedule ([`ScheduleKernels`]) on any [`Device`], written
-//! once: launches of `gemm_<T>` / `gemm_fused_<T>` (or a backend's own base kernels with the
-//! same arguments and launch, such as CUDA's `gemm_dmma_f64`) and `matadd_<T>` of
-//! `kernels/cuda/matmul.cu` / `kernels/opencl/matmul.cl`, every block passed as (buffer,
-//! offset, leading dimension). The backends keep what differs: which base kernel runs, the
-//! device buffers and the host staging ([`crate::HostMemory`]).
+//! Matmul on any [`Device`], written once: the [`MatMul`] impl of every device (host
+//! checks, plan, device-vector `gemm`, the pageable upload and download) and the device
+//! steps of a matmul schedule ([`ScheduleKernels`]): launches of `gemm_<T>` /
+//! `gemm_fused_<T>` (or a backend's own base kernels with the same arguments and launch,
+//! such as CUDA's `gemm_dmma_f64`, named by [`MatmulDevice::tensor_core_kernels`]) and
+//! `matadd_<T>` of `kernels/cuda/matmul.cu` / `kernels/opencl/matmul.cl`, every block passed
+//! as (buffer, offset, leading dimension). A backend says what differs through
+//! [`MatmulDevice`]: its Strassen cutoff, its tensor-core kernels, and its staged host
+//! transfers ([`HostMemory::Pinned`], [`HostMemory::Mapped`]).
 
 // Kernel launches are `unsafe`: each says why in its `// SAFETY:` note.
 #![allow(unsafe_code)]
 
-use super::{run_steps, DevAdd, DevFused, DevGemm, MatMulOptions, Schedule, ScheduleKernels};
-use crate::dense::DenseView;
-use crate::device::{Device, Geometry, KernelHandle, Launch};
+use super::{
+    check_fits, check_lengths, check_shapes, device_bytes, plan_host, run_steps, use_tensor_cores,
+    DevAdd, DevFused, DevGemm, HostMemory, MatMul, MatMulOptions, Schedule, ScheduleKernels,
+};
+use crate::backend::DeviceVectors;
+use crate::dense::{Dense, DenseView};
+use crate::device::{Buf, Device, Geometry, KernelHandle, Launch, VectorMem};
 use crate::error::{Error, Result};
 use crate::gpu::{to_u32, KernelList, Precision};
 use crate::scalar::Scalar;
@@ -25,6 +32,54 @@ pub const GEMM_THREADS: usize = 256;
 pub const TILE: usize = 128;
 /// Work-items per group of `matadd_<T>` at most.
 pub const ADD_THREADS: usize = 256;
+
+/// The default Strassen cutoff on GPUs ([`MatmulDevice::matmul_cutoff`]): leaves of at least
+/// 4096 (one level from n = 8192, two from 16384). A first guess from Huang, Yu & van de
+/// Geijn (2018), where one level pays from about n = 8000 on a V100; to be replaced by the
+/// crossover `cargo xtask bench matmul` measures on the H100.
+pub const GPU_CUTOFF: usize = 4096;
+
+/// The staged host transfers of one [`MatMul::matmul`] ([`MatmulDevice::matmul_staged`]).
+pub struct Staged<'s, D: Device> {
+    /// [`HostMemory::Pinned`] or [`HostMemory::Mapped`].
+    pub memory: HostMemory,
+    /// `A`'s values, packed row-major, as bytes.
+    pub a: &'s [u8],
+    /// `B`'s values, packed row-major, as bytes.
+    pub b: &'s [u8],
+    /// Where `C`'s values go (packed row-major, as bytes).
+    pub c: &'s mut [u8],
+    /// The workspace, in device memory.
+    pub workspace: &'s D::Mem,
+    /// Runs the schedule with operands `[A, B, C, workspace]` (buffers of at least as many
+    /// bytes as `a`, `b` and `c` hold, device or device-mapped memory), as a device of a
+    /// borrow as short as the operands' own. Queues the launches; it does not wait.
+    #[allow(clippy::type_complexity)]
+    pub run: &'s mut dyn for<'x> FnMut(&'x D, [D::MemRef<'x>; 4]) -> Result<()>,
+}
+
+/// What a [`Device`] adds to the matmul written once here: the dialect's own parts. With it
+/// and [`VectorMem`], a device is a [`MatMul`] backend.
+pub trait MatmulDevice: Device {
+    /// The backend's Strassen cutoff ([`MatMul::default_cutoff`]).
+    fn matmul_cutoff(&self) -> usize {
+        GPU_CUTOFF
+    }
+
+    /// The device's tensor-core base kernels for `T`, `[gemm, fused]` by their full names in
+    /// the `matmul` kernel file, where it has them: kernels with the parameters and launch
+    /// geometry of `gemm_<T>` and `gemm_fused_<T>`, run for [`super::BaseKernel::Auto`] and
+    /// [`super::BaseKernel::TensorCore`]. None by default.
+    fn tensor_core_kernels<T: Scalar>(&self) -> Option<[&'static str; 2]> {
+        None
+    }
+
+    /// The [`HostMemory::Pinned`] and [`HostMemory::Mapped`] transfers of
+    /// [`MatMul::matmul`]: `A` and `B` to where the kernels read them, `st.run` called once
+    /// with the operands, then `C` into `st.c`; every queued use of the staging memory and
+    /// the operands finished when it returns, error or not.
+    fn matmul_staged(&self, st: Staged<'_, Self>) -> Result<()>;
+}
 
 /// The base kernels of one schedule: the GEMM, the fused (ABC-Strassen) GEMM and the
 /// addition.
@@ -49,15 +104,15 @@ impl<'a, D: Device> MatmulKernels<'a, D> {
 }
 
 /// The device steps of a schedule: launches on `d`'s queue; operands are buffer handles.
-struct DeviceSteps<'a, D: Device + 'a> {
+struct DeviceSteps<'a, 'o, D: Device + 'a> {
     d: &'a D,
     k: MatmulKernels<'a, D>,
     /// The options, for the work-groups of `matadd_<T>` ([`MatMulOptions::add_groups`]).
-    opts: &'a MatMulOptions,
+    opts: &'o MatMulOptions,
     p: Precision,
 }
 
-impl<D: Device> DeviceSteps<'_, D> {
+impl<D: Device> DeviceSteps<'_, '_, D> {
     /// Appends a `T` (the kernels' `REAL`) of value `v`.
     fn real(&self, args: &mut Launch<'_, '_, D>, v: f64) {
         match self.p {
@@ -67,7 +122,7 @@ impl<D: Device> DeviceSteps<'_, D> {
     }
 }
 
-impl<'a, D: Device> ScheduleKernels for DeviceSteps<'a, D> {
+impl<'a, D: Device> ScheduleKernels for DeviceSteps<'a, '_, D> {
     type Operand = D::MemRef<'a>;
 
     fn gemm(&self, g: &DevGemm<D::MemRef<'a>>) -> Result<()> {
@@ -155,17 +210,45 @@ impl<'a, D: Device> ScheduleKernels for DeviceSteps<'a, D> {
     }
 }
 
+/// Runs `s` on `d` with operands `ops = [A, B, C, W]` holding `lens` values (checked
+/// against every step first, by [`run_steps`]), with the base kernels
+/// [`MatMulOptions::base_kernel`] resolves to: the device's tensor-core kernels
+/// ([`MatmulDevice::tensor_core_kernels`]) or the portable ones. Fails with
+/// [`Error::Unsupported`] when the tensor-core kernel is forced but absent.
+pub fn run_schedule<'a, T: Scalar, D: MatmulDevice>(
+    d: &'a D,
+    s: &Schedule,
+    ops: [D::MemRef<'a>; 4],
+    lens: [usize; 4],
+    opts: &MatMulOptions,
+) -> Result<()> {
+    let tc = d.tensor_core_kernels::<T>();
+    let tensor = use_tensor_cores::<T>(opts.base_kernel, tc.is_some(), d.name())?;
+    let k = match tc {
+        Some([gemm, fused]) if tensor => {
+            let add = d.kernel::<T>("matmul", "matadd")?;
+            MatmulKernels {
+                gemm: d.kernel_plain("matmul", gemm)?,
+                fused: d.kernel_plain("matmul", fused)?,
+                add,
+            }
+        }
+        _ => MatmulKernels::portable::<T>(d)?,
+    };
+    run_schedule_with::<T, D>(d, k, s, ops, lens, opts)
+}
+
 /// Runs `s` on `d` with the base kernels `k`, operands `ops = [A, B, C, W]` holding `lens`
 /// values (checked against every step first, by [`run_steps`]). Fails with
 /// [`Error::Unsupported`] where the GEMM kernels cannot run work-groups of
 /// [`GEMM_THREADS`].
-pub fn run_schedule<'a, T: Scalar, D: Device>(
+pub fn run_schedule_with<'a, T: Scalar, D: Device>(
     d: &'a D,
     k: MatmulKernels<'a, D>,
     s: &Schedule,
     ops: [D::MemRef<'a>; 4],
     lens: [usize; 4],
-    opts: &'a MatMulOptions,
+    opts: &MatMulOptions,
 ) -> Result<()> {
     let limit = k.gemm.group_limit().min(k.fused.group_limit());
     if limit < GEMM_THREADS {
@@ -193,5 +276,87 @@ pub fn packed<'a, T: Scalar>(v: &DenseView<'a, T>) -> std::borrow::Cow<'a, [T]> 
         std::borrow::Cow::Borrowed(&v.data()[..v.rows() * v.cols()])
     } else {
         std::borrow::Cow::Owned(v.to_owned().into_vec())
+    }
+}
+
+impl<T: Scalar, D: MatmulDevice + VectorMem<T>> MatMul<T> for D {
+    fn default_cutoff(&self) -> usize {
+        self.matmul_cutoff()
+    }
+
+    fn has_tensor_core_kernel(&self) -> bool {
+        self.tensor_core_kernels::<T>().is_some()
+    }
+
+    fn gemm(
+        &self,
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &Self::Vector,
+        b: &Self::Vector,
+        c: &mut Self::Vector,
+        opts: &MatMulOptions,
+    ) -> Result<()> {
+        let len = |v| DeviceVectors::<T>::len(self, v);
+        check_lengths(m, n, k, len(a), len(b), len(c))?;
+        let lens = [len(a), len(b), len(c)];
+        let c = &*c;
+        // The operands' buffers, checked to be this device's.
+        let [ra, rb, rc] = [a, b, c].map(|v| self.vector_ref(v));
+        let (ra, rb, rc) = (ra?, rb?, rc?);
+        let s = self.plan_device(m, n, k, a, b, opts)?;
+        let w = Buf::<D, T>::uninit(self, s.workspace, "the Strassen workspace")?;
+        let ops = [ra, rb, rc, self.mem_ref(w.mem())?];
+        let lens = [lens[0], lens[1], lens[2], s.workspace];
+        run_schedule::<T, D>(self, &s, ops, lens, opts)
+    }
+
+    fn matmul(
+        &self,
+        a: DenseView<'_, T>,
+        b: DenseView<'_, T>,
+        opts: &MatMulOptions,
+    ) -> Result<Dense<T>> {
+        self.check_precision(Precision::of::<T>())?;
+        let (m, n, k) = check_shapes(a.shape(), b.shape())?;
+        let s = plan_host(a, b, (k, n, n), opts, self.matmul_cutoff())?;
+        let need = device_bytes::<T>(m, n, k, &s).unwrap_or(u128::MAX);
+        let what = format!(
+            "a {m} x {k} · {k} x {n} {} product ({})",
+            T::NAME,
+            s.algorithm.name()
+        );
+        check_fits(self.name(), need, self.query().total_memory, &what)?;
+        let (ha, hb) = (packed(&a), packed(&b));
+        let mut out = vec![T::zero(); m * n];
+        let lens = [m * k, k * n, m * n, s.workspace];
+        let w = Buf::<D, T>::uninit(self, s.workspace, "the Strassen workspace")?;
+        match opts.host_memory {
+            HostMemory::Pageable => {
+                let da = Buf::upload(self, &ha, "uploading A")?;
+                let db = Buf::upload(self, &hb, "uploading B")?;
+                let dc = Buf::<D, T>::uninit(self, m * n, "C")?;
+                let ops = [
+                    self.mem_ref(da.mem())?,
+                    self.mem_ref(db.mem())?,
+                    self.mem_ref(dc.mem())?,
+                    self.mem_ref(w.mem())?,
+                ];
+                run_schedule::<T, D>(self, &s, ops, lens, opts)?;
+                dc.download_into(self, &mut out, "downloading C")?;
+            }
+            memory @ (HostMemory::Pinned | HostMemory::Mapped) => {
+                self.matmul_staged(Staged {
+                    memory,
+                    a: bytemuck::cast_slice(&ha),
+                    b: bytemuck::cast_slice(&hb),
+                    c: bytemuck::cast_slice_mut(&mut out),
+                    workspace: w.mem(),
+                    run: &mut |d: &D, ops| run_schedule::<T, D>(d, &s, ops, lens, opts),
+                })?;
+            }
+        }
+        Dense::from_vec(m, n, out)
     }
 }
