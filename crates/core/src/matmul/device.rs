@@ -360,3 +360,153 @@ impl<T: Scalar, D: MatmulDevice + VectorMem<T>> MatMul<T> for D {
         Dense::from_vec(m, n, out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::super::{plan, Algorithm, BaseKernel};
+    use super::*;
+    use crate::backend::Backend;
+    use crate::device::{Arg, DeviceQuery};
+
+    /// A device that runs nothing and records the kernel and arguments of every launch; with
+    /// `tensor`, it names tensor-core kernels for f64 as CUDA does.
+    struct Recorder {
+        tensor: bool,
+        launches: Mutex<Vec<(String, Geometry, usize)>>,
+    }
+
+    struct Named(String);
+
+    impl KernelHandle for Named {
+        fn name(&self) -> &str {
+            &self.0
+        }
+        fn group_limit(&self) -> usize {
+            1024
+        }
+    }
+
+    impl Backend for Recorder {
+        fn name(&self) -> &'static str {
+            "recorder"
+        }
+        fn device(&self) -> String {
+            "recorder".into()
+        }
+    }
+
+    impl Device for Recorder {
+        type Mem = usize;
+        type MemRef<'a> = usize;
+        type Kernel<'a> = Named;
+        const GRID_STRIDE: bool = false;
+
+        fn query(&self) -> DeviceQuery {
+            DeviceQuery::default()
+        }
+        fn check_precision(&self, _: Precision) -> Result<()> {
+            Ok(())
+        }
+        fn alloc_mem(&self, bytes: usize, _: &str) -> Result<usize> {
+            Ok(bytes)
+        }
+        fn upload_mem(&self, host: &[u8], _: &str) -> Result<usize> {
+            Ok(host.len())
+        }
+        fn zeroed_mem(&self, bytes: usize, _: &str) -> Result<usize> {
+            Ok(bytes)
+        }
+        fn read_mem(&self, _: &usize, _: &mut [u8], _: &str) -> Result<()> {
+            Ok(())
+        }
+        fn mem_ref<'a>(&'a self, mem: &'a usize) -> Result<usize> {
+            Ok(*mem)
+        }
+        fn kernel_plain(&self, module: &str, name: &str) -> Result<Named> {
+            assert_eq!(module, "matmul");
+            Ok(Named(name.to_string()))
+        }
+        fn kernel<T: Scalar>(&self, module: &str, root: &str) -> Result<Named> {
+            self.kernel_plain(module, &format!("{root}_{}", T::NAME))
+        }
+        unsafe fn launch_raw(&self, k: &Named, g: Geometry, args: &[Arg<usize>]) -> Result<()> {
+            let entry = (k.0.clone(), g, args.len());
+            self.launches.lock().unwrap().push(entry);
+            Ok(())
+        }
+    }
+
+    impl MatmulDevice for Recorder {
+        fn tensor_core_kernels<T: Scalar>(&self) -> Option<[&'static str; 2]> {
+            (self.tensor && T::NAME == "f64").then_some(["gemm_tc_f64", "gemm_tc_fused_f64"])
+        }
+        fn matmul_staged(&self, _: Staged<'_, Self>) -> Result<()> {
+            unreachable!("not used here")
+        }
+    }
+
+    /// The kernels launched for one tiled 300 x 200 · 200 x 100 product and one fused level
+    /// on 16^3, with `base`, on a device with or without tensor-core kernels.
+    fn launched<T: Scalar>(tensor: bool, base: BaseKernel) -> Result<Vec<(String, usize)>> {
+        let d = Recorder {
+            tensor,
+            launches: Mutex::new(Vec::new()),
+        };
+        for (alg, (m, n, k)) in [
+            (Algorithm::Tiled, (300, 100, 200)),
+            (Algorithm::Fused, (16, 16, 16)),
+        ] {
+            let opts = MatMulOptions {
+                base_kernel: base,
+                ..MatMulOptions::with(alg, Some(usize::from(alg == Algorithm::Fused)))
+            };
+            let s = plan(m, n, k, &opts, 1);
+            let lens = [m * k, k * n, m * n, s.workspace];
+            run_schedule::<T, Recorder>(&d, &s, [0, 1, 2, 3], lens, &opts)?;
+        }
+        let launches = d.launches.into_inner().unwrap();
+        // The tiled product: one group of GEMM_THREADS per 128 x 128 tile of C.
+        assert_eq!(launches[0].1, Geometry::linear(3, GEMM_THREADS));
+        Ok(launches.into_iter().map(|(k, _, n)| (k, n)).collect())
+    }
+
+    #[test]
+    fn the_base_kernel_follows_the_device_and_the_options() {
+        // The portable kernels: 14 parameters of gemm, 21 of the fused kernel (7 products).
+        let portable = |t: &str| {
+            let mut v = vec![(format!("gemm_{t}"), 14)];
+            v.extend(vec![(format!("gemm_fused_{t}"), 21); 7]);
+            v
+        };
+        assert_eq!(
+            launched::<f32>(false, BaseKernel::Auto).unwrap(),
+            portable("f32")
+        );
+        assert_eq!(
+            launched::<f64>(false, BaseKernel::Auto).unwrap(),
+            portable("f64")
+        );
+        assert_eq!(
+            launched::<f32>(true, BaseKernel::Auto).unwrap(),
+            portable("f32")
+        );
+        assert_eq!(
+            launched::<f64>(true, BaseKernel::Simt).unwrap(),
+            portable("f64")
+        );
+        // The device's tensor-core kernels, with the same arguments and launch.
+        let mut tc = vec![("gemm_tc_f64".to_string(), 14)];
+        tc.extend(vec![("gemm_tc_fused_f64".to_string(), 21); 7]);
+        assert_eq!(launched::<f64>(true, BaseKernel::Auto).unwrap(), tc);
+        assert_eq!(launched::<f64>(true, BaseKernel::TensorCore).unwrap(), tc);
+        // Forced where there is none: refused before any launch.
+        for e in [
+            launched::<f64>(false, BaseKernel::TensorCore),
+            launched::<f32>(true, BaseKernel::TensorCore),
+        ] {
+            assert!(matches!(e, Err(Error::Unsupported(_))), "{e:?}");
+        }
+    }
+}
