@@ -231,17 +231,33 @@ pub fn dump_csr(dir: &Path, name: &str, a: &EllpackR<f32>, x: &[f32]) -> std::io
     std::fs::write(dir.join(format!("{name}.meta.json")), meta)
 }
 
-/// The CUDA backend on the device of `TRIDENT_CUDA_DEVICE` (default 0): the benchmarks read
-/// the device selection here, the library reads no environment.
+/// The path in the environment variable `var` when it is set and not empty (the GPU runtime
+/// to load: `TRIDENT_CUDA_LIBRARY`, `TRIDENT_OPENCL_LIBRARY`).
+fn library(var: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(Into::into)
+}
+
+/// The CUDA backend on the device of `TRIDENT_CUDA_DEVICE` (default 0), with the driver
+/// library of `TRIDENT_CUDA_LIBRARY` when set: the benchmarks read them here, the library
+/// reads no environment.
 pub fn open_cuda() -> trident_core::Result<trident_cuda::Cuda> {
+    if let Some(lib) = library(trident_cuda::LIBRARY_ENV) {
+        trident_cuda::set_driver_library(&lib)?;
+    }
     let ordinal = std::env::var(trident_cuda::DEVICE_ENV).ok();
     let device = trident_cuda::parse_ordinal(ordinal.as_deref())?;
     trident_cuda::Cuda::with_options(&trident_cuda::CudaOptions::new(device))
 }
 
 /// The OpenCL backend on the device of the `TRIDENT_OPENCL_PLATFORM` /
-/// `TRIDENT_OPENCL_DEVICE` filters (see [`trident_opencl::Selector`]).
+/// `TRIDENT_OPENCL_DEVICE` filters (see [`trident_opencl::Selector`]), through the ICD loader
+/// of `TRIDENT_OPENCL_LIBRARY` when set.
 pub fn open_opencl() -> trident_core::Result<trident_opencl::OpenCl> {
+    if let Some(lib) = library(trident_opencl::ENV_LIBRARY) {
+        trident_opencl::set_icd_library(&lib)?;
+    }
     let var = |name| std::env::var(name).ok();
     trident_opencl::OpenCl::select(&trident_opencl::Selector::from_filters(
         var(trident_opencl::ENV_PLATFORM).as_deref(),

@@ -43,6 +43,53 @@ impl LaunchConfig {
     }
 }
 
+/// Names the CUDA driver library that the first CUDA call loads (a path such as
+/// `/usr/lib/x86_64-linux-gnu/libcuda.so.1`, or a soname), instead of `libcuda.so.1`; a file
+/// that does not exist makes every device query report no device, as on a machine without a
+/// driver. The `trident` command, the benchmarks and the test harnesses call it with
+/// [`crate::LIBRARY_ENV`]; the library reads no environment.
+///
+/// `Ok(true)` when the choice is taken (or was already this one); `Ok(false)` on targets
+/// where the driver is linked directly rather than loaded on first use (all but x86-64
+/// Linux), where there is nothing to choose. Fails with [`Error::Backend`] once the driver
+/// has been loaded with another choice (any CUDA call loads it).
+pub fn set_driver_library(path: &std::path::Path) -> Result<bool> {
+    if !cfg!(all(target_arch = "x86_64", target_os = "linux")) {
+        // Linked directly: the dynamic linker loaded the driver when the program started.
+        return Ok(false);
+    }
+    set_lazy_library(path).map(|()| true)
+}
+
+/// [`set_driver_library`] where the driver is bound lazily.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+fn set_lazy_library(path: &std::path::Path) -> Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let shown = path.display();
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| backend(format!("driver library {shown}: the path holds a NUL byte")))?;
+    // SAFETY: `c` is NUL-terminated and outlives the call; the lazy-binding shim
+    // (trident-lazy-link, linked through cust_raw's build) copies it under its own lock, so any
+    // thread may call it at any time.
+    match unsafe { ffi::trident_lazy_cuda_set_library(c.as_ptr()) } {
+        0 => Ok(()),
+        -1 => Err(backend(format!(
+            "cannot take the driver library {shown}: the CUDA driver is already loaded (name it \
+             before the first CUDA call)"
+        ))),
+        _ => Err(Error::out_of_memory(
+            BACKEND,
+            "copying the driver library path",
+        )),
+    }
+}
+
+/// [`set_driver_library`] where the driver is linked directly: never called.
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+fn set_lazy_library(_: &std::path::Path) -> Result<()> {
+    Ok(())
+}
+
 /// Backend name used in every error.
 pub(crate) const BACKEND: &str = "cuda";
 
@@ -55,6 +102,10 @@ mod ffi {
     use super::*;
 
     extern "C" {
+        /// The lazy-binding shim's (trident-lazy-link): names the library its first call
+        /// loads. 0, or -1 once another choice was loaded, -2 out of memory.
+        #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+        pub fn trident_lazy_cuda_set_library(path: *const c_char) -> c_int;
         pub fn cuInit(flags: c_uint) -> c_int;
         pub fn cuGetErrorName(error: c_int, p_str: *mut *const c_char) -> c_int;
         pub fn cuGetErrorString(error: c_int, p_str: *mut *const c_char) -> c_int;

@@ -81,7 +81,7 @@ use trident_core::{Backend, Error, Result, ResultExt};
 use driver::CuResultExt;
 use kernels::{Module, ModuleInfo};
 
-pub use driver::DriverError;
+pub use driver::{set_driver_library, DriverError};
 pub use launch::Kernel;
 pub use matmul::GPU_CUTOFF;
 pub use memory::{CudaScalar, CudaVector, DevBuf};
@@ -99,6 +99,11 @@ pub type CudaRotations<T> = trident_core::svd::device::DeviceRotations<Cuda, T>;
 /// pick the device ordinal ([`CudaOptions::device`], parsed by [`parse_ordinal`]); the
 /// library itself reads no environment.
 pub const DEVICE_ENV: &str = "TRIDENT_CUDA_DEVICE";
+
+/// The environment variable through which the CLI, the benchmarks and the test harnesses
+/// name the driver library to load ([`set_driver_library`]); the library itself reads no
+/// environment.
+pub const LIBRARY_ENV: &str = "TRIDENT_CUDA_LIBRARY";
 
 /// A module of the kernel table, loaded into the backend's context, with its kernels in the
 /// order of their slots ([`trident_core::gpu::KernelList::names`]).

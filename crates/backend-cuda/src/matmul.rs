@@ -1,8 +1,7 @@
-//! Dense `C = A B` on CUDA: the schedule of [`trident_core::matmul::plan`] run as launches of
-//! `kernels/cuda/matmul.cu` (`gemm_<T>`, the tiled base kernel, and `matadd_<T>`, the
-//! schedule's additions), every block passed as (pointer, offset, leading dimension), on the
-//! backend's stream, through core's one executor ([`run_steps`]). One workspace allocation
-//! per call. Fused (ABC Strassen) steps run on `gemm_fused_<T>`.
+//! What dense `C = A B` on CUDA adds to the matmul written once over the device layer
+//! ([`trident_core::matmul::device`], which plans, checks, uploads and launches
+//! `kernels/cuda/matmul.cu` on the backend's stream): the tensor-core base kernels and the
+//! staged host transfers ([`MatmulDevice`]).
 //!
 //! Base kernels ([`MatMulOptions::base_kernel`]): f64 products run by default on the FP64
 //! tensor cores (`gemm_dmma_f64`, `gemm_dmma_fused_f64`: DMMA m8n8k4) on compute capability
@@ -29,23 +28,17 @@
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex, TryLockError};
 
+use trident_core::device::Device;
 use trident_core::gpu::Precision;
-use trident_core::matmul::device::{self, packed, MatmulKernels};
-use trident_core::matmul::{
-    check_fits, check_lengths, check_shapes, device_bytes, plan_host, use_tensor_cores, Schedule,
-};
-use trident_core::{Dense, DenseView, Error, HostMemory, MatMul, MatMulOptions, Result};
+use trident_core::matmul::device::{self, MatmulDevice, Staged};
+use trident_core::matmul::Schedule;
+use trident_core::{Error, HostMemory, MatMulOptions, Result, Scalar};
 
 use crate::driver;
-use crate::kernels::Module;
-use crate::memory::{CudaScalar, CudaVector, DevBuf};
+use crate::memory::DevBuf;
 use crate::{Cuda, Shared};
 
-/// The default Strassen cutoff on GPUs: leaves of at least 4096 (one level from n = 8192, two
-/// from 16384). A first guess from Huang, Yu & van de Geijn (2018), where one level pays
-/// from about n = 8000 on a V100; to be replaced by the crossover `cargo xtask bench matmul`
-/// measures on the H100.
-pub const GPU_CUTOFF: usize = 4096;
+pub use trident_core::matmul::device::GPU_CUTOFF;
 
 /// Page-locked host memory (`cuMemHostAlloc` with `PORTABLE | DEVICEMAP`), mapped into the
 /// device's address space: a DMA source and target for [`HostMemory::Pinned`], and the operands
@@ -251,62 +244,27 @@ unsafe fn download(
     Ok(())
 }
 
-/// `v`'s values as bytes.
-fn as_bytes<T: CudaScalar>(v: &[T]) -> &[u8] {
-    // SAFETY: f32 and f64 (every CudaScalar) have no padding and no invalid bit patterns;
-    // the byte slice covers exactly `v`'s memory and borrows it.
-    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
-}
-
-/// `v`'s values as mutable bytes.
-fn as_bytes_mut<T: CudaScalar>(v: &mut [T]) -> &mut [u8] {
-    let len = std::mem::size_of_val(v);
-    // SAFETY: as `as_bytes`; every byte pattern is a valid f32/f64, so writes through the
-    // byte view cannot make an invalid value.
-    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), len) }
-}
-
 impl Cuda {
     /// Whether `T` has the tensor-core base kernel here: f64 on compute capability 9.0 and
     /// newer (the devices that load the `compute_90` PTX, where `gemm_dmma_f64` is built
     /// with DMMA; the portable `compute_75` PTX has only a trapping stub of it).
-    fn dmma_available<T: CudaScalar>(&self) -> bool {
+    fn dmma_available<T: Scalar>(&self) -> bool {
         Precision::of::<T>() == Precision::F64 && self.compute_capability.0 >= 9
     }
 
     /// Runs `s` with operands at device addresses `ptrs` = `[A, B, C, W]` holding `lens`
     /// values (checked against every step first), on the stream, with the base kernel
-    /// `opts.base_kernel` resolves to.
-    pub(crate) fn run_schedule<T: CudaScalar>(
+    /// `opts.base_kernel` resolves to ([`device::run_schedule`]).
+    pub(crate) fn run_schedule<T: Scalar>(
         &self,
         s: &Schedule,
         ptrs: [u64; 4],
         lens: [usize; 4],
         opts: &MatMulOptions,
     ) -> Result<()> {
-        let tensor = use_tensor_cores::<T>(
-            opts.base_kernel,
-            self.dmma_available::<T>(),
-            driver::BACKEND,
-        )?;
-        let add = self.kernel::<T>(Module::Matmul, "matadd")?;
-        let (gemm, fused) = if tensor {
-            (
-                self.kernel_plain(Module::Matmul, "gemm_dmma_f64")?,
-                self.kernel_plain(Module::Matmul, "gemm_dmma_fused_f64")?,
-            )
-        } else {
-            (
-                self.kernel::<T>(Module::Matmul, "gemm")?,
-                self.kernel::<T>(Module::Matmul, "gemm_fused")?,
-            )
-        };
-        let k = MatmulKernels { gemm, fused, add };
-        device::run_schedule::<T, Self>(self, k, s, ptrs, lens, opts)
+        device::run_schedule::<T, Self>(self, s, ptrs, lens, opts)
     }
-}
 
-impl Cuda {
     /// Runs `f` with page-locked staging memory of at least `bytes` bytes: the backend's pool
     /// (reallocated larger when too small) or, when another thread's matmul holds the pool,
     /// an allocation of this call's own. The context must be current; `f` must have
@@ -335,60 +293,49 @@ impl Cuda {
             None => unreachable!("the pool was filled above"),
         }
     }
+}
 
-    /// The [`HostMemory::Pinned`] and [`HostMemory::Mapped`] transfers of `matmul`: `ha`
-    /// (`m x k`) and `hb` (`k x n`) through the staging pool, `s` run, `C` into `out`.
-    #[allow(clippy::too_many_arguments)]
-    fn matmul_staged<T: CudaScalar>(
-        &self,
-        s: &Schedule,
-        (m, n, k): (usize, usize, usize),
-        ha: &[T],
-        hb: &[T],
-        out: &mut [T],
-        w: &DevBuf<T>,
-        opts: &MatMulOptions,
-    ) -> Result<()> {
+impl MatmulDevice for Cuda {
+    fn tensor_core_kernels<T: Scalar>(&self) -> Option<[&'static str; 2]> {
+        self.dmma_available::<T>()
+            .then_some(["gemm_dmma_f64", "gemm_dmma_fused_f64"])
+    }
+
+    /// The [`HostMemory::Pinned`] and [`HostMemory::Mapped`] transfers of `matmul`, through
+    /// the staging pool.
+    fn matmul_staged(&self, st: Staged<'_, Self>) -> Result<()> {
+        let (memory, ha, hb, out, run) = (st.memory, st.a, st.b, st.c, st.run);
+        self.shared.make_current()?;
         let sh = &self.shared;
-        let sz = std::mem::size_of::<T>();
-        let (offs, total) = staging_layout([m * k * sz, k * n * sz, m * n * sz])?;
-        let lens = [m * k, k * n, m * n, s.workspace];
+        let (offs, total) = staging_layout([ha.len(), hb.len(), out.len()])?;
+        let w = self.mem_ref(st.workspace)?;
         let stream = sh.raw_stream();
         self.with_staging(total, |st| {
             let stage = |i: usize| st.host.wrapping_add(offs[i]);
-            if opts.host_memory == HostMemory::Mapped {
+            if memory == HostMemory::Mapped {
                 // SAFETY: the three regions lie inside the allocation (`staging_layout`,
                 // `with_staging` sized it) and are disjoint; no queued work uses the pool
                 // (every user synchronizes before releasing it).
                 unsafe {
-                    std::ptr::copy_nonoverlapping(ha.as_ptr(), stage(0).cast::<T>(), ha.len());
-                    std::ptr::copy_nonoverlapping(hb.as_ptr(), stage(1).cast::<T>(), hb.len());
+                    std::ptr::copy_nonoverlapping(ha.as_ptr(), stage(0), ha.len());
+                    std::ptr::copy_nonoverlapping(hb.as_ptr(), stage(1), hb.len());
                 }
                 let ptrs = [0, 1, 2].map(|i| st.device + offs[i] as u64);
-                let run = self.run_schedule::<T>(
-                    s,
-                    [ptrs[0], ptrs[1], ptrs[2], w.ptr().as_raw()],
-                    lens,
-                    opts,
-                );
+                let ran = run(self, [ptrs[0], ptrs[1], ptrs[2], w]);
                 // Wait before the mapped memory can be read or reused, whatever happened.
                 let synced = sh.synchronize();
-                run?;
+                ran?;
                 synced?;
                 // SAFETY: C's region holds m n values, written by the finished kernels.
                 unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        stage(2).cast::<T>(),
-                        out.as_mut_ptr(),
-                        out.len(),
-                    );
+                    std::ptr::copy_nonoverlapping(stage(2), out.as_mut_ptr(), out.len());
                 }
                 return Ok(());
             }
-            let da = DevBuf::<T>::uninit(sh, m * k, "A")?;
-            let db = DevBuf::<T>::uninit(sh, k * n, "B")?;
-            let dc = DevBuf::<T>::uninit(sh, m * n, "C")?;
-            let run = (|| -> Result<()> {
+            let da = DevBuf::<u8>::uninit(sh, ha.len(), "A")?;
+            let db = DevBuf::<u8>::uninit(sh, hb.len(), "B")?;
+            let dc = DevBuf::<u8>::uninit(sh, out.len(), "C")?;
+            let ran = (|| -> Result<()> {
                 // SAFETY: each staging region holds its matrix's bytes and is used by no
                 // other queued work; the device buffers hold as many bytes; everything stays
                 // alive until the synchronize below.
@@ -396,97 +343,28 @@ impl Cuda {
                     upload(
                         stream,
                         da.ptr().as_raw(),
-                        as_bytes(ha),
+                        ha,
                         stage(0),
                         "copying A to the device",
                     )?;
                     upload(
                         stream,
                         db.ptr().as_raw(),
-                        as_bytes(hb),
+                        hb,
                         stage(1),
                         "copying B to the device",
                     )?;
                 }
-                let ptrs = [da.ptr(), db.ptr(), dc.ptr(), w.ptr()].map(|p| p.as_raw());
-                self.run_schedule::<T>(s, ptrs, lens, opts)?;
+                let ptrs = [da.ptr(), db.ptr(), dc.ptr()].map(|p| p.as_raw());
+                run(self, [ptrs[0], ptrs[1], ptrs[2], w])?;
                 // SAFETY: C's staging region holds m n values and is used by nothing else;
                 // `dc` holds C, written by the work queued before.
-                unsafe { download(stream, dc.ptr().as_raw(), as_bytes_mut(out), stage(2)) }
+                unsafe { download(stream, dc.ptr().as_raw(), out, stage(2)) }
             })();
             // The pool and the device buffers must be idle before they are reused or freed.
             let synced = sh.synchronize();
-            run?;
+            ran?;
             synced
         })
-    }
-}
-
-impl<T: CudaScalar> MatMul<T> for Cuda {
-    fn default_cutoff(&self) -> usize {
-        GPU_CUTOFF
-    }
-
-    fn has_tensor_core_kernel(&self) -> bool {
-        self.dmma_available::<T>()
-    }
-
-    fn gemm(
-        &self,
-        m: usize,
-        n: usize,
-        k: usize,
-        a: &CudaVector<T>,
-        b: &CudaVector<T>,
-        c: &mut CudaVector<T>,
-        opts: &MatMulOptions,
-    ) -> Result<()> {
-        check_lengths(m, n, k, a.len(), b.len(), c.len())?;
-        for v in [a.buf.shared(), b.buf.shared(), c.buf.shared()] {
-            self.check_same_device(v)?;
-        }
-        let s = self.plan_device(m, n, k, a, b, opts)?;
-        self.shared.make_current()?;
-        let w = DevBuf::<T>::uninit(&self.shared, s.workspace, "the Strassen workspace")?;
-        let ptrs = [a.buf.ptr(), b.buf.ptr(), c.buf.ptr(), w.ptr()].map(|p| p.as_raw());
-        self.run_schedule::<T>(&s, ptrs, [a.len(), b.len(), c.len(), s.workspace], opts)
-    }
-
-    fn matmul(
-        &self,
-        a: DenseView<'_, T>,
-        b: DenseView<'_, T>,
-        opts: &MatMulOptions,
-    ) -> Result<Dense<T>> {
-        let (m, n, k) = check_shapes(a.shape(), b.shape())?;
-        let s = plan_host(a, b, (k, n, n), opts, GPU_CUTOFF)?;
-        let need = device_bytes::<T>(m, n, k, &s).unwrap_or(u128::MAX);
-        let what = format!(
-            "a {m} x {k} · {k} x {n} {} product ({})",
-            T::NAME,
-            s.algorithm.name()
-        );
-        check_fits(driver::BACKEND, need, self.total_memory as u64, &what)?;
-        let (ha, hb) = (packed(&a), packed(&b));
-        let mut out = vec![T::zero(); m * n];
-        let lens = [m * k, k * n, m * n, s.workspace];
-        self.shared.make_current()?;
-        let sh = &self.shared;
-        let w = DevBuf::<T>::uninit(sh, s.workspace, "the Strassen workspace")?;
-        match opts.host_memory {
-            HostMemory::Pageable => {
-                let da = DevBuf::from_host(sh, &ha, "A")?;
-                let db = DevBuf::from_host(sh, &hb, "B")?;
-                let dc = DevBuf::<T>::uninit(sh, m * n, "C")?;
-                let ptrs = [da.ptr(), db.ptr(), dc.ptr(), w.ptr()].map(|p| p.as_raw());
-                self.run_schedule::<T>(&s, ptrs, lens, opts)?;
-                sh.synchronize()?;
-                dc.copy_to_host(&mut out)?;
-            }
-            HostMemory::Pinned | HostMemory::Mapped => {
-                self.matmul_staged::<T>(&s, (m, n, k), &ha, &hb, &mut out, &w, opts)?;
-            }
-        }
-        Dense::from_vec(m, n, out).map_err(|e: Error| e)
     }
 }

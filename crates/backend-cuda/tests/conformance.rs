@@ -5,9 +5,12 @@
 //! replace the embedded ones (`cargo xtask mutants`, `run.sh mutants`), `TRIDENT_KERNEL_LOG` a
 //! file to which every kernel launched is appended once (`run.sh sanitize`'s coverage).
 
-/// The device of `TRIDENT_CUDA_DEVICE` (default 0), with the kernels of `TRIDENT_KERNEL_DIR`
-/// when it is set.
+/// The device of `TRIDENT_CUDA_DEVICE` (default 0), through the driver of
+/// `TRIDENT_CUDA_LIBRARY` and with the kernels of `TRIDENT_KERNEL_DIR` when they are set.
 fn make() -> trident_core::Result<trident_cuda::Cuda> {
+    if let Some(lib) = trident_core::testing::env::gpu_library(trident_cuda::LIBRARY_ENV) {
+        trident_cuda::set_driver_library(&lib)?;
+    }
     let ordinal = std::env::var(trident_cuda::DEVICE_ENV).ok();
     let mut options =
         trident_cuda::CudaOptions::new(trident_cuda::parse_ordinal(ordinal.as_deref())?);

@@ -82,7 +82,10 @@ pub use device::ClMem;
 pub use error::ClError;
 pub use matmul::{CPU_DEVICE_CUTOFF, GPU_CUTOFF};
 pub use memory::{ClScalar, ClVector};
-pub use probe::{devices, probe_status, DeviceInfo, Selector, ENV_DEVICE, ENV_PLATFORM};
+pub use probe::{
+    devices, probe_status, set_icd_library, DeviceInfo, Selector, ENV_DEVICE, ENV_LIBRARY,
+    ENV_PLATFORM,
+};
 pub use program::CachedKernel;
 
 /// An ELLPACK-R matrix in OpenCL device memory (see [`trident_core::Spmv`]).

@@ -23,6 +23,57 @@ pub const ENV_PLATFORM: &str = "TRIDENT_OPENCL_PLATFORM";
 /// give [`Selector::device`] (a substring of the device name, e.g. `H100`).
 pub const ENV_DEVICE: &str = "TRIDENT_OPENCL_DEVICE";
 
+/// The environment variable through which the CLI, the benchmarks and the test harnesses
+/// name the ICD loader to load ([`set_icd_library`]).
+pub const ENV_LIBRARY: &str = "TRIDENT_OPENCL_LIBRARY";
+
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+extern "C" {
+    /// Of the lazy-binding `libOpenCL.a` (trident-lazy-link, built by this crate's build
+    /// script): the library its first OpenCL call loads. 0; -1 when another one is loaded
+    /// already; -2 without memory for the copy.
+    fn trident_lazy_opencl_set_library(path: *const std::ffi::c_char) -> std::ffi::c_int;
+}
+
+/// Chooses the OpenCL ICD loader that the first OpenCL call opens instead of
+/// `libOpenCL.so.1`: a path or a soname; a missing file stands for a machine without
+/// OpenCL (no platform is found). For the `trident` command, the benchmarks and the test
+/// harnesses, which read [`ENV_LIBRARY`].
+///
+/// Returns `Ok(true)` once the loader will be (or already is) this one, and `Ok(false)`
+/// where the loader is linked when the program starts (every target but x86-64 Linux). An
+/// error ([`Error::Backend`]) if OpenCL was already used with another loader.
+pub fn set_icd_library(path: &std::path::Path) -> Result<bool> {
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+            let e = format!("ICD loader {}: a NUL byte in the path", path.display());
+            return Err(Error::backend(BACKEND, e));
+        };
+        // SAFETY: a NUL-terminated string alive for the whole call, which copies it (under
+        // the shim's mutex: callable from any thread, before or after OpenCL is loaded).
+        let rc = unsafe { trident_lazy_opencl_set_library(c.as_ptr()) };
+        if rc == 0 {
+            return Ok(true);
+        }
+        let e = if rc == -1 {
+            "is chosen too late: OpenCL was used already with another loader"
+        } else {
+            "could not be stored (out of memory)"
+        };
+        Err(Error::backend(
+            BACKEND,
+            format!("ICD loader {}: {e}", path.display()),
+        ))
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+    {
+        let _ = path;
+        Ok(false)
+    }
+}
+
 /// What `trident info` shows about one OpenCL device.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

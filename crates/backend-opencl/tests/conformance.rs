@@ -19,9 +19,13 @@ fn env_selector() -> Selector {
     )
 }
 
-/// The device of the environment's filters, restricted to GPUs under `REQUIRE_GPU=1`, with
-/// the kernels of `TRIDENT_KERNEL_DIR` when it is set.
+/// The device of the environment's filters, restricted to GPUs under `REQUIRE_GPU=1`, through
+/// the ICD loader of `TRIDENT_OPENCL_LIBRARY` and with the kernels of `TRIDENT_KERNEL_DIR` when
+/// they are set.
 fn make() -> trident_core::Result<OpenCl> {
+    if let Some(lib) = trident_core::testing::env::gpu_library(trident_opencl::ENV_LIBRARY) {
+        trident_opencl::set_icd_library(&lib)?;
+    }
     let mut sel = env_selector();
     sel.gpu_only = trident_core::conformance::require_gpu();
     let mut options = OpenClOptions::new(sel);

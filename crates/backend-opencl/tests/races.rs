@@ -15,6 +15,9 @@ use trident_core::{Dense, MatMul};
 use trident_opencl::{OpenCl, OpenClOptions, Selector};
 
 fn backend() -> Option<OpenCl> {
+    if let Some(lib) = trident_core::testing::env::gpu_library(trident_opencl::ENV_LIBRARY) {
+        backend_or_skip(trident_opencl::set_icd_library(&lib))?;
+    }
     let var = |name| std::env::var(name).ok();
     let sel = Selector::from_filters(
         var(trident_opencl::ENV_PLATFORM).as_deref(),

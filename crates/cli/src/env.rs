@@ -2,8 +2,10 @@
 //! none: what they set reaches it as options ([`read_options`] for the readers,
 //! [`svd_trace`] for [`trident_core::SvdOptions::trace`]). The README lists them.
 //!
-//! (The backends' device choice, `TRIDENT_CUDA_DEVICE`, `TRIDENT_OPENCL_PLATFORM` and
-//! `TRIDENT_OPENCL_DEVICE`, is read by `select.rs`; `RAYON_NUM_THREADS` by rayon itself.)
+//! The GPU runtimes to load, `TRIDENT_CUDA_LIBRARY` and `TRIDENT_OPENCL_LIBRARY`, reach the
+//! backends through [`gpu_libraries`], before any GPU call. (The backends' device choice,
+//! `TRIDENT_CUDA_DEVICE`, `TRIDENT_OPENCL_PLATFORM` and `TRIDENT_OPENCL_DEVICE`, is read by
+//! `select.rs`; `RAYON_NUM_THREADS` by rayon itself.)
 
 use trident_core::io::ReadOptions;
 use trident_core::Error;
@@ -29,6 +31,24 @@ pub fn read_options() -> ReadOptions {
 /// Whether [`SVD_TRACE`] asks for the SVD's phase times.
 pub fn svd_trace() -> bool {
     std::env::var(SVD_TRACE).is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Hands the GPU runtime libraries named by `TRIDENT_CUDA_LIBRARY`
+/// ([`trident_cuda::LIBRARY_ENV`]) and `TRIDENT_OPENCL_LIBRARY`
+/// ([`trident_opencl::ENV_LIBRARY`]), when set and not empty, to the backends' loaders
+/// (a missing file stands for a machine without the runtime). Called before any GPU call.
+pub fn gpu_libraries() -> Result<(), Error> {
+    let named = |var: &str| std::env::var_os(var).filter(|v| !v.is_empty());
+    #[cfg(feature = "cuda")]
+    if let Some(path) = named(trident_cuda::LIBRARY_ENV) {
+        trident_cuda::set_driver_library(std::path::Path::new(&path))?;
+    }
+    #[cfg(feature = "opencl")]
+    if let Some(path) = named(trident_opencl::ENV_LIBRARY) {
+        trident_opencl::set_icd_library(std::path::Path::new(&path))?;
+    }
+    let _ = named;
+    Ok(())
 }
 
 /// What to tell the user after error `e`, when the environment changes its outcome: how to

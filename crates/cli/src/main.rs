@@ -100,7 +100,7 @@ pub(crate) enum Precision {
 
 fn main() -> ExitCode {
     let cli = parse();
-    if let Err(e) = start_threads(cli.threads) {
+    if let Err(e) = env::gpu_libraries().and_then(|()| start_threads(cli.threads)) {
         return report(Err(e));
     }
     let result = match cli.command {

@@ -8,8 +8,9 @@
 //! point resolves to a fallback that reports "no device" in the runtime's own terms
 //! (`CUDA_ERROR_NO_DEVICE`; `CL_PLATFORM_NOT_FOUND_KHR` with zero platforms), and
 //! `trident_lazy_<lib>_error()` returns the `dlopen` error text (NULL when the library was
-//! loaded). An environment variable ([`LazyLib::env_override`]) may name the library to load
-//! instead: a path to a particular driver, or a missing file to test the "no runtime" path.
+//! loaded). `trident_lazy_<lib>_set_library(path)`, called before the first call into the
+//! library, names the library to load instead (a path to a particular driver, or a missing
+//! file to test the "no runtime" path); the generated code reads no environment variable.
 //!
 //! The trampolines are written in assembly for x86-64 (System V ABI) only: argument
 //! registers `rdi rsi rdx rcx r8 r9`, `rax` (vector-argument count) and `xmm0-7` are saved
@@ -43,10 +44,6 @@ pub struct LazyLib<'a> {
     pub sonames: &'a [&'a str],
     /// Entry points and what their fallback returns.
     pub symbols: Vec<(String, Ret)>,
-    /// The environment variable that names the library to load instead of `sonames`
-    /// (e.g. `TRIDENT_CUDA_LIBRARY`); naming a file that does not exist simulates a machine
-    /// without the runtime.
-    pub env_override: &'a str,
     /// The status code the fallbacks return.
     pub missing_status: i64,
     /// Extra C source: hand-written fallbacks, named `trident_fallback_<symbol>`, for the
@@ -137,13 +134,21 @@ static const char *const names_{t}[{n}] = {{
 static void *handle_{t};
 static char error_{t}[768];
 static pthread_once_t once_{t} = PTHREAD_ONCE_INIT;
+/* The library to load instead of the sonames (trident_lazy_{t}_set_library), and whether
+ * loading has begun (after which the path is fixed); both under path_lock_{t}. */
+static pthread_mutex_t path_lock_{t} = PTHREAD_MUTEX_INITIALIZER;
+static char *path_{t};
+static int tried_{t};
 
 static void load_{t}(void) {{
     static const char *const sonames[] = {{ {sonames} }};
     size_t used = 0;
     error_{t}[0] = 0;
-    /* {env} names the library to load instead (a path or a soname). */
-    const char *over = getenv("{env}");
+    pthread_mutex_lock(&path_lock_{t});
+    tried_{t} = 1;
+    /* Never changed or freed from here on. */
+    const char *over = path_{t};
+    pthread_mutex_unlock(&path_lock_{t});
     const char *const *list = sonames;
     size_t count = sizeof sonames / sizeof sonames[0];
     if (over && over[0]) {{ list = &over; count = 1; }}
@@ -155,6 +160,25 @@ static void load_{t}(void) {{
                          used ? "; " : "", e ? e : list[i]);
         if (k > 0) used += (size_t)k < sizeof error_{t} - used ? (size_t)k : sizeof error_{t} - used - 1;
     }}
+}}
+
+/* Names the library to load instead of the sonames (a path or a soname; NULL or "": the
+ * sonames), copied. Returns 0; -1 when loading has already begun (the first call into the
+ * library) with another choice, which stays; -2 when the copy cannot be allocated. */
+EXPORT int trident_lazy_{t}_set_library(const char *path) {{
+    int rc = 0;
+    const char *want = path && path[0] ? path : NULL;
+    pthread_mutex_lock(&path_lock_{t});
+    if (tried_{t}) {{
+        int same = want && path_{t} ? strcmp(want, path_{t}) == 0 : want == path_{t};
+        rc = same ? 0 : -1;
+    }} else {{
+        char *copy = NULL;
+        if (path && path[0] && !(copy = strdup(path))) rc = -2;
+        if (rc == 0) {{ free(path_{t}); path_{t} = copy; }}
+    }}
+    pthread_mutex_unlock(&path_lock_{t});
+    return rc;
 }}
 
 /* The dlopen error text when the library could not be loaded, else NULL. */
@@ -189,7 +213,6 @@ HIDDEN void *trident_lazy_resolve_{t}(size_t idx) {{
             .join(", "),
         status = lib.missing_status,
         custom = lib.custom_c,
-        env = lib.env_override,
     );
     for (i, (name, ret)) in lib.symbols.iter().enumerate() {
         let fb = if lib.custom.contains(&name.as_str()) {

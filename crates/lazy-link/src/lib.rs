@@ -11,9 +11,13 @@
 //! their build scripts) calls [`link_cuda`]; the build script of `trident-opencl` calls
 //! [`link_opencl`], whose archive `cl-sys`'s `#[link(name = "OpenCL")]` then finds first.
 //!
-//! At run time `TRIDENT_CUDA_LIBRARY` / `TRIDENT_OPENCL_LIBRARY` name the library to load
-//! instead of the default sonames (a path to a particular driver, or a missing file to test the
-//! "no runtime" path); the generated C code reads them.
+//! At run time, `trident_lazy_cuda_set_library` / `trident_lazy_opencl_set_library` (C
+//! functions of the archives, called through `trident_cuda::set_driver_library` and
+//! `trident_opencl::set_icd_library` before the first call into the runtime) name the
+//! library to load instead of the default sonames (a path to a particular driver, or a
+//! missing file to test the "no runtime" path). The generated code reads no environment
+//! variable: the `trident` command, the benchmarks and the test harnesses read
+//! `TRIDENT_CUDA_LIBRARY` / `TRIDENT_OPENCL_LIBRARY` and call those.
 //!
 //! Lazy binding is generated for x86-64 Linux only ([`supported`]); elsewhere these functions
 //! do nothing and the runtime is linked as usual.
@@ -63,7 +67,6 @@ fn cuda() -> gen::LazyLib<'static> {
         tag: "cuda",
         link_name: "cuda",
         sonames: &["libcuda.so.1", "libcuda.so"],
-        env_override: "TRIDENT_CUDA_LIBRARY",
         symbols: gen::parse_symbols(&cuda_symbols().join("\n")),
         missing_status: 100, // CUDA_ERROR_NO_DEVICE
         custom_c: CUDA_FALLBACKS,
@@ -102,7 +105,6 @@ fn opencl() -> gen::LazyLib<'static> {
         tag: "opencl",
         link_name: "OpenCL",
         sonames: &["libOpenCL.so.1", "libOpenCL.so"],
-        env_override: "TRIDENT_OPENCL_LIBRARY",
         symbols: gen::parse_symbols(OPENCL_SYMBOLS),
         missing_status: -1001, // CL_PLATFORM_NOT_FOUND_KHR
         custom_c: OPENCL_FALLBACKS,
@@ -248,6 +250,79 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The library to load is set through the exported setter, never read from the
+    /// environment.
+    #[test]
+    fn the_library_path_comes_from_the_setter() {
+        for lib in [cuda(), opencl()] {
+            let c = gen::source(&lib);
+            let t = lib.tag;
+            assert!(
+                c.contains(&format!(
+                    "EXPORT int trident_lazy_{t}_set_library(const char *path)"
+                )),
+                "{t}"
+            );
+            assert!(c.contains(&format!("const char *over = path_{t};")), "{t}");
+            assert!(!c.contains("getenv"), "{t}");
+        }
+    }
+
+    /// The generated loader, compiled and run: the library named through the setter is the
+    /// one loaded (its missing file reported, the fallback answering); the choice may change
+    /// until the first call and is fixed after it (the same one is still accepted).
+    #[test]
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    fn the_setter_chooses_the_library_until_the_first_call() {
+        let lib = gen::LazyLib {
+            tag: "probe",
+            link_name: "probe",
+            sonames: &["libm.so.6"],
+            symbols: vec![("trident_probe_entry".to_string(), gen::Ret::Status)],
+            missing_status: 7,
+            custom_c: "",
+            custom: &[],
+        };
+        let dir = env::temp_dir().join(format!("trident-lazy-link-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("lazy.c"), gen::source(&lib)).unwrap();
+        let main = r#"
+#include <string.h>
+int trident_lazy_probe_set_library(const char *);
+const char *trident_lazy_probe_error(void);
+int trident_probe_entry(void);
+int main(void) {
+    if (trident_lazy_probe_set_library("/nonexistent/first.so") != 0) return 10;
+    if (trident_lazy_probe_set_library("/nonexistent/chosen.so") != 0) return 11;
+    const char *e = trident_lazy_probe_error();
+    if (!e || !strstr(e, "/nonexistent/chosen.so") || strstr(e, "libm")) return 12;
+    if (trident_probe_entry() != 7) return 13;
+    if (trident_lazy_probe_set_library("/nonexistent/first.so") != -1) return 14;
+    if (trident_lazy_probe_set_library("") != -1) return 15;
+    if (trident_lazy_probe_set_library("/nonexistent/chosen.so") != 0) return 16;
+    return 0;
+}
+"#;
+        fs::write(dir.join("main.c"), main).unwrap();
+        let exe = dir.join("probe");
+        let built = std::process::Command::new(env::var("CC").unwrap_or_else(|_| "cc".into()))
+            .arg("-o")
+            .arg(&exe)
+            .arg(dir.join("main.c"))
+            .arg(dir.join("lazy.c"))
+            .args(["-ldl", "-lpthread"])
+            .output()
+            .unwrap();
+        assert!(built.status.success(), "{built:?}");
+        let ran = std::process::Command::new(&exe).status().unwrap();
+        fs::remove_dir_all(&dir).ok();
+        assert_eq!(
+            ran.code(),
+            Some(0),
+            "the probe program failed at its check {ran}"
+        );
     }
 
     #[test]

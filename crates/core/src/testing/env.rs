@@ -14,6 +14,7 @@
 //! | `TRIDENT_DATA` | the shared data folder (else found walking up from the working directory) |
 //! | `TRIDENT_KERNEL_DIR` | kernel files the test backends load instead of their embedded ones (`cargo xtask mutants`) |
 //! | `TRIDENT_KERNEL_LOG` | file the CUDA test backend appends every launched kernel to (`run.sh sanitize`) |
+//! | `TRIDENT_CUDA_LIBRARY`, `TRIDENT_OPENCL_LIBRARY` | the GPU runtime the GPU crates' conformance tests load ([`gpu_library`]; `/nonexistent` stands for a machine without it) |
 //! | `TRIDENT_SEED` | seed of the conformance suite's random cases (else from the clock) |
 //! | `PROPTEST_CASES` | how many random cases each property check runs |
 
@@ -43,6 +44,15 @@ pub fn kernel_dir() -> Option<PathBuf> {
 pub fn kernel_log() -> Option<PathBuf> {
     std::env::var_os("TRIDENT_KERNEL_LOG")
         .filter(|l| !l.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The GPU runtime library named by `var` (`TRIDENT_CUDA_LIBRARY`: `trident_cuda::LIBRARY_ENV`,
+/// `TRIDENT_OPENCL_LIBRARY`: `trident_opencl::ENV_LIBRARY`), or `None` when unset or empty;
+/// the GPU crates' test harnesses hand it to their backend's loader before opening it.
+pub fn gpu_library(var: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
         .map(PathBuf::from)
 }
 
