@@ -5,8 +5,6 @@
 
 use trident_core::device::{Arg, Device, DeviceQuery, Geometry, KernelHandle, VectorMem};
 use trident_core::gpu::Precision;
-use trident_core::matmul::{MatMulOptions, Schedule};
-use trident_core::svd::device::RunSchedule;
 use trident_core::{Error, Result, ResultExt, Scalar};
 
 use crate::driver::{self, LaunchConfig};
@@ -155,17 +153,5 @@ impl<T: CudaScalar> VectorMem<T> for Cuda {
     fn vector_ref<'a>(&'a self, v: &'a CudaVector<T>) -> Result<u64> {
         self.check_same_device(v.buf.shared())?;
         Ok(v.buf.ptr().as_raw())
-    }
-}
-
-impl<T: CudaScalar> RunSchedule<T> for Cuda {
-    fn run_device_schedule<'a>(
-        &'a self,
-        s: &Schedule,
-        ops: [u64; 4],
-        lens: [usize; 4],
-        opts: &'a MatMulOptions,
-    ) -> Result<()> {
-        self.run_schedule::<T>(s, ops, lens, opts)
     }
 }

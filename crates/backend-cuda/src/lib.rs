@@ -476,21 +476,16 @@ impl Cuda {
         )
     }
 
-    /// The kernel `root` for `T` (`<root>_f32` or `<root>_f64`) of module `m`, with the
-    /// context made current; the module is loaded on first use. Fails if the table entry of
-    /// `m` does not list `root`, or the module does not load.
-    pub(crate) fn kernel<T: CudaScalar>(&self, m: Module, root: &str) -> Result<Kernel<'_>> {
-        self.kernel_in(m, Precision::of::<T>(), root)
-    }
-
-    /// The kernel `root` in precision `p` of module `m`; see [`Cuda::kernel`].
+    /// The kernel `root` in precision `p` (`<root>_f32` or `<root>_f64`) of module `m`; the
+    /// module is loaded on first use. Fails if the table entry of `m` does not list `root`,
+    /// or the module does not load.
     pub(crate) fn kernel_in(&self, m: Module, p: Precision, root: &str) -> Result<Kernel<'_>> {
         let slot = m.info().kernels.typed_slot(root, p);
         self.shared.kernel(m, slot, || p.kernel_name(root))
     }
 
     /// The kernel called `name` (listed as plain, without a precision suffix) of module `m`;
-    /// see [`Cuda::kernel`].
+    /// see [`Cuda::kernel_in`].
     pub(crate) fn kernel_plain(&self, m: Module, name: &str) -> Result<Kernel<'_>> {
         self.shared
             .kernel(m, m.info().kernels.plain_slot(name), || name.to_string())

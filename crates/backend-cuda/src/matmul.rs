@@ -30,9 +30,8 @@ use std::sync::{Arc, Mutex, TryLockError};
 
 use trident_core::device::Device;
 use trident_core::gpu::Precision;
-use trident_core::matmul::device::{self, MatmulDevice, Staged};
-use trident_core::matmul::Schedule;
-use trident_core::{Error, HostMemory, MatMulOptions, Result, Scalar};
+use trident_core::matmul::device::{MatmulDevice, Staged};
+use trident_core::{Error, HostMemory, Result, Scalar};
 
 use crate::driver;
 use crate::memory::DevBuf;
@@ -250,19 +249,6 @@ impl Cuda {
     /// with DMMA; the portable `compute_75` PTX has only a trapping stub of it).
     fn dmma_available<T: Scalar>(&self) -> bool {
         Precision::of::<T>() == Precision::F64 && self.compute_capability.0 >= 9
-    }
-
-    /// Runs `s` with operands at device addresses `ptrs` = `[A, B, C, W]` holding `lens`
-    /// values (checked against every step first), on the stream, with the base kernel
-    /// `opts.base_kernel` resolves to ([`device::run_schedule`]).
-    pub(crate) fn run_schedule<T: Scalar>(
-        &self,
-        s: &Schedule,
-        ptrs: [u64; 4],
-        lens: [usize; 4],
-        opts: &MatMulOptions,
-    ) -> Result<()> {
-        device::run_schedule::<T, Self>(self, s, ptrs, lens, opts)
     }
 
     /// Runs `f` with page-locked staging memory of at least `bytes` bytes: the backend's pool

@@ -1,14 +1,11 @@
 //! [`Device`] for OpenCL: device memory as byte buffers tied to their backend instance,
 //! kernels by module and name from the kernel table, launches through [`crate::program`].
 //! The algorithms written once over [`Device`] in `trident-core` (SpMV, triangle counting,
-//! R-MCL) run on [`OpenCl`] through it.
+//! R-MCL, matmul, the SVD) run on [`OpenCl`] through it.
 
 use ocl::Buffer;
 use trident_core::device::{Arg, Device, DeviceQuery, Geometry, KernelHandle, VectorMem};
 use trident_core::gpu::Precision;
-use trident_core::matmul::device::{run_schedule, MatmulKernels};
-use trident_core::matmul::{use_tensor_cores, MatMulOptions, Schedule};
-use trident_core::svd::device::RunSchedule;
 use trident_core::{Error, Result, Scalar};
 
 use crate::error::ClResultExt;
@@ -147,20 +144,5 @@ impl<T: ClScalar> VectorMem<T> for OpenCl {
     fn vector_ref<'a>(&'a self, v: &'a ClVector<T>) -> Result<&'a ocl::core::Mem> {
         self.check_owner(v.owner, "a kernel argument")?;
         Ok(v.buf.as_core())
-    }
-}
-
-impl<T: ClScalar> RunSchedule<T> for OpenCl {
-    fn run_device_schedule<'a>(
-        &'a self,
-        s: &Schedule,
-        ops: [&'a ocl::core::Mem; 4],
-        lens: [usize; 4],
-        opts: &'a MatMulOptions,
-    ) -> Result<()> {
-        // The portable kernels (no tensor-core kernel on OpenCL), as `OpenCl::run_schedule`.
-        use_tensor_cores::<T>(opts.base_kernel, false, BACKEND)?;
-        let k = MatmulKernels::portable::<T>(self)?;
-        run_schedule::<T, Self>(self, k, s, ops, lens, opts)
     }
 }

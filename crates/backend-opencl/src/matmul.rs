@@ -22,12 +22,10 @@ use std::sync::{Mutex, TryLockError};
 use ocl::flags::MemFlags;
 use ocl::Buffer;
 use trident_core::device::Device;
-use trident_core::matmul::device::{self, MatmulDevice, Staged};
-use trident_core::matmul::Schedule;
-use trident_core::{Backend, HostMemory, MatMulOptions, Result};
+use trident_core::matmul::device::{MatmulDevice, Staged};
+use trident_core::{Backend, HostMemory, Result};
 
 use crate::error::ClResultExt;
-use crate::memory::ClScalar;
 use crate::OpenCl;
 
 pub use trident_core::matmul::device::GPU_CUTOFF;
@@ -45,20 +43,6 @@ const STAGING_GRANULE: usize = 1 << 19;
 pub const CPU_DEVICE_CUTOFF: usize = 1024;
 
 impl OpenCl {
-    /// Runs `s` with operands `a`, `b`, `c` and workspace `w` holding `lens` values (checked
-    /// against every step first), with the base kernel `opts.base_kernel` resolves to
-    /// ([`device::run_schedule`]).
-    pub(crate) fn run_schedule<T: ClScalar>(
-        &self,
-        s: &Schedule,
-        bufs: [&Buffer<T>; 4],
-        lens: [usize; 4],
-        opts: &MatMulOptions,
-    ) -> Result<()> {
-        let ops = bufs.map(|b| b.as_core());
-        device::run_schedule::<T, Self>(self, s, ops, lens, opts)
-    }
-
     /// A buffer of `bytes` (at least 1) in `CL_MEM_ALLOC_HOST_PTR` memory.
     fn host_buffer(&self, bytes: usize, what: &str) -> Result<Buffer<u8>> {
         let n = bytes.max(1);

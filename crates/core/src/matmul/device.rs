@@ -398,6 +398,7 @@ mod tests {
     }
 
     impl Device for Recorder {
+        const FLAT_GRID: bool = false;
         type Mem = usize;
         type MemRef<'a> = usize;
         type Kernel<'a> = Named;

@@ -10,7 +10,7 @@
 //! take a 2-D NDRange), the work-group size a kernel allows ([`KernelHandle::group_limit`]:
 //! OpenCL's may be below the kernels' [`WG`]), the tree QR leaves' slab of local memory
 //! ([`crate::device::Arg::Local`]: CUDA's dynamic shared memory, OpenCL's `__local`
-//! parameter) and the matrix product's base kernels ([`RunSchedule`]).
+//! parameter) and the matrix product's base kernels ([`run_schedule`], the base kernels the backend picks: CUDA's FP64 tensor-core GEMM where the device has it).
 
 // Kernel launches are `unsafe`: each says why in its `// SAFETY:` note.
 #![allow(unsafe_code)]
@@ -22,10 +22,10 @@ use super::kernels::{check_gather, check_top, copy_rows_len, mat_mul_schedule, S
 use super::tree::{TreePlan, MERGE_PANEL};
 use super::{noise_level, Qr, QrFactors, QrOptions, QrOrder, Svd, SvdOptions, SvdResult};
 use crate::dense::DenseView;
-use crate::device::{Buf, Device, Geometry, KernelHandle, Launch};
+use crate::device::{Buf, Device, Geometry, KernelHandle, Launch, VectorMem};
 use crate::error::{Error, Result};
 use crate::gpu::KernelList;
-use crate::matmul::{MatMul, MatMulOptions, Schedule};
+use crate::matmul::device::{run_schedule, MatmulDevice};
 use crate::scalar::Scalar;
 
 /// The kernels of the `svd` kernel file, as both backends' kernel tables list them.
@@ -65,21 +65,6 @@ pub const BMAX: usize = 16;
 const P: usize = 2 * BMAX;
 /// Output tile edge of `svd_from_rows` / `svd_gather_cols` (`LT`).
 const LT: usize = 32;
-
-/// What the SVD's matrix product ([`SvdKernels::mat_mul`]) needs of a device beyond
-/// [`Device`]: a matmul schedule run on device buffers with the base kernels the backend
-/// picks for the options (CUDA: the FP64 tensor-core GEMM where the device has it).
-pub trait RunSchedule<T: Scalar>: Device + MatMul<T> {
-    /// Runs `s` on the operands `ops = [A, B, C, W]` holding `lens` values (checked against
-    /// every step first).
-    fn run_device_schedule<'a>(
-        &'a self,
-        s: &Schedule,
-        ops: [Self::MemRef<'a>; 4],
-        lens: [usize; 4],
-        opts: &'a MatMulOptions,
-    ) -> Result<()>;
-}
 
 /// A column-major matrix in device memory (see [`SvdKernels`]).
 pub struct DeviceMat<D: Device, T: Scalar> {
@@ -243,7 +228,7 @@ fn copy_rows<D: Device, T: Scalar>(
     unsafe { launch_groups(&mut l, n.div_ceil(WG), WG) }
 }
 
-impl<T: Scalar, D: RunSchedule<T>> Svd<T> for D {
+impl<T: Scalar, D: MatmulDevice + VectorMem<T>> Svd<T> for D {
     fn svd(&self, a: DenseView<'_, T>, opts: &SvdOptions) -> Result<SvdResult<T>> {
         // The kernels build (precision, work-group size) before any work.
         svd_kernel::<T, D>(self, "svd_jacobi_round")?;
@@ -251,14 +236,14 @@ impl<T: Scalar, D: RunSchedule<T>> Svd<T> for D {
     }
 }
 
-impl<T: Scalar, D: RunSchedule<T>> Qr<T> for D {
+impl<T: Scalar, D: MatmulDevice + VectorMem<T>> Qr<T> for D {
     fn qr(&self, a: DenseView<'_, T>, opts: &QrOptions) -> Result<QrFactors<T>> {
         svd_kernel::<T, D>(self, "qr_apply")?;
         qr_with(self, a, opts)
     }
 }
 
-impl<T: Scalar, D: RunSchedule<T>> SvdKernels<T> for D {
+impl<T: Scalar, D: MatmulDevice + VectorMem<T>> SvdKernels<T> for D {
     type Mat = DeviceMat<D, T>;
     type Rotations = DeviceRotations<D, T>;
 
@@ -298,7 +283,7 @@ impl<T: Scalar, D: RunSchedule<T>> SvdKernels<T> for D {
             self.mem_ref(c.buf.mem())?,
             self.mem_ref(w.mem())?,
         ];
-        self.run_device_schedule(&s, ops, lens, &opts)?;
+        run_schedule::<T, D>(self, &s, ops, lens, &opts)?;
         Ok(c)
     }
 
