@@ -11,7 +11,7 @@ use crate::tolerance::Tolerance;
 
 #[cfg(doc)]
 use super::reorthonormalise;
-use super::{driver, QrFactors, SvdResult, Wide, TOL_MIN_ROWS};
+use super::{driver, negligible_gram, QrFactors, SvdResult, Wide, TOL_MIN_ROWS};
 
 /// The tolerance on singular values: `|s_i − s_ref_i| ≤ 10 · ε · min(m, n) · ‖A‖₂` (pass
 /// `‖A‖₂` as the scale of [`Tolerance::check`]).
@@ -38,7 +38,10 @@ pub struct Validity {
     /// The `‖A‖₂` used (`max(s_0, ‖A‖_F / √min(m, n))`, in f64).
     pub norm: f64,
     /// The largest per-value residual, relative to its own scale: for `m ≥ n`,
-    /// `max_i ‖A v_i − s_i u_i‖ / (ε (Σ_j ‖A e_j‖ |v_ij| + s_i))`; for `m < n` the same with
+    /// `max_i (‖A v_i − s_i u_i‖ − √k τ)⁺ / (ε (Σ_j ‖A e_j‖ |v_ij| + s_i) + δ)`, with `δ` the
+    /// precision's smallest subnormal (the spacing of a returned `s_i` below the normal range)
+    /// and `τ` the working range's floor (singular values below about `2^-119 ‖A‖_F` in f32,
+    /// `2^-1008 ‖A‖_F` in f64, are returned as 0: see `svd::negligible_gram`); for `m < n` the same with
     /// `Aᵀ`, `u_i`, `v_i` and the row norms (0 when vectors were not formed). One-sided
     /// Jacobi's backward error is column-scaled, so this stays small for every value, the
     /// smallest of a graded matrix included: a small singular value returned as 0 (or
@@ -205,7 +208,8 @@ pub fn validity<T: Scalar>(a: DenseView<'_, T>, r: &SvdResult<T>) -> Result<Vali
     Ok(out)
 }
 
-/// `max_i ‖A v_i − s_i u_i‖ / (ε (Σ_j ‖A e_j‖ |v_ij| + s_i))` (`m ≥ n`; else with `Aᵀ`, `u`,
+/// `max_i ‖A v_i − s_i u_i‖ / (ε (Σ_j ‖A e_j‖ |v_ij| + s_i) + δ)` (`δ`: `T`'s smallest
+/// subnormal; `m ≥ n`; else with `Aᵀ`, `u`,
 /// `v` and the rows exchanged) and its `i`, for `U`'s columns as rows of `ut` (`m` long) and
 /// `Vᵀ`'s rows in `vf` (`n` long). Everything is computed relative to `‖A‖_F`'s power of two
 /// (the entries of an f64 matrix may be near 1e300). NaN propagates.
@@ -222,6 +226,13 @@ fn value_residuals<T: Scalar>(
         return Ok((0.0, 0));
     }
     let (_, fro) = driver::finite_max_abs(a, "validity").map_err(|e| e.to_string())?;
+    // The working range (`svd::negligible_gram`, `driver::working_scale`): columns whose norm
+    // falls below `tau` (about 2^-119 ‖A‖_F in f32, 2^-1008 ‖A‖_F in f64) cannot have their
+    // squares represented and are returned with singular value 0, which may move the values
+    // just above it by as much. That absolute part of each residual, up to √k · tau, is the
+    // documented range, not an error.
+    let tau = negligible_gram::<T>().wide().sqrt() / driver::working_scale::<T>(fro)
+        * (s.len() as f64).sqrt();
     // an exact power of two near 1 / ‖A‖_F (A's entries may be near f64's limits)
     let sc = if fro > 1e-300 {
         1.0 / 2f64.powi(fro.log2().ceil() as i32)
@@ -282,10 +293,15 @@ fn value_residuals<T: Scalar>(
             .sum::<f64>()
             .sqrt();
         let scale = w.iter().zip(&cn).map(|(wj, c)| wj.abs() * c).sum::<f64>() + sl;
+        // The returned s_i is a T: below T's normal range it is a multiple of T's smallest
+        // subnormal, so it may be off by half of that whatever the algorithm (a graded
+        // f32 matrix down to 1e-43 has such values); that much residual is allowed on top.
+        let floor = T::min_positive_value().wide() * eps * sc;
+        let res = (res - tau * sc).max(0.0);
         let ratio = if res == 0.0 {
             0.0
         } else {
-            res / (eps * scale.max(f64::MIN_POSITIVE))
+            res / (eps * scale + floor).max(f64::MIN_POSITIVE)
         };
         if ratio.is_nan() {
             return Ok((f64::NAN, l));
