@@ -25,39 +25,16 @@
 //! Linking: `libcuda.so.1` is loaded lazily on the first driver call, so a binary starts on
 //! a machine without a CUDA driver and reports [`Error::NoDevice`] there.
 //!
-//! # The device layer and adding kernels
+//! # The device layer
 //!
-//! [`Cuda`] implements [`trident_core::device::Device`] (`src/device.rs`): device memory,
-//! kernels found by kernel file and name in the kernel table, launches. SpMV, triangle
-//! counting, R-MCL and the SVD / QR are written once over that trait in `trident-core`
-//! (`core/src/spmv/device.rs`, `core/src/triangles/device.rs`, `core/src/mcl/gpu/device.rs`,
-//! `core/src/svd/device.rs`) and run here through its blanket impls; matmul still has its
-//! host code in this crate (`src/matmul.rs`).
-//!
-//! Each `kernels/cuda/<alg>.cu` file is one [`kernels::Module`], listed once in the
-//! `kernel_table!` of `src/kernels.rs` with the roots of the kernels it defines; `build.rs`
-//! compiles every file to PTX. A module is JIT-loaded on its first use and cached for the
-//! backend's lifetime (so starting a backend costs no kernel loading), and its failure to load
-//! is an [`Error::Backend`] naming the file, with the JIT log. A driver gets a kernel by file
-//! stem and root and launches it with typed arguments, in the order of the kernel's
-//! parameters, as `core/src/spmv/device.rs` does:
-//!
-//! ```ignore
-//! // kernels/cuda/spmv.cu defines extern "C" spmv_ellr_f32(...) and spmv_ellr_f64(...);
-//! // src/kernels.rs, in kernel_table!: Spmv => cuda_module!(spmv, typed: ["spmv_ellr"], plain: []),
-//! let k = d.kernel::<T>("spmv", "spmv_ellr")?; // loads the module, once
-//! let mut l = d.launch(&k);
-//! l.arg(rows).arg(k_begin).arg(k_end).arg(accumulate);
-//! l.arg(&a.values).arg(&a.col_idx).arg(&a.rl).vector::<T>(x).vector::<T>(y);
-//! // SAFETY: (why the arguments match the kernel's parameters and the buffers suffice)
-//! unsafe { l.launch(Geometry::linear(groups, 256)) }?;
-//! ```
-//!
-//! `arg` takes `u32`, `i32`, `u64`, `i64`, `f32`, `f64` by value and `&Buf<D, P>` (a `P *`
-//! parameter); `vector` a device vector, `real::<T>` a `T` parameter, `local(bytes)` the
-//! launch's dynamic shared memory. Kernels without a precision suffix are
-//! `d.kernel_plain("triangles", "tc_merge")`. Driver failures keep their code as the error's
-//! source ([`DriverError`]).
+//! [`Cuda`] implements [`trident_core::device::Device`] (`src/device.rs`); every algorithm's
+//! GPU host code is written once over that trait in `trident-core` (see its `device` module
+//! for the launch builder) and runs here through blanket impls. What is CUDA's own: the
+//! kernel table (`src/kernels.rs`: each `kernels/cuda/<alg>.cu` is one [`kernels::Module`],
+//! compiled to PTX by `build.rs`, JIT-loaded on first use and cached; a load failure is an
+//! [`Error::Backend`] naming the file, with the JIT log), the FP64 tensor-core GEMMs and
+//! page-locked staging of matmul (`src/matmul.rs`), and driver errors that keep their code as
+//! the source ([`DriverError`]).
 
 #![warn(missing_docs)]
 

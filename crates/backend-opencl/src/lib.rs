@@ -22,41 +22,18 @@
 //! call, so a binary starts without one and reports no platform; which vendor drivers the
 //! loader finds is up to it (`OCL_ICD_VENDORS`, `/etc/OpenCL/vendors`).
 //!
-//! # The device layer and adding kernels
+//! # The device layer
 //!
-//! [`OpenCl`] implements [`trident_core::device::Device`] (`src/device.rs`): device memory
-//! tied to the instance, kernels found by kernel file and name in the kernel table, launches.
-//! SpMV, triangle counting, R-MCL and the SVD / QR are written once over that trait in
-//! `trident-core` (`core/src/spmv/device.rs`, `core/src/triangles/device.rs`,
-//! `core/src/mcl/gpu/device.rs`, `core/src/svd/device.rs`) and run here through its blanket
-//! impls; matmul still has its host code in this crate (`src/matmul.rs`).
-//!
-//! Each `kernels/opencl/<alg>.cl` file is one [`kernels::Module`], listed once in the
-//! `kernel_table!` of `src/kernels.rs` with the roots of the kernels it defines (typed roots
-//! are defined as `TRIDENT_CAT(root_, SUFFIX)` over `REAL`, see `kernels/opencl/spmv.cl`). A
-//! module is built on first use per precision and cached; a build failure is an
-//! [`Error::Backend`] whose message names `kernels/opencl/<alg>.cl:LINE` and holds the
-//! compiler's log. A driver gets a kernel by file stem and root and launches it with typed
-//! arguments, in the order of the kernel's parameters, as `core/src/spmv/device.rs` does:
-//!
-//! ```ignore
-//! // kernels/opencl/spmv.cl defines __kernel void TRIDENT_CAT(spmv_ellr_, SUFFIX)(...);
-//! // src/kernels.rs, in kernel_table!: Spmv => cl_module!(spmv, typed: ["spmv_ellr"], plain: []),
-//! let k = d.kernel::<T>("spmv", "spmv_ellr")?; // builds the program, once
-//! let wg = k.group_limit().min(256); // the kernel's work-group size here
-//! let mut l = d.launch(&k);
-//! l.arg(rows).arg(k_begin).arg(k_end).arg(accumulate);
-//! l.arg(&a.values).arg(&a.col_idx).arg(&a.rl).vector::<T>(x).vector::<T>(y);
-//! // SAFETY: (why the arguments match the kernel's parameters and the buffers suffice)
-//! unsafe { l.launch(Geometry::linear(rows.div_ceil(wg), wg)) }?;
-//! ```
-//!
-//! `arg` takes `u32`, `i32`, `u64`, `i64`, `f32`, `f64` by value and `&Buf<D, P>` (a
-//! `__global P *` parameter); `vector` a device vector, `real::<T>` a `REAL` parameter,
-//! `local(bytes)` a `__local` parameter. The launch fails, enqueuing nothing, if an argument
-//! belongs to another instance or the number of arguments is not the kernel's. Kernels
-//! without a precision suffix are `d.kernel_plain("triangles", "tc_merge")`. OpenCL failures
-//! keep their status as the error's source ([`ClError`]).
+//! [`OpenCl`] implements [`trident_core::device::Device`] (`src/device.rs`); every algorithm's
+//! GPU host code is written once over that trait in `trident-core` (see its `device` module
+//! for the launch builder) and runs here through blanket impls. What is OpenCL's own: the
+//! kernel table (`src/kernels.rs`: each `kernels/opencl/<alg>.cl` is one [`kernels::Module`],
+//! built per device and precision on first use and cached; typed roots are defined as
+//! `TRIDENT_CAT(root_, SUFFIX)` over `REAL`; a build failure is an [`Error::Backend`] naming
+//! `kernels/opencl/<alg>.cl:LINE`, with the compiler's log), device discovery
+//! (`src/probe.rs`), matmul's host-pointer staging (`src/matmul.rs`), launches that check the
+//! argument count and owner, and OpenCL errors that keep their status as the source
+//! ([`ClError`]).
 
 #![warn(missing_docs)]
 

@@ -3,7 +3,8 @@
 //! one trait, [`Device`], that `trident-cuda` and `trident-opencl` implement. Each
 //! algorithm's GPU host code (plan, upload, launch loop, download) is written once, generic
 //! over it, next to the algorithm's plan: [`crate::spmv::device`],
-//! [`crate::triangles::device`], [`crate::mcl::gpu`], [`crate::svd::device`]. A backend's
+//! [`crate::triangles::device`], [`crate::mcl::gpu`], [`crate::matmul::device`],
+//! [`crate::svd::device`]. A backend's
 //! `Device` impl gives it those algorithms through blanket impls
 //! (`impl<T, D: Device> Spmv<T> for D`).
 //!
@@ -22,6 +23,14 @@
 //! // SAFETY: (why the arguments match and the buffers suffice)
 //! unsafe { l.launch(Geometry::linear(groups, wg)) }?;
 //! ```
+//!
+//! `arg` takes `u32`, `i32`, `u64`, `i64`, `f32`, `f64` by value and `&Buf<D, P>` (a `P *`
+//! parameter); `vector` a device vector, `real::<T>` a `T` parameter, `local(bytes)` the
+//! launch's dynamic local memory (CUDA: the launch's shared-memory bytes; OpenCL: a `__local`
+//! parameter). Kernels without a precision suffix are `d.kernel_plain("triangles",
+//! "tc_merge")`. A launch fails, queuing nothing, when an argument belongs to another
+//! device. Adding a kernel: define it in `kernels/cuda/<alg>.cu` and `kernels/opencl/<alg>.cl`
+//! with one parameter list, and add its root to the algorithm's `KERNELS` list.
 
 #![allow(unsafe_code)]
 
