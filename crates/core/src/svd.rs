@@ -22,8 +22,8 @@
 //! With vectors, both QR methods have `U Σ = Q₁ [J; 0] = W V`. When the singular values (the
 //! norms of `J`'s columns) lie within a factor [`driver::AV_MAX_COND`] (32) of each other, `U Σ` is
 //! that one product, by the backend's tiled matmul kernel: each column's error, about
-//! `ε σ₁ √n`, is small against its own `σ` (32768 × 256 f32 on the H100: 1.7 ms against
-//! 8.5 ms for the rotations). Measured on the CPU, `max |UᵀU − I|` grows as about `0.9 ε κ`
+//! `ε σ₁ √n`, is small against its own `σ`, and it is much cheaper than applying the
+//! rotations. On the CPU, `max |UᵀU − I|` grows as about `0.9 ε κ`
 //! this way (130 × 128, κ = 980: 865 ε), so at κ ≤ 32 it stays below 30 ε, under the
 //! smallest orthogonality bound (`4 ε · 32 + 4 ε`) with a margin of four. Otherwise (graded, ill-conditioned or rank-deficient input)
 //! the rotations are applied to `J`, which keeps `U` orthogonal whatever the spread. The
@@ -111,10 +111,8 @@ pub use kernels::SvdKernels;
 pub use tree::{TreePlan, MERGE_PANEL, TREE_PANEL_ROWS};
 
 /// Cyclic Jacobi sweeps run on each block pair's Gram matrix per visit (every backend).
-/// A second sweep rarely lowers the outer sweep count and costs a third of the time:
-/// CPU, 512² f64: 13–14 sweeps with 1, 2 or 4; H100, 32768 × 256 f32 after QR: 9 sweeps
-/// with 1 or 2, Jacobi 6.6 against 9.2 ms (f64: 11 sweeps, 10.6 ms, against 10, 14.1 ms);
-/// 2048² f32: 16 sweeps, 225 against 263 ms.
+/// A second sweep rarely lowers the outer sweep count and costs about a third more time
+/// (the sweep counts and times: `benches/results/history/`).
 pub const INNER_SWEEPS: usize = 1;
 
 /// Inner sweeps for a pair holding a rank-deficiency noise column: squared norm above the

@@ -143,11 +143,7 @@ impl JacobiPlan {
     /// least [`Self::CHUNK_ROWS`] rows per chunk, or [`Self::CHUNK_ROWS_FEW`] when that
     /// leaves fewer than [`Self::FEW_GROUPS`] work-groups; 1 (the fused round) when that
     /// leaves one.
-    ///
-    /// Measured on the H100 (f32, U and Vᵀ): 4096² 2.77 s with 4 chunks, 2.33 s with 32;
-    /// 2048² 723 ms with 2, 507 ms with 32; 1024² 319 ms with 1, 159 ms with 16 (and 54.9 ms
-    /// with 32 against 52.3 ms with 16, later); R of a 32768 × 256 QR (8 pairs): Jacobi
-    /// 4.42–4.49 ms with 8 chunks against 4.79–4.83 ms with 4.
+    /// The figures behind these constants: `benches/results/history/`.
     pub fn auto_chunks(rows: usize, pairs: usize) -> usize {
         let fill = Self::TARGET_GROUPS
             .div_ceil(pairs.max(1))

@@ -48,10 +48,8 @@ pub const LEAF_Q_LOCAL_BYTES: usize = 32 << 10;
 
 /// Most columns of `q` per work-group of `qr_tree_leaf_q_local`. Every work-group of a leaf
 /// reads all of the leaf's rotations, so wider slabs read them fewer times, but take more
-/// local memory (fewer work-groups per SM). H100, 32768 × 256, the leaves of `Q`: 4.25 /
-/// 3.22 / 2.81 / 3.14 ms with 4 / 8 / 16 / 32 columns (f32), 4.49 / 3.77 / 3.15 / 3.15 ms
-/// (f64); the global-memory kernel took 5.34 ms (f32). Reading each step's rotations during
-/// the step before (a second barrier per step) was slower: 3.26 and 4.61 ms.
+/// local memory (fewer work-groups per SM); 16 was the fastest of 4 to 32 in both precisions,
+/// and faster than the global-memory kernel (figures: `benches/results/history/`).
 pub const LEAF_Q_LOCAL_COLS: usize = 16;
 
 /// Columns per panel of the GPUs' leaves and merges (`MP` in the kernels).
@@ -59,8 +57,7 @@ pub const MERGE_PANEL: usize = 32;
 
 /// Columns per work-group of the GPUs' update kernels (`qr_tree_leaf_update`,
 /// `qr_tree_merge_update`: `UCOLS`, 4 per work-item). A lane's rotation at a stage is the
-/// same for every column, so several columns per work-item share its loads and barriers:
-/// H100, 32768 × 256 f32, the leaves' updates took 2.66 ms with 1 column per work-item.
+/// same for every column, so several columns per work-item share its loads and barriers.
 pub const UPDATE_COLS: usize = 32;
 
 /// The shape of a tree QR (see the module documentation).
@@ -141,8 +138,8 @@ impl TreePlan {
     /// earlier waves, and the panels of one wave touch disjoint elements (panel `p` of level
     /// `l` the rows of level `l`'s panel `p` and the absorbed rows up to it, panel `p − 1` of
     /// level `l + 1` rows of level `l`'s panels before `p`). So the levels overlap, and the
-    /// chain of launches is `levels + panels` long instead of `levels · panels` (H100, 32768 ×
-    /// 256: 14 waves instead of 56 level panels).
+    /// chain of launches is `levels + panels` long instead of `levels · panels` (32768 × 256
+    /// with the default panels: 14 waves instead of 56 level panels).
     pub fn merge_waves(&self) -> usize {
         if self.levels == 0 || self.cols == 0 {
             0
