@@ -129,17 +129,7 @@ fn with_backends(cmd: &str, args: &[String]) -> util::Result {
 /// Re-runs this command through `cargo run` with the `backends` feature.
 #[cfg(not(feature = "backends"))]
 fn with_backends(cmd: &str, args: &[String]) -> util::Result {
-    let status = util::cargo()
-        .args([
-            "run",
-            "--quiet",
-            "--release",
-            "-p",
-            "xtask",
-            "--features",
-            "backends",
-            "--",
-        ])
+    let status = util::xtask_with_backends()
         .arg(cmd)
         .args(args)
         .status()

@@ -237,18 +237,8 @@ pub fn kernel_tables(_root: &Path) -> Result<BTreeMap<String, Vec<String>>> {
 /// lines (`file root root …`).
 #[cfg(not(feature = "backends"))]
 pub fn kernel_tables(root: &Path) -> Result<BTreeMap<String, Vec<String>>> {
-    let out = cargo()
+    let out = crate::util::xtask_with_backends()
         .current_dir(root)
-        .args([
-            "run",
-            "--quiet",
-            "--release",
-            "-p",
-            "xtask",
-            "--features",
-            "backends",
-            "--",
-        ])
         .arg("kernel-tables")
         .stderr(Stdio::inherit())
         .output()

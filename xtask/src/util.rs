@@ -74,6 +74,24 @@ pub fn cargo() -> Command {
     cmd
 }
 
+/// `cargo run` of this xtask with the `backends` feature (the build that links every backend),
+/// ready for the subcommand and its arguments.
+#[cfg_attr(feature = "backends", allow(dead_code))]
+pub fn xtask_with_backends() -> Command {
+    let mut cmd = cargo();
+    cmd.args([
+        "run",
+        "--quiet",
+        "--release",
+        "-p",
+        "xtask",
+        "--features",
+        "backends",
+        "--",
+    ]);
+    cmd
+}
+
 /// The workspace's target directory as cargo sees it (`CARGO_TARGET_DIR`, config files), from
 /// `cargo metadata`; falls back to `CARGO_TARGET_DIR` or `<root>/target` if cargo can't say.
 pub fn target_dir() -> PathBuf {
