@@ -26,8 +26,9 @@
 #    benchmark (or the BENCH names given) the other build runs, then this one, then the other
 #    again and this one again (ABAB, so drift shows), each with its own criterion folder,
 #    criterion arguments from COMPARE_ARGS (default: 1 s warm-up, 2 s measurement) and the
-#    filter COMPARE_FILTER (a criterion regex; default all); compare.md gets each benchmark's
-#    median before and after and their ratio.
+#    filter COMPARE_FILTER (a criterion regex; default all) and at most COMPARE_LIMIT seconds
+#    per run (default none); compare.md gets each benchmark's median before and after and
+#    their ratio, rewritten after every run (a run cut short keeps the rows so far).
 # all: test, sanitize, then bench.
 #
 # Results go to ${OUT:-./out} (at most 8 files, so that they all come back from a device run):
@@ -370,6 +371,32 @@ main() {
             read -r -a cargs <<<"${COMPARE_ARGS:---warm-up-time 1 --measurement-time 2}"
             filter=()
             [ -n "${COMPARE_FILTER:-}" ] && filter=("$COMPARE_FILTER")
+            limit=()
+            [ -n "${COMPARE_LIMIT:-}" ] && limit=(timeout "$COMPARE_LIMIT")
+            compare_report() {
+                [ -d "$RESULTS/compare" ] || return 0
+                python3 - "$RESULTS/compare" >"$OUT_DIR/compare.md" <<'PY'
+import json, os, sys
+root = sys.argv[1]
+med = {}
+for run in sorted(os.listdir(root)):
+    side, rnd = run.rsplit("-", 1)
+    for d, _, files in os.walk(os.path.join(root, run)):
+        if "estimates.json" in files and os.path.basename(d) == "new":
+            bench = os.path.relpath(os.path.dirname(d), os.path.join(root, run))
+            with open(os.path.join(d, "estimates.json")) as f:
+                m = json.load(f)["median"]["point_estimate"]
+            med.setdefault(bench, {}).setdefault(side, []).append(m)
+print("| benchmark | before (ms, rounds) | after (ms, rounds) | after / before (median of the rounds) |")
+print("| --- | ---: | ---: | ---: |")
+for bench in sorted(med):
+    b, a = med[bench].get("before", []), med[bench].get("after", [])
+    fmt = lambda xs: " / ".join(f"{x / 1e6:.3f}" for x in xs) or "-"
+    mid = lambda xs: (sorted(xs)[(len(xs) - 1) // 2] + sorted(xs)[len(xs) // 2]) / 2
+    r = f"{mid(a) / mid(b):.3f}" if a and b else "-"
+    print(f"| {bench} | {fmt(b)} | {fmt(a)} | {r} |")
+PY
+            }
             for b in "$HERE"/benches/*; do
                 [ -f "$b" ] || continue
                 name=$(basename "$b")
@@ -387,33 +414,16 @@ main() {
                         [ "$side" = before ] && exe=$COMPARE_WITH/$name
                         section "compare $name $side (round $round)"
                         if ! (cd "$HERE" && CRITERION_HOME="$RESULTS/compare/$side-$round" \
-                            "$exe" --bench "${cargs[@]}" ${filter[@]+"${filter[@]}"}); then
+                            ${limit[@]+"${limit[@]}"} "$exe" --bench "${cargs[@]}" \
+                            ${filter[@]+"${filter[@]}"}); then
                             failed+=("compare $name $side")
                         fi
+                        compare_report
                     done
                 done
             done
-            python3 - "$RESULTS/compare" >"$OUT_DIR/compare.md" <<'PY' || failed+=("compare report")
-import json, os, sys
-root = sys.argv[1]
-med = {}
-for run in sorted(os.listdir(root)):
-    side, rnd = run.rsplit("-", 1)
-    for d, _, files in os.walk(os.path.join(root, run)):
-        if "estimates.json" in files and os.path.basename(d) == "new":
-            bench = os.path.relpath(os.path.dirname(d), os.path.join(root, run))
-            with open(os.path.join(d, "estimates.json")) as f:
-                m = json.load(f)["median"]["point_estimate"]
-            med.setdefault(bench, {}).setdefault(side, []).append(m)
-print("| benchmark | before (ms, rounds) | after (ms, rounds) | after / before (medians of rounds) |")
-print("| --- | ---: | ---: | ---: |")
-for bench in sorted(med):
-    b, a = med[bench].get("before", []), med[bench].get("after", [])
-    fmt = lambda xs: " / ".join(f"{x / 1e6:.3f}" for x in xs) or "-"
-    mid = lambda xs: (sorted(xs)[(len(xs) - 1) // 2] + sorted(xs)[len(xs) // 2]) / 2
-    r = f"{mid(a) / mid(b):.3f}" if a and b else "-"
-    print(f"| {bench} | {fmt(b)} | {fmt(a)} | {r} |")
-PY
+            # Written again after every run, so a time limit still leaves the rows so far.
+            compare_report || failed+=("compare report")
             cat "$OUT_DIR/compare.md"
         fi
     fi
