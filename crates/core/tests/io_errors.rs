@@ -1,5 +1,8 @@
 //! One test per error kind per format: the kind, the line, and a message naming the file.
 
+mod common;
+
+use common::{f8, npy};
 use trident_core::io::{self, mtx, EdgeListOptions, IdMode, MatrixMarket};
 use trident_core::{Dense, Error, ParseErrorKind as K};
 
@@ -345,29 +348,6 @@ fn edgelist_features() {
 }
 
 // ---------------------------------------------------------------- npy
-
-fn npy(version: u8, header: &str, data: &[u8]) -> Vec<u8> {
-    let mut h = header.to_string();
-    let pre = if version == 1 { 10 } else { 12 };
-    while (pre + h.len() + 1) & 63 != 0 {
-        h.push(' ');
-    }
-    h.push('\n');
-    let mut out = b"\x93NUMPY".to_vec();
-    out.extend_from_slice(&[version, 0]);
-    if version == 1 {
-        out.extend_from_slice(&(h.len() as u16).to_le_bytes());
-    } else {
-        out.extend_from_slice(&(h.len() as u32).to_le_bytes());
-    }
-    out.extend_from_slice(h.as_bytes());
-    out.extend_from_slice(data);
-    out
-}
-
-fn f8(v: &[f64]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
 
 const H23: &str = "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }";
 

@@ -2,6 +2,9 @@
 //! what they merge and drop, allocations sized from input fail with the bytes, readers
 //! stop early on garbage, and Matrix Market graphs keep the file's 1-based ids.
 
+mod common;
+
+use common::{f8, npy};
 use std::io::Read;
 use std::path::PathBuf;
 
@@ -20,30 +23,6 @@ fn parse_err(err: Error) -> trident_core::ParseError {
     err.as_parse()
         .unwrap_or_else(|| panic!("not a parse error: {err:?}"))
         .clone()
-}
-
-/// A `.npy` file with `header` (padded to 64 bytes) and `data`.
-fn npy(version: u8, header: &str, data: &[u8]) -> Vec<u8> {
-    let mut h = header.to_string();
-    let pre = if version == 1 { 10 } else { 12 };
-    while (pre + h.len() + 1) & 63 != 0 {
-        h.push(' ');
-    }
-    h.push('\n');
-    let mut out = b"\x93NUMPY".to_vec();
-    out.extend_from_slice(&[version, 0]);
-    if version == 1 {
-        out.extend_from_slice(&(h.len() as u16).to_le_bytes());
-    } else {
-        out.extend_from_slice(&(h.len() as u32).to_le_bytes());
-    }
-    out.extend_from_slice(h.as_bytes());
-    out.extend_from_slice(data);
-    out
-}
-
-fn f8(v: &[f64]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
 // ------------------------------------------------------------- 1. wrong format
