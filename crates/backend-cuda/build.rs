@@ -36,6 +36,15 @@ fn main() {
 
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed={}", kernel_dir.display());
+    // A .cu file may compile a shared kernel file of kernels/opencl through the dialect
+    // header of kernels/common.
+    for shared in ["opencl", "common"] {
+        let dir = workspace.join("kernels").join(shared);
+        println!("cargo:rerun-if-changed={}", dir.display());
+        for f in fs::read_dir(&dir).into_iter().flatten().flatten() {
+            println!("cargo:rerun-if-changed={}", f.path().display());
+        }
+    }
     for var in [
         "NVCC",
         "CUDA_PATH",

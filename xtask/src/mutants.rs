@@ -51,12 +51,22 @@ pub struct Mutant {
 }
 
 impl Mutant {
-    fn dialect(&self) -> Dialect {
-        if self.file.ends_with(".cu") {
-            Dialect::Cuda
-        } else {
-            Dialect::OpenCl
+    /// Whether the mutant runs in `d`: a `.cu` file's in CUDA, a `.cl` file's in OpenCL, and
+    /// a shared `.cl` file's (one that `kernels/cuda/<stem>.cu` compiles as CUDA) in both.
+    fn runs_in(&self, root: &Path, d: Dialect) -> bool {
+        match d {
+            Dialect::Cuda => self.file.ends_with(".cu") || self.cuda_file(root).is_some(),
+            Dialect::OpenCl => self.file.ends_with(".cl"),
         }
+    }
+
+    /// For a shared `.cl` file, the `.cu` file that compiles it as CUDA.
+    fn cuda_file(&self, root: &Path) -> Option<String> {
+        let stem = self
+            .file
+            .strip_prefix("kernels/opencl/")?
+            .strip_suffix(".cl")?;
+        shared_cuda_file(root, stem)
     }
 
     /// The kernel file's stem, e.g. `spmv`.
@@ -71,6 +81,16 @@ impl Mutant {
             .context(format!("{}: reading {}", self.name, self.file))?;
         Ok(text.replacen(&self.find, &self.replace, 1))
     }
+}
+
+/// `kernels/cuda/<stem>.cu` when it compiles the shared `kernels/opencl/<stem>.cl` (it names
+/// `"../opencl/<stem>.cl"`), else `None`.
+fn shared_cuda_file(root: &Path, stem: &str) -> Option<String> {
+    let cu = format!("kernels/cuda/{stem}.cu");
+    std::fs::read_to_string(root.join(&cu))
+        .ok()
+        .filter(|t| t.contains(&format!("\"../opencl/{stem}.cl\"")))
+        .map(|_| cu)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -128,15 +148,21 @@ pub fn run(args: &[String]) -> Result {
     let problems = check_lists(&root, &all, !quick && only.is_empty())?;
     let selected: Vec<Mutant> = all
         .iter()
-        .filter(|m| m.dialect() == Dialect::OpenCl)
+        .filter(|m| m.runs_in(&root, Dialect::OpenCl))
         .filter(|m| only.is_empty() || only.iter().any(|o| m.name.contains(o.as_str())))
         .cloned()
         .collect();
-    let cuda = all.iter().filter(|m| m.dialect() == Dialect::Cuda).count();
+    let cuda = all
+        .iter()
+        .filter(|m| m.runs_in(&root, Dialect::Cuda))
+        .count();
+    let opencl = all
+        .iter()
+        .filter(|m| m.runs_in(&root, Dialect::OpenCl))
+        .count();
     eprintln!(
-        "mutants: {} listed ({} OpenCL, {cuda} CUDA: those run on the GPU machine, `run.sh mutants`); running {} on OpenCL",
+        "mutants: {} listed ({opencl} OpenCL, {cuda} CUDA: those run on the GPU machine, `run.sh mutants`; a mutant of a shared file is both); running {} on OpenCL",
         all.len(),
-        all.len() - cuda,
         selected.len()
     );
     let ok = run_opencl(&root, &selected, budget, timeout)?;
@@ -333,7 +359,11 @@ pub fn check_lists(root: &Path, all: &[Mutant], coverage: bool) -> Result<Vec<St
     let mut problems = Vec::new();
     if coverage {
         for (file, roots) in &tables {
-            let here: Vec<&Mutant> = all.iter().filter(|m| &m.file == file).collect();
+            // A shared .cl file's mutants also break the .cu file that compiles it.
+            let here: Vec<&Mutant> = all
+                .iter()
+                .filter(|m| &m.file == file || m.cuda_file(root).as_ref() == Some(file))
+                .collect();
             if here.len() < MIN_PER_FILE {
                 problems.push(format!(
                     "{file}: {} mutants (at least {MIN_PER_FILE} wanted)",
@@ -704,7 +734,7 @@ pub fn emit_cuda(out: &Path) -> Result<usize> {
     check_lists(&root, &all, false)?;
     let cuda: Vec<&Mutant> = all
         .iter()
-        .filter(|m| m.dialect() == Dialect::Cuda)
+        .filter(|m| m.runs_in(&root, Dialect::Cuda))
         .collect();
     std::fs::create_dir_all(out).context(format!("creating {}", out.display()))?;
     let mut tsv = String::new();
@@ -717,10 +747,17 @@ pub fn emit_cuda(out: &Path) -> Result<usize> {
         for m in &cuda {
             let dir = out.join(&m.name);
             std::fs::create_dir_all(&dir).context(format!("creating {}", dir.display()))?;
-            // The kernels include no file of their own, so the copy compiles anywhere.
-            let src = sources.join(format!("{}.cu", m.name));
-            std::fs::write(&src, m.mutated(&root)?)
-                .context(format!("writing {}", src.display()))?;
+            // A copy of kernels/ with the one file mutated: a .cu file includes the dialect
+            // header and, when shared, its .cl file, by paths relative to itself.
+            let tree = sources.join(&m.name);
+            copy_kernels(&root.join("kernels"), &tree.join("kernels"))?;
+            let mutated = tree.join(&m.file);
+            std::fs::write(&mutated, m.mutated(&root)?)
+                .context(format!("writing {}", mutated.display()))?;
+            let src = match m.cuda_file(&root) {
+                Some(cu) => tree.join(cu),
+                None => mutated,
+            };
             for (flags, arch, ext) in [
                 (&nvcc::FLAGS, nvcc::TARGETS[0].1, "sm90.ptx"),
                 (&nvcc::CUBIN_FLAGS, nvcc::CUBIN.1, "sm90.cubin"),
@@ -751,6 +788,26 @@ pub fn emit_cuda(out: &Path) -> Result<usize> {
     }
     std::fs::write(out.join("mutants.tsv"), tsv).context("writing mutants.tsv")?;
     Ok(cuda.len())
+}
+
+/// Copies the kernel folder `from` (its subfolders one level deep) to `to`.
+fn copy_kernels(from: &Path, to: &Path) -> Result {
+    for dir in std::fs::read_dir(from).context(format!("reading {}", from.display()))? {
+        let dir = dir.context(format!("reading {}", from.display()))?.path();
+        if !dir.is_dir() {
+            continue;
+        }
+        let target = to.join(dir.file_name().unwrap_or_default());
+        std::fs::create_dir_all(&target).context(format!("creating {}", target.display()))?;
+        for f in std::fs::read_dir(&dir).context(format!("reading {}", dir.display()))? {
+            let f = f.context(format!("reading {}", dir.display()))?.path();
+            if f.is_file() {
+                std::fs::copy(&f, target.join(f.file_name().unwrap_or_default()))
+                    .context(format!("copying {}", f.display()))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Waits for the nvcc `jobs`; fails naming every mutant that did not compile.

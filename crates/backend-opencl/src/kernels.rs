@@ -18,7 +18,18 @@ pub struct Source {
     pub file: &'static str,
     /// The OpenCL C text.
     pub text: &'static str,
+    /// Written in the kernel dialect shared with CUDA ([`DIALECT`] is built in front of it;
+    /// `kernels/cuda/<name>.cu` compiles the same file as CUDA).
+    pub shared: bool,
 }
+
+/// `kernels/common/dialect.h`: what a shared kernel file may use beyond OpenCL C (macros that
+/// CUDA defines otherwise). The OpenCL build of a shared file places it in front of the file.
+pub const DIALECT: Source = Source {
+    file: "kernels/common/dialect.h",
+    text: include_str!("../../../kernels/common/dialect.h"),
+    shared: false,
+};
 
 /// One table entry: a kernel file and its kernels.
 #[derive(Debug)]
@@ -42,17 +53,25 @@ pub fn build_options(p: Precision) -> &'static str {
     }
 }
 
-/// One table entry: `kernels/opencl/<stem>.cl`, embedded, and its kernels.
+/// One table entry: `kernels/opencl/<stem>.cl`, embedded, and its kernels; `shared` marks a
+/// file written in the dialect shared with CUDA.
 macro_rules! cl_module {
     ($stem:ident, typed: [$($typed:literal),* $(,)?], plain: [$($plain:literal),* $(,)?]) => {
         cl_module!($stem, KernelList::new(&[$($typed),*], &[$($plain),*]))
     };
+    ($stem:ident, shared, $kernels:expr) => {
+        cl_module!(@entry $stem, true, $kernels)
+    };
     ($stem:ident, $kernels:expr) => {
+        cl_module!(@entry $stem, false, $kernels)
+    };
+    (@entry $stem:ident, $shared:expr, $kernels:expr) => {
         ModuleInfo {
             name: stringify!($stem),
             source: Source {
                 file: concat!("kernels/opencl/", stringify!($stem), ".cl"),
                 text: include_str!(concat!("../../../kernels/opencl/", stringify!($stem), ".cl")),
+                shared: $shared,
             },
             kernels: $kernels,
         }
@@ -64,8 +83,8 @@ trident_core::kernel_table! {
     enum Module;
     /// The table, in the order of [`Module`]'s variants: one line per kernel file.
     static MODULES: [ModuleInfo];
-    /// `kernels/opencl/spmv.cl`: ELLPACK-R SpMV.
-    Spmv => cl_module!(spmv, trident_core::spmv::device::KERNELS),
+    /// `kernels/opencl/spmv.cl`: ELLPACK-R SpMV (shared with CUDA).
+    Spmv => cl_module!(spmv, shared, trident_core::spmv::device::KERNELS),
     /// `kernels/opencl/triangles.cl`: triangle counting (no precision; plain kernels).
     Triangles => cl_module!(triangles, trident_core::triangles::device::KERNELS),
     /// `kernels/opencl/matmul.cl`: the tiled GEMM and the strided block sum of Strassen.
@@ -104,5 +123,20 @@ mod tests {
             "every kernels/opencl/*.cl needs one kernel_table! entry"
         );
         assert_eq!(Module::by_name("no_such_file"), None);
+    }
+
+    #[test]
+    fn a_file_is_shared_exactly_when_the_cuda_build_includes_it() {
+        for m in MODULES {
+            assert_eq!(
+                m.source.shared,
+                SHARED.contains(&m.name),
+                "{}: marked shared in the table: {}; included by kernels/cuda/{}.cu: {}",
+                m.source.file,
+                m.source.shared,
+                m.name,
+                SHARED.contains(&m.name)
+            );
+        }
     }
 }

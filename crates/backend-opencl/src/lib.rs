@@ -75,7 +75,7 @@ pub type ClMat<T> = trident_core::svd::device::DeviceMat<OpenCl, T>;
 pub type ClRotations<T> = trident_core::svd::device::DeviceRotations<OpenCl, T>;
 
 use error::{cl_error, ClResultExt};
-use kernels::{build_options, Module};
+use kernels::{build_options, Module, DIALECT};
 
 /// The backend's name in errors and in [`Backend::name`].
 const BACKEND: &str = "opencl";
@@ -263,6 +263,7 @@ impl OpenCl {
                 &self.info.description(),
                 &file,
                 &text,
+                info.source.shared.then_some(&DIALECT),
                 build_options(p),
             )?;
             let wg = self.info.max_work_group_size;
@@ -398,6 +399,7 @@ mod tests {
         let broken = kernels::Source {
             file: "kernels/opencl/broken.cl",
             text: "__kernel void f(__global float *y)\n{\n    y[0] = no_such_symbol;\n}\n",
+            shared: false,
         };
         let err = program::build(&context, found.device, "test device", broken, "")
             .expect_err("a broken source must not build");

@@ -13,7 +13,7 @@ use ocl::{Buffer, OclPrm};
 use trident_core::{Error, Result};
 
 use crate::error::{ClError, ClResultExt};
-use crate::kernels::Source;
+use crate::kernels::{Source, DIALECT};
 use crate::BACKEND;
 
 /// Preferred work-group size: a multiple of the warp / wavefront width of every GPU vendor,
@@ -35,25 +35,41 @@ pub(crate) fn build(
     source: Source,
     options: &str,
 ) -> Result<core::Program> {
+    let prelude = source.shared.then_some(&DIALECT);
     build_text(
         context,
         device,
         device_name,
         source.file,
         source.text,
+        prelude,
         options,
     )
 }
 
-/// [`build`] of the OpenCL C `text`, whose diagnostics name `file`.
+/// [`build`] of the OpenCL C `text`, whose diagnostics name `file`, with `prelude` (the
+/// dialect header of a shared file) in front of it: the compiler sees one text, and the
+/// positions of its log are mapped back to the prelude's file or to `file`.
 pub(crate) fn build_text(
     context: &ocl::Context,
     device: DeviceId,
     device_name: &str,
     file: &str,
     text: &str,
+    prelude: Option<&Source>,
     options: &str,
 ) -> Result<core::Program> {
+    let joined;
+    let (text, prelude_lines) = match prelude {
+        Some(p) => {
+            joined = format!("{}\n{text}", p.text.trim_end_matches('\n'));
+            (
+                joined.as_str(),
+                Some((p.file, p.text.trim_end_matches('\n').lines().count())),
+            )
+        }
+        None => (text, None),
+    };
     let what = || {
         if options.is_empty() {
             format!("building {file} for {device_name}")
@@ -67,7 +83,7 @@ pub(crate) fn build_text(
     if let Err(e) = core::build_program(&program, Some(&[device]), &opts, None, None) {
         let log = match core::get_program_build_info(&program, device, ProgramBuildInfo::BuildLog) {
             Ok(ProgramBuildInfoResult::BuildLog(log)) if !log.trim().is_empty() => {
-                name_positions(log.trim_end(), file)
+                name_positions(log.trim_end(), file, prelude_lines)
             }
             _ => "(the compiler left no build log)".to_string(),
         };
@@ -88,8 +104,10 @@ pub(crate) fn build_text(
 /// Rewrites the diagnostic positions of a build log (`PATH:LINE:COL:` or `PATH:LINE:`) whose
 /// PATH is the compiler's placeholder for the one source string (`<kernel>`, `<source>`,
 /// `<stdin>`, a `.cl` temporary file, a bare source index) to name `file` instead. Positions
-/// in other files (`<built-in>`, OpenCL headers) are left alone.
-fn name_positions(log: &str, file: &str) -> String {
+/// in other files (`<built-in>`, OpenCL headers) are left alone. With `prelude` (its file and
+/// number of lines, which came first in the compiled text), a line within the prelude names
+/// the prelude's file, and a later line names `file` at its own line.
+fn name_positions(log: &str, file: &str, prelude: Option<(&str, usize)>) -> String {
     fn is_num(s: &str) -> bool {
         !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
     }
@@ -114,7 +132,18 @@ fn name_positions(log: &str, file: &str) -> String {
         if pos.is_empty() || !placeholder(&path) || (is_num(&path) && pos.len() < 2) {
             return t.to_string();
         }
-        format!("{file}:{}:", pos.join(":"))
+        let line: usize = pos[0].parse().unwrap_or(0);
+        let (name, line) = match prelude {
+            Some((pfile, n)) if line <= n => (pfile, line),
+            Some((_, n)) => (file, line - n),
+            None => (file, line),
+        };
+        let mut out = format!("{name}:{line}:");
+        for p in &pos[1..] {
+            out.push_str(p);
+            out.push(':');
+        }
+        out
     };
     log.lines()
         .map(|line| line.split(' ').map(token).collect::<Vec<_>>().join(" "))
@@ -362,7 +391,8 @@ mod tests {
         assert_eq!(
             name_positions(
                 "<kernel>:4:12: error: use of undeclared identifier 'x'\n    y = x;",
-                f
+                f,
+                None
             ),
             "kernels/opencl/spmv.cl:4:12: error: use of undeclared identifier 'x'\n    y = x;"
         );
@@ -370,14 +400,29 @@ mod tests {
         assert_eq!(
             name_positions(
                 "error: /root/.cache/pocl/kcache/tempfile_FUQ7X3.cl:3:12: bad",
-                f
+                f,
+                None
             ),
             "error: kernels/opencl/spmv.cl:3:12: bad"
         );
         // A source index, a line without column, and positions that must stay.
         assert_eq!(
-            name_positions("1:3:12: error: e\n<source>:7: note\n<built-in>:1:2: x\nratio 3:4: y", f),
+            name_positions(
+                "1:3:12: error: e\n<source>:7: note\n<built-in>:1:2: x\nratio 3:4: y",
+                f,
+                None
+            ),
             "kernels/opencl/spmv.cl:3:12: error: e\nkernels/opencl/spmv.cl:7: note\n<built-in>:1:2: x\nratio 3:4: y"
+        );
+        // A shared file: 100 lines of dialect header came first.
+        let p = Some(("kernels/common/dialect.h", 100));
+        assert_eq!(
+            name_positions("<kernel>:104:5: error: e\n<kernel>:7:1: note: here", f, p),
+            "kernels/opencl/spmv.cl:4:5: error: e\nkernels/common/dialect.h:7:1: note: here"
+        );
+        assert_eq!(
+            name_positions("<source>:101: warning", f, p),
+            "kernels/opencl/spmv.cl:1: warning"
         );
     }
 }
