@@ -229,8 +229,15 @@ impl<T: Scalar + ndarray::LinalgScalar> MatMul<T> for Cpu {
     }
 
     /// A plain scan: the CPU's vectors are host memory.
-    fn all_finite(&self, v: &Vec<T>, _: (usize, usize), _: &MatMulOptions) -> Result<bool> {
-        Ok(trident_core::matmul::all_finite(v))
+    fn all_finite(
+        &self,
+        v: &Vec<T>,
+        (rows, cols): (usize, usize),
+        _: &MatMulOptions,
+    ) -> Result<bool> {
+        // The matrix is the vector's first rows · cols values.
+        let len = rows.saturating_mul(cols).min(v.len());
+        Ok(trident_core::matmul::all_finite(&v[..len]))
     }
 
     fn matmul(

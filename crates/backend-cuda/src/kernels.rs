@@ -75,6 +75,8 @@ trident_core::kernel_table! {
     static MODULES: [ModuleInfo];
     /// `kernels/cuda/spmv.cu`: ELLPACK-R SpMV.
     Spmv => cuda_module!(spmv, trident_core::spmv::device::KERNELS),
+    /// `kernels/cuda/reduce.cu`: reductions over device vectors (trident_core::reduce).
+    Reduce => cuda_module!(reduce, trident_core::reduce::KERNELS),
     /// `kernels/cuda/triangles.cu`: triangle counting (plain kernels, no precision).
     Triangles => cuda_module!(triangles, trident_core::triangles::device::KERNELS),
     /// `kernels/cuda/matmul.cu`: the tiled GEMM and the strided block sum of Strassen.

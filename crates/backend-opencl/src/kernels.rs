@@ -85,6 +85,9 @@ trident_core::kernel_table! {
     static MODULES: [ModuleInfo];
     /// `kernels/opencl/spmv.cl`: ELLPACK-R SpMV (shared with CUDA).
     Spmv => cl_module!(spmv, shared, trident_core::spmv::device::KERNELS),
+    /// `kernels/opencl/reduce.cl`: reductions over device vectors (trident_core::reduce;
+    /// shared with CUDA).
+    Reduce => cl_module!(reduce, shared, trident_core::reduce::KERNELS),
     /// `kernels/opencl/triangles.cl`: triangle counting (no precision; plain kernels).
     Triangles => cl_module!(triangles, trident_core::triangles::device::KERNELS),
     /// `kernels/opencl/matmul.cl`: the tiled GEMM and the strided block sum of Strassen.

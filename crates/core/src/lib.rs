@@ -31,6 +31,7 @@ pub mod graph;
 pub mod io;
 pub mod matmul;
 pub mod mcl;
+pub mod reduce;
 pub mod scalar;
 pub mod spmv;
 pub mod svd;

@@ -23,7 +23,7 @@ use crate::matmul::{
     MatMul, MatMulOptions, ADD_MAX_GROUPS,
 };
 use crate::scalar::Scalar;
-use nonfinite::nan_inf;
+use nonfinite::{all_finite_scan, nan_inf};
 
 /// The matmul checks, in table order.
 pub fn checks<B: MatMul<f32> + MatMul<f64>>() -> Vec<Check<B>> {
@@ -89,6 +89,10 @@ pub fn checks<B: MatMul<f32> + MatMul<f64>>() -> Vec<Check<B>> {
             run: nan_inf::<B>,
         },
         Check {
+            name: "matmul_all_finite_scan",
+            run: all_finite_scan::<B>,
+        },
+        Check {
             name: "matmul_shape_mismatch_is_error",
             run: shape_mismatch::<B>,
         },
@@ -123,6 +127,7 @@ macro_rules! matmul_conformance_tests {
             matmul_additions_row_loop,
             matmul_host_memory_modes,
             matmul_nan_inf_propagate,
+            matmul_all_finite_scan,
             matmul_shape_mismatch_is_error,
             matmul_huge_is_out_of_memory
         );

@@ -288,6 +288,18 @@ impl<T: Scalar, D: MatmulDevice + VectorMem<T>> MatMul<T> for D {
         self.tensor_core_kernels::<T>().is_some()
     }
 
+    /// One pass of the shared reduction kernel ([`crate::reduce::all_finite`]) instead of the
+    /// trait's base-kernel product with a zero vector (whose one row of tiles leaves most of
+    /// a large GPU idle).
+    fn all_finite(
+        &self,
+        v: &Self::Vector,
+        (rows, cols): (usize, usize),
+        _opts: &MatMulOptions,
+    ) -> Result<bool> {
+        crate::reduce::all_finite::<T, D>(self, v, rows.saturating_mul(cols))
+    }
+
     fn gemm(
         &self,
         m: usize,

@@ -203,3 +203,59 @@ fn huge_finite<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// [`MatMul::all_finite`] on device vectors (the scan `gemm` runs before a Strassen-type
+/// schedule), in f32 and f64: lengths around the kernels' work-group and beyond one launch's
+/// work-groups (so that items stride), vectors of extreme finite values (the largest, the
+/// smallest subnormal, −0) are finite; a NaN, +∞ or −∞ at the first, a middle or the last
+/// position is found; a non-finite value past the `rows · cols` asked about is not looked at.
+pub(super) fn all_finite_scan<B: MatMul<f32> + MatMul<f64>>(b: &B) -> Result<(), String> {
+    all_finite_typed::<f32, B>(b)?;
+    all_finite_typed::<f64, B>(b)
+}
+
+fn all_finite_typed<T: Scalar, B: MatMul<T>>(b: &B) -> Result<(), String> {
+    let opts = MatMulOptions::default();
+    let extremes = [
+        T::max_value(),
+        -T::max_value(),
+        T::min_positive_value() * T::epsilon(),
+        T::neg_zero(),
+        T::one(),
+    ];
+    for len in [1usize, 7, 255, 256, 257, 1000, 300_017] {
+        let finite: Vec<T> = (0..len).map(|i| extremes[i % extremes.len()]).collect();
+        let dv = b.upload(&finite).map_err(err)?;
+        let shape = if len % 2 == 1 { (1, len) } else { (len / 2, 2) };
+        if !b.all_finite(&dv, shape, &opts).map_err(err)? {
+            return Err(format!(
+                "{}: all_finite says a vector of {len} finite values holds NaN or ±∞",
+                T::NAME
+            ));
+        }
+        for at in [0, len / 2, len - 1] {
+            for bad in [T::nan(), T::infinity(), T::neg_infinity()] {
+                let mut v = finite.clone();
+                v[at] = bad;
+                let dv = b.upload(&v).map_err(err)?;
+                if b.all_finite(&dv, shape, &opts).map_err(err)? {
+                    return Err(format!(
+                        "{}: all_finite misses {bad:?} at {at} of {len} values",
+                        T::NAME
+                    ));
+                }
+            }
+        }
+    }
+    // Only the first rows · cols values are asked about.
+    let mut v = vec![T::one(); 600];
+    v[599] = T::nan();
+    let dv = b.upload(&v).map_err(err)?;
+    if !b.all_finite(&dv, (23, 26), &opts).map_err(err)? {
+        return Err(format!(
+            "{}: all_finite of a 23 x 26 matrix looks at value 599 of its vector",
+            T::NAME
+        ));
+    }
+    Ok(())
+}
