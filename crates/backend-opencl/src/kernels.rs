@@ -85,8 +85,9 @@ trident_core::kernel_table! {
     static MODULES: [ModuleInfo];
     /// `kernels/opencl/spmv.cl`: ELLPACK-R SpMV (shared with CUDA).
     Spmv => cl_module!(spmv, shared, trident_core::spmv::device::KERNELS),
-    /// `kernels/opencl/triangles.cl`: triangle counting (no precision; plain kernels).
-    Triangles => cl_module!(triangles, trident_core::triangles::device::KERNELS),
+    /// `kernels/opencl/triangles.cl`: triangle counting (no precision; plain kernels; shared
+    /// with CUDA).
+    Triangles => cl_module!(triangles, shared, trident_core::triangles::device::KERNELS),
     /// `kernels/opencl/matmul.cl`: the tiled GEMM and the strided block sum of Strassen.
     Matmul => cl_module!(matmul, trident_core::matmul::device::KERNELS),
     /// `kernels/opencl/mcl.cl`: the R-MCL iteration (mass, penalty, fused column pass in
