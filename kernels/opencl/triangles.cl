@@ -184,6 +184,19 @@ DEVICE void tc_group_sum(LOCAL_PTR ulong *sums, ulong c, __global ulong *total)
 TC_DEFINE_MERGE(tc_merge_local, LOCAL_PTR)
 TC_DEFINE_MERGE(tc_merge_global, __global)
 
+// The merge of N+(v), from the row cache (`in_cache`) when `cached`, else from global memory
+// (`in_global`), with N+(u). CUDA (whose two functions above are one and the same) reads
+// either memory through a generic pointer in one merge loop; OpenCL C 1.2 has no generic
+// address space, so it has a merge loop per address space.
+#ifdef TRIDENT_CUDA
+#define TC_MERGE_ROW(cached, in_cache, in_global, na, b, nb, per_node, want_per_node)          \
+    tc_merge_local((cached) ? (in_cache) : (in_global), na, b, nb, per_node, want_per_node)
+#else
+#define TC_MERGE_ROW(cached, in_cache, in_global, na, b, nb, per_node, want_per_node)          \
+    ((cached) ? tc_merge_local(in_cache, na, b, nb, per_node, want_per_node)                   \
+              : tc_merge_global(in_global, na, b, nb, per_node, want_per_node))
+#endif
+
 __kernel KERNEL_WG(TC_WG) void
 tc_merge(const ulong n, const ulong m, __global const ulong *restrict indptr,
          __global const uint *restrict adj, __global ulong *total, __global ulong *per_node,
@@ -227,19 +240,8 @@ tc_merge(const ulong n, const ulong m, __global const ulong *restrict indptr,
         ulong na = indptr[v + 1] - a0;
         ulong b0 = indptr[u];
         ulong nb = indptr[u + 1] - b0;
-#ifdef TRIDENT_CUDA
-        // A generic pointer (CUDA has one address space for shared and global memory): one
-        // merge loop, whichever memory N+(v) is read from.
-        const uint *a = cached ? cache + (a0 - span0) : adj + a0;
-        c = tc_merge_local(a, na, adj + b0, nb, per_node, want_per_node);
-#else
-        // OpenCL C 1.2 has no generic address space: a merge loop per memory.
-        if (cached) {
-            c = tc_merge_local(cache + (a0 - span0), na, adj + b0, nb, per_node, want_per_node);
-        } else {
-            c = tc_merge_global(adj + a0, na, adj + b0, nb, per_node, want_per_node);
-        }
-#endif
+        c = TC_MERGE_ROW(cached, cache + (a0 - span0), adj + a0, na, adj + b0, nb, per_node,
+                         want_per_node);
         if (want_per_node && c != 0) {
             tc_add_u64(&per_node[v], c);
             tc_add_u64(&per_node[u], c);
