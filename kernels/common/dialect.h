@@ -160,6 +160,21 @@ DEVICE T clamp(T x, T lo, T hi) { return min(max(x, lo), hi); }
 DEVICE float mad(float a, float b, float c) { return a * b + c; }
 DEVICE double mad(double a, double b, double c) { return a * b + c; }
 
+// ---- added for triangles (kernels/opencl/triangles.cl) ----
+// LOAD_L2(p), STORE_L2(p, v): global loads and stores that bypass the L1 cache (cached in L2
+// only: __ldcg / __stcg), for data that the group's atomics change between barriers.
+#define LOAD_L2(p) __ldcg(p)
+#define STORE_L2(p, v) __stcg((p), (v))
+// KERNEL_WG_MIN_GROUPS(n, g): as KERNEL_WG(n), and at least g resident work-groups per
+// compute unit (CUDA: __launch_bounds__'s minimum blocks per SM, which caps registers).
+#define KERNEL_WG_MIN_GROUPS(n, g) __launch_bounds__(n, g)
+// get_local_id_u32(d): get_local_id(d) as a uint (local ids are below 2^32). In CUDA the
+// 32-bit threadIdx itself: through get_local_id's size_t, nvcc widens the index arithmetic
+// derived from it to 64 bits and rematerialises values in register-capped kernels.
+DEVICE uint get_local_id_u32(uint d) {
+    return d == 0 ? threadIdx.x : d == 1 ? threadIdx.y : threadIdx.z;
+}
+
 #else
 // -------------------------------------------------------------------------------- OpenCL
 
@@ -178,6 +193,12 @@ DEVICE double mad(double a, double b, double c) { return a * b + c; }
 #define LOAD_RO(p) (*(p))
 #define LOAD_STREAM(p) (*(p))
 #define STORE_STREAM(p, v) (*(p) = (v))
+
+// ---- added for triangles (kernels/opencl/triangles.cl): see the CUDA branch ----
+#define LOAD_L2(p) (*(p))
+#define STORE_L2(p, v) (*(p) = (v))
+#define KERNEL_WG_MIN_GROUPS(n, g) __attribute__((reqd_work_group_size(n, 1, 1)))
+DEVICE uint get_local_id_u32(uint d) { return (uint)get_local_id(d); }
 
 #endif
 

@@ -2,8 +2,10 @@
 // row v of the CSR (indptr, adj) holds v's out-neighbours, sorted; for every oriented edge
 // v -> u, the common out-neighbours w of v and u close a triangle, found exactly once.
 //
-// The same algorithms, the same launch geometry and the same argument signature as
-// kernels/cuda/triangles.cu. The host plan (trident_core::triangles::plan::GpuPlan) says which
+// One source for OpenCL and CUDA (the dialect: kernels/common/dialect.h; the CUDA build:
+// kernels/cuda/triangles.cu). The kernels are plain (no REAL): one build per backend. In CUDA
+// terms a work-group is a block, local memory is shared memory and a team of TC_LANES
+// work-items is a warp. The host plan (trident_core::triangles::plan::GpuPlan) says which
 // kernels run, on how many work-groups and over which rows:
 //
 //   tc_merge   (Merge; the seed's block-per-row merge, with work splitting): work-group g
@@ -61,7 +63,8 @@
 //              left zero on exit; each work-item scans N+(u) for its u in N+(v).
 //              Global size: G * TC_WG (G chosen by the host, scratch holds G * words uints).
 //
-// Kernel arguments (all eight kernels; the host code must match them exactly):
+// Kernel arguments (all eight kernels; the host code, trident_core::triangles::device, must
+// match them exactly):
 //   ulong n                 number of nodes
 //   ulong m                 number of oriented edges (= len(adj))
 //   const ulong *indptr     n + 1 row pointers
@@ -75,13 +78,15 @@
 //   ulong row_begin         the hash kernels and tc_search_row take rows[row_begin..row_end);
 //   ulong row_end           tc_merge, tc_search, tc_search_flat(_global) ignore the three
 //
-// Work-groups are TC_WG = 256 work-items (reqd_work_group_size). Counts are summed per
-// work-group in local memory and added once per group to *total, in 64 bits: with atom_add
-// where the device has cl_khr_int64_base_atomics, else as two 32-bit atomic adds with carry
-// into the low and high words of the (little-endian) ulong (the host may force this with
-// -D TC_NO_INT64_ATOMICS in a build). Per-node counts use the same 64-bit add. Edge offsets
-// are 64-bit. Every barrier is reached by all work-items of a group: the loops around them
-// have trip counts uniform over the group.
+// Work-groups are TC_WG = 256 work-items (KERNEL_WG: OpenCL's reqd_work_group_size, CUDA's
+// __launch_bounds__). Counts are summed per work-group in local memory and added once per
+// group to *total, in 64 bits: with a 64-bit atomic add (CUDA; OpenCL where the device has
+// cl_khr_int64_base_atomics), else as two 32-bit atomic adds with carry into the low and high
+// words of the (little-endian) ulong (an OpenCL build may force this with
+// -D TC_NO_INT64_ATOMICS). Per-node counts use the same 64-bit add. Edge offsets are 64-bit.
+// Every barrier is reached by all work-items of a group: the loops around them have trip
+// counts uniform over the group. The local hash tables are only read (plain loads) after the
+// barrier that ends their inserts.
 
 #define TC_WG 256
 #define TC_LANES 32
@@ -95,16 +100,19 @@
 #define TC_BLOCK_SLOTS (1u << TC_BLOCK_BITS)
 #define TC_EMPTY 0xffffffffu // not a node id: ids are < n <= 2^32 - 1
 
-#if defined(cl_khr_int64_base_atomics) && !defined(TC_NO_INT64_ATOMICS)
-#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
-inline void tc_add_u64(__global ulong *p, ulong x)
+#if TC_BLOCK_SLOTS < 2 * TC_BLOCK_MAX
+#error "hash table load factor above 1/2"
+#endif
+
+#if defined(TRIDENT_CUDA) || (defined(cl_khr_int64_base_atomics) && !defined(TC_NO_INT64_ATOMICS))
+DEVICE void tc_add_u64(__global ulong *p, ulong x)
 {
-    atom_add((volatile __global ulong *)p, x);
+    atom_add(p, x);
 }
 #else
 // Adds x to the little-endian ulong at p with 32-bit atomics: the low word, then the high
 // word plus the carry out of the low word. Exact for any x as long as the sum fits in 64 bits.
-inline void tc_add_u64(__global ulong *p, ulong x)
+DEVICE void tc_add_u64(__global ulong *p, ulong x)
 {
     volatile __global uint *w = (volatile __global uint *)p;
     uint lo = (uint)x;
@@ -122,7 +130,7 @@ inline void tc_add_u64(__global ulong *p, ulong x)
 #endif
 
 // The row of oriented edge e: the largest v in [lo, hi] with indptr[v] <= e.
-inline ulong tc_row_of(__global const ulong *indptr, ulong lo, ulong hi, ulong e)
+DEVICE ulong tc_row_of(__global const ulong *restrict indptr, ulong lo, ulong hi, ulong e)
 {
     while (lo < hi) {
         ulong mid = lo + (hi - lo + 1) / 2;
@@ -136,9 +144,9 @@ inline ulong tc_row_of(__global const ulong *indptr, ulong lo, ulong hi, ulong e
 }
 
 // Sums `c` over the work-group into *total (one atomic per group). All work-items call it.
-inline void tc_group_sum(__local ulong *sums, ulong c, __global ulong *total)
+DEVICE void tc_group_sum(LOCAL_PTR ulong *sums, ulong c, __global ulong *total)
 {
-    uint lid = get_local_id(0);
+    uint lid = get_local_id_u32(0);
     sums[lid] = c;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint s = TC_WG / 2; s > 0; s >>= 1) {
@@ -155,8 +163,8 @@ inline void tc_group_sum(__local ulong *sums, ulong c, __global ulong *total)
 // Merge of a (len na, in address space SPACE) with b (global, len nb): the number of common
 // elements; each one w is added to per_node[w] when want_per_node.
 #define TC_DEFINE_MERGE(NAME, SPACE)                                                         \
-    inline ulong NAME(SPACE const uint *a, ulong na, __global const uint *b, ulong nb,       \
-                      __global ulong *per_node, uint want_per_node)                          \
+    DEVICE ulong NAME(SPACE const uint *a, ulong na, __global const uint *restrict b,        \
+                      ulong nb, __global ulong *per_node, uint want_per_node)                \
     {                                                                                        \
         ulong i = 0, j = 0, c = 0;                                                           \
         while (i < na && j < nb) {                                                           \
@@ -173,19 +181,32 @@ inline void tc_group_sum(__local ulong *sums, ulong c, __global ulong *total)
         }                                                                                    \
         return c;                                                                            \
     }
-TC_DEFINE_MERGE(tc_merge_local, __local)
+TC_DEFINE_MERGE(tc_merge_local, LOCAL_PTR)
 TC_DEFINE_MERGE(tc_merge_global, __global)
 
-__kernel __attribute__((reqd_work_group_size(TC_WG, 1, 1))) void
-tc_merge(const ulong n, const ulong m, __global const ulong *indptr, __global const uint *adj,
-         __global ulong *total, __global ulong *per_node, const uint want_per_node,
-         __global uint *scratch, __global const uint *rows, const ulong row_begin,
-         const ulong row_end)
+// The merge of N+(v), from the row cache (`in_cache`) when `cached`, else from global memory
+// (`in_global`), with N+(u). CUDA (whose two functions above are one and the same) reads
+// either memory through a generic pointer in one merge loop; OpenCL C 1.2 has no generic
+// address space, so it has a merge loop per address space.
+#ifdef TRIDENT_CUDA
+#define TC_MERGE_ROW(cached, in_cache, in_global, na, b, nb, per_node, want_per_node)          \
+    tc_merge_local((cached) ? (in_cache) : (in_global), na, b, nb, per_node, want_per_node)
+#else
+#define TC_MERGE_ROW(cached, in_cache, in_global, na, b, nb, per_node, want_per_node)          \
+    ((cached) ? tc_merge_local(in_cache, na, b, nb, per_node, want_per_node)                   \
+              : tc_merge_global(in_global, na, b, nb, per_node, want_per_node))
+#endif
+
+__kernel KERNEL_WG(TC_WG) void
+tc_merge(const ulong n, const ulong m, __global const ulong *restrict indptr,
+         __global const uint *restrict adj, __global ulong *total, __global ulong *per_node,
+         const uint want_per_node, __global uint *scratch, __global const uint *restrict rows,
+         const ulong row_begin, const ulong row_end)
 {
     __local uint cache[TC_CACHE];
     __local ulong sums[TC_WG];
     __local ulong first_last[2];
-    uint lid = get_local_id(0);
+    uint lid = get_local_id_u32(0);
     ulong e0 = (ulong)get_group_id(0) * TC_WG;
     ulong e_last = min(e0 + TC_WG, m) - 1;
     ulong e = e0 + lid;
@@ -204,7 +225,7 @@ tc_merge(const ulong n, const ulong m, __global const ulong *indptr, __global co
     ulong v1 = (e_last - e0 == TC_WG - 1) ? first_last[1] : tc_row_of(indptr, v0, n - 1, e_last);
     ulong span0 = indptr[v0];
     ulong span = indptr[v1 + 1] - span0;
-    int cached = span <= TC_CACHE;
+    bool cached = span <= TC_CACHE;
     if (cached) {
         for (ulong k = lid; k < span; k += TC_WG) {
             cache[k] = adj[span0 + k];
@@ -219,11 +240,8 @@ tc_merge(const ulong n, const ulong m, __global const ulong *indptr, __global co
         ulong na = indptr[v + 1] - a0;
         ulong b0 = indptr[u];
         ulong nb = indptr[u + 1] - b0;
-        if (cached) {
-            c = tc_merge_local(cache + (a0 - span0), na, adj + b0, nb, per_node, want_per_node);
-        } else {
-            c = tc_merge_global(adj + a0, na, adj + b0, nb, per_node, want_per_node);
-        }
+        c = TC_MERGE_ROW(cached, cache + (a0 - span0), adj + a0, na, adj + b0, nb, per_node,
+                         want_per_node);
         if (want_per_node && c != 0) {
             tc_add_u64(&per_node[v], c);
             tc_add_u64(&per_node[u], c);
@@ -232,14 +250,14 @@ tc_merge(const ulong n, const ulong m, __global const ulong *indptr, __global co
     tc_group_sum(sums, c, total);
 }
 
-__kernel __attribute__((reqd_work_group_size(TC_WG, 1, 1))) void
-tc_search(const ulong n, const ulong m, __global const ulong *indptr, __global const uint *adj,
-          __global ulong *total, __global ulong *per_node, const uint want_per_node,
-          __global uint *scratch, __global const uint *rows, const ulong row_begin,
-         const ulong row_end)
+__kernel KERNEL_WG(TC_WG) void
+tc_search(const ulong n, const ulong m, __global const ulong *restrict indptr,
+          __global const uint *restrict adj, __global ulong *total, __global ulong *per_node,
+          const uint want_per_node, __global uint *scratch, __global const uint *restrict rows,
+          const ulong row_begin, const ulong row_end)
 {
     __local ulong sums[TC_WG];
-    uint lid = get_local_id(0);
+    uint lid = get_local_id_u32(0);
     uint lane = lid % TC_LANES;
     ulong e = (ulong)get_group_id(0) * (TC_WG / TC_LANES) + lid / TC_LANES;
     ulong c = 0;
@@ -286,7 +304,7 @@ tc_search(const ulong n, const ulong m, __global const ulong *indptr, __global c
 }
 
 // Whether x is in the sorted list adj[l0 .. l0 + nl) (binary search).
-inline int tc_contains(__global const uint *adj, ulong l0, uint nl, uint x)
+DEVICE bool tc_contains(__global const uint *restrict adj, ulong l0, uint nl, uint x)
 {
     uint lo = 0, hi = nl;
     while (lo < hi) {
@@ -302,19 +320,19 @@ inline int tc_contains(__global const uint *adj, ulong l0, uint nl, uint x)
 
 // Rounds of TC_LANES lanes over `stride` elements times the steps (1 load + a binary search
 // in `searched` elements) of each: the cost model of tc_search_row's two directions.
-inline uint tc_cost(uint stride, uint searched)
+DEVICE uint tc_cost(uint stride, uint searched)
 {
     return (stride + TC_LANES - 1) / TC_LANES * (33 - clz(searched));
 }
 
-__kernel __attribute__((reqd_work_group_size(TC_WG, 1, 1))) void
-tc_search_row(const ulong n, const ulong m, __global const ulong *indptr,
-              __global const uint *adj, __global ulong *total, __global ulong *per_node,
-              const uint want_per_node, __global uint *scratch, __global const uint *rows,
-              const ulong row_begin, const ulong row_end)
+__kernel KERNEL_WG(TC_WG) void
+tc_search_row(const ulong n, const ulong m, __global const ulong *restrict indptr,
+              __global const uint *restrict adj, __global ulong *total, __global ulong *per_node,
+              const uint want_per_node, __global uint *scratch,
+              __global const uint *restrict rows, const ulong row_begin, const ulong row_end)
 {
     __local ulong sums[TC_WG];
-    uint lid = get_local_id(0);
+    uint lid = get_local_id_u32(0);
     uint lane = lid % TC_LANES;
     ulong c = 0;
     (void)n;
@@ -371,13 +389,13 @@ tc_search_row(const ulong n, const ulong m, __global const ulong *indptr,
 }
 
 // Hash slot of node id x in a table of 2^bits slots (multiplicative hashing).
-inline uint tc_slot(uint x, uint bits)
+DEVICE uint tc_slot(uint x, uint bits)
 {
     return (x * 2654435761u) >> (32 - bits);
 }
 
 // Inserts x (not yet present) into the table of 2^bits slots (less than half full).
-inline void tc_insert(volatile __local uint *tab, uint x, uint bits)
+DEVICE void tc_insert(LOCAL_PTR uint *tab, uint x, uint bits)
 {
     uint mask = (1u << bits) - 1;
     uint s = tc_slot(x, bits);
@@ -387,47 +405,46 @@ inline void tc_insert(volatile __local uint *tab, uint x, uint bits)
 }
 
 // Whether x is in the table of 2^bits slots (it has an empty slot, so the probe ends).
-inline int tc_lookup(__local const uint *tab, uint x, uint bits)
+DEVICE bool tc_lookup(LOCAL_PTR const uint *tab, uint x, uint bits)
 {
     uint mask = (1u << bits) - 1;
     uint s = tc_slot(x, bits);
     for (;;) {
         uint y = tab[s];
         if (y == x) {
-            return 1;
+            return true;
         }
         if (y == TC_EMPTY) {
-            return 0;
+            return false;
         }
         s = (s + 1) & mask;
     }
 }
 
 // Adds one triangle (v, u, w) to the per-node counts.
-inline void tc_found(__global ulong *per_node, ulong v, uint u, uint w)
+DEVICE void tc_found(__global ulong *per_node, ulong v, uint u, uint w)
 {
     tc_add_u64(&per_node[v], 1);
     tc_add_u64(&per_node[u], 1);
     tc_add_u64(&per_node[w], 1);
 }
 
-__kernel __attribute__((reqd_work_group_size(TC_WG, 1, 1))) void
-tc_hash_warp(const ulong n, const ulong m, __global const ulong *indptr,
-             __global const uint *adj, __global ulong *total, __global ulong *per_node,
-             const uint want_per_node, __global uint *scratch, __global const uint *rows,
-             const ulong row_begin, const ulong row_end)
+__kernel KERNEL_WG(TC_WG) void
+tc_hash_warp(const ulong n, const ulong m, __global const ulong *restrict indptr,
+             __global const uint *restrict adj, __global ulong *total, __global ulong *per_node,
+             const uint want_per_node, __global uint *scratch,
+             __global const uint *restrict rows, const ulong row_begin, const ulong row_end)
 {
     __local uint tabs[TC_TEAMS * TC_WARP_SLOTS];
     __local uint nbs[TC_TEAMS * TC_WARP_MAX];
     __local ulong b0s[TC_TEAMS * TC_WARP_MAX];
     __local ulong sums[TC_WG];
-    uint lid = get_local_id(0);
+    uint lid = get_local_id_u32(0);
     uint lane = lid % TC_LANES;
     uint team = lid / TC_LANES;
-    volatile __local uint *tab = tabs + team * TC_WARP_SLOTS; // inserts and clears
-    __local const uint *look = tabs + team * TC_WARP_SLOTS;  // lookups, after a barrier
-    __local uint *nb = nbs + team * TC_WARP_MAX;
-    __local ulong *b0 = b0s + team * TC_WARP_MAX;
+    LOCAL_PTR uint *tab = tabs + team * TC_WARP_SLOTS;
+    LOCAL_PTR uint *nb = nbs + team * TC_WARP_MAX;
+    LOCAL_PTR ulong *b0 = b0s + team * TC_WARP_MAX;
     ulong c = 0;
     (void)n;
     (void)m;
@@ -473,7 +490,7 @@ tc_hash_warp(const ulong n, const ulong m, __global const ulong *indptr,
                     j += (nb[i] - j + TC_LANES - 1) / TC_LANES * TC_LANES;
                     continue;
                 }
-                if (tc_lookup(look, w, TC_WARP_BITS)) {
+                if (tc_lookup(tab, w, TC_WARP_BITS)) {
                     c++;
                     if (want_per_node) {
                         tc_found(per_node, v, adj[a0 + i], w);
@@ -491,18 +508,17 @@ tc_hash_warp(const ulong n, const ulong m, __global const ulong *indptr,
     tc_group_sum(sums, c, total);
 }
 
-__kernel __attribute__((reqd_work_group_size(TC_WG, 1, 1))) void
-tc_hash_block(const ulong n, const ulong m, __global const ulong *indptr,
-              __global const uint *adj, __global ulong *total, __global ulong *per_node,
-              const uint want_per_node, __global uint *scratch, __global const uint *rows,
-              const ulong row_begin, const ulong row_end)
+__kernel KERNEL_WG(TC_WG) void
+tc_hash_block(const ulong n, const ulong m, __global const ulong *restrict indptr,
+              __global const uint *restrict adj, __global ulong *total,
+              __global ulong *per_node, const uint want_per_node, __global uint *scratch,
+              __global const uint *restrict rows, const ulong row_begin, const ulong row_end)
 {
     __local uint tabs[TC_BLOCK_SLOTS];
     __local uint nbs[TC_BLOCK_MAX];
     __local ulong b0s[TC_BLOCK_MAX];
     __local ulong sums[TC_WG];
-    volatile __local uint *tab = tabs;
-    uint lid = get_local_id(0);
+    uint lid = get_local_id_u32(0);
     uint lane = lid % TC_LANES;
     uint team = lid / TC_LANES;
     ulong c = 0;
@@ -519,7 +535,7 @@ tc_hash_block(const ulong n, const ulong m, __global const ulong *indptr,
         ulong na = indptr[v + 1] - a0; // 2..TC_BLOCK_MAX (the host's bins)
         for (ulong i = lid; i < na; i += TC_WG) {
             uint u = adj[a0 + i];
-            tc_insert(tab, u, TC_BLOCK_BITS);
+            tc_insert(tabs, u, TC_BLOCK_BITS);
             ulong ub = indptr[u];
             b0s[i] = ub;
             nbs[i] = (uint)(indptr[u + 1] - ub);
@@ -553,21 +569,21 @@ tc_hash_block(const ulong n, const ulong m, __global const ulong *indptr,
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint s = lid; s < TC_BLOCK_SLOTS; s += TC_WG) {
-            tab[s] = TC_EMPTY;
+            tabs[s] = TC_EMPTY;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     tc_group_sum(sums, c, total);
 }
 
-__kernel __attribute__((reqd_work_group_size(TC_WG, 1, 1))) void
-tc_hash(const ulong n, const ulong m, __global const ulong *indptr, __global const uint *adj,
-        __global ulong *total, __global ulong *per_node, const uint want_per_node,
-        __global uint *scratch, __global const uint *rows, const ulong row_begin,
-        const ulong row_end)
+__kernel KERNEL_WG(TC_WG) void
+tc_hash(const ulong n, const ulong m, __global const ulong *restrict indptr,
+        __global const uint *restrict adj, __global ulong *total, __global ulong *per_node,
+        const uint want_per_node, __global uint *scratch, __global const uint *restrict rows,
+        const ulong row_begin, const ulong row_end)
 {
     __local ulong sums[TC_WG];
-    uint lid = get_local_id(0);
+    uint lid = get_local_id_u32(0);
     ulong words = (n + 31) / 32;
     __global uint *bits = scratch + (ulong)get_group_id(0) * words;
     ulong c = 0;
@@ -592,7 +608,8 @@ tc_hash(const ulong n, const ulong m, __global const ulong *indptr, __global con
                 if (w > vmax) {
                     break;
                 }
-                if ((bits[w >> 5] >> (w & 31)) & 1u) {
+                // LOAD_L2: where the atomic_or above set the bits (CUDA: not a stale L1 line).
+                if ((LOAD_L2(&bits[w >> 5]) >> (w & 31)) & 1u) {
                     cu++;
                     if (want_per_node) {
                         tc_add_u64(&per_node[w], 1);
@@ -607,16 +624,16 @@ tc_hash(const ulong n, const ulong m, __global const ulong *indptr, __global con
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
         for (ulong i = lid; i < na; i += TC_WG) {
-            bits[adj[a0 + i] >> 5] = 0;
+            STORE_L2(&bits[adj[a0 + i] >> 5], 0u);
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
     }
     tc_group_sum(sums, c, total);
 }
 
-// Whether x is in the sorted list L[0 .. nl) (binary search; SPACE: __local or __global).
+// Whether x is in the sorted list L[0 .. nl) (binary search; SPACE: local or global).
 #define TC_DEFINE_FIND(NAME, SPACE)                                                          \
-    inline int NAME(SPACE const uint *L, uint nl, uint x)                                    \
+    DEVICE bool NAME(SPACE const uint *L, uint nl, uint x)                                   \
     {                                                                                        \
         uint lo = 0, hi = nl;                                                                \
         while (lo < hi) {                                                                    \
@@ -629,11 +646,11 @@ tc_hash(const ulong n, const ulong m, __global const ulong *indptr, __global con
         }                                                                                    \
         return lo < nl && L[lo] == x;                                                        \
     }
-TC_DEFINE_FIND(tc_find_local, __local)
+TC_DEFINE_FIND(tc_find_local, LOCAL_PTR)
 TC_DEFINE_FIND(tc_find_global, __global)
 
 // The number of elements <= x in the sorted list L[0 .. nl) (global).
-inline uint tc_upper_bound(__global const uint *L, uint nl, uint x)
+DEVICE uint tc_upper_bound(__global const uint *restrict L, uint nl, uint x)
 {
     uint lo = 0, hi = nl;
     while (lo < hi) {
@@ -665,12 +682,12 @@ typedef struct {
 
 // The body of tc_search_flat and tc_search_flat_global: the chunk's rows are cached in
 // cache[0 .. cache_cap) when they fit (cache_cap 0: never). All work-items call it.
-inline void tc_search_flat_run(ulong n, ulong m, __global const ulong *restrict indptr,
+DEVICE void tc_search_flat_run(ulong n, ulong m, __global const ulong *restrict indptr,
                                __global const uint *restrict adj, __global ulong *total,
                                __global ulong *per_node, uint want_per_node,
-                               __local uint *cache, uint cache_cap, __local tc_flat_tables *T)
+                               LOCAL_PTR uint *cache, uint cache_cap, LOCAL_PTR tc_flat_tables *T)
 {
-    uint lid = get_local_id(0);
+    uint lid = get_local_id_u32(0);
     ulong c = 0;
     ulong chunks = (m + TC_WG - 1) / TC_WG;
     for (ulong chunk = get_group_id(0); chunk < chunks; chunk += get_num_groups(0)) {
@@ -689,7 +706,7 @@ inline void tc_search_flat_run(ulong n, ulong m, __global const ulong *restrict 
             (e_last - e0 == TC_WG - 1) ? T->first_last[1] : tc_row_of(indptr, v0, n - 1, e_last);
         ulong span0 = indptr[v0];
         ulong span = indptr[v1 + 1] - span0;
-        uint cached = span <= cache_cap;
+        bool cached = span <= cache_cap;
         if (cached) {
             for (ulong k = lid; k < span; k += TC_WG) {
                 cache[k] = adj[span0 + k];
@@ -714,8 +731,8 @@ inline void tc_search_flat_run(ulong n, ulong m, __global const ulong *restrict 
                 uint vmax = adj[a_end - 1];
                 uint cut = tc_upper_bound(adj + b0, nb, vmax);
                 if (cut != 0) {
-                    ulong cost_scan_u = (ulong)cut * (33 - clz(after));
-                    ulong cost_scan_v = (ulong)after * (33 - clz(cut));
+                    ulong cost_scan_u = (ulong)cut * (33 - (int)clz(after));
+                    ulong cost_scan_v = (ulong)after * (33 - (int)clz(cut));
                     if (cost_scan_u <= cost_scan_v) {
                         items = cut;
                         sb = b0;
@@ -794,8 +811,8 @@ inline void tc_search_flat_run(ulong n, ulong m, __global const ulong *restrict 
             }
             ulong si = skew + q;
             uint x = (tfl & TC_SCAN_CACHED) ? cache[si - span0] : adj[si];
-            int hit = (tfl & TC_FIND_CACHED) ? tc_find_local(cache + (tfb - span0), tnf, x)
-                                             : tc_find_global(adj + tfb, tnf, x);
+            bool hit = (tfl & TC_FIND_CACHED) ? tc_find_local(cache + (tfb - span0), tnf, x)
+                                              : tc_find_global(adj + tfb, tnf, x);
             if (hit) {
                 c++;
                 if (want_per_node) {
@@ -815,11 +832,13 @@ inline void tc_search_flat_run(ulong n, ulong m, __global const ulong *restrict 
     tc_group_sum(T->offs, c, total);
 }
 
-__kernel __attribute__((reqd_work_group_size(TC_WG, 1, 1))) void
+// At least 8 work-groups per compute unit (CUDA: 2048 threads per SM, 32 registers each):
+// latency-bound searches.
+__kernel KERNEL_WG_MIN_GROUPS(TC_WG, 8) void
 tc_search_flat(const ulong n, const ulong m, __global const ulong *restrict indptr,
                __global const uint *restrict adj, __global ulong *total,
                __global ulong *per_node, const uint want_per_node, __global uint *scratch,
-               __global const uint *rows, const ulong row_begin, const ulong row_end)
+               __global const uint *restrict rows, const ulong row_begin, const ulong row_end)
 {
     __local uint cache[TC_CACHE];
     __local tc_flat_tables tables;
@@ -831,11 +850,11 @@ tc_search_flat(const ulong n, const ulong m, __global const ulong *restrict indp
                        &tables);
 }
 
-__kernel __attribute__((reqd_work_group_size(TC_WG, 1, 1))) void
+__kernel KERNEL_WG_MIN_GROUPS(TC_WG, 8) void
 tc_search_flat_global(const ulong n, const ulong m, __global const ulong *restrict indptr,
                       __global const uint *restrict adj, __global ulong *total,
                       __global ulong *per_node, const uint want_per_node,
-                      __global uint *scratch, __global const uint *rows,
+                      __global uint *scratch, __global const uint *restrict rows,
                       const ulong row_begin, const ulong row_end)
 {
     __local uint cache[1]; // never used: no row cache

@@ -77,7 +77,8 @@ trident_core::kernel_table! {
     Spmv => cuda_module!(spmv, trident_core::spmv::device::KERNELS),
     /// `kernels/cuda/reduce.cu`: reductions over device vectors (trident_core::reduce).
     Reduce => cuda_module!(reduce, trident_core::reduce::KERNELS),
-    /// `kernels/cuda/triangles.cu`: triangle counting (plain kernels, no precision).
+    /// `kernels/cuda/triangles.cu`: triangle counting (plain kernels, no precision), compiled
+    /// from the shared `kernels/opencl/triangles.cl`.
     Triangles => cuda_module!(triangles, trident_core::triangles::device::KERNELS),
     /// `kernels/cuda/matmul.cu`: the tiled GEMM and the strided block sum of Strassen.
     /// The portable kernels of core's driver, and the FP64 tensor-core GEMMs of sm_90.

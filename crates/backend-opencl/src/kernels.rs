@@ -88,8 +88,9 @@ trident_core::kernel_table! {
     /// `kernels/opencl/reduce.cl`: reductions over device vectors (trident_core::reduce;
     /// shared with CUDA).
     Reduce => cl_module!(reduce, shared, trident_core::reduce::KERNELS),
-    /// `kernels/opencl/triangles.cl`: triangle counting (no precision; plain kernels).
-    Triangles => cl_module!(triangles, trident_core::triangles::device::KERNELS),
+    /// `kernels/opencl/triangles.cl`: triangle counting (no precision; plain kernels; shared
+    /// with CUDA).
+    Triangles => cl_module!(triangles, shared, trident_core::triangles::device::KERNELS),
     /// `kernels/opencl/matmul.cl`: the tiled GEMM and the strided block sum of Strassen.
     Matmul => cl_module!(matmul, trident_core::matmul::device::KERNELS),
     /// `kernels/opencl/mcl.cl`: the R-MCL iteration (mass, penalty, fused column pass in

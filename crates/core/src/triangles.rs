@@ -98,7 +98,7 @@ impl TriangleAlgorithm {
 }
 
 /// Entries of the rows a GPU work-group caches in shared / local memory (`u32`s): the
-/// `TC_CACHE` of `kernels/cuda/triangles.cu` and `kernels/opencl/triangles.cl`.
+/// `TC_CACHE` of `kernels/opencl/triangles.cl` (the kernels of both backends).
 pub const GPU_ROW_CACHE: usize = 2048;
 
 impl fmt::Display for TriangleAlgorithm {

@@ -1,6 +1,7 @@
-//! Triangle counting on any [`Device`]: the kernels of `kernels/cuda/triangles.cu` /
-//! `kernels/opencl/triangles.cl` on the degree-ordered orientation, launched as the host
-//! plan says ([`super::plan`]: kernels, work-groups, row bins).
+//! Triangle counting on any [`Device`]: the kernels of `kernels/opencl/triangles.cl` (one
+//! source for both backends; CUDA compiles it through `kernels/cuda/triangles.cu`) on the
+//! degree-ordered orientation, launched as the host plan says ([`super::plan`]: kernels,
+//! work-groups, row bins).
 
 // Kernel launches are `unsafe`: each says why in its `// SAFETY:` note.
 #![allow(unsafe_code)]

@@ -3,7 +3,8 @@
 //! by out-degree for the hash kernels ([`RowBins`]); the device-memory check
 //! ([`check_device_memory`]) and the mapping of per-node counts back to the graph's ids
 //! ([`to_original_order`]). The backends only allocate, set the (identical) kernel arguments
-//! and launch: see `kernels/{cuda,opencl}/triangles.*` for the kernels and their signature.
+//! and launch: see `kernels/opencl/triangles.cl` (one source for both backends) for the
+//! kernels and their signature.
 
 use crate::error::{Error, Result};
 use crate::triangles::{OrientedGraph, TriangleAlgorithm};
@@ -25,7 +26,7 @@ pub const GPU_BITMAP_GROUPS: usize = 1024;
 /// group's table set-up and final sum while leaving enough groups to balance the load.
 pub const GPU_ROW_GROUPS: usize = 4096;
 
-/// A triangle kernel of `kernels/{cuda,opencl}/triangles.*`, all with one argument list.
+/// A triangle kernel of `kernels/opencl/triangles.cl`, all with one argument list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TriangleKernel {
     /// `tc_merge`: [`GPU_WG`] oriented edges per work-group, one per work-item, merge.
