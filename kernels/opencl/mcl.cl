@@ -1,12 +1,13 @@
-// R-MCL iteration kernels (Trident OpenCL backend); the same algorithm, argument for
-// argument, as kernels/cuda/mcl.cu, and step for step as trident_core::mcl::column_step (the
-// CPU backend), so every backend gives the same partition.
+// R-MCL iteration kernels, step for step as trident_core::mcl::column_step (the CPU
+// backend), so every backend gives the same partition.
 //
-// Built once per precision with -D REAL=float|double -D SUFFIX=f32|f64 [-D TRIDENT_FP64].
-// LCAP (default 2048) is the hash table of a work-group in local memory: 2048 * 12 bytes +
-// 1024 * (4 + sizeof(REAL)) = 36 KiB in f64, within the 48 KiB of every GPU; the `lcap`
-// argument can lower it at run time (tests use that to exercise the global-memory path).
-// Needs cl_khr_int64_base_atomics (64-bit atomic add).
+// One source for OpenCL and CUDA (the dialect: kernels/common/dialect.h; the CUDA build:
+// kernels/cuda/mcl.cu), and for both precisions: built with REAL = float, SUFFIX = f32 and
+// REAL = double, SUFFIX = f64, TRIDENT_FP64 (kernels mcl_*_f32, mcl_*_f64).
+// LCAP (2048) is the hash table of a work-group in local (CUDA: static shared) memory:
+// 2048 * 12 bytes + 1024 * (4 + sizeof(REAL)) = 36 KiB in f64, within the 48 KiB of every GPU;
+// the `lcap` argument can lower it at run time (tests use that to exercise the global-memory
+// path). OpenCL needs cl_khr_int64_base_atomics (64-bit atomic add, exchange, cmpxchg).
 //
 // M is stored as n columns of width K (a transposed ELLPACK-R): column j's entries are
 // idx/val[j*K .. j*K + len[j]], value descending, ties by row. The right operand of the
@@ -21,10 +22,10 @@
 //                                  in local memory, penalty, inflation (of the column
 //                                  scaled by its maximum: no under/overflow at any r),
 //                                  prune, top-K (ties by row), normalisation, the column's
-//                                  chaos; a column with
-//                                  more than LCAP/2 distinct rows (tried only when its
-//                                  candidate products exceed LCAP/2) is appended to the
-//                                  overflow list instead;
+//                                  sum of squares and change; a column with more than
+//                                  LCAP/2 distinct rows (tried only when its candidate
+//                                  products exceed LCAP/2) is appended to the overflow list
+//                                  instead;
 //   mcl_column_global              G work-groups stride over the overflow list (group g
 //                                  takes entries first + g, first + g + G, ...; one launch,
 //                                  when any column can overflow), the same pass with the hash
@@ -33,7 +34,8 @@
 //                                  the overflow count;
 // and reads back the chaos (and entry count): the loop stays on the device.
 //
-// Kernel arguments (both precisions; kernels/cuda/mcl.cu has the same):
+// Kernel arguments (both precisions; ulong = u64, uint = u32; the host code,
+// trident_core::mcl::gpu (gpu/device.rs), must match):
 //   mcl_mass:     ulong n, uint K, const uint *idx, const REAL *val, const uint *len,
 //                 ulong *mass
 //   mcl_penalty:  ulong n, REAL b, ulong *mass, REAL *pen
@@ -58,24 +60,21 @@
 // Launch: mcl_mass / mcl_penalty: 1-D, any work-group size, global >= n. mcl_column_local:
 // n work-groups (first unused; a column spills when 2 * distinct rows > min(lcap, LCAP));
 // mcl_column_global (lcap unused): G work-groups, g_* regions of `region`
-// slots each (G * region in all); both of a power-of-two size <= 1024. mcl_reduce: one
-// work-group of a power-of-two size <= 1024.
+// slots each (G * region in all); both of a power-of-two size <= WG_MAX (1024). mcl_reduce:
+// one work-group of a power-of-two size <= WG_MAX.
 // Index arithmetic is 64-bit where sizes may exceed 2^32 (n*K slots, scratch regions).
-
-#ifdef TRIDENT_FP64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
-#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+//
+// Rounding (the same on both backends): no floating-point sum is formed here except the
+// chaos `val - sq * 2^-60`, whose product is exact (a power of two), so contraction into a
+// fused multiply-add (CUDA's --fmad=true, OpenCL's default FP_CONTRACT) cannot change a bit.
+// Conversions: convert_ulong rounds toward zero, convert_REAL of an integer to nearest; sqrt,
+// pow and division are IEEE-accurate (no fast math).
 
 #if !defined(REAL) || !defined(SUFFIX)
-#error "build mcl.cl with -D REAL=float|double -D SUFFIX=f32|f64"
-#endif
-#ifndef LCAP
-#define LCAP 2048
+#error "build mcl.cl with REAL = float|double and SUFFIX = f32|f64"
 #endif
 
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
+#define LCAP 2048
 
 #define RIGHT_IS_M 1u
 #define BALANCED 2u
@@ -87,21 +86,24 @@
 #define TWO_M32 ((REAL)(1.0 / 4294967296.0))
 #define WG_MAX 1024
 
+// Value <-> bits in a ulong slot of acc (the inflated value replaces the sum); a quiet NaN.
 #ifdef TRIDENT_FP64
 #define BITS(y) as_ulong(y)
 #define UNBITS(a) as_double(a)
+#define NAN_REAL as_double((ulong)0x7ff8000000000000UL)
 #else
 #define BITS(y) ((ulong)as_uint(y))
 #define UNBITS(a) as_float((uint)(a))
+#define NAN_REAL as_float(0x7fc00000u)
 #endif
 
-#define convert_REAL CAT(convert_, REAL)
+#define convert_REAL TRIDENT_CAT(convert_, REAL)
 
 // p * 2^60 rounded toward zero (p in [0, 16)), and back (rounded to nearest).
-inline ulong to_fixed(REAL p) { return convert_ulong(p * TWO60); }
-inline REAL from_fixed(ulong a) { return convert_REAL(a) * TWO_M60; }
+DEVICE ulong to_fixed(REAL p) { return convert_ulong(p * TWO60); }
+DEVICE REAL from_fixed(ulong a) { return convert_REAL(a) * TWO_M60; }
 
-inline uint next_pow2(ulong x)
+DEVICE uint next_pow2(ulong x)
 {
     uint c = 1;
     while (c < x) {
@@ -110,11 +112,10 @@ inline uint next_pow2(ulong x)
     return c;
 }
 
-__kernel void CAT(mcl_mass_, SUFFIX)(const ulong n, const uint K,
-                                     __global const uint *restrict idx,
-                                     __global const REAL *restrict val,
-                                     __global const uint *restrict len,
-                                     __global ulong *restrict mass)
+__kernel void TRIDENT_CAT(mcl_mass_, SUFFIX)(
+    const ulong n, const uint K, __global const uint *restrict idx,
+    __global const REAL *restrict val, __global const uint *restrict len,
+    __global ulong *restrict mass)
 {
     const ulong j = get_global_id(0);
     if (j >= n) {
@@ -130,12 +131,10 @@ __kernel void CAT(mcl_mass_, SUFFIX)(const ulong n, const uint K,
 // mcl_attractor marks attr[j] = 1 when column j holds a positive diagonal entry, else 0;
 // mcl_target then sets target[j] to column j's largest positive entry among attractor rows
 // (ties by the smaller row), else among all rows, else EMPTY. Only `target` is read back.
-__kernel void CAT(mcl_attractor_, SUFFIX)(const ulong n, const uint K,
-                                          __global const uint *restrict idx,
-                                          __global const REAL *restrict val,
-                                          __global const uint *restrict len,
-                                          __global uint *restrict attr,
-                                          __global uint *restrict target)
+__kernel void TRIDENT_CAT(mcl_attractor_, SUFFIX)(
+    const ulong n, const uint K, __global const uint *restrict idx,
+    __global const REAL *restrict val, __global const uint *restrict len,
+    __global uint *restrict attr, __global uint *restrict target)
 {
     const ulong j = get_global_id(0);
     if (j >= n) {
@@ -151,12 +150,10 @@ __kernel void CAT(mcl_attractor_, SUFFIX)(const ulong n, const uint K,
     attr[j] = a;
 }
 
-__kernel void CAT(mcl_target_, SUFFIX)(const ulong n, const uint K,
-                                       __global const uint *restrict idx,
-                                       __global const REAL *restrict val,
-                                       __global const uint *restrict len,
-                                       __global uint *restrict attr,
-                                       __global uint *restrict target)
+__kernel void TRIDENT_CAT(mcl_target_, SUFFIX)(
+    const ulong n, const uint K, __global const uint *restrict idx,
+    __global const REAL *restrict val, __global const uint *restrict len,
+    __global uint *restrict attr, __global uint *restrict target)
 {
     const ulong j = get_global_id(0);
     if (j >= n) {
@@ -181,9 +178,8 @@ __kernel void CAT(mcl_target_, SUFFIX)(const ulong n, const uint K,
     target[j] = best;
 }
 
-__kernel void CAT(mcl_penalty_, SUFFIX)(const ulong n, const REAL b,
-                                        __global ulong *restrict mass,
-                                        __global REAL *restrict pen)
+__kernel void TRIDENT_CAT(mcl_penalty_, SUFFIX)(
+    const ulong n, const REAL b, __global ulong *restrict mass, __global REAL *restrict pen)
 {
     const ulong i = get_global_id(0);
     if (i >= n) {
@@ -202,289 +198,304 @@ __kernel void CAT(mcl_penalty_, SUFFIX)(const ulong n, const REAL b,
     mass[i] = 0;
 }
 
+// *p = max(*p, v), atomically, for a ulong in local memory. CUDA has the 64-bit atomic max
+// natively; OpenCL's (cl_khr_int64_extended_atomics) is missing on some devices, so a
+// compare-and-swap loop (cl_khr_int64_base_atomics) does it there: the same maximum.
+DEVICE void local_max(LOCAL_PTR ulong *p, const ulong v)
+{
+#ifdef TRIDENT_CUDA
+    atom_max(p, v);
+#else
+    ulong cur = 0; /* no plain read: the first cmpxchg returns the true value */
+    while (v > cur) {
+        const ulong was = atom_cmpxchg(p, cur, v);
+        if (was == cur) {
+            break;
+        }
+        cur = was;
+    }
+#endif
+}
+
 // The column pass, generated twice: hash table and compaction arrays in local memory
-// (column_local) or in a global scratch region (column_global). Returns nothing; `spill`
-// set (local version only) means the column did not fit and was appended to the overflow
-// list. All threads of the work-group call it (barriers inside are uniform).
-#define DEFINE_COLUMN(NAME, AS)                                                              \
-    void NAME(const ulong j, const uint K, const uint flags, const REAL inflation,             \
-              const REAL prune, __global const ulong *rptr, __global const uint *rrow,        \
-              __global const REAL *rval, __global const uint *in_idx,                         \
-              __global const REAL *in_val, __global const uint *in_len,                       \
-              __global const REAL *pen, __global uint *out_idx, __global REAL *out_val,       \
-              __global uint *out_len, __global ulong *sq, __global ulong *dl,              \
-              __global uint *overflow,                                                        \
-              AS uint *keys, AS ulong *acc, AS uint *crow, AS REAL *cy, const ulong cap_max,  \
-              const int may_spill, __local ulong *sh)                                        \
-    {                                                                                         \
-        const uint tid = get_local_id(0);                                                     \
-        const uint wg = get_local_size(0);                                                    \
-        const int right_m = (flags & RIGHT_IS_M) != 0;                                        \
-        const ulong rb = right_m ? j * K : rptr[j];                                          \
-        const uint rl = right_m ? in_len[j] : (uint)(rptr[j + 1] - rptr[j]);                  \
-        /* sh: 0 candidates, 1 survivors, 2 inflated sum, 3 kept sum, 4 (unused), 5 distinct   \
-           rows (tentative), 6 table full (a tentative column spills), 7 the column's largest \
-           penalised value (bits), 8 its distinct rows */                                      \
-        if (tid == 0) {                                                                       \
-            sh[0] = 0;                                                                        \
-            sh[1] = 0;                                                                        \
-            sh[2] = 0;                                                                        \
-            sh[3] = 0;                                                                        \
-            sh[4] = 0;                                                                        \
-            sh[5] = 0;                                                                        \
-            sh[6] = 0;                                                                        \
-            sh[7] = 0;                                                                        \
-            sh[8] = 0;                                                                        \
-        }                                                                                     \
-        barrier(CLK_LOCAL_MEM_FENCE);                                                         \
-        {                                                                                     \
-            /* Candidates: the lengths of the combined columns, summed by all work-items. */  \
-            ulong c = 0;                                                                      \
-            for (uint t = tid; t < rl; t += wg) {                                             \
-                const uint k = right_m ? in_idx[rb + t] : rrow[rb + t];                       \
-                c += in_len[k];                                                               \
-            }                                                                                 \
-            if (c != 0) {                                                                     \
-                atom_add(&sh[0], c);                                                          \
-            }                                                                                 \
-        }                                                                                     \
-        barrier(CLK_LOCAL_MEM_FENCE);                                                         \
-        const ulong cand = sh[0];                                                             \
-        int go = 1;                                                                           \
-        /* More candidates than half the table: the local version tries the whole table       \
-           anyway (candidates count repeated rows; the distinct rows are usually far fewer)   \
-           and spills the column to the overflow list only when its distinct rows exceed      \
-           half the table. */                                                                 \
-        int tentative = 0;                                                                    \
-        if (2 * cand > cap_max) {                                                             \
-            if (may_spill) {                                                                  \
-                tentative = 1;                                                                \
-            } else { /* regions sized wrong by the host: NaN */                               \
-                if (tid == 0) {                                                               \
-                    out_len[j] = 0xFFFFFFFFu; /* reported by mcl_reduce */                    \
-                }                                                                             \
-                go = 0;                                                                       \
-            }                                                                                 \
-        }                                                                                     \
-        /* No early return: PoCL mishandles returns before later barriers. */                 \
-        if (go) {                                                                             \
-        const uint cap = tentative ? (uint)cap_max : next_pow2(max(2 * cand, (ulong)2));      \
-        for (uint s = tid; s < cap; s += wg) {                                                \
-            keys[s] = EMPTY;                                                                  \
-            acc[s] = 0;                                                                       \
-        }                                                                                     \
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                  \
-        /* Expansion: lanes of L threads share one right-hand entry t. */                    \
-        uint lanes = 1;                                                                       \
-        while (lanes < K && lanes < wg) {                                                     \
-            lanes <<= 1;                                                                      \
-        }                                                                                     \
-        for (uint t = tid / lanes; t < rl; t += wg / lanes) {                                 \
-            if (tentative && atom_add(&sh[6], (ulong)0) != 0) {                               \
-                break; /* the column spills: stop early */                                    \
-            }                                                                                 \
-            const uint k = right_m ? in_idx[rb + t] : rrow[rb + t];                           \
-            const REAL w = right_m ? in_val[rb + t] : rval[rb + t];                           \
-            const ulong kb = (ulong)k * K;                                                    \
-            const uint lk = in_len[k];                                                        \
-            for (uint s = tid % lanes; s < lk; s += lanes) {                                  \
-                const uint row = in_idx[kb + s];                                              \
-                const REAL p = in_val[kb + s] * w;                                            \
-                const ulong fx = to_fixed(p);                                                 \
-                uint h = (row * 2654435761u) & (cap - 1);                                     \
-                for (uint probe = 0;; ++probe) {                                              \
-                    if (probe == cap) { /* full (tentative only): spill */                    \
-                        atom_xchg(&sh[6], (ulong)1);                                          \
-                        break;                                                                \
-                    }                                                                         \
-                    const uint old = atomic_cmpxchg(&keys[h], EMPTY, row);                    \
-                    if (old == EMPTY || old == row) {                                         \
-                        if (old == EMPTY && tentative && atom_inc(&sh[5]) + 1 > cap / 2) {    \
-                            atom_xchg(&sh[6], (ulong)1);                                      \
-                        }                                                                     \
-                        atom_add(&acc[h], fx);                                                \
-                        break;                                                                \
-                    }                                                                         \
-                    h = (h + 1) & (cap - 1);                                                  \
-                }                                                                             \
-            }                                                                                 \
-        }                                                                                     \
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                  \
-        const ulong full = sh[6];                                                             \
-        if (full && tid == 0) {                                                               \
-            const uint slot = atomic_inc(&overflow[0]);                                       \
-            overflow[1 + slot] = (uint)j;                                                     \
-        }                                                                                     \
-        if (!full) {                                                                          \
-        /* Penalty; the penalised sum replaces the fixed-point sum (as bits); the column's    \
-           maximum (the largest bits: values are >= 0) and distinct rows are collected. */    \
-        ulong mb = 0;                                                                         \
-        ulong cnt = 0;                                                                        \
-        for (uint s = tid; s < cap; s += wg) {                                                \
-            const uint row = keys[s];                                                         \
-            if (row != EMPTY) {                                                               \
-                REAL x = from_fixed(acc[s]);                                                  \
-                if (flags & BALANCED) {                                                       \
-                    x = x * pen[row];                                                         \
-                }                                                                             \
-                acc[s] = BITS(x);                                                             \
-                mb = max(mb, BITS(x));                                                        \
-                cnt += 1;                                                                     \
-            }                                                                                 \
-        }                                                                                     \
-        if (cnt != 0) {                                                                       \
-            atom_add(&sh[8], cnt);                                                            \
-        }                                                                                     \
-        {                                                                                     \
-            ulong cur = 0; /* no plain read: the first cmpxchg returns the true value */      \
-            while (mb > cur) {                                                                \
-                const ulong was = atom_cmpxchg(&sh[7], cur, mb);                              \
-                if (was == cur) {                                                             \
-                    break;                                                                    \
-                }                                                                             \
-                cur = was;                                                                    \
-            }                                                                                 \
-        }                                                                                     \
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                  \
-        /* Inflation relative to the maximum (trident_core::mcl::inflate): y = (x / max)^r  \
-           * scale, scale = 1 / next_pow2(distinct rows): no value under- or overflows, the   \
-           sums stay <= 1; the inflated value replaces x (as bits). */                        \
-        const REAL xmax = UNBITS(sh[7]);                                                      \
-        const REAL scale = (REAL)1 / convert_REAL(next_pow2(max(sh[8], (ulong)1)));           \
-        for (uint s = tid; s < cap; s += wg) {                                                \
-            const uint row = keys[s];                                                         \
-            if (row != EMPTY) {                                                               \
-                const REAL x = UNBITS(acc[s]);                                                \
-                const REAL q = xmax > (REAL)0 ? x / xmax : (REAL)1;                           \
-                const REAL y = ((flags & SQUARE) ? q * q : pow(q, inflation)) * scale;        \
-                acc[s] = BITS(y);                                                             \
-                atom_add(&sh[2], to_fixed(y));                                                \
-            }                                                                                 \
-        }                                                                                     \
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                  \
-        /* Prune: keep y >= prune * sum; if none passes (impossible below 1/prune entries), \
-           keep them all (a second compaction, without barriers inside the branch). */        \
-        const REAL cut = prune * from_fixed(sh[2]);                                           \
-        for (uint s = tid; s < cap; s += wg) {                                                \
-            const uint row = keys[s];                                                         \
-            if (row != EMPTY && UNBITS(acc[s]) >= cut) {                                      \
-                const uint p = (uint)atom_inc(&sh[1]);                                        \
-                crow[p] = row;                                                                \
-                cy[p] = UNBITS(acc[s]);                                                       \
-            }                                                                                 \
-        }                                                                                     \
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                  \
-        const ulong got = sh[1];                                                              \
-        barrier(CLK_LOCAL_MEM_FENCE);                                                         \
-        if (got == 0) {                                                                       \
-            for (uint s = tid; s < cap; s += wg) {                                            \
-                const uint row = keys[s];                                                     \
-                if (row != EMPTY) {                                                           \
-                    const uint p = (uint)atom_inc(&sh[1]);                                    \
-                    crow[p] = row;                                                            \
-                    cy[p] = UNBITS(acc[s]);                                                   \
-                }                                                                             \
-            }                                                                                 \
-        }                                                                                     \
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                  \
-        const uint u = (uint)sh[1];                                                           \
-        const uint kept = min(u, K);                                                          \
-        const ulong ob = j * K;                                                               \
-        /* Sort the u survivors, value descending, ties by row (rows are distinct: a total    \
-           order), with a bitonic sort in place over P = next_pow2(u) <= cap / 2 slots (the   \
-           padding sorts last: value -1, row EMPTY); the first K are written in order. This is\
-           the order the former rank (count of the entries before each) gave, in O(P log^2 P) \
-           instead of O(u^2) work; crow[0..kept] then mirrors the written rows (read          \
-           by the normalisation below from local memory). */                                  \
-        const uint P = next_pow2(max((ulong)u, (ulong)1));                                    \
-        for (uint s = u + tid; s < P; s += wg) {                                              \
-            crow[s] = EMPTY;                                                                  \
-            cy[s] = (REAL)-1;                                                                 \
-        }                                                                                     \
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                  \
-        for (uint size = 2; size <= P; size <<= 1) {                                          \
-            for (uint stride = size >> 1; stride > 0; stride >>= 1) {                         \
-                for (uint t = tid; t < P / 2; t += wg) {                                      \
-                    const uint lo = 2 * stride * (t / stride) + (t % stride);                 \
-                    const uint hi = lo + stride;                                              \
-                    const REAL ylo = cy[lo];                                                  \
-                    const REAL yhi = cy[hi];                                                  \
-                    const uint rlo = crow[lo];                                                \
-                    const uint rhi = crow[hi];                                                \
-                    const int hi_first = (yhi > ylo) || (yhi == ylo && rhi < rlo);            \
-                    const int up = (lo & size) == 0;                                          \
-                    if (hi_first == up) {                                                     \
-                        cy[lo] = yhi;                                                         \
-                        cy[hi] = ylo;                                                         \
-                        crow[lo] = rhi;                                                       \
-                        crow[hi] = rlo;                                                       \
-                    }                                                                         \
-                }                                                                             \
-                barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                          \
-            }                                                                                 \
-        }                                                                                     \
-        for (uint r = tid; r < kept; r += wg) {                                               \
-            out_idx[ob + r] = crow[r];                                                        \
-            out_val[ob + r] = cy[r];                                                          \
-            atom_add(&sh[3], to_fixed(cy[r]));                                                \
-        }                                                                                     \
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                  \
-        const REAL s2 = from_fixed(sh[3]);                                                   \
-        /* Normalise; the column's chaos (max - sum of squares) is finished by mcl_reduce    \
-           from sq[j] and the first entry. The same loop adds the L1 change from the         \
-           previous column j: |v - old| for every new entry, old for every previous entry    \
-           whose row is gone (no work after this loop: PoCL skipped a single-thread tail     \
-           after the last barrier of the global variant). */                                 \
-        const ulong pb = j * K;                                                              \
-        const uint pl = in_len[j];                                                           \
-        for (uint r = tid; r < max(kept, pl); r += wg) {                                     \
-            if (r < kept) {                                                                  \
-                const REAL v = out_val[ob + r] / s2;                                         \
-                out_val[ob + r] = v;                                                         \
-                atom_add(&sq[j], to_fixed(v * v));                                           \
-                const uint row = crow[r];                                                    \
-                REAL old = 0;                                                                \
-                for (uint s = 0; s < pl; ++s) {                                              \
-                    if (in_idx[pb + s] == row) {                                             \
-                        old = in_val[pb + s];                                                \
-                    }                                                                        \
-                }                                                                            \
-                atom_add(&dl[j], to_fixed(fabs(v - old)));                               \
-                if (r == 0) {                                                                \
-                    out_len[j] = kept;                                                       \
-                }                                                                            \
-            }                                                                                \
-            if (r < pl) {                                                                    \
-                const uint row = in_idx[pb + r];                                             \
-                int gone = 1;                                                                \
-                for (uint s = 0; s < kept; ++s) {                                            \
-                    gone = gone && crow[s] != row;                                           \
-                }                                                                            \
-                if (gone) {                                                                   \
-                    atom_add(&dl[j], to_fixed(in_val[pb + r]));                               \
-                }                                                                             \
-            }                                                                                 \
-        }                                                                                     \
-        }                                                                                     \
-        }                                                                                     \
+// (column_local) or in a global scratch region (column_global); on CUDA, whose pointers are
+// generic, the two are the same function. `may_spill` (local version only) appends a column
+// that does not fit to the overflow list. All work-items of the work-group call it (the
+// barriers inside are uniform: every branch around them depends only on values that are the
+// same across the work-group).
+#define DEFINE_COLUMN(NAME, AS)                                                                   \
+    DEVICE void NAME(const ulong j, const uint K, const uint flags, const REAL inflation,         \
+              const REAL prune, __global const ulong *rptr, __global const uint *rrow,            \
+              __global const REAL *rval, __global const uint *in_idx,                             \
+              __global const REAL *in_val, __global const uint *in_len,                           \
+              __global const REAL *pen, __global uint *out_idx, __global REAL *out_val,           \
+              __global uint *out_len, __global ulong *sq, __global ulong *dl,                     \
+              __global uint *overflow,                                                            \
+              AS uint *keys, AS ulong *acc, AS uint *crow, AS REAL *cy, const ulong cap_max,      \
+              const int may_spill, LOCAL_PTR ulong *sh)                                           \
+    {                                                                                             \
+        const uint tid = get_local_id(0);                                                         \
+        const uint wg = get_local_size(0);                                                        \
+        const int right_m = (flags & RIGHT_IS_M) != 0;                                            \
+        const ulong rb = right_m ? j * K : rptr[j];                                               \
+        const uint rl = right_m ? in_len[j] : (uint)(rptr[j + 1] - rptr[j]);                      \
+        /* sh: 0 candidates, 1 survivors, 2 inflated sum, 3 kept sum, 4 (unused), 5 distinct      \
+           rows (tentative), 6 table full (a tentative column spills), 7 the column's largest     \
+           penalised value (bits), 8 its distinct rows */                                         \
+        if (tid == 0) {                                                                           \
+            sh[0] = 0;                                                                            \
+            sh[1] = 0;                                                                            \
+            sh[2] = 0;                                                                            \
+            sh[3] = 0;                                                                            \
+            sh[4] = 0;                                                                            \
+            sh[5] = 0;                                                                            \
+            sh[6] = 0;                                                                            \
+            sh[7] = 0;                                                                            \
+            sh[8] = 0;                                                                            \
+        }                                                                                         \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+        {                                                                                         \
+            /* Candidates: the lengths of the combined columns, summed by all work-items. */      \
+            ulong c = 0;                                                                          \
+            for (uint t = tid; t < rl; t += wg) {                                                 \
+                const uint k = right_m ? in_idx[rb + t] : rrow[rb + t];                           \
+                c += in_len[k];                                                                   \
+            }                                                                                     \
+            if (c != 0) {                                                                         \
+                atom_add(&sh[0], c);                                                              \
+            }                                                                                     \
+        }                                                                                         \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+        const ulong cand = sh[0];                                                                 \
+        int go = 1;                                                                               \
+        /* More candidates than half the table: the local version tries the whole table           \
+           anyway (candidates count repeated rows; the distinct rows are usually far fewer)       \
+           and spills the column to the overflow list only when its distinct rows exceed          \
+           half the table. */                                                                     \
+        int tentative = 0;                                                                        \
+        if (2 * cand > cap_max) {                                                                 \
+            if (may_spill) {                                                                      \
+                tentative = 1;                                                                    \
+            } else { /* regions sized wrong by the host: NaN */                                   \
+                if (tid == 0) {                                                                   \
+                    out_len[j] = 0xFFFFFFFFu; /* reported by mcl_reduce */                        \
+                }                                                                                 \
+                go = 0;                                                                           \
+            }                                                                                     \
+        }                                                                                         \
+        /* No early return: PoCL mishandles returns before later barriers. */                     \
+        if (go) {                                                                                 \
+        const uint cap = tentative ? (uint)cap_max : next_pow2(max(2 * cand, (ulong)2));          \
+        for (uint s = tid; s < cap; s += wg) {                                                    \
+            keys[s] = EMPTY;                                                                      \
+            acc[s] = 0;                                                                           \
+        }                                                                                         \
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                      \
+        /* Expansion: lanes of L threads share one right-hand entry t. */                         \
+        uint lanes = 1;                                                                           \
+        while (lanes < K && lanes < wg) {                                                         \
+            lanes <<= 1;                                                                          \
+        }                                                                                         \
+        for (uint t = tid / lanes; t < rl; t += wg / lanes) {                                     \
+            if (tentative && atom_add(&sh[6], (ulong)0) != 0) {                                   \
+                break; /* the column spills: stop early */                                        \
+            }                                                                                     \
+            const uint k = right_m ? in_idx[rb + t] : rrow[rb + t];                               \
+            const REAL w = right_m ? in_val[rb + t] : rval[rb + t];                               \
+            const ulong kb = (ulong)k * K;                                                        \
+            const uint lk = in_len[k];                                                            \
+            for (uint s = tid % lanes; s < lk; s += lanes) {                                      \
+                const uint row = in_idx[kb + s];                                                  \
+                const REAL p = in_val[kb + s] * w;                                                \
+                const ulong fx = to_fixed(p);                                                     \
+                uint h = (row * 2654435761u) & (cap - 1);                                         \
+                for (uint probe = 0;; ++probe) {                                                  \
+                    if (probe == cap) { /* full (tentative only): spill */                        \
+                        atom_xchg(&sh[6], (ulong)1);                                              \
+                        break;                                                                    \
+                    }                                                                             \
+                    const uint old = atomic_cmpxchg(&keys[h], EMPTY, row);                        \
+                    if (old == EMPTY || old == row) {                                             \
+                        if (old == EMPTY && tentative && atom_inc(&sh[5]) + 1 > cap / 2) {        \
+                            atom_xchg(&sh[6], (ulong)1);                                          \
+                        }                                                                         \
+                        atom_add(&acc[h], fx);                                                    \
+                        break;                                                                    \
+                    }                                                                             \
+                    h = (h + 1) & (cap - 1);                                                      \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                      \
+        const ulong full = sh[6];                                                                 \
+        if (full && tid == 0) {                                                                   \
+            const uint slot = atomic_inc(&overflow[0]);                                           \
+            overflow[1 + slot] = (uint)j;                                                         \
+        }                                                                                         \
+        if (!full) {                                                                              \
+        /* Penalty; the penalised sum replaces the fixed-point sum (as bits); the column's        \
+           maximum (the largest bits: values are >= 0) and distinct rows are collected. */        \
+        ulong mb = 0;                                                                             \
+        ulong cnt = 0;                                                                            \
+        for (uint s = tid; s < cap; s += wg) {                                                    \
+            const uint row = keys[s];                                                             \
+            if (row != EMPTY) {                                                                   \
+                REAL x = from_fixed(acc[s]);                                                      \
+                if (flags & BALANCED) {                                                           \
+                    x = x * pen[row];                                                             \
+                }                                                                                 \
+                acc[s] = BITS(x);                                                                 \
+                mb = max(mb, BITS(x));                                                            \
+                cnt += 1;                                                                         \
+            }                                                                                     \
+        }                                                                                         \
+        if (cnt != 0) {                                                                           \
+            atom_add(&sh[8], cnt);                                                                \
+        }                                                                                         \
+        local_max(&sh[7], mb);                                                                    \
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                      \
+        /* Inflation relative to the maximum (trident_core::mcl::inflate): y = (x / max)^r        \
+           * scale, scale = 1 / next_pow2(distinct rows): no value under- or overflows, the       \
+           sums stay <= 1; the inflated value replaces x (as bits). */                            \
+        const REAL xmax = UNBITS(sh[7]);                                                          \
+        const REAL scale = (REAL)1 / convert_REAL(next_pow2(max(sh[8], (ulong)1)));               \
+        for (uint s = tid; s < cap; s += wg) {                                                    \
+            const uint row = keys[s];                                                             \
+            if (row != EMPTY) {                                                                   \
+                const REAL x = UNBITS(acc[s]);                                                    \
+                const REAL q = xmax > (REAL)0 ? x / xmax : (REAL)1;                               \
+                const REAL y = ((flags & SQUARE) ? q * q : pow(q, inflation)) * scale;            \
+                acc[s] = BITS(y);                                                                 \
+                atom_add(&sh[2], to_fixed(y));                                                    \
+            }                                                                                     \
+        }                                                                                         \
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                      \
+        /* Prune: keep y >= prune * sum; if none passes (impossible below 1/prune entries),       \
+           keep them all (a second compaction, without barriers inside the branch). */            \
+        const REAL cut = prune * from_fixed(sh[2]);                                               \
+        for (uint s = tid; s < cap; s += wg) {                                                    \
+            const uint row = keys[s];                                                             \
+            if (row != EMPTY && UNBITS(acc[s]) >= cut) {                                          \
+                const uint p = (uint)atom_inc(&sh[1]);                                            \
+                crow[p] = row;                                                                    \
+                cy[p] = UNBITS(acc[s]);                                                           \
+            }                                                                                     \
+        }                                                                                         \
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                      \
+        const ulong got = sh[1];                                                                  \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+        if (got == 0) {                                                                           \
+            for (uint s = tid; s < cap; s += wg) {                                                \
+                const uint row = keys[s];                                                         \
+                if (row != EMPTY) {                                                               \
+                    const uint p = (uint)atom_inc(&sh[1]);                                        \
+                    crow[p] = row;                                                                \
+                    cy[p] = UNBITS(acc[s]);                                                       \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                      \
+        const uint u = (uint)sh[1];                                                               \
+        const uint kept = min(u, K);                                                              \
+        const ulong ob = j * K;                                                                   \
+        /* Sort the u survivors, value descending, ties by row (rows are distinct: a total        \
+           order), with a bitonic sort in place over P = next_pow2(u) <= cap / 2 slots (the       \
+           padding sorts last: value -1, row EMPTY); the first K are written in order. This is    \
+           the order the former rank (count of the entries before each) gave, in O(P log^2 P)     \
+           instead of O(u^2) work; crow[0..kept] then mirrors the written rows (read              \
+           by the normalisation below from local memory). */                                      \
+        const uint P = next_pow2(max((ulong)u, (ulong)1));                                        \
+        for (uint s = u + tid; s < P; s += wg) {                                                  \
+            crow[s] = EMPTY;                                                                      \
+            cy[s] = (REAL)-1;                                                                     \
+        }                                                                                         \
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                      \
+        for (uint size = 2; size <= P; size <<= 1) {                                              \
+            for (uint stride = size >> 1; stride > 0; stride >>= 1) {                             \
+                for (uint t = tid; t < P / 2; t += wg) {                                          \
+                    const uint lo = 2 * stride * (t / stride) + (t % stride);                     \
+                    const uint hi = lo + stride;                                                  \
+                    const REAL ylo = cy[lo];                                                      \
+                    const REAL yhi = cy[hi];                                                      \
+                    const uint rlo = crow[lo];                                                    \
+                    const uint rhi = crow[hi];                                                    \
+                    const int hi_first = (yhi > ylo) || (yhi == ylo && rhi < rlo);                \
+                    const int up = (lo & size) == 0;                                              \
+                    if (hi_first == up) {                                                         \
+                        cy[lo] = yhi;                                                             \
+                        cy[hi] = ylo;                                                             \
+                        crow[lo] = rhi;                                                           \
+                        crow[hi] = rlo;                                                           \
+                    }                                                                             \
+                }                                                                                 \
+                barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                              \
+            }                                                                                     \
+        }                                                                                         \
+        for (uint r = tid; r < kept; r += wg) {                                                   \
+            out_idx[ob + r] = crow[r];                                                            \
+            out_val[ob + r] = cy[r];                                                              \
+            atom_add(&sh[3], to_fixed(cy[r]));                                                    \
+        }                                                                                         \
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                      \
+        const REAL s2 = from_fixed(sh[3]);                                                        \
+        /* Normalise; the column's chaos (max - sum of squares) is finished by mcl_reduce         \
+           from sq[j] and the first entry. The same loop adds the L1 change from the              \
+           previous column j: |v - old| for every new entry, old for every previous entry         \
+           whose row is gone (no work after this loop: PoCL skipped a single-thread tail          \
+           after the last barrier of the global variant). */                                      \
+        const ulong pb = j * K;                                                                   \
+        const uint pl = in_len[j];                                                                \
+        for (uint r = tid; r < max(kept, pl); r += wg) {                                          \
+            if (r < kept) {                                                                       \
+                const REAL v = out_val[ob + r] / s2;                                              \
+                out_val[ob + r] = v;                                                              \
+                atom_add(&sq[j], to_fixed(v * v));                                                \
+                const uint row = crow[r];                                                         \
+                REAL old = 0;                                                                     \
+                for (uint s = 0; s < pl; ++s) {                                                   \
+                    if (in_idx[pb + s] == row) {                                                  \
+                        old = in_val[pb + s];                                                     \
+                    }                                                                             \
+                }                                                                                 \
+                atom_add(&dl[j], to_fixed(fabs(v - old)));                                        \
+                if (r == 0) {                                                                     \
+                    out_len[j] = kept;                                                            \
+                }                                                                                 \
+            }                                                                                     \
+            if (r < pl) {                                                                         \
+                const uint row = in_idx[pb + r];                                                  \
+                int gone = 1;                                                                     \
+                for (uint s = 0; s < kept; ++s) {                                                 \
+                    gone = gone && crow[s] != row;                                                \
+                }                                                                                 \
+                if (gone) {                                                                       \
+                    atom_add(&dl[j], to_fixed(in_val[pb + r]));                                   \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+        }                                                                                         \
+        }                                                                                         \
     }
 
-DEFINE_COLUMN(column_in_local, __local)
+DEFINE_COLUMN(column_in_local, LOCAL_PTR)
 DEFINE_COLUMN(column_in_global, __global)
 
-#define COLUMN_ARGS                                                                          \
-    const ulong n, const uint K, const uint flags, const REAL inflation, const REAL prune,    \
-        __global const ulong *restrict rptr, __global const uint *restrict rrow,              \
-        __global const REAL *restrict rval, __global const uint *restrict in_idx,             \
-        __global const REAL *restrict in_val, __global const uint *restrict in_len,           \
-        __global const REAL *restrict pen, __global uint *restrict out_idx,                   \
-        __global REAL *restrict out_val, __global uint *restrict out_len,                     \
-        __global ulong *restrict sq, __global uint *restrict overflow,                      \
-        __global uint *restrict g_keys, __global ulong *restrict g_acc,                       \
-        __global uint *restrict g_crow, __global REAL *restrict g_cy, const ulong region,      \
-        const ulong first, const ulong lcap
+// The column kernels' arguments, with R = restrict or nothing. The kernels take them without
+// `restrict` (on CUDA, `const restrict` kernel pointers would move the loads to the
+// non-coherent read-only path, which the CUDA kernels have never used); the hub-column pass
+// below takes them with it, as the CUDA kernels always have (out_* and the scratch regions
+// are distinct buffers).
+#define COLUMN_ARGS(R)                                                                            \
+    const ulong n, const uint K, const uint flags, const REAL inflation, const REAL prune,        \
+        __global const ulong *R rptr, __global const uint *R rrow,                                \
+        __global const REAL *R rval, __global const uint *R in_idx,                               \
+        __global const REAL *R in_val, __global const uint *R in_len,                             \
+        __global const REAL *R pen, __global uint *R out_idx, __global REAL *R out_val,           \
+        __global uint *R out_len, __global ulong *R sq, __global uint *R overflow,                \
+        __global uint *R g_keys, __global ulong *R g_acc, __global uint *R g_crow,                \
+        __global REAL *R g_cy, const ulong region, const ulong first, const ulong lcap
 
-__kernel void CAT(mcl_column_local_, SUFFIX)(COLUMN_ARGS)
+__kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_column_local_, SUFFIX)(COLUMN_ARGS())
 {
     __local uint keys[LCAP];
     __local ulong acc[LCAP];
@@ -500,16 +511,15 @@ __kernel void CAT(mcl_column_local_, SUFFIX)(COLUMN_ARGS)
                     min(lcap, (ulong)LCAP), 1, sh);
 }
 
-__kernel void CAT(mcl_column_global_, SUFFIX)(COLUMN_ARGS)
+// Work-group g takes overflow entries first + g, first + g + G, ...: one launch covers the
+// whole list. The trip count is uniform per work-group (no early return before the barriers
+// inside, which PoCL's work-group loops mishandle); the barrier at the end keeps the next
+// column from resetting sh and the region while others still read them.
+DEVICE void hub_columns(COLUMN_ARGS(restrict), LOCAL_PTR ulong *sh)
 {
-    __local ulong sh[9];
     const ulong g = get_group_id(0);
     const ulong base = g * region;
     const ulong count = overflow[0];
-    // Work-group g takes overflow entries first + g, first + g + G, ...: one launch covers
-    // the whole list. The trip count is uniform per work-group (no early return before the
-    // barriers inside, which PoCL's work-group loops mishandle); the barrier at the end
-    // keeps the next column from resetting sh and the region while others still read them.
     for (ulong e = first + g; e < count; e += get_num_groups(0)) {
         const ulong j = overflow[1 + e];
         column_in_global(j, K, flags, inflation, prune, rptr, rrow, rval, in_idx, in_val,
@@ -520,13 +530,18 @@ __kernel void CAT(mcl_column_global_, SUFFIX)(COLUMN_ARGS)
     }
 }
 
-__kernel void CAT(mcl_reduce_, SUFFIX)(const ulong n, const uint K,
-                                       __global const REAL *restrict val,
-                                       __global ulong *restrict sq,
-                                       __global const uint *restrict len,
-                                       __global uint *restrict overflow,
-                                       __global REAL *restrict out_chaos,
-                                       __global ulong *restrict out_entries)
+__kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_column_global_, SUFFIX)(COLUMN_ARGS())
+{
+    __local ulong sh[9];
+    hub_columns(n, K, flags, inflation, prune, rptr, rrow, rval, in_idx, in_val, in_len, pen,
+                out_idx, out_val, out_len, sq, overflow, g_keys, g_acc, g_crow, g_cy, region,
+                first, lcap, sh);
+}
+
+__kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_reduce_, SUFFIX)(
+    const ulong n, const uint K, __global const REAL *restrict val, __global ulong *restrict sq,
+    __global const uint *restrict len, __global uint *restrict overflow,
+    __global REAL *restrict out_chaos, __global ulong *restrict out_entries)
 {
     __local REAL mx[WG_MAX];
     __local ulong sm[WG_MAX];
@@ -549,14 +564,15 @@ __kernel void CAT(mcl_reduce_, SUFFIX)(const ulong n, const uint K,
         sq[j] = 0;
         sq[n + j] = 0;
     }
-    mx[tid] = bad ? (REAL)NAN : m; // (a NaN kept in m would be lost to fmax)
+    mx[tid] = bad ? NAN_REAL : m; // (a NaN kept in m would be lost to fmax)
     sm[tid] = s;
     dm[tid] = d;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint h = wg / 2; h > 0; h >>= 1) {
         if (tid < h) {
             // NaN wins, so that the host sees it.
-            mx[tid] = isnan(mx[tid + h]) ? mx[tid + h] : (isnan(mx[tid]) ? mx[tid] : fmax(mx[tid], mx[tid + h]));
+            mx[tid] = isnan(mx[tid + h]) ? mx[tid + h]
+                                         : (isnan(mx[tid]) ? mx[tid] : fmax(mx[tid], mx[tid + h]));
             sm[tid] += sm[tid + h];
             dm[tid] = max(dm[tid], dm[tid + h]);
         }
@@ -569,3 +585,9 @@ __kernel void CAT(mcl_reduce_, SUFFIX)(const ulong n, const uint K,
         overflow[0] = 0;
     }
 }
+
+// The precision-dependent macros end with the file (the CUDA build includes it once per
+// precision).
+#undef BITS
+#undef UNBITS
+#undef NAN_REAL

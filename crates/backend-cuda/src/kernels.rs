@@ -92,7 +92,8 @@ trident_core::kernel_table! {
     /// `kernels/cuda/svd.cu`: one-sided block Jacobi SVD and Givens QR.
     Svd => cuda_module!(svd, trident_core::svd::device::KERNELS),
     /// `kernels/cuda/mcl.cu`: the R-MCL iteration (mass, penalty, fused column pass in
-    /// shared or global memory, reduction) and the device side of the interpretation, as `kernels/opencl/mcl.cl`.
+    /// shared or global memory, reduction) and the device side of the interpretation: the
+    /// shared `kernels/opencl/mcl.cl` compiled as CUDA.
     Mcl => cuda_module!(mcl, trident_core::mcl::gpu::KERNELS),
 }
 

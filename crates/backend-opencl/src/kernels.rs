@@ -94,8 +94,9 @@ trident_core::kernel_table! {
     /// `kernels/opencl/matmul.cl`: the tiled GEMM and the strided block sum of Strassen.
     Matmul => cl_module!(matmul, trident_core::matmul::device::KERNELS),
     /// `kernels/opencl/mcl.cl`: the R-MCL iteration (mass, penalty, fused column pass in
-    /// local or global memory, reduction) and the device side of the interpretation.
-    Mcl => cl_module!(mcl, trident_core::mcl::gpu::KERNELS),
+    /// local or global memory, reduction) and the device side of the interpretation
+    /// (shared with CUDA).
+    Mcl => cl_module!(mcl, shared, trident_core::mcl::gpu::KERNELS),
     /// `kernels/opencl/svd.cl`: one-sided block Jacobi SVD and Givens QR.
     Svd => cl_module!(svd, trident_core::svd::device::KERNELS),
 }

@@ -6,13 +6,13 @@
 //! one driver loop (stop rule, the expansion of each iteration, progress, phase times,
 //! interpretation) every GPU backend runs.
 //!
-//! The kernels (`kernels/cuda/mcl.cu`, `kernels/opencl/mcl.cl`, one argument signature) are
-//! described at the top of either file; per iteration a backend enqueues, without waiting,
-//! `mcl_mass` and `mcl_penalty` (balanced iterations only), `mcl_column_local` over all `n`
-//! columns, `mcl_column_global` over the columns that spilled out of the local hash table
-//! (when [`GpuPlan::hubs`] > 0: [`GpuPlan::groups`] work-groups stride over the overflow
-//! list), and `mcl_reduce`, then reads back the chaos, the change and the entry count: the
-//! loop stays on the device.
+//! The kernels (`kernels/opencl/mcl.cl`, one source for both backends, compiled as CUDA by
+//! `kernels/cuda/mcl.cu`) are described at the top of that file; per iteration a backend
+//! enqueues, without waiting, `mcl_mass` and `mcl_penalty` (balanced iterations only),
+//! `mcl_column_local` over all `n` columns, `mcl_column_global` over the columns that
+//! spilled out of the local hash table (when [`GpuPlan::hubs`] > 0: [`GpuPlan::groups`]
+//! work-groups stride over the overflow list), and `mcl_reduce`, then reads back the chaos,
+//! the change and the entry count: the loop stays on the device.
 
 use std::time::Instant;
 

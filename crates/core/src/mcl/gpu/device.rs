@@ -1,7 +1,7 @@
 //! The device steps of R-MCL ([`MclKernels`]) on any [`Device`], written once: the buffers
-//! of [`GpuPlan`], the launches of `kernels/cuda/mcl.cu` / `kernels/opencl/mcl.cl` (one
-//! argument signature) and the read-backs; and [`MarkovCluster`] for every device through
-//! the driver [`super::cluster`].
+//! of [`GpuPlan`], the launches of `kernels/opencl/mcl.cl` (one source for both backends;
+//! `kernels/cuda/mcl.cu` compiles it as CUDA) and the read-backs; and [`MarkovCluster`] for
+//! every device through the driver [`super::cluster`].
 
 // Kernel launches are `unsafe`: each says why in its `// SAFETY:` note.
 #![allow(unsafe_code)]
