@@ -160,6 +160,11 @@ DEVICE T clamp(T x, T lo, T hi) { return min(max(x, lo), hi); }
 DEVICE float mad(float a, float b, float c) { return a * b + c; }
 DEVICE double mad(double a, double b, double c) { return a * b + c; }
 
+// ---- matmul: KERNEL_WG_RESIDENT(n, groups) after `__kernel`: work-groups of exactly n
+// items, built so that `groups` of them fit on one compute unit (CUDA: __launch_bounds__(n,
+// groups), which caps registers per thread; OpenCL: reqd_work_group_size(n, 1, 1)).
+#define KERNEL_WG_RESIDENT(n, groups) __launch_bounds__(n, groups)
+
 #else
 // -------------------------------------------------------------------------------- OpenCL
 
@@ -178,6 +183,9 @@ DEVICE double mad(double a, double b, double c) { return a * b + c; }
 #define LOAD_RO(p) (*(p))
 #define LOAD_STREAM(p) (*(p))
 #define STORE_STREAM(p, v) (*(p) = (v))
+
+// ---- matmul: KERNEL_WG_RESIDENT(n, groups) (see the CUDA branch).
+#define KERNEL_WG_RESIDENT(n, groups) __attribute__((reqd_work_group_size(n, 1, 1)))
 
 #endif
 

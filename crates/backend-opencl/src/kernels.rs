@@ -87,8 +87,9 @@ trident_core::kernel_table! {
     Spmv => cl_module!(spmv, shared, trident_core::spmv::device::KERNELS),
     /// `kernels/opencl/triangles.cl`: triangle counting (no precision; plain kernels).
     Triangles => cl_module!(triangles, trident_core::triangles::device::KERNELS),
-    /// `kernels/opencl/matmul.cl`: the tiled GEMM and the strided block sum of Strassen.
-    Matmul => cl_module!(matmul, trident_core::matmul::device::KERNELS),
+    /// `kernels/opencl/matmul.cl`: the tiled GEMM and the strided block sum of Strassen
+    /// (shared with CUDA).
+    Matmul => cl_module!(matmul, shared, trident_core::matmul::device::KERNELS),
     /// `kernels/opencl/mcl.cl`: the R-MCL iteration (mass, penalty, fused column pass in
     /// local or global memory, reduction) and the device side of the interpretation.
     Mcl => cl_module!(mcl, trident_core::mcl::gpu::KERNELS),
