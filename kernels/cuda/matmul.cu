@@ -11,9 +11,12 @@
 //     compute_90 (where the host selects it for f64 by default); the portable compute_75
 //     PTX holds a stub that traps, which the host never launches there.
 //
-// They use the shared file's tile constants (BM, BN, BK, GEMM_THREADS) and have the SIMT
-// kernels' staging, written here once more in C++ (Stager: a CUDA-only path, tuned for the
-// DMMA kernels' registers), and the same epilogue (store_c).
+// They stay here, not in a TRIDENT_CUDA block of the shared file: they are the tensor-core
+// path (inline PTX mma.sync), C++ throughout (templates over FUSED), and OpenCL has no
+// counterpart. They use the shared file's tile constants (BM, BN, BK, GEMM_THREADS: macros
+// it defines) and the same shared-memory layout, staging and epilogue as its gemm_body, in
+// their own C++ form (Stager, which sets up its pointers once per block, and store_c) that
+// their code generation was tuned with.
 
 #define TRIDENT_SOURCE "../opencl/matmul.cl"
 #include "../common/precisions.cuh"
@@ -34,7 +37,8 @@ template <> struct Vec4<double> {
 };
 
 // The operands of one (possibly fused) product, already offset: P = (a0 + sa a1)(b0 + sb b1),
-// c0 = g0 P + beta0 c0, and c1 = g1 P + beta1 c1 when FUSED and g1 != 0.
+// c0 = g0 P + beta0 c0, and c1 = g1 P + beta1 c1 when FUSED and g1 != 0 (the arguments of the
+// shared file's gemm_body, gathered).
 template <typename T> struct Operands {
     const T *a0, *a1;
     T sa;
@@ -50,7 +54,8 @@ template <typename T> struct Operands {
     bool aligned; // every offset and leading dimension a multiple of 4
 };
 
-// Global-to-register staging of one k step, shared by the SIMT and DMMA kernels: the block's
+// Global-to-register staging of one k step of the DMMA kernels (what load_tiles of the shared
+// file does for the SIMT kernels, with pointers set up once per block): the block's
 // 128 x 8 tile of A (two threads per row, 4 columns each) and 8 x 128 tile of B (32 threads
 // per row, 4 columns each), 4 values of each per thread, summed with the second term when
 // FUSED. Vector loads when the block's tile lies inside C and the operands are aligned and
@@ -130,7 +135,7 @@ template <typename T, bool FUSED> struct Stager {
 };
 
 // Writes the product's entry v at element i (row * ldc + column) of c0 (and c1): in bounds
-// (checked by the caller).
+// (checked by the caller). The shared file's store_c, over Operands.
 template <typename T, bool FUSED>
 __device__ __forceinline__ void store_c(const Operands<T> &op, size_t i, T v) {
     T x = op.g0 * v;
@@ -149,12 +154,12 @@ __device__ __forceinline__ void store_c(const Operands<T> &op, size_t i, T v) {
 //
 // Same block tile (128 x 128 of C per block of 256 threads), same k step (8), same staging
 // (Stager), same shared-memory layout (A transposed, As[kk][row]) and the same double
-// buffering with one __syncthreads per k step as gemm_tile. Only the inner product differs:
-// the 8 warps form a 2 x 4 grid, warp (wm, wn) owns the 64 x 32 sub-tile at rows wm*64,
-// columns wn*32, as 8 x 4 tiles of 8 x 8, each accumulated by
-// mma.sync.aligned.m8n8k4.row.col.f64 (PTX ISA 7.0+, sm_80+; our PTX is ISA <= 9.0). Per k
-// step, two k4 halves: each lane loads its A fragments (8 doubles) and B fragments (4
-// doubles) from shared memory and issues 32 DMMAs.
+// buffering with one __syncthreads per k step as the SIMT kernels (gemm_body of
+// kernels/opencl/matmul.cl). Only the inner product differs: the 8 warps form a 2 x 4 grid,
+// warp (wm, wn) owns the 64 x 32 sub-tile at rows wm*64, columns wn*32, as 8 x 4 tiles of
+// 8 x 8, each accumulated by mma.sync.aligned.m8n8k4.row.col.f64 (PTX ISA 7.0+, sm_80+; our
+// PTX is ISA <= 9.0). Per k step, two k4 halves: each lane loads its A fragments (8 doubles)
+// and B fragments (4 doubles) from shared memory and issues 32 DMMAs.
 //
 // Fragment layouts of m8n8k4 f64 (PTX ISA, "Matrix Fragments for mma.m8n8k4 with .f64";
 // CUTLASS's SM80_8x4 / SM80_8x8_Row): with g = lane / 4 and t = lane % 4, a lane holds
@@ -260,7 +265,7 @@ __device__ __forceinline__ void gemm_tile_dmma(unsigned m, unsigned n, unsigned 
     }
 }
 
-// The operands of a plain product (gemm_<T>, gemm_dmma_f64).
+// The operands of a plain product (gemm_dmma_f64; the shared gemm_<T> passes the same).
 template <typename T>
 __device__ __forceinline__ Operands<T>
 plain(T alpha, T beta, const T *a, unsigned long long a_off, unsigned lda, const T *b,
@@ -271,7 +276,8 @@ plain(T alpha, T beta, const T *a, unsigned long long a_off, unsigned lda, const
                        T(0),      T(0),      ldc,       aligned};
 }
 
-// The operands of a fused product (gemm_fused_<T>, gemm_dmma_fused_f64).
+// The operands of a fused product (gemm_dmma_fused_f64; the shared gemm_fused_<T> passes the
+// same).
 template <typename T>
 __device__ __forceinline__ Operands<T>
 fused(const T *a, unsigned long long a0_off, unsigned long long a1_off, T sa, unsigned lda,

@@ -59,11 +59,17 @@
 // accumulators stay in registers. Stores are bounds-checked. Index arithmetic is 64-bit.
 // Accumulation is in T with fused multiply-adds (no TF32, no fast math).
 //
-// Dialect blocks (#ifdef TRIDENT_CUDA): only the 4-wide loads differ, because vector types
-// are not in the dialect: load4 (global memory: CUDA float4 / two double2, as CUDA has no
-// 32-byte load on sm_90; OpenCL float4 / double4) and read_frags (local memory: CUDA reads
-// scalars, which nvcc merges into ld.shared.v4 / v2 from the aligned static arrays; OpenCL
-// reads REAL4 explicitly, which does not depend on the OpenCL compiler doing that).
+// Dialect blocks (#ifdef TRIDENT_CUDA), kept only where each dialect's former kernel file
+// had its own form, so that both keep their code generation:
+//   load4       a 4-wide global load (vector types are not in the dialect): CUDA float4 /
+//               two double2 (no 32-byte load on sm_90), OpenCL float4 / double4;
+//   read_frags  the 4-wide local-memory reads of a k slice: CUDA reads scalars, which nvcc
+//               merges into ld.shared.v4 / v2 from the aligned arrays; OpenCL reads REAL4
+//               explicitly, which does not depend on the OpenCL compiler merging them;
+//   GEMM_IN     the GEMM kernels' inputs are `restrict` in OpenCL only: on CUDA, restrict
+//               turns their loads into ld.global.nc (the read-only path), a change of cache
+//               behaviour that the H100 would have to show harmless first.
+// Everything else is one code path.
 
 #if !defined(REAL) || !defined(SUFFIX)
 #error "build matmul.cl with REAL = float|double and SUFFIX = f32|f64"
@@ -83,7 +89,10 @@
 #define GEMM_GROUPS_f32 2
 #define GEMM_GROUPS_f64 1
 
+// The dialect blocks (see the top): the 4-wide loads and the input pointers' qualifier.
 #ifdef TRIDENT_CUDA
+// No restrict on the GEMM kernels' inputs a and b (see the top).
+#define GEMM_IN
 // r[0..3] = p[0..3], one 16-byte aligned vector load (two for double).
 #ifdef TRIDENT_FP64
 DEVICE void load4(const double *p, double *r)
@@ -113,6 +122,8 @@ DEVICE void read_frags(const REAL *at, const REAL *bt, uint tx, uint ty, REAL *a
     }
 }
 #else
+// The GEMM kernels' inputs a and b are read-only and restrict.
+#define GEMM_IN restrict
 // float4 / double4
 #define REAL4 TRIDENT_CAT(REAL, 4)
 // r[0..3] = p[0..3], one vector load (p aligned to the REAL4: 16 / 32 bytes).
@@ -297,8 +308,8 @@ DEVICE void gemm_body(uint m, uint n, uint k, bool fused, __global const REAL *a
 
 __kernel KERNEL_WG_RESIDENT(GEMM_THREADS, TRIDENT_CAT(GEMM_GROUPS_, SUFFIX)) void
 TRIDENT_CAT(gemm_, SUFFIX)(uint m, uint n, uint k, REAL alpha, REAL beta,
-                           __global const REAL *a, ulong a_off, uint lda,
-                           __global const REAL *b, ulong b_off, uint ldb,
+                           __global const REAL *GEMM_IN a, ulong a_off, uint lda,
+                           __global const REAL *GEMM_IN b, ulong b_off, uint ldb,
                            __global REAL *c, ulong c_off, uint ldc)
 {
     GEMM_TILES;
@@ -309,9 +320,9 @@ TRIDENT_CAT(gemm_, SUFFIX)(uint m, uint n, uint k, REAL alpha, REAL beta,
 
 __kernel KERNEL_WG_RESIDENT(GEMM_THREADS, TRIDENT_CAT(GEMM_GROUPS_, SUFFIX)) void
 TRIDENT_CAT(gemm_fused_, SUFFIX)(uint m, uint n, uint k,
-                                 __global const REAL *a, ulong a0_off, ulong a1_off, REAL sa,
+                                 __global const REAL *GEMM_IN a, ulong a0_off, ulong a1_off, REAL sa,
                                  uint lda,
-                                 __global const REAL *b, ulong b0_off, ulong b1_off, REAL sb,
+                                 __global const REAL *GEMM_IN b, ulong b0_off, ulong b1_off, REAL sb,
                                  uint ldb,
                                  __global REAL *c, ulong c0_off, REAL g0, REAL beta0,
                                  ulong c1_off, REAL g1, REAL beta1, uint ldc)
