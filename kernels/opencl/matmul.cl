@@ -320,10 +320,10 @@ TRIDENT_CAT(gemm_, SUFFIX)(uint m, uint n, uint k, REAL alpha, REAL beta,
 
 __kernel KERNEL_WG_RESIDENT(GEMM_THREADS, TRIDENT_CAT(GEMM_GROUPS_, SUFFIX)) void
 TRIDENT_CAT(gemm_fused_, SUFFIX)(uint m, uint n, uint k,
-                                 __global const REAL *GEMM_IN a, ulong a0_off, ulong a1_off, REAL sa,
-                                 uint lda,
-                                 __global const REAL *GEMM_IN b, ulong b0_off, ulong b1_off, REAL sb,
-                                 uint ldb,
+                                 __global const REAL *GEMM_IN a, ulong a0_off, ulong a1_off,
+                                 REAL sa, uint lda,
+                                 __global const REAL *GEMM_IN b, ulong b0_off, ulong b1_off,
+                                 REAL sb, uint ldb,
                                  __global REAL *c, ulong c0_off, REAL g0, REAL beta0,
                                  ulong c1_off, REAL g1, REAL beta1, uint ldc)
 {
