@@ -19,8 +19,13 @@
 //                   (OpenCL: reqd_work_group_size(n, 1, 1); CUDA: __launch_bounds__(n));
 //   KERNEL_WG_MAX(n) after `__kernel`: work-groups of at most n items (CUDA:
 //                   __launch_bounds__(n), which lets nvcc budget registers; OpenCL: nothing);
-//   LOAD_RO(p), LOAD_STREAM(p), STORE_STREAM(p, v)   loads and stores with CUDA's cache
-//                   hints (read-only path; evict-first streaming); plain in OpenCL;
+//   KERNEL_WG_MIN_GROUPS(n, g) as KERNEL_WG(n), and built so that g work-groups fit on one
+//                   compute unit (CUDA: __launch_bounds__(n, g), which caps registers);
+//   LOAD_RO(p), LOAD_STREAM(p), STORE_STREAM(p, v), LOAD_L2(p), STORE_L2(p, v)   loads and
+//                   stores with CUDA's cache hints (read-only path; evict-first streaming;
+//                   L2 only, for data other groups' atomics change); plain in OpenCL;
+//   get_local_id_u32(d)  get_local_id(d) as a uint (CUDA: threadIdx itself; through
+//                   size_t, nvcc would widen the index arithmetic derived from it to 64 bits);
 //   TRIDENT_CUDA    defined when compiled as CUDA: for the few blocks where the hardware path
 //                   differs (warp shuffles, tensor cores), `#ifdef TRIDENT_CUDA … #else … #endif`;
 //   TRIDENT_CAT(a, b), REAL, SUFFIX, TRIDENT_FP64   as in every Trident OpenCL file.
@@ -160,9 +165,8 @@ DEVICE T clamp(T x, T lo, T hi) { return min(max(x, lo), hi); }
 DEVICE float mad(float a, float b, float c) { return a * b + c; }
 DEVICE double mad(double a, double b, double c) { return a * b + c; }
 
-// ---- added for triangles (kernels/opencl/triangles.cl) ----
-// LOAD_L2(p), STORE_L2(p, v): global loads and stores that bypass the L1 cache (cached in L2
-// only: __ldcg / __stcg), for data that the group's atomics change between barriers.
+// Loads and stores that bypass L1 (cached in L2 only), for data that atomics of other
+// groups change between barriers.
 #define LOAD_L2(p) __ldcg(p)
 #define STORE_L2(p, v) __stcg((p), (v))
 // KERNEL_WG_MIN_GROUPS(n, g): as KERNEL_WG(n), and at least g resident work-groups per
@@ -194,7 +198,6 @@ DEVICE uint get_local_id_u32(uint d) {
 #define LOAD_STREAM(p) (*(p))
 #define STORE_STREAM(p, v) (*(p) = (v))
 
-// ---- added for triangles (kernels/opencl/triangles.cl): see the CUDA branch ----
 #define LOAD_L2(p) (*(p))
 #define STORE_L2(p, v) (*(p) = (v))
 #define KERNEL_WG_MIN_GROUPS(n, g) __attribute__((reqd_work_group_size(n, 1, 1)))

@@ -81,7 +81,8 @@ trident_core::kernel_table! {
     /// from the shared `kernels/opencl/triangles.cl`.
     Triangles => cuda_module!(triangles, trident_core::triangles::device::KERNELS),
     /// `kernels/cuda/matmul.cu`: the tiled GEMM and the strided block sum of Strassen.
-    /// The portable kernels of core's driver, and the FP64 tensor-core GEMMs of sm_90.
+    /// The portable kernels of core's driver (the shared `kernels/opencl/matmul.cl`, compiled
+    /// as CUDA), and the FP64 tensor-core GEMMs of sm_90 (CUDA only).
     Matmul => cuda_module!(
         matmul,
         KernelList::new(
