@@ -93,7 +93,7 @@ trident_core::kernel_table! {
     /// local or global memory, reduction) and the device side of the interpretation.
     Mcl => cl_module!(mcl, trident_core::mcl::gpu::KERNELS),
     /// `kernels/opencl/svd.cl`: one-sided block Jacobi SVD and Givens QR.
-    Svd => cl_module!(svd, trident_core::svd::device::KERNELS),
+    Svd => cl_module!(svd, shared, trident_core::svd::device::KERNELS),
 }
 
 #[cfg(test)]
