@@ -8,18 +8,16 @@
 // pair_rotation (CUDA: warp shuffles and a block vote; OpenCL: a tree in local memory), and
 // the grid of qr_apply / qr_apply_q (grid_jk: CUDA's 1-D grid, OpenCL's 2-D NDRange).
 //
-// Launch shape: every kernel is a 1-D grid of 1-D work-groups of WG = 256 work-items,
-// svd_pair_rotate of RWG = 512, the qr_tree_* kernels (but qr_tree_merge_update and _q) of
-// QWG = 1024. qr_apply and qr_apply_q on CUDA split their 1-D grid themselves,
-// (j, k) = (g mod jspan, g / jspan) with jspan = cols (resp. jcols) rounded up to WG
-// (Device::FLAT_GRID); on OpenCL they take the equivalent 2-D NDRanges.
+// Launch shape: a 1-D grid of 1-D work-groups of WG = 256 work-items, svd_pair_rotate's of
+// RWG = 512, the qr_tree_* kernels' (but qr_tree_merge_update and _q) of QWG = 1024.
+// qr_apply and qr_apply_q on CUDA split their 1-D grid themselves, (j, k) = (g mod jspan,
+// g / jspan) with jspan = cols (resp. jcols) rounded up to WG (Device::FLAT_GRID); on
+// OpenCL they take the equivalent 2-D NDRanges.
 //
 // Every matrix is column-major: element (i, j) of a matrix with `rows` rows is at
-// j * rows + i (64-bit index arithmetic). Every kernel runs with work-groups of WG = 256,
-// except svd_pair_rotate (RWG = 512) and the qr_tree_* kernels: QWG = 1024 (but
-// qr_tree_merge_update and _q: WG).
+// j * rows + i (64-bit index arithmetic).
 //
-// Kernel arguments (both files, both precisions):
+// Kernel arguments (both dialects, both precisions):
 //
 //   svd_jacobi_round(ulong rows, uint cols, uint b, uint nb, uint round, REAL tol, REAL tiny,
 //                    REAL noise_rel, REAL *w, REAL *v, ulong vrows, uint *off_bits,
@@ -34,8 +32,8 @@
 //       runs INNER_SWEEPS round-robin Jacobi sweeps on the Gram matrix accumulating
 //       the rotations in Q (NOISE_INNER_SWEEPS when a squared column norm lies in (tiny,
 //       noise_rel gmax], noise_rel = trident_core::svd::noise_level, gmax the largest seen:
-//       gmax_bits[0], order_key's bits (a float's, a double's top 32), raised by every pair to its own largest and kept by
-//       the host across sweeps), then applies
+//       gmax_bits[0], order_key's bits (a float's, a double's top 32), raised by every
+//       pair to its own largest and kept by the host across sweeps), then applies
 //       [w_I w_J] <- [w_I w_J] Q and, when vrows > 0, the same to v (vrows rows).
 //   svd_pair_gram(ulong rows, uint cols, uint b, uint nb, uint round, uint chunks,
 //                 const REAL *w, REAL *gpart)
@@ -365,7 +363,8 @@ DEVICE REAL group_max(REAL v, LOCAL_PTR REAL *red, uint nt)
         v = fmax(v, red[w]);
     }
 #else
-    // A tree in red[nt / 2]: the upper half's values meet the lower half's, then halve.
+    // A tree in red[nt / 2]: the upper half's values (from `upper` on) meet the lower
+    // half's, then halve.
     const uint upper = nt / 2;
     if (lid >= upper) {
         red[lid - upper] = v;
@@ -1335,7 +1334,8 @@ __kernel KERNEL_WG(WG) void K(qr_tree_merge_update)(
     #pragma unroll
                 for (uint u = 0; u < UCPT; ++u) {
                     const ulong k = k0 + q + UC * u;
-                    inb[q + UC * u][l] = k < cols && s + l < rr ? a[k * rows + tb + s + l] : (REAL)0;
+                    inb[q + UC * u][l] =
+                        k < cols && s + l < rr ? a[k * rows + tb + s + l] : (REAL)0;
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);
             }

@@ -92,7 +92,7 @@ trident_core::kernel_table! {
     /// `kernels/opencl/mcl.cl`: the R-MCL iteration (mass, penalty, fused column pass in
     /// local or global memory, reduction) and the device side of the interpretation.
     Mcl => cl_module!(mcl, trident_core::mcl::gpu::KERNELS),
-    /// `kernels/opencl/svd.cl`: one-sided block Jacobi SVD and Givens QR.
+    /// `kernels/opencl/svd.cl`: one-sided block Jacobi SVD and Givens QR (shared with CUDA).
     Svd => cl_module!(svd, shared, trident_core::svd::device::KERNELS),
 }
 
