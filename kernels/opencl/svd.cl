@@ -1,16 +1,23 @@
 // One-sided block Jacobi SVD and Givens QR (trident_core::svd; the host driver is
 // trident_core::svd::driver; the host code, for both dialects, crates/core/src/svd/device.rs).
-// kernels/cuda/svd.cu is the same algorithm with the same argument lists.
 //
-// Built once per precision: -D REAL=float -D SUFFIX=f32, or
-// -D REAL=double -D SUFFIX=f64 -D TRIDENT_FP64; kernel names end in _f32 / _f64.
+// One source for OpenCL and CUDA (the dialect: kernels/common/dialect.h; the CUDA build:
+// kernels/cuda/svd.cu), and for both precisions: built with REAL = float, SUFFIX = f32 and
+// REAL = double, SUFFIX = f64, TRIDENT_FP64; kernel names end in _f32 / _f64. The dialects
+// differ in three places only (#ifdef TRIDENT_CUDA): group_max and the "rotated" vote of
+// pair_rotation (CUDA: warp shuffles and a block vote; OpenCL: a tree in local memory), and
+// the grid of qr_apply / qr_apply_q (grid_jk: CUDA's 1-D grid, OpenCL's 2-D NDRange).
+//
+// Launch shape: a 1-D grid of 1-D work-groups of WG = 256 work-items, svd_pair_rotate's of
+// RWG = 512, the qr_tree_* kernels' (but qr_tree_merge_update and _q) of QWG = 1024.
+// qr_apply and qr_apply_q on CUDA split their 1-D grid themselves, (j, k) = (g mod jspan,
+// g / jspan) with jspan = cols (resp. jcols) rounded up to WG (Device::FLAT_GRID); on
+// OpenCL they take the equivalent 2-D NDRanges.
 //
 // Every matrix is column-major: element (i, j) of a matrix with `rows` rows is at
-// j * rows + i (64-bit index arithmetic). Every kernel runs with work-groups of WG = 256,
-// except svd_pair_rotate (RWG = 512) and the qr_tree_* kernels: QWG = 1024 (but
-// qr_tree_merge_update and _q: WG).
+// j * rows + i (64-bit index arithmetic).
 //
-// Kernel arguments (both files, both precisions):
+// Kernel arguments (both dialects, both precisions):
 //
 //   svd_jacobi_round(ulong rows, uint cols, uint b, uint nb, uint round, REAL tol, REAL tiny,
 //                    REAL noise_rel, REAL *w, REAL *v, ulong vrows, uint *off_bits,
@@ -25,8 +32,8 @@
 //       runs INNER_SWEEPS round-robin Jacobi sweeps on the Gram matrix accumulating
 //       the rotations in Q (NOISE_INNER_SWEEPS when a squared column norm lies in (tiny,
 //       noise_rel gmax], noise_rel = trident_core::svd::noise_level, gmax the largest seen:
-//       gmax_bits[0], order_key's bits (a float's, a double's top 32), raised by every pair to its own largest and kept by
-//       the host across sweeps), then applies
+//       gmax_bits[0], order_key's bits (a float's, a double's top 32), raised by every
+//       pair to its own largest and kept by the host across sweeps), then applies
 //       [w_I w_J] <- [w_I w_J] Q and, when vrows > 0, the same to v (vrows rows).
 //   svd_pair_gram(ulong rows, uint cols, uint b, uint nb, uint round, uint chunks,
 //                 const REAL *w, REAL *gpart)
@@ -44,12 +51,18 @@
 //       host launches those groups when vrows > 0).
 //   svd_column_norms(ulong rows, uint cols, const REAL *w, REAL *norms)
 //       Work-group j: norms[j] = ||column j of w||, summed in double where the device has
-//       it (cl_khr_fp64), rounded to REAL once.
+//       it (CUDA always; OpenCL with cl_khr_fp64), rounded to REAL once.
 //   svd_from_rows(ulong m, ulong n, uint transpose, REAL scale, const REAL *src, REAL *dst)
+//       The working matrix of the row-major m x n src, times scale: its columns (m x n
+//       column-major) or, when transpose != 0, its rows (n x m).
 //   svd_gather_cols(ulong rows, ulong ncols, uint as_rows, const uint *order,
 //                   const REAL *scale, const REAL *src, REAL *dst)
-//       Layout changes to and from the host's row-major matrices; see svd.cu. Groups:
-//       ceil(r / 32) ceil(c / 32) for an r x c column-major output.
+//       Columns order[l] (l < ncols) of src (rows rows), each times scale[l], row-major:
+//       as the columns of a rows x ncols matrix, or (as_rows != 0) as the rows of an
+//       ncols x rows one.
+//       Both in tiles of LT x LT = 32 x 32 of the output: ceil(r / 32) ceil(c / 32) groups
+//       for an r x c column-major output (from_rows: m x n, or n x m when transpose;
+//       gather_cols: ncols x rows, or rows x ncols when as_rows).
 //   svd_copy_rows(ulong src_rows, ulong dst_rows, ulong nrows, uint cols, uint upper,
 //                 const REAL *src, REAL *dst)
 //       The top nrows rows of the cols columns of src into the top rows of dst (R out of a
@@ -103,29 +116,30 @@
 //       (cols: the factored matrix's columns). The columns are independent, so they are
 //       split into spans of kspan (TreePlan::q_span): panels x ceil(qcols / kspan) groups,
 //       group p spans + c taking panel p and columns c kspan .. min(qcols, c kspan + kspan).
-//   qr_tree_leaf_q_local(same arguments, __local REAL *slab)
+//   qr_tree_leaf_q_local(same arguments, local REAL *slab)
 //       The same on WG work-items per group, the group's rows of its kspan columns held in
-//       slab (h kspan values) and every step run there: one load and one store of q per
+//       slab (h kspan values of local memory: LOCAL_PARAM, passed as Arg::Local; CUDA's
+//       dynamic shared memory) and every step run there: one load and one store of q per
 //       leaf instead of one per step. The host takes it when h kspan values fit
 //       (TreePlan::leaf_q_span).
 //
 // Rotation formula and round-robin pairing: trident_core::svd::{jacobi_rotation,
 // round_robin_pair}, mirrored below.
 
-#if defined(TRIDENT_FP64) || defined(cl_khr_fp64)
+#if !defined(REAL) || !defined(SUFFIX)
+#error "build svd.cl with REAL = float|double and SUFFIX = f32|f64"
+#endif
+
+// The accumulator of svd_column_norms: double where the device has it (CUDA always).
+#if defined(TRIDENT_CUDA) || defined(TRIDENT_FP64) || defined(cl_khr_fp64)
+#if !defined(TRIDENT_CUDA) && !defined(TRIDENT_FP64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-// The accumulator of svd_column_norms: double where the device has it.
+#endif
 typedef double WIDE;
 #else
 typedef float WIDE;
 #endif
 
-#if !defined(REAL) || !defined(SUFFIX)
-#error "build svd.cl with -D REAL=float|double -D SUFFIX=f32|f64"
-#endif
-
-#define TRIDENT_CAT_(a, b) a##b
-#define TRIDENT_CAT(a, b) TRIDENT_CAT_(a, b)
 #define K(name) TRIDENT_CAT(name, TRIDENT_CAT(_, SUFFIX))
 
 #define WG 256
@@ -149,7 +163,7 @@ typedef float WIDE;
 #define NOISE_INNER_SWEEPS 2
 
 // Pair k of round r of the round-robin tournament on n (even) players, smaller first.
-inline void rr_pair(uint n, uint r, uint k, uint *x, uint *y)
+DEVICE void rr_pair(uint n, uint r, uint k, uint *x, uint *y)
 {
     const uint m = n - 1;
     uint i, j;
@@ -169,16 +183,16 @@ inline void rr_pair(uint n, uint r, uint k, uint *x, uint *y)
 // column norms reach 2^1020, beyond float: a (float) cast would give inf and make every pair
 // a noise pair.
 #ifdef TRIDENT_FP64
-inline uint order_key(REAL x) { return (uint)(as_ulong(x) >> 32); }
-inline REAL from_order_key(uint k) { return as_double((ulong)k << 32); }
+DEVICE uint order_key(REAL x) { return (uint)(as_ulong(x) >> 32); }
+DEVICE REAL from_order_key(uint k) { return as_double((ulong)k << 32); }
 #else
-inline uint order_key(REAL x) { return as_uint(x); }
-inline REAL from_order_key(uint k) { return as_float(k); }
+DEVICE uint order_key(REAL x) { return as_uint(x); }
+DEVICE REAL from_order_key(uint k) { return as_float(k); }
 #endif
 
 // The Jacobi rotation of trident_core::svd::jacobi_rotation; returns 0 when none is needed.
 // c = 1 / sqrt(1 + t^2) as rsqrt (within an ulp or two; REORTH restores Q's orthogonality).
-inline int jacobi_rotation(REAL gpp, REAL gqq, REAL gpq, REAL tol, REAL tiny, REAL *c, REAL *s)
+DEVICE int jacobi_rotation(REAL gpp, REAL gqq, REAL gpq, REAL tol, REAL tiny, REAL *c, REAL *s)
 {
     if (!(gpp > tiny && gqq > tiny) || fabs(gpq) <= tol * sqrt(gpp) * sqrt(gqq)) {
         return 0;
@@ -194,7 +208,7 @@ inline int jacobi_rotation(REAL gpp, REAL gqq, REAL gpq, REAL tol, REAL tiny, RE
 }
 
 // Column of slot t (0 <= t < 2b) of block pair (bi, bj), or -1 when past cols.
-inline long slot_col(uint t, uint b, uint bi, uint bj, uint cols)
+DEVICE long slot_col(uint t, uint b, uint bi, uint bj, uint cols)
 {
     const ulong c = t < b ? (ulong)bi * b + t : (ulong)bj * b + (t - b);
     return c < cols ? (long)c : -1;
@@ -203,14 +217,15 @@ inline long slot_col(uint t, uint b, uint bi, uint bj, uint cols)
 // x[slots] <- x[slots] Q for the pair's columns, rows r_begin .. r_end of a matrix with `rows`
 // rows (the leading dimension), by tiles of TILE rows. Runs the same barriers whether or not
 // `write` is set (see svd_jacobi_round).
-inline void apply_q(__global REAL *x, ulong rows, ulong r_begin, ulong r_end, uint b, uint bi,
-                    uint bj, uint cols, __local REAL *tile, __local const REAL *q, int write)
+DEVICE void apply_q(__global REAL *x, ulong rows, ulong r_begin, ulong r_end, uint b, uint bi,
+                    uint bj, uint cols, LOCAL_PTR REAL *tile, LOCAL_PTR const REAL *q,
+                    int write)
 {
+    const uint lid = get_local_id(0);
+    const uint p = 2 * b;
     if (!write) {
         r_end = r_begin; // uniform: no tiles, no barriers
     }
-    const uint lid = get_local_id(0);
-    const uint p = 2 * b;
     // Register blocking: thread (rp, ap) forms rows rp, rp + 16 of the tile times columns
     // ap, ap + 16 of q (2 x 2 outputs, one local load per multiply-add).
     const uint rp = lid % 16, ap = lid / 16;
@@ -255,7 +270,7 @@ inline void apply_q(__global REAL *x, ulong rows, ulong r_begin, ulong r_end, ui
 }
 
 // Entry u (0 .. 3) of thread lid's 2 x 2 block of the P x P Gram matrix (gram_rows).
-inline void gram_entry(uint lid, uint u, uint *x, uint *y)
+DEVICE void gram_entry(uint lid, uint u, uint *x, uint *y)
 {
     *x = 2 * (lid / 16) + (u >> 1);
     *y = 2 * (lid % 16) + (u & 1);
@@ -263,8 +278,8 @@ inline void gram_entry(uint lid, uint u, uint *x, uint *y)
 
 // GRAM: acc (entries gram_entry(lid, u) of the P x P Gram matrix) += X^T X over rows
 // r_begin .. r_end of the pair's columns of w (leading dimension rows), tiles of TILE rows.
-inline void gram_rows(__global const REAL *w, ulong rows, ulong r_begin, ulong r_end, uint b,
-                      uint bi, uint bj, uint cols, __local REAL *tile, REAL *acc)
+DEVICE void gram_rows(__global const REAL *w, ulong rows, ulong r_begin, ulong r_end, uint b,
+                      uint bi, uint bj, uint cols, LOCAL_PTR REAL *tile, REAL *acc)
 {
     const uint lid = get_local_id(0);
     const uint p = 2 * b;
@@ -299,7 +314,7 @@ inline void gram_rows(__global const REAL *w, ulong rows, ulong r_begin, ulong r
 
 // Rows of chunk c (of `chunks`) of a `rows`-row matrix: chunks of ceil(rows / chunks) rows
 // rounded up to TILE.
-inline void chunk_rows(ulong rows, uint chunks, uint c, ulong *r_begin, ulong *r_end)
+DEVICE void chunk_rows(ulong rows, uint chunks, uint c, ulong *r_begin, ulong *r_end)
 {
     const ulong per = (rows + chunks - 1) / chunks;
     const ulong len = (per + TILE - 1) / TILE * TILE;
@@ -309,7 +324,7 @@ inline void chunk_rows(ulong rows, uint chunks, uint c, ulong *r_begin, ulong *r
 
 // Partner of player i in round r of the round-robin tournament on n (even) players (the
 // pairs of rr_pair: (r + k, r - k) mod n - 1 meet, and r meets n - 1).
-inline uint rr_mate(uint n, uint r, uint i)
+DEVICE uint rr_mate(uint n, uint r, uint i)
 {
     const uint m = n - 1;
     if (i == m) {
@@ -321,27 +336,59 @@ inline uint rr_mate(uint n, uint r, uint i)
     return (2 * r + m - i) % m;
 }
 
-// The largest of v over the work-group of nt work-items (a power of two), for every
-// work-item (a tree in red[nt]; barriers: call uniformly).
-inline REAL group_max(REAL v, __local REAL *red, uint nt)
+// Slots of group_max's scratch (red): CUDA one per warp (of at most 1024 threads), OpenCL
+// one per work-item of the upper half of the largest group (RWG).
+#ifdef TRIDENT_CUDA
+#define RED_SLOTS 32
+#else
+#define RED_SLOTS (RWG / 2)
+#endif
+
+// The largest of v over the work-group of nt work-items (a power of two, at most 2
+// RED_SLOTS; CUDA: a multiple of 32), for every work-item (barriers: call uniformly).
+DEVICE REAL group_max(REAL v, LOCAL_PTR REAL *red, uint nt)
 {
     const uint lid = get_local_id(0);
-    red[lid] = v;
+#ifdef TRIDENT_CUDA
+    // A warp reduction by shuffles, then one over the warps through red[nt / 32].
+    for (uint o = 16; o > 0; o >>= 1) {
+        v = fmax(v, __shfl_xor_sync(0xffffffffu, v, o));
+    }
+    if (lid % 32 == 0) {
+        red[lid / 32] = v;
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint h = nt / 2; h > 0; h >>= 1) {
+    v = red[0];
+    for (uint w = 1; w < nt / 32; ++w) {
+        v = fmax(v, red[w]);
+    }
+#else
+    // A tree in red[nt / 2]: the upper half's values (from `upper` on) meet the lower
+    // half's, then halve.
+    const uint upper = nt / 2;
+    if (lid >= upper) {
+        red[lid - upper] = v;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < upper) {
+        red[lid] = fmax(v, red[lid]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint h = upper / 2; h > 0; h >>= 1) {
         if (lid < h) {
             red[lid] = fmax(red[lid], red[lid + h]);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     v = red[0];
-    barrier(CLK_LOCAL_MEM_FENCE); // every work-item has read red[0] before red is written again
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE); // every work-item has read red before it is written again
     return v;
 }
 
 // The largest cosine |g_xy| / (sqrt g_xx sqrt g_yy) over x < y < p with g_xx, g_yy > tiny, for
 // every work-item (barriers: call uniformly, after g is written).
-inline REAL max_cosine(__local const REAL *g, __local REAL *red, uint p, REAL tiny, uint nt)
+DEVICE REAL max_cosine(LOCAL_PTR const REAL *g, LOCAL_PTR REAL *red, uint p, REAL tiny, uint nt)
 {
     REAL off = 0;
     for (uint e = get_local_id(0); e < P * P; e += nt) {
@@ -358,11 +405,11 @@ inline REAL max_cosine(__local const REAL *g, __local REAL *red, uint p, REAL ti
 
 // Local memory of pair_rotation: the Gram matrix and the accumulated rotation, each twice (a
 // round reads one copy and writes the other), a round's rotations ((c_i, s_i) per index),
-// the partners of every inner round, and the noise level's scratch (the reduction's, red, is the caller's: nt
-// values).
+// the partners of every inner round, the reduction's and the noise level's scratch.
 struct PairScratch {
     REAL g[2][P * LD];
     REAL q[2][P * LD];
+    REAL red[RED_SLOTS];
     REAL rot[2 * P];
     REAL noise;
     uchar mate[(P - 1) * P];
@@ -371,7 +418,7 @@ struct PairScratch {
 // With the fresh Gram matrix in s->g[0] (after a barrier): the largest cosine into off_bits,
 // then (when above tol) the inner sweeps accumulating Q, then the Bjorck step (REORTH).
 // Returns Q (P x LD, in s) and sets *any to whether a rotation was made (uniform). nt
-// work-items (a power of two).
+// work-items (a power of two and a multiple of 32, at least WG).
 //
 // A round of a sweep rotates the b disjoint pairs (x, y) of the round-robin order at once:
 // G <- J^T G J and Q <- Q J, J the pairs' rotations. Row and column i of G take part only
@@ -379,14 +426,17 @@ struct PairScratch {
 //     (G J)_ij = c_j G_ij + s_j G_i,m(j),   G'_ij = c_i (G J)_ij + s_i (G J)_m(i),j,
 // with (c_i, s_i) = (c, -s) for the pair's first index and (c, s) for its second: the same
 // arithmetic, in the same order, as rotating the columns and then the rows. The pair's own
-// off-diagonal entries become exact zeros. Work-item i < p works out the rotation of i's pair
-// into s->rot, then every work-item makes its elements: two barriers per round (svd.cu
-// shares the rotations by warp shuffles instead, with one).
-inline __local REAL *pair_rotation(__local struct PairScratch *s, __local REAL *red, uint b,
-                                   REAL tol, REAL tiny, REAL noise_rel, __global uint *off_bits,
-                                   __global uint *gmax_bits, uint nt, int *any)
+// off-diagonal entries become exact zeros. Work-items i < p work out the rotation of i's pair
+// (both indices of a pair do) into s->rot; after a barrier, a work-item takes column
+// j = lid mod 32 of rows lid / 32, lid / 32 + nt / 32, ..., loading all it needs before it
+// stores (into the other copy: nothing a round reads is written in it); a barrier ends the
+// round.
+DEVICE LOCAL_PTR const REAL *pair_rotation(LOCAL_PTR struct PairScratch *s, uint b, REAL tol,
+                                           REAL tiny, REAL noise_rel, __global uint *off_bits,
+                                           __global uint *gmax_bits, uint nt, int *any)
 {
     const uint lid = get_local_id(0);
+    const uint lane = lid % 32, warp = lid / 32;
     const uint p = 2 * b;
     // The partners of the inner rounds, once; the rotations start as none, the second copies
     // as G's and I (elements past p are never rotated). Made visible by max_cosine's barrier.
@@ -414,7 +464,7 @@ inline __local REAL *pair_rotation(__local struct PairScratch *s, __local REAL *
         s->noise = fmax(seen, gd) * noise_rel;
     }
     // Largest cosine of the fresh Gram matrix.
-    const REAL off = max_cosine(s->g[0], red, p, tiny, nt);
+    const REAL off = max_cosine(s->g[0], s->red, p, tiny, nt);
     const REAL noise = s->noise;
     uint inner = INNER_SWEEPS;
     for (uint x = 0; x < p; ++x) {
@@ -433,25 +483,27 @@ inline __local REAL *pair_rotation(__local struct PairScratch *s, __local REAL *
     // mishandle barriers after a return, even a uniform one); a converged pair just does
     // no rotation.
     const int active = off > tol;
-    uint rotated = 0;
+    int rotated = 0;
     uint cur = 0;
     // A sweep is skipped (uniformly: every work-item breaks together) when it would rotate
     // nothing: the pair is converged, or the previous sweep left every cosine within tol.
     // Up to the rounding of a cosine at tol itself, the result is the same.
     for (uint sweep = 0; sweep < inner; ++sweep) {
-        if (!active || (sweep > 0 && max_cosine(s->g[cur], red, p, tiny, nt) <= tol)) {
+        if (!active || (sweep > 0 && max_cosine(s->g[cur], s->red, p, tiny, nt) <= tol)) {
             break;
         }
         for (uint r = 0; r + 1 < p; ++r) {
-            __local const uchar *mr = s->mate + r * P;
-            __local const REAL *g = s->g[cur];
-            __local const REAL *q = s->q[cur];
-            __local REAL *gn = s->g[cur ^ 1];
-            __local REAL *qn = s->q[cur ^ 1];
+            LOCAL_PTR const uchar *mr = s->mate + r * P;
+            LOCAL_PTR const REAL *g = s->g[cur];
+            LOCAL_PTR const REAL *q = s->q[cur];
+            LOCAL_PTR REAL *gn = s->g[cur ^ 1];
+            LOCAL_PTR REAL *qn = s->q[cur ^ 1];
+            // The rotation of i's pair (both of its indices work it out), then the elements,
+            // each work-item's loaded before any is stored.
             if (lid < p) {
                 const uint m = mr[lid];
                 const uint x = min(lid, m), y = max(lid, m);
-                REAL c = 1, sn = 0;
+                REAL c, sn;
                 if (jacobi_rotation(g[x * LD + x], g[y * LD + y], g[x * LD + y], tol, tiny, &c, &sn)) {
                     rotated = 1;
                 } else {
@@ -462,37 +514,46 @@ inline __local REAL *pair_rotation(__local struct PairScratch *s, __local REAL *
                 s->rot[2 * lid + 1] = lid == x ? -sn : sn;
             }
             barrier(CLK_LOCAL_MEM_FENCE);
-            // Every element's loads before any store (into the other copy).
+            const uint j = lane, mj = mr[j];
+            const REAL cj = s->rot[2 * j], sj = s->rot[2 * j + 1];
+            // Rows per work-item: P / (nt / 32) (P == 32), at most P * P / WG.
             REAL gv[P * P / WG], qv[P * P / WG];
-            for (uint u = 0; u < P * P / nt; ++u) {
-                const uint e = lid + u * nt, i = e / P, j = e % P;
-                const uint mi = mr[i], mj = mr[j];
+#pragma unroll
+            for (uint u = 0; u < P / (nt / 32); ++u) {
+                const uint i = warp + u * (nt / 32), mi = mr[i];
                 const REAL ci = s->rot[2 * i], si = s->rot[2 * i + 1];
-                const REAL cj = s->rot[2 * j], sj = s->rot[2 * j + 1];
                 const REAL a = cj * g[i * LD + j] + sj * g[i * LD + mj];
                 const REAL c = cj * g[mi * LD + j] + sj * g[mi * LD + mj];
                 gv[u] = sj != (REAL)0 && mi == j ? (REAL)0 : ci * a + si * c;
                 qv[u] = cj * q[i * LD + j] + sj * q[i * LD + mj];
             }
-            for (uint u = 0; u < P * P / nt; ++u) {
-                const uint e = lid + u * nt, i = e / P, j = e % P;
-                if (i < p && j < p) {
-                    gn[i * LD + j] = gv[u];
-                    qn[i * LD + j] = qv[u];
+            if (j < p) {
+#pragma unroll
+                for (uint u = 0; u < P / (nt / 32); ++u) {
+                    const uint i = warp + u * (nt / 32);
+                    if (i < p) {
+                        gn[i * LD + j] = gv[u];
+                        qn[i * LD + j] = qv[u];
+                    }
                 }
             }
             barrier(CLK_LOCAL_MEM_FENCE);
             cur ^= 1;
         }
     }
-    *any = group_max((REAL)rotated, red, nt) != (REAL)0;
+#ifdef TRIDENT_CUDA
+    *any = __syncthreads_or(rotated); // a block vote
+#else
+    *any = group_max((REAL)rotated, s->red, nt) != (REAL)0;
+#endif
     // REORTH: one Bjorck step Q <- Q (3 I - Q^T Q) / 2 (the spare copies hold Q^T Q and the
     // product): the accumulated product of up to NOISE_INNER_SWEEPS (2b - 1) b rotations
     // drifts from orthogonality by O(rotations * eps); after the step Q^T Q - I is
-    // O(sqrt(2b) eps), so V (updated by Q nb - 1 times a sweep) stays orthogonal.
-    __local const REAL *q = s->q[cur];
-    __local REAL *qtq = s->g[cur ^ 1];
-    __local REAL *out = s->q[cur ^ 1];
+    // O(sqrt(2b) eps), so V (updated by Q nb - 1 times a sweep) stays orthogonal
+    // (trident_core::svd::reorthonormalise).
+    LOCAL_PTR const REAL *q = s->q[cur];
+    LOCAL_PTR REAL *qtq = s->g[cur ^ 1];
+    LOCAL_PTR REAL *out = s->q[cur ^ 1];
     for (uint e = lid; e < P * P; e += nt) {
         const uint x = e / P, y = e % P;
         REAL acc = 0;
@@ -514,14 +575,13 @@ inline __local REAL *pair_rotation(__local struct PairScratch *s, __local REAL *
     return out;
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_jacobi_round)(
+__kernel KERNEL_WG(WG) void K(svd_jacobi_round)(
     const ulong rows, const uint cols, const uint b, const uint nb, const uint round,
     const REAL tol, const REAL tiny, const REAL noise_rel, __global REAL *w, __global REAL *v,
     const ulong vrows, __global uint *off_bits, __global uint *gmax_bits)
 {
     __local REAL tile[P * (TILE + 1)];
     __local struct PairScratch s;
-    __local REAL red[WG];
 
     const uint lid = get_local_id(0);
     uint bi, bj;
@@ -539,13 +599,13 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_jacobi_round
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     int any;
-    __local const REAL *q = pair_rotation(&s, red, b, tol, tiny, noise_rel, off_bits, gmax_bits,
-                                          WG, &any);
+    LOCAL_PTR const REAL *q =
+        pair_rotation(&s, b, tol, tiny, noise_rel, off_bits, gmax_bits, WG, &any);
     apply_q(w, rows, 0, rows, b, bi, bj, cols, tile, q, any);
     apply_q(v, vrows, 0, vrows, b, bi, bj, cols, tile, q, any);
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_pair_gram)(
+__kernel KERNEL_WG(WG) void K(svd_pair_gram)(
     const ulong rows, const uint cols, const uint b, const uint nb, const uint round,
     const uint chunks, __global const REAL *w, __global REAL *gpart)
 {
@@ -568,13 +628,12 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_pair_gram)(
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(RWG, 1, 1))) void K(svd_pair_rotate)(
+__kernel KERNEL_WG(RWG) void K(svd_pair_rotate)(
     const uint b, const uint chunks, const REAL tol, const REAL tiny, const REAL noise_rel,
     __global const REAL *gpart, __global REAL *qbuf, __global uint *off_bits,
     __global uint *gmax_bits)
 {
     __local struct PairScratch s;
-    __local REAL red[RWG];
     const uint lid = get_local_id(0);
     const ulong k = get_group_id(0);
     for (uint e = lid; e < P * P; e += RWG) {
@@ -588,8 +647,8 @@ __kernel __attribute__((reqd_work_group_size(RWG, 1, 1))) void K(svd_pair_rotate
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     int any;
-    __local const REAL *q = pair_rotation(&s, red, b, tol, tiny, noise_rel, off_bits, gmax_bits,
-                                          RWG, &any);
+    LOCAL_PTR const REAL *q =
+        pair_rotation(&s, b, tol, tiny, noise_rel, off_bits, gmax_bits, RWG, &any);
     for (uint e = lid; e < P * P; e += RWG) {
         qbuf[k * (P * P + 1) + e] = q[(e / P) * LD + e % P];
     }
@@ -598,7 +657,7 @@ __kernel __attribute__((reqd_work_group_size(RWG, 1, 1))) void K(svd_pair_rotate
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_pair_apply)(
+__kernel KERNEL_WG(WG) void K(svd_pair_apply)(
     const ulong rows, const ulong vrows, const uint cols, const uint b, const uint nb,
     const uint round, const uint chunks, __global const REAL *qbuf, __global REAL *w,
     __global REAL *v)
@@ -627,11 +686,11 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_pair_apply)(
 
 // dst[j dst_rows + i] = src[j src_rows + i] for i < nrows, j < cols; 0 where i > j when
 // `upper` is set. Work-item e: (i, j) = (e mod nrows, e / nrows).
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_copy_rows)(
+__kernel KERNEL_WG(WG) void K(svd_copy_rows)(
     const ulong src_rows, const ulong dst_rows, const ulong nrows, const uint cols,
     const uint upper, __global const REAL *src, __global REAL *dst)
 {
-    const ulong e = get_global_id(0);
+    const ulong e = (ulong)get_group_id(0) * WG + get_local_id(0);
     if (nrows == 0 || e >= nrows * cols) {
         return;
     }
@@ -639,7 +698,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_copy_rows)(
     dst[j * dst_rows + i] = upper && i > j ? (REAL)0 : src[j * src_rows + i];
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_column_norms)(
+__kernel KERNEL_WG(WG) void K(svd_column_norms)(
     const ulong rows, const uint cols, __global const REAL *w, __global REAL *norms)
 {
     __local WIDE red[WG];
@@ -663,20 +722,36 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_column_norms
     }
 }
 
-// Layout changes (svd.cu's svd_from_rows / svd_gather_cols, same tiles): an r x c
-// column-major output O in tiles of LT x LT, group t at (i0, j0) = ((t mod ceil(r / LT)) LT,
-// (t / ceil(r / LT)) LT).
+// ---- Layout changes between the host's row-major matrices and the column-major working
+// matrices (svd_from_rows, svd_gather_cols). Both write an r x c column-major output O
+// (O(i, j) at dst[j r + i]) in tiles of LT x LT: group t of a 1-D grid takes the tile at
+// (i0, j0) = ((t mod ceil(r / LT)) LT, (t / ceil(r / LT)) LT). When O is a transpose of its
+// source, the tile goes through local memory so that reads and writes are both coalesced.
 #define LT 32
+#if WG % LT != 0
+#error "a work-group covers whole tile rows"
+#endif
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_from_rows)(
+DEVICE void layout_tile(ulong r, ulong *i0, ulong *j0)
+{
+    const ulong tr = (r + LT - 1) / LT;
+    *i0 = (ulong)get_group_id(0) % tr * LT;
+    *j0 = (ulong)get_group_id(0) / tr * LT;
+}
+
+// The working matrix of a row-major m x n matrix src, every value times scale: its columns
+// (transpose == 0: O is m x n, O(i, j) = src[i n + j]) or its rows (transpose != 0: O is
+// n x m, O(i, j) = src[j n + i], the same order as src).
+
+__kernel KERNEL_WG(WG) void K(svd_from_rows)(
     const ulong m, const ulong n, const uint transpose, const REAL scale,
     __global const REAL *src, __global REAL *dst)
 {
     __local REAL tile[LT][LT + 1];
     const uint tx = get_local_id(0) % LT, ty = get_local_id(0) / LT;
     const ulong r = transpose ? n : m, c = transpose ? m : n;
-    const ulong tr = (r + LT - 1) / LT;
-    const ulong i0 = get_group_id(0) % tr * LT, j0 = get_group_id(0) / tr * LT;
+    ulong i0, j0;
+    layout_tile(r, &i0, &j0);
     if (transpose) {
         for (uint b = ty; b < LT; b += WG / LT) {
             const ulong i = i0 + tx, j = j0 + b;
@@ -701,15 +776,19 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_from_rows)(
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_gather_cols)(
+// Columns order[l] (l < ncols) of the column-major src (rows rows), each times scale[l], as
+// row-major output: the columns of a rows x ncols matrix (as_rows == 0: O is ncols x rows,
+// O(l, i) = dst[i ncols + l]) or the rows of an ncols x rows one (as_rows != 0: O is
+// rows x ncols, dst[l rows + i]).
+__kernel KERNEL_WG(WG) void K(svd_gather_cols)(
     const ulong rows, const ulong ncols, const uint as_rows, __global const uint *order,
     __global const REAL *scale, __global const REAL *src, __global REAL *dst)
 {
     __local REAL tile[LT][LT + 1];
     const uint tx = get_local_id(0) % LT, ty = get_local_id(0) / LT;
     const ulong r = as_rows ? rows : ncols, c = as_rows ? ncols : rows;
-    const ulong tr = (r + LT - 1) / LT;
-    const ulong i0 = get_group_id(0) % tr * LT, j0 = get_group_id(0) / tr * LT;
+    ulong i0, j0;
+    layout_tile(r, &i0, &j0);
     if (as_rows) {
         for (uint b = ty; b < LT; b += WG / LT) {
             const ulong i = i0 + tx, l = j0 + b;
@@ -719,6 +798,8 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_gather_cols)
         }
         return;
     }
+    // O(l, i) for l in the tile's rows, i in its columns: read along i (coalesced), then
+    // written along l.
     for (uint a = ty; a < LT; a += WG / LT) {
         const ulong l = i0 + a, i = j0 + tx;
         if (l < r && i < c) {
@@ -734,11 +815,11 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(svd_gather_cols)
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_rotations)(
+__kernel KERNEL_WG(WG) void K(qr_rotations)(
     const ulong rows, const uint cols, const uint step, __global const REAL *a,
     __global REAL *cs)
 {
-    const ulong j = get_global_id(0);
+    const ulong j = (ulong)get_group_id(0) * WG + get_local_id(0);
     const long i = (long)rows - 1 - (long)step + 2 * (long)j;
     if (j >= cols || i <= (long)j || i >= (long)rows) {
         return;
@@ -760,12 +841,28 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_rotations)(
     cs[2 * (j * rows + i) + 1] = s;
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_apply)(
+// The work-item's (j, k) of qr_apply / qr_apply_q, j < span. CUDA: a 1-D grid of
+// ceil(span / WG) groups per k, split here (its grid's y extent is limited to 65535 blocks;
+// Device::FLAT_GRID); OpenCL: the 2-D NDRange's ids.
+DEVICE void grid_jk(uint span, ulong *j, ulong *k)
+{
+#ifdef TRIDENT_CUDA
+    const ulong jspan = ((ulong)span + WG - 1) / WG * WG;
+    const ulong gid = (ulong)get_group_id(0) * WG + get_local_id(0);
+    *j = gid % jspan;
+    *k = gid / jspan;
+#else
+    *j = get_global_id(0);
+    *k = get_global_id(1);
+#endif
+}
+
+__kernel KERNEL_WG(WG) void K(qr_apply)(
     const ulong rows, const uint cols, const uint step, __global REAL *a,
     __global const REAL *cs)
 {
-    const ulong j = get_global_id(0);
-    const ulong k = get_global_id(1);
+    ulong j, k;
+    grid_jk(cols, &j, &k);
     const long i = (long)rows - 1 - (long)step + 2 * (long)j;
     if (j >= cols || k >= cols || k < j || i <= (long)j || i >= (long)rows) {
         return;
@@ -776,12 +873,12 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_apply)(
     a[k * rows + i] = k == j ? (REAL)0 : c * y - s * x;
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_apply_q)(
+__kernel KERNEL_WG(WG) void K(qr_apply_q)(
     const ulong rows, const uint qcols, const uint jcols, const uint step, __global REAL *q,
     __global const REAL *cs)
 {
-    const ulong j = get_global_id(0);
-    const ulong k = get_global_id(1);
+    ulong j, k;
+    grid_jk(jcols, &j, &k);
     const long i = (long)rows - 1 - (long)step + 2 * (long)j;
     if (j >= jcols || k >= qcols || i <= (long)j || i >= (long)rows) {
         return;
@@ -802,7 +899,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_apply_q)(
 // (x, k) = (e mod n, e / n); work-item lid takes e = lid, lid + QWG, ..., stepped without a
 // 64-bit division per element: elem_first once per step, elem_next per element, while k < cols.
 // n = 0 gives k = cols (no elements) at once.
-inline void elem_first(ulong n, uint lid, ulong *x, ulong *k, ulong *dx, ulong *dk)
+DEVICE void elem_first(ulong n, uint lid, ulong *x, ulong *k, ulong *dx, ulong *dk)
 {
     if (n == 0) {
         *x = 0;
@@ -816,7 +913,7 @@ inline void elem_first(ulong n, uint lid, ulong *x, ulong *k, ulong *dx, ulong *
     *dx = QWG % n;
     *dk = QWG / n;
 }
-inline void elem_next(ulong n, ulong dx, ulong dk, ulong *x, ulong *k)
+DEVICE void elem_next(ulong n, ulong dx, ulong dk, ulong *x, ulong *k)
 {
     *x += dx;
     *k += dk;
@@ -827,7 +924,7 @@ inline void elem_next(ulong n, ulong dx, ulong dk, ulong *x, ulong *k)
 }
 
 // (c, s) zeroing y against x: trident_core::svd::tree::givens_cs.
-inline void givens_cs(REAL x, REAL y, REAL *c, REAL *s)
+DEVICE void givens_cs(REAL x, REAL y, REAL *c, REAL *s)
 {
     *c = 1;
     *s = 0;
@@ -845,7 +942,7 @@ inline void givens_cs(REAL x, REAL y, REAL *c, REAL *s)
 // givens_cs with a shorter dependency chain, for the merge panels' serial stages: the pair
 // scaled by the power of two 2^-e of max(|x|, |y|) (exact, subnormal inputs included), then
 // one rsqrt instead of hypot and two divisions; within a few ulps of givens_cs.
-inline void givens_cs_fast(REAL x, REAL y, REAL *c, REAL *s)
+DEVICE void givens_cs_fast(REAL x, REAL y, REAL *c, REAL *s)
 {
     *c = 1;
     *s = 0;
@@ -861,7 +958,7 @@ inline void givens_cs_fast(REAL x, REAL y, REAL *c, REAL *s)
 }
 
 // The transposed rotation of rows x, y of column k.
-inline void rot_rows_t(__global REAL *q, ulong rows, ulong k, ulong x, ulong y, REAL c, REAL s)
+DEVICE void rot_rows_t(__global REAL *q, ulong rows, ulong k, ulong x, ulong y, REAL c, REAL s)
 {
     const REAL u = q[k * rows + x], v = q[k * rows + y];
     q[k * rows + x] = c * u - s * v;
@@ -869,20 +966,20 @@ inline void rot_rows_t(__global REAL *q, ulong rows, ulong k, ulong x, ulong y, 
 }
 
 // Panel of group p: first row and height.
-inline void tree_leaf(ulong rows, uint h, ulong p, ulong *base, ulong *hp)
+DEVICE void tree_leaf(ulong rows, uint h, ulong p, ulong *base, ulong *hp)
 {
     *base = p * h;
     *hp = *base < rows ? min((ulong)h, rows - *base) : 0;
 }
 
 // Leaf steps and the rotation range [lo, hi) of step s (TreePlan::leaf_steps / leaf_range).
-inline ulong leaf_jc(ulong hp, uint cols) { return hp == 0 ? 0 : min(hp - 1, (ulong)cols); }
-inline ulong leaf_steps(ulong hp, ulong jc) { return jc == 0 ? 0 : hp - 2 + jc; }
-inline ulong leaf_lo(ulong hp, ulong s) { return s + 2 > hp ? s + 2 - hp : 0; }
-inline ulong leaf_hi(ulong jc, ulong s, ulong lo) { return max(lo, min(s / 2 + 1, jc)); }
+DEVICE ulong leaf_jc(ulong hp, uint cols) { return hp == 0 ? 0 : min(hp - 1, (ulong)cols); }
+DEVICE ulong leaf_steps(ulong hp, ulong jc) { return jc == 0 ? 0 : hp - 2 + jc; }
+DEVICE ulong leaf_lo(ulong hp, ulong s) { return s + 2 > hp ? s + 2 - hp : 0; }
+DEVICE ulong leaf_hi(ulong jc, ulong s, ulong lo) { return max(lo, min(s / 2 + 1, jc)); }
 
 // Merge g of a level: tops a, b and the absorbed height kb (0: nothing to merge).
-inline void tree_merge(ulong rows, uint cols, uint h, uint level, ulong g, ulong *ta, ulong *tb,
+DEVICE void tree_merge(ulong rows, uint cols, uint h, uint level, ulong g, ulong *ta, ulong *tb,
                        ulong *kb)
 {
     const ulong span = (ulong)h << level;
@@ -912,7 +1009,7 @@ inline void tree_merge(ulong rows, uint cols, uint h, uint level, ulong g, ulong
 // levels - 1), level ascending, each taking merges(l) groups (_panel) or merges(l) x spans
 // groups (_update: spans of UCOLS columns right of the panel). The panel of group grp and the
 // group's index in it; 0 past the last panel (the group idles, uniformly).
-inline int wave_task(ulong rows, uint cols, uint h, uint levels, uint wave, int update, ulong grp,
+DEVICE int wave_task(ulong rows, uint cols, uint h, uint levels, uint wave, int update, ulong grp,
                      uint *level, uint *j0, ulong *idx)
 {
     const uint npanels = (cols + MP - 1) / MP;
@@ -947,7 +1044,7 @@ inline int wave_task(ulong rows, uint cols, uint h, uint levels, uint wave, int 
 // a rotation against the carried one and becomes the carried row, the old one is emitted with
 // column j exactly zero (the rotation zeroing (g, j), g = hp - n local, (c, s) to cs at
 // (base + g, j)). The last lane writes the emitted rows back, every lane its final row j.
-__kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_leaf_panel)(
+__kernel KERNEL_WG(QWG) void K(qr_tree_leaf_panel)(
     const ulong rows, const uint cols, const uint h, const uint j0, __global REAL *a,
     __global REAL *cs)
 {
@@ -959,66 +1056,67 @@ __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_leaf_pa
     ulong base, hp;
     tree_leaf(rows, h, get_group_id(0), &base, &hp);
     const ulong jc = leaf_jc(hp, cols);
-    // No early return (see pair_rotation): a leaf with nothing to zero in this panel runs
-    // no stage and writes nothing.
-    const int on = j0 < jc;
-    const uint wr = on ? (uint)min((ulong)MP, jc - j0) : 0;
-    const uint wd = min((uint)MP, cols - j0);
-    const ulong nin = on ? hp - j0 : 0;
-    const ulong stages = on ? nin + wr - 1 : 0;
-    const ulong k = j0 + c;
-    REAL x = 0;
-    for (ulong s = 0; s < stages; ++s) {
-        const uint p = s & 1;
-        if (s % MP == 0 && s < nin) {
-            // Lane 0's next MP rows (hp - 1 - s - q), read down the columns.
-            const uint q = lid % MP, cc = lid / MP;
-            inb[q][cc] =
-                s + q < nin && cc < wd ? a[(j0 + cc) * rows + base + hp - 1 - s - q] : (REAL)0;
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-        const long n = (long)s - 2 * (long)l;
-        if (l < wr && n >= 0 && n < (long)(nin - l)) {
-            const REAL y = l == 0 ? inb[s % MP][c] : buf[p][l - 1][c];
-            if (n == 0) {
-                x = y;
-            } else {
-                const REAL yp = l == 0 ? inb[s % MP][l] : buf[p][l - 1][l];
-                REAL cr, sr;
-                givens_cs_fast(yp, piv[p][l], &cr, &sr);
-                REAL e = x;
-                if (c >= l) {
-                    e = c == l ? (REAL)0 : cr * x - sr * y;
-                    x = cr * y + sr * x;
-                } else {
+    // No early return (see pair_rotation): the body is skipped (uniformly) when the leaf has
+    // nothing to zero in this panel.
+    if (j0 < jc) {
+        const uint wr = (uint)min((ulong)MP, jc - j0);
+        const uint wd = min((uint)MP, cols - j0);
+        const ulong nin = hp - j0;
+        const ulong stages = nin + wr - 1;
+        const ulong k = j0 + c;
+        REAL x = 0;
+        for (ulong s = 0; s < stages; ++s) {
+            const uint p = s & 1;
+            if (s % MP == 0 && s < nin) {
+                // Lane 0's next MP rows (hp - 1 - s - q), read down the columns.
+                const uint q = lid % MP, cc = lid / MP;
+                inb[q][cc] =
+                    s + q < nin && cc < wd ? a[(j0 + cc) * rows + base + hp - 1 - s - q] : (REAL)0;
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+            const long n = (long)s - 2 * (long)l;
+            if (l < wr && n >= 0 && n < (long)(nin - l)) {
+                const REAL y = l == 0 ? inb[s % MP][c] : buf[p][l - 1][c];
+                if (n == 0) {
                     x = y;
-                }
-                const ulong g = base + hp - (ulong)n;
-                if (c == l) {
-                    cs[2 * ((ulong)(j0 + l) * rows + g)] = cr;
-                    cs[2 * ((ulong)(j0 + l) * rows + g) + 1] = sr;
-                }
-                if (l == wr - 1) {
-                    if (c < wd) {
-                        a[k * rows + g] = e;
-                    }
                 } else {
-                    buf[1 - p][l][c] = e;
+                    const REAL yp = l == 0 ? inb[s % MP][l] : buf[p][l - 1][l];
+                    REAL cr, sr;
+                    givens_cs_fast(yp, piv[p][l], &cr, &sr);
+                    REAL e = x;
+                    if (c >= l) {
+                        e = c == l ? (REAL)0 : cr * x - sr * y;
+                        x = cr * y + sr * x;
+                    } else {
+                        x = y;
+                    }
+                    const ulong g = base + hp - (ulong)n;
+                    if (c == l) {
+                        cs[2 * ((ulong)(j0 + l) * rows + g)] = cr;
+                        cs[2 * ((ulong)(j0 + l) * rows + g) + 1] = sr;
+                    }
+                    if (l == wr - 1) {
+                        if (c < wd) {
+                            a[k * rows + g] = e;
+                        }
+                    } else {
+                        buf[1 - p][l][c] = e;
+                    }
                 }
             }
+            if (l == c) {
+                piv[1 - p][l] = x;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        if (l == c) {
-            piv[1 - p][l] = x;
+        if (l < wr && c < wd) {
+            a[k * rows + base + j0 + l] = x;
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (l < wr && c < wd) {
-        a[k * rows + base + j0 + l] = x;
     }
 }
 
 // (c, s) of lane l's rotation at stage s of qr_tree_leaf_update (identity when it has none).
-inline void leaf_cs(__global const REAL *cs, ulong rows, ulong base, ulong hp, ulong nin, uint wr,
+DEVICE void leaf_cs(__global const REAL *cs, ulong rows, ulong base, ulong hp, ulong nin, uint wr,
                     uint j0, uint l, ulong s, REAL *c, REAL *sn)
 {
     const long n = (long)s - 2 * (long)l;
@@ -1035,7 +1133,7 @@ inline void leaf_cs(__global const REAL *cs, ulong rows, ulong base, ulong hp, u
 // t / spans and UCOLS columns (spans = ceil((cols - j0 - MP) / UCOLS); work-item (q, l) the
 // columns q, q + UC, ...); per column, lane l carries a row as in qr_tree_leaf_panel and the
 // rows flow through the lanes the same way, (c, s) read a stage ahead.
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_leaf_update)(
+__kernel KERNEL_WG(WG) void K(qr_tree_leaf_update)(
     const ulong rows, const uint cols, const uint h, const uint j0, __global REAL *a,
     __global const REAL *cs)
 {
@@ -1049,55 +1147,60 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_leaf_upd
     ulong base, hp;
     tree_leaf(rows, h, get_group_id(0) / spans, &base, &hp);
     const ulong jc = leaf_jc(hp, cols);
-    // No early return (see pair_rotation).
-    const int on = j0 < jc;
-    const uint wr = on ? (uint)min((ulong)MP, jc - j0) : 0;
-    const ulong nin = on ? hp - j0 : 0;
-    const ulong stages = on ? nin + wr - 1 : 0;
-    REAL x[UCPT];
-    for (uint u = 0; u < UCPT; ++u) {
-        x[u] = 0;
-    }
-    REAL cn, sn;
-    leaf_cs(cs, rows, base, hp, nin, wr, j0, l, 0, &cn, &sn);
-    for (ulong s = 0; s < stages; ++s) {
-        const uint p = s & 1;
-        if (s % MP == 0 && s < nin) {
-            for (uint u = 0; u < UCPT; ++u) {
-                const ulong k = k0 + q + UC * u;
-                inb[q + UC * u][l] =
-                    k < cols && s + l < nin ? a[k * rows + base + hp - 1 - s - l] : (REAL)0;
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
+    // No early return (see pair_rotation): the body is skipped uniformly.
+    if (j0 < jc) {
+        const uint wr = (uint)min((ulong)MP, jc - j0);
+        const ulong nin = hp - j0;
+        const ulong stages = nin + wr - 1;
+        REAL x[UCPT];
+    #pragma unroll
+        for (uint u = 0; u < UCPT; ++u) {
+            x[u] = 0;
         }
-        const REAL cr = cn, sr = sn;
-        leaf_cs(cs, rows, base, hp, nin, wr, j0, l, s + 1, &cn, &sn);
-        const long n = (long)s - 2 * (long)l;
-        if (l < wr && n >= 0 && n < (long)(nin - l)) {
-            for (uint u = 0; u < UCPT; ++u) {
-                const uint col = q + UC * u;
-                const REAL y = l == 0 ? inb[col][s % MP] : buf[p][col][l - 1];
-                if (n == 0) {
-                    x[u] = y;
-                } else {
-                    const REAL e = cr * x[u] - sr * y;
-                    x[u] = cr * y + sr * x[u];
-                    if (l == wr - 1) {
-                        if (k0 + col < cols) {
-                            a[(k0 + col) * rows + base + hp - (ulong)n] = e;
-                        }
+        REAL cn, sn;
+        leaf_cs(cs, rows, base, hp, nin, wr, j0, l, 0, &cn, &sn);
+        for (ulong s = 0; s < stages; ++s) {
+            const uint p = s & 1;
+            if (s % MP == 0 && s < nin) {
+    #pragma unroll
+                for (uint u = 0; u < UCPT; ++u) {
+                    const ulong k = k0 + q + UC * u;
+                    inb[q + UC * u][l] =
+                        k < cols && s + l < nin ? a[k * rows + base + hp - 1 - s - l] : (REAL)0;
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+            const REAL cr = cn, sr = sn;
+            leaf_cs(cs, rows, base, hp, nin, wr, j0, l, s + 1, &cn, &sn);
+            const long n = (long)s - 2 * (long)l;
+            if (l < wr && n >= 0 && n < (long)(nin - l)) {
+    #pragma unroll
+                for (uint u = 0; u < UCPT; ++u) {
+                    const uint col = q + UC * u;
+                    const REAL y = l == 0 ? inb[col][s % MP] : buf[p][col][l - 1];
+                    if (n == 0) {
+                        x[u] = y;
                     } else {
-                        buf[1 - p][col][l] = e;
+                        const REAL e = cr * x[u] - sr * y;
+                        x[u] = cr * y + sr * x[u];
+                        if (l == wr - 1) {
+                            if (k0 + col < cols) {
+                                a[(k0 + col) * rows + base + hp - (ulong)n] = e;
+                            }
+                        } else {
+                            buf[1 - p][col][l] = e;
+                        }
                     }
                 }
             }
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    for (uint u = 0; u < UCPT; ++u) {
-        const ulong k = k0 + q + UC * u;
-        if (k < cols && l < wr) {
-            a[k * rows + base + j0 + l] = x[u];
+    #pragma unroll
+        for (uint u = 0; u < UCPT; ++u) {
+            const ulong k = k0 + q + UC * u;
+            if (k < cols && l < wr) {
+                a[k * rows + base + j0 + l] = x[u];
+            }
         }
     }
 }
@@ -1108,7 +1211,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_leaf_upd
 // stage s (one barrier per stage) and rotates it against T1 row j0 + l when s - l <= j0 + l,
 // the rotation computed by every work-item of row l from the pivots in local memory; the
 // last row writes the T2 row back. (c, s) go to cs at (b + i, j0 + l).
-__kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_merge_panel)(
+__kernel KERNEL_WG(QWG) void K(qr_tree_merge_panel)(
     const ulong rows, const uint cols, const uint h, const uint levels, const uint wave,
     __global REAL *a, __global REAL *cs)
 {
@@ -1117,67 +1220,68 @@ __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_merge_p
     __local REAL piv[2][MP];
     const uint lid = get_local_id(0);
     const uint l = lid / MP, c = lid % MP;
-    uint level = 0, j0 = 0;
-    ulong g = 0;
-    // No early return (see pair_rotation): a group past the wave's panels runs no stage and
-    // touches nothing.
-    const int on = wave_task(rows, cols, h, levels, wave, 0, get_group_id(0), &level, &j0, &g);
-    ulong ta, tb, kb;
-    tree_merge(rows, cols, h, level, g, &ta, &tb, &kb);
-    const uint w = on ? min((uint)MP, cols - j0) : 0;
-    const ulong rr = min(kb, (ulong)(j0 + w));
-    const ulong j = j0 + l, k = j0 + c;
-    REAL x = l < w && c < w ? a[k * rows + ta + j] : (REAL)0;
-    if (l == c) {
-        piv[0][l] = x;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const ulong stages = rr == 0 ? 0 : rr + w - 1;
-    for (ulong s = 0; s < stages; ++s) {
-        const uint p = s & 1;
-        if (s % MP == 0 && s < rr) {
-            // The next MP T2 rows of the panel, read down the columns.
-            const uint q = lid % MP, cc = lid / MP;
-            inb[q][cc] = s + q < rr && cc < w ? a[(j0 + cc) * rows + tb + s + q] : (REAL)0;
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-        const long i = (long)s - (long)l;
-        if (l < w && i >= 0 && i < (long)rr) {
-            REAL y = l == 0 ? inb[s % MP][c] : buf[p][l - 1][c];
-            if ((ulong)i <= j) {
-                const REAL yp = l == 0 ? inb[s % MP][l] : buf[p][l - 1][l];
-                REAL cr, sr;
-                givens_cs_fast(piv[p][l], yp, &cr, &sr);
-                if (c >= l && c < w) {
-                    const REAL x2 = cr * x + sr * y;
-                    y = c == l ? (REAL)0 : cr * y - sr * x;
-                    x = x2;
-                }
-                if (c == l) {
-                    cs[2 * (j * rows + tb + i)] = cr;
-                    cs[2 * (j * rows + tb + i) + 1] = sr;
-                }
-            }
-            if (l == w - 1) {
-                if (c < w) {
-                    a[k * rows + tb + i] = y;
-                }
-            } else {
-                buf[1 - p][l][c] = y;
-            }
-        }
+    uint level, j0;
+    ulong g;
+    // No early return (see pair_rotation): a group past the wave's panels skips the body
+    // (uniformly).
+    if (wave_task(rows, cols, h, levels, wave, 0, get_group_id(0), &level, &j0, &g)) {
+        ulong ta, tb, kb;
+        tree_merge(rows, cols, h, level, g, &ta, &tb, &kb);
+        const uint w = min((uint)MP, cols - j0);
+        const ulong rr = min(kb, (ulong)(j0 + w));
+        const ulong j = j0 + l, k = j0 + c;
+        REAL x = l < w && c < w ? a[k * rows + ta + j] : (REAL)0;
         if (l == c) {
-            piv[1 - p][l] = x;
+            piv[0][l] = x;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (l < w && c < w) {
-        a[k * rows + ta + j] = x;
+        const ulong stages = rr == 0 ? 0 : rr + w - 1;
+        for (ulong s = 0; s < stages; ++s) {
+            const uint p = s & 1;
+            if (s % MP == 0 && s < rr) {
+                // The next MP T2 rows of the panel, read down the columns.
+                const uint q = lid % MP, cc = lid / MP;
+                inb[q][cc] = s + q < rr && cc < w ? a[(j0 + cc) * rows + tb + s + q] : (REAL)0;
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+            const long i = (long)s - (long)l;
+            if (l < w && i >= 0 && i < (long)rr) {
+                REAL y = l == 0 ? inb[s % MP][c] : buf[p][l - 1][c];
+                if ((ulong)i <= j) {
+                    const REAL yp = l == 0 ? inb[s % MP][l] : buf[p][l - 1][l];
+                    REAL cr, sr;
+                    givens_cs_fast(piv[p][l], yp, &cr, &sr);
+                    if (c >= l && c < w) {
+                        const REAL x2 = cr * x + sr * y;
+                        y = c == l ? (REAL)0 : cr * y - sr * x;
+                        x = x2;
+                    }
+                    if (c == l) {
+                        cs[2 * (j * rows + tb + i)] = cr;
+                        cs[2 * (j * rows + tb + i) + 1] = sr;
+                    }
+                }
+                if (l == w - 1) {
+                    if (c < w) {
+                        a[k * rows + tb + i] = y;
+                    }
+                } else {
+                    buf[1 - p][l][c] = y;
+                }
+            }
+            if (l == c) {
+                piv[1 - p][l] = x;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (l < w && c < w) {
+            a[k * rows + ta + j] = x;
+        }
     }
 }
 
 // (c, s) of lane l's rotation at stage s of qr_tree_merge_update (identity when it has none).
-inline void merge_cs(__global const REAL *cs, ulong rows, ulong tb, ulong rr, uint w, ulong j0,
+DEVICE void merge_cs(__global const REAL *cs, ulong rows, ulong tb, ulong rr, uint w, ulong j0,
                      uint l, ulong s, REAL *c, REAL *sn)
 {
     const long i = (long)s - (long)l;
@@ -1194,7 +1298,7 @@ inline void merge_cs(__global const REAL *cs, ulong rows, ulong tb, ulong rr, ui
 // columns q, q + UC, ...); per column, lane l keeps T1 element (a + j0 + l, k) and the T2
 // elements flow through the lanes as in qr_tree_merge_panel (lane l takes T2 row s - l at
 // stage s), (c, s) read a stage ahead.
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_merge_update)(
+__kernel KERNEL_WG(WG) void K(qr_tree_merge_update)(
     const ulong rows, const uint cols, const uint h, const uint levels, const uint wave,
     __global REAL *a, __global const REAL *cs)
 {
@@ -1202,68 +1306,74 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_merge_up
     __local REAL buf[2][UCOLS][MP];
     const uint lid = get_local_id(0);
     const uint q = lid / MP, l = lid % MP;
-    uint level = 0, j0 = 0;
-    ulong t = 0;
-    // No early return (see pair_rotation): a group past the wave's panels runs no stage and
-    // touches nothing.
-    const int on = wave_task(rows, cols, h, levels, wave, 1, get_group_id(0), &level, &j0, &t);
-    const uint w = on ? min((uint)MP, cols - j0) : 0;
-    const uint k1 = j0 + w;
-    const uint spans = max((cols - k1 + UCOLS - 1) / UCOLS, 1u);
-    const ulong k0 = k1 + (ulong)(t % spans) * UCOLS;
-    ulong ta, tb, kb;
-    tree_merge(rows, cols, h, level, t / spans, &ta, &tb, &kb);
-    const ulong rr = min(kb, (ulong)k1);
-    const ulong j = j0 + l;
-    REAL x[UCPT];
-    for (uint u = 0; u < UCPT; ++u) {
-        const ulong k = k0 + q + UC * u;
-        x[u] = on && k < cols && l < w ? a[k * rows + ta + j] : (REAL)0;
-    }
-    const ulong stages = rr == 0 ? 0 : rr + w - 1;
-    REAL cn, sn;
-    merge_cs(cs, rows, tb, rr, w, j0, l, 0, &cn, &sn);
-    for (ulong s = 0; s < stages; ++s) {
-        const uint p = s & 1;
-        if (s % MP == 0 && s < rr) {
-            for (uint u = 0; u < UCPT; ++u) {
-                const ulong k = k0 + q + UC * u;
-                inb[q + UC * u][l] = k < cols && s + l < rr ? a[k * rows + tb + s + l] : (REAL)0;
+    uint level, j0;
+    ulong t;
+    // No early return (see pair_rotation): a group past the wave's panels skips the body
+    // (uniformly).
+    if (wave_task(rows, cols, h, levels, wave, 1, get_group_id(0), &level, &j0, &t)) {
+        const uint w = min((uint)MP, cols - j0);
+        const uint k1 = j0 + w;
+        const uint spans = (cols - k1 + UCOLS - 1) / UCOLS;
+        const ulong k0 = k1 + (ulong)(t % spans) * UCOLS;
+        ulong ta, tb, kb;
+        tree_merge(rows, cols, h, level, t / spans, &ta, &tb, &kb);
+        const ulong rr = min(kb, (ulong)k1);
+        const ulong j = j0 + l;
+        REAL x[UCPT];
+    #pragma unroll
+        for (uint u = 0; u < UCPT; ++u) {
+            const ulong k = k0 + q + UC * u;
+            x[u] = k < cols && l < w ? a[k * rows + ta + j] : (REAL)0;
+        }
+        const ulong stages = rr == 0 ? 0 : rr + w - 1;
+        REAL cn, sn;
+        merge_cs(cs, rows, tb, rr, w, j0, l, 0, &cn, &sn);
+        for (ulong s = 0; s < stages; ++s) {
+            const uint p = s & 1;
+            if (s % MP == 0 && s < rr) {
+    #pragma unroll
+                for (uint u = 0; u < UCPT; ++u) {
+                    const ulong k = k0 + q + UC * u;
+                    inb[q + UC * u][l] =
+                        k < cols && s + l < rr ? a[k * rows + tb + s + l] : (REAL)0;
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+            const REAL cr = cn, sr = sn;
+            merge_cs(cs, rows, tb, rr, w, j0, l, s + 1, &cn, &sn);
+            const long i = (long)s - (long)l;
+            if (l < w && i >= 0 && i < (long)rr) {
+    #pragma unroll
+                for (uint u = 0; u < UCPT; ++u) {
+                    const uint col = q + UC * u;
+                    REAL y = l == 0 ? inb[col][s % MP] : buf[p][col][l - 1];
+                    const REAL x2 = cr * x[u] + sr * y;
+                    y = cr * y - sr * x[u];
+                    x[u] = x2;
+                    if (l == w - 1) {
+                        if (k0 + col < cols) {
+                            a[(k0 + col) * rows + tb + i] = y;
+                        }
+                    } else {
+                        buf[1 - p][col][l] = y;
+                    }
+                }
             }
             barrier(CLK_LOCAL_MEM_FENCE);
         }
-        const REAL cr = cn, sr = sn;
-        merge_cs(cs, rows, tb, rr, w, j0, l, s + 1, &cn, &sn);
-        const long i = (long)s - (long)l;
-        if (l < w && i >= 0 && i < (long)rr) {
-            for (uint u = 0; u < UCPT; ++u) {
-                const uint col = q + UC * u;
-                REAL y = l == 0 ? inb[col][s % MP] : buf[p][col][l - 1];
-                const REAL x2 = cr * x[u] + sr * y;
-                y = cr * y - sr * x[u];
-                x[u] = x2;
-                if (l == w - 1) {
-                    if (k0 + col < cols) {
-                        a[(k0 + col) * rows + tb + i] = y;
-                    }
-                } else {
-                    buf[1 - p][col][l] = y;
-                }
+    #pragma unroll
+        for (uint u = 0; u < UCPT; ++u) {
+            const ulong k = k0 + q + UC * u;
+            if (k < cols && l < w) {
+                a[k * rows + ta + j] = x[u];
             }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    for (uint u = 0; u < UCPT; ++u) {
-        const ulong k = k0 + q + UC * u;
-        if (on && k < cols && l < w) {
-            a[k * rows + ta + j] = x[u];
         }
     }
 }
 
 // Work-group `gid` of a Q launch over `groups` leaves or merges, with q's columns split into
 // spans of `kspan`: the leaf or merge `*g` and the columns `*k0 .. *k0 + *kn`.
-inline void q_group(ulong gid, uint qcols, uint kspan, ulong *g, uint *k0, uint *kn)
+DEVICE void q_group(ulong gid, uint qcols, uint kspan, ulong *g, uint *k0, uint *kn)
 {
     const uint span = max(kspan, 1u);
     const uint spans = (qcols + span - 1) / span;
@@ -1277,7 +1387,7 @@ inline void q_group(ulong gid, uint qcols, uint kspan, ulong *g, uint *k0, uint 
 // UC)); per column, lane l keeps q's row a + j0 + l and q's rows b + i flow through the
 // lanes backwards (qr_tree_merge_update's stages reversed: they enter at lane w - 1, leave
 // at lane 0), (c, s) read a stage ahead.
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_merge_q)(
+__kernel KERNEL_WG(WG) void K(qr_tree_merge_q)(
     const ulong rows, const uint qcols, const uint cols, const uint h, const uint level,
     const uint j0, __global REAL *q, __global const REAL *cs)
 {
@@ -1331,7 +1441,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_merge_q)
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_leaf_q)(
+__kernel KERNEL_WG(QWG) void K(qr_tree_leaf_q)(
     const ulong rows, const uint qcols, const uint cols, const uint h, const uint kspan,
     __global REAL *q, __global const REAL *cs)
 {
@@ -1353,13 +1463,15 @@ __kernel __attribute__((reqd_work_group_size(QWG, 1, 1))) void K(qr_tree_leaf_q)
     }
 }
 
-// qr_tree_leaf_q with the group's slab of q in local memory (hp x kn values, row by row): loaded once, the leaf's steps run on it in reverse with one barrier per step,
-// written back once. The rotations of a step act on disjoint row pairs, so the items
+// qr_tree_leaf_q with the group's slab of q in local memory (hp x kn values, row by row,
+// LOCAL_PARAM): loaded once, the leaf's steps run on it in reverse with one barrier per
+// step, written back once. The rotations of a step act on disjoint row pairs, so the items
 // (rotation, column) of a step are independent.
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void K(qr_tree_leaf_q_local)(
+__kernel KERNEL_WG(WG) void K(qr_tree_leaf_q_local)(
     const ulong rows, const uint qcols, const uint cols, const uint h, const uint kspan,
-    __global REAL *q, __global const REAL *cs, __local REAL *slab)
+    __global REAL *q, __global const REAL *cs LOCAL_PARAM(REAL, slab))
 {
+    LOCAL_PARAM_INIT(REAL, slab);
     const uint lid = get_local_id(0);
     ulong p, base, hp64;
     uint k0, kn;

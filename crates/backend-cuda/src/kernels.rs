@@ -90,7 +90,8 @@ trident_core::kernel_table! {
             &["gemm_dmma_f64", "gemm_dmma_fused_f64"],
         )
     ),
-    /// `kernels/cuda/svd.cu`: one-sided block Jacobi SVD and Givens QR.
+    /// `kernels/cuda/svd.cu`: one-sided block Jacobi SVD and Givens QR (compiles the shared
+    /// `kernels/opencl/svd.cl`).
     Svd => cuda_module!(svd, trident_core::svd::device::KERNELS),
     /// `kernels/cuda/mcl.cu`: the R-MCL iteration (mass, penalty, fused column pass in
     /// shared or global memory, reduction) and the device side of the interpretation: the

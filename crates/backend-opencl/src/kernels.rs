@@ -98,8 +98,8 @@ trident_core::kernel_table! {
     /// local or global memory, reduction) and the device side of the interpretation
     /// (shared with CUDA).
     Mcl => cl_module!(mcl, shared, trident_core::mcl::gpu::KERNELS),
-    /// `kernels/opencl/svd.cl`: one-sided block Jacobi SVD and Givens QR.
-    Svd => cl_module!(svd, trident_core::svd::device::KERNELS),
+    /// `kernels/opencl/svd.cl`: one-sided block Jacobi SVD and Givens QR (shared with CUDA).
+    Svd => cl_module!(svd, shared, trident_core::svd::device::KERNELS),
 }
 
 #[cfg(test)]

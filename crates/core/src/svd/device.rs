@@ -1,6 +1,6 @@
 //! The SVD and Givens QR on any [`Device`], written once: the device steps of
-//! [`SvdKernels`] with the kernels of `kernels/cuda/svd.cu` / `kernels/opencl/svd.cl` (whose
-//! headers document the shared argument lists), and [`Svd`] / [`Qr`] through the shared
+//! [`SvdKernels`] with the kernels of `kernels/opencl/svd.cl` (one source for both dialects,
+//! compiled as CUDA by `kernels/cuda/svd.cu`; its header documents the argument lists), and [`Svd`] / [`Qr`] through the shared
 //! drivers ([`svd_with`], [`qr_with`]). The host only loops over sweeps and rounds (one
 //! launch per round, one 8-byte read per sweep) and over Givens steps; everything per block
 //! pair runs on the device.

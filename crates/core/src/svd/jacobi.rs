@@ -55,7 +55,7 @@ pub fn jacobi_rotation<T: Scalar>(gpp: T, gqq: T, gpq: T, tol: T) -> Option<(T, 
 /// rounding per rotation a column took part in; applied `nb − 1` times per sweep to `V`, that
 /// drift dominated `max |V Vᵀ − I|` (f32 on PoCL, random square: 48 ε at n = 128, 122 ε at
 /// 256, 291 ε at 512, 567 ε at 1024; f64 62 ε and 97 ε at 128 and 256). After the step
-/// `QᵀQ − I` is `O(√(2b) ε)` and the same matrices give 10 ε, 21 ε, 38 ε (f64: 16 ε, 16 ε). Every backend runs it (the kernels: `REORTH` in svd.cl / svd.cu).
+/// `QᵀQ − I` is `O(√(2b) ε)` and the same matrices give 10 ε, 21 ε, 38 ε (f64: 16 ε, 16 ε). Every backend runs it (the kernels: `REORTH` in kernels/opencl/svd.cl).
 pub fn reorthonormalise<T: Scalar>(q: &mut [T], p: usize) {
     debug_assert_eq!(q.len(), p * p);
     let mut s = vec![T::zero(); p * p];
