@@ -1,33 +1,89 @@
-// Dense matrix multiplication kernels (Trident CUDA backend). The portable kernels (gemm_<T>,
-// gemm_fused_<T>, matadd_<T>: the tiled SIMT GEMM of the Strassen/Winograd schedules of
-// trident_core::matmul and the strided block sum) are those of kernels/opencl/matmul.cl, the
-// one source of both backends, compiled here as CUDA through the dialect header
-// (kernels/common/dialect.h), once per precision; their arguments and launch are described
-// there. This file adds the kernels that exist only in CUDA:
+// Dense matrix multiplication kernels (Trident CUDA backend): a tiled, register-blocked GEMM
+// (the base kernel of the Strassen/Winograd schedules of trident_core::matmul) and the
+// elementwise sum of strided blocks that the schedules' additions run on.
+// Same algorithm, same arguments, same launch as kernels/opencl/matmul.cl.
+//
+// Kernel arguments (T = float for *_f32, double for *_f64; the host code must match them):
+//
+//   gemm_<T>(unsigned m, unsigned n, unsigned k, T alpha, T beta,
+//            const T *a, unsigned long long a_off, unsigned lda,
+//            const T *b, unsigned long long b_off, unsigned ldb,
+//            T *c, unsigned long long c_off, unsigned ldc)
+//     c[c_off + i*ldc + j] = alpha * sum_p a[a_off + i*lda + p] * b[b_off + p*ldb + j]
+//                            + beta * c[...]           (c is not read when beta == 0)
+//     for i < m, j < n. Launch: 1-D, GEMM_THREADS (256) threads per block, one block per
+//     128 x 128 tile of C: ceil(n / 128) * ceil(m / 128) blocks; block g computes tile row
+//     g / ceil(n / 128), tile column g % ceil(n / 128).
+//
+//   gemm_fused_<T>(unsigned m, unsigned n, unsigned k,
+//                  const T *a, unsigned long long a0_off, unsigned long long a1_off, T sa,
+//                  unsigned lda,
+//                  const T *b, unsigned long long b0_off, unsigned long long b1_off, T sb,
+//                  unsigned ldb,
+//                  T *c, unsigned long long c0_off, T g0, T beta0,
+//                  unsigned long long c1_off, T g1, T beta1, unsigned ldc)
+//     One product of "ABC Strassen" (Huang, Yu & van de Geijn): with A0 = a + a0_off etc.,
+//     P = (A0 + sa A1)(B0 + sb B1), then C0 = g0 P + beta0 C0 and, when g1 != 0,
+//     C1 = g1 P + beta1 C1 (all blocks strided by their ld; A1 not read when sa == 0, B1
+//     when sb == 0, Ci when beta_i == 0). The factor sums are formed while loading the
+//     tiles (no temporaries, no addition pass); C0 and C1 are disjoint. Same launch as
+//     gemm_<T>. gemm_<T> is this kernel with sa = sb = 0, g0 = alpha, beta0 = beta, g1 = 0
+//     (both are instances of one template, so they cannot drift apart).
 //
 //   gemm_dmma_f64(same parameters and launch as gemm_f64)
 //   gemm_dmma_fused_f64(same parameters and launch as gemm_fused_f64)
-//     The same product on the FP64 tensor cores (DMMA, mma.sync m8n8k4 f64): built for
-//     compute_90 (where the host selects it for f64 by default); the portable compute_75
-//     PTX holds a stub that traps, which the host never launches there.
+//     The same product on the FP64 tensor cores (DMMA, mma.sync m8n8k4 f64), CUDA only:
+//     built for compute_90 (where the host selects it for f64 by default); the portable
+//     compute_75 PTX holds a stub that traps, which the host never launches there.
 //
-// They stay here, not in a TRIDENT_CUDA block of the shared file: they are the tensor-core
-// path (inline PTX mma.sync), C++ throughout (templates over FUSED), and OpenCL has no
-// counterpart. They use the shared file's tile constants (BM, BN, BK, GEMM_THREADS: macros
-// it defines) and the same shared-memory layout, staging and epilogue as its gemm_body, in
-// their own C++ form (Stager, which sets up its pointers once per block, and store_c) that
-// their code generation was tuned with.
+//   matadd_<T>(unsigned m, unsigned n, T alpha, const T *x, unsigned long long x_off,
+//              unsigned ldx, T beta, const T *y, unsigned long long y_off, unsigned ldy,
+//              T *d, unsigned long long d_off, unsigned ldd)
+//     d[d_off + i*ldd + j] = alpha * x[x_off + i*ldx + j] + beta * y[y_off + i*ldy + j]
+//     for i < m, j < n (y is not read when beta == 0). d may be x itself (each element is
+//     read and written by one thread only). Launch: 1-D, any block size and any grid: block
+//     b handles rows b, b + gridDim, ... and its threads the columns of each (one block per
+//     row, up to 65536, is the host's choice).
+//
+// Design of gemm (the well-known SIMT SGEMM): a block of 256 threads computes a 128 x 128
+// tile of C; each thread an 8 x 8 register block, as four 4 x 4 sub-blocks 64 rows and 64
+// columns apart (rows ty*4 + {0..3} and 64 + ty*4 + {0..3}, columns likewise with tx), so
+// that the 4-wide shared-memory reads of a warp are broadcasts (A) or consecutive (B). k runs
+// in steps of 8: a step's 128 x 8 tile of A (stored transposed, As[kk][row], padded by 4) and
+// 8 x 128 tile of B sit in shared memory, double-buffered: the next step's tiles are loaded
+// from global memory into registers while the current one is multiplied, then stored into
+// the other buffer, so there is one __syncthreads per step. Global loads are 4-wide vector
+// loads (float4; two double2 for f64) when the block's tile lies inside A and B and the
+// leading dimensions and offsets are multiples of 4 (uniform per block; cudaMalloc'd
+// buffers are 256-byte aligned, so the addresses are then 16-byte aligned); otherwise, and
+// for the last partial k step, scalar loads with bounds checks that fill the outside with
+// zeros (nothing outside the matrices is ever read). Stores are bounds-checked. Index
+// arithmetic is 64-bit. Accumulation is in T with fused multiply-adds (no TF32, no fast
+// math).
 
-#define TRIDENT_SOURCE "../opencl/matmul.cl"
-#include "../common/precisions.cuh"
+#include <cstddef>
 
 namespace {
 
-// Padding of the DMMA kernels' shared-memory rows (see gemm_tile_dmma).
+constexpr unsigned BM = 128;
+constexpr unsigned BN = 128;
+constexpr unsigned BK = 8;
+constexpr unsigned GEMM_THREADS = 256;
+constexpr unsigned APAD = 4;
 constexpr unsigned DPAD = 4;
+// Blocks per SM the SIMT kernels are built for (their __launch_bounds__): two for f32, which
+// caps them at 128 registers per thread (2 x 256 x 128 = the SM's 64 K registers), one for
+// f64 (its 8 x 8 double accumulators need more).
+constexpr unsigned MIN_BLOCKS_f32 = 2;
+constexpr unsigned MIN_BLOCKS_f64 = 1;
 
-// r[0..3] = p[0..3]: two 16-byte loads (p 16-byte aligned).
 template <typename T> struct Vec4;
+template <> struct Vec4<float> {
+    __device__ static __forceinline__ void load(const float *p, float *r) {
+        const float4 v = *reinterpret_cast<const float4 *>(p);
+        r[0] = v.x; r[1] = v.y; r[2] = v.z; r[3] = v.w;
+    }
+};
 template <> struct Vec4<double> {
     __device__ static __forceinline__ void load(const double *p, double *r) {
         const double2 v0 = *reinterpret_cast<const double2 *>(p);
@@ -37,8 +93,7 @@ template <> struct Vec4<double> {
 };
 
 // The operands of one (possibly fused) product, already offset: P = (a0 + sa a1)(b0 + sb b1),
-// c0 = g0 P + beta0 c0, and c1 = g1 P + beta1 c1 when FUSED and g1 != 0 (the arguments of the
-// shared file's gemm_body, gathered).
+// c0 = g0 P + beta0 c0, and c1 = g1 P + beta1 c1 when FUSED and g1 != 0.
 template <typename T> struct Operands {
     const T *a0, *a1;
     T sa;
@@ -54,8 +109,7 @@ template <typename T> struct Operands {
     bool aligned; // every offset and leading dimension a multiple of 4
 };
 
-// Global-to-register staging of one k step of the DMMA kernels (what load_tiles of the shared
-// file does for the SIMT kernels, with pointers set up once per block): the block's
+// Global-to-register staging of one k step, shared by the SIMT and DMMA kernels: the block's
 // 128 x 8 tile of A (two threads per row, 4 columns each) and 8 x 128 tile of B (32 threads
 // per row, 4 columns each), 4 values of each per thread, summed with the second term when
 // FUSED. Vector loads when the block's tile lies inside C and the operands are aligned and
@@ -135,7 +189,7 @@ template <typename T, bool FUSED> struct Stager {
 };
 
 // Writes the product's entry v at element i (row * ldc + column) of c0 (and c1): in bounds
-// (checked by the caller). The shared file's store_c, over Operands.
+// (checked by the caller).
 template <typename T, bool FUSED>
 __device__ __forceinline__ void store_c(const Operands<T> &op, size_t i, T v) {
     T x = op.g0 * v;
@@ -150,16 +204,138 @@ __device__ __forceinline__ void store_c(const Operands<T> &op, size_t i, T v) {
     }
 }
 
+// The SIMT kernel. Its staging is Stager's, written out inline: through Stager, the f32
+// kernel needed 135 registers (spilling at the 128 that two blocks per SM allow); inline,
+// FUSED = false compiles to the original kernel's 128 registers.
+template <typename T, bool FUSED>
+__device__ __forceinline__ void gemm_tile(unsigned m, unsigned n, unsigned k,
+                                          const Operands<T> &op) {
+    __shared__ __align__(16) T As[2][BK][BM + APAD];
+    __shared__ __align__(16) T Bs[2][BK][BN];
+
+    const T *__restrict__ a = op.a0;
+    const T *__restrict__ b = op.b0;
+    const unsigned lda = op.lda, ldb = op.ldb;
+    const unsigned tid = threadIdx.x;
+    const unsigned tx = tid % 16, ty = tid / 16;
+    const unsigned tiles_n = (n + BN - 1) / BN;
+    const unsigned group = blockIdx.x;
+    const unsigned row0 = (group / tiles_n) * BM, col0 = (group % tiles_n) * BN;
+
+    // Staging assignment: A tile 128 x 8 (two threads per row, 4 columns each), B tile
+    // 8 x 128 (32 threads per row, 4 columns each).
+    const unsigned a_r = tid >> 1, a_c = (tid & 1) * 4;
+    const unsigned b_r = tid >> 5, b_c = (tid & 31) * 4;
+    const bool fast = op.aligned && row0 + BM <= m && col0 + BN <= n;
+
+    T acc[8][8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            acc[i][j] = T(0);
+    T ra[4], rb[4];
+
+    auto load_tiles = [&](unsigned kt) {
+        if (fast && kt + BK <= k) {
+            const size_t ia = static_cast<size_t>(row0 + a_r) * lda + kt + a_c;
+            const size_t ib = static_cast<size_t>(kt + b_r) * ldb + col0 + b_c;
+            Vec4<T>::load(a + ia, ra);
+            Vec4<T>::load(b + ib, rb);
+            if (FUSED && op.sa != T(0)) {
+                T t[4];
+                Vec4<T>::load(op.a1 + ia, t);
+#pragma unroll
+                for (int q = 0; q < 4; ++q)
+                    ra[q] += op.sa * t[q];
+            }
+            if (FUSED && op.sb != T(0)) {
+                T t[4];
+                Vec4<T>::load(op.b1 + ib, t);
+#pragma unroll
+                for (int q = 0; q < 4; ++q)
+                    rb[q] += op.sb * t[q];
+            }
+        } else {
+#pragma unroll
+            for (unsigned q = 0; q < 4; ++q) {
+                const unsigned gr = row0 + a_r, gk = kt + a_c + q;
+                ra[q] = (gr < m && gk < k) ? a[static_cast<size_t>(gr) * lda + gk] : T(0);
+                if (FUSED && op.sa != T(0) && gr < m && gk < k)
+                    ra[q] += op.sa * op.a1[static_cast<size_t>(gr) * lda + gk];
+                const unsigned hk = kt + b_r, hc = col0 + b_c + q;
+                rb[q] = (hk < k && hc < n) ? b[static_cast<size_t>(hk) * ldb + hc] : T(0);
+                if (FUSED && op.sb != T(0) && hk < k && hc < n)
+                    rb[q] += op.sb * op.b1[static_cast<size_t>(hk) * ldb + hc];
+            }
+        }
+    };
+    auto store_tiles = [&](unsigned buf) {
+#pragma unroll
+        for (unsigned q = 0; q < 4; ++q) {
+            As[buf][a_c + q][a_r] = ra[q];
+            Bs[buf][b_r][b_c + q] = rb[q];
+        }
+    };
+
+    const unsigned steps = (k + BK - 1) / BK;
+    if (steps > 0) {
+        load_tiles(0);
+        store_tiles(0);
+    }
+    __syncthreads();
+    for (unsigned s = 0; s < steps; ++s) {
+        const unsigned cur = s & 1;
+        const bool more = s + 1 < steps;
+        if (more)
+            load_tiles((s + 1) * BK);
+#pragma unroll
+        for (unsigned kk = 0; kk < BK; ++kk) {
+            T av[8], bv[8];
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                av[q] = As[cur][kk][ty * 4 + q];
+                av[4 + q] = As[cur][kk][64 + ty * 4 + q];
+                bv[q] = Bs[cur][kk][tx * 4 + q];
+                bv[4 + q] = Bs[cur][kk][64 + tx * 4 + q];
+            }
+#pragma unroll
+            for (int i = 0; i < 8; ++i)
+#pragma unroll
+                for (int j = 0; j < 8; ++j)
+                    acc[i][j] = fma(av[i], bv[j], acc[i][j]);
+        }
+        // The other buffer was last read in step s - 1, before the barrier that ended it.
+        if (more)
+            store_tiles(cur ^ 1);
+        __syncthreads();
+    }
+
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        const unsigned r = row0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + (i - 4));
+        if (r >= m)
+            continue;
+        const size_t row = static_cast<size_t>(r) * op.ldc;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            const unsigned col = col0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + (j - 4));
+            if (col < n)
+                store_c<T, FUSED>(op, row + col, acc[i][j]);
+        }
+    }
+}
+
 // ---- gemm_dmma_f64: the FP64 tensor-core base kernel -----------------------------------
 //
 // Same block tile (128 x 128 of C per block of 256 threads), same k step (8), same staging
 // (Stager), same shared-memory layout (A transposed, As[kk][row]) and the same double
-// buffering with one __syncthreads per k step as the SIMT kernels (gemm_body of
-// kernels/opencl/matmul.cl). Only the inner product differs: the 8 warps form a 2 x 4 grid,
-// warp (wm, wn) owns the 64 x 32 sub-tile at rows wm*64, columns wn*32, as 8 x 4 tiles of
-// 8 x 8, each accumulated by mma.sync.aligned.m8n8k4.row.col.f64 (PTX ISA 7.0+, sm_80+; our
-// PTX is ISA <= 9.0). Per k step, two k4 halves: each lane loads its A fragments (8 doubles)
-// and B fragments (4 doubles) from shared memory and issues 32 DMMAs.
+// buffering with one __syncthreads per k step as gemm_tile. Only the inner product differs:
+// the 8 warps form a 2 x 4 grid, warp (wm, wn) owns the 64 x 32 sub-tile at rows wm*64,
+// columns wn*32, as 8 x 4 tiles of 8 x 8, each accumulated by
+// mma.sync.aligned.m8n8k4.row.col.f64 (PTX ISA 7.0+, sm_80+; our PTX is ISA <= 9.0). Per k
+// step, two k4 halves: each lane loads its A fragments (8 doubles) and B fragments (4
+// doubles) from shared memory and issues 32 DMMAs.
 //
 // Fragment layouts of m8n8k4 f64 (PTX ISA, "Matrix Fragments for mma.m8n8k4 with .f64";
 // CUTLASS's SM80_8x4 / SM80_8x8_Row): with g = lane / 4 and t = lane % 4, a lane holds
@@ -265,7 +441,27 @@ __device__ __forceinline__ void gemm_tile_dmma(unsigned m, unsigned n, unsigned 
     }
 }
 
-// The operands of a plain product (gemm_dmma_f64; the shared gemm_<T> passes the same).
+// Rows are spread over the blocks (grid-stride), columns over a block's threads (block-
+// stride, coalesced): no per-element index division.
+template <typename T>
+__device__ __forceinline__ void matadd(unsigned m, unsigned n, T alpha, const T *x,
+                                       unsigned long long x_off, unsigned ldx, T beta,
+                                       const T *y, unsigned long long y_off, unsigned ldy, T *d,
+                                       unsigned long long d_off, unsigned ldd) {
+    for (unsigned i = blockIdx.x; i < m; i += gridDim.x) {
+        const T *xr = x + x_off + static_cast<size_t>(i) * ldx;
+        const T *yr = y + y_off + static_cast<size_t>(i) * ldy;
+        T *dr = d + d_off + static_cast<size_t>(i) * ldd;
+        for (unsigned j = threadIdx.x; j < n; j += blockDim.x) {
+            T v = alpha * xr[j];
+            if (beta != T(0))
+                v += beta * yr[j];
+            dr[j] = v;
+        }
+    }
+}
+
+// The operands of a plain product (gemm_<T>, gemm_dmma_f64).
 template <typename T>
 __device__ __forceinline__ Operands<T>
 plain(T alpha, T beta, const T *a, unsigned long long a_off, unsigned lda, const T *b,
@@ -276,8 +472,7 @@ plain(T alpha, T beta, const T *a, unsigned long long a_off, unsigned lda, const
                        T(0),      T(0),      ldc,       aligned};
 }
 
-// The operands of a fused product (gemm_dmma_fused_f64; the shared gemm_fused_<T> passes the
-// same).
+// The operands of a fused product (gemm_fused_<T>, gemm_dmma_fused_f64).
 template <typename T>
 __device__ __forceinline__ Operands<T>
 fused(const T *a, unsigned long long a0_off, unsigned long long a1_off, T sa, unsigned lda,
@@ -306,6 +501,25 @@ fused(const T *a, unsigned long long a0_off, unsigned long long a1_off, T sa, un
 #define TRIDENT_FUSED_ARGS                                                                    \
     a, a0_off, a1_off, sa, lda, b, b0_off, b1_off, sb, ldb, c, c0_off, g0, beta0, c1_off, g1,  \
         beta1, ldc
+
+#define TRIDENT_GEMM(T, SUFFIX)                                                               \
+    extern "C" __global__ void __launch_bounds__(GEMM_THREADS, MIN_BLOCKS_##SUFFIX)          \
+        gemm_##SUFFIX(TRIDENT_GEMM_PARAMS(T)) {                                               \
+        gemm_tile<T, false>(m, n, k, plain<T>(TRIDENT_GEMM_ARGS));                            \
+    }                                                                                         \
+    extern "C" __global__ void __launch_bounds__(GEMM_THREADS, MIN_BLOCKS_##SUFFIX)          \
+        gemm_fused_##SUFFIX(TRIDENT_FUSED_PARAMS(T)) {                                        \
+        gemm_tile<T, true>(m, n, k, fused<T>(TRIDENT_FUSED_ARGS));                            \
+    }                                                                                         \
+    extern "C" __global__ void matadd_##SUFFIX(                                               \
+        unsigned m, unsigned n, T alpha, const T *x, unsigned long long x_off, unsigned ldx,  \
+        T beta, const T *y, unsigned long long y_off, unsigned ldy, T *d,                     \
+        unsigned long long d_off, unsigned ldd) {                                             \
+        matadd<T>(m, n, alpha, x, x_off, ldx, beta, y, y_off, ldy, d, d_off, ldd);            \
+    }
+
+TRIDENT_GEMM(float, f32)
+TRIDENT_GEMM(double, f64)
 
 // The FP64 tensor-core variants of gemm_f64 and gemm_fused_f64: same parameters, same launch.
 extern "C" __global__ void __launch_bounds__(GEMM_THREADS)

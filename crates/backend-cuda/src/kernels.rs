@@ -81,8 +81,9 @@ trident_core::kernel_table! {
     /// from the shared `kernels/opencl/triangles.cl`.
     Triangles => cuda_module!(triangles, trident_core::triangles::device::KERNELS),
     /// `kernels/cuda/matmul.cu`: the tiled GEMM and the strided block sum of Strassen.
-    /// The portable kernels of core's driver (the shared `kernels/opencl/matmul.cl`, compiled
-    /// as CUDA), and the FP64 tensor-core GEMMs of sm_90 (CUDA only).
+    /// The portable kernels of core's driver, and the FP64 tensor-core GEMMs of sm_90. Not
+    /// shared with `kernels/opencl/matmul.cl`: one source measured slower on OpenCL f64
+    /// (benches/results/history/one-source-2026-11-26.md).
     Matmul => cuda_module!(
         matmul,
         KernelList::new(

@@ -1,7 +1,6 @@
 //! What dense `C = A B` on CUDA adds to the matmul written once over the device layer
 //! ([`trident_core::matmul::device`], which plans, checks, uploads and launches
-//! `kernels/cuda/matmul.cu`, the shared `kernels/opencl/matmul.cl` compiled as CUDA, on the
-//! backend's stream): the tensor-core base kernels (CUDA only, in `matmul.cu`) and the
+//! `kernels/cuda/matmul.cu` on the backend's stream): the tensor-core base kernels and the
 //! staged host transfers ([`MatmulDevice`]).
 //!
 //! Base kernels ([`MatMulOptions::base_kernel`]): f64 products run by default on the FP64

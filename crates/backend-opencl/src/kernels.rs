@@ -91,9 +91,9 @@ trident_core::kernel_table! {
     /// `kernels/opencl/triangles.cl`: triangle counting (no precision; plain kernels; shared
     /// with CUDA).
     Triangles => cl_module!(triangles, shared, trident_core::triangles::device::KERNELS),
-    /// `kernels/opencl/matmul.cl`: the tiled GEMM and the strided block sum of Strassen
-    /// (shared with CUDA).
-    Matmul => cl_module!(matmul, shared, trident_core::matmul::device::KERNELS),
+    /// `kernels/opencl/matmul.cl`: the tiled GEMM and the strided block sum of Strassen (its
+    /// own source: the shared one measured slower here in f64; `kernels/cuda/matmul.cu`).
+    Matmul => cl_module!(matmul, trident_core::matmul::device::KERNELS),
     /// `kernels/opencl/mcl.cl`: the R-MCL iteration (mass, penalty, fused column pass in
     /// local or global memory, reduction) and the device side of the interpretation
     /// (shared with CUDA).

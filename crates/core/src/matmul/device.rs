@@ -3,8 +3,7 @@
 //! steps of a matmul schedule ([`ScheduleKernels`]): launches of `gemm_<T>` /
 //! `gemm_fused_<T>` (or a backend's own base kernels with the same arguments and launch,
 //! such as CUDA's `gemm_dmma_f64`, named by [`MatmulDevice::tensor_core_kernels`]) and
-//! `matadd_<T>` of `kernels/opencl/matmul.cl` (one source: CUDA compiles it through
-//! `kernels/cuda/matmul.cu`, which adds the tensor-core kernels), every block passed
+//! `matadd_<T>` of `kernels/cuda/matmul.cu` / `kernels/opencl/matmul.cl`, every block passed
 //! as (buffer, offset, leading dimension). A backend says what differs through
 //! [`MatmulDevice`]: its Strassen cutoff, its tensor-core kernels, and its staged host
 //! transfers ([`HostMemory::Pinned`], [`HostMemory::Mapped`]).
@@ -128,7 +127,7 @@ impl<'a, D: Device> ScheduleKernels for DeviceSteps<'a, '_, D> {
 
     fn gemm(&self, g: &DevGemm<D::MemRef<'a>>) -> Result<()> {
         let groups = to_u32(g.n.div_ceil(TILE) * g.m.div_ceil(TILE))? as usize;
-        // The kernel's parameters (kernels/opencl/matmul.cl, shared by both backends):
+        // The kernel's parameters (kernels/cuda/matmul.cu, kernels/opencl/matmul.cl):
         // (uint m, n, k, T alpha, beta, const T *a, u64 a_off, uint lda,
         //  const T *b, u64 b_off, uint ldb, T *c, u64 c_off, uint ldc)
         let mut args = self.d.launch(&self.k.gemm);
