@@ -63,7 +63,7 @@ const MAX_THREADS: i64 = 4096;
 enum Command {
     /// List the backends and the devices they find.
     Info(cmd::info::Args),
-    /// Load a graph (Matrix Market or edge list) and print its size.
+    /// Load a graph (Matrix Market, METIS or edge list) and print its size.
     Stats(cmd::stats::Args),
     /// y = A x with A read from a file (converted to ELLPACK-R) and x = all ones;
     /// checks y against the reference and reports the time per product.

@@ -7,7 +7,7 @@ use trident_core::{io, Result};
 
 use crate::select::BackendChoice;
 
-/// Load a graph (Matrix Market or edge list) and print its size.
+/// Load a graph (Matrix Market, METIS or edge list) and print its size.
 #[derive(clap::Args)]
 pub struct Args {
     /// The graph file.

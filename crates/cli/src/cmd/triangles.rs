@@ -13,7 +13,7 @@ use crate::files::Files;
 use crate::median;
 use crate::select::{self, BackendChoice};
 
-/// Count the triangles of a graph (Matrix Market or edge list; directed or duplicated edges
+/// Count the triangles of a graph (Matrix Market, METIS or edge list; directed or duplicated edges
 /// are symmetrised, self-loops dropped).
 #[derive(clap::Args)]
 pub struct Args {

@@ -36,7 +36,8 @@ pub enum Detected {
     Gzip,
     /// A compressed or binary format Trident does not read (its name).
     Binary(&'static str),
-    /// Anything else: text, read as an edge list by the graph readers.
+    /// Anything else: text, read by the graph readers as METIS when it is one
+    /// ([`crate::io::metis::is_metis`]), else as an edge list.
     Text,
     /// Nothing but white space (or nothing at all).
     Empty,

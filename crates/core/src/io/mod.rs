@@ -10,6 +10,7 @@
 //! |---|---|
 //! | [`mtx`] | Matrix Market `coordinate` (real, integer, pattern; general, symmetric, skew-symmetric) and `array` |
 //! | [`edgelist`] | whitespace-separated edge lists: SNAP, mcl ABC (`label label weight`), `u v [w]` |
+//! | [`metis`] | METIS graph files (MLR-MCL's input), told from edge lists by content ([`metis::is_metis`]) |
 //! | [`npy`] | NumPy `.npy` 1.0 / 2.0 / 3.0, little-endian `<f4` / `<f8`, 1-D or 2-D, C or Fortran order |
 //!
 //! [`read_graph_auto`] picks the graph reader from the content ([`detect`]); every reader
@@ -23,6 +24,7 @@ use crate::graph::Graph;
 use crate::scalar::Scalar;
 
 pub mod edgelist;
+pub mod metis;
 pub mod mtx;
 pub mod npy;
 
@@ -40,6 +42,7 @@ pub use output::{check_output, check_outputs, commit_all, write_file, OutputFile
 pub use edgelist::{
     parse_edge_list, parse_edges, read_edges, read_graph, EdgeList, EdgeListOptions, IdMode,
 };
+pub use metis::{is_metis, parse_metis};
 pub use mtx::{
     parse_matrix_market, read_coo, read_dense, read_matrix_market, write_coo, write_dense,
     MatrixMarket,
@@ -59,6 +62,9 @@ pub use npy::{parse_npy, parse_npy_2d, read_npy, write_npy};
 ///   is mirrored; duplicate and reversed entries are merged keeping the largest value).
 ///   Diagonal entries are self-loops: each stored diagonal entry is counted in
 ///   [`Graph::self_loops_dropped`].
+/// * Text that is a METIS file by [`is_metis`] (a `n m [fmt [ncon]]` header, exactly `n`
+///   vertex lines, `2m` neighbour entries): read by [`metis`]; vertex `i` is node `i - 1`,
+///   labelled `i`, every vertex kept.
 /// * Other text: an edge list read with [`EdgeListOptions::default`] (see [`edgelist`] for
 ///   the node-numbering rule).
 /// * Anything else (a `.npy` array, a zstd or zip file, binary data) is refused with an
@@ -156,8 +162,13 @@ pub fn graph_from_input_with(input: &Input, opts: &EdgeListOptions) -> Result<Gr
     let name = &input.name;
     match input.detect() {
         Detected::MatrixMarket => mtx::parse_graph(&input.bytes, name),
+        Detected::Text if metis::is_metis(&input.bytes) => metis::parse_metis(&input.bytes, name),
         Detected::Text => parse_edge_list(&input.bytes, name, opts),
-        other => Err(refuse(name, other, "a graph (Matrix Market or edge list)")),
+        other => Err(refuse(
+            name,
+            other,
+            "a graph (Matrix Market, METIS or edge list)",
+        )),
     }
 }
 

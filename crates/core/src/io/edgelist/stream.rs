@@ -90,6 +90,14 @@ fn stream_in(
         };
         head.truncate(end + 1);
     }
+    // A METIS file (or what may start one) is left to the whole-file readers, which tell
+    // METIS from an edge list with the whole content (`super::super::metis::is_metis`).
+    let whole = head.len() as u64 == len;
+    if (whole && super::super::metis::is_metis(&head))
+        || (!whole && super::super::metis::could_start_metis(&head))
+    {
+        return Ok(None);
+    }
     if header_line(&head).is_some() {
         return Ok(None);
     }
