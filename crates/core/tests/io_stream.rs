@@ -152,3 +152,31 @@ fn wide_ids_found_late_restart_wide() {
     assert_eq!(g.label(150_001), "99999999999");
     assert_eq!(g.num_edges(), 150_001);
 }
+
+/// A METIS file longer than the streamed edge-list reader's head must not be read as an edge
+/// list: the automatic reader gives METIS's graph (vertex 1's line lists 2 and n; read as an
+/// edge list it would be joined to 3 and n - 1).
+#[test]
+fn large_metis_file_is_not_read_as_an_edge_list() {
+    // A cycle longer than the streamed reader's head.
+    let n = 30_000usize;
+    let mut t = format!("{n} {n}\n");
+    for i in 1..=n {
+        let prev = if i == 1 { n } else { i - 1 };
+        let next = if i == n { 1 } else { i + 1 };
+        t.push_str(&format!("{prev} {next}\n"));
+    }
+    let path = tmp("large.graph");
+    std::fs::write(&path, &t).unwrap();
+    let g = io::read_graph_auto(&path);
+    std::fs::remove_file(&path).unwrap();
+    let g = g.unwrap();
+    assert_eq!((g.num_nodes(), g.num_edges()), (n, n));
+    assert_eq!(g.label(0), "1");
+    let nb: Vec<String> = g
+        .neighbors(0)
+        .iter()
+        .map(|&v| g.label(v as usize).to_string())
+        .collect();
+    assert_eq!(nb, ["2".to_string(), n.to_string()]);
+}

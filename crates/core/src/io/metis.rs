@@ -492,33 +492,4 @@ mod tests {
         assert!(!could_start_metis(b"1 2\n2 3\n3 4\n4 5\n"));
         assert!(!could_start_metis(b"5 6\n1 2\n2 3\n"));
     }
-
-    #[test]
-    fn large_metis_file_skips_the_streamed_edge_list_path() {
-        // A cycle longer than the streamed reader's head.
-        let n = 30_000usize;
-        let mut t = format!("{n} {n}\n");
-        for i in 1..=n {
-            let prev = if i == 1 { n } else { i - 1 };
-            let next = if i == n { 1 } else { i + 1 };
-            t.push_str(&format!("{prev} {next}\n"));
-        }
-        let d = std::env::temp_dir().join(format!("trident-metis-{}.graph", std::process::id()));
-        std::fs::write(&d, &t).unwrap();
-        let streamed =
-            crate::io::edgelist::read_graph_streamed(&d, &Default::default(), &Default::default());
-        let g = crate::io::read_graph_auto(&d);
-        std::fs::remove_file(&d).unwrap();
-        assert!(matches!(streamed, Ok(None)), "{streamed:?}");
-        let g = g.unwrap();
-        assert_eq!((g.num_nodes(), g.num_edges()), (n, n));
-        assert_eq!(g.label(0), "1");
-        // Vertex 1's line lists 2 and n (read as an edge list it would be joined to 3, n - 1).
-        let nb: Vec<String> = g
-            .neighbors(0)
-            .iter()
-            .map(|&v| g.label(v as usize))
-            .collect();
-        assert_eq!(nb, ["2".to_string(), n.to_string()]);
-    }
 }
