@@ -16,6 +16,21 @@ fn trident(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().expect("run trident")
 }
 
+/// The clusters of mcl-format output (one tab-separated line per cluster), each sorted, in
+/// sorted order.
+fn sorted_clusters(text: &str) -> Vec<Vec<&str>> {
+    let mut lines: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| {
+            let mut v: Vec<&str> = l.split('\t').collect();
+            v.sort_unstable();
+            v
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
 /// Two labelled triangles joined by one weak edge.
 fn network(d: &std::path::Path) -> PathBuf {
     let p = d.join("net.abc");
@@ -52,17 +67,8 @@ fn clusters_in_mcl_format_with_progress_and_eval() {
     assert!(err.contains("iteration   1: chaos"), "{err}");
     assert!(err.contains("matched:     2/2 complexes"), "{err}");
     let text = std::fs::read_to_string(&out).unwrap();
-    let mut lines: Vec<Vec<&str>> = text
-        .lines()
-        .map(|l| {
-            let mut v: Vec<&str> = l.split('\t').collect();
-            v.sort_unstable();
-            v
-        })
-        .collect();
-    lines.sort();
     assert_eq!(
-        lines,
+        sorted_clusters(&text),
         [
             vec!["alpha", "beta", "gamma"],
             vec!["delta", "epsilon", "zeta"]
@@ -559,4 +565,33 @@ fn scoring_refuses_what_it_cannot_score() {
         "{err}"
     );
     std::fs::remove_dir_all(&d).ok();
+}
+
+/// A METIS file (detected from its content): two disjoint triangles {1,2,3} and {4,5,6} with
+/// edge weights (fmt 1); nodes are printed as the file's 1-based vertex ids.
+#[test]
+fn clusters_of_a_metis_file() {
+    let d = dir("metis");
+    let p = d.join("g.graph");
+    std::fs::write(
+        &p,
+        "6 6 1\n2 1 3 1\n1 1 3 1\n1 1 2 1\n5 1 6 1\n4 1 6 1\n4 1 5 1\n",
+    )
+    .unwrap();
+    let out = d.join("clusters.txt");
+    let o = trident(&[
+        "cluster",
+        p.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(
+        sorted_clusters(&text),
+        [vec!["1", "2", "3"], vec!["4", "5", "6"]],
+        "{text}"
+    );
 }

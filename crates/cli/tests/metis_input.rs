@@ -1,5 +1,5 @@
-//! METIS graph files as input of `trident triangles` and `trident cluster`: told from edge
-//! lists by their content, vertex ids printed as the file's 1-based ids.
+//! METIS graph files as input of `trident triangles`, told from edge lists by their content
+//! (`trident cluster` on METIS: `tests/cluster.rs`).
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -32,34 +32,4 @@ fn triangles_of_k4_in_metis() {
         .and_then(|v| v.split_whitespace().next())
         .and_then(|v| v.parse().ok());
     assert_eq!(n, Some(4), "{out}");
-}
-
-#[test]
-fn cluster_two_triangles_in_metis() {
-    // Two disjoint triangles {1,2,3} and {4,5,6}, edge weights (fmt 1).
-    let p = file(
-        "two",
-        "6 6 1\n2 1 3 1\n1 1 3 1\n1 1 2 1\n5 1 6 1\n4 1 6 1\n4 1 5 1\n",
-    );
-    let out = p.with_file_name("clusters.txt");
-    let o = trident(&[
-        "cluster",
-        p.to_str().unwrap(),
-        "--backend",
-        "cpu",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = std::fs::read_to_string(&out).unwrap();
-    let mut lines: Vec<Vec<&str>> = text
-        .lines()
-        .map(|l| {
-            let mut v: Vec<&str> = l.split('\t').collect();
-            v.sort_unstable();
-            v
-        })
-        .collect();
-    lines.sort();
-    assert_eq!(lines, [vec!["1", "2", "3"], vec!["4", "5", "6"]], "{text}");
 }
