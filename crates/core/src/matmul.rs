@@ -299,47 +299,16 @@ pub trait MatMul<T: Scalar>: DeviceVectors<T> {
         })
     }
 
-    /// Whether every value of the device vector `v`, a row-major `rows x cols` matrix, is
-    /// finite. By default on the device through the base kernel alone (no other kernel, no
-    /// copy of `v`): the classical product of `v` with a zero vector (on the side giving
-    /// more work-groups) is 0 in every entry whose row (column) of `v` is finite and NaN
-    /// in every other, since `0 · x = 0` for finite `x` and `0 · ±∞ = 0 · NaN = NaN`, and
-    /// sums of zeros cannot overflow; only that `max(rows, cols)`-vector is downloaded and
-    /// scanned. It costs one pass over `v` at the base kernel's padded tile rate (the GPU
-    /// kernels' tiles are 128 wide): about `2 · 128 · rows · cols` flops, for both operands
-    /// a fraction `~256 / n` of an `n³` product's (recursion starts at `n = 8192` on GPUs
-    /// by default). Host backends override it with a plain scan ([`all_finite`]).
+    /// Whether every value of the device vector `v`, a row-major `rows x cols` matrix (its
+    /// first `rows · cols` values), is finite: GPU backends by one pass of the shared
+    /// reduction kernel ([`crate::reduce::all_finite`]), the CPU by a host scan
+    /// ([`all_finite`]).
     fn all_finite(
         &self,
         v: &Self::Vector,
-        (rows, cols): (usize, usize),
+        shape: (usize, usize),
         opts: &MatMulOptions,
-    ) -> Result<bool> {
-        if rows == 0 || cols == 0 {
-            return Ok(true);
-        }
-        let tiled = MatMulOptions {
-            algorithm: Algorithm::Tiled,
-            levels: None,
-            ..opts.clone()
-        };
-        // The zero vector lives until the download has waited for the product.
-        let (_zeros, out) = if cols >= rows {
-            // 0ᵀ (1 x rows) · v (rows x cols): one entry per column.
-            let z = self.zeros(rows)?;
-            let mut out = self.zeros(cols)?;
-            self.gemm(1, cols, rows, &z, v, &mut out, &tiled)?;
-            (z, out)
-        } else {
-            // v (rows x cols) · 0 (cols x 1): one entry per row.
-            let z = self.zeros(cols)?;
-            let mut out = self.zeros(rows)?;
-            self.gemm(rows, 1, cols, v, &z, &mut out, &tiled)?;
-            (z, out)
-        };
-        let host = self.download(&out)?;
-        Ok(host.iter().all(|x| *x == T::zero()))
-    }
+    ) -> Result<bool>;
 
     /// `c = a b` on row-major device vectors: `a` is `m x k` (`m k` values), `b` is `k x n`,
     /// `c` is `m x n` and is overwritten whatever it held. Fails with [`Error::Shape`] when a

@@ -288,9 +288,7 @@ impl<T: Scalar, D: MatmulDevice + VectorMem<T>> MatMul<T> for D {
         self.tensor_core_kernels::<T>().is_some()
     }
 
-    /// One pass of the shared reduction kernel ([`crate::reduce::all_finite`]) instead of the
-    /// trait's base-kernel product with a zero vector (whose one row of tiles leaves most of
-    /// a large GPU idle).
+    /// One pass of the shared reduction kernel ([`crate::reduce::all_finite`]).
     fn all_finite(
         &self,
         v: &Self::Vector,
