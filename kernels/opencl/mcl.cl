@@ -79,6 +79,11 @@
 #define RIGHT_IS_M 1u
 #define BALANCED 2u
 #define SQUARE 4u
+#define PRUNE_MLR 8u
+#define CHANGE_L2 16u
+#define MLR_PRUNE_A 0.9
+#define MLR_PRUNE_FLOOR 1e-7
+#define MLR_CHANGE_SHIFT 28
 #define EMPTY 0xFFFFFFFFu
 #define TWO60 ((REAL)1152921504606846976.0)
 #define TWO_M60 ((REAL)(1.0 / 1152921504606846976.0))
@@ -198,6 +203,137 @@ __kernel void TRIDENT_CAT(mcl_penalty_, SUFFIX)(
     mass[i] = 0;
 }
 
+// MLR-MCL's balance (trident_core::mcl::mlr::column_penalties and regularize, step for
+// step), after mcl_mass has summed the rows of M into mass (fixed point, 2^32):
+//   mcl_colmass     item y: k_y = sum over column y of to_mass(M(x,y) * mass[x] * 2^-32), in
+//                   fixed point at 2^32; cpen[y] = k_y^-b where k_y > 1, else 1;
+//   mcl_regularize  item i: column i of M_R = column i of M_G with entry (y, i) scaled by
+//                   cpen[y] and divided by the column's fixed-point sum of the scaled values;
+//                   clears mass[i] for the next iteration.
+__kernel void TRIDENT_CAT(mcl_colmass_, SUFFIX)(
+    const ulong n, const uint K, const REAL b, __global const uint *restrict idx,
+    __global const REAL *restrict val, __global const uint *restrict len,
+    __global const ulong *restrict mass, __global REAL *restrict cpen)
+{
+    const ulong y = get_global_id(0);
+    if (y >= n) {
+        return;
+    }
+    const ulong base = y * K;
+    ulong k = 0;
+    for (uint s = 0; s < len[y]; ++s) {
+        const REAL r = convert_REAL(mass[idx[base + s]]) * TWO_M32;
+        k += convert_ulong(val[base + s] * r * TWO32);
+    }
+    const REAL m = convert_REAL(k) * TWO_M32;
+    REAL p = (REAL)1;
+    if (m > (REAL)1) {
+        if (b == (REAL)0.5) {
+            p = (REAL)1 / sqrt(m);
+        } else if (b == (REAL)1) {
+            p = (REAL)1 / m;
+        } else {
+            p = pow(m, -b);
+        }
+    }
+    cpen[y] = p;
+}
+
+__kernel void TRIDENT_CAT(mcl_regularize_, SUFFIX)(
+    const ulong n, __global const ulong *restrict rptr, __global const uint *restrict rrow,
+    __global const REAL *restrict rval, __global const REAL *restrict cpen,
+    __global REAL *restrict reg, __global ulong *restrict mass)
+{
+    const ulong i = get_global_id(0);
+    if (i >= n) {
+        return;
+    }
+    const ulong a = rptr[i];
+    const ulong e = rptr[i + 1];
+    ulong s = 0;
+    for (ulong t = a; t < e; ++t) {
+        s += to_fixed(rval[t] * cpen[rrow[t]]);
+    }
+    const REAL sum = from_fixed(s);
+    for (ulong t = a; t < e; ++t) {
+        reg[t] = rval[t] * cpen[rrow[t]] / sum;
+    }
+    mass[i] = 0;
+}
+
+// The squared L2 distance of columns a and b of M in fixed point at 2^60
+// (trident_core::mcl::mlr::column_distance_sq): (x_a - x_b)^2 over a's rows (0 for a row
+// missing from b), plus x_b^2 over b's rows missing from a.
+DEVICE ulong column_distance_sq(const ulong a, const ulong b, const uint K,
+                                __global const uint *idx, __global const REAL *val,
+                                __global const uint *len)
+{
+    const ulong ab = a * K;
+    const ulong bb = b * K;
+    const uint la = len[a];
+    const uint lb = len[b];
+    ulong d = 0;
+    for (uint s = 0; s < la; ++s) {
+        const uint row = idx[ab + s];
+        REAL y = 0;
+        for (uint u = 0; u < lb; ++u) {
+            if (idx[bb + u] == row) {
+                y = val[bb + u];
+            }
+        }
+        const REAL e = val[ab + s] - y;
+        d += to_fixed(e * e);
+    }
+    for (uint u = 0; u < lb; ++u) {
+        const uint row = idx[bb + u];
+        int found = 0;
+        for (uint s = 0; s < la; ++s) {
+            found = found || idx[ab + s] == row;
+        }
+        if (!found) {
+            const REAL y = val[bb + u];
+            d += to_fixed(y * y);
+        }
+    }
+    return d;
+}
+
+// MLR-MCL's DPR form of M_G (trident_core::mcl::mlr::dpr), once: work-group i keeps the entries
+// (y, i) of M_G (weights src) whose columns of M lie within `threshold` (L2) of column i (the
+// loop y = i always), writes them divided by their fixed-point sum into dst, and 0 for the
+// others. Launch: n work-groups of a power-of-two size <= WG_MAX.
+__kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_dpr_, SUFFIX)(
+    const ulong n, const uint K, const REAL threshold, __global const ulong *restrict rptr,
+    __global const uint *restrict rrow, __global const REAL *restrict src,
+    __global const uint *restrict idx, __global const REAL *restrict val,
+    __global const uint *restrict len, __global REAL *restrict dst)
+{
+    __local ulong kept[1];
+    const ulong i = get_group_id(0);
+    const uint tid = get_local_id(0);
+    const uint wg = get_local_size(0);
+    if (tid == 0) {
+        kept[0] = 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const ulong a = rptr[i];
+    const ulong e = rptr[i + 1];
+    for (ulong t = a + tid; t < e; t += wg) {
+        const ulong y = rrow[t];
+        const int keep = y == i ||
+                         sqrt(from_fixed(column_distance_sq(i, y, K, idx, val, len))) < threshold;
+        dst[t] = keep ? src[t] : (REAL)0;
+        if (keep) {
+            atom_add(&kept[0], to_fixed(src[t]));
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    const REAL sum = from_fixed(kept[0]);
+    for (ulong t = a + tid; t < e; t += wg) {
+        dst[t] = dst[t] / sum;
+    }
+}
+
 // *p = max(*p, v), atomically, for a ulong in local memory. CUDA has the 64-bit atomic max
 // natively; OpenCL's (cl_khr_int64_extended_atomics) is missing on some devices, so a
 // compare-and-swap loop (cl_khr_int64_base_atomics) does it there: the same maximum.
@@ -303,7 +439,8 @@ DEVICE void local_max(LOCAL_PTR ulong *p, const ulong v)
             const uint k = right_m ? in_idx[rb + t] : rrow[rb + t];                               \
             const REAL w = right_m ? in_val[rb + t] : rval[rb + t];                               \
             const ulong kb = (ulong)k * K;                                                        \
-            const uint lk = in_len[k];                                                            \
+            /* a zero weight (an edge the DPR phase dropped) contributes nothing */               \
+            const uint lk = w == (REAL)0 ? 0 : in_len[k];                                         \
             for (uint s = tid % lanes; s < lk; s += lanes) {                                      \
                 const uint row = in_idx[kb + s];                                                  \
                 const REAL p = in_val[kb + s] * w;                                                \
@@ -372,7 +509,14 @@ DEVICE void local_max(LOCAL_PTR ulong *p, const ulong v)
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                      \
         /* Prune: keep y >= prune * sum; if none passes (impossible below 1/prune entries),       \
            keep them all (a second compaction, without barriers inside the branch). */            \
-        const REAL cut = prune * from_fixed(sh[2]);                                               \
+        REAL cut = prune * from_fixed(sh[2]);                                                     \
+        if (flags & PRUNE_MLR) { /* trident_core::mcl::mlr::prune_cut */                          \
+            const REAL avg = from_fixed(sh[2]) / convert_REAL(max(sh[8], (ulong)1));              \
+            const REAL f = ((flags & SQUARE) ? xmax * xmax : pow(xmax, inflation)) / scale;       \
+            REAL t = (REAL)MLR_PRUNE_A * avg * ((REAL)1 - (REAL)2 * ((scale - avg) * f));         \
+            t = fmax(t, (REAL)MLR_PRUNE_FLOOR / f);                                               \
+            cut = fmin(t, scale);                                                                 \
+        }                                                                                         \
         for (uint s = tid; s < cap; s += wg) {                                                    \
             const uint row = keys[s];                                                             \
             if (row != EMPTY && UNBITS(acc[s]) >= cut) {                                          \
@@ -457,7 +601,8 @@ DEVICE void local_max(LOCAL_PTR ulong *p, const ulong v)
                         old = in_val[pb + s];                                                     \
                     }                                                                             \
                 }                                                                                 \
-                atom_add(&dl[j], to_fixed(fabs(v - old)));                                        \
+                const REAL dv = v - old;                                                          \
+                atom_add(&dl[j], (flags & CHANGE_L2) ? to_fixed(dv * dv) : to_fixed(fabs(dv)));   \
                 if (r == 0) {                                                                     \
                     out_len[j] = kept;                                                            \
                 }                                                                                 \
@@ -469,7 +614,8 @@ DEVICE void local_max(LOCAL_PTR ulong *p, const ulong v)
                     gone = gone && crow[s] != row;                                                \
                 }                                                                                 \
                 if (gone) {                                                                       \
-                    atom_add(&dl[j], to_fixed(in_val[pb + r]));                                   \
+                    const REAL x = in_val[pb + r];                                                \
+                    atom_add(&dl[j], (flags & CHANGE_L2) ? to_fixed(x * x) : to_fixed(x));        \
                 }                                                                                 \
             }                                                                                     \
         }                                                                                         \
@@ -545,12 +691,14 @@ __kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_reduce_, SUFFIX)(
 {
     __local REAL mx[WG_MAX];
     __local ulong sm[WG_MAX];
+    __local ulong s2[WG_MAX];
     const uint tid = get_local_id(0);
     const uint wg = get_local_size(0);
     __local ulong dm[WG_MAX];
     REAL m = 0;
     ulong s = 0;
     ulong d = 0;
+    ulong q = 0;
     int bad = 0;
     for (ulong j = tid; j < n; j += wg) {
         const uint l = len[j];
@@ -560,6 +708,7 @@ __kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_reduce_, SUFFIX)(
             m = fmax(m, fmax(val[j * K] - from_fixed(sq[j]), (REAL)0));
             s += l;
             d = max(d, sq[n + j]);
+            q += sq[n + j] >> MLR_CHANGE_SHIFT;
         }
         sq[j] = 0;
         sq[n + j] = 0;
@@ -567,6 +716,7 @@ __kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_reduce_, SUFFIX)(
     mx[tid] = bad ? NAN_REAL : m; // (a NaN kept in m would be lost to fmax)
     sm[tid] = s;
     dm[tid] = d;
+    s2[tid] = q;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint h = wg / 2; h > 0; h >>= 1) {
         if (tid < h) {
@@ -575,6 +725,7 @@ __kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_reduce_, SUFFIX)(
                                          : (isnan(mx[tid]) ? mx[tid] : fmax(mx[tid], mx[tid + h]));
             sm[tid] += sm[tid + h];
             dm[tid] = max(dm[tid], dm[tid + h]);
+            s2[tid] += s2[tid + h];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -582,6 +733,7 @@ __kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_reduce_, SUFFIX)(
         out_chaos[0] = mx[0];
         out_chaos[1] = from_fixed(dm[0]);
         out_entries[0] = sm[0];
+        out_entries[1] = s2[0];
         overflow[0] = 0;
     }
 }

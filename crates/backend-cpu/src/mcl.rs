@@ -9,11 +9,13 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use rayon::prelude::*;
+use trident_core::mcl::drive::{level_targets, LevelRun, Output};
+use trident_core::mcl::mlr::{self, Level, Schedule};
 use trident_core::mcl::{
-    column_step, empty_clustering, from_fixed, interpret, penalty, stop_reason, to_fixed, to_mass,
-    Clustering, Columns, Expansion, MarkovCluster, MclOptions, MclProgress, MclTimings, Transition,
+    column_step, from_fixed, penalty, to_fixed, to_mass, Columns, Expansion, MarkovCluster,
+    MclOptions, MclProgress, MclTimings, Transition,
 };
-use trident_core::{Graph, Result, Scalar};
+use trident_core::{Result, Scalar};
 
 use crate::Cpu;
 
@@ -30,42 +32,41 @@ struct Scratch<T> {
 }
 
 impl<T: Scalar> MarkovCluster<T> for Cpu {
-    fn cluster_with_progress(
+    fn cluster_level(
         &self,
-        g: &Graph,
+        tr: &Transition,
+        m0: Columns<T>,
         opts: &MclOptions,
+        level: Level,
+        output: Output,
         progress: &mut dyn FnMut(&MclProgress),
-    ) -> Result<Clustering> {
-        let t = Instant::now();
-        let tr = Transition::new(g, opts)?;
+    ) -> Result<LevelRun<T>> {
         let n = tr.n;
-        if n == 0 {
-            return Ok(empty_clustering());
-        }
         let k = opts.max_per_column;
-        let rval = tr.values::<T>();
-        let mut m = Columns::<T>::initial(&tr, k)?;
+        // M_G's weights in T; MLR-MCL's DPR replaces them once (`base`), its balance derives
+        // M_R from them every iteration (`reg`).
+        let mut base: Vec<T> = tr.values::<T>().into_owned();
+        let mut reg: Vec<T> = Vec::new();
+        let mut m = m0;
         // Every column of `next` is written (entries and length) before it is read.
         let mut next = Columns::<T>::zeroed(n, k)?;
         let mut chaos_col = vec![(T::zero(), 0u64); n];
-        let mut timings = MclTimings {
-            prepare: t.elapsed().as_secs_f64(),
-            ..MclTimings::default()
-        };
         // One scratch per worker thread (rayon::current_thread_index), locked uncontended.
         let pool: Vec<Mutex<Option<Scratch<T>>>> = (0..rayon::current_num_threads().max(1))
             .map(|_| Mutex::new(None))
             .collect();
         let start = Instant::now();
-        let mut chaos = f64::INFINITY;
-        let mut change = f64::INFINITY;
-        let mut iterations = 0;
+        let mut sched = Schedule::new(opts, level);
         let stop = loop {
-            if let Some(reason) = stop_reason(opts, iterations, chaos, change) {
-                break reason;
+            let plan = match sched.next() {
+                Ok(p) => p,
+                Err(reason) => break reason,
+            };
+            let iterations = sched.iterations;
+            if plan.start_dpr {
+                base = mlr::dpr(tr, &base, &m, opts.dpr_threshold);
             }
-            let expansion = opts.expansion_at(iterations);
-            let pen: Vec<T> = if opts.balanced_at(iterations) {
+            let pen: Vec<T> = if plan.row_penalty {
                 let mass: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
                 (0..n).into_par_iter().with_min_len(256).for_each(|j| {
                     let (r, v) = m.column(j);
@@ -74,13 +75,22 @@ impl<T: Scalar> MarkovCluster<T> for Cpu {
                     }
                 });
                 mass.par_iter()
-                    .map(|a| penalty::<T>(a.load(Ordering::Relaxed), opts.balance))
+                    .map(|a| penalty::<T>(a.load(Ordering::Relaxed), opts.mass_penalty))
                     .collect()
             } else {
                 Vec::new()
             };
+            let rval: &[T] = if plan.column_balance {
+                let cp = mlr::column_penalties(&m, opts.balance);
+                reg.resize(base.len(), T::zero());
+                mlr::regularize(tr, &base, &cp, &mut reg);
+                &reg
+            } else {
+                &base
+            };
             let mref = &m;
-            let (tr, rval, pen) = (&tr, &*rval, &pen);
+            let expansion = plan.expansion;
+            let pen = &pen;
             next.idx
                 .par_chunks_mut(k)
                 .zip(next.val.par_chunks_mut(k))
@@ -124,32 +134,39 @@ impl<T: Scalar> MarkovCluster<T> for Cpu {
                     *oc = (c, d);
                 });
             std::mem::swap(&mut m, &mut next);
-            chaos = chaos_col
+            let chaos = chaos_col
                 .iter()
                 .map(|c| Scalar::to_f64(c.0))
                 .fold(0.0, f64::max);
             let d = chaos_col.iter().map(|c| c.1).max().unwrap_or(0);
-            change = Scalar::to_f64(from_fixed::<T>(d));
-            iterations += 1;
+            let sq = chaos_col
+                .iter()
+                .fold(0u64, |a, c| a.wrapping_add(c.1 >> mlr::CHANGE_SHIFT));
+            sched.record(n, chaos, Scalar::to_f64(from_fixed::<T>(d)), sq);
             progress(&MclProgress {
-                iteration: iterations,
-                chaos,
-                change,
+                iteration: sched.iterations,
+                level: 0,
+                chaos: sched.chaos,
+                change: sched.change,
                 entries: m.entries(),
                 seconds: start.elapsed().as_secs_f64(),
             });
         };
-        timings.iterate = start.elapsed().as_secs_f64();
-        let t = Instant::now();
-        let clusters = interpret(&m);
-        timings.interpret = t.elapsed().as_secs_f64();
-        Ok(Clustering {
-            clusters,
-            iterations,
-            chaos,
-            change,
+        let timings = MclTimings {
+            iterate: start.elapsed().as_secs_f64(),
+            ..MclTimings::default()
+        };
+        let targets = match output {
+            Output::Targets => level_targets(&m, opts),
+            Output::Flow => Vec::new(),
+        };
+        Ok(LevelRun {
+            m: (output == Output::Flow).then_some(m),
+            targets,
+            iterations: sched.iterations,
+            chaos: sched.chaos,
+            change: sched.change,
             stop,
-            converged: stop.converged(),
             timings,
         })
     }
@@ -170,7 +187,13 @@ fn right_column<T: Scalar>(
         Expansion::Regularized => {
             let (a, b) = (tr.ptr[j] as usize, tr.ptr[j + 1] as usize);
             let rows = &tr.row[a..b];
-            out.extend(rows.iter().copied().zip(rval[a..b].iter().copied()));
+            // Zero weights (edges the DPR phase dropped) contribute nothing.
+            out.extend(
+                rows.iter()
+                    .copied()
+                    .zip(rval[a..b].iter().copied())
+                    .filter(|e| e.1 != T::zero()),
+            );
         }
         Expansion::Mcl => {
             let (r, v) = m.column(j);

@@ -116,7 +116,9 @@ fn bad_options_and_outputs_are_refused_before_work() {
     for args in [
         vec!["cluster", n, "-I", "1"],
         vec!["cluster", n, "--max-per-column", "0"],
-        vec!["cluster", n, "--balance", "-1"],
+        vec!["cluster", n, "--mass-penalty", "-1"],
+        vec!["cluster", n, "--balance", "0.5"],
+        vec!["cluster", n, "--variant", "mlrmcl", "--mass-penalty", "0.5"],
         vec!["cluster", n, "-o", n],
         vec!["cluster", n, "--eval", "/nonexistent/complexes.txt"],
         // A stream without line breaks is refused early (not read until memory runs out).

@@ -495,7 +495,25 @@ fn a_full_stdout_is_an_error_naming_it() {
 fn negative_numbers_reach_the_range_checks() {
     let d = dir("negative");
     let g = triangle_graph(&d);
-    let o = trident(&["cluster", p(&g), "--backend", "cpu", "--balance", "-0.5"]);
+    let o = trident(&[
+        "cluster",
+        p(&g),
+        "--backend",
+        "cpu",
+        "--mass-penalty",
+        "-0.5",
+    ]);
+    fails_with(&o, &["mass penalty must be >= 0, got -0.5"]);
+    let o = trident(&[
+        "cluster",
+        p(&g),
+        "--backend",
+        "cpu",
+        "--variant",
+        "mlrmcl",
+        "--balance",
+        "-0.5",
+    ]);
     fails_with(&o, &["balance must be >= 0, got -0.5"]);
     let o = trident(&["cluster", p(&g), "--backend", "cpu", "-I", "-2"]);
     fails_with(&o, &["inflation must be > 1, got -2"]);

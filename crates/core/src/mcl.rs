@@ -14,9 +14,10 @@
 //!    ([`MclOptions::max_per_column`]) and renormalised (a no-op for degree < K).
 //! 3. **Iterate** ([`column_step`] is the one definition of an iteration's column): with
 //!    [`Expansion::Regularized`] `M ← M·M_G` (R-MCL, Satuluri & Parthasarathy 2009), with
-//!    the balance of Satuluri, Parthasarathy & Ucar 2010: row `i` of the product is scaled by
-//!    the penalty `max(m_i, 1)^(−b)`, where `m = M·1` is the flow node `i` already attracts
-//!    and `b` = [`MclOptions::balance`], so flow into a node that attracts more than its own
+//!    a balance after Satuluri, Parthasarathy & Ucar 2010 (MLR-MCL's own formula is the other
+//!    variant, [`Variant::MlrMcl`], see [`mlr`]): row `i` of the product is scaled by
+//!    the penalty `max(m_i, 1)^(−p)`, where `m = M·1` is the flow node `i` already attracts
+//!    and `p` = [`MclOptions::mass_penalty`], so flow into a node that attracts more than its own
 //!    unit is damped — this keeps attractors from swallowing dense networks (`b = 0` is plain
 //!    R-MCL). [`Expansion::Mcl`] is van Dongen's `M ← M·M` (no balance). Then inflate (every
 //!    entry to the power `r`, computed as `(x / max)^r` times a power of two, [`inflate`]:
@@ -116,8 +117,10 @@ use crate::scalar::Scalar;
 
 mod clusters;
 mod columns;
+pub mod drive;
 pub mod eval;
 pub mod gpu;
+pub mod mlr;
 pub mod reference;
 mod step;
 #[cfg(test)]
@@ -133,6 +136,23 @@ pub use step::{
     FINISH_AFTER, FIXED_SCALE, MASS_SCALE, STATIONARY_TOLERANCE,
 };
 
+/// Which R-MCL: Trident's (the module docs above) or the authors' (MLR-MCL 1.2's, see
+/// [`mlr`]). Each has its own parameters in [`MclOptions`]; a field that belongs to the other
+/// variant is ignored, and the CLI refuses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Variant {
+    /// Trident's R-MCL: `A + I` normalised, the row mass penalty
+    /// ([`MclOptions::mass_penalty`]), pruning relative to the column sum with a top-`K`,
+    /// the `M·M` finish, chaos and stationarity stops, attractor systems merged.
+    #[default]
+    Trident,
+    /// MLR-MCL 1.2's R-MCL (Satuluri & Parthasarathy): `M_G` weights `1/dᵢ + 1/dⱼ`, the
+    /// column-mass balance ([`MclOptions::balance`]), its adaptive pruning threshold, the
+    /// Frobenius stop and the DPR phase, nodes grouped by attractor; multi-level when
+    /// [`MclOptions::coarsen_to`] > 0. See [`mlr`].
+    MlrMcl,
+}
+
 /// How `M` is expanded each iteration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Expansion {
@@ -146,12 +166,31 @@ pub enum Expansion {
 /// Options for [`MarkovCluster`] (R-MCL).
 #[derive(Debug, Clone, PartialEq)]
 pub struct MclOptions {
-    /// Inflation exponent `r > 1` (default 2.0); larger gives smaller clusters.
+    /// Which R-MCL (default [`Variant::Trident`]; [`MclOptions::mlrmcl`] gives MLR-MCL's
+    /// defaults).
+    pub variant: Variant,
+    /// Inflation exponent `r > 1` (default 2.0); larger gives smaller clusters. Both variants.
     pub inflation: f64,
-    /// Balance exponent `b ≥ 0` of R-MCL (default 0.5): flow into node `i` is scaled by
-    /// `max(m_i, 1)^(−b)`, where `m_i` is the flow `i` already attracts. 0 turns the balance
-    /// off; 0.5 keeps the yeast networks from collapsing into a few giant clusters.
+    /// [`Variant::Trident`]: mass penalty exponent `p ≥ 0` (default 0.5): flow into node `i`
+    /// is scaled by `max(m_i, 1)^(−p)`, where `m_i` is the flow `i` already attracts. 0
+    /// turns it off (plain R-MCL); 0.5 keeps the yeast networks from collapsing into a few
+    /// giant clusters. (Named `balance` before MLR-MCL's balance, a different formula, came
+    /// in.)
+    pub mass_penalty: f64,
+    /// [`Variant::MlrMcl`]: MLR-MCL's balance `b ≥ 0` (its `-b`, default 0.5): each
+    /// iteration the entries of `M_G` in row `y` are scaled by `k_y^(−b)` where the column
+    /// mass `k_y = Σ_x M(x,y)·rowsum_x` exceeds 1, and `M_G` is renormalised (see [`mlr`]).
     pub balance: f64,
+    /// [`Variant::MlrMcl`]: coarsen the graph by heavy-edge matching until at most this many
+    /// nodes remain, cluster the coarsest graph, project the flow down a level at a time
+    /// (MLR-MCL's `-c`; default 0: single level, [`MclOptions::mlrmcl`] gives MLR-MCL's
+    /// 1000). A graph of at most this many nodes is clustered single-level.
+    pub coarsen_to: usize,
+    /// [`Variant::MlrMcl`]: iterations on every coarse level (default 4).
+    pub iterations_per_level: usize,
+    /// [`Variant::MlrMcl`]: the DPR phase keeps an edge `(y, i)` of `M_G` only when
+    /// `‖M(:,i) − M(:,y)‖₂` is below this (default 0.4).
+    pub dpr_threshold: f64,
     /// Expansion rule (default [`Expansion::Regularized`]).
     pub expansion: Expansion,
     /// Self-loop weight, as a multiple of the node's largest edge weight (default 1.0; 0
@@ -192,8 +231,13 @@ pub struct MclOptions {
 impl Default for MclOptions {
     fn default() -> Self {
         Self {
+            variant: Variant::Trident,
             inflation: 2.0,
+            mass_penalty: 0.5,
             balance: 0.5,
+            coarsen_to: 0,
+            iterations_per_level: mlr::ITERATIONS_PER_LEVEL,
+            dpr_threshold: mlr::DPR_THRESHOLD,
             expansion: Expansion::Regularized,
             self_loop_weight: 1.0,
             prune_threshold: 1e-5,
@@ -225,8 +269,24 @@ impl MclOptions {
         if !(self.inflation.is_finite() && self.inflation > 1.0) {
             return bad(format!("inflation must be > 1, got {}", self.inflation));
         }
+        if !(self.mass_penalty.is_finite() && self.mass_penalty >= 0.0) {
+            return bad(format!(
+                "mass penalty must be >= 0, got {}",
+                self.mass_penalty
+            ));
+        }
         if !(self.balance.is_finite() && self.balance >= 0.0) {
             return bad(format!("balance must be >= 0, got {}", self.balance));
+        }
+        if !(self.dpr_threshold.is_finite() && self.dpr_threshold > 0.0) {
+            return bad(format!(
+                "DPR threshold must be > 0, got {}",
+                self.dpr_threshold
+            ));
+        }
+        if self.variant == Variant::MlrMcl && self.coarsen_to > 0 && self.iterations_per_level == 0
+        {
+            return bad("iterations per coarse level must be >= 1".to_string());
         }
         if !(self.self_loop_weight.is_finite() && self.self_loop_weight >= 0.0) {
             return bad(format!(
@@ -278,16 +338,35 @@ impl MclOptions {
         Ok(())
     }
 
-    /// True when the balance penalty is applied (regularised expansion and `b > 0`) in the
-    /// R-MCL iterations.
+    /// MLR-MCL 1.2's defaults ([`Variant::MlrMcl`]): inflation 2, balance 0.5, coarsening
+    /// to 1000 nodes, 4 iterations per coarse level, at most 25 at full size, DPR threshold
+    /// 0.4. `K` ([`MclOptions::max_per_column`]) bounds storage only (MLR-MCL keeps no top
+    /// K): 256, which its pruning rarely reaches.
+    pub fn mlrmcl() -> Self {
+        Self {
+            variant: Variant::MlrMcl,
+            coarsen_to: mlr::COARSEN_TO,
+            max_iterations: mlr::MAX_ITERATIONS,
+            max_per_column: mlr::K,
+            ..Self::default()
+        }
+    }
+
+    /// True when Trident's mass penalty is applied (its variant, regularised expansion and
+    /// `p > 0`) in the R-MCL iterations.
     pub fn balanced(&self) -> bool {
-        self.expansion == Expansion::Regularized && self.balance > 0.0
+        self.variant == Variant::Trident
+            && self.expansion == Expansion::Regularized
+            && self.mass_penalty > 0.0
     }
 
     /// The expansion of iteration `iteration` (0-based): [`Expansion::Mcl`] throughout for
     /// `Mcl`; for `Regularized`, R-MCL's `M·M_R` for the first
     /// [`MclOptions::finish_after`] iterations (all of them when it is 0), then `M·M`.
     pub fn expansion_at(&self, iteration: usize) -> Expansion {
+        if self.variant == Variant::MlrMcl {
+            return Expansion::Regularized;
+        }
         match self.expansion {
             Expansion::Regularized if self.finish_after == 0 || iteration < self.finish_after => {
                 Expansion::Regularized
@@ -320,6 +399,9 @@ pub struct Clustering {
     /// [`MclOptions::max_iterations`] ran out first (the clusters are then those of the last
     /// iterate).
     pub converged: bool,
+    /// Levels run: 1, or more in MLR-MCL's multi-level mode ([`MclOptions::coarsen_to`]).
+    /// [`Clustering::iterations`] counts the iterations of all of them.
+    pub levels: usize,
     /// Where the time went.
     pub timings: MclTimings,
 }
@@ -329,6 +411,9 @@ pub struct Clustering {
 pub struct MclTimings {
     /// Building `M_G` and the starting `M`, planning device memory, loading the kernels.
     pub prepare: f64,
+    /// MLR-MCL's multi-level mode: coarsening the graph (part of `prepare`) and projecting
+    /// the flow between levels, on the host.
+    pub coarsen: f64,
     /// Of `prepare`, loading the kernels (GPU backends: the CUDA module's PTX JIT, the
     /// OpenCL program build; zero when they were loaded before, and on the CPU).
     pub load: f64,
@@ -409,8 +494,10 @@ impl Clustering {
 /// What a backend reports after each iteration (the CLI prints it).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MclProgress {
-    /// 1-based iteration number.
+    /// 1-based iteration number (counting every level's).
     pub iteration: usize,
+    /// Level of a multi-level run (0: full size).
+    pub level: usize,
     /// Global chaos after it.
     pub chaos: f64,
     /// Largest column L1 change `max_j ‖M_t[:,j] − M_(t−1)[:,j]‖₁` in it.
@@ -423,13 +510,29 @@ pub struct MclProgress {
 
 /// Regularized Markov clustering.
 pub trait MarkovCluster<T: Scalar>: Backend {
+    /// Runs the iterations of one level from `m0` on `M_G` = `tr`, as [`mlr::Schedule`]
+    /// says for `opts` and `level`, and returns what `output` asks for (the backend's part
+    /// of a run; [`drive::cluster`] drives the levels). `progress` gets level-local
+    /// iteration numbers.
+    fn cluster_level(
+        &self,
+        tr: &Transition,
+        m0: Columns<T>,
+        opts: &MclOptions,
+        level: mlr::Level,
+        output: drive::Output,
+        progress: &mut dyn FnMut(&MclProgress),
+    ) -> Result<drive::LevelRun<T>>;
+
     /// Clusters the nodes of `g`, calling `progress` after every iteration.
     fn cluster_with_progress(
         &self,
         g: &Graph,
         opts: &MclOptions,
         progress: &mut dyn FnMut(&MclProgress),
-    ) -> Result<Clustering>;
+    ) -> Result<Clustering> {
+        drive::cluster::<T, Self>(self, g, opts, progress)
+    }
 
     /// Clusters the nodes of `g`.
     fn cluster(&self, g: &Graph, opts: &MclOptions) -> Result<Clustering> {

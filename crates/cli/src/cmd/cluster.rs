@@ -30,27 +30,51 @@ pub enum ExpansionChoice {
     Mcl,
 }
 
+/// `--variant` choices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum VariantChoice {
+    /// Trident's R-MCL: mass penalty, top-K pruning, the M·M finish, attractor systems.
+    Trident,
+    /// MLR-MCL 1.2's R-MCL: its M_G weights, balance, pruning, stop and DPR phase, and its
+    /// multi-level mode (--coarsen-to).
+    Mlrmcl,
+}
+
 /// Cluster a network with regularized Markov clustering (R-MCL); writes mcl's format.
 #[derive(clap::Args)]
 pub struct Args {
     /// The network: ABC / SNAP edge list (string or numeric labels, optional weights) or
     /// Matrix Market.
     path: PathBuf,
-    /// Inflation exponent r > 1; larger gives smaller clusters.
+    /// Which R-MCL: Trident's, or MLR-MCL 1.2's (the authors').
+    #[arg(long, value_enum, default_value = "trident")]
+    variant: VariantChoice,
+    /// Inflation exponent r > 1; larger gives smaller clusters (MLR-MCL's -i).
     #[arg(short = 'I', long, default_value_t = 2.0)]
     inflation: f64,
-    /// Balance exponent b >= 0 of R-MCL (0: plain R-MCL).
-    #[arg(long, default_value_t = 0.5)]
-    balance: f64,
-    /// K: at most this many entries kept per column of M (bounds memory at about n·K).
-    #[arg(long, default_value_t = 64)]
-    max_per_column: usize,
+    /// --variant mlrmcl: MLR-MCL's balance b >= 0 (its -b; default 0.5): M_G's row y is
+    /// scaled by k_y^-b, k_y the mass of the nodes y's flow reaches. 0: plain R-MCL.
+    #[arg(long)]
+    balance: Option<f64>,
+    /// --variant trident: mass penalty p >= 0 (default 0.5): flow into a node that attracts
+    /// m > 1 is scaled by m^-p. 0: plain R-MCL.
+    #[arg(long)]
+    mass_penalty: Option<f64>,
+    /// --variant mlrmcl: coarsen to at most N nodes, then refine level by level (MLR-MCL's
+    /// -c; default 1000). 0: single level.
+    #[arg(long, value_name = "N")]
+    coarsen_to: Option<usize>,
+    /// K: at most this many entries kept per column of M (bounds memory at about n·K;
+    /// default 64, 256 with --variant mlrmcl, whose own pruning keeps columns short).
+    #[arg(long)]
+    max_per_column: Option<usize>,
     /// Expansion rule.
     #[arg(long, value_enum, default_value = "regularized")]
     expansion: ExpansionChoice,
-    /// Give up after this many iterations (reported on stderr).
-    #[arg(long, default_value_t = 100)]
-    max_iterations: usize,
+    /// Give up after this many iterations (reported on stderr; default 100, MLR-MCL's 25 at
+    /// full size with --variant mlrmcl).
+    #[arg(long)]
+    max_iterations: Option<usize>,
     /// Stop when no column of M changes by more than this (L1) in an iteration: R-MCL's
     /// fixed point, which its chaos test rarely reaches. 0 turns the test off.
     #[arg(long, default_value_t = trident_core::mcl::STATIONARY_TOLERANCE)]
@@ -92,28 +116,63 @@ pub struct Args {
 }
 
 impl Args {
-    fn options(&self) -> MclOptions {
-        MclOptions {
+    /// The options, with each variant's defaults; an option of the other variant is
+    /// refused, so that no option means two things.
+    fn options(&self) -> Result<MclOptions> {
+        let refuse = |what: &str, why: &str| -> Result<MclOptions> {
+            Err(Error::invalid("cluster", format!("{what} {why}")))
+        };
+        let base = match self.variant {
+            VariantChoice::Trident => {
+                if self.balance.is_some() {
+                    return refuse(
+                        "--balance",
+                        "is MLR-MCL's balance (--variant mlrmcl); Trident's variant has                          --mass-penalty",
+                    );
+                }
+                if self.coarsen_to.is_some() {
+                    return refuse("--coarsen-to", "needs --variant mlrmcl");
+                }
+                MclOptions {
+                    mass_penalty: self.mass_penalty.unwrap_or(0.5),
+                    ..MclOptions::default()
+                }
+            }
+            VariantChoice::Mlrmcl => {
+                if self.mass_penalty.is_some() {
+                    return refuse(
+                        "--mass-penalty",
+                        "is Trident's variant's penalty; MLR-MCL's is --balance",
+                    );
+                }
+                let d = MclOptions::mlrmcl();
+                MclOptions {
+                    balance: self.balance.unwrap_or(d.balance),
+                    coarsen_to: self.coarsen_to.unwrap_or(d.coarsen_to),
+                    ..d
+                }
+            }
+        };
+        Ok(MclOptions {
             inflation: self.inflation,
-            balance: self.balance,
             expansion: match self.expansion {
                 ExpansionChoice::Regularized => Expansion::Regularized,
                 ExpansionChoice::Mcl => Expansion::Mcl,
             },
-            max_per_column: self.max_per_column,
-            max_iterations: self.max_iterations,
+            max_per_column: self.max_per_column.unwrap_or(base.max_per_column),
+            max_iterations: self.max_iterations.unwrap_or(base.max_iterations),
             stationary_tolerance: self.stationary_tolerance,
             finish_after: self.finish_after,
             local_table: self.gpu_local_table,
             column_wg: self.gpu_column_wg,
-            ..MclOptions::default()
-        }
+            ..base
+        })
     }
 }
 
 pub fn run(args: Args) -> Result<()> {
     // Everything that can be refused is refused before the work: options, output, complexes.
-    let opts = args.options();
+    let opts = args.options()?;
     opts.validate()?;
     let mut files = Files::declare(
         &[Some(&args.path), args.eval.as_deref(), args.from.as_deref()],
@@ -212,12 +271,20 @@ pub fn run(args: Args) -> Result<()> {
     files.commit()?;
     let write = t.elapsed().as_secs_f64();
     eprintln!(
-        "clusters: {} ({} singletons), largest {}; {} iterations (stopped: {}), chaos {:.3e}, \
+        "clusters: {} ({} singletons), largest {}; {} iterations{} (stopped: {}), chaos {:.3e}, \
          change {:.3e}",
         c.clusters.len(),
         c.clusters.iter().filter(|x| x.len() == 1).count(),
         c.clusters.first().map_or(0, Vec::len),
         c.iterations,
+        if c.levels > 1 {
+            format!(
+                " over {} levels (coarsening {:.3} s)",
+                c.levels, c.timings.coarsen
+            )
+        } else {
+            String::new()
+        },
         c.stop,
         c.chaos,
         c.change
@@ -281,8 +348,13 @@ fn cluster<T: trident_core::Scalar, B: MarkovCluster<T>>(
 ) -> Result<Clustering> {
     let mut progress = |p: &MclProgress| {
         if !quiet {
+            let level = if p.level > 0 {
+                format!(" (level {})", p.level)
+            } else {
+                String::new()
+            };
             eprintln!(
-                "iteration {:>3}: chaos {:.3e}, change {:.3e}, {} entries, {:.3} s",
+                "iteration {:>3}{level}: chaos {:.3e}, change {:.3e}, {} entries, {:.3} s",
                 p.iteration, p.chaos, p.change, p.entries, p.seconds
             );
         }
@@ -350,6 +422,7 @@ fn read_clusters(g: &Graph, path: &Path) -> Result<Clustering> {
         change: 0.0,
         stop: trident_core::StopReason::Chaos,
         converged: true,
+        levels: 1,
         timings: Default::default(),
     })
 }

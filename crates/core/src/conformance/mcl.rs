@@ -3,6 +3,7 @@
 //! same precision ([`crate::mcl::reference`]): every backend must give the same partition.
 
 mod dense;
+mod mlr;
 mod paths;
 
 use proptest::prelude::*;
@@ -15,6 +16,7 @@ use crate::mcl::{
 use crate::scalar::Scalar;
 use dense::weighted_blocks;
 use paths::{every_node_once, every_path, inflation_range};
+
 
 /// The R-MCL checks, in table order.
 pub fn checks<B: MarkovCluster<f32> + MarkovCluster<f64>>() -> Vec<Check<B>> {
@@ -75,6 +77,26 @@ pub fn checks<B: MarkovCluster<f32> + MarkovCluster<f64>>() -> Vec<Check<B>> {
             name: "mcl_every_path_f64",
             run: every_path::<f64, B>,
         },
+        Check {
+            name: "mcl_mlrmcl_hand_checked_f64",
+            run: mlr::hand_checked::<f64, B>,
+        },
+        Check {
+            name: "mcl_mlrmcl_matches_reference_f32",
+            run: mlr::matches_reference::<f32, B>,
+        },
+        Check {
+            name: "mcl_mlrmcl_matches_reference_f64",
+            run: mlr::matches_reference::<f64, B>,
+        },
+        Check {
+            name: "mcl_mlrmcl_planted_f32",
+            run: mlr::planted::<f32, B>,
+        },
+        Check {
+            name: "mcl_mlrmcl_planted_f64",
+            run: mlr::planted::<f64, B>,
+        },
     ]
 }
 
@@ -99,7 +121,12 @@ macro_rules! mcl_conformance_tests {
             mcl_every_node_once_f32,
             mcl_every_node_once_f64,
             mcl_every_path_f32,
-            mcl_every_path_f64
+            mcl_every_path_f64,
+            mcl_mlrmcl_hand_checked_f64,
+            mcl_mlrmcl_matches_reference_f32,
+            mcl_mlrmcl_matches_reference_f64,
+            mcl_mlrmcl_planted_f32,
+            mcl_mlrmcl_planted_f64
         );
     };
 }
@@ -395,7 +422,7 @@ fn stationary<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
     let name = "collins2007.txt";
     let g = crate::io::read_graph_auto(dir.join("ppi").join(name)).map_err(|e| e.to_string())?;
     let o = MclOptions {
-        balance: 0.0,
+        mass_penalty: 0.0,
         stationary_tolerance: 1e-2,
         finish_after: 0,
         ..MclOptions::default()

@@ -209,6 +209,7 @@ pub fn empty_clustering() -> Clustering {
         chaos: 0.0,
         change: 0.0,
         stop: StopReason::Chaos,
+        levels: 1,
         converged: true,
         timings: MclTimings::default(),
     }

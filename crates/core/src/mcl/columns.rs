@@ -22,9 +22,13 @@ pub struct Transition {
 }
 
 impl Transition {
-    /// `M_G` of `g` (see [`crate::mcl`], step 1). Weights must be finite and positive.
+    /// `M_G` of `g` (see [`crate::mcl`], step 1; [`super::Variant::MlrMcl`]: MLR-MCL's
+    /// weights, [`super::mlr`]). Weights must be finite and positive.
     pub fn new(g: &Graph, opts: &MclOptions) -> Result<Self> {
         opts.validate()?;
+        if opts.variant == super::Variant::MlrMcl {
+            return Ok(super::mlr::coarsen::LoopGraph::from_graph(g)?.transition());
+        }
         let n = g.num_nodes();
         if let Some(w) = g.weights() {
             if let Some(bad) = w

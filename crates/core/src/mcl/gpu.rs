@@ -21,13 +21,11 @@ pub use device::{DeviceState, KERNELS};
 
 use rayon::prelude::*;
 
-use super::{
-    empty_clustering, interpret_targets, stop_reason, Clustering, Columns, Expansion, MclOptions,
-    MclProgress, MclTimings, Transition,
-};
+use super::drive::{LevelRun, Output};
+use super::mlr::{IterationPlan, Level, Schedule};
+use super::{Columns, Expansion, MclOptions, MclProgress, MclTimings, Transition};
 use crate::backend::Backend;
 use crate::error::{Error, Result};
-use crate::graph::Graph;
 use crate::scalar::Scalar;
 
 /// Largest hash table per work-group in local (shared) memory, in slots: `LCAP` of the
@@ -59,6 +57,10 @@ pub const FLAG_RIGHT_IS_M: u32 = 1;
 pub const FLAG_BALANCED: u32 = 2;
 /// Kernel flag: inflation 2 as `x·x`.
 pub const FLAG_SQUARE: u32 = 4;
+/// Kernel flag: MLR-MCL's pruning cut ([`super::mlr::prune_cut`]).
+pub const FLAG_PRUNE_MLR: u32 = 8;
+/// Kernel flag: the change is the squared L2 distance ([`super::mlr::column_change_sq`]).
+pub const FLAG_CHANGE_L2: u32 = 16;
 
 /// Device buffer sizes of one R-MCL run (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +88,8 @@ pub struct GpuPlan {
     pub bytes: u64,
     /// Work-items per column work-group ([`MclOptions::column_wg`], default [`COLUMN_WG`]).
     pub column_wg: usize,
+    /// The MLR-MCL variant's buffers (`M_R`, column penalties) are allocated.
+    pub mlr: bool,
 }
 
 impl GpuPlan {
@@ -153,11 +157,18 @@ impl GpuPlan {
         // (2n), overflow (n + 1), M_G (ptr, row, val) and the scratch; attr and target (n
         // each) of the interpretation after the loop.
         let (s, t, nn) = (slots as u128, scalar_size as u128, n as u128);
+        // MLR-MCL: M_R / the DPR form of M_G (nnz) and the column penalties (n).
+        let mlr = if opts.variant == super::Variant::MlrMcl {
+            tr.row.len() as u128 * t + nn * t
+        } else {
+            0
+        };
         let need = 2 * s * (4 + t)
             + nn * (2 * 4 + t + 8 + 16 + 4 + 8)
             + (nn + 1) * 8
             + tr.row.len() as u128 * (4 + t)
-            + scratch as u128 * slot_bytes as u128;
+            + scratch as u128 * slot_bytes as u128
+            + mlr;
         let have = u128::from(total_memory);
         if need > have {
             return Err(oom(format!(
@@ -178,21 +189,25 @@ impl GpuPlan {
             slots,
             bytes: need as u64,
             column_wg: opts.column_wg.unwrap_or(COLUMN_WG),
+            mlr: opts.variant == super::Variant::MlrMcl,
         })
     }
 }
 
-/// The kernel flags of iteration `iteration` (0-based): see [`MclOptions::expansion_at`].
-pub fn flags(opts: &MclOptions, iteration: usize) -> u32 {
+/// The kernel flags of an iteration ([`IterationPlan`]).
+pub fn flags(opts: &MclOptions, plan: &IterationPlan) -> u32 {
     let mut f = 0;
-    if opts.expansion_at(iteration) == Expansion::Mcl {
+    if plan.expansion == Expansion::Mcl {
         f |= FLAG_RIGHT_IS_M;
     }
-    if opts.balanced_at(iteration) {
+    if plan.row_penalty {
         f |= FLAG_BALANCED;
     }
     if opts.inflation == 2.0 {
         f |= FLAG_SQUARE;
+    }
+    if opts.variant == super::Variant::MlrMcl {
+        f |= FLAG_PRUNE_MLR | FLAG_CHANGE_L2;
     }
     f
 }
@@ -206,6 +221,8 @@ pub struct IterationReport {
     pub change: f64,
     /// Entries of `M` after the iteration.
     pub entries: u64,
+    /// Total squared column change, fixed point at 2^32 ([`super::mlr::Schedule::record`]).
+    pub sq: u64,
 }
 
 /// The device steps of the R-MCL driver [`cluster`].
@@ -221,36 +238,41 @@ pub trait MclKernels<T: Scalar>: Backend {
     fn mcl_load(&self) -> Result<()>;
     /// Allocates the buffers of `plan` and uploads `M_G` and the starting `M`.
     fn mcl_upload(&self, plan: &GpuPlan, tr: &Transition, m0: &Columns<T>) -> Result<Self::State>;
-    /// One iteration with kernel `flags` ([`flags`]): the balance penalty when
-    /// [`FLAG_BALANCED`], the column passes, the reduction; makes the new `M` current and
-    /// returns the read-back scalars.
+    /// One iteration as `step` says, with kernel `flags` ([`flags`]): MLR-MCL's DPR form of
+    /// `M_G` when [`IterationPlan::start_dpr`], its balance (`M_R`) when
+    /// [`IterationPlan::column_balance`], Trident's mass penalty when [`FLAG_BALANCED`], the
+    /// column passes, the reduction; makes the new `M` current and returns the read-back
+    /// scalars.
     fn mcl_iterate(
         &self,
         st: &mut Self::State,
         plan: &GpuPlan,
         opts: &MclOptions,
+        step: &IterationPlan,
         flags: u32,
     ) -> Result<IterationReport>;
-    /// Each node's pointer of the current `M` ([`super::targets`], computed on the device by
-    /// `mcl_attractor` and `mcl_target`), read back: `n` numbers instead of `M`'s `n·K`
-    /// entries (waits for pending work).
-    fn mcl_targets(&self, st: &Self::State, plan: &GpuPlan) -> Result<Vec<u32>>;
+    /// Each node's pointer of the current `M` ([`super::drive::level_targets`], computed on
+    /// the device by `mcl_attractor` (Trident's variant) and `mcl_target`), read back: `n`
+    /// numbers instead of `M`'s `n·K` entries (waits for pending work).
+    fn mcl_targets(&self, st: &Self::State, plan: &GpuPlan, opts: &MclOptions) -> Result<Vec<u32>>;
+    /// The current `M`, read back (a coarse level's flow, projected on the host).
+    fn mcl_columns(&self, st: &Self::State, plan: &GpuPlan) -> Result<Columns<T>>;
 }
 
-/// The host side of [`cluster`]'s preparation: `M_G`, the device plan and the starting `M`
-/// (`None` for a graph without nodes).
-#[allow(clippy::type_complexity)]
-fn prepare_host<T: Scalar, B: MclKernels<T>>(
+/// One level of R-MCL on a GPU backend (its [`super::MarkovCluster::cluster_level`]): plans
+/// device memory (refused up front with the bytes needed), uploads `M_G` and `m0`, iterates
+/// on the device as [`Schedule`] says, and reads back the pointers or `M`.
+pub fn cluster_level<T: Scalar, B: MclKernels<T>>(
     b: &B,
-    g: &Graph,
+    tr: &Transition,
+    m0: Columns<T>,
     opts: &MclOptions,
-) -> Result<Option<(Transition, GpuPlan, Columns<T>)>> {
-    let tr = Transition::new(g, opts)?;
-    if tr.n == 0 {
-        return Ok(None);
-    }
+    level: Level,
+    output: Output,
+    progress: &mut dyn FnMut(&MclProgress),
+) -> Result<LevelRun<T>> {
     let plan = GpuPlan::new(
-        &tr,
+        tr,
         opts,
         opts.local_table.unwrap_or(LCAP),
         std::mem::size_of::<T>(),
@@ -258,93 +280,57 @@ fn prepare_host<T: Scalar, B: MclKernels<T>>(
         b.name(),
         &b.device(),
     )?;
-    let m0 = Columns::<T>::initial(&tr, opts.max_per_column)?;
-    Ok(Some((tr, plan, m0)))
-}
-
-/// R-MCL of `g` on a GPU backend: the driver every GPU backend's
-/// [`MarkovCluster`](super::MarkovCluster) implementation calls.
-pub fn cluster<T: Scalar, B: MclKernels<T>>(
-    b: &B,
-    g: &Graph,
-    opts: &MclOptions,
-    progress: &mut dyn FnMut(&MclProgress),
-) -> Result<Clustering> {
-    if g.num_nodes() == 0 {
-        opts.validate()?;
-        return Ok(empty_clustering());
-    }
+    b.mcl_load()?;
+    let mut timings = MclTimings::default();
     let t = Instant::now();
-    // The kernels load (CUDA's PTX JIT, OpenCL's program build: single-threaded driver work)
-    // on a thread of their own while the rayon pool builds M_G and the starting M.
-    let (load, host) = std::thread::scope(|scope| {
-        let load = scope.spawn(|| {
-            let t = Instant::now();
-            b.mcl_load().map(|()| t.elapsed().as_secs_f64())
-        });
-        let host = prepare_host::<T, B>(b, g, opts);
-        let load = load.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-        (load, host)
-    });
-    // A host error (invalid weights, too little memory) comes first: it is the user's to fix.
-    let Some((tr, plan, m0)) = host? else {
-        return Ok(empty_clustering());
-    };
-    let mut timings = MclTimings {
-        prepare: t.elapsed().as_secs_f64(),
-        load: load?,
-        ..MclTimings::default()
-    };
-    let t = Instant::now();
-    let mut st = b.mcl_upload(&plan, &tr, &m0)?;
-    // M_G and the starting M live on the device now: their host copies (n·K + nnz entries,
-    // over a GiB at a million nodes, whose pages take the OS a tenth of a second to take
-    // back) are freed on a thread of their own while the device iterates.
-    let freeing = std::thread::spawn(move || drop((tr, m0)));
+    let mut st = b.mcl_upload(&plan, tr, &m0)?;
+    // The starting M lives on the device now: its host copy (n·K entries, over a GiB at a
+    // million nodes, whose pages take the OS a tenth of a second to take back) is freed on a
+    // thread of its own while the device iterates.
+    let freeing = std::thread::spawn(move || drop(m0));
     b.synchronize()?;
     timings.upload = t.elapsed().as_secs_f64();
 
     let start = Instant::now();
-    let mut chaos = f64::INFINITY;
-    let mut change = f64::INFINITY;
-    let mut iterations = 0;
+    let mut sched = Schedule::new(opts, level);
     let stop = loop {
-        if let Some(reason) = stop_reason(opts, iterations, chaos, change) {
-            break reason;
-        }
-        let r = b.mcl_iterate(&mut st, &plan, opts, flags(opts, iterations))?;
+        let step = match sched.next() {
+            Ok(s) => s,
+            Err(reason) => break reason,
+        };
+        let r = b.mcl_iterate(&mut st, &plan, opts, &step, flags(opts, &step))?;
         if r.chaos.is_nan() {
             return Err(Error::backend(
                 b.name(),
                 "R-MCL: a hub column exceeded its scratch region (a bug)",
             ));
         }
-        (chaos, change) = (r.chaos, r.change);
-        iterations += 1;
+        sched.record(plan.n, r.chaos, r.change, r.sq);
         progress(&MclProgress {
-            iteration: iterations,
-            chaos,
-            change,
+            iteration: sched.iterations,
+            level: 0,
+            chaos: sched.chaos,
+            change: sched.change,
             entries: r.entries,
             seconds: start.elapsed().as_secs_f64(),
         });
     };
     timings.iterate = start.elapsed().as_secs_f64();
     let t = Instant::now();
-    let target = b.mcl_targets(&st, &plan)?;
+    let (m, targets) = match output {
+        Output::Targets => (None, b.mcl_targets(&st, &plan, opts)?),
+        Output::Flow => (Some(b.mcl_columns(&st, &plan)?), Vec::new()),
+    };
     drop(st);
     timings.download = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    let clusters = interpret_targets(&target);
-    timings.interpret = t.elapsed().as_secs_f64();
     let _ = freeing.join();
-    Ok(Clustering {
-        clusters,
-        iterations,
-        chaos,
-        change,
+    Ok(LevelRun {
+        m,
+        targets,
+        iterations: sched.iterations,
+        chaos: sched.chaos,
+        change: sched.change,
         stop,
-        converged: stop.converged(),
         timings,
     })
 }
@@ -352,6 +338,7 @@ pub fn cluster<T: Scalar, B: MclKernels<T>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::Graph;
 
     fn star(leaves: usize) -> Transition {
         let g = Graph::from_edges(leaves + 1, (1..=leaves).map(|i| (0, i))).unwrap();
@@ -408,20 +395,37 @@ mod tests {
         assert!(GpuPlan::new(&tr, &opts, 2048, 8, want, "test", "dev").is_ok());
     }
 
+    /// The flags of the `t`-th iteration's plan, as the schedule gives it.
+    fn flags_at(o: &MclOptions, t: usize) -> u32 {
+        let mut s = Schedule::new(o, Level::Finest);
+        for _ in 0..t {
+            s.next().unwrap();
+            s.record(1, 1.0, 1.0, u64::MAX);
+        }
+        flags(o, &s.next().unwrap())
+    }
+
     #[test]
     fn flags_follow_the_phase() {
         let o = MclOptions {
             finish_after: 3,
+            max_iterations: 2000,
             ..MclOptions::default()
         };
-        assert_eq!(flags(&o, 0), FLAG_BALANCED | FLAG_SQUARE);
-        assert_eq!(flags(&o, 2), FLAG_BALANCED | FLAG_SQUARE);
-        assert_eq!(flags(&o, 3), FLAG_RIGHT_IS_M | FLAG_SQUARE);
+        assert_eq!(flags_at(&o, 0), FLAG_BALANCED | FLAG_SQUARE);
+        assert_eq!(flags_at(&o, 2), FLAG_BALANCED | FLAG_SQUARE);
+        assert_eq!(flags_at(&o, 3), FLAG_RIGHT_IS_M | FLAG_SQUARE);
         let pure = MclOptions {
             finish_after: 0,
             inflation: 1.5,
+            max_iterations: 2000,
             ..MclOptions::default()
         };
-        assert_eq!(flags(&pure, 1000), FLAG_BALANCED);
+        assert_eq!(flags_at(&pure, 1000), FLAG_BALANCED);
+        let mlr = MclOptions::mlrmcl();
+        assert_eq!(
+            flags_at(&mlr, 3),
+            FLAG_SQUARE | FLAG_PRUNE_MLR | FLAG_CHANGE_L2
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! regularisation penalty and top-`K` pruning, summed in fixed point (see the module docs of
 //! [`crate::mcl`], "Determinism").
 
-use super::{MclOptions, MASS_FLOOR};
+use super::{MclOptions, Variant, MASS_FLOOR};
 use crate::scalar::Scalar;
 
 /// Scale of the fixed-point sums of column entries (every entry and column sum is ≤ 1 up to
@@ -85,7 +85,9 @@ pub fn inflate<T: Scalar>(x: T, max: T, r: f64, scale: T) -> T {
 /// balance penalties (empty: none). Scales by the penalty, inflates, prunes,
 /// keeps the `K` largest (ties by row), normalises; writes the column into `out_idx/out_val`
 /// (length ≥ `K`) and returns `(entries, chaos, change)`, where `change` is the fixed-point L1
-/// distance to the previous column `prev` ([`column_change`]). This is the host definition
+/// distance to the previous column `prev` ([`column_change`]; [`Variant::MlrMcl`]: the
+/// squared L2 distance, [`super::mlr::column_change_sq`], and the pruning cut is
+/// [`super::mlr::prune_cut`]). This is the host definition
 /// that the GPU kernels mirror step by step.
 pub fn column_step<T: Scalar>(
     acc: &[(u32, u64)],
@@ -119,7 +121,10 @@ pub fn column_step<T: Scalar>(
         s1 = s1.wrapping_add(to_fixed(y));
         scratch.push((i, y));
     }
-    let cut = T::from_f64(opts.prune_threshold) * from_fixed::<T>(s1);
+    let cut = match opts.variant {
+        Variant::Trident => T::from_f64(opts.prune_threshold) * from_fixed::<T>(s1),
+        Variant::MlrMcl => super::mlr::prune_cut(s1, acc.len(), max, opts.inflation, scale),
+    };
     let all = scratch.len();
     scratch.retain(|e| e.1 >= cut);
     if scratch.is_empty() && all > 0 {
@@ -151,7 +156,11 @@ pub fn column_step<T: Scalar>(
         None => T::zero(),
     };
     let len = scratch.len();
-    let change = column_change(prev, (&out_idx[..len], &out_val[..len]));
+    let new = (&out_idx[..len], &out_val[..len]);
+    let change = match opts.variant {
+        Variant::Trident => column_change(prev, new),
+        Variant::MlrMcl => super::mlr::column_change_sq(prev, new),
+    };
     (len, chaos, change)
 }
 

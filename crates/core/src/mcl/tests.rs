@@ -28,7 +28,7 @@ fn options_are_validated() {
             ..ok.clone()
         },
         MclOptions {
-            balance: -1.0,
+            mass_penalty: -1.0,
             ..ok.clone()
         },
         MclOptions {

@@ -80,9 +80,9 @@ pub(super) fn dense_mcl(g: &Graph, o: &MclOptions) -> (Vec<Vec<usize>>, f64) {
             && (o.finish_after == 0 || it < o.finish_after);
         let pen: Vec<f64> = (0..n)
             .map(|i| {
-                if rmcl && o.balance > 0.0 {
+                if rmcl && o.mass_penalty > 0.0 {
                     let mass: f64 = (0..n).map(|j| m[at(i, j)]).sum();
-                    mass.max(1.0).powf(-o.balance)
+                    mass.max(1.0).powf(-o.mass_penalty)
                 } else {
                     1.0
                 }

@@ -69,7 +69,7 @@ pub(super) fn every_node_once<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(
             },
             MclOptions {
                 max_per_column: 1,
-                balance: 1.0,
+                mass_penalty: 1.0,
                 finish_after: 0,
                 ..MclOptions::default()
             },
@@ -154,7 +154,7 @@ pub(super) fn every_path<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), St
         let o = MclOptions {
             local_table,
             column_wg,
-            balance,
+            mass_penalty: balance,
             inflation,
             expansion,
             finish_after,

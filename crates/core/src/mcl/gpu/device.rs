@@ -10,8 +10,11 @@ use super::{GpuPlan, IterationReport, MclKernels, FLAG_BALANCED, LINEAR_WG, REDU
 use crate::device::{Buf, Device, Geometry, KernelHandle};
 use crate::error::Result;
 use crate::gpu::KernelList;
-use crate::graph::Graph;
-use crate::mcl::{Clustering, Columns, MarkovCluster, MclOptions, MclProgress, Transition};
+use crate::mcl::drive::{LevelRun, Output};
+use crate::mcl::mlr::IterationPlan;
+use crate::mcl::mlr::Level;
+use crate::mcl::Variant;
+use crate::mcl::{Columns, MarkovCluster, MclOptions, MclProgress, Transition};
 use crate::scalar::Scalar;
 
 /// The kernels of the `mcl` kernel file, as both backends' kernel tables list them.
@@ -24,6 +27,9 @@ pub const KERNELS: KernelList = KernelList::new(
         "mcl_reduce",
         "mcl_attractor",
         "mcl_target",
+        "mcl_colmass",
+        "mcl_regularize",
+        "mcl_dpr",
     ],
     &[],
 );
@@ -46,7 +52,41 @@ pub struct DeviceState<D: Device, T: Scalar> {
     g_acc: Buf<D, u64>,
     g_crow: Buf<D, u32>,
     g_cy: Buf<D, T>,
+    /// MLR-MCL: `M_R` of the iteration, or, once the DPR phase started, `M_G`'s DPR form.
+    reg: Buf<D, T>,
+    /// MLR-MCL: the column penalties of the balance.
+    cpen: Buf<D, T>,
+    /// The DPR phase started: the expansion takes `reg`.
+    dpr: bool,
     cur: usize,
+}
+
+/// MLR-MCL's DPR form of `M_G` into `reg` (`mcl_dpr`).
+fn launch_dpr<T: Scalar, D: Device>(
+    d: &D,
+    s: &DeviceState<D, T>,
+    plan: &GpuPlan,
+    opts: &MclOptions,
+) -> Result<()> {
+    {
+        let (cur, n64, k32) = (s.cur, plan.n as u64, plan.k as u32);
+        let k_dpr = d.kernel::<T>("mcl", "mcl_dpr")?;
+        let wg = k_dpr.group_limit().min(plan.column_wg);
+        let mut args = d.launch(&k_dpr);
+        args.arg(n64).arg(k32).real::<T>(opts.dpr_threshold);
+        args.arg(&s.rptr).arg(&s.rrow).arg(&s.rval);
+        args.arg(&s.idx[cur]).arg(&s.val[cur]).arg(&s.len[cur]);
+        args.arg(&s.reg);
+        // SAFETY: (u64 n, u32 K, T threshold, const u64 *rptr, const u32 *rrow,
+        // const T *src, const u32 *idx, const T *val, const u32 *len, T *dst), as in the
+        // kernel files: group i < n reads rptr[i..=i+1] (n + 1 entries) and the M_G
+        // entries between them (rrow/src, nnz each), columns i and rrow[t] < n of M
+        // (slots < n*K, len[j] <= K), and writes dst[t] for the same entries (reg holds
+        // nnz entries for the MLR-MCL variant, the only one that starts DPR). Groups of a
+        // power-of-two size within the kernel's bound; static local memory only.
+        unsafe { args.launch(Geometry::linear(plan.n, wg)) }?;
+        Ok(())
+    }
 }
 
 /// A 1-D launch over `n` items in groups of at most `wg` (and the kernel's limit).
@@ -73,6 +113,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         let (n, slots, scratch) = (plan.n, plan.slots, plan.scratch);
         let rval = tr.values::<T>();
         let a = "R-MCL buffers";
+        let mlr = plan.mlr;
         // Everything the kernels do not upload starts zeroed (mcl_reduce reads val[j*K] of
         // the second half of the pair).
         Ok(DeviceState {
@@ -87,11 +128,14 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             sq: Buf::zeroed(self, 2 * n, a)?,
             overflow: Buf::zeroed(self, n + 1, a)?,
             out_chaos: Buf::zeroed(self, 2, a)?,
-            out_entries: Buf::zeroed(self, 1, a)?,
+            out_entries: Buf::zeroed(self, 2, a)?,
             g_keys: Buf::zeroed(self, scratch, a)?,
             g_acc: Buf::zeroed(self, scratch, a)?,
             g_crow: Buf::zeroed(self, scratch, a)?,
             g_cy: Buf::zeroed(self, scratch, a)?,
+            reg: Buf::zeroed(self, if mlr { tr.row.len().max(1) } else { 1 }, a)?,
+            cpen: Buf::zeroed(self, if mlr { n } else { 1 }, a)?,
+            dpr: false,
             cur: 0,
         })
     }
@@ -101,13 +145,54 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         st: &mut Self::State,
         plan: &GpuPlan,
         opts: &MclOptions,
+        step: &IterationPlan,
         flags: u32,
     ) -> Result<IterationReport> {
         let kernel = |root: &str| self.kernel::<T>("mcl", root);
         let (cur, nxt) = (st.cur, 1 - st.cur);
         let n64 = plan.n as u64;
         let k32 = plan.k as u32;
+        if step.start_dpr {
+            launch_dpr(self, st, plan, opts)?;
+            st.dpr = true;
+        }
         let s = &*st;
+        if step.column_balance {
+            let k_mass = kernel("mcl_mass")?;
+            let mut args = self.launch(&k_mass);
+            args.arg(n64).arg(k32);
+            args.arg(&s.idx[cur]).arg(&s.val[cur]).arg(&s.len[cur]);
+            args.arg(&s.mass);
+            // SAFETY: as the mass launch below (same kernel, same buffers).
+            unsafe { args.launch(linear(&k_mass, plan.n, LINEAR_WG)) }?;
+            let k_col = kernel("mcl_colmass")?;
+            let mut args = self.launch(&k_col);
+            args.arg(n64).arg(k32).real::<T>(opts.balance);
+            args.arg(&s.idx[cur]).arg(&s.val[cur]).arg(&s.len[cur]);
+            args.arg(&s.mass).arg(&s.cpen);
+            // SAFETY: (u64 n, u32 K, T b, const u32 *idx, const T *val, const u32 *len,
+            // const u64 *mass, T *cpen): items y < n read len[y] (n entries), slots y*K + s
+            // < n*K of idx/val and mass[row] with row < n, and write cpen[y] (n entries for
+            // the MLR-MCL variant, the only one with column balance); items y >= n do
+            // nothing.
+            unsafe { args.launch(linear(&k_col, plan.n, LINEAR_WG)) }?;
+            let k_reg = kernel("mcl_regularize")?;
+            let mut args = self.launch(&k_reg);
+            args.arg(n64).arg(&s.rptr).arg(&s.rrow).arg(&s.rval);
+            args.arg(&s.cpen).arg(&s.reg).arg(&s.mass);
+            // SAFETY: (u64 n, const u64 *rptr, const u32 *rrow, const T *rval,
+            // const T *cpen, T *reg, u64 *mass): items i < n read rptr[i..=i+1] (n + 1
+            // entries), the M_G entries between them (rrow/rval, nnz each) and cpen[row]
+            // with row < n, write reg at the same entries (nnz) and mass[i] (n entries);
+            // items i >= n do nothing.
+            unsafe { args.launch(linear(&k_reg, plan.n, LINEAR_WG)) }?;
+        }
+        // The expansion's weights: M_G, or M_R / the DPR form.
+        let right = if step.column_balance || s.dpr {
+            &s.reg
+        } else {
+            &s.rval
+        };
         if flags & FLAG_BALANCED != 0 {
             let k_mass = kernel("mcl_mass")?;
             let mut args = self.launch(&k_mass);
@@ -136,7 +221,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             args.arg(n64).arg(k32).arg(flags);
             args.real::<T>(opts.inflation)
                 .real::<T>(opts.prune_threshold);
-            args.arg(&s.rptr).arg(&s.rrow).arg(&s.rval);
+            args.arg(&s.rptr).arg(&s.rrow).arg(right);
             args.arg(&s.idx[cur]).arg(&s.val[cur]).arg(&s.len[cur]);
             args.arg(&s.pen);
             args.arg(&s.idx[nxt]).arg(&s.val[nxt]).arg(&s.len[nxt]);
@@ -176,7 +261,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             // SAFETY: (u64 n, u32 K, const T *val, u64 *sq, const u32 *len, u32 *overflow,
             // T *out_chaos, u64 *out_entries): one group of at most REDUCE_WG (= WG_MAX) items
             // strides over j < n (val[j*K] < n*K, len n entries, sq[j] and sq[n + j] of 2n)
-            // and writes out_chaos[0..2], out_entries[0] and overflow[0].
+            // and writes out_chaos[0..2], out_entries[0..2] and overflow[0].
             unsafe { args.launch(Geometry::linear(1, wg)) }?;
         }
         let c = s.out_chaos.download(self, "reading the R-MCL chaos")?;
@@ -188,16 +273,37 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             chaos: Scalar::to_f64(c[0]),
             change: Scalar::to_f64(c[1]),
             entries: e[0],
+            sq: e[1],
         })
     }
 
-    fn mcl_targets(&self, st: &Self::State, plan: &GpuPlan) -> Result<Vec<u32>> {
+    fn mcl_columns(&self, st: &Self::State, _plan: &GpuPlan) -> Result<Columns<T>> {
+        let cur = st.cur;
+        let what = "reading R-MCL's M";
+        let idx = st.idx[cur].download(self, what)?;
+        let val = st.val[cur].download(self, what)?;
+        let len = st.len[cur].download(self, what)?;
+        let n = len.len();
+        Ok(Columns {
+            n,
+            k: if n == 0 { 0 } else { idx.len() / n },
+            idx,
+            val,
+            len,
+        })
+    }
+
+    fn mcl_targets(&self, st: &Self::State, plan: &GpuPlan, opts: &MclOptions) -> Result<Vec<u32>> {
         let n = plan.n;
         let a = "R-MCL interpretation";
-        let attr = Buf::<D, u32>::zeroed(self, n, a)?;
+        // MLR-MCL: every row counts as an attractor, so the target is the largest entry.
+        let (attr, roots): (Buf<D, u32>, &[&str]) = match opts.variant {
+            Variant::Trident => (Buf::zeroed(self, n, a)?, &["mcl_attractor", "mcl_target"]),
+            Variant::MlrMcl => (Buf::upload(self, &vec![1u32; n], a)?, &["mcl_target"]),
+        };
         let target = Buf::<D, u32>::zeroed(self, n, a)?;
         let (cur, n64, k32) = (st.cur, n as u64, plan.k as u32);
-        for root in ["mcl_attractor", "mcl_target"] {
+        for &root in roots {
             let k = self.kernel::<T>("mcl", root)?;
             let mut args = self.launch(&k);
             args.arg(n64).arg(k32);
@@ -215,13 +321,16 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
 }
 
 impl<T: Scalar, D: Device> MarkovCluster<T> for D {
-    fn cluster_with_progress(
+    fn cluster_level(
         &self,
-        g: &Graph,
+        tr: &Transition,
+        m0: Columns<T>,
         opts: &MclOptions,
+        level: Level,
+        output: Output,
         progress: &mut dyn FnMut(&MclProgress),
-    ) -> Result<Clustering> {
-        super::cluster::<T, Self>(self, g, opts, progress)
+    ) -> Result<LevelRun<T>> {
+        super::cluster_level::<T, Self>(self, tr, m0, opts, level, output, progress)
     }
 
     fn load_kernels(&self) -> Result<()> {

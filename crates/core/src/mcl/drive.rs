@@ -1,0 +1,199 @@
+//! The one driver of a clustering run, over any backend's level runner
+//! ([`MarkovCluster::cluster_level`]): validate, build `M_G` and the starting `M` while the
+//! backend loads its kernels, coarsen for MLR-MCL's multi-level mode, run every level
+//! (projecting the flow down), and read the clusters off the last one.
+
+use std::time::Instant;
+
+use super::mlr::coarsen::{project, LoopGraph};
+use super::mlr::{attractor_clusters, Level};
+use super::{
+    empty_clustering, interpret_targets, Clustering, Columns, MarkovCluster, MclOptions,
+    MclProgress, MclTimings, StopReason, Transition, Variant,
+};
+use crate::error::Result;
+use crate::graph::Graph;
+use crate::scalar::Scalar;
+
+/// What a backend's run of one level returns.
+#[derive(Debug, Clone)]
+pub struct LevelRun<T> {
+    /// The final `M`, when asked for (coarse levels: it is projected to the next).
+    pub m: Option<Columns<T>>,
+    /// Each node's pointer when asked for (the last level): Trident's [`super::targets`],
+    /// or, for [`Variant::MlrMcl`], the row of the largest entry of each column (ties: the
+    /// smaller row; [`super::NO_TARGET`] for an empty column).
+    pub targets: Vec<u32>,
+    /// Iterations run.
+    pub iterations: usize,
+    /// Global chaos at the end.
+    pub chaos: f64,
+    /// The last change ([`super::mlr::Schedule::change`]).
+    pub change: f64,
+    /// Why the level stopped.
+    pub stop: StopReason,
+    /// Upload, iterations, download (GPU backends), in seconds.
+    pub timings: MclTimings,
+}
+
+/// Which of [`LevelRun`]'s outputs a level must produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// The final `M` (a coarse level).
+    Flow,
+    /// Each node's pointer (the last level).
+    Targets,
+}
+
+/// For [`Variant::MlrMcl`]: the row of the largest positive entry of each column of `m`
+/// (ties: the smaller row), else [`super::NO_TARGET`].
+pub fn top_rows<T: Scalar>(m: &Columns<T>) -> Vec<u32> {
+    use rayon::prelude::*;
+    (0..m.n)
+        .into_par_iter()
+        .map(|j| {
+            let (r, v) = m.column(j);
+            let mut best: Option<(u32, T)> = None;
+            for (&i, &x) in r.iter().zip(v) {
+                if x <= T::zero() {
+                    continue;
+                }
+                best = match best {
+                    Some((bi, bx)) if bx > x || (bx == x && bi < i) => Some((bi, bx)),
+                    _ => Some((i, x)),
+                };
+            }
+            best.map_or(super::NO_TARGET, |b| b.0)
+        })
+        .collect()
+}
+
+/// The pointers a level asked for [`Output::Targets`] returns, by variant.
+pub fn level_targets<T: Scalar>(m: &Columns<T>, opts: &MclOptions) -> Vec<u32> {
+    match opts.variant {
+        Variant::Trident => super::targets(m),
+        Variant::MlrMcl => top_rows(m),
+    }
+}
+
+/// The clusters of the last level's pointers, by variant.
+pub fn clusters_of(targets: &[u32], opts: &MclOptions) -> Vec<Vec<usize>> {
+    match opts.variant {
+        Variant::Trident => interpret_targets(targets),
+        Variant::MlrMcl => attractor_clusters(targets),
+    }
+}
+
+/// The levels of a run: finest first, each with its `M_G`; the coarsenings between them.
+struct Plan {
+    transitions: Vec<Transition>,
+    steps: Vec<super::mlr::coarsen::Coarsening>,
+    coarsen: f64,
+}
+
+fn plan(g: &Graph, opts: &MclOptions) -> Result<Plan> {
+    if opts.variant == Variant::MlrMcl && opts.coarsen_to > 0 && g.num_nodes() > opts.coarsen_to {
+        let t = Instant::now();
+        let lg = LoopGraph::from_graph(g)?;
+        let steps = lg.coarsen(opts.coarsen_to);
+        let mut transitions = vec![lg.transition()];
+        transitions.extend(steps.iter().map(|s| s.graph.transition()));
+        return Ok(Plan {
+            transitions,
+            steps,
+            coarsen: t.elapsed().as_secs_f64(),
+        });
+    }
+    Ok(Plan {
+        transitions: vec![Transition::new(g, opts)?],
+        steps: Vec::new(),
+        coarsen: 0.0,
+    })
+}
+
+/// Clusters `g` on `b` (every backend's [`MarkovCluster::cluster_with_progress`]).
+pub fn cluster<T: Scalar, B: MarkovCluster<T> + ?Sized>(
+    b: &B,
+    g: &Graph,
+    opts: &MclOptions,
+    progress: &mut dyn FnMut(&MclProgress),
+) -> Result<Clustering> {
+    opts.validate()?;
+    if g.num_nodes() == 0 {
+        return Ok(empty_clustering());
+    }
+    let t = Instant::now();
+    // The kernels load (CUDA's PTX JIT, OpenCL's program build: single-threaded driver work)
+    // on a thread of their own while the rayon pool builds M_G and the starting M.
+    let (load, host) = std::thread::scope(|scope| {
+        let load = scope.spawn(|| {
+            let t = Instant::now();
+            b.load_kernels().map(|()| t.elapsed().as_secs_f64())
+        });
+        let host = plan(g, opts).and_then(|p| {
+            let coarsest = p.transitions.last().expect("one level at least");
+            let m0 = Columns::<T>::initial(coarsest, opts.max_per_column)?;
+            Ok((p, m0))
+        });
+        let load = load.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (load, host)
+    });
+    // A host error (invalid weights, too little memory) comes first: it is the user's to fix.
+    let (mut p, mut m) = host?;
+    let mut timings = MclTimings {
+        prepare: t.elapsed().as_secs_f64(),
+        load: load?,
+        coarsen: p.coarsen,
+        ..MclTimings::default()
+    };
+    let levels = p.transitions.len();
+    let mut iterations = 0;
+    loop {
+        let level = p.transitions.len() - 1;
+        let tr = p.transitions.pop().expect("a level");
+        let (lv, output) = if level == 0 {
+            (Level::Finest, Output::Targets)
+        } else {
+            (Level::Coarse, Output::Flow)
+        };
+        let done = iterations;
+        let mut report = |r: &MclProgress| {
+            progress(&MclProgress {
+                iteration: done + r.iteration,
+                level,
+                ..*r
+            })
+        };
+        let run = b.cluster_level(&tr, m, opts, lv, output, &mut report)?;
+        // M_G of this level is not needed again: its pages go back on a thread of their
+        // own while the next level runs.
+        let freeing = std::thread::spawn(move || drop(tr));
+        iterations += run.iterations;
+        timings.upload += run.timings.upload;
+        timings.iterate += run.timings.iterate;
+        timings.download += run.timings.download;
+        if level == 0 {
+            let t = Instant::now();
+            let clusters = clusters_of(&run.targets, opts);
+            timings.interpret = t.elapsed().as_secs_f64();
+            let _ = freeing.join();
+            let stop = run.stop;
+            return Ok(Clustering {
+                clusters,
+                iterations,
+                chaos: run.chaos,
+                change: run.change,
+                stop,
+                converged: stop.converged(),
+                levels,
+                timings,
+            });
+        }
+        let t = Instant::now();
+        let step = p.steps.pop().expect("a coarsening per coarse level");
+        let coarse = run.m.expect("a coarse level returns its flow");
+        m = project(&coarse, &step)?;
+        timings.coarsen += t.elapsed().as_secs_f64();
+        let _ = freeing.join();
+    }
+}
