@@ -226,17 +226,17 @@ __kernel void TRIDENT_CAT(mcl_colmass_, SUFFIX)(
         k += convert_ulong(val[base + s] * r * TWO32);
     }
     const REAL m = convert_REAL(k) * TWO_M32;
-    REAL p = (REAL)1;
+    REAL q = (REAL)1;
     if (m > (REAL)1) {
         if (b == (REAL)0.5) {
-            p = (REAL)1 / sqrt(m);
+            q = (REAL)1 / sqrt(m);
         } else if (b == (REAL)1) {
-            p = (REAL)1 / m;
+            q = (REAL)1 / m;
         } else {
-            p = pow(m, -b);
+            q = pow(m, -b);
         }
     }
-    cpen[y] = p;
+    cpen[y] = q;
 }
 
 __kernel void TRIDENT_CAT(mcl_regularize_, SUFFIX)(

@@ -58,7 +58,7 @@ impl<T: Scalar> MarkovCluster<T> for Cpu {
         let start = Instant::now();
         let mut sched = Schedule::new(opts, level);
         let stop = loop {
-            let plan = match sched.next() {
+            let plan = match sched.plan_next() {
                 Ok(p) => p,
                 Err(reason) => break reason,
             };

@@ -17,7 +17,6 @@ use crate::scalar::Scalar;
 use dense::weighted_blocks;
 use paths::{every_node_once, every_path, inflation_range};
 
-
 /// The R-MCL checks, in table order.
 pub fn checks<B: MarkovCluster<f32> + MarkovCluster<f64>>() -> Vec<Check<B>> {
     vec![

@@ -294,7 +294,7 @@ pub fn cluster_level<T: Scalar, B: MclKernels<T>>(
     let start = Instant::now();
     let mut sched = Schedule::new(opts, level);
     let stop = loop {
-        let step = match sched.next() {
+        let step = match sched.plan_next() {
             Ok(s) => s,
             Err(reason) => break reason,
         };
@@ -399,10 +399,10 @@ mod tests {
     fn flags_at(o: &MclOptions, t: usize) -> u32 {
         let mut s = Schedule::new(o, Level::Finest);
         for _ in 0..t {
-            s.next().unwrap();
+            s.plan_next().unwrap();
             s.record(1, 1.0, 1.0, u64::MAX);
         }
-        flags(o, &s.next().unwrap())
+        flags(o, &s.plan_next().unwrap())
     }
 
     #[test]

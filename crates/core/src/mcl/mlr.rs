@@ -105,7 +105,7 @@ pub struct IterationPlan {
 }
 
 /// The iteration control every backend's loop consults (one definition of both variants'
-/// stopping rules and phases): [`Schedule::next`] before each iteration, then
+/// stopping rules and phases): [`Schedule::plan_next`] before each iteration, then
 /// [`Schedule::record`] with what it measured.
 #[derive(Debug, Clone)]
 pub struct Schedule<'a> {
@@ -135,7 +135,7 @@ impl<'a> Schedule<'a> {
     }
 
     /// `Err(reason)` to stop, else what the next iteration does.
-    pub fn next(&mut self) -> std::result::Result<IterationPlan, StopReason> {
+    pub fn plan_next(&mut self) -> std::result::Result<IterationPlan, StopReason> {
         let o = self.opts;
         let t = self.iterations;
         match o.variant {

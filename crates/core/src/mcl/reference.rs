@@ -86,7 +86,7 @@ fn level_run<T: Scalar>(
     let mut base: Vec<T> = tr.val.iter().map(|&x| T::from_f64(x)).collect();
     let mut sched = Schedule::new(opts, level);
     let stop = loop {
-        let plan = match sched.next() {
+        let plan = match sched.plan_next() {
             Ok(p) => p,
             Err(reason) => break reason,
         };

@@ -94,9 +94,17 @@ pub(super) fn planted<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), Strin
         let c = run::<T, B>(b, &g, &o)?;
         let what = format!("{} {}: planted, coarsen to {coarsen_to}", b.name(), T::NAME);
         if c.stop != StopReason::Stationary {
-            return Err(format!("{what}: stopped by {} after {}", c.stop, c.iterations));
+            return Err(format!(
+                "{what}: stopped by {} after {}",
+                c.stop, c.iterations
+            ));
         }
-        let finest = c.iterations - if coarsen_to > 0 { 4 * (c.levels - 1) } else { 0 };
+        let finest = c.iterations
+            - if coarsen_to > 0 {
+                4 * (c.levels - 1)
+            } else {
+                0
+            };
         // Single level, the change falls below 1e-3 before 1e-5: DPR runs from iteration 12.
         // (Multi-level runs start near convergence and may stop at iteration 11.)
         if coarsen_to == 0 && finest <= 12 {

@@ -207,7 +207,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             let k_penalty = kernel("mcl_penalty")?;
             let mut args = self.launch(&k_penalty);
             args.arg(n64)
-                .real::<T>(opts.balance)
+                .real::<T>(opts.mass_penalty)
                 .arg(&s.mass)
                 .arg(&s.pen);
             // SAFETY: (u64 n, T b, u64 *mass, T *pen): items i < n touch mass[i] and
@@ -286,7 +286,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         let n = len.len();
         Ok(Columns {
             n,
-            k: if n == 0 { 0 } else { idx.len() / n },
+            k: idx.len().checked_div(n).unwrap_or(0),
             idx,
             val,
             len,

@@ -53,26 +53,26 @@ fn schedule_measures_from_iteration_11_starts_dpr_once_and_stops() {
     let mut s = Schedule::new(&o, Level::Finest);
     let tiny = (1e-4f64 * 1e-4 * 4294967296.0) as u64; // ‖ΔM‖_F = 1e-4 on n = 1: 1e-4
     for t in 0..12 {
-        let p = s.next().unwrap();
+        let p = s.plan_next().unwrap();
         assert!(!p.start_dpr && p.column_balance, "iteration {t}: {p:?}");
         s.record(1, 0.5, 0.0, tiny);
         assert_eq!(s.change.is_finite(), t >= CHANGE_FROM, "{t}");
     }
     // The change of iteration 11 (1e-4 < 1e-3) starts DPR at 12, balance off from then.
-    let p = s.next().unwrap();
+    let p = s.plan_next().unwrap();
     assert!(p.start_dpr && !p.column_balance);
     s.record(1, 0.5, 0.0, tiny);
-    let p = s.next().unwrap();
+    let p = s.plan_next().unwrap();
     assert!(!p.start_dpr && !p.column_balance);
     s.record(1, 0.5, 0.0, 0);
-    assert_eq!(s.next(), Err(StopReason::Stationary));
+    assert_eq!(s.plan_next(), Err(StopReason::Stationary));
     // A coarse level runs exactly its iterations, measuring nothing.
     let mut c = Schedule::new(&o, Level::Coarse);
     for _ in 0..o.iterations_per_level {
-        assert!(c.next().is_ok());
+        assert!(c.plan_next().is_ok());
         c.record(1, 0.5, 0.0, 0);
     }
-    assert_eq!(c.next(), Err(StopReason::IterationCap));
+    assert_eq!(c.plan_next(), Err(StopReason::IterationCap));
 }
 
 #[test]
