@@ -27,7 +27,7 @@ impl Transition {
     pub fn new(g: &Graph, opts: &MclOptions) -> Result<Self> {
         opts.validate()?;
         if opts.variant == super::Variant::MlrMcl {
-            return Ok(super::mlr::coarsen::LoopGraph::from_graph(g)?.transition());
+            return Ok(LoopGraph::from_graph(g)?.transition());
         }
         let n = g.num_nodes();
         if let Some(w) = g.weights() {
@@ -219,5 +219,118 @@ impl<T: Scalar> Columns<T> {
     /// Total stored entries.
     pub fn entries(&self) -> u64 {
         self.len.iter().map(|&l| u64::from(l)).sum()
+    }
+}
+
+/// MLR-MCL's weight of edge `(i, j)` of weight `w`: `w·(1/dᵢ + 1/dⱼ)` (before the column
+/// normalisation), with `d` the weighted degrees counting the self-loop.
+#[inline]
+pub fn edge_weight(w: f64, di: f64, dj: f64) -> f64 {
+    w * (1.0 / di + 1.0 / dj)
+}
+
+/// A weighted graph in which every node's list holds a self-loop: `M_G`'s source at every
+/// level.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopGraph {
+    /// Lists: `ptr[i]..ptr[i+1]` of `adj` / `w`, rows ascending.
+    pub ptr: Vec<u64>,
+    /// Neighbours (and the node itself).
+    pub adj: Vec<u32>,
+    /// Weights.
+    pub w: Vec<f64>,
+    /// Vertex weights (nodes of the input graph in each node).
+    pub vwgt: Vec<u64>,
+}
+
+impl LoopGraph {
+    /// Nodes.
+    pub fn n(&self) -> usize {
+        self.vwgt.len()
+    }
+
+    /// The graph with self-loops: weight 1, or the largest weight of the node's edges in a
+    /// weighted graph (1 for an isolated node).
+    pub fn from_graph(g: &Graph) -> Result<Self> {
+        let n = g.num_nodes();
+        if let Some(w) = g.weights() {
+            if let Some(bad) = w.iter().find(|x| !(x.is_finite() && **x > 0.0)) {
+                return Err(Error::invalid(
+                    "mcl",
+                    format!("edge weights must be finite and > 0, found {bad}"),
+                ));
+            }
+        }
+        let mut ptr = Vec::with_capacity(n + 1);
+        ptr.push(0u64);
+        let total = g.num_edges() * 2 + n;
+        let mut adj = Vec::with_capacity(total);
+        let mut w = Vec::with_capacity(total);
+        for j in 0..n {
+            let nb = g.neighbors(j);
+            let ws = g.neighbor_weights(j);
+            let wt = |t: usize| ws.map_or(1.0, |w| w[t]);
+            let loop_w = if ws.is_some() && !nb.is_empty() {
+                (0..nb.len()).map(wt).fold(0.0f64, f64::max)
+            } else {
+                1.0
+            };
+            let mut placed = false;
+            for (t, &i) in nb.iter().enumerate() {
+                if !placed && i as usize > j {
+                    adj.push(j as u32);
+                    w.push(loop_w);
+                    placed = true;
+                }
+                if i as usize != j {
+                    adj.push(i);
+                    w.push(wt(t));
+                }
+            }
+            if !placed {
+                adj.push(j as u32);
+                w.push(loop_w);
+            }
+            ptr.push(adj.len() as u64);
+        }
+        Ok(Self {
+            ptr,
+            adj,
+            w,
+            vwgt: vec![1; n],
+        })
+    }
+
+    /// List `i`: neighbours (and `i`) and weights.
+    pub fn list(&self, i: usize) -> (&[u32], &[f64]) {
+        let (a, b) = (self.ptr[i] as usize, self.ptr[i + 1] as usize);
+        (&self.adj[a..b], &self.w[a..b])
+    }
+
+    /// Weighted degrees, the self-loop included.
+    pub fn degrees(&self) -> Vec<f64> {
+        (0..self.n()).map(|i| self.list(i).1.iter().sum()).collect()
+    }
+
+    /// MLR-MCL's `M_G` of this graph: entry `(j, i)` weighs `w_ij·(1/dᵢ + 1/dⱼ)`, columns
+    /// normalised.
+    pub fn transition(&self) -> Transition {
+        let d = self.degrees();
+        let n = self.n();
+        let mut val = vec![0.0; self.adj.len()];
+        for i in 0..n {
+            let (a, b) = (self.ptr[i] as usize, self.ptr[i + 1] as usize);
+            for t in a..b {
+                val[t] = edge_weight(self.w[t], d[i], d[self.adj[t] as usize]);
+            }
+            let s: f64 = val[a..b].iter().sum();
+            val[a..b].iter_mut().for_each(|x| *x /= s);
+        }
+        Transition {
+            n,
+            ptr: self.ptr.clone(),
+            row: self.adj.clone(),
+            val,
+        }
     }
 }

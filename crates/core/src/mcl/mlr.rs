@@ -47,6 +47,9 @@
 
 use rayon::prelude::*;
 
+pub use super::step::{
+    column_change_sq, column_distance_sq, prune_cut, PRUNE_A, PRUNE_B, PRUNE_FLOOR,
+};
 use super::{
     from_fixed, to_fixed, to_mass, Columns, Expansion, MclOptions, StopReason, Transition, Variant,
     MASS_SCALE,
@@ -54,6 +57,7 @@ use super::{
 use crate::scalar::Scalar;
 
 pub mod coarsen;
+pub use super::columns::edge_weight;
 
 /// MLR-MCL's default size of the coarsest graph (`-c`).
 pub const COARSEN_TO: usize = 1000;
@@ -71,12 +75,6 @@ pub const CHANGE_FROM: usize = 11;
 pub const STOP_CHANGE: f64 = 1e-5;
 /// The DPR phase starts when the change first falls below this.
 pub const DPR_CHANGE: f64 = 1e-3;
-/// Pruning: `PRUNE_A·avg·(1 − PRUNE_B·(max − avg))`, clamped to `[PRUNE_FLOOR, max]`.
-pub const PRUNE_A: f64 = 0.9;
-/// See [`PRUNE_A`].
-pub const PRUNE_B: f64 = 2.0;
-/// See [`PRUNE_A`].
-pub const PRUNE_FLOOR: f64 = 1e-7;
 /// Right shift from a column's fixed-point squared change (2^60) to the scale of their
 /// total (2^32): each column's is at most 2, so the total of `n < 2^31` columns fits.
 pub const CHANGE_SHIFT: u32 = 28;
@@ -197,13 +195,6 @@ pub fn frobenius_change(sq: u64, n: usize) -> f64 {
     (sq as f64 / MASS_SCALE).sqrt() / n.max(1) as f64
 }
 
-/// MLR-MCL's weight of edge `(i, j)` of weight `w`: `w·(1/dᵢ + 1/dⱼ)` (before the column
-/// normalisation), with `d` the weighted degrees counting the self-loop.
-#[inline]
-pub fn edge_weight(w: f64, di: f64, dj: f64) -> f64 {
-    w * (1.0 / di + 1.0 / dj)
-}
-
 /// The balance penalties of the columns of `M` ([`MclOptions::balance`] = `b`): with the row
 /// sums `r_x` in fixed point at 2^32 ([`to_mass`]), the column mass `k_y = Σ_x M(x,y)·r_x`
 /// in fixed point at 2^32 (each term rounded to `T`, then [`to_mass`]), and `pen_y =
@@ -282,35 +273,6 @@ pub fn regularize<T: Scalar>(tr: &Transition, w: &[T], pen: &[T], out: &mut [T])
     });
 }
 
-/// The squared L2 distance between two columns of `M` (rows distinct within each, any
-/// order) in fixed point at 2^60: `Σ to_fixed((a_x − b_x)²)` over the rows of `a` (a row
-/// missing from `b` counts `a_x²`), plus `Σ to_fixed(b_x²)` over the rows of `b` missing
-/// from `a`. The same sum gives a column's squared change ([`column_change_sq`]) and the DPR
-/// distance ([`dpr`]).
-pub fn column_distance_sq<T: Scalar>(a: (&[u32], &[T]), b: (&[u32], &[T])) -> u64 {
-    let mut d: u64 = 0;
-    for (&i, &x) in a.0.iter().zip(a.1) {
-        let y =
-            b.0.iter()
-                .position(|&r| r == i)
-                .map_or(T::zero(), |s| b.1[s]);
-        let e = x - y;
-        d = d.wrapping_add(to_fixed(e * e));
-    }
-    for (&i, &y) in b.0.iter().zip(b.1) {
-        if !a.0.contains(&i) {
-            d = d.wrapping_add(to_fixed(y * y));
-        }
-    }
-    d
-}
-
-/// A column's squared change from `prev` to `new` in fixed point at 2^60
-/// ([`column_distance_sq`] of new against previous).
-pub fn column_change_sq<T: Scalar>(prev: (&[u32], &[T]), new: (&[u32], &[T])) -> u64 {
-    column_distance_sq(new, prev)
-}
-
 /// The DPR form of `M_G` (weights `w`, in `T`): entry `(y, i)` is kept when the distance
 /// `√(from_fixed(column_distance_sq(M(:,i), M(:,y))))` is below `threshold` (the loop `y =
 /// i` always is), and column `i`'s kept weights are divided by their fixed-point sum;
@@ -343,26 +305,6 @@ pub fn dpr<T: Scalar>(tr: &Transition, w: &[T], m: &Columns<T>, threshold: f64) 
         })
         .collect();
     cols.into_iter().flatten().collect()
-}
-
-/// MLR-MCL's pruning cut of one column, in the units of the inflated values `y = (x /
-/// max)^r · scale` ([`super::inflate`]): `sum` is their fixed-point sum, `count` the
-/// column's entries, `xmax` the column's largest value before inflation. With the factor
-/// `F = xmax^r / scale` back to MLR-MCL's unnormalised `x^r` (`avg_t = avg·F`, `max_t =
-/// scale·F`), the threshold `PRUNE_A·avg_t·(1 − PRUNE_B·(max_t − avg_t))` clamped to
-/// `[PRUNE_FLOOR, max_t]`, divided by `F`: `min(scale, max(PRUNE_FLOOR / F,
-/// PRUNE_A·avg·(1 − PRUNE_B·((scale − avg)·F))))`. Entries `y ≥ cut` are kept.
-pub fn prune_cut<T: Scalar>(sum: u64, count: usize, xmax: T, r: f64, scale: T) -> T {
-    let count = <T as num_traits::NumCast>::from(count.max(1)).unwrap_or_else(T::one);
-    let avg = from_fixed::<T>(sum) / count;
-    let f = if r == 2.0 {
-        xmax * xmax
-    } else {
-        xmax.powf(T::from_f64(r))
-    } / scale;
-    let t = T::from_f64(PRUNE_A) * avg * (T::one() - T::from_f64(PRUNE_B) * ((scale - avg) * f));
-    let t = t.max(T::from_f64(PRUNE_FLOOR) / f);
-    t.min(scale)
 }
 
 /// The clusters of MLR-MCL from each node's attractor (`targets[j]`, a row of column `j`,

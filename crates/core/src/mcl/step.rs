@@ -86,8 +86,8 @@ pub fn inflate<T: Scalar>(x: T, max: T, r: f64, scale: T) -> T {
 /// keeps the `K` largest (ties by row), normalises; writes the column into `out_idx/out_val`
 /// (length ≥ `K`) and returns `(entries, chaos, change)`, where `change` is the fixed-point L1
 /// distance to the previous column `prev` ([`column_change`]; [`Variant::MlrMcl`]: the
-/// squared L2 distance, [`super::mlr::column_change_sq`], and the pruning cut is
-/// [`super::mlr::prune_cut`]). This is the host definition
+/// squared L2 distance, [`column_change_sq`], and the pruning cut is
+/// [`prune_cut`]). This is the host definition
 /// that the GPU kernels mirror step by step.
 pub fn column_step<T: Scalar>(
     acc: &[(u32, u64)],
@@ -123,7 +123,7 @@ pub fn column_step<T: Scalar>(
     }
     let cut = match opts.variant {
         Variant::Trident => T::from_f64(opts.prune_threshold) * from_fixed::<T>(s1),
-        Variant::MlrMcl => super::mlr::prune_cut(s1, acc.len(), max, opts.inflation, scale),
+        Variant::MlrMcl => prune_cut(s1, acc.len(), max, opts.inflation, scale),
     };
     let all = scratch.len();
     scratch.retain(|e| e.1 >= cut);
@@ -159,7 +159,7 @@ pub fn column_step<T: Scalar>(
     let new = (&out_idx[..len], &out_val[..len]);
     let change = match opts.variant {
         Variant::Trident => column_change(prev, new),
-        Variant::MlrMcl => super::mlr::column_change_sq(prev, new),
+        Variant::MlrMcl => column_change_sq(prev, new),
     };
     (len, chaos, change)
 }
@@ -186,4 +186,60 @@ pub fn column_change<T: Scalar>(prev: (&[u32], &[T]), new: (&[u32], &[T])) -> u6
         }
     }
     d
+}
+
+/// Pruning: `PRUNE_A·avg·(1 − PRUNE_B·(max − avg))`, clamped to `[PRUNE_FLOOR, max]`.
+pub const PRUNE_A: f64 = 0.9;
+/// See [`PRUNE_A`].
+pub const PRUNE_B: f64 = 2.0;
+/// See [`PRUNE_A`].
+pub const PRUNE_FLOOR: f64 = 1e-7;
+
+/// The squared L2 distance between two columns of `M` (rows distinct within each, any
+/// order) in fixed point at 2^60: `Σ to_fixed((a_x − b_x)²)` over the rows of `a` (a row
+/// missing from `b` counts `a_x²`), plus `Σ to_fixed(b_x²)` over the rows of `b` missing
+/// from `a`. The same sum gives a column's squared change ([`column_change_sq`]) and the DPR
+/// distance ([`dpr`]).
+pub fn column_distance_sq<T: Scalar>(a: (&[u32], &[T]), b: (&[u32], &[T])) -> u64 {
+    let mut d: u64 = 0;
+    for (&i, &x) in a.0.iter().zip(a.1) {
+        let y =
+            b.0.iter()
+                .position(|&r| r == i)
+                .map_or(T::zero(), |s| b.1[s]);
+        let e = x - y;
+        d = d.wrapping_add(to_fixed(e * e));
+    }
+    for (&i, &y) in b.0.iter().zip(b.1) {
+        if !a.0.contains(&i) {
+            d = d.wrapping_add(to_fixed(y * y));
+        }
+    }
+    d
+}
+
+/// A column's squared change from `prev` to `new` in fixed point at 2^60
+/// ([`column_distance_sq`] of new against previous).
+pub fn column_change_sq<T: Scalar>(prev: (&[u32], &[T]), new: (&[u32], &[T])) -> u64 {
+    column_distance_sq(new, prev)
+}
+
+/// MLR-MCL's pruning cut of one column, in the units of the inflated values `y = (x /
+/// max)^r · scale` ([`inflate`]): `sum` is their fixed-point sum, `count` the
+/// column's entries, `xmax` the column's largest value before inflation. With the factor
+/// `F = xmax^r / scale` back to MLR-MCL's unnormalised `x^r` (`avg_t = avg·F`, `max_t =
+/// scale·F`), the threshold `PRUNE_A·avg_t·(1 − PRUNE_B·(max_t − avg_t))` clamped to
+/// `[PRUNE_FLOOR, max_t]`, divided by `F`: `min(scale, max(PRUNE_FLOOR / F,
+/// PRUNE_A·avg·(1 − PRUNE_B·((scale − avg)·F))))`. Entries `y ≥ cut` are kept.
+pub fn prune_cut<T: Scalar>(sum: u64, count: usize, xmax: T, r: f64, scale: T) -> T {
+    let count = <T as num_traits::NumCast>::from(count.max(1)).unwrap_or_else(T::one);
+    let avg = from_fixed::<T>(sum) / count;
+    let f = if r == 2.0 {
+        xmax * xmax
+    } else {
+        xmax.powf(T::from_f64(r))
+    } / scale;
+    let t = T::from_f64(PRUNE_A) * avg * (T::one() - T::from_f64(PRUNE_B) * ((scale - avg) * f));
+    let t = t.max(T::from_f64(PRUNE_FLOOR) / f);
+    t.min(scale)
 }

@@ -14,30 +14,16 @@
 //! fixed shuffle (splitmix64, seed [`SEED`]), so runs repeat; MLR-MCL shuffles with
 //! `rand()`, so its coarse graphs differ from Trident's.
 
-use super::super::{Columns, Transition};
-use super::edge_weight;
-use crate::error::{Error, Result};
-use crate::graph::Graph;
+use super::super::columns::edge_weight;
+pub use super::super::columns::LoopGraph;
+use super::super::Columns;
+use crate::error::Result;
 use crate::scalar::Scalar;
 
 /// Seed of the visiting order's shuffle.
 pub const SEED: u64 = 4321;
 /// A coarse level must have fewer than this fraction of the finer level's nodes.
 pub const SHRINK: f64 = 0.9;
-
-/// A weighted graph in which every node's list holds a self-loop: `M_G`'s source at every
-/// level.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LoopGraph {
-    /// Lists: `ptr[i]..ptr[i+1]` of `adj` / `w`, rows ascending.
-    pub ptr: Vec<u64>,
-    /// Neighbours (and the node itself).
-    pub adj: Vec<u32>,
-    /// Weights.
-    pub w: Vec<f64>,
-    /// Vertex weights (nodes of the input graph in each node).
-    pub vwgt: Vec<u64>,
-}
 
 /// One coarsening step: the coarse graph and, per finer node, its coarse node (`cmap`), and
 /// per coarse node its representative finer node (`rmap`: the member of larger degree, ties
@@ -53,95 +39,6 @@ pub struct Coarsening {
 }
 
 impl LoopGraph {
-    /// Nodes.
-    pub fn n(&self) -> usize {
-        self.vwgt.len()
-    }
-
-    /// The graph with self-loops: weight 1, or the largest weight of the node's edges in a
-    /// weighted graph (1 for an isolated node).
-    pub fn from_graph(g: &Graph) -> Result<Self> {
-        let n = g.num_nodes();
-        if let Some(w) = g.weights() {
-            if let Some(bad) = w.iter().find(|x| !(x.is_finite() && **x > 0.0)) {
-                return Err(Error::invalid(
-                    "mcl",
-                    format!("edge weights must be finite and > 0, found {bad}"),
-                ));
-            }
-        }
-        let mut ptr = Vec::with_capacity(n + 1);
-        ptr.push(0u64);
-        let total = g.num_edges() * 2 + n;
-        let mut adj = Vec::with_capacity(total);
-        let mut w = Vec::with_capacity(total);
-        for j in 0..n {
-            let nb = g.neighbors(j);
-            let ws = g.neighbor_weights(j);
-            let wt = |t: usize| ws.map_or(1.0, |w| w[t]);
-            let loop_w = if ws.is_some() && !nb.is_empty() {
-                (0..nb.len()).map(wt).fold(0.0f64, f64::max)
-            } else {
-                1.0
-            };
-            let mut placed = false;
-            for (t, &i) in nb.iter().enumerate() {
-                if !placed && i as usize > j {
-                    adj.push(j as u32);
-                    w.push(loop_w);
-                    placed = true;
-                }
-                if i as usize != j {
-                    adj.push(i);
-                    w.push(wt(t));
-                }
-            }
-            if !placed {
-                adj.push(j as u32);
-                w.push(loop_w);
-            }
-            ptr.push(adj.len() as u64);
-        }
-        Ok(Self {
-            ptr,
-            adj,
-            w,
-            vwgt: vec![1; n],
-        })
-    }
-
-    fn list(&self, i: usize) -> (&[u32], &[f64]) {
-        let (a, b) = (self.ptr[i] as usize, self.ptr[i + 1] as usize);
-        (&self.adj[a..b], &self.w[a..b])
-    }
-
-    /// Weighted degrees, the self-loop included.
-    pub fn degrees(&self) -> Vec<f64> {
-        (0..self.n()).map(|i| self.list(i).1.iter().sum()).collect()
-    }
-
-    /// MLR-MCL's `M_G` of this graph: entry `(j, i)` weighs `w_ij·(1/dᵢ + 1/dⱼ)`, columns
-    /// normalised.
-    pub fn transition(&self) -> Transition {
-        let d = self.degrees();
-        let n = self.n();
-        let mut val = vec![0.0; self.adj.len()];
-        for i in 0..n {
-            let (a, b) = (self.ptr[i] as usize, self.ptr[i + 1] as usize);
-            for t in a..b {
-                val[t] = edge_weight(self.w[t], d[i], d[self.adj[t] as usize]);
-            }
-            let s: f64 = val[a..b].iter().sum();
-            val[a..b].iter_mut().for_each(|x| *x /= s);
-        }
-        Transition {
-            n,
-            ptr: self.ptr.clone(),
-            row: self.adj.clone(),
-            val,
-        }
-    }
-
     /// The largest vertex weight of a pair when coarsening towards `c` nodes.
     pub fn max_vertex_weight(&self, c: usize) -> u64 {
         let n = self.n() as f64;
