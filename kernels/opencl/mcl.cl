@@ -33,6 +33,12 @@
 //   mcl_reduce                     one work-group: max chaos and total entries, clears sq and
 //                                  the overflow count;
 // and reads back the chaos (and entry count): the loop stays on the device.
+// MLR-MCL's variant (trident_core::mcl::mlr) adds, before the column pass: mcl_dpr (once, when
+// its DPR phase starts: the DPR form of M_G into reg), or, while its balance is on, mcl_mass,
+// mcl_colmass (column penalties cpen) and mcl_regularize (M_R into reg, clearing mass); the
+// column pass then reads reg as its right operand's weights, with the flags PRUNE_MLR (its
+// pruning cut) and CHANGE_L2 (squared L2 changes, summed by mcl_reduce into out_entries[1]).
+// Zero weights (edges DPR dropped) contribute no products.
 //
 // Kernel arguments (both precisions; ulong = u64, uint = u32; the host code,
 // trident_core::mcl::gpu (gpu/device.rs), must match):
@@ -47,7 +53,15 @@
 //                 ulong *sq, uint *overflow, uint *g_keys, ulong *g_acc, uint *g_crow,
 //                 REAL *g_cy, ulong region, ulong first, ulong lcap
 //   mcl_reduce:   ulong n, uint K, const REAL *val, ulong *sq, const uint *len,
-//                 uint *overflow, REAL *out_chaos, ulong *out_entries
+//                 uint *overflow, REAL *out_chaos, ulong *out_entries (2: entries, and the
+//                 sum of the columns' changes >> 28)
+//   mcl_colmass:  ulong n, uint K, REAL b, const uint *idx, const REAL *val,
+//                 const uint *len, const ulong *mass, REAL *cpen
+//   mcl_regularize: ulong n, const ulong *rptr, const uint *rrow, const REAL *rval,
+//                 const REAL *cpen, REAL *reg, ulong *mass
+//   mcl_dpr:      ulong n, uint K, REAL threshold, const ulong *rptr, const uint *rrow,
+//                 const REAL *src, const uint *idx, const REAL *val, const uint *len,
+//                 REAL *dst (n work-groups)
 //   mcl_attractor / mcl_target (once, after the loop; 1-D, global >= n):
 //                 ulong n, uint K, const uint *idx, const REAL *val, const uint *len,
 //                 uint *attr, uint *target
@@ -56,7 +70,8 @@
 // (in_*; trident_core::mcl::column_change). mcl_reduce forms each column's chaos
 // val[j*K] - sq[j] and the maxima: out_chaos[0] = max chaos, out_chaos[1] = max change.
 // flags: 1 = RIGHT_IS_M (plain MCL expansion), 2 = BALANCED (multiply by pen[row]),
-//        4 = SQUARE (inflation 2 as x*x). overflow[0] is the count, overflow[1..] columns.
+//        4 = SQUARE (inflation 2 as x*x), 8 = PRUNE_MLR, 16 = CHANGE_L2. overflow[0] is the
+//        count, overflow[1..] columns.
 // Launch: mcl_mass / mcl_penalty: 1-D, any work-group size, global >= n. mcl_column_local:
 // n work-groups (first unused; a column spills when 2 * distinct rows > min(lcap, LCAP));
 // mcl_column_global (lcap unused): G work-groups, g_* regions of `region`

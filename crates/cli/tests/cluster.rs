@@ -119,6 +119,9 @@ fn bad_options_and_outputs_are_refused_before_work() {
         vec!["cluster", n, "--mass-penalty", "-1"],
         vec!["cluster", n, "--balance", "0.5"],
         vec!["cluster", n, "--variant", "mlrmcl", "--mass-penalty", "0.5"],
+        vec!["cluster", n, "--variant", "mlrmcl", "--finish-after", "3"],
+        vec!["cluster", n, "--variant", "mlrmcl", "--expansion", "mcl"],
+        vec!["cluster", n, "--coarsen-to", "10"],
         vec!["cluster", n, "-o", n],
         vec!["cluster", n, "--eval", "/nonexistent/complexes.txt"],
         // A stream without line breaks is refused early (not read until memory runs out).
@@ -596,4 +599,42 @@ fn clusters_of_a_metis_file() {
         [vec!["1", "2", "3"], vec!["4", "5", "6"]],
         "{text}"
     );
+}
+
+#[test]
+fn mlrmcl_variant_single_and_multi_level_on_a_metis_file() {
+    // MLR-MCL's own input: two triangles joined by the edge 3-4.
+    let d = dir("mlrmcl");
+    let p = d.join("g.graph");
+    std::fs::write(&p, "6 7\n2 3\n1 3\n1 2 4\n3 5 6\n4 6\n4 5\n").unwrap();
+    for coarsen in ["0", "2"] {
+        let out = d.join(format!("clusters_{coarsen}.txt"));
+        let o = trident(&[
+            "cluster",
+            p.to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--variant",
+            "mlrmcl",
+            "--coarsen-to",
+            coarsen,
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{err}");
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert_eq!(
+            sorted_clusters(&text),
+            [vec!["1", "2", "3"], vec!["4", "5", "6"]],
+            "coarsen to {coarsen}: {text}"
+        );
+        // The multi-level run names its levels, and its progress lines the coarse ones.
+        assert_eq!(
+            coarsen == "2",
+            err.contains(" levels (coarsening "),
+            "{err}"
+        );
+        assert_eq!(coarsen == "2", err.contains("(level 1)"), "{err}");
+    }
 }

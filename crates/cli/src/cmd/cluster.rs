@@ -14,7 +14,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use trident_core::mcl::{eval, Clustering, Expansion, MarkovCluster, MclOptions, MclProgress};
+use trident_core::mcl::{
+    eval, Clustering, Expansion, MarkovCluster, MclOptions, MclProgress, Variant,
+};
 use trident_core::{io, Error, Graph, Result};
 
 use crate::files::Files;
@@ -68,22 +70,23 @@ pub struct Args {
     /// default 64, 256 with --variant mlrmcl, whose own pruning keeps columns short).
     #[arg(long)]
     max_per_column: Option<usize>,
-    /// Expansion rule.
-    #[arg(long, value_enum, default_value = "regularized")]
-    expansion: ExpansionChoice,
+    /// --variant trident: expansion rule (default regularized).
+    #[arg(long, value_enum)]
+    expansion: Option<ExpansionChoice>,
     /// Give up after this many iterations (reported on stderr; default 100, MLR-MCL's 25 at
     /// full size with --variant mlrmcl).
     #[arg(long)]
     max_iterations: Option<usize>,
-    /// Stop when no column of M changes by more than this (L1) in an iteration: R-MCL's
-    /// fixed point, which its chaos test rarely reaches. 0 turns the test off.
-    #[arg(long, default_value_t = trident_core::mcl::STATIONARY_TOLERANCE)]
-    stationary_tolerance: f64,
-    /// With the regularized expansion: after this many R-MCL iterations, finish with mcl's
-    /// M ← M·M until the chaos test is met (R-MCL alone keeps moving flow between the
-    /// attractors of a cluster and rarely converges). 0: R-MCL throughout.
-    #[arg(long, default_value_t = trident_core::mcl::FINISH_AFTER)]
-    finish_after: usize,
+    /// --variant trident: stop when no column of M changes by more than this (L1) in an
+    /// iteration: R-MCL's fixed point, which its chaos test rarely reaches (default 1e-4). 0
+    /// turns the test off.
+    #[arg(long)]
+    stationary_tolerance: Option<f64>,
+    /// --variant trident, regularized expansion: after this many R-MCL iterations, finish
+    /// with mcl's M ← M·M until the chaos test is met (R-MCL alone keeps moving flow between
+    /// the attractors of a cluster and rarely converges; default 10). 0: R-MCL throughout.
+    #[arg(long)]
+    finish_after: Option<usize>,
     /// GPU backends: slots of the column pass's local hash table (a power of two, 4 to
     /// 2048; default 2048). Smaller sends more columns to the global-memory path; for
     /// timing and testing, the clusters do not depend on it.
@@ -145,6 +148,22 @@ impl Args {
                         "is Trident's variant's penalty; MLR-MCL's is --balance",
                     );
                 }
+                for (given, name) in [
+                    (self.expansion.is_some(), "--expansion"),
+                    (self.finish_after.is_some(), "--finish-after"),
+                    (
+                        self.stationary_tolerance.is_some(),
+                        "--stationary-tolerance",
+                    ),
+                ] {
+                    if given {
+                        return refuse(
+                            name,
+                            "belongs to --variant trident; MLR-MCL expands by M_R and stops on \
+                             its own change test",
+                        );
+                    }
+                }
                 let d = MclOptions::mlrmcl();
                 MclOptions {
                     balance: self.balance.unwrap_or(d.balance),
@@ -156,13 +175,15 @@ impl Args {
         Ok(MclOptions {
             inflation: self.inflation,
             expansion: match self.expansion {
-                ExpansionChoice::Regularized => Expansion::Regularized,
-                ExpansionChoice::Mcl => Expansion::Mcl,
+                Some(ExpansionChoice::Mcl) => Expansion::Mcl,
+                _ => Expansion::Regularized,
             },
             max_per_column: self.max_per_column.unwrap_or(base.max_per_column),
             max_iterations: self.max_iterations.unwrap_or(base.max_iterations),
-            stationary_tolerance: self.stationary_tolerance,
-            finish_after: self.finish_after,
+            stationary_tolerance: self
+                .stationary_tolerance
+                .unwrap_or(base.stationary_tolerance),
+            finish_after: self.finish_after.unwrap_or(base.finish_after),
             local_table: self.gpu_local_table,
             column_wg: self.gpu_column_wg,
             ..base
@@ -260,11 +281,22 @@ pub fn run(args: Args) -> Result<()> {
     };
     let secs = t.elapsed().as_secs_f64();
     if !c.converged && args.from.is_none() {
-        eprintln!(
-            "warning: R-MCL did not converge in {} iterations (chaos {:.3e} >= {:.0e}, largest \
-             column change {:.3e} >= {:.0e}); the clusters are those of the last iterate",
-            c.iterations, c.chaos, opts.chaos_tolerance, c.change, opts.stationary_tolerance
-        );
+        match opts.variant {
+            Variant::Trident => eprintln!(
+                "warning: R-MCL did not converge in {} iterations (chaos {:.3e} >= {:.0e}, \
+                 largest column change {:.3e} >= {:.0e}); the clusters are those of the last \
+                 iterate",
+                c.iterations, c.chaos, opts.chaos_tolerance, c.change, opts.stationary_tolerance
+            ),
+            Variant::MlrMcl => eprintln!(
+                "warning: MLR-MCL's change test was not met in {} iterations at full size \
+                 (||dM||_F / n = {:.3e} >= {:.0e}), as MLR-MCL stops at its cap; the clusters \
+                 are those of the last iterate",
+                opts.max_iterations,
+                c.change,
+                trident_core::mcl::mlr::STOP_CHANGE
+            ),
+        }
     }
     let t = Instant::now();
     write_clusters(&g, &c, args.output.as_deref(), &mut files)?;

@@ -261,12 +261,7 @@ impl LoopGraph {
                 ));
             }
         }
-        let mut ptr = Vec::with_capacity(n + 1);
-        ptr.push(0u64);
-        let total = g.num_edges() * 2 + n;
-        let mut adj = Vec::with_capacity(total);
-        let mut w = Vec::with_capacity(total);
-        for j in 0..n {
+        let (ptr, adj, w) = build_lists(n, |j, adj, w| {
             let nb = g.neighbors(j);
             let ws = g.neighbor_weights(j);
             let wt = |t: usize| ws.map_or(1.0, |w| w[t]);
@@ -291,8 +286,7 @@ impl LoopGraph {
                 adj.push(j as u32);
                 w.push(loop_w);
             }
-            ptr.push(adj.len() as u64);
-        }
+        });
         Ok(Self {
             ptr,
             adj,
@@ -309,7 +303,11 @@ impl LoopGraph {
 
     /// Weighted degrees, the self-loop included.
     pub fn degrees(&self) -> Vec<f64> {
-        (0..self.n()).map(|i| self.list(i).1.iter().sum()).collect()
+        (0..self.n())
+            .into_par_iter()
+            .with_min_len(1 << 12)
+            .map(|i| self.list(i).1.iter().sum())
+            .collect()
     }
 
     /// MLR-MCL's `M_G` of this graph: entry `(j, i)` weighs `w_ij·(1/dᵢ + 1/dⱼ)`, columns
@@ -317,20 +315,52 @@ impl LoopGraph {
     pub fn transition(&self) -> Transition {
         let d = self.degrees();
         let n = self.n();
-        let mut val = vec![0.0; self.adj.len()];
-        for i in 0..n {
-            let (a, b) = (self.ptr[i] as usize, self.ptr[i + 1] as usize);
-            for t in a..b {
-                val[t] = edge_weight(self.w[t], d[i], d[self.adj[t] as usize]);
-            }
-            let s: f64 = val[a..b].iter().sum();
-            val[a..b].iter_mut().for_each(|x| *x /= s);
-        }
-        Transition {
-            n,
-            ptr: self.ptr.clone(),
-            row: self.adj.clone(),
-            val,
-        }
+        let (ptr, row, val) = build_lists(n, |i, row, val| {
+            let (adj, w) = self.list(i);
+            row.extend_from_slice(adj);
+            let start = val.len();
+            val.extend(
+                adj.iter()
+                    .zip(w)
+                    .map(|(&j, &x)| edge_weight(x, d[i], d[j as usize])),
+            );
+            let s: f64 = val[start..].iter().sum();
+            val[start..].iter_mut().for_each(|x| *x /= s);
+        });
+        Transition { n, ptr, row, val }
     }
+}
+
+/// Lists `0..n` in compressed form, built in parallel: `fill(i, adj, w)` appends list `i`'s
+/// entries (blocks of lists run on the rayon pool, each into vectors of its own, which are
+/// then concatenated in order).
+pub(crate) fn build_lists<F>(n: usize, fill: F) -> (Vec<u64>, Vec<u32>, Vec<f64>)
+where
+    F: Fn(usize, &mut Vec<u32>, &mut Vec<f64>) + Sync,
+{
+    const BLOCK: usize = 4096;
+    let blocks: Vec<(Vec<u64>, Vec<u32>, Vec<f64>)> = (0..n.div_ceil(BLOCK))
+        .into_par_iter()
+        .map(|b| {
+            let (mut len, mut adj, mut w) = (Vec::new(), Vec::new(), Vec::new());
+            for i in b * BLOCK..((b + 1) * BLOCK).min(n) {
+                let before = adj.len();
+                fill(i, &mut adj, &mut w);
+                len.push((adj.len() - before) as u64);
+            }
+            (len, adj, w)
+        })
+        .collect();
+    let total: usize = blocks.iter().map(|b| b.1.len()).sum();
+    let mut ptr = Vec::with_capacity(n + 1);
+    ptr.push(0u64);
+    let (mut adj, mut w) = (Vec::with_capacity(total), Vec::with_capacity(total));
+    for (len, a, x) in blocks {
+        for l in len {
+            ptr.push(ptr.last().copied().unwrap_or(0) + l);
+        }
+        adj.extend_from_slice(&a);
+        w.extend_from_slice(&x);
+    }
+    (ptr, adj, w)
 }

@@ -14,8 +14,8 @@
 //! fixed shuffle (splitmix64, seed [`SEED`]), so runs repeat; MLR-MCL shuffles with
 //! `rand()`, so its coarse graphs differ from Trident's.
 
-use super::super::columns::edge_weight;
 pub use super::super::columns::LoopGraph;
+use super::super::columns::{build_lists, edge_weight};
 use super::super::Columns;
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -98,36 +98,39 @@ impl LoopGraph {
         if cn as f64 >= SHRINK * n as f64 {
             return None;
         }
-        // The coarse lists: both members' lists mapped through cmap, weights summed.
-        let mut ptr = Vec::with_capacity(cn + 1);
-        ptr.push(0u64);
-        let mut adj = Vec::new();
-        let mut w = Vec::new();
-        let mut vwgt = Vec::with_capacity(cn);
-        let mut acc: Vec<(u32, f64)> = Vec::new();
-        for &(u, v) in &members {
-            acc.clear();
-            let mut vw = 0;
+        // The coarse lists: both members' lists mapped through cmap, weights summed (coarse
+        // nodes in parallel).
+        let (ptr, adj, w) = build_lists(cn, |c, adj, w| {
+            let (u, v) = members[c];
+            let mut acc: Vec<(u32, f64)> = Vec::new();
             for m in [u, v] {
                 if m == NONE {
                     continue;
                 }
-                vw += self.vwgt[m as usize];
                 let (a, ws) = self.list(m as usize);
                 acc.extend(a.iter().map(|&k| cmap[k as usize]).zip(ws.iter().copied()));
             }
             acc.sort_by_key(|e| e.0);
+            let start = adj.len();
             for &(k, x) in acc.iter() {
-                if adj.len() as u64 > *ptr.last().unwrap() && *adj.last().unwrap() == k {
+                if adj.len() > start && *adj.last().unwrap() == k {
                     *w.last_mut().unwrap() += x;
                 } else {
                     adj.push(k);
                     w.push(x);
                 }
             }
-            ptr.push(adj.len() as u64);
-            vwgt.push(vw);
-        }
+        });
+        let vwgt: Vec<u64> = members
+            .iter()
+            .map(|&(u, v)| {
+                [u, v]
+                    .iter()
+                    .filter(|&&m| m != NONE)
+                    .map(|&m| self.vwgt[m as usize])
+                    .sum()
+            })
+            .collect();
         if (adj.len() as f64) <= cn as f64 / 2.0 {
             return None;
         }
