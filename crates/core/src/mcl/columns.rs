@@ -261,7 +261,17 @@ impl LoopGraph {
                 ));
             }
         }
-        let (ptr, adj, w) = build_lists(n, |j, adj, w| {
+        let len = |j: usize| {
+            let nb = g.neighbors(j);
+            nb.len() + 1 - usize::from(nb.binary_search(&(j as u32)).is_ok())
+        };
+        let (ptr, adj, w) = build_sized(n, len, |j, adj, w| {
+            let (mut adj, mut w) = (adj.iter_mut(), w.iter_mut());
+            let mut put = |a: u32, x: f64| {
+                if let (Some(pa), Some(pw)) = (adj.next(), w.next()) {
+                    (*pa, *pw) = (a, x);
+                }
+            };
             let nb = g.neighbors(j);
             let ws = g.neighbor_weights(j);
             let wt = |t: usize| ws.map_or(1.0, |w| w[t]);
@@ -273,20 +283,17 @@ impl LoopGraph {
             let mut placed = false;
             for (t, &i) in nb.iter().enumerate() {
                 if !placed && i as usize > j {
-                    adj.push(j as u32);
-                    w.push(loop_w);
+                    put(j as u32, loop_w);
                     placed = true;
                 }
                 if i as usize != j {
-                    adj.push(i);
-                    w.push(wt(t));
+                    put(i, wt(t));
                 }
             }
             if !placed {
-                adj.push(j as u32);
-                w.push(loop_w);
+                put(j as u32, loop_w);
             }
-        });
+        })?;
         Ok(Self {
             ptr,
             adj,
@@ -315,19 +322,35 @@ impl LoopGraph {
     pub fn transition(&self) -> Transition {
         let d = self.degrees();
         let n = self.n();
-        let (ptr, row, val) = build_lists(n, |i, row, val| {
-            let (adj, w) = self.list(i);
-            row.extend_from_slice(adj);
-            let start = val.len();
-            val.extend(
-                adj.iter()
-                    .zip(w)
-                    .map(|(&j, &x)| edge_weight(x, d[i], d[j as usize])),
-            );
-            let s: f64 = val[start..].iter().sum();
-            val[start..].iter_mut().for_each(|x| *x /= s);
+        let mut val: Vec<f64> = vec![0.0; self.adj.len()];
+        // Lists of blocks of columns in parallel, each writing its own slice of `val`.
+        let ptr = &self.ptr;
+        let mut parts = Vec::new();
+        let mut rest = &mut val[..];
+        for b0 in (0..n).step_by(BLOCK) {
+            let b1 = (b0 + BLOCK).min(n);
+            let (a, r) = std::mem::take(&mut rest).split_at_mut((ptr[b1] - ptr[b0]) as usize);
+            rest = r;
+            parts.push((b0, b1, a));
+        }
+        parts.into_par_iter().for_each(|(b0, b1, out)| {
+            let base = ptr[b0] as usize;
+            for i in b0..b1 {
+                let (a, b) = (ptr[i] as usize - base, ptr[i + 1] as usize - base);
+                let (adj, w) = self.list(i);
+                for (t, (&j, &x)) in adj.iter().zip(w).enumerate() {
+                    out[a + t] = edge_weight(x, d[i], d[j as usize]);
+                }
+                let s: f64 = out[a..b].iter().sum();
+                out[a..b].iter_mut().for_each(|x| *x /= s);
+            }
         });
-        Transition { n, ptr, row, val }
+        Transition {
+            n,
+            ptr: self.ptr.clone(),
+            row: self.adj.clone(),
+            val,
+        }
     }
 }
 
@@ -338,7 +361,6 @@ pub(crate) fn build_lists<F>(n: usize, fill: F) -> (Vec<u64>, Vec<u32>, Vec<f64>
 where
     F: Fn(usize, &mut Vec<u32>, &mut Vec<f64>) + Sync,
 {
-    const BLOCK: usize = 4096;
     let blocks: Vec<(Vec<u64>, Vec<u32>, Vec<f64>)> = (0..n.div_ceil(BLOCK))
         .into_par_iter()
         .map(|b| {
@@ -363,4 +385,48 @@ where
         w.extend_from_slice(&x);
     }
     (ptr, adj, w)
+}
+
+/// Lists per parallel block of [`build_lists`] and [`build_sized`].
+const BLOCK: usize = 4096;
+
+/// Lists `0..n` of known lengths `len(i)` in compressed form, allocated once and filled in
+/// place in parallel: `fill(i, adj, w)` writes list `i` into its slices.
+pub(crate) fn build_sized<L, F>(n: usize, len: L, fill: F) -> Result<(Vec<u64>, Vec<u32>, Vec<f64>)>
+where
+    L: Fn(usize) -> usize + Sync,
+    F: Fn(usize, &mut [u32], &mut [f64]) + Sync,
+{
+    let what = || format!("M_G of {n} nodes");
+    let mut ptr: Vec<u64> = crate::alloc::try_zeroed_vec(n + 1, what)?;
+    ptr[1..]
+        .par_iter_mut()
+        .enumerate()
+        .with_min_len(1 << 12)
+        .for_each(|(i, p)| *p = len(i) as u64);
+    for i in 0..n {
+        ptr[i + 1] += ptr[i];
+    }
+    let total = ptr[n] as usize;
+    let mut adj: Vec<u32> = crate::alloc::try_zeroed_vec(total, what)?;
+    let mut w: Vec<f64> = crate::alloc::try_zeroed_vec(total, what)?;
+    let mut parts = Vec::new();
+    let (mut ra, mut rw) = (&mut adj[..], &mut w[..]);
+    for b0 in (0..n).step_by(BLOCK) {
+        let b1 = (b0 + BLOCK).min(n);
+        let l = (ptr[b1] - ptr[b0]) as usize;
+        let (a, ar) = std::mem::take(&mut ra).split_at_mut(l);
+        let (x, xr) = std::mem::take(&mut rw).split_at_mut(l);
+        (ra, rw) = (ar, xr);
+        parts.push((b0, b1, a, x));
+    }
+    let p = &ptr;
+    parts.into_par_iter().for_each(|(b0, b1, a, x)| {
+        let base = p[b0] as usize;
+        for i in b0..b1 {
+            let (s, e) = (p[i] as usize - base, p[i + 1] as usize - base);
+            fill(i, &mut a[s..e], &mut x[s..e]);
+        }
+    });
+    Ok((ptr, adj, w))
 }

@@ -167,26 +167,36 @@ impl LoopGraph {
 /// pair get the same column; flow lands on representatives only), in `K` columns of the
 /// finer size.
 pub fn project<T: Scalar>(coarse: &Columns<T>, step: &Coarsening) -> Result<Columns<T>> {
+    use rayon::prelude::*;
     let n = step.cmap.len();
     let k = coarse.k;
     let mut m = Columns::<T>::zeroed(n, k)?;
-    for i in 0..n {
-        let (r, v) = coarse.column(step.cmap[i] as usize);
-        let base = i * k;
-        for (t, (&row, &x)) in r.iter().zip(v).enumerate() {
-            m.idx[base + t] = step.rmap[row as usize];
-            m.val[base + t] = x;
-        }
-        m.len[i] = r.len() as u32;
-        // Keep the order of `Columns`: value descending, ties by row.
-        let mut col: Vec<(u32, T)> = (0..r.len())
-            .map(|t| (m.idx[base + t], m.val[base + t]))
-            .collect();
-        col.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap().then(a.0.cmp(&b.0)));
-        for (t, (row, x)) in col.into_iter().enumerate() {
-            (m.idx[base + t], m.val[base + t]) = (row, x);
-        }
-    }
+    // Columns in parallel, each written in place (its pages first touched here).
+    m.idx
+        .par_chunks_mut(k.max(1))
+        .zip(m.val.par_chunks_mut(k.max(1)))
+        .zip(m.len.par_iter_mut())
+        .enumerate()
+        .with_min_len(256)
+        .for_each(|(i, ((oi, ov), ol))| {
+            let (r, v) = coarse.column(step.cmap[i] as usize);
+            for (t, (&row, &x)) in r.iter().zip(v).enumerate() {
+                (oi[t], ov[t]) = (step.rmap[row as usize], x);
+            }
+            *ol = r.len() as u32;
+            // Keep the order of `Columns` (value descending, ties by row): the coarse order
+            // holds except among equal values, whose mapped rows may need reordering; an
+            // insertion sort of the few entries does it in place.
+            let len = r.len();
+            for a in 1..len {
+                let mut b = a;
+                while b > 0 && (ov[b - 1] < ov[b] || (ov[b - 1] == ov[b] && oi[b - 1] > oi[b])) {
+                    oi.swap(b - 1, b);
+                    ov.swap(b - 1, b);
+                    b -= 1;
+                }
+            }
+        });
     Ok(m)
 }
 
