@@ -96,6 +96,10 @@ pub fn checks<B: MarkovCluster<f32> + MarkovCluster<f64>>() -> Vec<Check<B>> {
             name: "mcl_mlrmcl_planted_f64",
             run: mlr::planted::<f64, B>,
         },
+        Check {
+            name: "mcl_weight_scale_invariance_f64",
+            run: mlr::weight_scale::<f64, B>,
+        },
     ]
 }
 
@@ -125,7 +129,8 @@ macro_rules! mcl_conformance_tests {
             mcl_mlrmcl_matches_reference_f32,
             mcl_mlrmcl_matches_reference_f64,
             mcl_mlrmcl_planted_f32,
-            mcl_mlrmcl_planted_f64
+            mcl_mlrmcl_planted_f64,
+            mcl_weight_scale_invariance_f64
         );
     };
 }

@@ -42,6 +42,7 @@ impl Transition {
                 ));
             }
         }
+        let scale = weight_scale(g);
         // Column j holds its neighbours and, unless the loop weight is 0, itself: the counts
         // in parallel, then their prefix sums.
         let has_loop = |j: usize| g.neighbors(j).is_empty() || opts.self_loop_weight > 0.0;
@@ -77,7 +78,7 @@ impl Transition {
             for j in b0..b1 {
                 let nb = g.neighbors(j);
                 let ws = g.neighbor_weights(j);
-                let w = |t: usize| ws.map_or(1.0, |w| w[t]);
+                let w = |t: usize| ws.map_or(1.0, |w| w[t] * scale);
                 let max_w = (0..nb.len()).map(w).fold(0.0f64, f64::max);
                 let loop_w = if nb.is_empty() {
                     1.0
@@ -261,6 +262,7 @@ impl LoopGraph {
                 ));
             }
         }
+        let scale = weight_scale(g);
         let len = |j: usize| {
             let nb = g.neighbors(j);
             nb.len() + 1 - usize::from(nb.binary_search(&(j as u32)).is_ok())
@@ -274,7 +276,7 @@ impl LoopGraph {
             };
             let nb = g.neighbors(j);
             let ws = g.neighbor_weights(j);
-            let wt = |t: usize| ws.map_or(1.0, |w| w[t]);
+            let wt = |t: usize| ws.map_or(1.0, |w| w[t] * scale);
             let loop_w = if ws.is_some() && !nb.is_empty() {
                 (0..nb.len()).map(wt).fold(0.0f64, f64::max)
             } else {
@@ -429,4 +431,25 @@ where
         }
     });
     Ok((ptr, adj, w))
+}
+
+/// The power of two `2^−e` that brings a graph's largest edge weight into `[1, 2)` (1 for an
+/// unweighted graph). Both variants' `M_G` are invariant under scaling every weight (columns
+/// are normalised; MLR-MCL's `w·(1/dᵢ + 1/dⱼ)` is homogeneous of degree 0), and a power of two
+/// scales exactly, so the result is the same bits for ordinary weights while sums of weights
+/// near `f64::MAX`, which would overflow to infinity and turn columns into zeros or NaN,
+/// stay finite.
+fn weight_scale(g: &Graph) -> f64 {
+    let Some(w) = g.weights() else {
+        return 1.0;
+    };
+    let max = w
+        .par_iter()
+        .with_min_len(1 << 14)
+        .copied()
+        .reduce(|| 0.0, f64::max);
+    if !(max.is_finite() && max > 0.0) {
+        return 1.0;
+    }
+    2f64.powi(-(max.log2().floor() as i32))
 }

@@ -149,3 +149,32 @@ pub(super) fn hand_checked<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), 
     }
     Ok(())
 }
+
+/// Both variants are invariant under scaling every weight: two weighted triangles joined by a
+/// light edge give the same partition with weights times 1e-300, 1e300 and near `f64::MAX`
+/// (whose column sums overflowed to infinity before `M_G` scaled weights by a power of two).
+pub(super) fn weight_scale<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
+    let edges = [
+        (0, 1, 1.0),
+        (1, 2, 2.0),
+        (0, 2, 1.0),
+        (3, 4, 1.0),
+        (4, 5, 2.0),
+        (3, 5, 1.0),
+        (2, 3, 0.1),
+    ];
+    for variant in [MclOptions::default(), MclOptions::mlrmcl()] {
+        for factor in [1e-300, 1e300, 8e307] {
+            let g =
+                Graph::from_weighted_edges(6, edges.iter().map(|&(u, v, w)| (u, v, w * factor)))
+                    .map_err(|e| e.to_string())?;
+            let c = run::<T, B>(b, &g, &variant)?;
+            expect(
+                &c,
+                &[&[0, 1, 2], &[3, 4, 5]],
+                &format!("{:?}, weights × {factor:e}", variant.variant),
+            )?;
+        }
+    }
+    Ok(())
+}
