@@ -43,69 +43,38 @@ impl Transition {
             }
         }
         let scale = weight_scale(g);
-        // Column j holds its neighbours and, unless the loop weight is 0, itself: the counts
-        // in parallel, then their prefix sums.
+        // Column j holds its neighbours and, unless the loop weight is 0, itself.
         let has_loop = |j: usize| g.neighbors(j).is_empty() || opts.self_loop_weight > 0.0;
-        let what = || format!("M_G of {n} nodes");
-        let mut ptr: Vec<u64> = crate::alloc::try_zeroed_vec(n + 1, what)?;
-        ptr[1..]
-            .par_iter_mut()
-            .enumerate()
-            .with_min_len(1 << 12)
-            .for_each(|(j, p)| *p = g.neighbors(j).len() as u64 + u64::from(has_loop(j)));
-        for j in 0..n {
-            ptr[j + 1] += ptr[j];
-        }
-        let total = usize::try_from(ptr[n])
-            .map_err(|_| Error::invalid("mcl", format!("M_G of {n} nodes: too many entries")))?;
-        // Zeroed by the allocator, not written here: each block below touches its own pages.
-        let mut row: Vec<u32> = crate::alloc::try_zeroed_vec(total, what)?;
-        let mut val: Vec<f64> = crate::alloc::try_zeroed_vec(total, what)?;
-        // Blocks of columns in parallel, each writing its own slices of row / val.
-        const BLOCK: usize = 4096;
-        let mut parts = Vec::with_capacity(n.div_ceil(BLOCK));
-        let (mut rr, mut vr) = (&mut row[..], &mut val[..]);
-        for b0 in (0..n).step_by(BLOCK) {
-            let b1 = (b0 + BLOCK).min(n);
-            let len = (ptr[b1] - ptr[b0]) as usize;
-            let (r, rrest) = std::mem::take(&mut rr).split_at_mut(len);
-            let (v, vrest) = std::mem::take(&mut vr).split_at_mut(len);
-            (rr, vr) = (rrest, vrest);
-            parts.push((b0, b1, r, v));
-        }
-        parts.into_par_iter().for_each(|(b0, b1, r, v)| {
+        let len = |j: usize| g.neighbors(j).len() + usize::from(has_loop(j));
+        let (ptr, row, val) = build_sized(n, len, |j, r, v| {
+            let nb = g.neighbors(j);
+            let ws = g.neighbor_weights(j);
+            let w = |t: usize| ws.map_or(1.0, |w| w[t] * scale);
+            let max_w = (0..nb.len()).map(w).fold(0.0f64, f64::max);
+            let loop_w = if nb.is_empty() {
+                1.0
+            } else {
+                opts.self_loop_weight * max_w
+            };
             let mut at = 0;
-            for j in b0..b1 {
-                let nb = g.neighbors(j);
-                let ws = g.neighbor_weights(j);
-                let w = |t: usize| ws.map_or(1.0, |w| w[t] * scale);
-                let max_w = (0..nb.len()).map(w).fold(0.0f64, f64::max);
-                let loop_w = if nb.is_empty() {
-                    1.0
-                } else {
-                    opts.self_loop_weight * max_w
-                };
-                let start = at;
-                let mut placed = false;
-                for (t, &i) in nb.iter().enumerate() {
-                    if !placed && i as usize > j {
-                        if loop_w > 0.0 {
-                            (r[at], v[at]) = (j as u32, loop_w);
-                            at += 1;
-                        }
-                        placed = true;
+            let mut placed = false;
+            for (t, &i) in nb.iter().enumerate() {
+                if !placed && i as usize > j {
+                    if loop_w > 0.0 {
+                        (r[at], v[at]) = (j as u32, loop_w);
+                        at += 1;
                     }
-                    (r[at], v[at]) = (i, w(t));
-                    at += 1;
+                    placed = true;
                 }
-                if !placed && loop_w > 0.0 {
-                    (r[at], v[at]) = (j as u32, loop_w);
-                    at += 1;
-                }
-                let s: f64 = v[start..at].iter().sum();
-                v[start..at].iter_mut().for_each(|x| *x /= s);
+                (r[at], v[at]) = (i, w(t));
+                at += 1;
             }
-        });
+            if !placed && loop_w > 0.0 {
+                (r[at], v[at]) = (j as u32, loop_w);
+            }
+            let s: f64 = v.iter().sum();
+            v.iter_mut().for_each(|x| *x /= s);
+        })?;
         Ok(Self { n, ptr, row, val })
     }
 
