@@ -61,6 +61,23 @@ pub struct DeviceState<D: Device, T: Scalar> {
     cur: usize,
 }
 
+/// `mcl_mass`: the row sums of the current `M` into `mass` (Trident's penalty and MLR-MCL's
+/// balance both start from them).
+fn launch_mass<T: Scalar, D: Device>(d: &D, s: &DeviceState<D, T>, plan: &GpuPlan) -> Result<()> {
+    let cur = s.cur;
+    let k_mass = d.kernel::<T>("mcl", "mcl_mass")?;
+    let mut args = d.launch(&k_mass);
+    args.arg(plan.n as u64).arg(plan.k as u32);
+    args.arg(&s.idx[cur]).arg(&s.val[cur]).arg(&s.len[cur]);
+    args.arg(&s.mass);
+    // SAFETY: (u64 n, u32 K, const u32 *idx, const T *val, const u32 *len,
+    // u64 *mass), as in the kernel files: items j < n read len[j] (n entries) and
+    // slots j*K + s < n*K of idx/val (len[j] <= K), and add to mass[row] with
+    // row < n (rows of M are node numbers); items j >= n do nothing.
+    unsafe { args.launch(linear(&k_mass, plan.n, LINEAR_WG)) }?;
+    Ok(())
+}
+
 /// MLR-MCL's DPR form of `M_G` into `reg` (`mcl_dpr`).
 fn launch_dpr<T: Scalar, D: Device>(
     d: &D,
@@ -158,13 +175,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         }
         let s = &*st;
         if step.column_balance {
-            let k_mass = kernel("mcl_mass")?;
-            let mut args = self.launch(&k_mass);
-            args.arg(n64).arg(k32);
-            args.arg(&s.idx[cur]).arg(&s.val[cur]).arg(&s.len[cur]);
-            args.arg(&s.mass);
-            // SAFETY: as the mass launch below (same kernel, same buffers).
-            unsafe { args.launch(linear(&k_mass, plan.n, LINEAR_WG)) }?;
+            launch_mass(self, s, plan)?;
             let k_col = kernel("mcl_colmass")?;
             let mut args = self.launch(&k_col);
             args.arg(n64).arg(k32).real::<T>(opts.balance);
@@ -194,16 +205,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             &s.rval
         };
         if flags & FLAG_BALANCED != 0 {
-            let k_mass = kernel("mcl_mass")?;
-            let mut args = self.launch(&k_mass);
-            args.arg(n64).arg(k32);
-            args.arg(&s.idx[cur]).arg(&s.val[cur]).arg(&s.len[cur]);
-            args.arg(&s.mass);
-            // SAFETY: (u64 n, u32 K, const u32 *idx, const T *val, const u32 *len,
-            // u64 *mass), as in the kernel files: items j < n read len[j] (n entries) and
-            // slots j*K + s < n*K of idx/val (len[j] <= K), and add to mass[row] with
-            // row < n (rows of M are node numbers); items j >= n do nothing.
-            unsafe { args.launch(linear(&k_mass, plan.n, LINEAR_WG)) }?;
+            launch_mass(self, s, plan)?;
             let k_penalty = kernel("mcl_penalty")?;
             let mut args = self.launch(&k_penalty);
             args.arg(n64)
