@@ -66,7 +66,8 @@
 // Kernel arguments (all eight kernels; the host code, trident_core::triangles::device, must
 // match them exactly):
 //   ulong n                 number of nodes
-//   ulong m                 number of oriented edges (= len(adj))
+//   ulong m                 the oriented edges counted: adj[0..m), the rows 0..k whose
+//                           triangles the host counts (m = len(adj) unless k < n)
 //   const ulong *indptr     n + 1 row pointers
 //   const uint  *adj        m out-neighbour ids, each row sorted
 //   ulong *total            one counter, zero on entry: the triangles are added to it

@@ -56,7 +56,7 @@ where
     F: Fn(usize, u32, u32) + Sync,
 {
     let n = g.num_nodes();
-    let rows = (0..n).into_par_iter().with_min_len(64);
+    let rows = (0..g.counted_rows()).into_par_iter().with_min_len(64);
     match alg {
         TriangleAlgorithm::Hash => {
             let words = n.div_ceil(64);

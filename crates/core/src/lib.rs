@@ -23,6 +23,7 @@ pub mod coo;
 pub mod csr;
 pub mod dense;
 pub mod device;
+pub mod dist;
 pub mod ellpack;
 pub mod error;
 pub mod generate;

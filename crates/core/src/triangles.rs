@@ -184,6 +184,12 @@ pub trait TriangleCount: Backend {
     fn upload_oriented(&self, g: OrientedGraph) -> Result<Self::Oriented>;
     /// Counts the triangles of an uploaded graph.
     fn count_oriented(&self, g: &Self::Oriented, opts: &TriangleOptions) -> Result<TriangleCounts>;
+    /// The memory an oriented graph may take on this backend's device
+    /// ([`OrientedGraph::device_bytes`]), if it has a limit of its own (GPUs: the device
+    /// memory); the distributed count replicates a graph only where it fits.
+    fn memory_limit(&self) -> Option<u64> {
+        None
+    }
     /// Orients, uploads and counts `g`.
     fn count_triangles(&self, g: &Graph, opts: &TriangleOptions) -> Result<TriangleCounts> {
         let d = self.upload_oriented(OrientedGraph::from_graph(g)?)?;
@@ -219,6 +225,9 @@ pub struct OrientedGraph {
     adj: Vec<u32>,
     /// `original[r]`: the graph's id of node `r`; `None` for the identity.
     original: Option<Vec<u32>>,
+    /// Rows `0..counted` are counted; the rows after them are only read (the rows another
+    /// process counts, or that this one's edges need: see [`crate::dist::triangles`]).
+    counted: usize,
 }
 
 /// Nodes per rayon task when orienting: large enough to amortise scheduling.
@@ -342,6 +351,7 @@ impl OrientedGraph {
             indptr,
             adj: out,
             original: Some(original),
+            counted: n,
         })
     }
 
@@ -383,10 +393,53 @@ impl OrientedGraph {
             }
         }
         Ok(Self {
+            counted: n,
             indptr,
             adj,
             original: None,
         })
+    }
+
+    /// [`OrientedGraph::from_parts`] without the checks, for parts built sorted, distinct and
+    /// in range by construction (the distributed build), with `original` ids if relabelled.
+    pub(crate) fn from_sorted_parts(
+        indptr: Vec<u64>,
+        adj: Vec<u32>,
+        original: Option<Vec<u32>>,
+    ) -> Self {
+        debug_assert!(!indptr.is_empty() && indptr[indptr.len() - 1] == adj.len() as u64);
+        Self {
+            counted: indptr.len() - 1,
+            indptr,
+            adj,
+            original,
+        }
+    }
+
+    /// Counts only the triangles found at rows `0..rows` (those whose lowest-ranked node is
+    /// below `rows`); the later rows are only read. A process of a distributed count holds
+    /// the rows it counts first and the rows they reach after them. Refuses `rows` above
+    /// [`OrientedGraph::num_nodes`].
+    pub fn with_counted_rows(mut self, rows: usize) -> Result<Self> {
+        if rows > self.num_nodes() {
+            return Err(Error::invalid(
+                "oriented graph",
+                format!("{rows} counted rows of {} nodes", self.num_nodes()),
+            ));
+        }
+        self.counted = rows;
+        Ok(self)
+    }
+
+    /// The rows counted: `0..counted_rows()` (all rows unless
+    /// [`OrientedGraph::with_counted_rows`] said otherwise).
+    pub fn counted_rows(&self) -> usize {
+        self.counted
+    }
+
+    /// The edges of the counted rows: `adjacency()[..counted_edges()]`.
+    pub fn counted_edges(&self) -> usize {
+        self.indptr[self.counted] as usize
     }
 
     /// Number of nodes.
@@ -414,10 +467,11 @@ impl OrientedGraph {
     pub fn out_degree(&self, v: usize) -> usize {
         (self.indptr[v + 1] - self.indptr[v]) as usize
     }
-    /// Degree statistics (for [`TriangleAlgorithm::resolve`]).
+    /// Degree statistics (for [`TriangleAlgorithm::resolve`]) of the counted rows: `edges`
+    /// and the out-degrees are theirs, `nodes` is every node.
     pub fn stats(&self) -> DegreeStats {
         let n = self.num_nodes();
-        let (max_out, nonzero) = (0..n)
+        let (max_out, nonzero) = (0..self.counted)
             .into_par_iter()
             .map(|v| {
                 let d = self.out_degree(v);
@@ -426,9 +480,9 @@ impl OrientedGraph {
             .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1 + b.1));
         DegreeStats {
             nodes: n,
-            edges: self.num_edges(),
+            edges: self.counted_edges(),
             max_out,
-            mean_out: self.num_edges() as f64 / nonzero.max(1) as f64,
+            mean_out: self.counted_edges() as f64 / nonzero.max(1) as f64,
         }
     }
     /// Bytes a GPU backend needs for this graph: `indptr` (8 bytes per node + 8), `adj`

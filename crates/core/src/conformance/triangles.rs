@@ -14,6 +14,14 @@
 //!   that every kernel entry point and every branch the planner can choose runs on small
 //!   graphs (the CPU ignores them and counts the same graphs again).
 //!
+//! * counted rows (what a process of a distributed count does): the rows `0..k` counted
+//!   with the later rows only read, plus the later rows on their own, give every total and
+//!   per-node count exactly, for every split `k`, algorithm and GPU plan.
+//!
+//! * the distributed count ([`crate::dist::triangles`]) at 1 to 4 ranks (threads sharing
+//!   the backend), both layouts, every algorithm, edges scattered over the ranks in any
+//!   order and direction: the totals and per-node counts of one process.
+//!
 //! Per-node outputs are compared in full, against an independent per-node count
 //! ([`per_node_from_edges`], from the edge list by sorted-list intersection per edge);
 //! totals must also equal a third of their sum.
@@ -60,6 +68,14 @@ pub fn checks<B: TriangleCount>() -> Vec<Check<B>> {
             name: "triangles_every_gpu_kernel_small",
             run: every_gpu_kernel_small::<B>,
         },
+        Check {
+            name: "triangles_counted_rows",
+            run: counted_rows::<B>,
+        },
+        Check {
+            name: "triangles_distributed",
+            run: distributed::<B>,
+        },
     ]
 }
 
@@ -77,7 +93,9 @@ macro_rules! triangles_conformance_tests {
             triangles_long_rows,
             triangles_empty_and_tiny,
             triangles_every_gpu_plan,
-            triangles_every_gpu_kernel_small
+            triangles_every_gpu_kernel_small,
+            triangles_counted_rows,
+            triangles_distributed
         );
     };
 }
@@ -449,13 +467,7 @@ fn long_rows_on<B: TriangleCount>(b: &B, base: &TriangleOptions) -> Result<(), S
     if reference_counts(&g).total != total {
         return Err("id-oriented: the two host references disagree".into());
     }
-    let mut indptr = vec![0u64];
-    let mut adj = Vec::new();
-    for v in 0..n {
-        adj.extend(g.neighbors(v).iter().filter(|&&u| u as usize > v));
-        indptr.push(adj.len() as u64);
-    }
-    let o = OrientedGraph::from_parts(indptr, adj).map_err(|e| e.to_string())?;
+    let o = by_id(&g, 0)?;
     let d = b.upload_oriented(o).map_err(|e| e.to_string())?;
     for alg in ALL {
         for per_node in [false, true] {
@@ -605,6 +617,181 @@ fn every_gpu_plan<B: TriangleCount>(b: &B) -> Result<(), String> {
             long_rows_on(b, &base)?;
             random_on(b, &base, 12)?;
             shared_graphs_on(b, &base, 20_000)?;
+        }
+    }
+    Ok(())
+}
+
+/// The rows `from..` of `g` oriented by id (`u < v`), ids shifted down by `from`.
+fn by_id(g: &Graph, from: usize) -> Result<OrientedGraph, String> {
+    let mut indptr = vec![0u64];
+    let mut adj = Vec::new();
+    for v in from..g.num_nodes() {
+        adj.extend(
+            g.neighbors(v)
+                .iter()
+                .filter(|&&u| u as usize > v)
+                .map(|&u| u - from as u32),
+        );
+        indptr.push(adj.len() as u64);
+    }
+    OrientedGraph::from_parts(indptr, adj).map_err(|e| e.to_string())
+}
+
+/// A distributed count's split: the rows `0..k` of an id-oriented graph counted with the
+/// later rows only read ([`OrientedGraph::with_counted_rows`]), plus the rows `k..` on their
+/// own (ids shifted down by `k`), must give the total and every node's count, for splits at
+/// the ends, inside the long rows and in the middle, with every algorithm, on the default
+/// GPU plan and on the plans that move rows between the hash bins. A backend counting all
+/// rows, or none, double counts or loses the triangles of one side.
+fn counted_rows<B: TriangleCount>(b: &B) -> Result<(), String> {
+    let n = 3000usize;
+    let mut edges: Vec<(usize, usize)> = (1..n).map(|v| (0, v)).collect();
+    edges.extend((1..n - 1).map(|v| (v, v + 1)));
+    edges.extend((2..700).map(|v| (1, v * 3 % n)));
+    edges.extend((2..30).flat_map(|v| (v + 1..v + 90).map(move |u| (v, u * 7 % n))));
+    edges.extend((1..n - 7).step_by(3).map(|v| (v, v + 7)));
+    let per = per_node_from_edges(n, edges.iter().copied())?;
+    let total = per.iter().sum::<u64>() / 3;
+    let g = Graph::from_edges(n, edges).map_err(|e| e.to_string())?;
+    let bases = [
+        TriangleOptions::default(),
+        TriangleOptions {
+            limits: gpu_plans()[1].0,
+            ..TriangleOptions::default()
+        },
+        TriangleOptions {
+            limits: gpu_plans()[2].0,
+            search: SearchKernel::Row,
+            ..TriangleOptions::default()
+        },
+    ];
+    for k in [0, 1, 2, 17, 700, n / 2, n - 1, n] {
+        let head = by_id(&g, 0)?
+            .with_counted_rows(k)
+            .map_err(|e| e.to_string())?;
+        let head = b.upload_oriented(head).map_err(|e| e.to_string())?;
+        let tail = b
+            .upload_oriented(by_id(&g, k)?)
+            .map_err(|e| e.to_string())?;
+        for base in &bases {
+            for alg in ALL {
+                let what = format!("rows 0..{k} of {n} counted, {alg}, {base:?}");
+                let o = opts_on(base, alg, true);
+                let h = b
+                    .count_oriented(&head, &o)
+                    .map_err(|e| format!("{what}: {e}"))?;
+                let t = b
+                    .count_oriented(&tail, &o)
+                    .map_err(|e| format!("{what}: {e}"))?;
+                let (Some(hp), Some(tp)) = (&h.per_node, &t.per_node) else {
+                    return Err(format!("{what}: no per-node counts"));
+                };
+                if hp.len() != n || tp.len() != n - k {
+                    return Err(format!(
+                        "{what}: per-node lengths {} and {}",
+                        hp.len(),
+                        tp.len()
+                    ));
+                }
+                let mut sum = hp.clone();
+                for (v, &c) in tp.iter().enumerate() {
+                    sum[v + k] += c;
+                }
+                let got = TriangleCounts {
+                    total: h.total + t.total,
+                    per_node: Some(sum),
+                };
+                compare(&what, &got, total, Some(&per[..]))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The distributed count ([`crate::dist::triangles::count`]) with ranks as threads sharing
+/// `b`: each rank holds a scattered share of the raw edges (duplicates, both directions,
+/// self-loops), builds and orients the graph with the others, and counts its rows, under
+/// both layouts and every algorithm; every rank must end with the one-process total and
+/// per-node counts (from [`per_node_from_edges`]), and the degrees of the raw edges.
+fn distributed<B: TriangleCount>(b: &B) -> Result<(), String> {
+    use crate::dist::graph::{orient, DistGraph};
+    use crate::dist::threads;
+    use crate::dist::triangles::{count, Layout};
+    use crate::dist::Comm;
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |k: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % k as u64) as usize
+    };
+    let mut cases: Vec<(&str, usize, Vec<(usize, usize)>)> = Vec::new();
+    // Hubs and random edges, with duplicates, reversed duplicates and self-loops.
+    let n = 700;
+    let mut e: Vec<(usize, usize)> = (0..3 * n).map(|_| (next(n), next(n))).collect();
+    for h in 0..3 {
+        e.extend((0..n).filter(|v| v % (h + 2) != 1).map(|v| (h * 100, v)));
+    }
+    let back: Vec<(usize, usize)> = e[..200].iter().map(|&(u, v)| (v, u)).collect();
+    e.extend(back);
+    cases.push(("hubs", n, e));
+    // Cliques joined by a path, isolated nodes at the end.
+    let mut e = Vec::new();
+    for c in 0..6 {
+        for i in 0..9 {
+            for j in i + 1..9 {
+                e.push((c * 9 + i, c * 9 + j));
+            }
+        }
+        e.push((c * 9, c * 9 + 9));
+    }
+    cases.push(("cliques", 70, e));
+    cases.push(("one edge", 5, vec![(4, 1)]));
+    cases.push(("no edges", 3, vec![(1, 1)]));
+    for (kind, n, edges) in &cases {
+        let per = per_node_from_edges(*n, edges.iter().copied())?;
+        let total = per.iter().sum::<u64>() / 3;
+        let g = Graph::from_edges(*n, edges.iter().copied()).map_err(|e| e.to_string())?;
+        for p in 1..=4usize {
+            for layout in [Layout::Replicate, Layout::Partition] {
+                for alg in ALL {
+                    if alg != TriangleAlgorithm::Auto && (layout == Layout::Replicate || p != 3) {
+                        continue;
+                    }
+                    let what = format!("{kind} graph, {p} ranks, {layout}, {alg}");
+                    let raw: Vec<(u32, u32)> =
+                        edges.iter().map(|&(u, v)| (u as u32, v as u32)).collect();
+                    let results = threads::run(p, |c| {
+                        // A scattered share: every p-th edge from this rank's offset.
+                        let mine: Vec<(u32, u32)> =
+                            raw.iter().copied().skip(c.rank()).step_by(p).collect();
+                        let dg = DistGraph::from_edges(c, *n, &mine)?;
+                        let degrees_ok = (0..*n).all(|v| dg.degree(v) == g.degree(v));
+                        let o = orient(c, &dg)?;
+                        let r = count(c, b, &o, layout, &opts(alg, true))?;
+                        Ok((r, degrees_ok, dg.num_edges()))
+                    });
+                    for (rank, r) in results.into_iter().enumerate() {
+                        let (r, degrees_ok, m) =
+                            r.map_err(|e| format!("{what}, rank {rank}: {e}"))?;
+                        if !degrees_ok || m != g.num_edges() as u64 {
+                            return Err(format!(
+                                "{what}, rank {rank}: degrees or edge count differ"
+                            ));
+                        }
+                        if r.layout != layout {
+                            return Err(format!("{what}: ran {}", r.layout));
+                        }
+                        compare(
+                            &format!("{what}, rank {rank}"),
+                            &r.counts,
+                            total,
+                            Some(&per[..]),
+                        )?;
+                    }
+                }
+            }
         }
     }
     Ok(())

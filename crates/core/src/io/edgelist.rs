@@ -513,3 +513,61 @@ impl Parsed {
         }
     }
 }
+
+/// One process's share of an integer-id edge list (see [`parse_part`]): its edges in file
+/// order, ids as given, self-loops dropped.
+pub(crate) struct PartEdges {
+    pub(crate) src: Vec<u32>,
+    pub(crate) dst: Vec<u32>,
+    /// Ids of the self-loop lines (only with `loop_only_nodes`).
+    pub(crate) loop_ids: Vec<u32>,
+    pub(crate) self_loops: usize,
+    /// Largest id seen, self-loops included.
+    pub(crate) max: Option<u64>,
+}
+
+/// The edges of `bytes`, whole lines of an integer-id edge list that begin after `skip`
+/// lines of the file (so that errors name the file's line), parsed in parallel as
+/// [`read_graph`] parses a whole file, with the weight column decided by the caller
+/// (`opts.weighted` is `Some`) and no header line. `None` when some id is not an integer
+/// below 2^32 - 1 (the caller reads the whole file instead); no data line is no edges.
+pub(crate) fn parse_part(
+    bytes: &[u8],
+    name: &str,
+    opts: &EdgeListOptions,
+    skip: usize,
+) -> Result<Option<PartEdges>> {
+    let empty = PartEdges {
+        src: Vec::new(),
+        dst: Vec::new(),
+        loop_ids: Vec::new(),
+        self_loops: 0,
+        max: None,
+    };
+    match parse_numeric::<u32>(bytes, name, opts, false, skip, None) {
+        Ok(Outcome::Done(mut raw)) => {
+            raw.close_gaps();
+            Ok(Some(PartEdges {
+                src: raw.src,
+                dst: raw.dst,
+                loop_ids: raw.loop_ids,
+                self_loops: raw.self_loops,
+                max: raw.max,
+            }))
+        }
+        Ok(Outcome::Wide | Outcome::NotNumeric) => Ok(None),
+        Err(crate::Error::Parse(e)) if e.kind == K::Empty => Ok(Some(empty)),
+        Err(e) => Err(e),
+    }
+}
+
+/// The weight column of an edge list whose first bytes are `head`: `opts.weighted`, else
+/// whether its first data line has a third field.
+pub(crate) fn weight_column(head: &[u8], opts: &EdgeListOptions) -> bool {
+    Weights::decide(head, opts).weighted()
+}
+
+/// Whether the first data line of `head` is a column header (both id fields non-numeric).
+pub(crate) fn has_header_line(head: &[u8]) -> bool {
+    header_line(head).is_some()
+}

@@ -31,7 +31,10 @@ pub const KERNELS: KernelList = KernelList::new(
 /// An oriented graph in device memory (see [`TriangleCount`]).
 pub struct DeviceOriented<D: Device> {
     n: u64,
+    /// The counted edges (those of the counted rows, a prefix of `adj`).
     m: u64,
+    /// The counted rows (`0..counted`).
+    counted: usize,
     indptr: Buf<D, u64>,
     adj: Buf<D, u32>,
     stats: DegreeStats,
@@ -80,12 +83,18 @@ impl<D: Device> TriangleCount for D {
     fn upload_oriented(&self, mut g: OrientedGraph) -> Result<DeviceOriented<D>> {
         kernel_for(self, "tc_merge")?;
         plan::check_device_memory(self.name(), &self.device(), &g, self.query().total_memory)?;
-        let mut bins = RowBins::new(&g);
+        // Only the counted rows are binned, and the edge kernels take the counted edges.
+        let mut bins = RowBins::from_indptr(
+            &g.indptr()[..=g.counted_rows()],
+            plan::GPU_WARP_MAX,
+            plan::GPU_BLOCK_MAX,
+        );
         let rows = Buf::upload(self, &bins.rows, "uploading the row bins")?;
         bins.rows = Vec::new();
         Ok(DeviceOriented {
             n: g.num_nodes() as u64,
-            m: g.num_edges() as u64,
+            m: g.counted_edges() as u64,
+            counted: g.counted_rows(),
             indptr: Buf::upload(self, g.indptr(), "uploading indptr")?,
             adj: Buf::upload(self, g.adjacency(), "uploading adjacency")?,
             stats: g.stats(),
@@ -93,6 +102,10 @@ impl<D: Device> TriangleCount for D {
             bins,
             original: g.take_original(),
         })
+    }
+
+    fn memory_limit(&self) -> Option<u64> {
+        Some(self.query().total_memory)
     }
 
     fn count_oriented(
@@ -116,7 +129,7 @@ impl<D: Device> TriangleCount for D {
                 .indptr
                 .download(self, "reading indptr back to rebin the rows")?;
             let (w, b) = opts.limits.bin_limits();
-            let bins = RowBins::from_indptr(&ip, w, b);
+            let bins = RowBins::from_indptr(&ip[..=d.counted], w, b);
             let rows = Buf::upload(self, &bins.rows, "uploading the rebinned rows")?;
             Some((rows, bins))
         };
@@ -151,9 +164,11 @@ impl<D: Device> TriangleCount for D {
             args.arg(rows).arg(l.row_begin).arg(l.row_end);
             // SAFETY: the eleven arguments have the kernel's types (two u64, four buffers, a
             // u32, two buffers, two u64), all this device's (checked as they are added).
-            // indptr holds n + 1 row pointers and adj m ids < n (OrientedGraph invariants,
-            // m > 0 so n > 0); the kernels read indptr[0..=n] and adj[0..m] only: tc_merge,
-            // tc_search and tc_search_flat for edges e < m (GPU_WG, GPU_WG / GPU_LANES resp.
+            // indptr holds n + 1 row pointers into adj, whose ids are < n (OrientedGraph
+            // invariants); m = indptr[counted] <= len(adj) is the counted edges (m > 0 so
+            // n > 0); the kernels read indptr[0..=n] and the rows adj[indptr[v]..indptr[v+1])
+            // of nodes v < n only: tc_merge, tc_search and tc_search_flat for edges e < m,
+            // whose rows are counted rows (GPU_WG, GPU_WG / GPU_LANES resp.
             // GPU_WG edges per group and chunk), the hash kernels and tc_search_row for
             // rows[row_begin..row_end), a range of the uploaded (or rebinned) bins (RowBins:
             // rows < n, out-degree within the kernel's bin, at least 2). `total` has one

@@ -1,0 +1,204 @@
+//! Many processes: the communicator every distributed algorithm is written against
+//! ([`Comm`]), and the algorithms' distributed drivers ([`graph`]: the parallel read and the
+//! distributed build and orientation of a graph; [`triangles`]: the distributed count).
+//!
+//! The engines live outside core, so that a user of core and a backend compiles no MPI:
+//! `trident-mpi` implements [`Comm`] over MPI (the `mpi` crate on Open MPI), [`Solo`] is one
+//! process, and [`threads`] runs ranks as threads of one process (the tests' communicator).
+//! Every collective returns a [`Result`]: a rank that fails ends the job through its
+//! engine (MPI aborts it; [`threads`] fails the other ranks' next collective), never a hang.
+//!
+//! Collectives exchange plain words ([`bytemuck::Pod`]); counts and offsets are `usize`,
+//! whatever the engine's own limits (`trident-mpi` splits large messages).
+
+use bytemuck::Pod;
+
+use crate::error::Result;
+
+pub mod graph;
+pub mod threads;
+pub mod triangles;
+
+/// A reduction of [`Comm::all_reduce_u64`] / [`Comm::all_reduce_u32`], element-wise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// Wrapping sum.
+    Sum,
+    /// Maximum.
+    Max,
+    /// Minimum.
+    Min,
+    /// Bitwise or.
+    Or,
+}
+
+impl Op {
+    /// `a op b`.
+    pub fn apply<T: Copy + Ord + std::ops::BitOr<Output = T> + num_traits::WrappingAdd>(
+        self,
+        a: T,
+        b: T,
+    ) -> T {
+        match self {
+            Op::Sum => a.wrapping_add(&b),
+            Op::Max => a.max(b),
+            Op::Min => a.min(b),
+            Op::Or => a | b,
+        }
+    }
+}
+
+/// The processes of a job and their collectives. Every rank calls every collective, in the
+/// same order; each returns only when the data it names has arrived.
+pub trait Comm: Send + Sync {
+    /// This process's rank, `0..size()`.
+    fn rank(&self) -> usize;
+    /// Number of processes.
+    fn size(&self) -> usize;
+    /// This process's rank among those of its host (which GPU it takes).
+    fn local_rank(&self) -> usize;
+    /// The engine, for summaries (e.g. `MPI (Open MPI v4.1.4)`).
+    fn engine(&self) -> String;
+    /// This process's host name.
+    fn host(&self) -> String;
+    /// `v` reduced element-wise over all ranks, on every rank.
+    fn all_reduce_u64(&self, v: &mut [u64], op: Op) -> Result<()>;
+    /// `v` reduced element-wise over all ranks, on every rank.
+    fn all_reduce_u32(&self, v: &mut [u32], op: Op) -> Result<()>;
+    /// Personalised exchange: `send` holds `counts[r]` bytes for rank `r`, in rank order;
+    /// returns the bytes received, in rank order, and how many came from each rank.
+    fn all_to_all_bytes(&self, send: &[u8], counts: &[usize]) -> Result<(Vec<u8>, Vec<usize>)>;
+    /// Every rank's `mine`, concatenated in rank order, with each rank's length.
+    fn all_gather_bytes(&self, mine: &[u8]) -> Result<(Vec<u8>, Vec<usize>)>;
+}
+
+/// One process: every collective is the identity.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Solo;
+
+impl Comm for Solo {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn size(&self) -> usize {
+        1
+    }
+    fn local_rank(&self) -> usize {
+        0
+    }
+    fn engine(&self) -> String {
+        "one process".into()
+    }
+    fn host(&self) -> String {
+        "localhost".into()
+    }
+    fn all_reduce_u64(&self, _: &mut [u64], _: Op) -> Result<()> {
+        Ok(())
+    }
+    fn all_reduce_u32(&self, _: &mut [u32], _: Op) -> Result<()> {
+        Ok(())
+    }
+    fn all_to_all_bytes(&self, send: &[u8], counts: &[usize]) -> Result<(Vec<u8>, Vec<usize>)> {
+        Ok((send.to_vec(), counts.to_vec()))
+    }
+    fn all_gather_bytes(&self, mine: &[u8]) -> Result<(Vec<u8>, Vec<usize>)> {
+        Ok((mine.to_vec(), vec![mine.len()]))
+    }
+}
+
+/// [`Comm::all_to_all_bytes`] of plain words: `send` holds `counts[r]` words for rank `r`.
+pub fn all_to_all<T: Pod>(
+    c: &dyn Comm,
+    send: &[T],
+    counts: &[usize],
+) -> Result<(Vec<T>, Vec<usize>)> {
+    let w = std::mem::size_of::<T>();
+    let bytes: Vec<usize> = counts.iter().map(|&k| k * w).collect();
+    let (got, got_counts) = c.all_to_all_bytes(bytemuck::cast_slice(send), &bytes)?;
+    Ok((words(&got), got_counts.into_iter().map(|b| b / w).collect()))
+}
+
+/// [`Comm::all_gather_bytes`] of plain words.
+pub fn all_gather<T: Pod>(c: &dyn Comm, mine: &[T]) -> Result<(Vec<T>, Vec<usize>)> {
+    let w = std::mem::size_of::<T>();
+    let (got, counts) = c.all_gather_bytes(bytemuck::cast_slice(mine))?;
+    Ok((words(&got), counts.into_iter().map(|b| b / w).collect()))
+}
+
+/// One value of every rank, in rank order.
+pub fn gather_one(c: &dyn Comm, mine: u64) -> Result<Vec<u64>> {
+    Ok(all_gather(c, &[mine])?.0)
+}
+
+/// The sum of `mine` over ranks below this one (an exclusive prefix sum).
+pub fn exclusive_sum(c: &dyn Comm, mine: u64) -> Result<u64> {
+    Ok(gather_one(c, mine)?[..c.rank()].iter().sum())
+}
+
+/// A scalar reduced over all ranks.
+pub fn reduce_one(c: &dyn Comm, mine: u64, op: Op) -> Result<u64> {
+    let mut v = [mine];
+    c.all_reduce_u64(&mut v, op)?;
+    Ok(v[0])
+}
+
+/// Bytes as words (copied: the bytes carry no alignment).
+pub(crate) fn words<T: Pod>(bytes: &[u8]) -> Vec<T> {
+    let k = bytes.len() / std::mem::size_of::<T>();
+    let mut v = vec![T::zeroed(); k];
+    bytemuck::cast_slice_mut::<T, u8>(&mut v)
+        .copy_from_slice(&bytes[..k * std::mem::size_of::<T>()]);
+    v
+}
+
+/// `items` sent to the ranks `dest(item)` (which must be `< size`), in one exchange:
+/// returns what every rank sent here, in rank order (and each rank's items in the order it
+/// had them).
+pub fn route<T: Pod + Send + Sync>(
+    c: &dyn Comm,
+    items: &[T],
+    dest: impl Fn(&T) -> usize + Sync,
+) -> Result<Vec<T>> {
+    use rayon::prelude::*;
+    let p = c.size();
+    // Each chunk's items bucketed by destination in parallel, then the buckets joined in
+    // chunk order (so each rank's items keep their order).
+    let buckets: Vec<Vec<Vec<T>>> = items
+        .par_chunks(1 << 16)
+        .map(|chunk| {
+            let mut b = vec![Vec::new(); p];
+            for x in chunk {
+                b[dest(x)].push(*x);
+            }
+            b
+        })
+        .collect();
+    let counts: Vec<usize> = (0..p)
+        .map(|d| buckets.iter().map(|b| b[d].len()).sum())
+        .collect();
+    let mut send = Vec::with_capacity(items.len());
+    for d in 0..p {
+        for b in &buckets {
+            send.extend_from_slice(&b[d]);
+        }
+    }
+    drop(buckets);
+    Ok(all_to_all(c, &send, &counts)?.0)
+}
+
+/// The rank of `p` that owns `x` of `0..n` cut into `p` equal blocks (`x * p / n`).
+#[inline]
+pub fn block_owner(x: u64, n: u64, p: usize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        ((x as u128 * p as u128) / n as u128) as usize
+    }
+}
+
+/// The start of block `r` of `0..n` cut into `p` equal blocks ([`block_owner`]'s inverse).
+#[inline]
+pub fn block_start(r: usize, n: u64, p: usize) -> u64 {
+    // The least x with x * p / n >= r.
+    ((r as u128 * n as u128).div_ceil(p as u128)) as u64
+}

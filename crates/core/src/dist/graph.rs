@@ -1,0 +1,509 @@
+//! A graph read, built and oriented by all ranks together.
+//!
+//! * **Read** ([`read_graph`]): each rank reads its byte range of an integer-id edge list
+//!   (cut at line breaks, errors naming the file's line) and parses it as the one-process
+//!   reader does; the ids in use are agreed on by an or-reduction of their bitmaps, so the
+//!   nodes are numbered exactly as one process numbers them. Other inputs (labels, gzip,
+//!   standard input, a header line, Matrix Market, METIS) are read whole by every rank, and
+//!   each keeps its share.
+//! * **Build** (same function): each undirected edge `{u, v}` goes to the rank owning the
+//!   block of ids holding `min(u, v)`, which sorts and merges its duplicates; degrees are
+//!   summed over ranks.
+//! * **Orient** ([`orient`]): every rank ranks the nodes by `(degree, id)`, as
+//!   [`OrientedGraph::from_graph`] does, and sends each edge to the owner of its lower end's
+//!   row; rows are cut into ranges of about equal edge counts.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use super::{all_gather, block_owner, reduce_one, route, Comm, Op};
+use crate::error::{Error, Result};
+use crate::graph::{id_label, DenseIds, Graph};
+use crate::io::edgelist::{self, EdgeListOptions, IdMode};
+use crate::io::{self, Detected, ReadOptions};
+use crate::triangles::OrientedGraph;
+
+/// How the nodes of a [`DistGraph`] are named in outputs.
+#[derive(Debug, Clone)]
+enum Names {
+    /// By number.
+    Numbers,
+    /// By the file's ids (the ids in use, numbered in increasing order).
+    Ids(DenseIds),
+    /// Every label (rank 0 of a graph read whole); other ranks keep none.
+    Labels(Vec<String>),
+}
+
+/// One rank's share of an undirected simple graph read by all ranks.
+#[derive(Debug, Clone)]
+pub struct DistGraph {
+    n: usize,
+    /// The undirected edges `u < v` (as `u << 32 | v`) whose `u` this rank's block of ids
+    /// holds ([`block_owner`]), sorted, each once.
+    edges: Vec<u64>,
+    /// Edges of the whole graph.
+    num_edges: u64,
+    /// Self-loop lines of the whole input, dropped.
+    self_loops: u64,
+    /// Every node's degree.
+    degree: Vec<u32>,
+    names: Names,
+    notes: Vec<String>,
+    parallel_read: bool,
+}
+
+impl DistGraph {
+    /// Number of nodes.
+    pub fn num_nodes(&self) -> usize {
+        self.n
+    }
+    /// Number of undirected edges of the whole graph.
+    pub fn num_edges(&self) -> u64 {
+        self.num_edges
+    }
+    /// Self-loops dropped from the whole input.
+    pub fn self_loops_dropped(&self) -> u64 {
+        self.self_loops
+    }
+    /// Degree of node `v`.
+    pub fn degree(&self, v: usize) -> usize {
+        self.degree[v] as usize
+    }
+    /// The label of node `v` (on rank 0; other ranks of a graph read whole name numbers).
+    pub fn label(&self, v: usize) -> String {
+        match &self.names {
+            Names::Numbers => v.to_string(),
+            Names::Ids(ids) => id_label(ids.id_of(v)),
+            Names::Labels(l) => l.get(v).cloned().unwrap_or_else(|| v.to_string()),
+        }
+    }
+    /// The reader's remarks (header lines skipped and the like).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+    /// Whether each rank read its own byte range (`false`: every rank read the whole file).
+    pub fn parallel_read(&self) -> bool {
+        self.parallel_read
+    }
+    /// This rank's edges (`u << 32 | v`, `u < v`).
+    pub fn local_edges(&self) -> &[u64] {
+        &self.edges
+    }
+
+    /// Every rank's share of `g`, which every rank holds whole.
+    pub fn from_graph(c: &dyn Comm, g: &Graph) -> Result<Self> {
+        let n = g.num_nodes();
+        let (p, me) = (c.size(), c.rank());
+        let lo = super::block_start(me, n as u64, p) as usize;
+        let hi = super::block_start(me + 1, n as u64, p) as usize;
+        let edges: Vec<u64> = (lo..hi)
+            .into_par_iter()
+            .flat_map_iter(|u| {
+                g.neighbors(u)
+                    .iter()
+                    .filter(move |&&v| v as usize > u)
+                    .map(move |&v| (u as u64) << 32 | v as u64)
+            })
+            .collect();
+        let degree = (0..n).into_par_iter().map(|v| g.degree(v) as u32).collect();
+        let names = if me == 0 && g.labels().is_some() {
+            Names::Labels((0..n).into_par_iter().map(|v| g.label(v)).collect())
+        } else {
+            Names::Numbers
+        };
+        Ok(Self {
+            n,
+            edges,
+            num_edges: g.num_edges() as u64,
+            self_loops: g.self_loops_dropped() as u64,
+            degree,
+            names,
+            notes: g.notes().to_vec(),
+            parallel_read: false,
+        })
+    }
+
+    /// The graph of `edges` on nodes `0..n` (any order and direction, duplicates and
+    /// self-loops allowed), each rank holding some of them: merged and shared out.
+    pub fn from_edges(c: &dyn Comm, n: usize, edges: &[(u32, u32)]) -> Result<Self> {
+        if let Some(&(u, v)) = edges.iter().find(|&&(u, v)| u.max(v) as usize >= n) {
+            return Err(Error::invalid(
+                "graph",
+                format!("edge ({u}, {v}) of a graph of {n} nodes"),
+            ));
+        }
+        let loops = edges.iter().filter(|&&(u, v)| u == v).count() as u64;
+        let keys: Vec<u64> = edges
+            .par_iter()
+            .filter(|&&(u, v)| u != v)
+            .map(|&(u, v)| (u.min(v) as u64) << 32 | u.max(v) as u64)
+            .collect();
+        build(
+            c,
+            n,
+            keys,
+            reduce_one(c, loops, Op::Sum)?,
+            Names::Numbers,
+            Vec::new(),
+            true,
+        )
+    }
+}
+
+/// Merges the undirected edges `keys` (`u << 32 | v`, `u < v`) of every rank: each goes to
+/// the owner of `u`'s block, which sorts them and drops duplicates; degrees are summed.
+fn build(
+    c: &dyn Comm,
+    n: usize,
+    keys: Vec<u64>,
+    self_loops: u64,
+    names: Names,
+    notes: Vec<String>,
+    parallel_read: bool,
+) -> Result<DistGraph> {
+    let p = c.size();
+    let mut edges = route(c, &keys, |&k| block_owner(k >> 32, n as u64, p))?;
+    drop(keys);
+    edges.par_sort_unstable();
+    edges.dedup();
+    let mut degree = vec![0u32; n];
+    {
+        let d: Vec<std::sync::atomic::AtomicU32> =
+            std::iter::repeat_with(Default::default).take(n).collect();
+        edges.par_iter().for_each(|&k| {
+            use std::sync::atomic::Ordering::Relaxed;
+            d[(k >> 32) as usize].fetch_add(1, Relaxed);
+            d[(k & 0xffff_ffff) as usize].fetch_add(1, Relaxed);
+        });
+        degree
+            .par_iter_mut()
+            .zip(d)
+            .for_each(|(x, a)| *x = a.into_inner());
+    }
+    c.all_reduce_u32(&mut degree, Op::Sum)?;
+    let num_edges = reduce_one(c, edges.len() as u64, Op::Sum)?;
+    Ok(DistGraph {
+        n,
+        edges,
+        num_edges,
+        self_loops,
+        degree,
+        names,
+        notes,
+        parallel_read,
+    })
+}
+
+/// Bytes of the head of a file read to decide how it is read.
+const HEAD: usize = 1 << 16;
+
+/// Reads the graph file `path` on every rank (see the module documentation): what
+/// [`io::read_graph_limited`] reads, the same nodes and edges, shared out. Every rank must
+/// call it with the same arguments.
+pub fn read_graph(
+    c: &dyn Comm,
+    path: &Path,
+    opts: &EdgeListOptions,
+    read: &ReadOptions,
+) -> Result<DistGraph> {
+    if c.size() > 1 && opts.ids != IdMode::Labels {
+        // Every rank decides the same way from the file's head; a rank that finds the file
+        // unreadable reports it, and the others fall back with it (the whole-file reader
+        // then reports the error the same way one process does).
+        let parallel = match byte_range_plan(path, opts)? {
+            Some(plan) => read_part(c, path, opts, plan)?,
+            None => None,
+        };
+        let mut fallback = u64::from(parallel.is_none());
+        c.all_reduce_u64(std::slice::from_mut(&mut fallback), Op::Max)?;
+        if fallback == 0 {
+            if let Some(part) = parallel {
+                return numbered(c, part, opts);
+            }
+        }
+    }
+    let g = io::read_graph_limited(path, opts, read)?;
+    DistGraph::from_graph(c, &g)
+}
+
+/// How an edge list is read in byte ranges: its size and weight column; `None` when it is
+/// not a plain integer-id edge list (the whole-file readers take it).
+fn byte_range_plan(path: &Path, opts: &EdgeListOptions) -> Result<Option<(u64, bool)>> {
+    if path.as_os_str() == "-" {
+        return Ok(None);
+    }
+    let io_err = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut f = File::open(path).map_err(io_err)?;
+    let len = f.metadata().map_err(io_err)?.len();
+    let mut head = vec![0u8; HEAD.min(len as usize)];
+    f.read_exact(&mut head).map_err(io_err)?;
+    let plain = !head.starts_with(&[0x1f, 0x8b]) && !head.starts_with(b"\xef\xbb\xbf");
+    if !plain || io::detect(&head) != Detected::Text || edgelist::has_header_line(&head) {
+        return Ok(None);
+    }
+    Ok(Some((len, edgelist::weight_column(&head, opts))))
+}
+
+/// A rank's parsed byte range.
+struct Part {
+    edges: edgelist::PartEdges,
+    name: String,
+}
+
+/// The position of the first line that starts at or after `at` (`len` if none).
+fn line_start(f: &mut File, at: u64, len: u64) -> std::io::Result<u64> {
+    if at == 0 || at >= len {
+        return Ok(at.min(len));
+    }
+    let mut pos = at - 1;
+    let mut buf = vec![0u8; 1 << 16];
+    f.seek(SeekFrom::Start(pos))?;
+    loop {
+        let k = f.read(&mut buf)?;
+        if k == 0 {
+            return Ok(len);
+        }
+        if let Some(i) = memchr::memchr(b'\n', &buf[..k]) {
+            return Ok(pos + i as u64 + 1);
+        }
+        pos += k as u64;
+    }
+}
+
+/// Reads and parses this rank's byte range; `None` when it is not integer ids.
+fn read_part(
+    c: &dyn Comm,
+    path: &Path,
+    opts: &EdgeListOptions,
+    (len, weighted): (u64, bool),
+) -> Result<Option<Part>> {
+    let (p, me) = (c.size() as u64, c.rank() as u64);
+    let io_err = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut f = File::open(path).map_err(io_err)?;
+    let start = line_start(&mut f, len * me / p, len).map_err(io_err)?;
+    let end = line_start(&mut f, len * (me + 1) / p, len).map_err(io_err)?;
+    let mut bytes = vec![0u8; (end - start) as usize];
+    f.seek(SeekFrom::Start(start)).map_err(io_err)?;
+    f.read_exact(&mut bytes).map_err(io_err)?;
+    // The lines before this range, so that errors name the file's line.
+    let lines = memchr::memchr_iter(b'\n', &bytes).count() as u64;
+    let skip = super::exclusive_sum(c, lines)? as usize;
+    let name = path.display().to_string();
+    let part_opts = EdgeListOptions {
+        weighted: Some(weighted),
+        ..*opts
+    };
+    Ok(edgelist::parse_part(&bytes, &name, &part_opts, skip)?.map(|edges| Part { edges, name }))
+}
+
+/// The nodes numbered as one process numbers them (see [`IdMode`]): ids as given
+/// (`Numeric`), or the ids in use in increasing order (`Auto`), from the or of every rank's
+/// bitmap of its ids; then the graph built.
+fn numbered(c: &dyn Comm, part: Part, opts: &EdgeListOptions) -> Result<DistGraph> {
+    let e = part.edges;
+    let max = e.max.map_or(0, |m| m + 1);
+    let max = reduce_one(c, max, Op::Max)?;
+    let self_loops = reduce_one(c, e.self_loops as u64, Op::Sum)?;
+    let edges_total = reduce_one(c, e.src.len() as u64, Op::Sum)?;
+    if edges_total == 0 && self_loops == 0 {
+        return Err(crate::io::perr(
+            &part.name,
+            None,
+            crate::ParseErrorKind::Empty,
+            "no edges in the file",
+        ));
+    }
+    let (n, names, map) = match opts.ids {
+        IdMode::Numeric => (max as usize, Names::Numbers, None),
+        _ => {
+            let words = (max as usize).div_ceil(64);
+            let mut bits = vec![0u64; words];
+            for &id in e.src.iter().chain(&e.dst).chain(&e.loop_ids) {
+                bits[(id >> 6) as usize] |= 1 << (id & 63);
+            }
+            c.all_reduce_u64(&mut bits, Op::Or)?;
+            let map = DenseIds::new(bits);
+            let n = map.len();
+            if n as u64 == max {
+                (n, Names::Numbers, None)
+            } else {
+                (n, Names::Ids(map.clone()), Some(map))
+            }
+        }
+    };
+    let keys: Vec<u64> = e
+        .src
+        .par_iter()
+        .zip(&e.dst)
+        .map(|(&u, &v)| {
+            let (u, v) = match &map {
+                Some(m) => (m.get(u), m.get(v)),
+                None => (u, v),
+            };
+            (u.min(v) as u64) << 32 | u.max(v) as u64
+        })
+        .collect();
+    drop(e);
+    build(c, n, keys, self_loops, names, Vec::new(), true)
+}
+
+/// One rank's rows of a distributed [`OrientedGraph`]: the degree-ordered orientation of a
+/// [`DistGraph`], nodes relabelled by rank as there, rows cut over the ranks.
+#[derive(Debug, Clone)]
+pub struct DistOriented {
+    n: usize,
+    m: u64,
+    /// Rank `r` holds rows `splits[r]..splits[r + 1]`.
+    splits: Vec<usize>,
+    /// This rank's rows: `indptr` from 0, `adj` their out-neighbours, sorted.
+    indptr: Vec<u64>,
+    adj: Vec<u32>,
+    /// `original[r]`: the graph's id of node `r`.
+    original: Vec<u32>,
+}
+
+impl DistOriented {
+    /// Number of nodes.
+    pub fn num_nodes(&self) -> usize {
+        self.n
+    }
+    /// Number of oriented edges of the whole graph.
+    pub fn num_edges(&self) -> u64 {
+        self.m
+    }
+    /// Every rank's rows: rank `r` holds `splits()[r]..splits()[r + 1]`.
+    pub fn splits(&self) -> &[usize] {
+        &self.splits
+    }
+    /// This rank's first row.
+    pub fn first_row(&self, c: &dyn Comm) -> usize {
+        self.splits[c.rank()]
+    }
+    /// This rank's row pointers (from 0) and out-neighbours.
+    pub fn local(&self) -> (&[u64], &[u32]) {
+        (&self.indptr, &self.adj)
+    }
+    /// The graph's id of every node, in rank order.
+    pub fn original(&self) -> &[u32] {
+        &self.original
+    }
+}
+
+/// Orients `g` by `(degree, id)` rank, in distributed form (see the module documentation).
+pub fn orient(c: &dyn Comm, g: &DistGraph) -> Result<DistOriented> {
+    let n = g.n;
+    let p = c.size();
+    let mut keys: Vec<u64> = (0..n)
+        .into_par_iter()
+        .map(|v| (g.degree[v] as u64) << 32 | v as u64)
+        .collect();
+    keys.par_sort_unstable();
+    let original: Vec<u32> = keys.par_iter().map(|&k| k as u32).collect();
+    drop(keys);
+    let mut rank = vec![0u32; n];
+    for (r, &v) in original.iter().enumerate() {
+        rank[v as usize] = r as u32;
+    }
+    let oriented: Vec<u64> = g
+        .edges
+        .par_iter()
+        .map(|&k| {
+            let (a, b) = (rank[(k >> 32) as usize], rank[(k & 0xffff_ffff) as usize]);
+            (a.min(b) as u64) << 32 | a.max(b) as u64
+        })
+        .collect();
+    drop(rank);
+    // Out-degrees of every row, summed over ranks, then rows cut at equal edge counts.
+    let mut outdeg = vec![0u32; n];
+    {
+        use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+        let d: Vec<AtomicU32> = std::iter::repeat_with(Default::default).take(n).collect();
+        oriented.par_iter().for_each(|&k| {
+            d[(k >> 32) as usize].fetch_add(1, Relaxed);
+        });
+        outdeg
+            .par_iter_mut()
+            .zip(d)
+            .for_each(|(x, a)| *x = a.into_inner());
+    }
+    c.all_reduce_u32(&mut outdeg, Op::Sum)?;
+    let m: u64 = outdeg.par_iter().map(|&d| d as u64).sum();
+    let splits = edge_splits(&outdeg, m, p);
+    let owner = |row: u64| splits.partition_point(|&s| s as u64 <= row) - 1;
+    let mut mine = route(c, &oriented, |&k| owner(k >> 32).min(p - 1))?;
+    drop(oriented);
+    mine.par_sort_unstable();
+    let (r0, r1) = (splits[c.rank()], splits[c.rank() + 1]);
+    let mut indptr = vec![0u64; r1 - r0 + 1];
+    for r in r0..r1 {
+        indptr[r - r0 + 1] = indptr[r - r0] + outdeg[r] as u64;
+    }
+    if indptr[r1 - r0] != mine.len() as u64 {
+        return Err(Error::backend(
+            "dist",
+            format!(
+                "rank {} received {} edges for rows {r0}..{r1}, which have {}",
+                c.rank(),
+                mine.len(),
+                indptr[r1 - r0]
+            ),
+        ));
+    }
+    let adj: Vec<u32> = mine.par_iter().map(|&k| k as u32).collect();
+    Ok(DistOriented {
+        n,
+        m,
+        splits,
+        indptr,
+        adj,
+        original,
+    })
+}
+
+/// Rows `0..n` cut into `p` ranges of about `m / p` out-edges each (by the prefix sums of
+/// `outdeg`): `p + 1` boundaries from 0 to `n`.
+fn edge_splits(outdeg: &[u32], m: u64, p: usize) -> Vec<usize> {
+    let n = outdeg.len();
+    let mut splits = vec![0usize; p + 1];
+    let mut acc = 0u64;
+    let mut r = 1;
+    for (v, &d) in outdeg.iter().enumerate() {
+        while r < p && acc >= m * r as u64 / p as u64 {
+            splits[r] = v;
+            r += 1;
+        }
+        acc += d as u64;
+    }
+    for s in splits.iter_mut().take(p).skip(r) {
+        *s = n;
+    }
+    splits[p] = n;
+    splits
+}
+
+impl DistOriented {
+    /// The whole oriented graph on every rank ([`OrientedGraph`], with its relabelling).
+    pub fn gather(&self, c: &dyn Comm) -> Result<OrientedGraph> {
+        let lens: Vec<u64> = self.indptr.windows(2).map(|w| w[1] - w[0]).collect();
+        let (lens, _) = all_gather(c, &lens)?;
+        let (adj, _) = all_gather(c, &self.adj)?;
+        let mut indptr = vec![0u64; self.n + 1];
+        for (r, &l) in lens.iter().enumerate() {
+            indptr[r + 1] = indptr[r] + l;
+        }
+        Ok(OrientedGraph::from_sorted_parts(
+            indptr,
+            adj,
+            Some(self.original.clone()),
+        ))
+    }
+}

@@ -1,0 +1,267 @@
+//! Triangle counting over many processes, each counting on its own backend (a GPU per rank,
+//! or the CPU) with the one-process kernels.
+//!
+//! The oriented graph's rows are cut over the ranks at about equal edge counts
+//! ([`super::graph::orient`]). Each rank counts the triangles found at its rows (those whose
+//! lowest-ranked node is its), which needs, besides its rows, the rows its edges point to:
+//!
+//! * [`Layout::Replicate`]: every rank gathers the whole graph and keeps the rows from its
+//!   first on (its own and all later ones);
+//! * [`Layout::Partition`]: every rank fetches, once, just the rows its edges point to from
+//!   the ranks holding them (1D partition with remote rows), for graphs that do not fit one
+//!   device.
+//!
+//! A rank's graph is its rows from its first on, ids shifted down by its first row, with its
+//! own rows counted ([`OrientedGraph::with_counted_rows`]) and the later ones only read; the
+//! counts are summed over ranks, exactly (integers), and per-node counts are summed and put
+//! back in the graph's order on every rank.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::graph::DistOriented;
+use super::{all_gather, all_to_all, reduce_one, route, Comm, Op};
+use crate::error::{Error, Result};
+use crate::triangles::{plan, OrientedGraph, TriangleCount, TriangleCounts, TriangleOptions};
+
+/// Where a rank gets the rows its edges point to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Layout {
+    /// [`Layout::Replicate`] when the whole oriented graph fits every rank's device
+    /// ([`TriangleCount::memory_limit`]), else [`Layout::Partition`].
+    #[default]
+    Auto,
+    /// Every rank holds the whole graph (from its first row on).
+    Replicate,
+    /// Every rank holds its rows and fetches those its edges need, once.
+    Partition,
+}
+
+impl Layout {
+    /// Stable name (`auto`, `replicate`, `partition`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Auto => "auto",
+            Layout::Replicate => "replicate",
+            Layout::Partition => "partition",
+        }
+    }
+}
+
+impl fmt::Display for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Layout {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "auto" => Ok(Layout::Auto),
+            "replicate" | "replicated" => Ok(Layout::Replicate),
+            "partition" | "partitioned" => Ok(Layout::Partition),
+            _ => Err(Error::invalid(
+                "layout",
+                format!("{s:?} (expected auto, replicate or partition)"),
+            )),
+        }
+    }
+}
+
+/// What a distributed count did, besides the counts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DistCounts {
+    /// The counts of the whole graph (per node in the graph's order), on every rank.
+    pub counts: TriangleCounts,
+    /// The layout used (never `Auto`).
+    pub layout: Layout,
+    /// This rank's counted rows and their edges.
+    pub rows: usize,
+    /// The edges of this rank's counted rows.
+    pub counted_edges: usize,
+    /// Edges this rank holds (its own and the rows they need).
+    pub held_edges: usize,
+    /// Seconds spent getting the rows (gather or fetch), uploading, and counting (the
+    /// slowest rank's, for each).
+    pub exchange: f64,
+    /// See [`DistCounts::exchange`].
+    pub upload: f64,
+    /// See [`DistCounts::exchange`].
+    pub count: f64,
+}
+
+/// The slowest rank's time.
+fn slowest(c: &dyn Comm, secs: f64) -> Result<f64> {
+    Ok(reduce_one(c, secs.to_bits(), Op::Max).map(f64::from_bits)?)
+}
+
+/// Counts the triangles of the distributed oriented graph `o` on backend `b` of every rank
+/// (see the module documentation). `opts.algorithm` should be resolved by the caller for
+/// the whole graph, so that every rank runs the same one.
+pub fn count<B: TriangleCount>(
+    c: &dyn Comm,
+    b: &B,
+    o: &DistOriented,
+    layout: Layout,
+    opts: &TriangleOptions,
+) -> Result<DistCounts> {
+    let n = o.num_nodes();
+    let layout = match layout {
+        Layout::Auto => {
+            // Fits every device: the whole graph's bytes (`OrientedGraph::device_bytes`)
+            // within the smallest limit.
+            let need = 8 * (n as u64 + 1) + 4 * o.num_edges() + 8 * n as u64 + (1 << 20);
+            let have = reduce_one(c, b.memory_limit().unwrap_or(u64::MAX), Op::Min)?;
+            if need <= have {
+                Layout::Replicate
+            } else {
+                Layout::Partition
+            }
+        }
+        l => l,
+    };
+    let t = Instant::now();
+    let r0 = o.first_row(c);
+    let rows = o.splits()[c.rank() + 1] - r0;
+    let g = match layout {
+        Layout::Partition => fetch_rows(c, o)?,
+        _ => replicate(c, o)?,
+    };
+    let g = g.with_counted_rows(rows)?;
+    let (counted_edges, held_edges) = (g.counted_edges(), g.num_edges());
+    let exchange = slowest(c, t.elapsed().as_secs_f64())?;
+    let (mut upload, mut counting) = (0.0, 0.0);
+    let local = if counted_edges == 0 {
+        TriangleCounts {
+            total: 0,
+            per_node: opts.per_node.then(|| vec![0; g.num_nodes()]),
+        }
+    } else {
+        let t = Instant::now();
+        let d = b.upload_oriented(g)?;
+        b.synchronize()?;
+        upload = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let r = b.count_oriented(&d, opts)?;
+        counting = t.elapsed().as_secs_f64();
+        r
+    };
+    let upload = slowest(c, upload)?;
+    let count = slowest(c, counting)?;
+    let total = reduce_one(c, local.total, Op::Sum)?;
+    let per_node = match local.per_node {
+        Some(p) => {
+            let mut all = vec![0u64; n];
+            all[r0..r0 + p.len()].copy_from_slice(&p);
+            drop(p);
+            c.all_reduce_u64(&mut all, Op::Sum)?;
+            Some(plan::to_original_order(Some(o.original()), all))
+        }
+        None => None,
+    };
+    Ok(DistCounts {
+        counts: TriangleCounts { total, per_node },
+        layout,
+        rows,
+        counted_edges,
+        held_edges,
+        exchange,
+        upload,
+        count,
+    })
+}
+
+/// This rank's graph under [`Layout::Replicate`]: every rank's rows gathered, the rows from
+/// this rank's first on kept, ids shifted down by it.
+fn replicate(c: &dyn Comm, o: &DistOriented) -> Result<OrientedGraph> {
+    let (ip, adj) = o.local();
+    let lens: Vec<u64> = ip.windows(2).map(|w| w[1] - w[0]).collect();
+    let (lens, _) = all_gather(c, &lens)?;
+    let r0 = o.first_row(c);
+    let (all, _) = all_gather(c, adj)?;
+    let skip: u64 = lens[..r0].iter().sum();
+    let mut indptr = Vec::with_capacity(lens.len() - r0 + 1);
+    indptr.push(0u64);
+    for &l in &lens[r0..] {
+        indptr.push(indptr[indptr.len() - 1] + l);
+    }
+    let shift = r0 as u32;
+    let adj: Vec<u32> = all[skip as usize..]
+        .par_iter()
+        .map(|&u| u - shift)
+        .collect();
+    Ok(OrientedGraph::from_sorted_parts(indptr, adj, None))
+}
+
+/// This rank's graph under [`Layout::Partition`]: its rows, and the rows its edges point to
+/// fetched once from their ranks (the others empty), from its first row on, ids shifted
+/// down by it.
+fn fetch_rows(c: &dyn Comm, o: &DistOriented) -> Result<OrientedGraph> {
+    let p = c.size();
+    let splits = o.splits();
+    let (r0, r1) = (splits[c.rank()], splits[c.rank() + 1]);
+    let (ip, adj) = o.local();
+    // The rows wanted: targets beyond this rank's rows, each once, in order.
+    let mut want: Vec<u32> = adj
+        .par_iter()
+        .copied()
+        .filter(|&u| u as usize >= r1)
+        .collect();
+    want.par_sort_unstable();
+    want.dedup();
+    let owner = |row: &u32| (splits.partition_point(|&s| s <= *row as usize) - 1).min(p - 1);
+    let asked_counts: Vec<usize> = {
+        let mut k = vec![0usize; p];
+        for u in &want {
+            k[owner(u)] += 1;
+        }
+        k
+    };
+    let asked = route(c, &want, owner)?;
+    // How many each rank asked here, to answer in its order.
+    let (per_rank, _) = all_to_all(
+        c,
+        &asked_counts.iter().map(|&k| k as u64).collect::<Vec<_>>(),
+        &vec![1; p],
+    )?;
+    let lens: Vec<u64> = asked
+        .iter()
+        .map(|&u| ip[u as usize - r0 + 1] - ip[u as usize - r0])
+        .collect();
+    let counts: Vec<usize> = per_rank.iter().map(|&k| k as usize).collect();
+    let (got_lens, _) = all_to_all(c, &lens, &counts)?;
+    let mut rows_out = Vec::with_capacity(lens.iter().sum::<u64>() as usize);
+    let mut out_counts = vec![0usize; p];
+    let mut at = 0;
+    for (r, &k) in counts.iter().enumerate() {
+        for &u in &asked[at..at + k] {
+            let row = &adj[ip[u as usize - r0] as usize..ip[u as usize - r0 + 1] as usize];
+            rows_out.extend_from_slice(row);
+            out_counts[r] += row.len();
+        }
+        at += k;
+    }
+    let (got_rows, _) = all_to_all(c, &rows_out, &out_counts)?;
+    drop(rows_out);
+    // The local graph: rows r0.. (own, then fetched in `want` order, others empty).
+    let n = o.num_nodes();
+    let mut indptr = vec![0u64; n - r0 + 1];
+    for v in r0..r1 {
+        indptr[v - r0 + 1] = ip[v - r0 + 1] - ip[v - r0];
+    }
+    for (&u, &l) in want.iter().zip(&got_lens) {
+        indptr[u as usize - r0 + 1] = l;
+    }
+    for v in 0..n - r0 {
+        indptr[v + 1] += indptr[v];
+    }
+    let shift = r0 as u32;
+    let mut local = Vec::with_capacity(indptr[n - r0] as usize);
+    local.extend(adj.iter().map(|&u| u - shift));
+    local.extend(got_rows.iter().map(|&u| u - shift));
+    Ok(OrientedGraph::from_sorted_parts(indptr, local, None))
+}
