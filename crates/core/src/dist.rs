@@ -202,3 +202,6 @@ pub fn block_start(r: usize, n: u64, p: usize) -> u64 {
     // The least x with x * p / n >= r.
     ((r as u128 * n as u128).div_ceil(p as u128)) as u64
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,167 @@
+//! The distributed read and build against the one-process reader, at 1 to 4 ranks (threads).
+
+use std::path::Path;
+
+use super::graph::{read_graph, DistGraph};
+use super::threads;
+use super::Comm;
+use crate::io::{self, EdgeListOptions, IdMode, ReadOptions};
+use crate::Graph;
+
+/// Reads `path` at `p` ranks and checks every rank's view against one process's graph:
+/// nodes, edges, self-loops, degrees, labels (rank 0), and the union of the ranks' edges.
+fn same_as_one_process(path: &Path, opts: &EdgeListOptions, p: usize) -> Result<bool, String> {
+    let one: Graph = io::read_graph_limited(path, opts, &ReadOptions::default())
+        .map_err(|e| format!("one process: {e}"))?;
+    let results = threads::run(p, |c| {
+        let g = read_graph(c, path, opts, &ReadOptions::default())?;
+        Ok((c.rank(), g))
+    });
+    let mut edges = Vec::new();
+    let mut parallel = false;
+    for r in results {
+        let (rank, g): (usize, DistGraph) = r.map_err(|e| format!("{p} ranks: {e}"))?;
+        let what = format!("{}, {p} ranks, rank {rank}", path.display());
+        if g.num_nodes() != one.num_nodes()
+            || g.num_edges() != one.num_edges() as u64
+            || g.self_loops_dropped() != one.self_loops_dropped() as u64
+        {
+            return Err(format!(
+                "{what}: {} nodes, {} edges, {} self-loops; one process: {} {} {}",
+                g.num_nodes(),
+                g.num_edges(),
+                g.self_loops_dropped(),
+                one.num_nodes(),
+                one.num_edges(),
+                one.self_loops_dropped()
+            ));
+        }
+        if let Some(v) = (0..one.num_nodes()).find(|&v| g.degree(v) != one.degree(v)) {
+            return Err(format!("{what}: degree of node {v} differs"));
+        }
+        if rank == 0 {
+            if let Some(v) = (0..one.num_nodes()).find(|&v| g.label(v) != one.label(v)) {
+                return Err(format!(
+                    "{what}: label of node {v}: {} vs {}",
+                    g.label(v),
+                    one.label(v)
+                ));
+            }
+        }
+        parallel = g.parallel_read();
+        edges.extend_from_slice(g.local_edges());
+    }
+    edges.sort_unstable();
+    let want: Vec<u64> = (0..one.num_nodes())
+        .flat_map(|u| {
+            one.neighbors(u)
+                .iter()
+                .filter(move |&&v| v as usize > u)
+                .map(move |&v| (u as u64) << 32 | v as u64)
+        })
+        .collect();
+    if edges != want {
+        return Err(format!(
+            "{}, {p} ranks: the ranks' edges differ",
+            path.display()
+        ));
+    }
+    Ok(parallel)
+}
+
+#[test]
+fn shared_graphs_read_as_one_process() {
+    let Some(dir) = crate::testing::data_dir_or_skip() else {
+        return;
+    };
+    let list = std::fs::read_to_string(dir.join("graphs.tsv")).unwrap();
+    let opts = EdgeListOptions {
+        loop_only_nodes: true,
+        ..EdgeListOptions::default()
+    };
+    let mut parallel = 0;
+    for line in list
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("file"))
+    {
+        let file = line.split('\t').next().unwrap();
+        for p in 1..=4 {
+            parallel += usize::from(same_as_one_process(&dir.join(file), &opts, p).unwrap());
+        }
+    }
+    // The edge lists among them are read in byte ranges.
+    assert!(parallel > 10, "only {parallel} parallel reads");
+}
+
+#[test]
+fn edge_list_quirks_read_as_one_process() {
+    let dir = std::env::temp_dir().join(format!("trident-dist-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Gaps, 1-based ids, comments, CRLF, blank lines, self-loops (one id only in a loop),
+    // duplicates both ways, a long line of blanks, weights.
+    let mut text = String::from("# comment\r\n% another\r\n\r\n");
+    for i in 0..3000u64 {
+        let (u, v) = (i * 7 % 1013 + 1, i * 13 % 997 + 5);
+        text.push_str(&format!("{u}\t{v}  {}\r\n", i % 5));
+        if i % 100 == 0 {
+            text.push_str(&format!("{v} {u} 1\n{u} {u} 2\n\n"));
+        }
+    }
+    text.push_str("5000 5000 1\n");
+    let file = dir.join("quirks.txt");
+    std::fs::write(&file, &text).unwrap();
+    for ids in [IdMode::Auto, IdMode::Numeric] {
+        for loop_only_nodes in [false, true] {
+            let opts = EdgeListOptions {
+                ids,
+                loop_only_nodes,
+                ..EdgeListOptions::default()
+            };
+            for p in 1..=4 {
+                let par = same_as_one_process(&file, &opts, p).unwrap();
+                assert_eq!(par, p > 1, "{ids:?}, {p} ranks");
+            }
+        }
+    }
+    // Labels: read whole on every rank, same graph.
+    std::fs::write(dir.join("labels.txt"), "a b\nb c\nc a\nc d\n").unwrap();
+    for p in 1..=3 {
+        assert!(
+            !same_as_one_process(&dir.join("labels.txt"), &EdgeListOptions::default(), p).unwrap()
+        );
+    }
+    // A bad line deep in the file: every rank's error names the file's line.
+    let mut bad = String::new();
+    for i in 0..5000 {
+        bad.push_str(&format!("{i} {}\n", i + 1));
+    }
+    bad.push_str("17 x\n");
+    for i in 0..100 {
+        bad.push_str(&format!("{i} {}\n", i + 2));
+    }
+    std::fs::write(dir.join("bad.txt"), &bad).unwrap();
+    let numeric = EdgeListOptions {
+        ids: IdMode::Numeric,
+        ..EdgeListOptions::default()
+    };
+    let one = match io::read_graph_limited(dir.join("bad.txt"), &numeric, &ReadOptions::default()) {
+        Ok(_) => panic!("one process read the bad line"),
+        Err(e) => e.to_string(),
+    };
+    assert!(one.contains(":5001"), "{one}");
+    for p in 2..=4 {
+        let results = threads::run(p, |c| {
+            read_graph(c, &dir.join("bad.txt"), &numeric, &ReadOptions::default()).map(|_| ())
+        });
+        let errs: Vec<String> = results
+            .into_iter()
+            .filter_map(|r| r.err())
+            .map(|e| e.to_string())
+            .collect();
+        assert!(
+            errs.iter().any(|e| e.contains(":5001")),
+            "{p} ranks: {errs:?}; one process: {one}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
