@@ -73,10 +73,17 @@ pub fn run(args: &[String]) -> Result {
         "-p",
         "xtask",
         "--features",
-        "xtask/backends",
+        "xtask/backends,trident-cli/mpi",
         "--bins",
     ])?;
-    let mut test_args = vec!["test", "--release", "--no-run"];
+    // The CLI with MPI (`mpirun -np N trident …` on the GPU hosts, which have Open MPI).
+    let mut test_args = vec![
+        "test",
+        "--release",
+        "--no-run",
+        "--features",
+        "trident-cli/mpi",
+    ];
     for p in TEST_PACKAGES {
         test_args.extend(["-p", p]);
     }

@@ -13,7 +13,8 @@
 //! What it installs, each only when missing:
 //! - Debian's `ocl-icd-opencl-dev` (the OpenCL loader to link against), `pocl-opencl-icd`
 //!   (OpenCL on the CPU, so the OpenCL backend's tests run for real) and `oclgrind` (the
-//!   race detector), with apt-get;
+//!   race detector), and `openmpi-bin`, `libopenmpi-dev` and `libclang-dev` (MPI for
+//!   `trident-mpi` and `mpirun` for its tests), with apt-get;
 //! - the pinned CUDA 13.0 `nvcc` from PyPI into `.tools/cuda` (pip `--target`), so the CUDA
 //!   backend's kernels compile to PTX on a machine without a GPU.
 
@@ -23,7 +24,16 @@ use std::process::{Command, Stdio};
 use crate::util::{cargo, fail, is_executable, usage, workspace_root, Context, Result};
 
 /// Debian packages the OpenCL backend's tests need.
-const APT_PACKAGES: [&str; 3] = ["ocl-icd-opencl-dev", "pocl-opencl-icd", "oclgrind"];
+const APT_PACKAGES: [&str; 6] = [
+    "ocl-icd-opencl-dev",
+    "pocl-opencl-icd",
+    "oclgrind",
+    // MPI for `trident-mpi` (the `mpi` crate's bindgen needs libclang) and `mpirun` for the
+    // tests of `mpirun -np N trident …`.
+    "openmpi-bin",
+    "libopenmpi-dev",
+    "libclang-dev",
+];
 
 /// The seed of every random test case in CI (`TRIDENT_SEED`, `PROPTEST_RNG_SEED`): a
 /// failure found in CI is found again on the next run. Rotate it on purpose, by editing it.
@@ -112,7 +122,8 @@ pub fn run(args: &[String]) -> Result {
             .arg(root.join("target/fuzz-check")),
     )?;
     let mut test = cargo();
-    test.args(["test", "--workspace"]);
+    // With MPI (`trident-cli/mpi`), so that `crates/cli/tests/mpi.rs` runs under mpirun.
+    test.args(["test", "--workspace", "--features", "trident-cli/mpi"]);
     ci_env(&mut test);
     if !extra.is_empty() {
         test.arg("--").args(&extra);
@@ -137,6 +148,7 @@ pub fn run(args: &[String]) -> Result {
 fn ci_env(cmd: &mut Command) {
     cmd.env("TRIDENT_REQUIRE_PTX", "1")
         .env("REQUIRE_OPENCL", "1")
+        .env("REQUIRE_MPI", "1")
         .env("CI", std::env::var("CI").unwrap_or_else(|_| "true".into()));
     for var in ["TRIDENT_SEED", "PROPTEST_RNG_SEED"] {
         if std::env::var_os(var).is_none() {

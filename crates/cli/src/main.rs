@@ -27,6 +27,7 @@ macro_rules! eprintln {
 mod cmd;
 mod env;
 mod files;
+mod job;
 mod out;
 mod select;
 
@@ -103,17 +104,27 @@ fn main() -> ExitCode {
     if let Err(e) = env::gpu_libraries().and_then(|()| start_threads(cli.threads)) {
         return report(Err(e));
     }
-    let result = match cli.command {
-        Command::Info(a) => cmd::info::run(a),
-        Command::Stats(a) => cmd::stats::run(a),
-        Command::Spmv(a) => cmd::spmv::run(a),
-        Command::Triangles(a) => cmd::triangles::run(a),
-        Command::Generate(a) => cmd::generate::run(a),
-        Command::Matmul(a) => cmd::matmul::run(a),
-        Command::Svd(a) => cmd::svd::run(a),
-        Command::Cluster(a) => cmd::cluster::run(a),
+    let job = match job::Job::start() {
+        Ok(j) => j,
+        Err(e) => return report(Err(e)),
     };
-    report(result.and_then(|()| out::flush()))
+    let result = match cli.command {
+        Command::Triangles(a) => cmd::triangles::run(a, &job),
+        Command::Info(a) => job.single("info").and_then(|()| cmd::info::run(a)),
+        Command::Stats(a) => job.single("stats").and_then(|()| cmd::stats::run(a)),
+        Command::Spmv(a) => job.single("spmv").and_then(|()| cmd::spmv::run(a)),
+        Command::Generate(a) => job.single("generate").and_then(|()| cmd::generate::run(a)),
+        Command::Matmul(a) => job.single("matmul").and_then(|()| cmd::matmul::run(a)),
+        Command::Svd(a) => job.single("svd").and_then(|()| cmd::svd::run(a)),
+        Command::Cluster(a) => job.single("cluster").and_then(|()| cmd::cluster::run(a)),
+    };
+    let result = result.and_then(|()| out::flush());
+    if let Err(e) = &result {
+        job.fail(e);
+    }
+    let code = report(result);
+    drop(job);
+    code
 }
 
 /// The command line, with negative numbers accepted as option values everywhere (`--balance

@@ -18,6 +18,12 @@ pub const STDOUT_NAME: &str = "<stdout>";
 /// Set once a write met a closed pipe: nothing more is written.
 static CLOSED: AtomicBool = AtomicBool::new(false);
 
+/// Drops everything printed on standard output from now on (the ranks of a job other than
+/// rank 0, which alone prints).
+pub fn silence() {
+    CLOSED.store(true, Ordering::Relaxed);
+}
+
 /// Prints formatted text on standard output, checked.
 pub fn print(args: std::fmt::Arguments<'_>) -> Result<()> {
     if CLOSED.load(Ordering::Relaxed) {

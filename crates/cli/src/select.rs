@@ -103,10 +103,27 @@ fn is_gpu(b: &AnyBackend) -> bool {
     }
 }
 
-/// The CUDA device of `TRIDENT_CUDA_DEVICE` (default 0): where the CLI reads it.
+/// This process's rank on its host, in a job of several (see [`set_local_rank`]).
+static LOCAL_RANK: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+
+/// Sets this process's rank on its host: without `TRIDENT_CUDA_DEVICE`, CUDA then takes
+/// device `local rank % devices`, so that the ranks of a host share out its GPUs.
+pub fn set_local_rank(rank: usize) {
+    let _ = LOCAL_RANK.set(rank);
+}
+
+/// The CUDA device of `TRIDENT_CUDA_DEVICE` (default 0, or the local rank's in a job):
+/// where the CLI reads it.
 #[cfg(feature = "cuda")]
 pub fn cuda_options() -> Result<trident_cuda::CudaOptions> {
     let ordinal = std::env::var(trident_cuda::DEVICE_ENV).ok();
+    if let (None, Some(&r)) = (
+        ordinal.as_deref().filter(|v| !v.trim().is_empty()),
+        LOCAL_RANK.get(),
+    ) {
+        let count = trident_cuda::device_names().map_or(1, |d| d.len().max(1));
+        return Ok(trident_cuda::CudaOptions::new(r % count));
+    }
     trident_cuda::parse_ordinal(ordinal.as_deref()).map(trident_cuda::CudaOptions::new)
 }
 

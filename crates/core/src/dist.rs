@@ -49,8 +49,10 @@ impl Op {
 }
 
 /// The processes of a job and their collectives. Every rank calls every collective, in the
-/// same order; each returns only when the data it names has arrived.
-pub trait Comm: Send + Sync {
+/// same order; each returns only when the data it names has arrived. Only the thread that
+/// made a communicator calls it (MPI's handles are not thread-safe), so it need not be
+/// `Send` or `Sync`.
+pub trait Comm {
     /// This process's rank, `0..size()`.
     fn rank(&self) -> usize;
     /// Number of processes.

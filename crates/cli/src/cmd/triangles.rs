@@ -9,7 +9,10 @@ use trident_core::triangles::plan::{PlanLimits, SearchKernel};
 use trident_core::triangles::OrientedGraph;
 use trident_core::{io, Error, Graph, Result, TriangleAlgorithm, TriangleCount, TriangleOptions};
 
+use trident_core::dist::triangles::Layout;
+
 use crate::files::Files;
+use crate::job::Job;
 use crate::median;
 use crate::select::{self, BackendChoice};
 
@@ -40,19 +43,30 @@ pub struct Args {
     /// How many timed counts (the median is reported), 1 to 100000.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     repeat: u64,
+    /// Under mpirun: where each rank gets the rows its edges need: `replicate` (the whole
+    /// graph on every rank), `partition` (its rows and the remote rows it needs, fetched
+    /// once) or `auto` (replicate when the graph fits every device).
+    #[arg(long)]
+    layout: Option<Layout>,
 }
 
-pub fn run(args: Args) -> Result<()> {
+mod distributed;
+
+pub fn run(args: Args, job: &Job) -> Result<()> {
+    if job.distributed() {
+        return distributed::run(args, job);
+    }
+    if args.layout.is_some() {
+        return Err(Error::invalid(
+            "option",
+            "--layout applies to a job of many processes (mpirun -np N trident triangles …)",
+        ));
+    }
     // Every output is checked before any work; it is written at the end, or not at all.
     let files = Files::declare(&[Some(&args.path)], &[args.per_vertex.as_deref()])?;
     // The input is read and checked before the backends are probed.
     let t = Instant::now();
-    // Every input node is counted (as `cluster` clusters it): a node whose only line is a
-    // self-loop is an isolated node with no triangles, not dropped.
-    let opts = io::EdgeListOptions {
-        loop_only_nodes: true,
-        ..io::EdgeListOptions::default()
-    };
+    let opts = read_options();
     let g = io::read_graph_limited(&args.path, &opts, &crate::env::read_options())?;
     let load = t.elapsed().as_secs_f64();
     crate::print_notes(g.notes());
@@ -134,4 +148,13 @@ fn count<B: TriangleCount>(
         crate::outln!("per-vertex:    {}", path.display())?;
     }
     Ok(())
+}
+
+/// How `triangles` reads a graph: every input node is counted (as `cluster` clusters it): a
+/// node whose only line is a self-loop is an isolated node with no triangles, not dropped.
+fn read_options() -> io::EdgeListOptions {
+    io::EdgeListOptions {
+        loop_only_nodes: true,
+        ..io::EdgeListOptions::default()
+    }
 }

@@ -726,7 +726,8 @@ fn distributed<B: TriangleCount>(b: &B) -> Result<(), String> {
         x ^= x << 17;
         (x % k as u64) as usize
     };
-    let mut cases: Vec<(&str, usize, Vec<(usize, usize)>)> = Vec::new();
+    type Case = (&'static str, usize, Vec<(usize, usize)>);
+    let mut cases: Vec<Case> = Vec::new();
     // Hubs and random edges, with duplicates, reversed duplicates and self-loops.
     let n = 700;
     let mut e: Vec<(usize, usize)> = (0..3 * n).map(|_| (next(n), next(n))).collect();

@@ -231,7 +231,10 @@ pub fn read_graph(
 
 /// How an edge list is read in byte ranges: its size and weight column; `None` when it is
 /// not a plain integer-id edge list (the whole-file readers take it).
-fn byte_range_plan(path: &Path, opts: &EdgeListOptions) -> Result<Option<(u64, bool)>> {
+fn byte_range_plan(
+    path: &Path,
+    opts: &EdgeListOptions,
+) -> Result<Option<(u64, edgelist::Weights)>> {
     if path.as_os_str() == "-" {
         return Ok(None);
     }
@@ -281,7 +284,7 @@ fn read_part(
     c: &dyn Comm,
     path: &Path,
     opts: &EdgeListOptions,
-    (len, weighted): (u64, bool),
+    (len, weights): (u64, edgelist::Weights),
 ) -> Result<Option<Part>> {
     let (p, me) = (c.size() as u64, c.rank() as u64);
     let io_err = |source| Error::Io {
@@ -298,11 +301,7 @@ fn read_part(
     let lines = memchr::memchr_iter(b'\n', &bytes).count() as u64;
     let skip = super::exclusive_sum(c, lines)? as usize;
     let name = path.display().to_string();
-    let part_opts = EdgeListOptions {
-        weighted: Some(weighted),
-        ..*opts
-    };
-    Ok(edgelist::parse_part(&bytes, &name, &part_opts, skip)?.map(|edges| Part { edges, name }))
+    Ok(edgelist::parse_part(&bytes, &name, opts, skip, weights)?.map(|edges| Part { edges, name }))
 }
 
 /// The nodes numbered as one process numbers them (see [`IdMode`]): ids as given

@@ -163,5 +163,33 @@ fn edge_list_quirks_read_as_one_process() {
             "{p} ranks: {errs:?}; one process: {one}"
         );
     }
+    // A third field far from the first line (which has two): an error in every rank
+    // count, as in one process (each range checks against the file's first line).
+    let mut mixed = String::from("0 1\n");
+    for i in 0..4000 {
+        mixed.push_str(&format!("{i} {} 1\n", i + 1));
+    }
+    std::fs::write(dir.join("mixed.txt"), &mixed).unwrap();
+    assert!(io::read_graph_limited(
+        dir.join("mixed.txt"),
+        &EdgeListOptions::default(),
+        &ReadOptions::default()
+    )
+    .is_err());
+    for p in 2..=4 {
+        let results = threads::run(p, |c| {
+            read_graph(
+                c,
+                &dir.join("mixed.txt"),
+                &EdgeListOptions::default(),
+                &ReadOptions::default(),
+            )
+            .map(|_| ())
+        });
+        assert!(
+            results.iter().all(|r| r.is_err()),
+            "{p} ranks read mixed field counts"
+        );
+    }
     std::fs::remove_dir_all(&dir).ok();
 }

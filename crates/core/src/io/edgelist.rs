@@ -82,7 +82,7 @@ mod tests;
 use labels::parse_labels;
 use numeric::{Abort, NumParser, Outcome, PieceOut, Slots};
 pub(crate) use numeric::{Marks, Raw, RawId};
-use pieces::{compact, numeric_as_given, parse_numeric, ID_CHUNK};
+use pieces::{compact, numeric_as_given, parse_numeric, parse_numeric_with, ID_CHUNK};
 
 /// How id fields become node numbers; see the [module documentation](self).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -318,7 +318,7 @@ fn edges_from(
 
 /// Weight-column state: the option, and the decision taken on the first data line.
 #[derive(Clone, Copy)]
-struct Weights {
+pub(crate) struct Weights {
     opt: Option<bool>,
     auto: Option<bool>,
 }
@@ -528,14 +528,15 @@ pub(crate) struct PartEdges {
 
 /// The edges of `bytes`, whole lines of an integer-id edge list that begin after `skip`
 /// lines of the file (so that errors name the file's line), parsed in parallel as
-/// [`read_graph`] parses a whole file, with the weight column decided by the caller
-/// (`opts.weighted` is `Some`) and no header line. `None` when some id is not an integer
+/// [`read_graph`] parses a whole file, with the weight column `ws` decided from the file's
+/// head ([`weight_column`]) and no header line. `None` when some id is not an integer
 /// below 2^32 - 1 (the caller reads the whole file instead); no data line is no edges.
 pub(crate) fn parse_part(
     bytes: &[u8],
     name: &str,
     opts: &EdgeListOptions,
     skip: usize,
+    ws: Weights,
 ) -> Result<Option<PartEdges>> {
     let empty = PartEdges {
         src: Vec::new(),
@@ -544,7 +545,7 @@ pub(crate) fn parse_part(
         self_loops: 0,
         max: None,
     };
-    match parse_numeric::<u32>(bytes, name, opts, false, skip, None) {
+    match parse_numeric_with::<u32>(bytes, name, opts, false, skip, None, ws) {
         Ok(Outcome::Done(mut raw)) => {
             raw.close_gaps();
             Ok(Some(PartEdges {
@@ -562,9 +563,9 @@ pub(crate) fn parse_part(
 }
 
 /// The weight column of an edge list whose first bytes are `head`: `opts.weighted`, else
-/// whether its first data line has a third field.
-pub(crate) fn weight_column(head: &[u8], opts: &EdgeListOptions) -> bool {
-    Weights::decide(head, opts).weighted()
+/// whether its first data line has a third field (and then every line must agree).
+pub(crate) fn weight_column(head: &[u8], opts: &EdgeListOptions) -> Weights {
+    Weights::decide(head, opts)
 }
 
 /// Whether the first data line of `head` is a column header (both id fields non-numeric).

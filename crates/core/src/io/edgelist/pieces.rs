@@ -45,7 +45,28 @@ pub(super) fn parse_numeric<I: RawId + Send + Sync>(
     skip: usize,
     chunk: Option<usize>,
 ) -> Result<Outcome<I>> {
-    let ws = Weights::decide(buf, opts);
+    parse_numeric_with(
+        buf,
+        name,
+        opts,
+        strict,
+        skip,
+        chunk,
+        Weights::decide(buf, opts),
+    )
+}
+
+/// [`parse_numeric`] with the weight column decided by the caller (a byte range of a file,
+/// from the file's first data line).
+pub(super) fn parse_numeric_with<I: RawId + Send + Sync>(
+    buf: &[u8],
+    name: &str,
+    opts: &EdgeListOptions,
+    strict: bool,
+    skip: usize,
+    chunk: Option<usize>,
+    ws: Weights,
+) -> Result<Outcome<I>> {
     let weighted = ws.weighted();
     let pieces = pieces(buf, chunk);
     // Lines per piece (a line holds at most one edge); the last line may lack its '\n'.

@@ -1,0 +1,175 @@
+//! `trident triangles` under an MPI launcher: every rank reads its byte range of the file,
+//! the graph is built and oriented across the ranks, each rank counts its rows on its own
+//! backend (the GPU of its local rank, or the CPU), and rank 0 prints the summary and
+//! writes the per-vertex file (see `trident_core::dist`).
+
+use std::io::Write;
+use std::time::Instant;
+
+use trident_core::dist::graph::{orient, read_graph};
+use trident_core::dist::triangles::count;
+use trident_core::dist::{all_gather, reduce_one, Comm, Op};
+use trident_core::triangles::DegreeStats;
+use trident_core::{Error, Result, TriangleCount, TriangleOptions};
+
+use super::Args;
+use crate::files::Files;
+use crate::job::Job;
+use crate::median;
+use crate::select;
+
+/// The slowest rank's seconds since `t`.
+fn slowest(c: &dyn Comm, t: Instant) -> Result<f64> {
+    Ok(f64::from_bits(reduce_one(
+        c,
+        t.elapsed().as_secs_f64().to_bits(),
+        Op::Max,
+    )?))
+}
+
+pub fn run(args: Args, job: &Job) -> Result<()> {
+    let c = job.comm();
+    // Rank 0 checks and writes the outputs; the others write nothing.
+    let outputs = if job.is_root() {
+        vec![args.per_vertex.as_deref()]
+    } else {
+        vec![]
+    };
+    let files = Files::declare(&[Some(&args.path)], &outputs)?;
+    let t = Instant::now();
+    let g = read_graph(
+        c,
+        &args.path,
+        &super::read_options(),
+        &crate::env::read_options(),
+    )?;
+    let load = slowest(c, t)?;
+    if job.is_root() {
+        crate::print_notes(g.notes());
+    }
+    let t = Instant::now();
+    let o = orient(c, &g)?;
+    let orientation = slowest(c, t)?;
+    let b = select::open(args.backend)?;
+    // Every rank's backend, for the summary.
+    let me = format!("{}: {b}", c.host());
+    let (names, lens) = all_gather(c, me.as_bytes())?;
+    let mut at = 0;
+    let devices: Vec<String> = lens
+        .iter()
+        .map(|&k| {
+            let s = String::from_utf8_lossy(&names[at..at + k]).into_owned();
+            at += k;
+            s
+        })
+        .collect();
+    crate::with_backend!(&b, b => finish(b, c, &g, &o, &args, files, (load, orientation), &devices))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish<B: TriangleCount>(
+    b: &B,
+    c: &dyn Comm,
+    g: &trident_core::dist::graph::DistGraph,
+    o: &trident_core::dist::graph::DistOriented,
+    args: &Args,
+    mut files: Files,
+    (load, orientation): (f64, f64),
+    devices: &[String],
+) -> Result<()> {
+    // The whole graph's degree statistics, so that every rank runs the same algorithm.
+    let (ip, _) = o.local();
+    let lens = ip.windows(2).map(|w| w[1] - w[0]);
+    let max_out = reduce_one(c, lens.clone().max().unwrap_or(0), Op::Max)?;
+    let nonzero = reduce_one(c, lens.filter(|&d| d > 0).count() as u64, Op::Sum)?;
+    let stats = DegreeStats {
+        nodes: o.num_nodes(),
+        edges: o.num_edges() as usize,
+        max_out: max_out as usize,
+        mean_out: o.num_edges() as f64 / nonzero.max(1) as f64,
+    };
+    let alg = args.algorithm.resolve(&stats, b.name() != "cpu");
+    let opts = TriangleOptions {
+        per_node: args.per_vertex.is_some(),
+        algorithm: alg,
+        search: args.search_kernel,
+        limits: args.plan_limits.unwrap_or_default(),
+    };
+    let layout = args.layout.unwrap_or_default();
+    let mut runs = Vec::new();
+    for _ in 0..args.repeat {
+        let r = count(c, b, o, layout, &opts)?;
+        if let Some(prev) = runs.last() {
+            let prev: &trident_core::dist::triangles::DistCounts = prev;
+            if prev.counts != r.counts {
+                return Err(Error::backend(b.name(), "repeated counts differ"));
+            }
+        }
+        runs.push(r);
+    }
+    let counting = median(runs.iter().map(|r| r.count).collect());
+    let exchange = median(runs.iter().map(|r| r.exchange).collect());
+    let transfer = median(runs.iter().map(|r| r.upload).collect());
+    let r = runs
+        .pop()
+        .ok_or_else(|| Error::backend(b.name(), "no count"))?;
+    let held = all_gather(c, &[r.held_edges as u64])?.0;
+    crate::outln!("ranks:         {} ({})", c.size(), c.engine())?;
+    for (rank, d) in devices.iter().enumerate() {
+        crate::outln!(
+            "rank {rank}:        {d}; rows {}..{}, holds {} edges",
+            o.splits()[rank],
+            o.splits()[rank + 1],
+            held[rank]
+        )?;
+    }
+    crate::outln!("file:          {}", args.path.display())?;
+    crate::outln!(
+        "graph:         {} nodes, {} edges ({} self-loops dropped); max out-degree {}",
+        g.num_nodes(),
+        g.num_edges(),
+        g.self_loops_dropped(),
+        stats.max_out
+    )?;
+    crate::outln!("algorithm:     {alg}")?;
+    crate::outln!("layout:        {}", r.layout)?;
+    crate::outln!("triangles:     {}", r.counts.total)?;
+    crate::outln!(
+        "load:          {load:.4} s ({})",
+        if g.parallel_read() {
+            "each rank its byte range"
+        } else {
+            "whole file on every rank"
+        }
+    )?;
+    crate::outln!("orientation:   {orientation:.4} s (distributed)")?;
+    crate::outln!("exchange:      {exchange:.4} s")?;
+    crate::outln!("transfer:      {transfer:.4} s")?;
+    crate::outln!(
+        "counting:      {counting:.4} s ({:.3e} edges/s; median of {}, slowest rank)",
+        g.num_edges() as f64 / counting.max(1e-12),
+        args.repeat
+    )?;
+    crate::outln!(
+        "total:         {:.4} s",
+        load + orientation + exchange + transfer + counting
+    )?;
+    if let (Some(path), Some(per), true) = (&args.per_vertex, &r.counts.per_node, c.rank() == 0) {
+        files.write(path, |w| {
+            writeln!(w, "node\tdegree\ttriangles\tclustering")?;
+            for (v, &t) in per.iter().enumerate() {
+                let d = g.degree(v) as f64;
+                let cc = if d < 2.0 {
+                    0.0
+                } else {
+                    2.0 * t as f64 / (d * (d - 1.0))
+                };
+                writeln!(w, "{}\t{}\t{t}\t{cc}", g.label(v), g.degree(v))?;
+            }
+            Ok(())
+        })?;
+        files.commit()?;
+        crate::outln!("per-vertex:    {}", path.display())?;
+    }
+    Ok(())
+}

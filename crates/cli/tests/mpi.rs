@@ -1,0 +1,274 @@
+//! `mpirun -np N trident triangles …` (the `mpi` feature): at 1 to 4 ranks, on the CPU
+//! backend and on OpenCL (PoCL in CI), every shared graph gives the count of `graphs.tsv` and
+//! byte for byte the per-vertex file of one process, under both layouts; a rank that fails
+//! ends the job with its message, quickly; `--layout` without mpirun is refused.
+//!
+//! CI sets `REQUIRE_MPI=1` (`cargo xtask test`), under which a build without the `mpi`
+//! feature or a machine without `mpirun` fails instead of skipping.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_trident");
+
+fn require_mpi() -> bool {
+    std::env::var("REQUIRE_MPI").is_ok_and(|v| v == "1")
+}
+
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn built_with_mpi() {
+    assert!(
+        !require_mpi(),
+        "REQUIRE_MPI=1, but trident-cli was built without its `mpi` feature"
+    );
+    eprintln!("skipped: trident-cli built without the `mpi` feature");
+}
+
+/// `mpirun`, or `None` after saying why (a failure under `REQUIRE_MPI=1`).
+fn mpirun() -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join("mpirun"))
+            .find(|f| f.is_file())
+    });
+    if found.is_none() {
+        assert!(!require_mpi(), "REQUIRE_MPI=1, but no mpirun on PATH");
+        eprintln!("skipped: no mpirun on PATH");
+    }
+    found
+}
+
+/// Runs `trident args` on `np` ranks, killed after `limit`.
+fn run_np(mpirun: &Path, np: usize, args: &[&str], limit: Duration) -> (Output, Duration) {
+    let t = Instant::now();
+    let mut child = Command::new(mpirun)
+        .args(["--oversubscribe", "-np", &np.to_string(), BIN])
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_btl", "self,vader")
+        .env("RAYON_NUM_THREADS", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mpirun");
+    while child.try_wait().expect("wait for mpirun").is_none() {
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            let o = child.wait_with_output().expect("mpirun output");
+            panic!(
+                "mpirun -np {np} trident {args:?} still running after {limit:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().expect("mpirun output");
+    (o, t.elapsed())
+}
+
+fn count(o: &Output) -> Option<u64> {
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("triangles:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+}
+
+fn data_dir() -> Option<PathBuf> {
+    let d = trident_core::testing::data_dir_or_skip()?;
+    Some(d)
+}
+
+fn tmp(test: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("trident-mpi-{}-{test}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Every shared graph on `backend`: `layouts(np, k)` says which layouts graph `k` runs at
+/// `np` ranks.
+fn shared_graphs_on(backend: &str, layouts: impl Fn(usize, usize) -> Vec<&'static str>) {
+    let (Some(mpirun), Some(dir)) = (mpirun(), data_dir()) else {
+        return;
+    };
+    let out = tmp(backend);
+    let list = std::fs::read_to_string(dir.join("graphs.tsv")).unwrap();
+    let mut runs = 0;
+    for (k, line) in list
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("file"))
+        .enumerate()
+    {
+        let f: Vec<&str> = line.split('\t').collect();
+        let (file, want): (&str, u64) = (f[0], f[3].parse().unwrap());
+        let path = dir.join(file);
+        let path = path.to_str().unwrap();
+        let one = out.join("one.tsv");
+        let o = Command::new(BIN)
+            .args(["triangles", path, "--backend", "cpu", "--per-vertex"])
+            .arg(&one)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(count(&o), Some(want), "{file}: one process");
+        let one = std::fs::read(&one).unwrap();
+        for np in 1..=4 {
+            for layout in layouts(np, k) {
+                let per = out.join(format!("np{np}-{layout}.tsv"));
+                let args = [
+                    "triangles",
+                    path,
+                    "--backend",
+                    backend,
+                    "--layout",
+                    layout,
+                    "--per-vertex",
+                    per.to_str().unwrap(),
+                ];
+                let (o, _) = run_np(&mpirun, np, &args, Duration::from_secs(120));
+                let what = format!("{file}, {np} ranks, {layout}, {backend}");
+                assert!(
+                    o.status.success(),
+                    "{what}: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
+                assert_eq!(count(&o), Some(want), "{what}");
+                let stdout = String::from_utf8_lossy(&o.stdout);
+                assert!(
+                    stdout.contains(&format!("layout:        {layout}")),
+                    "{what}"
+                );
+                assert_eq!(
+                    stdout.matches("triangles:").count(),
+                    1,
+                    "{what}: rank 0 alone prints"
+                );
+                assert!(
+                    std::fs::read(&per).unwrap() == one,
+                    "{what}: per-vertex file differs"
+                );
+                std::fs::remove_file(&per).unwrap();
+                runs += 1;
+            }
+        }
+    }
+    assert!(runs > 20, "{runs} runs");
+    std::fs::remove_dir_all(&out).ok();
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn shared_graphs_cpu_every_layout_and_rank_count() {
+    shared_graphs_on("cpu", |_, _| vec!["replicate", "partition"]);
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn shared_graphs_opencl_every_rank_count() {
+    if trident_opencl_missing() {
+        return;
+    }
+    // Each graph runs both layouts across its rank counts.
+    shared_graphs_on("opencl", |np, k| {
+        vec![if (np + k) % 2 == 0 {
+            "replicate"
+        } else {
+            "partition"
+        }]
+    });
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn shared_graphs_cuda_every_rank_count() {
+    let o = Command::new(BIN).arg("info").output().unwrap();
+    let s = String::from_utf8_lossy(&o.stdout);
+    if !s
+        .lines()
+        .any(|l| l.starts_with("cuda:") && l.contains("available:"))
+    {
+        trident_core::testing::skip(trident_core::testing::Needs::Gpu, "no CUDA device");
+        return;
+    }
+    // The ranks share out the host's GPUs (one GPU: all on it).
+    shared_graphs_on("cuda", |np, k| {
+        vec![if (np + k) % 2 == 1 {
+            "replicate"
+        } else {
+            "partition"
+        }]
+    });
+}
+
+/// Whether this machine lacks an OpenCL device (a failure under REQUIRE_OPENCL=1).
+#[cfg(feature = "mpi")]
+fn trident_opencl_missing() -> bool {
+    let o = Command::new(BIN).arg("info").output().unwrap();
+    let s = String::from_utf8_lossy(&o.stdout);
+    let missing = !s
+        .lines()
+        .any(|l| l.starts_with("opencl:") && l.contains("available:"));
+    if missing {
+        trident_core::testing::skip(trident_core::testing::Needs::OpenCl, "no OpenCL device");
+    }
+    missing
+}
+
+/// A bad line in the last rank's byte range: that rank reports it (file and line) and the
+/// whole job ends, with a failure status, within seconds: no rank waits for it.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_failing_rank_ends_the_job() {
+    let Some(mpirun) = mpirun() else {
+        return;
+    };
+    let d = tmp("fail");
+    let mut text = String::new();
+    for i in 0..20_000 {
+        text += &format!("{i} {}\n", (i * 7 + 1) % 20_000);
+    }
+    text += "12\n";
+    for i in 0..50 {
+        text += &format!("{i} {}\n", i + 3);
+    }
+    let f = d.join("bad.el");
+    std::fs::write(&f, text).unwrap();
+    for np in [2, 3] {
+        let (o, took) = run_np(
+            &mpirun,
+            np,
+            &["triangles", f.to_str().unwrap(), "--backend", "cpu"],
+            Duration::from_secs(60),
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{np} ranks: succeeded on a bad line");
+        assert!(
+            err.contains(&format!("rank {} of {np}", np - 1)) && err.contains("bad.el:20001"),
+            "{np} ranks: {err}"
+        );
+        assert!(took < Duration::from_secs(30), "{np} ranks: took {took:?}");
+    }
+    std::fs::remove_dir_all(&d).ok();
+}
+
+/// `--layout` needs a job of many processes.
+#[test]
+fn layout_without_mpirun_is_refused() {
+    let d = tmp("layout");
+    let f = d.join("g.el");
+    std::fs::write(&f, "0 1\n1 2\n2 0\n").unwrap();
+    let o = Command::new(BIN)
+        .args(["triangles", f.to_str().unwrap(), "--layout", "partition"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--layout"));
+    std::fs::remove_dir_all(&d).ok();
+}

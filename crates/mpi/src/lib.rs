@@ -1,0 +1,203 @@
+//! MPI as a [`Comm`] of Trident's distributed algorithms ([`trident_core::dist`]), through
+//! the `mpi` crate (Open MPI, MPICH or any MPI with its headers at build time).
+//!
+//! This crate links `libmpi`, so the `trident` binary takes it only with its `mpi` feature;
+//! a build without it runs one process and needs no MPI.
+//!
+//! Messages of any size: MPI counts are 32-bit, so exchanges larger than that go in rounds.
+//! A failing rank calls [`Mpi::abort`], which ends every rank of the job (`MPI_Abort`).
+
+use mpi::collective::SystemOperation;
+use mpi::datatype::{Partition, PartitionMut};
+use mpi::environment::Universe;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use mpi::Count;
+use trident_core::dist::{Comm, Op};
+use trident_core::{Error, Result};
+
+/// Whether this process was started by an MPI launcher (`mpirun`, `mpiexec`, or `srun` with
+/// a PMI plugin): the environment variables they set.
+pub fn launched() -> bool {
+    [
+        "OMPI_COMM_WORLD_SIZE",
+        "PMIX_RANK",
+        "PMI_RANK",
+        "PMI_SIZE",
+        "MPI_LOCALNRANKS",
+    ]
+    .iter()
+    .any(|v| std::env::var_os(v).is_some())
+}
+
+/// `MPI_COMM_WORLD` of an initialised MPI; finalised when dropped.
+pub struct Mpi {
+    world: SimpleCommunicator,
+    local_rank: usize,
+    host: String,
+    version: String,
+    // Dropped last: finalises MPI.
+    _universe: Universe,
+}
+
+impl Mpi {
+    /// Initialises MPI (`MPI_Init`; only the thread calling it talks to MPI).
+    pub fn init() -> Result<Mpi> {
+        let universe = mpi::initialize()
+            .ok_or_else(|| Error::backend("mpi", "MPI was already initialised"))?;
+        let world = universe.world();
+        // The rank on this host: the launcher's, else from a shared-memory split.
+        let local_rank = [
+            "OMPI_COMM_WORLD_LOCAL_RANK",
+            "MPI_LOCALRANKID",
+            "SLURM_LOCALID",
+        ]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+        .unwrap_or_else(|| world.split_shared(world.rank()).rank() as usize);
+        let host = mpi::environment::processor_name().unwrap_or_else(|_| "?".into());
+        let version = mpi::environment::library_version()
+            .ok()
+            .and_then(|v| v.split(',').next().map(|l| l.trim().to_string()))
+            .unwrap_or_else(|| "MPI".into());
+        Ok(Mpi {
+            world,
+            local_rank,
+            host,
+            version,
+            _universe: universe,
+        })
+    }
+
+    /// Ends every rank of the job with `code` (`MPI_Abort`).
+    pub fn abort(&self, code: i32) -> ! {
+        self.world.abort(code)
+    }
+
+    /// The largest message piece: 32-bit counts and displacements over every rank.
+    fn piece(&self) -> usize {
+        (i32::MAX as usize / self.world.size() as usize) & !7
+    }
+
+    fn reduce<T: Equivalence + Copy + Default>(&self, v: &mut [T], op: Op) -> Result<()> {
+        let op = match op {
+            Op::Sum => SystemOperation::sum(),
+            Op::Max => SystemOperation::max(),
+            Op::Min => SystemOperation::min(),
+            Op::Or => SystemOperation::bitwise_or(),
+        };
+        for chunk in v.chunks_mut(1 << 26) {
+            let send = chunk.to_vec();
+            self.world.all_reduce_into(&send[..], chunk, op);
+        }
+        Ok(())
+    }
+}
+
+/// `x` as an MPI count (callers keep pieces below [`Mpi::piece`]).
+fn count(x: usize) -> Count {
+    x as Count
+}
+
+impl Comm for Mpi {
+    fn rank(&self) -> usize {
+        self.world.rank() as usize
+    }
+    fn size(&self) -> usize {
+        self.world.size() as usize
+    }
+    fn local_rank(&self) -> usize {
+        self.local_rank
+    }
+    fn engine(&self) -> String {
+        format!("MPI ({})", self.version)
+    }
+    fn host(&self) -> String {
+        self.host.clone()
+    }
+    fn all_reduce_u64(&self, v: &mut [u64], op: Op) -> Result<()> {
+        self.reduce(v, op)
+    }
+    fn all_reduce_u32(&self, v: &mut [u32], op: Op) -> Result<()> {
+        self.reduce(v, op)
+    }
+
+    fn all_to_all_bytes(&self, send: &[u8], counts: &[usize]) -> Result<(Vec<u8>, Vec<usize>)> {
+        let p = self.size();
+        let sc: Vec<u64> = counts.iter().map(|&c| c as u64).collect();
+        let mut rc = vec![0u64; p];
+        self.world.all_to_all_into(&sc[..], &mut rc[..]);
+        let mut most = [sc.iter().copied().max().unwrap_or(0)];
+        self.reduce(&mut most, Op::Max)?;
+        let piece = self.piece() as u64;
+        let rounds = most[0].div_ceil(piece).max(1);
+        let soff: Vec<u64> = prefix(&sc);
+        let roff: Vec<u64> = prefix(&rc);
+        let total = roff[p] as usize;
+        let mut recv = Vec::new();
+        recv.try_reserve_exact(total)
+            .map_err(|e| Error::out_of_memory("host", format!("receiving {total} bytes: {e}")))?;
+        recv.resize(total, 0u8);
+        for round in 0..rounds {
+            let lo = round * piece;
+            let part = |c: u64| c.saturating_sub(lo).min(piece);
+            // This round's pieces, packed.
+            let s_counts: Vec<Count> = sc.iter().map(|&c| count(part(c) as usize)).collect();
+            let r_counts: Vec<Count> = rc.iter().map(|&c| count(part(c) as usize)).collect();
+            let s_displs = displs(&s_counts);
+            let r_displs = displs(&r_counts);
+            // Never empty: Open MPI's MPI_IN_PLACE is the address 1, which is where an empty
+            // Vec<u8> points.
+            let mut sbuf =
+                Vec::with_capacity(s_counts.iter().map(|&c| c as usize).sum::<usize>() + 1);
+            for r in 0..p {
+                let a = (soff[r] + lo.min(sc[r])) as usize;
+                sbuf.extend_from_slice(&send[a..a + s_counts[r] as usize]);
+            }
+            sbuf.push(0);
+            let mut rbuf = vec![0u8; r_counts.iter().map(|&c| c as usize).sum::<usize>() + 1];
+            {
+                let sp = Partition::new(&sbuf[..], &s_counts[..], &s_displs[..]);
+                let mut rp = PartitionMut::new(&mut rbuf[..], &r_counts[..], &r_displs[..]);
+                self.world.all_to_all_varcount_into(&sp, &mut rp);
+            }
+            for r in 0..p {
+                let a = (roff[r] + lo.min(rc[r])) as usize;
+                let k = r_counts[r] as usize;
+                let at = r_displs[r] as usize;
+                recv[a..a + k].copy_from_slice(&rbuf[at..at + k]);
+            }
+        }
+        Ok((recv, rc.iter().map(|&c| c as usize).collect()))
+    }
+
+    fn all_gather_bytes(&self, mine: &[u8]) -> Result<(Vec<u8>, Vec<usize>)> {
+        let p = self.size();
+        let mut send = Vec::new();
+        send.try_reserve_exact(mine.len() * p).map_err(|e| {
+            Error::out_of_memory("host", format!("sending {} bytes: {e}", mine.len() * p))
+        })?;
+        for _ in 0..p {
+            send.extend_from_slice(mine);
+        }
+        self.all_to_all_bytes(&send, &vec![mine.len(); p])
+    }
+}
+
+/// Exclusive prefix sums with the total last.
+fn prefix(c: &[u64]) -> Vec<u64> {
+    let mut o = vec![0u64; c.len() + 1];
+    for (i, &x) in c.iter().enumerate() {
+        o[i + 1] = o[i] + x;
+    }
+    o
+}
+
+/// Displacements of packed pieces.
+fn displs(c: &[Count]) -> Vec<Count> {
+    let mut d = vec![0 as Count; c.len()];
+    for i in 1..c.len() {
+        d[i] = d[i - 1] + c[i - 1];
+    }
+    d
+}
