@@ -64,6 +64,7 @@ pub fn run(args: &[String]) -> Result {
         std::fs::create_dir_all(bundle.join(sub)).context(format!("creating {sub}/"))?;
     }
 
+    // The CLI with MPI (`mpirun -np N trident …` on the GPU hosts, which have Open MPI).
     eprintln!("bundle: building the CLI and xtask");
     let bins = cargo_artifacts(&[
         "build",
@@ -76,14 +77,7 @@ pub fn run(args: &[String]) -> Result {
         "xtask/backends,trident-cli/mpi",
         "--bins",
     ])?;
-    // The CLI with MPI (`mpirun -np N trident …` on the GPU hosts, which have Open MPI).
-    let mut test_args = vec![
-        "test",
-        "--release",
-        "--no-run",
-        "--features",
-        "trident-cli/mpi",
-    ];
+    let mut test_args = vec!["test", "--release", "--no-run"];
     for p in TEST_PACKAGES {
         test_args.extend(["-p", p]);
     }

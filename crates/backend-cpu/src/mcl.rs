@@ -1,35 +1,20 @@
-//! R-MCL on the CPU: one fused pass per output column (rayon), the host twin of
-//! `kernels/*/mcl.*`: combine the `deg(j)+1` columns of `M` named by column `j` of `M_R`
-//! (each ≤ K entries) in a dense fixed-point accumulator with a touched list, then inflate,
-//! prune, keep the top K, normalise and compute the column's chaos
-//! ([`trident_core::mcl::column_step`]).
+//! R-MCL on the CPU: the host column pass ([`trident_core::mcl::pass::HostPass`], the host
+//! twin of `kernels/*/mcl.*`) over every column, each iteration.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::time::Instant;
 
 use rayon::prelude::*;
 use trident_core::mcl::drive::{level_targets, LevelRun, Output};
 use trident_core::mcl::mlr::{self, Level, Schedule};
+use trident_core::mcl::pass::HostPass;
 use trident_core::mcl::{
-    column_step, from_fixed, penalty, to_fixed, to_mass, Columns, Expansion, MarkovCluster,
-    MclOptions, MclProgress, MclTimings, Transition,
+    from_fixed, penalty, to_mass, Columns, Expansion, MarkovCluster, MclOptions, MclProgress,
+    MclTimings, Transition,
 };
 use trident_core::{Result, Scalar};
 
 use crate::Cpu;
-
-/// Per-thread scratch of the column pass, allocated once per run (a dense accumulator of `n`
-/// entries would cost `O(n)` per allocation, far too much per task or per iteration).
-struct Scratch<T> {
-    acc: Vec<u64>,
-    /// `mark[i]` = the (iteration, column) stamp of the column that last touched row `i`.
-    mark: Vec<u64>,
-    touched: Vec<(u32, u64)>,
-    rows: Vec<u32>,
-    right: Vec<(u32, T)>,
-    step: Vec<(u32, T)>,
-}
 
 impl<T: Scalar> MarkovCluster<T> for Cpu {
     fn cluster_level(
@@ -51,10 +36,7 @@ impl<T: Scalar> MarkovCluster<T> for Cpu {
         // Every column of `next` is written (entries and length) before it is read.
         let mut next = Columns::<T>::zeroed(n, k)?;
         let mut chaos_col = vec![(T::zero(), 0u64); n];
-        // One scratch per worker thread (rayon::current_thread_index), locked uncontended.
-        let pool: Vec<Mutex<Option<Scratch<T>>>> = (0..rayon::current_num_threads().max(1))
-            .map(|_| Mutex::new(None))
-            .collect();
+        let pass = HostPass::<T>::new(n);
         let start = Instant::now();
         let mut sched = Schedule::new(opts, level);
         let stop = loop {
@@ -90,49 +72,15 @@ impl<T: Scalar> MarkovCluster<T> for Cpu {
             };
             let mref = &m;
             let expansion = plan.expansion;
-            let pen = &pen;
-            next.idx
-                .par_chunks_mut(k)
-                .zip(next.val.par_chunks_mut(k))
-                .zip(next.len.par_iter_mut())
-                .zip(chaos_col.par_iter_mut())
-                .enumerate()
-                .with_min_len(16)
-                .for_each(|(j, (((oi, ov), ol), oc))| {
-                    let slot = rayon::current_thread_index().unwrap_or(0) % pool.len();
-                    let mut guard = pool[slot].lock().unwrap_or_else(|e| e.into_inner());
-                    let s = guard.get_or_insert_with(|| Scratch::<T> {
-                        acc: vec![0; n],
-                        mark: vec![u64::MAX; n],
-                        touched: Vec::new(),
-                        rows: Vec::new(),
-                        right: Vec::new(),
-                        step: Vec::new(),
-                    });
-                    let stamp = ((iterations as u64) << 32) | j as u64;
-                    right_column(j, tr, rval, mref, expansion, &mut s.right);
-                    s.rows.clear();
-                    for &(kk, w) in &s.right {
-                        let (r, v) = mref.column(kk as usize);
-                        for (&i, &x) in r.iter().zip(v) {
-                            let fx = to_fixed(x * w);
-                            let iu = i as usize;
-                            if s.mark[iu] != stamp {
-                                s.mark[iu] = stamp;
-                                s.acc[iu] = 0;
-                                s.rows.push(i);
-                            }
-                            s.acc[iu] = s.acc[iu].wrapping_add(fx);
-                        }
-                    }
-                    s.touched.clear();
-                    s.touched
-                        .extend(s.rows.iter().map(|&i| (i, s.acc[i as usize])));
-                    let prev = mref.column(j);
-                    let (len, c, d) = column_step(&s.touched, pen, opts, prev, &mut s.step, oi, ov);
-                    *ol = len as u32;
-                    *oc = (c, d);
-                });
+            pass.run(
+                iterations,
+                &m,
+                |j, out| right_column(j, tr, rval, mref, expansion, out),
+                &pen,
+                opts,
+                &mut next,
+                &mut chaos_col,
+            )?;
             std::mem::swap(&mut m, &mut next);
             let chaos = chaos_col
                 .iter()

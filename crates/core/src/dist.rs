@@ -16,6 +16,7 @@ use bytemuck::Pod;
 use crate::error::Result;
 
 pub mod graph;
+pub mod mcl;
 pub mod threads;
 pub mod triangles;
 

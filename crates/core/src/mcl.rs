@@ -121,6 +121,7 @@ pub mod drive;
 pub mod eval;
 pub mod gpu;
 pub mod mlr;
+pub mod pass;
 pub mod reference;
 mod step;
 #[cfg(test)]

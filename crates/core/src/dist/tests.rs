@@ -193,3 +193,64 @@ fn edge_list_quirks_read_as_one_process() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Distributed R-MCL at 1 to 4 ranks against the sequential reference (whose partitions
+/// every backend matches): the same partition, iterations, levels, stop and change bits, for
+/// Trident's variant (its `M·M` finish included), MLR-MCL's single-level and multi-level
+/// (balance, DPR, coarsening), in f64 and f32.
+#[test]
+fn mcl_matches_one_process() {
+    use crate::mcl::{reference, MclOptions, Variant};
+    let planted = crate::generate::planted(&crate::generate::PlantedOptions {
+        nodes: 400,
+        communities: 20,
+        degree: 10.0,
+        mixing: 0.25,
+        seed: 3,
+    })
+    .unwrap();
+    let g = planted.edges.to_graph().unwrap();
+    let trident = MclOptions::default();
+    let single = MclOptions {
+        coarsen_to: 0,
+        ..MclOptions::mlrmcl()
+    };
+    let multi = MclOptions {
+        coarsen_to: 60,
+        max_per_column: 64,
+        ..MclOptions::mlrmcl()
+    };
+    assert_eq!(single.variant, Variant::MlrMcl);
+    for (what, o) in [
+        ("trident", &trident),
+        ("mlrmcl", &single),
+        ("mlrmcl multi-level", &multi),
+    ] {
+        let want = reference::cluster::<f64>(&g, o).unwrap();
+        for p in 1..=4 {
+            let got = threads::run(p, |c| super::mcl::cluster::<f64>(c, &g, o, &mut |_| {}));
+            for (rank, r) in got.into_iter().enumerate() {
+                let r = r.unwrap();
+                let label = format!("{what}, {p} ranks, rank {rank}");
+                assert_eq!(r.clusters, want.clusters, "{label}: partition");
+                assert_eq!(
+                    (r.iterations, r.levels, r.stop, r.change.to_bits()),
+                    (
+                        want.iterations,
+                        want.levels,
+                        want.stop,
+                        want.change.to_bits()
+                    ),
+                    "{label}"
+                );
+            }
+        }
+    }
+    // f32, Trident's variant, 3 ranks.
+    let want = reference::cluster::<f32>(&g, &trident).unwrap();
+    for r in threads::run(3, |c| {
+        super::mcl::cluster::<f32>(c, &g, &trident, &mut |_| {})
+    }) {
+        assert_eq!(r.unwrap().clusters, want.clusters, "f32, 3 ranks");
+    }
+}

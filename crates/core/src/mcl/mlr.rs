@@ -200,22 +200,33 @@ pub fn frobenius_change(sq: u64, n: usize) -> f64 {
 /// in fixed point at 2^32 (each term rounded to `T`, then [`to_mass`]), and `pen_y =
 /// k_y^(−b)` where `k_y > 1`, else 1 (`b` = 0.5 and 1 as `1/√k` and `1/k`).
 pub fn column_penalties<T: Scalar>(m: &Columns<T>, b: f64) -> Vec<T> {
+    penalties_from_mass(m, &row_masses(m, m.n), b)
+}
+
+/// Each of the `rows` rows' mass over the columns of `m` (fixed point, [`to_mass`]): a
+/// distributed run sums these over its ranks.
+pub fn row_masses<T: Scalar>(m: &Columns<T>, rows: usize) -> Vec<u64> {
     use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-    let n = m.n;
-    let mass: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
-    (0..n).into_par_iter().with_min_len(256).for_each(|j| {
+    let mass: Vec<AtomicU64> = (0..rows).map(|_| AtomicU64::new(0)).collect();
+    (0..m.n).into_par_iter().with_min_len(256).for_each(|j| {
         let (r, v) = m.column(j);
         for (&i, &x) in r.iter().zip(v) {
             mass[i as usize].fetch_add(to_mass(x), Relaxed);
         }
     });
-    (0..n)
+    mass.into_iter().map(AtomicU64::into_inner).collect()
+}
+
+/// [`column_penalties`] of the columns of `m` given the rows' masses `mass` (of the whole
+/// `M`: a distributed run's columns are a part of it).
+pub fn penalties_from_mass<T: Scalar>(m: &Columns<T>, mass: &[u64], b: f64) -> Vec<T> {
+    (0..m.n)
         .into_par_iter()
         .with_min_len(256)
         .map(|y| {
             let (r, v) = m.column(y);
             let k = r.iter().zip(v).fold(0u64, |k, (&x, &f)| {
-                k.wrapping_add(to_mass(f * row_sum::<T>(mass[x as usize].load(Relaxed))))
+                k.wrapping_add(to_mass(f * row_sum::<T>(mass[x as usize])))
             });
             column_penalty(k, b)
         })
