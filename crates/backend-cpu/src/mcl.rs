@@ -78,8 +78,7 @@ impl<T: Scalar> MarkovCluster<T> for Cpu {
                 |j, out| right_column(j, tr, rval, mref, expansion, out),
                 &pen,
                 opts,
-                &mut next,
-                &mut chaos_col,
+                (&mut next, &mut chaos_col),
             )?;
             std::mem::swap(&mut m, &mut next);
             let chaos = chaos_col

@@ -41,11 +41,20 @@ impl Comm for Shared {
     fn all_reduce_u32(&self, v: &mut [u32], op: trident_core::dist::Op) -> Result<()> {
         self.0.all_reduce_u32(v, op)
     }
-    fn all_to_all_bytes(&self, send: &[u8], counts: &[usize]) -> Result<(Vec<u8>, Vec<usize>)> {
-        self.0.all_to_all_bytes(send, counts)
+    fn all_to_all_counts(&self, counts: &[u64]) -> Result<Vec<u64>> {
+        self.0.all_to_all_counts(counts)
     }
-    fn all_gather_bytes(&self, mine: &[u8]) -> Result<(Vec<u8>, Vec<usize>)> {
-        self.0.all_gather_bytes(mine)
+    fn all_to_all_into(
+        &self,
+        send: &[u8],
+        send_counts: &[usize],
+        recv: &mut [u8],
+        recv_counts: &[usize],
+    ) -> Result<()> {
+        self.0.all_to_all_into(send, send_counts, recv, recv_counts)
+    }
+    fn all_gather_into(&self, mine: &[u8], recv: &mut [u8], counts: &[usize]) -> Result<()> {
+        self.0.all_gather_into(mine, recv, counts)
     }
 }
 
@@ -94,7 +103,7 @@ impl Job {
         if self.comm.size() > 1 {
             return Err(Error::Unsupported(format!(
                 "`trident {command}` runs on one process; start it without mpirun \
-                 (`triangles` runs on many)"
+                 (`triangles` and `cluster` run on many)"
             )));
         }
         Ok(())
@@ -104,13 +113,13 @@ impl Job {
     /// ends every rank (MPI_Abort), so that none waits for it.
     pub fn fail(&self, e: &Error) {
         if self.comm.size() > 1 {
-            crate::errln!(
+            crate::out::error_note(format_args!(
                 "error: rank {} of {} ({}): {}",
                 self.comm.rank(),
                 self.comm.size(),
                 self.comm.host(),
                 trident_core::testing::Report(e)
-            );
+            ));
             #[cfg(feature = "mpi")]
             if let Some(m) = &self.mpi {
                 m.abort(1);

@@ -116,7 +116,7 @@ fn main() -> ExitCode {
         Command::Generate(a) => job.single("generate").and_then(|()| cmd::generate::run(a)),
         Command::Matmul(a) => job.single("matmul").and_then(|()| cmd::matmul::run(a)),
         Command::Svd(a) => job.single("svd").and_then(|()| cmd::svd::run(a)),
-        Command::Cluster(a) => job.single("cluster").and_then(|()| cmd::cluster::run(a)),
+        Command::Cluster(a) => cmd::cluster::run(a, &job),
     };
     let result = result.and_then(|()| out::flush());
     if let Err(e) = &result {

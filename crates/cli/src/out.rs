@@ -20,8 +20,21 @@ static CLOSED: AtomicBool = AtomicBool::new(false);
 
 /// Drops everything printed on standard output from now on (the ranks of a job other than
 /// rank 0, which alone prints).
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub fn silence() {
     CLOSED.store(true, Ordering::Relaxed);
+    QUIET.store(true, Ordering::Relaxed);
+}
+
+/// Set on the ranks of a job other than rank 0: [`note`] prints nothing (their errors go
+/// through [`error_note`]).
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// [`note`] whatever [`silence`] said: a rank's error.
+pub fn error_note(args: std::fmt::Arguments<'_>) {
+    let mut e = std::io::stderr().lock();
+    let _ = e.write_fmt(args);
+    let _ = e.write_all(b"\n");
 }
 
 /// Prints formatted text on standard output, checked.
@@ -89,6 +102,9 @@ pub fn checked(r: std::io::Result<()>) -> Result<()> {
 /// Writes a line on standard error; a failure to (a closed or full stderr) is ignored, never
 /// a panic: there is nowhere left to report it.
 pub fn note(args: std::fmt::Arguments<'_>) {
+    if QUIET.load(Ordering::Relaxed) {
+        return;
+    }
     let mut e = std::io::stderr().lock();
     let _ = e.write_fmt(args);
     let _ = e.write_all(b"\n");

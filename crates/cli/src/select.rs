@@ -108,6 +108,7 @@ static LOCAL_RANK: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
 
 /// Sets this process's rank on its host: without `TRIDENT_CUDA_DEVICE`, CUDA then takes
 /// device `local rank % devices`, so that the ranks of a host share out its GPUs.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub fn set_local_rank(rank: usize) {
     let _ = LOCAL_RANK.set(rank);
 }

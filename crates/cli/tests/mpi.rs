@@ -1,7 +1,9 @@
-//! `mpirun -np N trident triangles …` (the `mpi` feature): at 1 to 4 ranks, on the CPU
-//! backend and on OpenCL (PoCL in CI), every shared graph gives the count of `graphs.tsv` and
-//! byte for byte the per-vertex file of one process, under both layouts; a rank that fails
-//! ends the job with its message, quickly; `--layout` without mpirun is refused.
+//! `mpirun -np N trident triangles|cluster …` (the `mpi` feature): at 1 to 4 ranks, on the
+//! CPU backend and on OpenCL (PoCL in CI), every shared graph gives the count of `graphs.tsv`
+//! and byte for byte the per-vertex file of one process, under both layouts; `cluster` writes
+//! byte for byte one process's clusters on the shared PPI networks and a planted network,
+//! with both R-MCL variants (MLR-MCL multi-level too); a rank that fails ends the job with
+//! its message, quickly; `--layout` without mpirun is refused.
 //!
 //! CI sets `REQUIRE_MPI=1` (`cargo xtask test`), under which a build without the `mpi`
 //! feature or a machine without `mpirun` fails instead of skipping.
@@ -219,6 +221,105 @@ fn trident_opencl_missing() -> bool {
         trident_core::testing::skip(trident_core::testing::Needs::OpenCl, "no OpenCL device");
     }
     missing
+}
+
+/// `cluster` at 1 to 4 ranks writes exactly one process's clusters: the shared PPI networks
+/// and a planted network, Trident's variant and MLR-MCL's (single level, and multi-level on
+/// the planted one).
+#[cfg(feature = "mpi")]
+#[test]
+fn cluster_partitions_as_one_process() {
+    let (Some(mpirun), Some(dir)) = (mpirun(), data_dir()) else {
+        return;
+    };
+    let out = tmp("cluster");
+    let planted = out.join("planted.el");
+    let o = Command::new(BIN)
+        .args([
+            "generate",
+            "planted",
+            "--nodes",
+            "3000",
+            "--communities",
+            "60",
+        ])
+        .args(["--degree", "12", "--seed", "5", "-o"])
+        .arg(&planted)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut cases: Vec<(PathBuf, Vec<&str>)> = Vec::new();
+    for f in [
+        "collins2007.txt",
+        "gavin2006_socioaffinities_rescaled.txt",
+        "human_string.txt",
+        "krogan2006_core.txt",
+        "krogan2006_extended.txt",
+    ] {
+        cases.push((dir.join("ppi").join(f), vec![]));
+        cases.push((
+            dir.join("ppi").join(f),
+            vec!["--variant", "mlrmcl", "--coarsen-to", "0"],
+        ));
+    }
+    cases.push((planted.clone(), vec![]));
+    cases.push((
+        planted.clone(),
+        vec!["--variant", "mlrmcl", "--coarsen-to", "500"],
+    ));
+    let mut runs = 0;
+    for (k, (path, extra)) in cases.iter().enumerate() {
+        let one = out.join("one.txt");
+        let o = Command::new(BIN)
+            .args([
+                "cluster",
+                path.to_str().unwrap(),
+                "--backend",
+                "cpu",
+                "--quiet",
+                "-o",
+            ])
+            .arg(&one)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{path:?} {extra:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let one = std::fs::read(&one).unwrap();
+        // Every rank count for some cases, two for the others (CI's time).
+        let nps: &[usize] = if k % 3 == 0 { &[1, 2, 3, 4] } else { &[2, 3] };
+        for &np in nps {
+            let got = out.join(format!("np{np}.txt"));
+            let mut args = vec![
+                "cluster",
+                path.to_str().unwrap(),
+                "--backend",
+                "cpu",
+                "--quiet",
+                "-o",
+                got.to_str().unwrap(),
+            ];
+            args.extend(extra.iter().copied());
+            let (o, _) = run_np(&mpirun, np, &args, Duration::from_secs(300));
+            let what = format!("{path:?} {extra:?}, {np} ranks");
+            assert!(
+                o.status.success(),
+                "{what}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert!(
+                std::fs::read(&got).unwrap() == one,
+                "{what}: clusters differ from one process"
+            );
+            std::fs::remove_file(&got).unwrap();
+            runs += 1;
+        }
+    }
+    assert!(runs >= 20, "{runs} runs");
+    std::fs::remove_dir_all(&out).ok();
 }
 
 /// A bad line in the last rank's byte range: that rank reports it (file and line) and the

@@ -68,11 +68,21 @@ pub trait Comm {
     fn all_reduce_u64(&self, v: &mut [u64], op: Op) -> Result<()>;
     /// `v` reduced element-wise over all ranks, on every rank.
     fn all_reduce_u32(&self, v: &mut [u32], op: Op) -> Result<()>;
-    /// Personalised exchange: `send` holds `counts[r]` bytes for rank `r`, in rank order;
-    /// returns the bytes received, in rank order, and how many came from each rank.
-    fn all_to_all_bytes(&self, send: &[u8], counts: &[usize]) -> Result<(Vec<u8>, Vec<usize>)>;
-    /// Every rank's `mine`, concatenated in rank order, with each rank's length.
-    fn all_gather_bytes(&self, mine: &[u8]) -> Result<(Vec<u8>, Vec<usize>)>;
+    /// Every rank's `counts[r]` for this rank: what each rank will send here (one number
+    /// per pair of ranks, `MPI_Alltoall`).
+    fn all_to_all_counts(&self, counts: &[u64]) -> Result<Vec<u64>>;
+    /// Personalised exchange: `send` holds `send_counts[r]` bytes for rank `r`, in rank
+    /// order; `recv` receives `recv_counts[r]` bytes from each rank `r` (as
+    /// [`Comm::all_to_all_counts`] said), in rank order.
+    fn all_to_all_into(
+        &self,
+        send: &[u8],
+        send_counts: &[usize],
+        recv: &mut [u8],
+        recv_counts: &[usize],
+    ) -> Result<()>;
+    /// Every rank's `mine` (`counts[r]` bytes from rank `r`), concatenated in rank order.
+    fn all_gather_into(&self, mine: &[u8], recv: &mut [u8], counts: &[usize]) -> Result<()>;
 }
 
 /// One process: every collective is the identity.
@@ -101,31 +111,76 @@ impl Comm for Solo {
     fn all_reduce_u32(&self, _: &mut [u32], _: Op) -> Result<()> {
         Ok(())
     }
-    fn all_to_all_bytes(&self, send: &[u8], counts: &[usize]) -> Result<(Vec<u8>, Vec<usize>)> {
-        Ok((send.to_vec(), counts.to_vec()))
+    fn all_to_all_counts(&self, counts: &[u64]) -> Result<Vec<u64>> {
+        Ok(counts.to_vec())
     }
-    fn all_gather_bytes(&self, mine: &[u8]) -> Result<(Vec<u8>, Vec<usize>)> {
-        Ok((mine.to_vec(), vec![mine.len()]))
+    fn all_to_all_into(
+        &self,
+        send: &[u8],
+        _: &[usize],
+        recv: &mut [u8],
+        _: &[usize],
+    ) -> Result<()> {
+        recv.copy_from_slice(send);
+        Ok(())
+    }
+    fn all_gather_into(&self, mine: &[u8], recv: &mut [u8], _: &[usize]) -> Result<()> {
+        recv.copy_from_slice(mine);
+        Ok(())
     }
 }
 
-/// [`Comm::all_to_all_bytes`] of plain words: `send` holds `counts[r]` words for rank `r`.
+/// A zeroed vector of `len` words, or the host's out-of-memory error naming `what`.
+fn zeroed<T: Pod>(len: usize, what: &str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|e| crate::error::Error::out_of_memory("host", format!("{what}: {e}")))?;
+    v.resize(len, T::zeroed());
+    Ok(v)
+}
+
+/// Personalised exchange of plain words: `send` holds `counts[r]` words for rank `r`;
+/// returns the words received, in rank order, and how many came from each rank. Received
+/// straight into the returned vector.
 pub fn all_to_all<T: Pod>(
     c: &dyn Comm,
     send: &[T],
     counts: &[usize],
 ) -> Result<(Vec<T>, Vec<usize>)> {
     let w = std::mem::size_of::<T>();
-    let bytes: Vec<usize> = counts.iter().map(|&k| k * w).collect();
-    let (got, got_counts) = c.all_to_all_bytes(bytemuck::cast_slice(send), &bytes)?;
-    Ok((words(&got), got_counts.into_iter().map(|b| b / w).collect()))
+    let got = c.all_to_all_counts(&counts.iter().map(|&k| k as u64).collect::<Vec<_>>())?;
+    let got: Vec<usize> = got.into_iter().map(|k| k as usize).collect();
+    let mut recv = zeroed::<T>(got.iter().sum(), "receiving an exchange")?;
+    let sb: Vec<usize> = counts.iter().map(|&k| k * w).collect();
+    let rb: Vec<usize> = got.iter().map(|&k| k * w).collect();
+    c.all_to_all_into(
+        bytemuck::cast_slice(send),
+        &sb,
+        bytemuck::cast_slice_mut(&mut recv),
+        &rb,
+    )?;
+    Ok((recv, got))
 }
 
-/// [`Comm::all_gather_bytes`] of plain words.
+/// Every rank's `mine` (plain words), concatenated in rank order, with each rank's length.
 pub fn all_gather<T: Pod>(c: &dyn Comm, mine: &[T]) -> Result<(Vec<T>, Vec<usize>)> {
     let w = std::mem::size_of::<T>();
-    let (got, counts) = c.all_gather_bytes(bytemuck::cast_slice(mine))?;
-    Ok((words(&got), counts.into_iter().map(|b| b / w).collect()))
+    let p = c.size();
+    let mut lens = vec![0u64; p];
+    c.all_gather_into(
+        bytemuck::bytes_of(&(mine.len() as u64)),
+        bytemuck::cast_slice_mut(&mut lens),
+        &vec![8; p],
+    )?;
+    let lens: Vec<usize> = lens.into_iter().map(|k| k as usize).collect();
+    let mut recv = zeroed::<T>(lens.iter().sum(), "gathering")?;
+    let bytes: Vec<usize> = lens.iter().map(|&k| k * w).collect();
+    c.all_gather_into(
+        bytemuck::cast_slice(mine),
+        bytemuck::cast_slice_mut(&mut recv),
+        &bytes,
+    )?;
+    Ok((recv, lens))
 }
 
 /// One value of every rank, in rank order.
@@ -143,15 +198,6 @@ pub fn reduce_one(c: &dyn Comm, mine: u64, op: Op) -> Result<u64> {
     let mut v = [mine];
     c.all_reduce_u64(&mut v, op)?;
     Ok(v[0])
-}
-
-/// Bytes as words (copied: the bytes carry no alignment).
-pub(crate) fn words<T: Pod>(bytes: &[u8]) -> Vec<T> {
-    let k = bytes.len() / std::mem::size_of::<T>();
-    let mut v = vec![T::zeroed(); k];
-    bytemuck::cast_slice_mut::<T, u8>(&mut v)
-        .copy_from_slice(&bytes[..k * std::mem::size_of::<T>()]);
-    v
 }
 
 /// `items` sent to the ranks `dest(item)` (which must be `< size`), in one exchange:

@@ -122,32 +122,53 @@ impl Comm for Mpi {
         self.reduce(v, op)
     }
 
-    fn all_to_all_bytes(&self, send: &[u8], counts: &[usize]) -> Result<(Vec<u8>, Vec<usize>)> {
+    fn all_to_all_counts(&self, counts: &[u64]) -> Result<Vec<u64>> {
+        let mut got = vec![0u64; self.size()];
+        self.world.all_to_all_into(counts, &mut got[..]);
+        Ok(got)
+    }
+
+    fn all_to_all_into(
+        &self,
+        send: &[u8],
+        send_counts: &[usize],
+        recv: &mut [u8],
+        recv_counts: &[usize],
+    ) -> Result<()> {
         let p = self.size();
-        let sc: Vec<u64> = counts.iter().map(|&c| c as u64).collect();
-        let mut rc = vec![0u64; p];
-        self.world.all_to_all_into(&sc[..], &mut rc[..]);
-        let mut most = [sc.iter().copied().max().unwrap_or(0)];
+        let limit = i32::MAX as usize;
+        // One call when every count and offset fits MPI's 32-bit counts.
+        let mut most = [send.len().max(recv.len()) as u64];
         self.reduce(&mut most, Op::Max)?;
+        if most[0] < limit as u64 {
+            let sc: Vec<Count> = send_counts.iter().map(|&c| count(c)).collect();
+            let rc: Vec<Count> = recv_counts.iter().map(|&c| count(c)).collect();
+            let (sd, rd) = (displs(&sc), displs(&rc));
+            let mut one_s = [0u8];
+            let mut one_r = [0u8];
+            let send = nonempty(send, &mut one_s);
+            let recv = nonempty_mut(recv, &mut one_r);
+            let sp = Partition::new(send, &sc[..], &sd[..]);
+            let mut rp = PartitionMut::new(recv, &rc[..], &rd[..]);
+            self.world.all_to_all_varcount_into(&sp, &mut rp);
+            return Ok(());
+        }
+        // Rounds of pieces of at most `piece` bytes per pair, packed.
+        let sc: Vec<u64> = send_counts.iter().map(|&c| c as u64).collect();
+        let rc: Vec<u64> = recv_counts.iter().map(|&c| c as u64).collect();
+        let mut biggest = [sc.iter().chain(&rc).copied().max().unwrap_or(0)];
+        self.reduce(&mut biggest, Op::Max)?;
         let piece = self.piece() as u64;
-        let rounds = most[0].div_ceil(piece).max(1);
-        let soff: Vec<u64> = prefix(&sc);
-        let roff: Vec<u64> = prefix(&rc);
-        let total = roff[p] as usize;
-        let mut recv = Vec::new();
-        recv.try_reserve_exact(total)
-            .map_err(|e| Error::out_of_memory("host", format!("receiving {total} bytes: {e}")))?;
-        recv.resize(total, 0u8);
+        let rounds = biggest[0].div_ceil(piece).max(1);
+        let (soff, roff) = (prefix(&sc), prefix(&rc));
         for round in 0..rounds {
             let lo = round * piece;
             let part = |c: u64| c.saturating_sub(lo).min(piece);
-            // This round's pieces, packed.
             let s_counts: Vec<Count> = sc.iter().map(|&c| count(part(c) as usize)).collect();
             let r_counts: Vec<Count> = rc.iter().map(|&c| count(part(c) as usize)).collect();
-            let s_displs = displs(&s_counts);
-            let r_displs = displs(&r_counts);
-            // Never empty: Open MPI's MPI_IN_PLACE is the address 1, which is where an empty
-            // Vec<u8> points.
+            let (s_displs, r_displs) = (displs(&s_counts), displs(&r_counts));
+            // Never empty: Open MPI's MPI_IN_PLACE is the address 1, where an empty Vec<u8>
+            // points.
             let mut sbuf =
                 Vec::with_capacity(s_counts.iter().map(|&c| c as usize).sum::<usize>() + 1);
             for r in 0..p {
@@ -163,15 +184,26 @@ impl Comm for Mpi {
             }
             for r in 0..p {
                 let a = (roff[r] + lo.min(rc[r])) as usize;
-                let k = r_counts[r] as usize;
-                let at = r_displs[r] as usize;
+                let (k, at) = (r_counts[r] as usize, r_displs[r] as usize);
                 recv[a..a + k].copy_from_slice(&rbuf[at..at + k]);
             }
         }
-        Ok((recv, rc.iter().map(|&c| c as usize).collect()))
+        Ok(())
     }
 
-    fn all_gather_bytes(&self, mine: &[u8]) -> Result<(Vec<u8>, Vec<usize>)> {
+    fn all_gather_into(&self, mine: &[u8], recv: &mut [u8], counts: &[usize]) -> Result<()> {
+        if recv.len() < i32::MAX as usize {
+            let c: Vec<Count> = counts.iter().map(|&k| count(k)).collect();
+            let d = displs(&c);
+            let mut one_s = [0u8];
+            let mut one_r = [0u8];
+            let mine = nonempty(mine, &mut one_s);
+            let recv = nonempty_mut(recv, &mut one_r);
+            let mut rp = PartitionMut::new(recv, &c[..], &d[..]);
+            self.world.all_gather_varcount_into(mine, &mut rp);
+            return Ok(());
+        }
+        // Larger than 32-bit counts: every rank's bytes sent to every rank.
         let p = self.size();
         let mut send = Vec::new();
         send.try_reserve_exact(mine.len() * p).map_err(|e| {
@@ -180,7 +212,26 @@ impl Comm for Mpi {
         for _ in 0..p {
             send.extend_from_slice(mine);
         }
-        self.all_to_all_bytes(&send, &vec![mine.len(); p])
+        self.all_to_all_into(&send, &vec![mine.len(); p], recv, counts)
+    }
+}
+
+/// `b`, or a one-byte stand-in when it is empty (an empty slice points at address 1, which
+/// is Open MPI's MPI_IN_PLACE).
+fn nonempty<'a>(b: &'a [u8], one: &'a mut [u8; 1]) -> &'a [u8] {
+    if b.is_empty() {
+        &one[..]
+    } else {
+        b
+    }
+}
+
+/// [`nonempty`] for a receive buffer.
+fn nonempty_mut<'a>(b: &'a mut [u8], one: &'a mut [u8; 1]) -> &'a mut [u8] {
+    if b.is_empty() {
+        &mut one[..]
+    } else {
+        b
     }
 }
 

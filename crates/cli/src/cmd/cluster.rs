@@ -20,6 +20,7 @@ use trident_core::mcl::{
 use trident_core::{io, Error, Graph, Result};
 
 use crate::files::Files;
+use crate::job::Job;
 use crate::select::{self, BackendChoice};
 use crate::Precision;
 
@@ -191,13 +192,36 @@ impl Args {
     }
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub fn run(args: Args, job: &Job) -> Result<()> {
     // Everything that can be refused is refused before the work: options, output, complexes.
     let opts = args.options()?;
     opts.validate()?;
+    // Under mpirun: R-MCL over the ranks (`trident_core::dist::mcl`), whose column pass runs
+    // on the host for now; rank 0 alone writes.
+    let distributed = job.distributed();
+    if distributed {
+        if args.backend != BackendChoice::Cpu {
+            return Err(Error::Unsupported(
+                "R-MCL on many processes runs its column pass on the CPU for now: pass \
+                 --backend cpu (the GPU backends' pass is not distributed yet)"
+                    .into(),
+            ));
+        }
+        if args.from.is_some() {
+            return Err(Error::invalid(
+                "option",
+                "--from reads clusters, with nothing to distribute: run it without mpirun",
+            ));
+        }
+    }
+    let outputs = if job.is_root() {
+        vec![args.output.as_deref()]
+    } else {
+        vec![]
+    };
     let mut files = Files::declare(
         &[Some(&args.path), args.eval.as_deref(), args.from.as_deref()],
-        &[args.output.as_deref()],
+        &outputs,
     )?;
     let process = Instant::now();
     let complexes = args
@@ -274,6 +298,17 @@ pub fn run(args: Args) -> Result<()> {
     let t = Instant::now();
     let c = match &args.from {
         Some(path) => read_clusters(&g, path)?,
+        None if distributed => {
+            eprintln!(
+                "ranks: {} ({}), the column pass on each rank's CPU",
+                job.comm().size(),
+                job.comm().engine()
+            );
+            match args.precision {
+                Precision::F32 => cluster_ranks::<f32>(job, &g, &opts, args.quiet),
+                Precision::F64 => cluster_ranks::<f64>(job, &g, &opts, args.quiet),
+            }?
+        }
         None => crate::with_backend!(&b, b => match args.precision {
             Precision::F32 => cluster::<f32, _>(b, &g, &opts, args.quiet),
             Precision::F64 => cluster::<f64, _>(b, &g, &opts, args.quiet),
@@ -299,7 +334,9 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     let t = Instant::now();
-    write_clusters(&g, &c, args.output.as_deref(), &mut files)?;
+    if job.is_root() {
+        write_clusters(&g, &c, args.output.as_deref(), &mut files)?;
+    }
     files.commit()?;
     let write = t.elapsed().as_secs_f64();
     eprintln!(
@@ -372,6 +409,34 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
+/// R-MCL over the ranks of the job, with the same progress lines (rank 0's).
+fn cluster_ranks<T: trident_core::Scalar>(
+    job: &Job,
+    g: &Graph,
+    opts: &MclOptions,
+    quiet: bool,
+) -> Result<Clustering> {
+    let mut progress = |p: &MclProgress| {
+        if !quiet {
+            progress_line(p);
+        }
+    };
+    trident_core::dist::mcl::cluster::<T>(job.comm(), g, opts, &mut progress)
+}
+
+/// One iteration's progress line.
+fn progress_line(p: &MclProgress) {
+    let level = if p.level > 0 {
+        format!(" (level {})", p.level)
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "iteration {:>3}{level}: chaos {:.3e}, change {:.3e}, {} entries, {:.3} s",
+        p.iteration, p.chaos, p.change, p.entries, p.seconds
+    );
+}
+
 fn cluster<T: trident_core::Scalar, B: MarkovCluster<T>>(
     b: &B,
     g: &Graph,
@@ -380,15 +445,7 @@ fn cluster<T: trident_core::Scalar, B: MarkovCluster<T>>(
 ) -> Result<Clustering> {
     let mut progress = |p: &MclProgress| {
         if !quiet {
-            let level = if p.level > 0 {
-                format!(" (level {})", p.level)
-            } else {
-                String::new()
-            };
-            eprintln!(
-                "iteration {:>3}{level}: chaos {:.3e}, change {:.3e}, {} entries, {:.3} s",
-                p.iteration, p.chaos, p.change, p.entries, p.seconds
-            );
+            progress_line(p);
         }
     };
     b.cluster_with_progress(g, opts, &mut progress)

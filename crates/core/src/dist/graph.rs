@@ -325,10 +325,23 @@ fn numbered(c: &dyn Comm, part: Part, opts: &EdgeListOptions) -> Result<DistGrap
         IdMode::Numeric => (max as usize, Names::Numbers, None),
         _ => {
             let words = (max as usize).div_ceil(64);
-            let mut bits = vec![0u64; words];
-            for &id in e.src.iter().chain(&e.dst).chain(&e.loop_ids) {
-                bits[(id >> 6) as usize] |= 1 << (id & 63);
-            }
+            let marks: Vec<std::sync::atomic::AtomicU64> = std::iter::repeat_with(Default::default)
+                .take(words)
+                .collect();
+            [&e.src, &e.dst, &e.loop_ids]
+                .into_par_iter()
+                .flat_map(|ids| ids.par_chunks(1 << 16))
+                .for_each(|chunk| {
+                    use std::sync::atomic::Ordering::Relaxed;
+                    for &id in chunk {
+                        let (w, b) = (&marks[(id >> 6) as usize], 1u64 << (id & 63));
+                        // Most ids repeat: test before the (locked) write.
+                        if w.load(Relaxed) & b == 0 {
+                            w.fetch_or(b, Relaxed);
+                        }
+                    }
+                });
+            let mut bits: Vec<u64> = marks.into_iter().map(|a| a.into_inner()).collect();
             c.all_reduce_u64(&mut bits, Op::Or)?;
             let map = DenseIds::new(bits);
             let n = map.len();
@@ -436,7 +449,24 @@ pub fn orient(c: &dyn Comm, g: &DistGraph) -> Result<DistOriented> {
     }
     c.all_reduce_u32(&mut outdeg, Op::Sum)?;
     let m: u64 = outdeg.par_iter().map(|&d| d as u64).sum();
-    let splits = edge_splits(&outdeg, m, p);
+    // Rows cut at equal work: an edge u -> v costs about the shorter of the two out-lists
+    // (what an intersection scans or searches), plus one.
+    let mut cost = vec![0u64; n];
+    {
+        use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+        let w: Vec<AtomicU64> = std::iter::repeat_with(Default::default).take(n).collect();
+        oriented.par_iter().for_each(|&k| {
+            let (u, v) = ((k >> 32) as usize, (k & 0xffff_ffff) as usize);
+            w[u].fetch_add(1 + outdeg[u].min(outdeg[v]) as u64, Relaxed);
+        });
+        cost.par_iter_mut()
+            .zip(w)
+            .for_each(|(x, a)| *x = a.into_inner());
+    }
+    c.all_reduce_u64(&mut cost, Op::Sum)?;
+    let work: u64 = cost.par_iter().sum();
+    let splits = edge_splits(&cost, work, p);
+    drop(cost);
     let owner = |row: u64| splits.partition_point(|&s| s as u64 <= row) - 1;
     let mut mine = route(c, &oriented, |&k| owner(k >> 32).min(p - 1))?;
     drop(oriented);
@@ -468,19 +498,19 @@ pub fn orient(c: &dyn Comm, g: &DistGraph) -> Result<DistOriented> {
     })
 }
 
-/// Rows `0..n` cut into `p` ranges of about `m / p` out-edges each (by the prefix sums of
-/// `outdeg`): `p + 1` boundaries from 0 to `n`.
-fn edge_splits(outdeg: &[u32], m: u64, p: usize) -> Vec<usize> {
-    let n = outdeg.len();
+/// Rows `0..n` cut into `p` ranges of about `m / p` of the rows' `weight` each (by its
+/// prefix sums, `m` their total): `p + 1` boundaries from 0 to `n`.
+fn edge_splits(weight: &[u64], m: u64, p: usize) -> Vec<usize> {
+    let n = weight.len();
     let mut splits = vec![0usize; p + 1];
     let mut acc = 0u64;
     let mut r = 1;
-    for (v, &d) in outdeg.iter().enumerate() {
+    for (v, &d) in weight.iter().enumerate() {
         while r < p && acc >= m * r as u64 / p as u64 {
             splits[r] = v;
             r += 1;
         }
-        acc += d as u64;
+        acc += d;
     }
     for s in splits.iter_mut().take(p).skip(r) {
         *s = n;

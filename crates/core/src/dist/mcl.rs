@@ -293,8 +293,7 @@ fn run_level<T: Scalar>(
             },
             &pen,
             opts,
-            &mut next,
-            &mut chaos_col,
+            (&mut next, &mut chaos_col),
         )?;
         drop(loc);
         std::mem::swap(&mut own, &mut next);

@@ -130,7 +130,14 @@ impl ThreadComm<'_> {
     ) -> Result<()> {
         let mine: &[u8] = bytemuck::cast_slice(v);
         let got = self.exchange(vec![mine.to_vec(); self.shared.size])?;
-        let all: Vec<Vec<T>> = got.iter().map(|b| super::words(b)).collect();
+        let all: Vec<Vec<T>> = got
+            .iter()
+            .map(|b| {
+                let mut v = vec![T::zeroed(); b.len() / std::mem::size_of::<T>()];
+                bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(b);
+                v
+            })
+            .collect();
         for (i, x) in v.iter_mut().enumerate() {
             *x = all[1..].iter().fold(all[0][i], |a, r| op.apply(a, r[i]));
         }
@@ -160,20 +167,33 @@ impl Comm for ThreadComm<'_> {
     fn all_reduce_u32(&self, v: &mut [u32], op: Op) -> Result<()> {
         self.all_reduce(v, op)
     }
-    fn all_to_all_bytes(&self, send: &[u8], counts: &[usize]) -> Result<(Vec<u8>, Vec<usize>)> {
-        let mut out = Vec::with_capacity(counts.len());
+    fn all_to_all_counts(&self, counts: &[u64]) -> Result<Vec<u64>> {
+        let out = counts.iter().map(|k| k.to_le_bytes().to_vec()).collect();
+        let got = self.exchange(out)?;
+        Ok(got
+            .iter()
+            .map(|b| u64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8])))
+            .collect())
+    }
+    fn all_to_all_into(
+        &self,
+        send: &[u8],
+        send_counts: &[usize],
+        recv: &mut [u8],
+        _: &[usize],
+    ) -> Result<()> {
+        let mut out = Vec::with_capacity(send_counts.len());
         let mut at = 0;
-        for &k in counts {
+        for &k in send_counts {
             out.push(send[at..at + k].to_vec());
             at += k;
         }
-        let got = self.exchange(out)?;
-        let lens = got.iter().map(Vec::len).collect();
-        Ok((got.concat(), lens))
+        recv.copy_from_slice(&self.exchange(out)?.concat());
+        Ok(())
     }
-    fn all_gather_bytes(&self, mine: &[u8]) -> Result<(Vec<u8>, Vec<usize>)> {
+    fn all_gather_into(&self, mine: &[u8], recv: &mut [u8], _: &[usize]) -> Result<()> {
         let got = self.exchange(vec![mine.to_vec(); self.shared.size])?;
-        let lens = got.iter().map(Vec::len).collect();
-        Ok((got.concat(), lens))
+        recv.copy_from_slice(&got.concat());
+        Ok(())
     }
 }

@@ -46,8 +46,8 @@ impl<T: Scalar> HostPass<T> {
         }
     }
 
-    /// Writes column `j` of `out` (all of its columns) and `chaos[j]` (the column's chaos and
-    /// change) for iteration `iteration`: the product of the columns `m.column(s)` for the
+    /// Writes column `j` of `out.0` (all of its columns) and `out.1[j]` (the column's chaos
+    /// and change) for iteration `iteration`: the product of the columns `m.column(s)` for the
     /// `(s, w)` that `right(j, list)` lists, penalised by `pen` (when not empty), through
     /// [`super::column_step`] with `m.column(j)` as the previous column.
     pub fn run<R>(
@@ -57,8 +57,7 @@ impl<T: Scalar> HostPass<T> {
         right: R,
         pen: &[T],
         opts: &MclOptions,
-        out: &mut Columns<T>,
-        chaos: &mut [(T, u64)],
+        (out, chaos): (&mut Columns<T>, &mut [(T, u64)]),
     ) -> Result<()>
     where
         R: Fn(usize, &mut Vec<(u32, T)>) + Sync,
