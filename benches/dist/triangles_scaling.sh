@@ -8,6 +8,9 @@
 set -euo pipefail
 B=${1:-target/bundle}
 T=$B/bin/trident
+# The bundle ships its executables gzipped.
+[ -f "$T.gz" ] && gunzip -f "$T.gz"
+chmod +x "$T"
 W=${WORK:-/tmp/trident-scaling}
 mkdir -p "$W"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -42,8 +42,13 @@ fn mpirun() -> Option<PathBuf> {
     found
 }
 
+/// One `mpirun` at a time: the jobs of this file's tests would otherwise share this
+/// machine's few cores (and its shared memory) many times over.
+static ONE_JOB: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Runs `trident args` on `np` ranks, killed after `limit`.
 fn run_np(mpirun: &Path, np: usize, args: &[&str], limit: Duration) -> (Output, Duration) {
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
     let t = Instant::now();
     let mut child = Command::new(mpirun)
         .args(["--oversubscribe", "-np", &np.to_string(), BIN])
@@ -138,8 +143,9 @@ fn shared_graphs_on(backend: &str, layouts: impl Fn(usize, usize) -> Vec<&'stati
                 let what = format!("{file}, {np} ranks, {layout}, {backend}");
                 assert!(
                     o.status.success(),
-                    "{what}: {}",
-                    String::from_utf8_lossy(&o.stderr)
+                    "{what}: {}\n{}",
+                    String::from_utf8_lossy(&o.stderr),
+                    String::from_utf8_lossy(&o.stdout)
                 );
                 assert_eq!(count(&o), Some(want), "{what}");
                 let stdout = String::from_utf8_lossy(&o.stdout);
