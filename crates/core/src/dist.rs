@@ -210,6 +210,9 @@ pub fn route<T: Pod + Send + Sync>(
 ) -> Result<Vec<T>> {
     use rayon::prelude::*;
     let p = c.size();
+    if p == 1 {
+        return Ok(items.to_vec());
+    }
     // Each chunk's items bucketed by destination in parallel, then the buckets joined in
     // chunk order (so each rank's items keep their order).
     let buckets: Vec<Vec<Vec<T>>> = items

@@ -165,10 +165,23 @@ fn build(
     parallel_read: bool,
 ) -> Result<DistGraph> {
     let p = c.size();
-    let mut edges = route(c, &keys, |&k| block_owner(k >> 32, n as u64, p))?;
+    let lo = super::block_start(c.rank(), n as u64, p) as usize;
+    let hi = super::block_start(c.rank() + 1, n as u64, p) as usize;
+    let edges = route(c, &keys, |&k| block_owner(k >> 32, n as u64, p))?;
     drop(keys);
-    edges.par_sort_unstable();
-    edges.dedup();
+    let (ptr, adj) = rows_of(&edges, lo, hi, true);
+    drop(edges);
+    // Back to keys, in order (rows in order, each sorted).
+    let edges: Vec<u64> = (0..hi - lo)
+        .into_par_iter()
+        .with_min_len(1024)
+        .flat_map_iter(|r| {
+            let u = ((lo + r) as u64) << 32;
+            adj[ptr[r] as usize..ptr[r + 1] as usize]
+                .iter()
+                .map(move |&v| u | v as u64)
+        })
+        .collect();
     let mut degree = vec![0u32; n];
     {
         let d: Vec<std::sync::atomic::AtomicU32> =
@@ -468,26 +481,22 @@ pub fn orient(c: &dyn Comm, g: &DistGraph) -> Result<DistOriented> {
     let splits = edge_splits(&cost, work, p);
     drop(cost);
     let owner = |row: u64| splits.partition_point(|&s| s as u64 <= row) - 1;
-    let mut mine = route(c, &oriented, |&k| owner(k >> 32).min(p - 1))?;
+    let mine = route(c, &oriented, |&k| owner(k >> 32).min(p - 1))?;
     drop(oriented);
-    mine.par_sort_unstable();
     let (r0, r1) = (splits[c.rank()], splits[c.rank() + 1]);
-    let mut indptr = vec![0u64; r1 - r0 + 1];
-    for r in r0..r1 {
-        indptr[r - r0 + 1] = indptr[r - r0] + outdeg[r] as u64;
-    }
-    if indptr[r1 - r0] != mine.len() as u64 {
+    let (indptr, adj) = rows_of(&mine, r0, r1, false);
+    drop(mine);
+    if let Some(r) = (r0..r1).find(|&r| indptr[r - r0 + 1] - indptr[r - r0] != outdeg[r] as u64) {
         return Err(Error::backend(
             "dist",
             format!(
-                "rank {} received {} edges for rows {r0}..{r1}, which have {}",
+                "rank {} received {} edges of row {r}, which has {}",
                 c.rank(),
-                mine.len(),
-                indptr[r1 - r0]
+                indptr[r - r0 + 1] - indptr[r - r0],
+                outdeg[r]
             ),
         ));
     }
-    let adj: Vec<u32> = mine.par_iter().map(|&k| k as u32).collect();
     Ok(DistOriented {
         n,
         m,
@@ -496,6 +505,89 @@ pub fn orient(c: &dyn Comm, g: &DistGraph) -> Result<DistOriented> {
         adj,
         original,
     })
+}
+
+/// The keys `u << 32 | v` with `u` in `lo..hi` as rows: row pointers (from 0) and each row's
+/// `v`s sorted (and merged when `dedup`). A counting sort by row (parallel, atomic cursors),
+/// then each row sorted on its own: rows are short, so this costs far less than sorting the
+/// keys.
+fn rows_of(keys: &[u64], lo: usize, hi: usize, dedup: bool) -> (Vec<u64>, Vec<u32>) {
+    use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+    let rows = hi - lo;
+    let counts: Vec<AtomicU32> = std::iter::repeat_with(Default::default)
+        .take(rows)
+        .collect();
+    keys.par_iter().with_min_len(1 << 14).for_each(|&k| {
+        counts[(k >> 32) as usize - lo].fetch_add(1, Relaxed);
+    });
+    let mut ptr = vec![0u64; rows + 1];
+    for (r, c) in counts.into_iter().enumerate() {
+        ptr[r + 1] = ptr[r] + c.into_inner() as u64;
+    }
+    let cursor: Vec<AtomicU64> = ptr[..rows].iter().map(|&x| AtomicU64::new(x)).collect();
+    let placed: Vec<AtomicU32> = std::iter::repeat_with(Default::default)
+        .take(keys.len())
+        .collect();
+    keys.par_iter().with_min_len(1 << 14).for_each(|&k| {
+        let at = cursor[(k >> 32) as usize - lo].fetch_add(1, Relaxed);
+        placed[at as usize].store(k as u32, Relaxed);
+    });
+    drop(cursor);
+    let mut adj: Vec<u32> = placed.into_par_iter().map(AtomicU32::into_inner).collect();
+    // Each row sorted (and merged), in blocks of rows, each block a slice of its own.
+    const BLOCK: usize = 4096;
+    let mut blocks: Vec<(usize, &mut [u32])> = Vec::with_capacity(rows.div_ceil(BLOCK));
+    let mut rest: &mut [u32] = &mut adj;
+    for b0 in (0..rows).step_by(BLOCK) {
+        let b1 = (b0 + BLOCK).min(rows);
+        let (a, r) = std::mem::take(&mut rest).split_at_mut((ptr[b1] - ptr[b0]) as usize);
+        rest = r;
+        blocks.push((b0, a));
+    }
+    let kept: Vec<Vec<u32>> = blocks
+        .into_par_iter()
+        .map(|(b0, a)| {
+            let b1 = (b0 + BLOCK).min(rows);
+            let base = ptr[b0] as usize;
+            let mut lens = Vec::with_capacity(b1 - b0);
+            for r in b0..b1 {
+                let row = &mut a[ptr[r] as usize - base..ptr[r + 1] as usize - base];
+                row.sort_unstable();
+                let mut len = row.len();
+                if dedup && len > 1 {
+                    let mut w = 1;
+                    for i in 1..len {
+                        if row[i] != row[w - 1] {
+                            row[w] = row[i];
+                            w += 1;
+                        }
+                    }
+                    len = w;
+                }
+                lens.push(len as u32);
+            }
+            lens
+        })
+        .collect();
+    if !dedup {
+        return (ptr, adj);
+    }
+    // Close up the merged rows.
+    let mut out_ptr = vec![0u64; rows + 1];
+    for (r, &l) in kept.iter().flatten().enumerate() {
+        out_ptr[r + 1] = out_ptr[r] + l as u64;
+    }
+    let out: Vec<u32> = (0..rows)
+        .into_par_iter()
+        .with_min_len(1024)
+        .flat_map_iter(|r| {
+            let a = ptr[r] as usize;
+            adj[a..a + (out_ptr[r + 1] - out_ptr[r]) as usize]
+                .iter()
+                .copied()
+        })
+        .collect();
+    (out_ptr, out)
 }
 
 /// Rows `0..n` cut into `p` ranges of about `m / p` of the rows' `weight` each (by its
