@@ -23,7 +23,7 @@ use super::{all_gather, block_owner, reduce_one, route, Comm, Op};
 use crate::error::{Error, Result};
 use crate::graph::{id_label, DenseIds, Graph};
 use crate::io::edgelist::{self, EdgeListOptions, IdMode};
-use crate::io::{self, Detected, ReadOptions};
+use crate::io::{self, ReadOptions};
 use crate::triangles::OrientedGraph;
 
 /// How the nodes of a [`DistGraph`] are named in outputs.
@@ -210,9 +210,6 @@ fn build(
     })
 }
 
-/// Bytes of the head of a file read to decide how it is read.
-const HEAD: usize = 1 << 16;
-
 /// Reads the graph file `path` on every rank (see the module documentation): what
 /// [`io::read_graph_limited`] reads, the same nodes and edges, shared out. Every rank must
 /// call it with the same arguments.
@@ -226,7 +223,7 @@ pub fn read_graph(
         // Every rank decides the same way from the file's head; a rank that finds the file
         // unreadable reports it, and the others fall back with it (the whole-file reader
         // then reports the error the same way one process does).
-        let parallel = match byte_range_plan(path, opts)? {
+        let parallel = match byte_range_plan(path, opts, read)? {
             Some(plan) => read_part(c, path, opts, plan)?,
             None => None,
         };
@@ -243,27 +240,17 @@ pub fn read_graph(
 }
 
 /// How an edge list is read in byte ranges: its size and weight column; `None` when it is
-/// not a plain integer-id edge list (the whole-file readers take it).
+/// not a plain integer-id edge list, by the same test as the one-process streamed reader
+/// ([`edgelist::streamable`]: not labels, compressed, METIS or headed), or is over the input
+/// limit (the whole-file readers take it, and report what they find).
 fn byte_range_plan(
     path: &Path,
     opts: &EdgeListOptions,
+    read: &ReadOptions,
 ) -> Result<Option<(u64, edgelist::Weights)>> {
-    if path.as_os_str() == "-" {
-        return Ok(None);
-    }
-    let io_err = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut f = File::open(path).map_err(io_err)?;
-    let len = f.metadata().map_err(io_err)?.len();
-    let mut head = vec![0u8; HEAD.min(len as usize)];
-    f.read_exact(&mut head).map_err(io_err)?;
-    let plain = !head.starts_with(&[0x1f, 0x8b]) && !head.starts_with(b"\xef\xbb\xbf");
-    if !plain || io::detect(&head) != Detected::Text || edgelist::has_header_line(&head) {
-        return Ok(None);
-    }
-    Ok(Some((len, edgelist::weight_column(&head, opts))))
+    Ok(edgelist::streamable(path, opts)
+        .filter(|&(_, len, _)| len < read.input_limit())
+        .map(|(_, len, ws)| (len, ws)))
 }
 
 /// A rank's parsed byte range.

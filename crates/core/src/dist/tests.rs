@@ -163,6 +163,17 @@ fn edge_list_quirks_read_as_one_process() {
             "{p} ranks: {errs:?}; one process: {one}"
         );
     }
+    // METIS (its header reads like an edge): read whole, as one process reads it.
+    std::fs::write(
+        dir.join("g.metis"),
+        "% a METIS graph\n4 3\n2 3\n1\n1 4\n3\n",
+    )
+    .unwrap();
+    for p in 1..=3 {
+        assert!(
+            !same_as_one_process(&dir.join("g.metis"), &EdgeListOptions::default(), p).unwrap()
+        );
+    }
     // A third field far from the first line (which has two): an error in every rank
     // count, as in one process (each range checks against the file's first line).
     let mut mixed = String::from("0 1\n");

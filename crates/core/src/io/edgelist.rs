@@ -76,6 +76,7 @@ mod labels;
 mod numeric;
 mod pieces;
 mod stream;
+pub(crate) use stream::streamable;
 #[cfg(test)]
 mod tests;
 
@@ -560,15 +561,4 @@ pub(crate) fn parse_part(
         Err(crate::Error::Parse(e)) if e.kind == K::Empty => Ok(Some(empty)),
         Err(e) => Err(e),
     }
-}
-
-/// The weight column of an edge list whose first bytes are `head`: `opts.weighted`, else
-/// whether its first data line has a third field (and then every line must agree).
-pub(crate) fn weight_column(head: &[u8], opts: &EdgeListOptions) -> Weights {
-    Weights::decide(head, opts)
-}
-
-/// Whether the first data line of `head` is a column header (both id fields non-numeric).
-pub(crate) fn has_header_line(head: &[u8]) -> bool {
-    header_line(head).is_some()
 }

@@ -52,6 +52,62 @@ pub(super) fn read_numeric(
     stream_in(path, opts, None, BLOCK)
 }
 
+/// Whether `path` is a plain integer-id edge list that can be read in pieces (not a label
+/// file, standard input, compressed, a METIS file or what may start one, or headed by a
+/// column header), and then the open file, its length and the weight column decided from
+/// its first data line. The streamed reader and the distributed reader
+/// (`crate::dist::graph`) both ask it; any trouble opening or reading is `None` (the
+/// whole-file readers then report it).
+#[cfg(unix)]
+pub(crate) fn streamable(
+    path: &Path,
+    opts: &EdgeListOptions,
+) -> Option<(std::fs::File, u64, Weights)> {
+    use std::os::unix::fs::FileExt;
+    if opts.ids == IdMode::Labels || path.as_os_str() == "-" {
+        return None;
+    }
+    // Any trouble opening or reading: the whole-file path reports it.
+    let Ok(f) = std::fs::File::open(path) else {
+        return None;
+    };
+    let Ok(meta) = f.metadata() else {
+        return None;
+    };
+    let len = meta.len();
+    if !meta.is_file() || len == 0 {
+        return None;
+    }
+    let mut head = vec![0u8; len.min(HEAD) as usize];
+    if f.read_exact_at(&mut head, 0).is_err() {
+        return None;
+    }
+    if detect(&head) != Detected::Text || head.starts_with(b"\xEF\xBB\xBF") {
+        return None;
+    }
+    // The first data line decides the weight column (and a non-numeric one is a header
+    // or a label file): it must be whole in the head.
+    if (head.len() as u64) < len {
+        let end = memchr::memrchr(b'\n', &head)?;
+        head.truncate(end + 1);
+    }
+    // A METIS file (or what may start one) is left to the whole-file readers, which tell
+    // METIS from an edge list with the whole content (`super::super::metis::is_metis`).
+    let whole = head.len() as u64 == len;
+    if (whole && super::super::metis::is_metis(&head))
+        || (!whole && super::super::metis::could_start_metis(&head))
+    {
+        return None;
+    }
+    if header_line(&head).is_some() {
+        return None;
+    }
+    let ws = Weights::decide(&head, opts);
+    // No data line in the head: the whole-file readers decide.
+    ws.opt.or(ws.auto)?;
+    Some((f, len, ws))
+}
+
 /// [`read_numeric`] with a chosen piece length (`None`: the default) and block size.
 #[cfg(unix)]
 fn stream_in(
@@ -61,51 +117,9 @@ fn stream_in(
     block: usize,
 ) -> Result<Option<Parsed>> {
     use std::os::unix::fs::FileExt;
-    if opts.ids == IdMode::Labels || path.as_os_str() == "-" {
-        return Ok(None);
-    }
-    // Any trouble opening or reading: the whole-file path reports it.
-    let Ok(f) = std::fs::File::open(path) else {
+    let Some((f, len, ws)) = streamable(path, opts) else {
         return Ok(None);
     };
-    let Ok(meta) = f.metadata() else {
-        return Ok(None);
-    };
-    let len = meta.len();
-    if !meta.is_file() || len == 0 {
-        return Ok(None);
-    }
-    let mut head = vec![0u8; len.min(HEAD) as usize];
-    if f.read_exact_at(&mut head, 0).is_err() {
-        return Ok(None);
-    }
-    if detect(&head) != Detected::Text || head.starts_with(b"\xEF\xBB\xBF") {
-        return Ok(None);
-    }
-    // The first data line decides the weight column (and a non-numeric one is a header
-    // or a label file): it must be whole in the head.
-    if (head.len() as u64) < len {
-        let Some(end) = memchr::memrchr(b'\n', &head) else {
-            return Ok(None);
-        };
-        head.truncate(end + 1);
-    }
-    // A METIS file (or what may start one) is left to the whole-file readers, which tell
-    // METIS from an edge list with the whole content (`super::super::metis::is_metis`).
-    let whole = head.len() as u64 == len;
-    if (whole && super::super::metis::is_metis(&head))
-        || (!whole && super::super::metis::could_start_metis(&head))
-    {
-        return Ok(None);
-    }
-    if header_line(&head).is_some() {
-        return Ok(None);
-    }
-    let ws = Weights::decide(&head, opts);
-    if ws.opt.or(ws.auto).is_none() {
-        return Ok(None);
-    }
-    drop(head);
     let weighted = ws.weighted();
     let strict = opts.ids == IdMode::Numeric;
     let name = path.display().to_string();
@@ -183,6 +197,11 @@ fn stream_in(
     } else {
         compact(raw, &name).map(Some)
     }
+}
+
+#[cfg(not(unix))]
+pub(crate) fn streamable(_: &Path, _: &EdgeListOptions) -> Option<(std::fs::File, u64, Weights)> {
+    None
 }
 
 #[cfg(not(unix))]
