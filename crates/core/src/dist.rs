@@ -213,28 +213,45 @@ pub fn route<T: Pod + Send + Sync>(
     if p == 1 {
         return Ok(items.to_vec());
     }
-    // Each chunk's items bucketed by destination in parallel, then the buckets joined in
-    // chunk order (so each rank's items keep their order).
-    let buckets: Vec<Vec<Vec<T>>> = items
-        .par_chunks(1 << 16)
-        .map(|chunk| {
-            let mut b = vec![Vec::new(); p];
-            for x in chunk {
-                b[dest(x)].push(*x);
+    // Each chunk's items counted by destination, then written straight into its own slice
+    // of each destination's part of the send buffer (chunks in order, so each rank's items
+    // keep their order): two passes over the items, no intermediate buckets.
+    let chunk = items
+        .len()
+        .div_ceil(rayon::current_num_threads() * 4)
+        .max(1 << 14);
+    let tally: Vec<Vec<usize>> = items
+        .par_chunks(chunk)
+        .map(|ch| {
+            let mut t = vec![0usize; p];
+            for x in ch {
+                t[dest(x)] += 1;
             }
-            b
+            t
         })
         .collect();
-    let counts: Vec<usize> = (0..p)
-        .map(|d| buckets.iter().map(|b| b[d].len()).sum())
-        .collect();
-    let mut send = Vec::with_capacity(items.len());
-    for d in 0..p {
-        for b in &buckets {
-            send.extend_from_slice(&b[d]);
+    let counts: Vec<usize> = (0..p).map(|d| tally.iter().map(|t| t[d]).sum()).collect();
+    let mut send = zeroed::<T>(items.len(), "routing items")?;
+    {
+        let mut slices: Vec<Vec<&mut [T]>> = tally.iter().map(|_| Vec::with_capacity(p)).collect();
+        let mut rest: &mut [T] = &mut send;
+        for d in 0..p {
+            for (t, s) in tally.iter().zip(slices.iter_mut()) {
+                let (head, tail) = std::mem::take(&mut rest).split_at_mut(t[d]);
+                s.push(head);
+                rest = tail;
+            }
         }
+        items.par_chunks(chunk).zip(slices).for_each(|(ch, mut s)| {
+            let mut at = vec![0usize; p];
+            for x in ch {
+                let d = dest(x);
+                s[d][at[d]] = *x;
+                at[d] += 1;
+            }
+        });
     }
-    drop(buckets);
+    drop(tally);
     Ok(all_to_all(c, &send, &counts)?.0)
 }
 

@@ -7,17 +7,22 @@
 //!   standard input, a header line, Matrix Market, METIS) are read whole by every rank, and
 //!   each keeps its share.
 //! * **Build** (same function): each undirected edge `{u, v}` goes to the rank owning the
-//!   block of ids holding `min(u, v)`, which sorts and merges its duplicates; degrees are
-//!   summed over ranks.
+//!   block of ids holding its *home* end ([`home`]: the lower id or the higher, by the ids'
+//!   parity, so that a rank's share follows its nodes' degrees and not their order), which
+//!   groups its edges into rows and merges repeats ([`rows::rows_of`]); degrees are summed
+//!   over ranks.
 //! * **Orient** ([`orient`]): every rank ranks the nodes by `(degree, id)`, as
 //!   [`OrientedGraph::from_graph`] does, and sends each edge to the owner of its lower end's
-//!   row; rows are cut into ranges of about equal edge counts.
+//!   row; rows are cut into ranges of about equal intersection work.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use rayon::prelude::*;
+
+mod rows;
+use rows::rows_of;
 
 use super::{all_gather, block_owner, reduce_one, route, Comm, Op};
 use crate::error::{Error, Result};
@@ -41,9 +46,12 @@ enum Names {
 #[derive(Debug, Clone)]
 pub struct DistGraph {
     n: usize,
-    /// The undirected edges `u < v` (as `u << 32 | v`) whose `u` this rank's block of ids
-    /// holds ([`block_owner`]), sorted, each once.
-    edges: Vec<u64>,
+    /// This rank's block of ids ([`block_owner`]) starts here.
+    lo: usize,
+    /// The rows of this rank's block (`indptr` from 0): row `u` holds the `v` of every edge
+    /// `{u, v}` whose [`home`] is `u`, sorted, each once.
+    indptr: Vec<u64>,
+    adj: Vec<u32>,
     /// Edges of the whole graph.
     num_edges: u64,
     /// Self-loop lines of the whole input, dropped.
@@ -88,9 +96,19 @@ impl DistGraph {
     pub fn parallel_read(&self) -> bool {
         self.parallel_read
     }
-    /// This rank's edges (`u << 32 | v`, `u < v`).
-    pub fn local_edges(&self) -> &[u64] {
-        &self.edges
+    /// This rank's edges (`u << 32 | v`, `u < v`), in no particular order.
+    pub fn local_edges(&self) -> Vec<u64> {
+        (0..self.indptr.len() - 1)
+            .into_par_iter()
+            .flat_map_iter(|r| {
+                let u = (self.lo + r) as u32;
+                self.row(r).iter().map(move |&v| key(u, v))
+            })
+            .collect()
+    }
+    /// Local row `r` (node `lo + r`).
+    fn row(&self, r: usize) -> &[u32] {
+        &self.adj[self.indptr[r] as usize..self.indptr[r + 1] as usize]
     }
 
     /// Every rank's share of `g`, which every rank holds whole.
@@ -99,13 +117,25 @@ impl DistGraph {
         let (p, me) = (c.size(), c.rank());
         let lo = super::block_start(me, n as u64, p) as usize;
         let hi = super::block_start(me + 1, n as u64, p) as usize;
-        let edges: Vec<u64> = (lo..hi)
+        let lens: Vec<u64> = (lo..hi)
+            .into_par_iter()
+            .map(|u| {
+                let w = u as u32;
+                g.neighbors(u).iter().filter(|&&v| home(w, v) == w).count() as u64
+            })
+            .collect();
+        let mut indptr = vec![0u64; hi - lo + 1];
+        for (r, &l) in lens.iter().enumerate() {
+            indptr[r + 1] = indptr[r] + l;
+        }
+        let adj: Vec<u32> = (lo..hi)
             .into_par_iter()
             .flat_map_iter(|u| {
+                let w = u as u32;
                 g.neighbors(u)
                     .iter()
-                    .filter(move |&&v| v as usize > u)
-                    .map(move |&v| (u as u64) << 32 | v as u64)
+                    .copied()
+                    .filter(move |&v| home(w, v) == w)
             })
             .collect();
         let degree = (0..n).into_par_iter().map(|v| g.degree(v) as u32).collect();
@@ -116,7 +146,9 @@ impl DistGraph {
         };
         Ok(Self {
             n,
-            edges,
+            lo,
+            indptr,
+            adj,
             num_edges: g.num_edges() as u64,
             self_loops: g.self_loops_dropped() as u64,
             degree,
@@ -139,7 +171,7 @@ impl DistGraph {
         let keys: Vec<u64> = edges
             .par_iter()
             .filter(|&&(u, v)| u != v)
-            .map(|&(u, v)| (u.min(v) as u64) << 32 | u.max(v) as u64)
+            .map(|&(u, v)| homed(u, v))
             .collect();
         build(
             c,
@@ -153,8 +185,34 @@ impl DistGraph {
     }
 }
 
-/// Merges the undirected edges `keys` (`u << 32 | v`, `u < v`) of every rank: each goes to
-/// the owner of `u`'s block, which sorts them and drops duplicates; degrees are summed.
+/// The end of edge `{u, v}` whose row holds it: the lower id when the two ids have the same
+/// parity, else the higher. Every node is the home of about half of its edges whatever its
+/// place in the id order, so each rank's block of rows holds about its share of the edges
+/// (with the lower id always, the first block would hold three quarters at two ranks).
+#[inline]
+fn home(u: u32, v: u32) -> u32 {
+    if (u ^ v) & 1 == 0 {
+        u.min(v)
+    } else {
+        u.max(v)
+    }
+}
+
+/// Edge `{u, v}` as the key `home << 32 | other end` ([`home`]).
+#[inline]
+fn homed(u: u32, v: u32) -> u64 {
+    let h = home(u, v);
+    (h as u64) << 32 | (u ^ v ^ h) as u64
+}
+
+/// Edge `{u, v}` as the key `min << 32 | max`.
+#[inline]
+fn key(u: u32, v: u32) -> u64 {
+    (u.min(v) as u64) << 32 | u.max(v) as u64
+}
+
+/// Merges the undirected edges `keys` ([`homed`]) of every rank: each goes to the owner of
+/// its home's block, which groups them into rows and drops repeats; degrees are summed.
 fn build(
     c: &dyn Comm,
     n: usize,
@@ -169,38 +227,32 @@ fn build(
     let hi = super::block_start(c.rank() + 1, n as u64, p) as usize;
     let edges = route(c, &keys, |&k| block_owner(k >> 32, n as u64, p))?;
     drop(keys);
-    let (ptr, adj) = rows_of(&edges, lo, hi, true);
+    let (indptr, adj) = rows_of(&edges, lo, hi, true)?;
     drop(edges);
-    // Back to keys, in order (rows in order, each sorted).
-    let edges: Vec<u64> = (0..hi - lo)
-        .into_par_iter()
-        .with_min_len(1024)
-        .flat_map_iter(|r| {
-            let u = ((lo + r) as u64) << 32;
-            adj[ptr[r] as usize..ptr[r + 1] as usize]
-                .iter()
-                .map(move |&v| u | v as u64)
-        })
-        .collect();
+    // Degrees: a row's length, plus one for each time a node is another row's far end.
     let mut degree = vec![0u32; n];
     {
-        let d: Vec<std::sync::atomic::AtomicU32> =
-            std::iter::repeat_with(Default::default).take(n).collect();
-        edges.par_iter().for_each(|&k| {
-            use std::sync::atomic::Ordering::Relaxed;
-            d[(k >> 32) as usize].fetch_add(1, Relaxed);
-            d[(k & 0xffff_ffff) as usize].fetch_add(1, Relaxed);
+        use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+        let d: Vec<AtomicU32> = std::iter::repeat_with(Default::default).take(n).collect();
+        adj.par_iter().with_min_len(1 << 14).for_each(|&v| {
+            d[v as usize].fetch_add(1, Relaxed);
         });
         degree
             .par_iter_mut()
             .zip(d)
             .for_each(|(x, a)| *x = a.into_inner());
+        degree[lo..hi]
+            .par_iter_mut()
+            .zip(indptr.par_windows(2))
+            .for_each(|(x, w)| *x += (w[1] - w[0]) as u32);
     }
     c.all_reduce_u32(&mut degree, Op::Sum)?;
-    let num_edges = reduce_one(c, edges.len() as u64, Op::Sum)?;
+    let num_edges = reduce_one(c, adj.len() as u64, Op::Sum)?;
     Ok(DistGraph {
         n,
-        edges,
+        lo,
+        indptr,
+        adj,
         num_edges,
         self_loops,
         degree,
@@ -361,7 +413,7 @@ fn numbered(c: &dyn Comm, part: Part, opts: &EdgeListOptions) -> Result<DistGrap
                 Some(m) => (m.get(u), m.get(v)),
                 None => (u, v),
             };
-            (u.min(v) as u64) << 32 | u.max(v) as u64
+            homed(u, v)
         })
         .collect();
     drop(e);
@@ -425,12 +477,13 @@ pub fn orient(c: &dyn Comm, g: &DistGraph) -> Result<DistOriented> {
     for (r, &v) in original.iter().enumerate() {
         rank[v as usize] = r as u32;
     }
-    let oriented: Vec<u64> = g
-        .edges
-        .par_iter()
-        .map(|&k| {
-            let (a, b) = (rank[(k >> 32) as usize], rank[(k & 0xffff_ffff) as usize]);
-            (a.min(b) as u64) << 32 | a.max(b) as u64
+    let oriented: Vec<u64> = (0..g.indptr.len() - 1)
+        .into_par_iter()
+        .with_min_len(1024)
+        .flat_map_iter(|r| {
+            let a = rank[g.lo + r];
+            let rank = &rank;
+            g.row(r).iter().map(move |&v| key(a, rank[v as usize]))
         })
         .collect();
     drop(rank);
@@ -471,7 +524,7 @@ pub fn orient(c: &dyn Comm, g: &DistGraph) -> Result<DistOriented> {
     let mine = route(c, &oriented, |&k| owner(k >> 32).min(p - 1))?;
     drop(oriented);
     let (r0, r1) = (splits[c.rank()], splits[c.rank() + 1]);
-    let (indptr, adj) = rows_of(&mine, r0, r1, false);
+    let (indptr, adj) = rows_of(&mine, r0, r1, false)?;
     drop(mine);
     if let Some(r) = (r0..r1).find(|&r| indptr[r - r0 + 1] - indptr[r - r0] != outdeg[r] as u64) {
         return Err(Error::backend(
@@ -492,89 +545,6 @@ pub fn orient(c: &dyn Comm, g: &DistGraph) -> Result<DistOriented> {
         adj,
         original,
     })
-}
-
-/// The keys `u << 32 | v` with `u` in `lo..hi` as rows: row pointers (from 0) and each row's
-/// `v`s sorted (and merged when `dedup`). A counting sort by row (parallel, atomic cursors),
-/// then each row sorted on its own: rows are short, so this costs far less than sorting the
-/// keys.
-fn rows_of(keys: &[u64], lo: usize, hi: usize, dedup: bool) -> (Vec<u64>, Vec<u32>) {
-    use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
-    let rows = hi - lo;
-    let counts: Vec<AtomicU32> = std::iter::repeat_with(Default::default)
-        .take(rows)
-        .collect();
-    keys.par_iter().with_min_len(1 << 14).for_each(|&k| {
-        counts[(k >> 32) as usize - lo].fetch_add(1, Relaxed);
-    });
-    let mut ptr = vec![0u64; rows + 1];
-    for (r, c) in counts.into_iter().enumerate() {
-        ptr[r + 1] = ptr[r] + c.into_inner() as u64;
-    }
-    let cursor: Vec<AtomicU64> = ptr[..rows].iter().map(|&x| AtomicU64::new(x)).collect();
-    let placed: Vec<AtomicU32> = std::iter::repeat_with(Default::default)
-        .take(keys.len())
-        .collect();
-    keys.par_iter().with_min_len(1 << 14).for_each(|&k| {
-        let at = cursor[(k >> 32) as usize - lo].fetch_add(1, Relaxed);
-        placed[at as usize].store(k as u32, Relaxed);
-    });
-    drop(cursor);
-    let mut adj: Vec<u32> = placed.into_par_iter().map(AtomicU32::into_inner).collect();
-    // Each row sorted (and merged), in blocks of rows, each block a slice of its own.
-    const BLOCK: usize = 4096;
-    let mut blocks: Vec<(usize, &mut [u32])> = Vec::with_capacity(rows.div_ceil(BLOCK));
-    let mut rest: &mut [u32] = &mut adj;
-    for b0 in (0..rows).step_by(BLOCK) {
-        let b1 = (b0 + BLOCK).min(rows);
-        let (a, r) = std::mem::take(&mut rest).split_at_mut((ptr[b1] - ptr[b0]) as usize);
-        rest = r;
-        blocks.push((b0, a));
-    }
-    let kept: Vec<Vec<u32>> = blocks
-        .into_par_iter()
-        .map(|(b0, a)| {
-            let b1 = (b0 + BLOCK).min(rows);
-            let base = ptr[b0] as usize;
-            let mut lens = Vec::with_capacity(b1 - b0);
-            for r in b0..b1 {
-                let row = &mut a[ptr[r] as usize - base..ptr[r + 1] as usize - base];
-                row.sort_unstable();
-                let mut len = row.len();
-                if dedup && len > 1 {
-                    let mut w = 1;
-                    for i in 1..len {
-                        if row[i] != row[w - 1] {
-                            row[w] = row[i];
-                            w += 1;
-                        }
-                    }
-                    len = w;
-                }
-                lens.push(len as u32);
-            }
-            lens
-        })
-        .collect();
-    if !dedup {
-        return (ptr, adj);
-    }
-    // Close up the merged rows.
-    let mut out_ptr = vec![0u64; rows + 1];
-    for (r, &l) in kept.iter().flatten().enumerate() {
-        out_ptr[r + 1] = out_ptr[r] + l as u64;
-    }
-    let out: Vec<u32> = (0..rows)
-        .into_par_iter()
-        .with_min_len(1024)
-        .flat_map_iter(|r| {
-            let a = ptr[r] as usize;
-            adj[a..a + (out_ptr[r + 1] - out_ptr[r]) as usize]
-                .iter()
-                .copied()
-        })
-        .collect();
-    (out_ptr, out)
 }
 
 /// Rows `0..n` cut into `p` ranges of about `m / p` of the rows' `weight` each (by its

@@ -1,0 +1,237 @@
+//! Keys `u << 32 | v` grouped into rows: the one sort of the distributed build and
+//! orientation, done as the one-process CSR build does it (`graph::build`), in two passes
+//! with no atomics and no sort of the keys.
+//!
+//! 1. **Buckets** (parallel over chunks of keys): the rows are cut into buckets of `2^shift`
+//!    consecutive rows holding about [`BUCKET_KEYS`] keys on average; each chunk counts its
+//!    keys per bucket, a prefix sum over (bucket, chunk) gives each chunk its own slice of
+//!    each bucket, and the chunk writes its keys there: few sequential write streams.
+//! 2. **Rows** (parallel over buckets): each bucket is counting-sorted by row into a
+//!    per-thread scratch buffer that stays in the cache, every row is sorted (and its
+//!    repeats dropped), and the rows are written compacted at the start of the bucket's
+//!    range; then the buckets are closed up.
+
+use rayon::prelude::*;
+
+use crate::alloc;
+use crate::error::{Error, Result};
+
+/// Keys a bucket of rows holds on average: 2^19 (2 MiB of columns) sorts in L2 / L3.
+const BUCKET_KEYS: usize = 1 << 19;
+/// Keys per parallel chunk of pass 1 (at least).
+const MIN_CHUNK: usize = 1 << 14;
+
+/// The keys `u << 32 | v` (`u` in `lo..hi`, any order) as rows `lo..hi`: row pointers (from
+/// 0) and each row's `v`s sorted, repeats dropped when `dedup`. A key outside the rows is an
+/// error (of the caller: the keys were routed to the wrong rank).
+pub(super) fn rows_of(
+    keys: &[u64],
+    lo: usize,
+    hi: usize,
+    dedup: bool,
+) -> Result<(Vec<u64>, Vec<u32>)> {
+    let rows = hi - lo;
+    let len = keys.len();
+    if let Some(&k) = keys
+        .par_iter()
+        .find_any(|&&k| !(lo..hi).contains(&((k >> 32) as usize)))
+    {
+        return Err(Error::backend(
+            "dist",
+            format!(
+                "an edge of row {} reached the rank of rows {lo}..{hi}",
+                k >> 32
+            ),
+        ));
+    }
+    if rows == 0 {
+        return Ok((vec![0], Vec::new()));
+    }
+    // 2^shift rows per bucket, about BUCKET_KEYS keys each.
+    let per_bucket = (rows as u128 * BUCKET_KEYS as u128 / len.max(1) as u128).max(1);
+    let shift = per_bucket.ilog2().min(31);
+    let nb = rows.div_ceil(1 << shift);
+    let bucket = |k: u64| ((k >> 32) as usize - lo) >> shift;
+
+    // Pass 1: each chunk's keys counted per bucket, then written to its slice of each.
+    let nchunks = (rayon::current_num_threads() * 4)
+        .min(len.div_ceil(MIN_CHUNK))
+        .max(1);
+    let chunk_len = len.div_ceil(nchunks).max(1);
+    let counts: Vec<Vec<usize>> = keys
+        .par_chunks(chunk_len)
+        .map(|ch| {
+            let mut c = vec![0usize; nb];
+            for &k in ch {
+                c[bucket(k)] += 1;
+            }
+            c
+        })
+        .collect();
+    let mut sorted = alloc::try_zeroed_vec::<u64>(len, || format!("sorting {len} edges"))?;
+    let mut bstart = vec![0usize; nb + 1];
+    {
+        let mut slices: Vec<Vec<&mut [u64]>> =
+            counts.iter().map(|_| Vec::with_capacity(nb)).collect();
+        let mut rest: &mut [u64] = &mut sorted;
+        for b in 0..nb {
+            let mut total = 0;
+            for (c, s) in counts.iter().zip(slices.iter_mut()) {
+                let (head, tail) = std::mem::take(&mut rest).split_at_mut(c[b]);
+                s.push(head);
+                rest = tail;
+                total += c[b];
+            }
+            bstart[b + 1] = bstart[b] + total;
+        }
+        keys.par_chunks(chunk_len)
+            .zip(slices)
+            .for_each(|(ch, mut s)| {
+                let mut at = vec![0usize; nb];
+                for &k in ch {
+                    let b = bucket(k);
+                    s[b][at[b]] = k;
+                    at[b] += 1;
+                }
+            });
+    }
+    drop(counts);
+
+    // Pass 2: every bucket sorted by row in scratch, its rows written compacted.
+    let mut adj = alloc::try_zeroed_vec::<u32>(len, || format!("rows of {len} edges"))?;
+    let jobs: Vec<(usize, &[u64], &mut [u32])> = {
+        let mut out = Vec::with_capacity(nb);
+        let mut rest: &mut [u32] = &mut adj;
+        for b in 0..nb {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(bstart[b + 1] - bstart[b]);
+            out.push((b, &sorted[bstart[b]..bstart[b + 1]], head));
+            rest = tail;
+        }
+        out
+    };
+    let lens: Vec<Vec<u32>> = jobs
+        .into_par_iter()
+        .map_init(
+            || (Vec::<usize>::new(), Vec::<u32>::new()),
+            |(cursor, scratch), (b, src, dst)| {
+                let r0 = b << shift;
+                let nr = ((b + 1) << shift).min(rows) - r0;
+                let base = lo + r0;
+                // cursor[r]: where row r's next key goes (from its start), so that after
+                // the placement it is where row r + 1 starts.
+                cursor.clear();
+                cursor.resize(nr + 1, 0);
+                for &k in src {
+                    cursor[(k >> 32) as usize - base + 1] += 1;
+                }
+                for r in 0..nr {
+                    cursor[r + 1] += cursor[r];
+                }
+                scratch.clear();
+                scratch.resize(src.len(), 0);
+                for &k in src {
+                    let r = (k >> 32) as usize - base;
+                    scratch[cursor[r]] = k as u32;
+                    cursor[r] += 1;
+                }
+                let mut lens = Vec::with_capacity(nr);
+                let (mut start, mut out) = (0, 0);
+                for &end in &cursor[..nr] {
+                    let row = &mut scratch[start..end];
+                    row.sort_unstable();
+                    let mut l = row.len();
+                    if dedup && l > 1 {
+                        l = 1;
+                        for i in 1..row.len() {
+                            if row[i] != row[l - 1] {
+                                row[l] = row[i];
+                                l += 1;
+                            }
+                        }
+                    }
+                    dst[out..out + l].copy_from_slice(&row[..l]);
+                    out += l;
+                    lens.push(l as u32);
+                    start = end;
+                }
+                lens
+            },
+        )
+        .collect();
+    drop(sorted);
+    let kept: Vec<usize> = lens
+        .iter()
+        .map(|l| l.iter().map(|&x| x as usize).sum())
+        .collect();
+    let mut ptr = vec![0u64; rows + 1];
+    for (r, &l) in lens.iter().flatten().enumerate() {
+        ptr[r + 1] = ptr[r] + l as u64;
+    }
+    let total = ptr[rows] as usize;
+    if total == len {
+        return Ok((ptr, adj));
+    }
+    // Close up the buckets.
+    let mut out = alloc::try_zeroed_vec::<u32>(total, || format!("rows of {total} edges"))?;
+    {
+        let mut pieces = Vec::with_capacity(nb);
+        let mut rest: &mut [u32] = &mut out;
+        for (b, &k) in kept.iter().enumerate() {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(k);
+            pieces.push((&adj[bstart[b]..bstart[b] + k], head));
+            rest = tail;
+        }
+        pieces
+            .into_par_iter()
+            .for_each(|(src, dst)| dst.copy_from_slice(src));
+    }
+    Ok((ptr, out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rows_of;
+
+    /// Rows against a sort of the keys, with repeats, empty rows and buckets of many rows.
+    #[test]
+    fn rows_match_a_sort() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for (lo, hi, len) in [
+            (0, 1, 5),
+            (3, 10, 0),
+            (5, 2000, 30_000),
+            (0, 100_000, 1_500_000),
+        ] {
+            let keys: Vec<u64> = (0..len)
+                .map(|_| {
+                    let u = lo + (next() % (hi - lo) as u64) as usize;
+                    // Few distinct columns, so that rows repeat.
+                    (u as u64) << 32 | next() % 50
+                })
+                .collect();
+            for dedup in [false, true] {
+                let (ptr, adj) = rows_of(&keys, lo, hi, dedup).unwrap();
+                let mut want = keys.clone();
+                want.sort_unstable();
+                if dedup {
+                    want.dedup();
+                }
+                let mut got = Vec::new();
+                for r in 0..hi - lo {
+                    for &v in &adj[ptr[r] as usize..ptr[r + 1] as usize] {
+                        got.push(((lo + r) as u64) << 32 | v as u64);
+                    }
+                }
+                assert_eq!(ptr.len(), hi - lo + 1);
+                assert_eq!(got, want, "rows {lo}..{hi}, {len} keys, dedup {dedup}");
+            }
+        }
+        assert!(rows_of(&[7u64 << 32], 0, 5, true).is_err());
+    }
+}
