@@ -866,3 +866,13 @@ tc_search_flat_global(const ulong n, const ulong m, __global const ulong *restri
     (void)row_end;
     tc_search_flat_run(n, m, indptr, adj, total, per_node, want_per_node, cache, 0, &tables);
 }
+
+// tc_shift (the distributed count's replicated rows, trident_core::dist::triangles): a rank
+// keeps the rows from its first, r0, on, so every id it receives is lowered by r0, in place.
+// Global size: any whole number of work-groups; the work-items stride over the m ids.
+__kernel KERNEL_WG(TC_WG) void
+tc_shift(__global uint *adj, const ulong m, const uint by)
+{
+    for (ulong i = get_global_id(0); i < m; i += get_global_size(0))
+        adj[i] -= by;
+}

@@ -86,6 +86,17 @@ impl Device for Cuda {
         mem.copy_to_host(host).context(|| what)
     }
 
+    fn exchange_mem(
+        &self,
+        c: &dyn trident_core::dist::Comm,
+        send: &[u8],
+        parts: &[std::ops::Range<usize>],
+        recv: &[usize],
+        what: &str,
+    ) -> Result<Option<DevBuf<u8>>> {
+        self.nccl_exchange(c, send, parts, recv, what)
+    }
+
     fn mem_ref<'a>(&'a self, mem: &'a DevBuf<u8>) -> Result<u64> {
         self.check_same_device(mem.shared())?;
         Ok(mem.ptr().as_raw())

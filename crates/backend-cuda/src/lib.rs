@@ -44,6 +44,7 @@ pub mod kernels;
 mod launch;
 mod matmul;
 mod memory;
+pub mod nccl;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -308,6 +309,9 @@ pub struct Cuda {
     /// Page-locked host memory that `matmul` stages through (declared first: freed, with the
     /// context current, before `shared` can release the context).
     staging: matmul::Staging,
+    /// The NCCL communicator of the ranks this backend serves, made on first use (declared
+    /// before `shared`: destroyed while the context lives).
+    nccl: std::sync::Mutex<nccl::State>,
     shared: Arc<Shared>,
     name: String,
     compute_capability: (u32, u32),
@@ -401,6 +405,7 @@ impl Cuda {
             Stream::new(StreamFlags::DEFAULT, None).or_cuda(|| what("creating a stream"))?;
         Ok(Cuda {
             staging: matmul::Staging::default(),
+            nccl: Default::default(),
             shared: Arc::new(Shared {
                 ordinal,
                 kernel_dir: options.kernel_dir.clone(),

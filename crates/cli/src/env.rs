@@ -34,7 +34,8 @@ pub fn svd_trace() -> bool {
 }
 
 /// Hands the GPU runtime libraries named by `TRIDENT_CUDA_LIBRARY`
-/// ([`trident_cuda::LIBRARY_ENV`]) and `TRIDENT_OPENCL_LIBRARY`
+/// ([`trident_cuda::LIBRARY_ENV`]), `TRIDENT_NCCL_LIBRARY` ([`trident_cuda::nccl::ENV_LIBRARY`])
+/// and `TRIDENT_OPENCL_LIBRARY`
 /// ([`trident_opencl::ENV_LIBRARY`]), when set and not empty, to the backends' loaders
 /// (a missing file stands for a machine without the runtime). Called before any GPU call.
 pub fn gpu_libraries() -> Result<(), Error> {
@@ -42,6 +43,10 @@ pub fn gpu_libraries() -> Result<(), Error> {
     #[cfg(feature = "cuda")]
     if let Some(path) = named(trident_cuda::LIBRARY_ENV) {
         trident_cuda::set_driver_library(std::path::Path::new(&path))?;
+    }
+    #[cfg(feature = "cuda")]
+    if let Some(path) = named(trident_cuda::nccl::ENV_LIBRARY) {
+        trident_cuda::nccl::set_library(std::path::Path::new(&path));
     }
     #[cfg(feature = "opencl")]
     if let Some(path) = named(trident_opencl::ENV_LIBRARY) {

@@ -149,6 +149,24 @@ pub trait Device: Backend + Sized {
     fn zeroed_mem(&self, bytes: usize, what: &str) -> Result<Self::Mem>;
     /// Waits for the queued work, then copies the start of `mem` into `host`.
     fn read_mem(&self, mem: &Self::Mem, host: &mut [u8], what: &str) -> Result<()>;
+    /// A personalised exchange into device memory, for a backend with a device-to-device
+    /// engine for the ranks of `c` (NCCL, for CUDA ranks on distinct GPUs): this rank sends
+    /// the bytes `send[parts[r].clone()]` to each rank `r` (its own part included) and
+    /// receives `recv[r]` bytes from each, in rank order, into one new buffer. Every rank
+    /// must call it at the same point, with `recv[r]` the length of rank `r`'s part for it.
+    /// `None` on every rank where there is no such engine (the default): the caller then
+    /// exchanges through the host.
+    fn exchange_mem(
+        &self,
+        c: &dyn crate::dist::Comm,
+        send: &[u8],
+        parts: &[std::ops::Range<usize>],
+        recv: &[usize],
+        what: &str,
+    ) -> Result<Option<Self::Mem>> {
+        let _ = (c, send, parts, recv, what);
+        Ok(None)
+    }
     /// `mem` as a kernel argument; fails unless it belongs to this device (instance).
     fn mem_ref<'a>(&'a self, mem: &'a Self::Mem) -> Result<Self::MemRef<'a>>;
 
@@ -216,6 +234,16 @@ impl<D: Device, P: DeviceElem> Buf<D, P> {
         len.checked_mul(std::mem::size_of::<P>()).ok_or_else(|| {
             Error::Unsupported(format!("{what}: {len} values overflow the address space"))
         })
+    }
+
+    /// The `len` elements held in `mem` (its bytes, as [`Device::exchange_mem`] returns
+    /// them).
+    pub(crate) fn from_mem(mem: D::Mem, len: usize) -> Self {
+        Self {
+            mem,
+            len,
+            _elem: PhantomData,
+        }
     }
 
     /// `len` uninitialised elements: for buffers that the kernels write before reading.

@@ -28,6 +28,7 @@ use rayon::prelude::*;
 
 use crate::alloc;
 use crate::backend::Backend;
+use crate::dist::Comm;
 use crate::error::{Error, Result};
 use crate::graph::Graph;
 
@@ -190,10 +191,75 @@ pub trait TriangleCount: Backend {
     fn memory_limit(&self) -> Option<u64> {
         None
     }
+    /// Uploads the rows that the ranks of `c` assemble (the distributed count's replicated
+    /// layout, [`RowExchange`]); every rank calls it together. By default the rows travel
+    /// through the host ([`crate::dist::all_to_all`]); a GPU backend with a device engine
+    /// for the ranks ([`crate::device::Device::exchange_mem`]: NCCL) moves them device to
+    /// device instead.
+    /// `true` with the graph when the rows went device to device.
+    fn upload_exchanged(&self, c: &dyn Comm, x: RowExchange<'_>) -> Result<(Self::Oriented, bool)> {
+        let adj = x.exchange_on_host(c)?;
+        let g =
+            OrientedGraph::from_sorted_parts(x.indptr, adj, None).with_counted_rows(x.counted)?;
+        Ok((self.upload_oriented(g)?, false))
+    }
     /// Orients, uploads and counts `g`.
     fn count_triangles(&self, g: &Graph, opts: &TriangleOptions) -> Result<TriangleCounts> {
         let d = self.upload_oriented(OrientedGraph::from_graph(g)?)?;
         self.count_oriented(&d, opts)
+    }
+}
+
+/// An oriented graph whose rows every rank of a [`Comm`] contributes to
+/// ([`TriangleCount::upload_exchanged`]): this rank's rows are `indptr` (from 0, the first
+/// `counted` of them counted), and their out-neighbour ids are the concatenation, in rank
+/// order, of `recv[r]` ids from each rank `r`, less `shift`. This rank sends
+/// `send[parts[r].clone()]` to rank `r`.
+#[derive(Debug)]
+pub struct RowExchange<'a> {
+    /// Row pointers from 0 (`indptr[n]` = the sum of `recv`).
+    pub indptr: Vec<u64>,
+    /// The rows counted (the first ones).
+    pub counted: usize,
+    /// This rank's out-neighbour ids, and the range of them each rank receives.
+    pub send: &'a [u32],
+    /// The range of `send` for each rank.
+    pub parts: Vec<std::ops::Range<usize>>,
+    /// The ids received from each rank.
+    pub recv: Vec<usize>,
+    /// Subtracted from every id received.
+    pub shift: u32,
+}
+
+impl RowExchange<'_> {
+    /// The out-neighbour ids exchanged through the host, not shifted.
+    pub fn exchange_ids(&self, c: &dyn Comm) -> Result<Vec<u32>> {
+        let send: Vec<u32> = self
+            .parts
+            .iter()
+            .flat_map(|p| self.send[p.clone()].iter().copied())
+            .collect();
+        let counts: Vec<usize> = self.parts.iter().map(|p| p.len()).collect();
+        let (adj, got) = crate::dist::all_to_all(c, &send, &counts)?;
+        if got != self.recv || adj.len() as u64 != self.indptr[self.indptr.len() - 1] {
+            return Err(Error::backend(
+                "dist",
+                format!(
+                    "rank {} expected {:?} ids, received {got:?}",
+                    c.rank(),
+                    self.recv
+                ),
+            ));
+        }
+        Ok(adj)
+    }
+
+    /// The out-neighbour ids exchanged through the host and shifted.
+    pub fn exchange_on_host(&self, c: &dyn Comm) -> Result<Vec<u32>> {
+        let mut adj = self.exchange_ids(c)?;
+        let shift = self.shift;
+        adj.par_iter_mut().for_each(|u| *u -= shift);
+        Ok(adj)
     }
 }
 
@@ -208,6 +274,26 @@ pub struct DegreeStats {
     pub max_out: usize,
     /// Mean out-degree over nodes with at least one out-neighbour.
     pub mean_out: f64,
+}
+
+impl DegreeStats {
+    /// The statistics of the first `counted` rows of row pointers `indptr`.
+    pub fn of_rows(indptr: &[u64], counted: usize) -> Self {
+        let (max_out, nonzero) = (0..counted)
+            .into_par_iter()
+            .map(|v| {
+                let d = (indptr[v + 1] - indptr[v]) as usize;
+                (d, usize::from(d > 0))
+            })
+            .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1 + b.1));
+        let edges = indptr[counted] as usize;
+        DegreeStats {
+            nodes: indptr.len() - 1,
+            edges,
+            max_out,
+            mean_out: edges as f64 / nonzero.max(1) as f64,
+        }
+    }
 }
 
 /// The degree-ordered orientation of a [`Graph`] as CSR of out-neighbours (see the module
@@ -470,26 +556,17 @@ impl OrientedGraph {
     /// Degree statistics (for [`TriangleAlgorithm::resolve`]) of the counted rows: `edges`
     /// and the out-degrees are theirs, `nodes` is every node.
     pub fn stats(&self) -> DegreeStats {
-        let n = self.num_nodes();
-        let (max_out, nonzero) = (0..self.counted)
-            .into_par_iter()
-            .map(|v| {
-                let d = self.out_degree(v);
-                (d, usize::from(d > 0))
-            })
-            .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1 + b.1));
-        DegreeStats {
-            nodes: n,
-            edges: self.counted_edges(),
-            max_out,
-            mean_out: self.counted_edges() as f64 / nonzero.max(1) as f64,
-        }
+        DegreeStats::of_rows(&self.indptr, self.counted)
     }
     /// Bytes a GPU backend needs for this graph: `indptr` (8 bytes per node + 8), `adj`
     /// (4 per edge), the per-node counts when asked (8 per node) and the work-group sums.
     pub fn device_bytes(&self, per_node: bool) -> u64 {
-        let n = self.num_nodes() as u64;
-        8 * (n + 1) + 4 * self.num_edges() as u64 + if per_node { 8 * n } else { 8 } + (1 << 20)
+        Self::bytes_on_device(self.num_nodes(), self.num_edges(), per_node)
+    }
+    /// [`OrientedGraph::device_bytes`] of a graph of `n` nodes and `m` edges.
+    pub fn bytes_on_device(n: usize, m: usize, per_node: bool) -> u64 {
+        let n = n as u64;
+        8 * (n + 1) + 4 * m as u64 + if per_node { 8 * n } else { 8 } + (1 << 20)
     }
 }
 

@@ -76,6 +76,10 @@ pub fn checks<B: TriangleCount>() -> Vec<Check<B>> {
             name: "triangles_distributed",
             run: distributed::<B>,
         },
+        Check {
+            name: "triangles_exchanged_small",
+            run: exchanged_small::<B>,
+        },
     ]
 }
 
@@ -95,7 +99,8 @@ macro_rules! triangles_conformance_tests {
             triangles_every_gpu_plan,
             triangles_every_gpu_kernel_small,
             triangles_counted_rows,
-            triangles_distributed
+            triangles_distributed,
+            triangles_exchanged_small
         );
     };
 }
@@ -793,6 +798,62 @@ fn distributed<B: TriangleCount>(b: &B) -> Result<(), String> {
                     }
                 }
             }
+        }
+    }
+    Ok(())
+}
+
+/// The replicated layout's exchange of rows ([`TriangleCount::upload_exchanged`]: ids
+/// received from later ranks and shifted on the device) on a small graph at 2 and 3
+/// thread-ranks, against independent per-node counts; small enough for the sanitizers.
+/// Thread-ranks share one device, so no device engine (NCCL) may serve them.
+fn exchanged_small<B: TriangleCount>(b: &B) -> Result<(), String> {
+    use crate::dist::graph::{orient, DistGraph};
+    use crate::dist::threads;
+    use crate::dist::triangles::{count, Layout};
+    use crate::dist::Comm;
+    let n = 60;
+    let mut edges = Vec::new();
+    for c in 0..5 {
+        for i in 0..8 {
+            for j in i + 1..8 {
+                if (i * 7 + j * 3 + c) % 5 != 0 {
+                    edges.push((c * 11 + i, c * 11 + j));
+                }
+            }
+        }
+        edges.push((c * 11, (c * 11 + 20) % n));
+    }
+    let per = per_node_from_edges(n, edges.iter().copied())?;
+    let total = per.iter().sum::<u64>() / 3;
+    let raw: Vec<(u32, u32)> = edges.iter().map(|&(u, v)| (u as u32, v as u32)).collect();
+    for p in [2usize, 3] {
+        let what = format!("{p} ranks");
+        let results = threads::run(p, |c| {
+            let mine: Vec<(u32, u32)> = raw.iter().copied().skip(c.rank()).step_by(p).collect();
+            let dg = DistGraph::from_edges(c, n, &mine)?;
+            let o = orient(c, &dg)?;
+            count(
+                c,
+                b,
+                &o,
+                Layout::Replicate,
+                &opts(TriangleAlgorithm::Auto, true),
+            )
+        });
+        for (rank, r) in results.into_iter().enumerate() {
+            let r = r.map_err(|e| format!("{what}, rank {rank}: {e}"))?;
+            if r.device_exchange {
+                return Err(format!(
+                    "{what}: thread-ranks sharing a device exchanged device to device"
+                ));
+            }
+            compare(
+                &format!("{what}, rank {rank}"),
+                &r.counts,
+                total,
+                Some(&per[..]),
+            )?;
         }
     }
     Ok(())

@@ -25,7 +25,9 @@ use rayon::prelude::*;
 use super::graph::DistOriented;
 use super::{all_gather, all_to_all, reduce_one, route, Comm, Op};
 use crate::error::{Error, Result};
-use crate::triangles::{plan, OrientedGraph, TriangleCount, TriangleCounts, TriangleOptions};
+use crate::triangles::{
+    plan, OrientedGraph, RowExchange, TriangleCount, TriangleCounts, TriangleOptions,
+};
 
 /// Where a rank gets the rows its edges point to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -85,8 +87,12 @@ pub struct DistCounts {
     pub counted_edges: usize,
     /// Edges this rank holds (its own and the rows they need).
     pub held_edges: usize,
+    /// Whether the rows went device to device ([`TriangleCount::upload_exchanged`]: NCCL)
+    /// rather than through the hosts.
+    pub device_exchange: bool,
     /// Seconds spent getting the rows (gather or fetch), uploading, and counting (the
-    /// slowest rank's, for each).
+    /// slowest rank's, for each). Under [`Layout::Replicate`] the rows are exchanged as they
+    /// are uploaded: `exchange` covers both and `upload` is 0.
     pub exchange: f64,
     /// See [`DistCounts::exchange`].
     pub upload: f64,
@@ -127,28 +133,55 @@ pub fn count<B: TriangleCount>(
     let t = Instant::now();
     let r0 = o.first_row(c);
     let rows = o.splits()[c.rank() + 1] - r0;
-    let g = match layout {
-        Layout::Partition => fetch_rows(c, o)?,
-        _ => replicate(c, o)?,
-    };
-    let g = g.with_counted_rows(rows)?;
-    let (counted_edges, held_edges) = (g.counted_edges(), g.num_edges());
-    let exchange = slowest(c, t.elapsed().as_secs_f64())?;
     let (mut upload, mut counting) = (0.0, 0.0);
-    let local = if counted_edges == 0 {
-        TriangleCounts {
-            total: 0,
-            per_node: opts.per_node.then(|| vec![0; g.num_nodes()]),
+    // The rows on the device: exchanged as they are uploaded (replicate), or fetched on the
+    // host and then uploaded (partition).
+    let (d, counted_edges, held_edges, device_exchange, exchange) = match layout {
+        Layout::Partition => {
+            let g = fetch_rows(c, o)?.with_counted_rows(rows)?;
+            let (counted, held) = (g.counted_edges(), g.num_edges());
+            let exchange = slowest(c, t.elapsed().as_secs_f64())?;
+            let t = Instant::now();
+            let d = if counted == 0 {
+                None
+            } else {
+                let d = b.upload_oriented(g)?;
+                b.synchronize()?;
+                Some(d)
+            };
+            upload = t.elapsed().as_secs_f64();
+            (d, counted, held, false, exchange)
         }
-    } else {
-        let t = Instant::now();
-        let d = b.upload_oriented(g)?;
-        b.synchronize()?;
-        upload = t.elapsed().as_secs_f64();
-        let t = Instant::now();
-        let r = b.count_oriented(&d, opts)?;
-        counting = t.elapsed().as_secs_f64();
-        r
+        _ => {
+            // Every rank takes part in the exchange, whether or not it counts anything.
+            let x = replicate(c, o, rows)?;
+            let (counted, held) = (
+                x.indptr[rows] as usize,
+                x.indptr[x.indptr.len() - 1] as usize,
+            );
+            let (d, device) = b.upload_exchanged(c, x)?;
+            b.synchronize()?;
+            let exchange = slowest(c, t.elapsed().as_secs_f64())?;
+            (
+                Some(d).filter(|_| counted > 0),
+                counted,
+                held,
+                device,
+                exchange,
+            )
+        }
+    };
+    let local = match d {
+        None => TriangleCounts {
+            total: 0,
+            per_node: opts.per_node.then(|| vec![0; o.num_nodes() - r0]),
+        },
+        Some(d) => {
+            let t = Instant::now();
+            let r = b.count_oriented(&d, opts)?;
+            counting = t.elapsed().as_secs_f64();
+            r
+        }
     };
     let upload = slowest(c, upload)?;
     let count = slowest(c, counting)?;
@@ -169,32 +202,39 @@ pub fn count<B: TriangleCount>(
         rows,
         counted_edges,
         held_edges,
+        device_exchange,
         exchange,
         upload,
         count,
     })
 }
 
-/// This rank's graph under [`Layout::Replicate`]: every rank's rows gathered, the rows from
-/// this rank's first on kept, ids shifted down by it.
-fn replicate(c: &dyn Comm, o: &DistOriented) -> Result<OrientedGraph> {
+/// This rank's rows under [`Layout::Replicate`]: the rows from its first on (its own
+/// counted, the later ones only read), ids shifted down by it. Each rank sends its rows to
+/// itself and every earlier rank; the row lengths are gathered on the hosts.
+fn replicate<'a>(c: &dyn Comm, o: &'a DistOriented, rows: usize) -> Result<RowExchange<'a>> {
     let (ip, adj) = o.local();
     let lens: Vec<u64> = ip.windows(2).map(|w| w[1] - w[0]).collect();
     let (lens, _) = all_gather(c, &lens)?;
-    let r0 = o.first_row(c);
-    let (all, _) = all_gather(c, adj)?;
-    let skip: u64 = lens[..r0].iter().sum();
+    let (r0, me) = (o.first_row(c), c.rank());
     let mut indptr = Vec::with_capacity(lens.len() - r0 + 1);
     indptr.push(0u64);
     for &l in &lens[r0..] {
         indptr.push(indptr[indptr.len() - 1] + l);
     }
-    let shift = r0 as u32;
-    let adj: Vec<u32> = all[skip as usize..]
-        .par_iter()
-        .map(|&u| u - shift)
-        .collect();
-    Ok(OrientedGraph::from_sorted_parts(indptr, adj, None))
+    let splits = o.splits();
+    let held = |r: usize| -> usize { lens[splits[r]..splits[r + 1]].iter().sum::<u64>() as usize };
+    let p = c.size();
+    Ok(RowExchange {
+        indptr,
+        counted: rows,
+        send: adj,
+        parts: (0..p)
+            .map(|r| if r <= me { 0..adj.len() } else { 0..0 })
+            .collect(),
+        recv: (0..p).map(|r| if r >= me { held(r) } else { 0 }).collect(),
+        shift: r0 as u32,
+    })
 }
 
 /// This rank's graph under [`Layout::Partition`]: its rows, and the rows its edges point to

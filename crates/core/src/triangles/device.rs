@@ -7,7 +7,9 @@
 #![allow(unsafe_code)]
 
 use super::plan::{self, GpuPlan, RowBins, GPU_WG};
-use super::{DegreeStats, OrientedGraph, TriangleCount, TriangleCounts, TriangleOptions};
+use super::{
+    DegreeStats, OrientedGraph, RowExchange, TriangleCount, TriangleCounts, TriangleOptions,
+};
 use crate::device::{Buf, Device, Geometry, KernelHandle};
 use crate::error::{Error, Result};
 use crate::gpu::KernelList;
@@ -25,6 +27,7 @@ pub const KERNELS: KernelList = KernelList::new(
         "tc_hash_warp",
         "tc_hash_block",
         "tc_hash",
+        "tc_shift",
     ],
 );
 
@@ -106,6 +109,63 @@ impl<D: Device> TriangleCount for D {
 
     fn memory_limit(&self) -> Option<u64> {
         Some(self.query().total_memory)
+    }
+
+    fn upload_exchanged(
+        &self,
+        c: &dyn crate::dist::Comm,
+        x: RowExchange<'_>,
+    ) -> Result<(DeviceOriented<D>, bool)> {
+        kernel_for(self, "tc_merge")?;
+        let (n, m) = (x.indptr.len() - 1, x.indptr[x.indptr.len() - 1] as usize);
+        let have = self.query().total_memory;
+        plan::check_device_rows(self.name(), &self.device(), n, m, have)?;
+        // The ids device to device where the backend can (NCCL), else through the host;
+        // either way shifted on the device (`tc_shift`), so the host never touches them.
+        let w = std::mem::size_of::<u32>();
+        let parts: Vec<_> = x.parts.iter().map(|p| p.start * w..p.end * w).collect();
+        let recv: Vec<usize> = x.recv.iter().map(|&k| k * w).collect();
+        let bytes: &[u8] = bytemuck::cast_slice(x.send);
+        let (adj, device) = match self.exchange_mem(c, bytes, &parts, &recv, "exchanging rows")? {
+            Some(mem) => (Buf::from_mem(mem, m), true),
+            None => (
+                Buf::upload(self, &x.exchange_ids(c)?, "uploading adjacency")?,
+                false,
+            ),
+        };
+        if x.shift > 0 && m > 0 {
+            let k = kernel_for(self, "tc_shift")?;
+            let groups = m.div_ceil(GPU_WG).min(65_536);
+            // SAFETY: `tc_shift` takes (adj, m, by) and touches adj[0..m) only, which `adj`
+            // holds; the geometry is a whole number of TC_WG work-groups (its required size).
+            unsafe {
+                self.launch(&k)
+                    .arg(&adj)
+                    .arg(m as u64)
+                    .arg(x.shift)
+                    .launch(Geometry::linear(groups, GPU_WG))?;
+            }
+        }
+        let stats = DegreeStats::of_rows(&x.indptr, x.counted);
+        let mut bins = RowBins::from_indptr(
+            &x.indptr[..=x.counted],
+            plan::GPU_WARP_MAX,
+            plan::GPU_BLOCK_MAX,
+        );
+        let rows = Buf::upload(self, &bins.rows, "uploading the row bins")?;
+        bins.rows = Vec::new();
+        let d = DeviceOriented {
+            n: n as u64,
+            m: x.indptr[x.counted],
+            counted: x.counted,
+            indptr: Buf::upload(self, &x.indptr, "uploading indptr")?,
+            adj,
+            stats,
+            rows,
+            bins,
+            original: None,
+        };
+        Ok((d, device))
     }
 
     fn count_oriented(
@@ -200,7 +260,9 @@ mod tests {
 
     #[test]
     fn the_list_names_every_planned_kernel() {
-        let names: Vec<&str> = plan::TriangleKernel::ALL.iter().map(|k| k.name()).collect();
+        let mut names: Vec<&str> = plan::TriangleKernel::ALL.iter().map(|k| k.name()).collect();
+        // And the distributed count's shift of received ids.
+        names.push("tc_shift");
         assert_eq!(names, KERNELS.plain);
     }
 }

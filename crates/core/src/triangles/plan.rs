@@ -448,16 +448,26 @@ pub fn check_device_memory(
     g: &OrientedGraph,
     have: u64,
 ) -> Result<()> {
-    let need = g.device_bytes(true);
+    check_device_rows(backend, device, g.num_nodes(), g.num_edges(), have)
+}
+
+/// [`check_device_memory`] for an oriented graph of `n` nodes and `m` edges not held on the
+/// host (the rows a distributed count exchanges between devices).
+pub fn check_device_rows(
+    backend: &'static str,
+    device: &str,
+    n: usize,
+    m: usize,
+    have: u64,
+) -> Result<()> {
+    let need = OrientedGraph::bytes_on_device(n, m, true);
     if have > 0 && need > have {
         let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
         return Err(Error::out_of_memory(
             backend,
             format!(
-                "the oriented graph ({} nodes, {} edges) needs {need} bytes ({:.2} GiB) of \
+                "the oriented graph ({n} nodes, {m} edges) needs {need} bytes ({:.2} GiB) of \
                  device memory with per-node counts, {device} has {have} ({:.2} GiB)",
-                g.num_nodes(),
-                g.num_edges(),
                 gib(need),
                 gib(have)
             ),

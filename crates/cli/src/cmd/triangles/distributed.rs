@@ -7,7 +7,7 @@ use std::io::Write;
 use std::time::Instant;
 
 use trident_core::dist::graph::{orient, read_graph};
-use trident_core::dist::triangles::count;
+use trident_core::dist::triangles::{count, Layout};
 use trident_core::dist::{all_gather, reduce_one, Comm, Op};
 use trident_core::triangles::DegreeStats;
 use trident_core::{Error, Result, TriangleCount, TriangleOptions};
@@ -143,8 +143,17 @@ fn finish<B: TriangleCount>(
         }
     )?;
     crate::outln!("orientation:   {orientation:.4} s (distributed)")?;
-    crate::outln!("exchange:      {exchange:.4} s")?;
-    crate::outln!("transfer:      {transfer:.4} s")?;
+    crate::outln!(
+        "exchange:      {exchange:.4} s ({})",
+        match (r.layout, r.device_exchange) {
+            (Layout::Partition, _) => "rows fetched through the hosts, then uploaded",
+            (_, true) => "rows device to device (NCCL), transfer included",
+            (_, false) => "rows through the hosts, transfer included",
+        }
+    )?;
+    if r.layout == Layout::Partition {
+        crate::outln!("transfer:      {transfer:.4} s")?;
+    }
     crate::outln!(
         "counting:      {counting:.4} s ({:.3e} edges/s; median of {}, slowest rank)",
         g.num_edges() as f64 / counting.max(1e-12),

@@ -212,7 +212,7 @@ mod tests {
                 .map(|_| {
                     let u = lo + (next() % (hi - lo) as u64) as usize;
                     // Few distinct columns, so that rows repeat.
-                    (u as u64) << 32 | next() % 50
+                    ((u as u64) << 32) | (next() % 50)
                 })
                 .collect();
             for dedup in [false, true] {

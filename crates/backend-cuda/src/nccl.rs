@@ -1,0 +1,310 @@
+//! NCCL: the device-to-device exchange of ranks that each drive their own GPU
+//! ([`Device::exchange_mem`](trident_core::device::Device::exchange_mem) for CUDA).
+//!
+//! `libnccl.so.2` is loaded on first use, as the CUDA driver is, so the binary starts where
+//! NCCL is absent ([`set_library`] names another file). The communicator is bootstrapped
+//! through the ranks' [`Comm`] (rank 0's unique id gathered by every rank), so nothing
+//! assumes one host, and kept for the backend's life. NCCL runs only where every rank loaded
+//! it and no two ranks share a GPU (NCCL refuses that); otherwise every rank gets `None` and
+//! the caller moves the data through the host.
+
+// FFI: every call says why it is sound in its `// SAFETY:` note.
+#![allow(unsafe_code)]
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::sync::{Mutex, OnceLock};
+
+use libloading::Library;
+use trident_core::dist::{all_gather, Comm, Op};
+use trident_core::{Error, Result};
+
+use crate::driver;
+use crate::memory::DevBuf;
+use crate::Cuda;
+
+/// `ncclUniqueId`: 128 opaque bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct UniqueId {
+    internal: [c_char; 128],
+}
+
+type RawComm = *mut c_void;
+type NcclResult = c_int;
+/// `ncclInt8`: exchanges are counted in bytes.
+const NCCL_INT8: c_int = 0;
+
+/// The NCCL entry points used here.
+struct Api {
+    get_unique_id: unsafe extern "C" fn(*mut UniqueId) -> NcclResult,
+    comm_init_rank: unsafe extern "C" fn(*mut RawComm, c_int, UniqueId, c_int) -> NcclResult,
+    comm_destroy: unsafe extern "C" fn(RawComm) -> NcclResult,
+    send: unsafe extern "C" fn(
+        *const c_void,
+        usize,
+        c_int,
+        c_int,
+        RawComm,
+        *mut c_void,
+    ) -> NcclResult,
+    recv:
+        unsafe extern "C" fn(*mut c_void, usize, c_int, c_int, RawComm, *mut c_void) -> NcclResult,
+    group_start: unsafe extern "C" fn() -> NcclResult,
+    group_end: unsafe extern "C" fn() -> NcclResult,
+    error_string: unsafe extern "C" fn(NcclResult) -> *const c_char,
+    get_version: unsafe extern "C" fn(*mut c_int) -> NcclResult,
+    // Declared last: the entry points above stay valid while it is loaded (for good: the
+    // `OnceLock` never drops it).
+    _lib: Library,
+}
+
+/// The environment variable through which the CLI names the NCCL library to load
+/// ([`set_library`]); the library itself reads no environment.
+pub const ENV_LIBRARY: &str = "TRIDENT_NCCL_LIBRARY";
+
+/// The library [`set_library`] named (default `libnccl.so.2`, found by the dynamic loader).
+static LIBRARY: Mutex<Option<std::path::PathBuf>> = Mutex::new(None);
+/// The loaded library, or why it could not be loaded.
+static API: OnceLock<std::result::Result<Api, String>> = OnceLock::new();
+
+/// Names the NCCL library to load instead of `libnccl.so.2`. `false` once NCCL has been
+/// loaded (or looked for): the choice comes too late.
+pub fn set_library(path: &std::path::Path) -> bool {
+    if API.get().is_some() {
+        return false;
+    }
+    *LIBRARY.lock().unwrap_or_else(|e| e.into_inner()) = Some(path.to_path_buf());
+    true
+}
+
+fn api() -> std::result::Result<&'static Api, &'static str> {
+    API.get_or_init(|| {
+        let name = LIBRARY
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .unwrap_or_else(|| "libnccl.so.2".into());
+        // SAFETY: loading NCCL runs its initialisers, which have no preconditions; each symbol
+        // is taken with the signature of `nccl.h` (NCCL 2.7 and later).
+        unsafe {
+            let lib = Library::new(&name).map_err(|e| format!("{}: {e}", name.display()))?;
+            let sym = |s: &str| format!("{}: {s}", name.display());
+            macro_rules! get {
+                ($s:literal) => {
+                    *lib.get($s.as_bytes())
+                        .map_err(|e| format!("{}: {e}", sym($s)))?
+                };
+            }
+            Ok(Api {
+                get_unique_id: get!("ncclGetUniqueId"),
+                comm_init_rank: get!("ncclCommInitRank"),
+                comm_destroy: get!("ncclCommDestroy"),
+                send: get!("ncclSend"),
+                recv: get!("ncclRecv"),
+                group_start: get!("ncclGroupStart"),
+                group_end: get!("ncclGroupEnd"),
+                error_string: get!("ncclGetErrorString"),
+                get_version: get!("ncclGetVersion"),
+                _lib: lib,
+            })
+        }
+    })
+    .as_ref()
+    .map_err(|e| e.as_str())
+}
+
+/// NCCL's version as `major.minor.patch`, or why it is not there.
+pub fn version() -> std::result::Result<String, String> {
+    let a = api().map_err(str::to_string)?;
+    let mut v: c_int = 0;
+    // SAFETY: `v` is a valid out-pointer for the call.
+    check(a, unsafe { (a.get_version)(&mut v) }, "ncclGetVersion").map_err(|e| e.to_string())?;
+    // NCCL_VERSION(X, Y, Z) = X * 10000 + Y * 100 + Z since 2.9.
+    Ok(format!("{}.{}.{}", v / 10000, v / 100 % 100, v % 100))
+}
+
+fn check(a: &Api, rc: NcclResult, what: &str) -> Result<()> {
+    if rc == 0 {
+        return Ok(());
+    }
+    // SAFETY: NCCL returns a static NUL-terminated string for any result code.
+    let msg = unsafe { CStr::from_ptr((a.error_string)(rc)) }.to_string_lossy();
+    Err(Error::backend(
+        driver::BACKEND,
+        format!("NCCL {what}: {msg} (code {rc})"),
+    ))
+}
+
+/// A communicator of the ranks of a [`Comm`] (by size and rank), destroyed on drop.
+pub(crate) struct Communicator {
+    raw: RawComm,
+    key: (usize, usize),
+}
+
+// SAFETY: an NCCL communicator may be used from any thread, one call at a time: the backend
+// keeps it behind a mutex.
+unsafe impl Send for Communicator {}
+
+impl Drop for Communicator {
+    fn drop(&mut self) {
+        if let Ok(a) = api() {
+            // SAFETY: `raw` came from ncclCommInitRank and is destroyed once.
+            unsafe { (a.comm_destroy)(self.raw) };
+        }
+    }
+}
+
+/// The backend's NCCL communicator, made on first use for the ranks of a [`Comm`].
+#[derive(Default)]
+pub(crate) struct State(Option<Communicator>);
+
+impl Cuda {
+    /// Whether NCCL can serve the ranks of `c`: every rank loaded it and no two share a GPU
+    /// (two collectives; every rank must call this at the same point and gets the same
+    /// answer). Thread-ranks that share one backend share its GPU, so they never reach the
+    /// communicator, which is made under a lock.
+    fn nccl_usable(&self, c: &dyn Comm) -> Result<bool> {
+        let mut ok = [u64::from(api().is_ok())];
+        c.all_reduce_u64(&mut ok, Op::Min)?;
+        let (uuids, _) = all_gather(c, &self.uuid()?)?;
+        let mut sorted: Vec<[u64; 2]> = uuids.chunks(2).map(|u| [u[0], u[1]]).collect();
+        sorted.sort_unstable();
+        Ok(ok[0] == 1 && sorted.windows(2).all(|w| w[0] != w[1]))
+    }
+
+    /// The communicator of `c`'s ranks (for NCCL-usable ranks), made on first use and again
+    /// for another rank count or rank.
+    fn nccl<'a>(&self, c: &dyn Comm, state: &'a mut State) -> Result<&'a Communicator> {
+        let key = (c.size(), c.rank());
+        if state.0.as_ref().is_none_or(|k| k.key != key) {
+            state.0 = None;
+            state.0 = Some(Communicator {
+                raw: self.bootstrap(c)?,
+                key,
+            });
+        }
+        Ok(state.0.as_ref().expect("made above"))
+    }
+
+    /// Rank 0's unique id gathered by every rank, and the communicator created.
+    fn bootstrap(&self, c: &dyn Comm) -> Result<RawComm> {
+        let a = api().map_err(|e| Error::backend(driver::BACKEND, e))?;
+        let mut id = UniqueId { internal: [0; 128] };
+        if c.rank() == 0 {
+            // SAFETY: `id` is a valid out-pointer.
+            check(a, unsafe { (a.get_unique_id)(&mut id) }, "ncclGetUniqueId")?;
+        }
+        let words: Vec<u64> = id
+            .internal
+            .chunks(8)
+            .map(|b| u64::from_le_bytes(std::array::from_fn(|i| b[i] as u8)))
+            .collect();
+        let (all, _) = all_gather(c, &words)?;
+        for (i, b) in id.internal.iter_mut().enumerate() {
+            *b = all[i / 8].to_le_bytes()[i % 8] as c_char;
+        }
+        self.shared.make_current()?;
+        let mut raw: RawComm = std::ptr::null_mut();
+        let (n, r) = (c.size() as c_int, c.rank() as c_int);
+        // SAFETY: `raw` is a valid out-pointer; every rank passes the same id and size and
+        // its own rank, with its device's context current.
+        let rc = unsafe { (a.comm_init_rank)(&mut raw, n, id, r) };
+        check(a, rc, "ncclCommInitRank")?;
+        Ok(raw)
+    }
+
+    /// The device's UUID as two words.
+    fn uuid(&self) -> Result<[u64; 2]> {
+        let dev = cust::device::Device::get_device(self.shared.ordinal as u32)
+            .map_err(|e| driver::error(e, "cuDeviceGet"))?;
+        let mut u = cust::sys::CUuuid { bytes: [0; 16] };
+        // SAFETY: `u` is a valid out-pointer and `dev` a device handle of the driver.
+        let rc = unsafe { cust::sys::cuDeviceGetUuid(&mut u, dev.as_raw()) };
+        if rc != cust::sys::cudaError_enum::CUDA_SUCCESS {
+            return Err(driver::error_from_code(rc as i32, "cuDeviceGetUuid"));
+        }
+        let b: [u8; 16] = u.bytes.map(|x| x as u8);
+        Ok([
+            u64::from_le_bytes(b[..8].try_into().expect("8 bytes")),
+            u64::from_le_bytes(b[8..].try_into().expect("8 bytes")),
+        ])
+    }
+
+    /// [`Device::exchange_mem`](trident_core::device::Device::exchange_mem) through NCCL:
+    /// this rank's `send` uploaded once, each destination's range sent from it, each
+    /// source's bytes received in rank order into one buffer, in one NCCL group.
+    pub(crate) fn nccl_exchange(
+        &self,
+        c: &dyn Comm,
+        send: &[u8],
+        parts: &[std::ops::Range<usize>],
+        recv: &[usize],
+        what: &str,
+    ) -> Result<Option<DevBuf<u8>>> {
+        if !self.nccl_usable(c)? {
+            return Ok(None);
+        }
+        let mut state = self.nccl.lock().unwrap_or_else(|e| e.into_inner());
+        let comm = self.nccl(c, &mut state)?;
+        let a = api().map_err(|e| Error::backend(driver::BACKEND, e))?;
+        self.shared.make_current()?;
+        let src = DevBuf::from_host(&self.shared, send, what)?;
+        let total: usize = recv.iter().sum();
+        let dst = DevBuf::<u8>::uninit(&self.shared, total, what)?;
+        let (sp, dp) = (src.ptr().as_raw(), dst.ptr().as_raw());
+        let stream = self.shared.raw_stream() as *mut c_void;
+        let me = c.rank();
+        let mut at = 0usize;
+        // SAFETY: every pointer lies within `src` or `dst` (ranges checked against their
+        // lengths by the caller's contract, asserted below), which outlive the group: the
+        // stream is synchronised before they drop.
+        unsafe {
+            check(a, (a.group_start)(), "ncclGroupStart")?;
+            for (r, &len) in recv.iter().enumerate() {
+                let part = &parts[r];
+                assert!(part.end <= send.len(), "{what}: send range out of bounds");
+                if r == me {
+                    // Our own part: a device copy, outside NCCL.
+                    assert_eq!(part.len(), len, "{what}: own part");
+                    if len > 0 {
+                        let rc = cust::sys::cuMemcpyDtoDAsync_v2(
+                            dp + at as u64,
+                            sp + part.start as u64,
+                            len,
+                            self.shared.raw_stream(),
+                        );
+                        if rc != cust::sys::cudaError_enum::CUDA_SUCCESS {
+                            let _ = (a.group_end)();
+                            return Err(driver::error_from_code(
+                                rc as i32,
+                                format!("{what}: copy"),
+                            ));
+                        }
+                    }
+                } else {
+                    if !part.is_empty() {
+                        let p = (sp + part.start as u64) as *const c_void;
+                        check(
+                            a,
+                            (a.send)(p, part.len(), NCCL_INT8, r as c_int, comm.raw, stream),
+                            "ncclSend",
+                        )?;
+                    }
+                    if len > 0 {
+                        let p = (dp + at as u64) as *mut c_void;
+                        check(
+                            a,
+                            (a.recv)(p, len, NCCL_INT8, r as c_int, comm.raw, stream),
+                            "ncclRecv",
+                        )?;
+                    }
+                }
+                at += len;
+            }
+            check(a, (a.group_end)(), "ncclGroupEnd")?;
+        }
+        self.shared.synchronize()?;
+        drop(src);
+        Ok(Some(dst))
+    }
+}

@@ -1,0 +1,152 @@
+//! NCCL's device-to-device exchange (`Device::exchange_mem` on CUDA) between thread-ranks
+//! that each drive their own GPU, against the bytes every rank sent; and the triangles of a
+//! replicated distributed count whose rows travel through it.
+//!
+//! Needs two CUDA devices and `libnccl.so.2` (or `TRIDENT_NCCL_LIBRARY`): skipped otherwise,
+//! and failed instead under `REQUIRE_NCCL=1` (the multi-GPU runs of `benches/dist`).
+
+use trident_core::device::Device;
+use trident_core::dist::{threads, Comm};
+use trident_cuda::Cuda;
+
+/// Two or more devices, or `None` (skipped, or failed under `REQUIRE_NCCL=1`).
+fn devices() -> Option<usize> {
+    if let Some(lib) = trident_core::testing::env::gpu_library(trident_cuda::LIBRARY_ENV) {
+        trident_cuda::set_driver_library(&lib).ok()?;
+    }
+    if let Some(lib) = std::env::var_os(trident_cuda::nccl::ENV_LIBRARY) {
+        trident_cuda::nccl::set_library(std::path::Path::new(&lib));
+    }
+    let required = std::env::var("REQUIRE_NCCL").is_ok_and(|v| v == "1");
+    let count = trident_cuda::device_names().map(|d| d.len()).unwrap_or(0);
+    let nccl = trident_cuda::nccl::version();
+    if count >= 2 && nccl.is_ok() {
+        eprintln!("nccl: {count} devices, NCCL {}", nccl.unwrap_or_default());
+        return Some(count);
+    }
+    let why = format!("{count} CUDA devices, NCCL: {nccl:?}");
+    assert!(!required, "REQUIRE_NCCL=1 but {why}");
+    eprintln!("skipped: needs two CUDA devices and NCCL ({why})");
+    None
+}
+
+/// Every rank sends rank `r` a part whose bytes name sender, receiver and position, of a
+/// length that differs per pair (zero for some); each checks what it received.
+#[test]
+fn exchange_between_two_and_more_gpus() {
+    let Some(count) = devices() else { return };
+    for p in 2..=count.min(4) {
+        let results = threads::run(p, |c| {
+            let d = Cuda::with_device(c.rank())?;
+            let me = c.rank();
+            let len = |from: usize, to: usize| ((from * 7 + to * 13) % 5) * 1000 + 3 * from;
+            let byte = |from: usize, to: usize, i: usize| (from * 31 + to * 17 + i) as u8;
+            let mut send = Vec::new();
+            let mut parts = Vec::new();
+            for to in 0..p {
+                let start = send.len();
+                send.extend((0..len(me, to)).map(|i| byte(me, to, i)));
+                parts.push(start..send.len());
+            }
+            let recv: Vec<usize> = (0..p).map(|from| len(from, me)).collect();
+            let mem = d
+                .exchange_mem(c, &send, &parts, &recv, "test exchange")?
+                .ok_or_else(|| {
+                    trident_core::Error::backend("test", "NCCL refused distinct GPUs")
+                })?;
+            let total: usize = recv.iter().sum();
+            let mut got = vec![0u8; total];
+            d.read_mem(&mem, &mut got, "test")?;
+            let want: Vec<u8> = (0..p)
+                .flat_map(|from| (0..len(from, me)).map(move |i| byte(from, me, i)))
+                .collect();
+            Ok(got == want)
+        });
+        for (rank, r) in results.into_iter().enumerate() {
+            assert!(
+                r.unwrap_or_else(|e| panic!("{p} ranks, rank {rank}: {e}")),
+                "{p} ranks, rank {rank}: bytes differ"
+            );
+        }
+    }
+}
+
+/// Two thread-ranks on one GPU: NCCL is refused on both (it cannot serve a shared GPU), and
+/// nothing hangs.
+#[test]
+fn a_shared_gpu_is_refused() {
+    let Some(_) = devices() else { return };
+    let d = Cuda::with_device(0).expect("device 0");
+    let results = threads::run(2, |c| {
+        let parts = vec![0..4, 0..4];
+        d.exchange_mem(c, &[1, 2, 3, 4], &parts, &[4, 4], "test")
+            .map(|m| m.is_none())
+    });
+    for r in results {
+        assert!(r.expect("no error"), "NCCL served two ranks on one GPU");
+    }
+}
+
+/// A replicated distributed count over two and more GPUs: the rows go device to device
+/// (NCCL) and the counts equal one process's.
+#[test]
+fn replicated_triangles_through_nccl() {
+    use trident_core::dist::graph::{orient, DistGraph};
+    use trident_core::dist::triangles::{count, Layout};
+    use trident_core::triangles::{TriangleCount, TriangleOptions};
+    let Some(count_devices) = devices() else {
+        return;
+    };
+    let n = 3000usize;
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let edges: Vec<(u32, u32)> = (0..40_000)
+        .map(|_| {
+            let u = (next() % n as u64) as u32;
+            // Locality, so that there are triangles.
+            let v = ((u as u64 + 1 + next() % 40) % n as u64) as u32;
+            (u, v)
+        })
+        .collect();
+    let g = trident_core::graph::Graph::from_edges(
+        n,
+        edges.iter().map(|&(u, v)| (u as usize, v as usize)),
+    )
+    .expect("graph");
+    let one = Cuda::with_device(0)
+        .expect("device 0")
+        .count_triangles(
+            &g,
+            &TriangleOptions {
+                per_node: true,
+                ..Default::default()
+            },
+        )
+        .expect("one process");
+    for p in 2..=count_devices.min(4) {
+        let results = threads::run(p, |c| {
+            let d = Cuda::with_device(c.rank())?;
+            let mine: Vec<(u32, u32)> = edges.iter().copied().skip(c.rank()).step_by(p).collect();
+            let dg = DistGraph::from_edges(c, n, &mine)?;
+            let o = orient(c, &dg)?;
+            let opts = TriangleOptions {
+                per_node: true,
+                ..Default::default()
+            };
+            count(c, &d, &o, Layout::Replicate, &opts)
+        });
+        for (rank, r) in results.into_iter().enumerate() {
+            let r = r.unwrap_or_else(|e| panic!("{p} ranks, rank {rank}: {e}"));
+            assert!(
+                r.device_exchange,
+                "{p} ranks: the rows went through the hosts"
+            );
+            assert_eq!(r.counts, one, "{p} ranks, rank {rank}");
+        }
+    }
+}
