@@ -265,3 +265,120 @@ fn mcl_matches_one_process() {
         assert_eq!(r.unwrap().clusters, want.clusters, "f32, 3 ranks");
     }
 }
+
+/// Matrix Market files read in byte ranges of their body, as one process reads them whole:
+/// every symmetry and field, comments and blank lines in the body, CRLF, diagonal entries
+/// (self-loops), entries given both ways, a large file; and its errors (a bad entry deep in
+/// the body, too many or too few entries, a skew-symmetric diagonal) naming the same line
+/// as one process.
+#[test]
+fn matrix_market_read_as_one_process() {
+    let dir = std::env::temp_dir().join(format!("trident-dist-mtx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let opts = EdgeListOptions::default();
+    let body = |n: u64, k: u64, crlf: bool, field: &str| -> (String, u64) {
+        let eol = if crlf { "\r\n" } else { "\n" };
+        let mut s = String::new();
+        let mut entries = 0;
+        for i in 0..k {
+            let (u, v) = (i * 7 % n + 1, (i * 13 + i / 5) % n + 1);
+            let val = match field {
+                "pattern" => String::new(),
+                "integer" => format!(" {}", i % 9),
+                _ => format!(" {}.5e-1", i % 9),
+            };
+            s.push_str(&format!("{u} {v}{val}{eol}"));
+            entries += 1;
+            if i % 97 == 0 {
+                s.push_str(&format!("% a comment in the body{eol}{eol}"));
+            }
+        }
+        (s, entries)
+    };
+    let mut files = Vec::new();
+    for (sym, field, crlf, n, k) in [
+        ("general", "real", false, 500, 4000),
+        ("symmetric", "pattern", true, 300, 2500),
+        ("symmetric", "integer", false, 64, 900),
+        ("general", "pattern", false, 20_000, 120_000),
+    ] {
+        let (b, entries) = body(n, k, crlf, field);
+        let text = format!(
+            "%%MatrixMarket matrix coordinate {field} {sym}\n% header comment\n%\n{n} {n} {entries}\n{b}"
+        );
+        let f = dir.join(format!("{sym}-{field}-{n}.mtx"));
+        std::fs::write(&f, text).unwrap();
+        files.push(f);
+    }
+    // A symmetric file may not hold both triangles, but one with the diagonal is common.
+    std::fs::write(
+        dir.join("diag.mtx"),
+        "%%MatrixMarket matrix coordinate real symmetric\n4 4 6\n1 1 2\n2 1 1\n2 2 2\n3 2 -1\n4 3 0\n4 4 1\n",
+    )
+    .unwrap();
+    files.push(dir.join("diag.mtx"));
+    for f in &files {
+        for p in 1..=4 {
+            let par = same_as_one_process(f, &opts, p).unwrap();
+            assert_eq!(par, p > 1, "{}, {p} ranks", f.display());
+        }
+    }
+    // Errors: each names what one process names (its message and line), on some rank.
+    let (good, entries) = body(1000, 6000, false, "pattern");
+    let head = |sym: &str, e: u64| {
+        format!("%%MatrixMarket matrix coordinate pattern {sym}\n1000 1000 {e}\n")
+    };
+    let mut lines: Vec<&str> = good.lines().collect();
+    lines[4500] = "17 1001";
+    let bad_index = lines.join("\n") + "\n";
+    let cases = [
+        (
+            "bad-index.mtx",
+            format!("{}{bad_index}", head("general", entries)),
+        ),
+        (
+            "too-many.mtx",
+            format!("{}{good}", head("general", entries - 700)),
+        ),
+        (
+            "too-few.mtx",
+            format!("{}{good}", head("general", entries + 3)),
+        ),
+        ("skew.mtx", {
+            // Off the diagonal but for one entry deep in the body.
+            let mut t = String::from(
+                "%%MatrixMarket matrix coordinate real skew-symmetric\n1000 1000 6000\n",
+            );
+            for i in 0..6000u64 {
+                let (u, v) = match i {
+                    4321 => (7, 7),
+                    _ => (i % 1000 + 1, (i + 1 + i / 1000) % 1000 + 1),
+                };
+                t.push_str(&format!("{u} {v} 1.0\n"));
+            }
+            t
+        }),
+    ];
+    for (file, text) in &cases {
+        let f = dir.join(file);
+        std::fs::write(&f, text).unwrap();
+        let one = match io::read_graph_limited(&f, &opts, &ReadOptions::default()) {
+            Ok(_) => panic!("{file}: one process read it"),
+            Err(e) => e.to_string(),
+        };
+        for p in 2..=4 {
+            let results = threads::run(p, |c| {
+                read_graph(c, &f, &opts, &ReadOptions::default()).map(|_| ())
+            });
+            let errs: Vec<String> = results
+                .into_iter()
+                .filter_map(|r| r.err())
+                .map(|e| e.to_string())
+                .collect();
+            assert!(
+                errs.contains(&one),
+                "{file}, {p} ranks: {errs:?}; one process: {one}"
+            );
+        }
+    }
+}

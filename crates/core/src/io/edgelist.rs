@@ -83,6 +83,7 @@ mod tests;
 use labels::parse_labels;
 use numeric::{Abort, NumParser, Outcome, PieceOut, Slots};
 pub(crate) use numeric::{Marks, Raw, RawId};
+pub(crate) use pieces::pieces;
 use pieces::{compact, numeric_as_given, parse_numeric, parse_numeric_with, ID_CHUNK};
 
 /// How id fields become node numbers; see the [module documentation](self).

@@ -422,12 +422,9 @@ fn parse_coordinate<T: Scalar>(
     let mut ri = Vec::with_capacity(cap);
     let mut ci = Vec::with_capacity(cap);
     let mut vals: Vec<T> = Vec::with_capacity(cap);
-    let want = if h.field == Field::Pattern { 2 } else { 3 };
     let mut seen = 0usize;
     for (ln, line) in lines {
-        let mut toks = text::tokens(line);
-        let Some(first) = toks.next() else { continue };
-        if first.first() == Some(&b'%') {
+        if !is_entry(line) {
             continue;
         }
         if seen == h.entries {
@@ -438,39 +435,7 @@ fn parse_coordinate<T: Scalar>(
                 format!("more entries than the {} declared", h.entries),
             ));
         }
-        let mut f: [&[u8]; 3] = [first, b"", b""];
-        let mut k = 1;
-        for t in toks {
-            if k == want {
-                return Err(perr(
-                    name,
-                    Some(ln),
-                    K::BadValue,
-                    format!(
-                        "unexpected extra field {} (a {} entry has {want} fields)",
-                        text::show(t),
-                        field_name(h.field)
-                    ),
-                ));
-            }
-            f[k] = t;
-            k += 1;
-        }
-        if k < want {
-            return Err(perr(
-                name,
-                Some(ln),
-                K::Truncated,
-                format!("entry has {k} fields, need {want}"),
-            ));
-        }
-        let i = parse_index(f[0], h.rows, "row", name, ln)?;
-        let j = parse_index(f[1], h.cols, "column", name, ln)?;
-        let v: T = if h.field == Field::Pattern {
-            T::one()
-        } else {
-            parse_value(f[2], h.field, name, ln)?
-        };
+        let (i, j, v) = parse_entry::<T>(h, line, name, ln)?;
         seen += 1;
         ri.push(i);
         ci.push(j);
@@ -483,17 +448,6 @@ fn parse_coordinate<T: Scalar>(
             } else {
                 v
             });
-        } else if h.symmetry == Symmetry::SkewSymmetric {
-            return Err(perr(
-                name,
-                Some(ln),
-                K::IndexOutOfRange,
-                format!(
-                    "skew-symmetric matrix stores diagonal entry ({}, {})",
-                    i + 1,
-                    j + 1
-                ),
-            ));
         }
     }
     if seen < h.entries {
@@ -505,6 +459,158 @@ fn parse_coordinate<T: Scalar>(
         ));
     }
     Coo::from_triplets(h.rows, h.cols, ri, ci, vals)
+}
+
+/// Whether a line of a coordinate file's body is an entry (not blank, not a comment).
+fn is_entry(line: &[u8]) -> bool {
+    text::tokens(line)
+        .next()
+        .is_some_and(|first| first.first() != Some(&b'%'))
+}
+
+/// The entry on line `ln` (0-based row and column, and value; an entry line, see
+/// [`is_entry`]), checked: its field count, its indices, and no diagonal in a
+/// skew-symmetric matrix.
+fn parse_entry<T: Scalar>(
+    h: &Header,
+    line: &[u8],
+    name: &str,
+    ln: usize,
+) -> Result<(usize, usize, T)> {
+    let want = if h.field == Field::Pattern { 2 } else { 3 };
+    let mut f: [&[u8]; 3] = [b"", b"", b""];
+    let mut k = 0;
+    for t in text::tokens(line) {
+        if k == want {
+            return Err(perr(
+                name,
+                Some(ln),
+                K::BadValue,
+                format!(
+                    "unexpected extra field {} (a {} entry has {want} fields)",
+                    text::show(t),
+                    field_name(h.field)
+                ),
+            ));
+        }
+        f[k] = t;
+        k += 1;
+    }
+    if k < want {
+        return Err(perr(
+            name,
+            Some(ln),
+            K::Truncated,
+            format!("entry has {k} fields, need {want}"),
+        ));
+    }
+    let i = parse_index(f[0], h.rows, "row", name, ln)?;
+    let j = parse_index(f[1], h.cols, "column", name, ln)?;
+    let v: T = if h.field == Field::Pattern {
+        T::one()
+    } else {
+        parse_value(f[2], h.field, name, ln)?
+    };
+    if h.symmetry == Symmetry::SkewSymmetric && i == j {
+        return Err(perr(
+            name,
+            Some(ln),
+            K::IndexOutOfRange,
+            format!(
+                "skew-symmetric matrix stores diagonal entry ({}, {})",
+                i + 1,
+                j + 1
+            ),
+        ));
+    }
+    Ok((i, j, v))
+}
+
+/// A coordinate file's header, where its body starts (byte offset) and the lines before
+/// it, from `head`, the file's first bytes: `None` unless the header is a square coordinate
+/// matrix of up to 2^32 rows that `head` holds whole (its size line ends in it), the body
+/// that the distributed reader reads in byte ranges ([`parse_graph_part`]).
+pub(crate) fn graph_body(head: &[u8], whole: bool, name: &str) -> Option<(Header, usize, usize)> {
+    let mut lines = Lines::new(head);
+    let h = parse_header_lines(&mut lines, head, name).ok()?;
+    let pos = lines.pos();
+    let complete = whole || (pos > 0 && head[pos - 1] == b'\n');
+    (complete
+        && h.format == Format::Coordinate
+        && h.rows == h.cols
+        && u32::try_from(h.rows).is_ok())
+    .then_some((h, pos, lines.line()))
+}
+
+/// The graph edges of a byte range of a coordinate file's body (cut at line starts;
+/// `first_line` lines of the file come before it), as [`parse_graph`] reads them: each
+/// entry off the diagonal is an edge (`src`, `dst`, 0-based), each on it a self-loop,
+/// counted. Parsed in parallel chunks; the first error in file order is reported. Also the
+/// number of entries.
+pub(crate) fn parse_graph_part(
+    h: &Header,
+    bytes: &[u8],
+    name: &str,
+    first_line: usize,
+) -> Result<GraphPart> {
+    use rayon::prelude::*;
+    let pieces = crate::io::edgelist::pieces(bytes, None);
+    let lines_in: Vec<usize> = pieces
+        .par_iter()
+        .map(|&(a, b)| memchr::memchr_iter(b'\n', &bytes[a..b]).count())
+        .collect();
+    let mut line0 = vec![0usize; pieces.len()];
+    for k in 1..pieces.len() {
+        line0[k] = line0[k - 1] + lines_in[k - 1];
+    }
+    let parts: Vec<Result<GraphPart>> = pieces
+        .par_iter()
+        .zip(line0)
+        .map(|(&(a, b), line0)| {
+            let mut p = GraphPart::default();
+            for (k, line) in Lines::new(&bytes[a..b]) {
+                if !is_entry(line) {
+                    continue;
+                }
+                let (i, j, _) = parse_entry::<f64>(h, line, name, first_line + line0 + k)?;
+                p.entries += 1;
+                if i == j {
+                    p.self_loops += 1;
+                } else {
+                    p.src.push(i as u32);
+                    p.dst.push(j as u32);
+                }
+            }
+            Ok(p)
+        })
+        .collect();
+    let mut all = GraphPart::default();
+    for p in parts {
+        let p = p?;
+        all.src.extend_from_slice(&p.src);
+        all.dst.extend_from_slice(&p.dst);
+        all.self_loops += p.self_loops;
+        all.entries += p.entries;
+    }
+    Ok(all)
+}
+
+/// The line of the `k`-th entry (0-based) of `bytes`, a byte range of a coordinate file's
+/// body after `first_line` lines, if it holds that many.
+pub(crate) fn entry_line(bytes: &[u8], k: usize, first_line: usize) -> Option<usize> {
+    Lines::new(bytes)
+        .filter(|(_, l)| is_entry(l))
+        .nth(k)
+        .map(|(ln, _)| first_line + ln)
+}
+
+/// The edges of a byte range of a coordinate file ([`parse_graph_part`]).
+#[derive(Debug, Default)]
+pub(crate) struct GraphPart {
+    pub src: Vec<u32>,
+    pub dst: Vec<u32>,
+    pub self_loops: usize,
+    pub entries: usize,
 }
 
 fn parse_array<T: Scalar>(h: &Header, lines: Lines<'_>, name: &str) -> Result<Dense<T>> {

@@ -21,6 +21,11 @@ impl<'a> Lines<'a> {
     pub(crate) fn line(&self) -> usize {
         self.line
     }
+
+    /// The byte offset of the next line.
+    pub(crate) fn pos(&self) -> usize {
+        self.pos
+    }
 }
 
 impl<'a> Iterator for Lines<'a> {

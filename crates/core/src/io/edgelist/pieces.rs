@@ -11,7 +11,7 @@ pub(super) const CHUNK: usize = 1 << 20;
 /// last at the end of the input): a few per thread, at least [`CHUNK`] bytes, or about
 /// `chunk` bytes when given. Where the pieces fall never changes the result (they are
 /// joined in order).
-pub(super) fn pieces(buf: &[u8], chunk: Option<usize>) -> Vec<(usize, usize)> {
+pub(crate) fn pieces(buf: &[u8], chunk: Option<usize>) -> Vec<(usize, usize)> {
     let threads = rayon::current_num_threads().max(1);
     let target = chunk
         .unwrap_or_else(|| (buf.len() / (threads * 4)).max(CHUNK))
