@@ -31,8 +31,11 @@ if [ -n "$nv_icd" ]; then
     export OCL_ICD_FILENAMES=$nv_icd
 fi
 "$T" info </dev/null | head -6
+. "$(dirname "$0")/nccl_env.sh"
+ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
 fails=0
 runs=0
+nccl_runs=0
 while IFS=$'\t' read -r file nodes edges tri rest; do
     case "$file" in "#"* | file | "") continue ;; esac
     "$T" triangles "$D/$file" --backend cpu --per-vertex "$W/one.tsv" >"$W/one.txt" 2>/dev/null </dev/null
@@ -41,7 +44,7 @@ while IFS=$'\t' read -r file nodes edges tri rest; do
     for backend in ${BACKENDS:-cuda opencl}; do
         for np in ${NPS:-1 2 3 4}; do
             for layout in replicate partition; do
-                out=$(mpirun --oversubscribe --bind-to none -np "$np" -x OCL_ICD_FILENAMES "$T" triangles "$D/$file" \
+                out=$(mpirun --oversubscribe --bind-to none -np "$np" -x OCL_ICD_FILENAMES -x TRIDENT_NCCL_LIBRARY "$T" triangles "$D/$file" \
                     --backend "$backend" --layout "$layout" --per-vertex "$W/d.tsv" 2>&1 </dev/null)
                 c=$(echo "$out" | grep -a '^triangles:' | awk '{print $2}')
                 runs=$((runs + 1))
@@ -49,6 +52,15 @@ while IFS=$'\t' read -r file nodes edges tri rest; do
                     echo "FAIL $file $backend np=$np $layout: count $c, want $tri"
                     echo "$out" | tail -5
                     fails=$((fails + 1))
+                fi
+                # Ranks on distinct GPUs exchange the replicated rows through NCCL.
+                if [ "$backend" = cuda ] && [ "$layout" = replicate ] && [ "$np" -ge 2 ] && [ "$np" -le "$ngpu" ]; then
+                    if echo "$out" | grep -q "device to device (NCCL)"; then
+                        nccl_runs=$((nccl_runs + 1))
+                    else
+                        echo "FAIL $file np=$np: rows not exchanged through NCCL: $(echo "$out" | grep -a '^exchange')"
+                        fails=$((fails + 1))
+                    fi
                 fi
                 rm -f "$W/d.tsv"
             done
@@ -75,5 +87,5 @@ if [ $rc -eq 0 ] || [ $rc -eq 124 ] || ! echo "$err" | grep -q "rank 1 of 2" || 
 else
     echo "failing rank: job ended (rc $rc) in ${took} s: $(echo "$err" | grep -a 'rank 1 of 2' | head -1)"
 fi
-echo "check_mpi: $runs mpirun runs, $fails failures"
+echo "check_mpi: $runs mpirun runs ($nccl_runs of them through NCCL), $fails failures"
 [ $fails -eq 0 ]

@@ -15,6 +15,7 @@ W=${WORK:-/tmp/trident-scaling}
 mkdir -p "$W"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+. "$(dirname "$0")/nccl_env.sh"
 for s in ${SCALES:-24 26}; do
     f=$W/kron$s.el
     if [ ! -f "$f" ]; then
@@ -27,7 +28,7 @@ for s in ${SCALES:-24 26}; do
         for layout in ${LAYOUTS:-replicate partition}; do
             echo "== scale $s: mpirun -np $np, $layout"
             # Unbound, each rank with its share of the host's cores.
-            mpirun -np "$np" --bind-to none -x RAYON_NUM_THREADS=$(($(nproc) / np)) "$T" triangles "$f" --backend cuda --layout "$layout" --repeat 3 |
+            mpirun -np "$np" --bind-to none -x TRIDENT_NCCL_LIBRARY -x RAYON_NUM_THREADS=$(($(nproc) / np)) "$T" triangles "$f" --backend cuda --layout "$layout" --repeat 3 |
                 grep -E "^rank|layout|triangles:|load|orientation|exchange|transfer|counting|total"
         done
     done

@@ -9,6 +9,9 @@ use trident_core::device::Device;
 use trident_core::dist::{threads, Comm};
 use trident_cuda::Cuda;
 
+/// One test at a time: communicators of concurrent tests on the same GPUs may deadlock.
+static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Two or more devices, or `None` (skipped, or failed under `REQUIRE_NCCL=1`).
 fn devices() -> Option<usize> {
     if let Some(lib) = trident_core::testing::env::gpu_library(trident_cuda::LIBRARY_ENV) {
@@ -34,6 +37,7 @@ fn devices() -> Option<usize> {
 /// length that differs per pair (zero for some); each checks what it received.
 #[test]
 fn exchange_between_two_and_more_gpus() {
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     let Some(count) = devices() else { return };
     for p in 2..=count.min(4) {
         let results = threads::run(p, |c| {
@@ -75,6 +79,7 @@ fn exchange_between_two_and_more_gpus() {
 /// nothing hangs.
 #[test]
 fn a_shared_gpu_is_refused() {
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     let Some(_) = devices() else { return };
     let d = Cuda::with_device(0).expect("device 0");
     let results = threads::run(2, |c| {
@@ -82,8 +87,9 @@ fn a_shared_gpu_is_refused() {
         d.exchange_mem(c, &[1, 2, 3, 4], &parts, &[4, 4], "test")
             .map(|m| m.is_none())
     });
-    for r in results {
-        assert!(r.expect("no error"), "NCCL served two ranks on one GPU");
+    for (rank, r) in results.into_iter().enumerate() {
+        let refused = r.unwrap_or_else(|e| panic!("rank {rank}: {e}"));
+        assert!(refused, "NCCL served two ranks on one GPU");
     }
 }
 
@@ -94,6 +100,7 @@ fn replicated_triangles_through_nccl() {
     use trident_core::dist::graph::{orient, DistGraph};
     use trident_core::dist::triangles::{count, Layout};
     use trident_core::triangles::{TriangleCount, TriangleOptions};
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     let Some(count_devices) = devices() else {
         return;
     };

@@ -131,12 +131,15 @@ impl Comm for Solo {
 }
 
 /// A zeroed vector of `len` words, or the host's out-of-memory error naming `what`.
-fn zeroed<T: Pod>(len: usize, what: &str) -> Result<Vec<T>> {
-    let mut v = Vec::new();
+pub(crate) fn zeroed<T: Pod>(len: usize, what: &str) -> Result<Vec<T>> {
+    // Reserve first, so that running out of memory is an error; then a fresh zeroed
+    // allocation (`vec!` of a plain zero is `calloc`), whose pages are only touched where,
+    // and by whichever thread, writes them: no single-threaded fill of gigabytes.
+    let mut v: Vec<T> = Vec::new();
     v.try_reserve_exact(len)
         .map_err(|e| crate::error::Error::out_of_memory("host", format!("{what}: {e}")))?;
-    v.resize(len, T::zeroed());
-    Ok(v)
+    drop(v);
+    Ok(vec![T::zeroed(); len])
 }
 
 /// Personalised exchange of plain words: `send` holds `counts[r]` words for rank `r`;
@@ -253,6 +256,19 @@ pub fn route<T: Pod + Send + Sync>(
     }
     drop(tally);
     Ok(all_to_all(c, &send, &counts)?.0)
+}
+
+/// [`route`] of items the caller gives up: on one rank they are returned as they are, with
+/// no copy.
+pub fn route_owned<T: Pod + Send + Sync>(
+    c: &dyn Comm,
+    items: Vec<T>,
+    dest: impl Fn(&T) -> usize + Sync,
+) -> Result<Vec<T>> {
+    if c.size() == 1 {
+        return Ok(items);
+    }
+    route(c, &items, dest)
 }
 
 /// The rank of `p` that owns `x` of `0..n` cut into `p` equal blocks (`x * p / n`).

@@ -49,7 +49,7 @@ fn same_as_one_process(path: &Path, opts: &EdgeListOptions, p: usize) -> Result<
             }
         }
         parallel = g.parallel_read();
-        edges.extend(g.local_edges());
+        edges.extend(g.local_edges().map_err(|e| e.to_string())?);
     }
     edges.sort_unstable();
     let want: Vec<u64> = (0..one.num_nodes())
