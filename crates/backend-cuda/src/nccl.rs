@@ -67,11 +67,14 @@ static LIBRARY: Mutex<Option<std::path::PathBuf>> = Mutex::new(None);
 /// The loaded library, or why it could not be loaded.
 static API: OnceLock<std::result::Result<Api, String>> = OnceLock::new();
 
-/// Names the NCCL library to load instead of `libnccl.so.2`. `false` once NCCL has been
-/// loaded (or looked for): the choice comes too late.
+/// Names the NCCL library to load instead of `libnccl.so.2` (an empty path keeps the
+/// default). `false` once NCCL has been loaded (or looked for): the choice comes too late.
 pub fn set_library(path: &std::path::Path) -> bool {
     if API.get().is_some() {
         return false;
+    }
+    if path.as_os_str().is_empty() {
+        return true;
     }
     *LIBRARY.lock().unwrap_or_else(|e| e.into_inner()) = Some(path.to_path_buf());
     true

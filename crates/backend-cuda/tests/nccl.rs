@@ -17,7 +17,7 @@ fn devices() -> Option<usize> {
     if let Some(lib) = trident_core::testing::env::gpu_library(trident_cuda::LIBRARY_ENV) {
         trident_cuda::set_driver_library(&lib).ok()?;
     }
-    if let Some(lib) = std::env::var_os(trident_cuda::nccl::ENV_LIBRARY) {
+    if let Some(lib) = std::env::var_os(trident_cuda::nccl::ENV_LIBRARY).filter(|v| !v.is_empty()) {
         trident_cuda::nccl::set_library(std::path::Path::new(&lib));
     }
     let required = std::env::var("REQUIRE_NCCL").is_ok_and(|v| v == "1");

@@ -789,6 +789,10 @@ fn distributed<B: TriangleCount>(b: &B) -> Result<(), String> {
                         if r.layout != layout {
                             return Err(format!("{what}: ran {}", r.layout));
                         }
+                        // Thread-ranks share one device: no device engine (NCCL) serves them.
+                        if r.device_exchange {
+                            return Err(format!("{what}: rows went device to device"));
+                        }
                         compare(
                             &format!("{what}, rank {rank}"),
                             &r.counts,
@@ -803,57 +807,73 @@ fn distributed<B: TriangleCount>(b: &B) -> Result<(), String> {
     Ok(())
 }
 
-/// The replicated layout's exchange of rows ([`TriangleCount::upload_exchanged`]: ids
-/// received from later ranks and shifted on the device) on a small graph at 2 and 3
-/// thread-ranks, against independent per-node counts; small enough for the sanitizers.
-/// Thread-ranks share one device, so no device engine (NCCL) may serve them.
+/// The replicated layout's upload ([`TriangleCount::upload_exchanged`]: ids received as
+/// pieces and lowered by the rank's first row on the device) on one rank: rows `r0..n` of
+/// an oriented graph whose rows `r0..r0 + k` are counted, against triangles found by brute
+/// force in the edge list (by lowest node). One thread and a small graph: fit for the
+/// sanitizers. (The exchange between thread-ranks is `triangles_distributed`'s.)
 fn exchanged_small<B: TriangleCount>(b: &B) -> Result<(), String> {
-    use crate::dist::graph::{orient, DistGraph};
-    use crate::dist::threads;
-    use crate::dist::triangles::{count, Layout};
-    use crate::dist::Comm;
-    let n = 60;
-    let mut edges = Vec::new();
-    for c in 0..5 {
-        for i in 0..8 {
-            for j in i + 1..8 {
-                if (i * 7 + j * 3 + c) % 5 != 0 {
-                    edges.push((c * 11 + i, c * 11 + j));
-                }
+    use crate::dist::Solo;
+    use crate::triangles::RowExchange;
+    let n = 120usize;
+    let mut out: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (u, o) in out.iter_mut().enumerate() {
+        for d in [1, 2, 3, 5, 11, 17] {
+            if (u * 7 + d) % 4 != 0 && u + d < n {
+                o.push((u + d) as u32);
             }
         }
-        edges.push((c * 11, (c * 11 + 20) % n));
+        if u % 9 == 0 {
+            o.extend((u + 20..n).step_by(13).map(|v| v as u32));
+        }
+        o.sort_unstable();
+        o.dedup();
     }
-    let per = per_node_from_edges(n, edges.iter().copied())?;
-    let total = per.iter().sum::<u64>() / 3;
-    let raw: Vec<(u32, u32)> = edges.iter().map(|&(u, v)| (u as u32, v as u32)).collect();
-    for p in [2usize, 3] {
-        let what = format!("{p} ranks");
-        let results = threads::run(p, |c| {
-            let mine: Vec<(u32, u32)> = raw.iter().copied().skip(c.rank()).step_by(p).collect();
-            let dg = DistGraph::from_edges(c, n, &mine)?;
-            let o = orient(c, &dg)?;
-            count(
-                c,
-                b,
-                &o,
-                Layout::Replicate,
-                &opts(TriangleAlgorithm::Auto, true),
-            )
-        });
-        for (rank, r) in results.into_iter().enumerate() {
-            let r = r.map_err(|e| format!("{what}, rank {rank}: {e}"))?;
-            if r.device_exchange {
-                return Err(format!(
-                    "{what}: thread-ranks sharing a device exchanged device to device"
-                ));
+    let mut indptr = vec![0u64];
+    for o in &out {
+        indptr.push(indptr[indptr.len() - 1] + o.len() as u64);
+    }
+    let adj: Vec<u32> = out.iter().flatten().copied().collect();
+    for r0 in [0usize, 1, 7, n / 2, n - 1] {
+        for k in [0usize, 1, 10, n] {
+            let k = k.min(n - r0);
+            // Brute force: triangles u < v < w with u in r0..r0 + k.
+            let mut per = vec![0u64; n - r0];
+            let mut total = 0u64;
+            for u in r0..r0 + k {
+                for (i, &v) in out[u].iter().enumerate() {
+                    for &w in &out[u][i + 1..] {
+                        if out[v as usize].binary_search(&w).is_ok() {
+                            total += 1;
+                            for x in [u, v as usize, w as usize] {
+                                per[x - r0] += 1;
+                            }
+                        }
+                    }
+                }
             }
-            compare(
-                &format!("{what}, rank {rank}"),
-                &r.counts,
-                total,
-                Some(&per[..]),
-            )?;
+            let send = &adj[indptr[r0] as usize..];
+            let x = RowExchange {
+                indptr: indptr[r0..].iter().map(|&p| p - indptr[r0]).collect(),
+                counted: k,
+                send,
+                parts: std::iter::once(0..send.len()).collect(),
+                recv: vec![send.len()],
+                shift: r0 as u32,
+            };
+            let what = format!("rows {r0}..{n}, {k} counted");
+            let (d, device) = b
+                .upload_exchanged(&Solo, x)
+                .map_err(|e| format!("{what}: {e}"))?;
+            if device {
+                return Err(format!("{what}: one rank exchanged device to device"));
+            }
+            for alg in ALL {
+                let got = b
+                    .count_oriented(&d, &opts(alg, true))
+                    .map_err(|e| format!("{what}, {alg}: {e}"))?;
+                compare(&format!("{what}, {alg}"), &got, total, Some(&per[..]))?;
+            }
         }
     }
     Ok(())
