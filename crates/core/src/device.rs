@@ -158,7 +158,7 @@ pub trait Device: Backend + Sized {
     /// exchanges through the host.
     fn exchange_mem(
         &self,
-        c: &dyn crate::dist::Comm,
+        c: &dyn crate::comm::Comm,
         send: &[u8],
         parts: &[std::ops::Range<usize>],
         recv: &[usize],

@@ -19,6 +19,7 @@
 
 pub mod alloc;
 pub mod backend;
+pub mod comm;
 pub mod coo;
 pub mod csr;
 pub mod dense;

@@ -28,7 +28,7 @@ use rayon::prelude::*;
 
 use crate::alloc;
 use crate::backend::Backend;
-use crate::dist::Comm;
+use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::graph::Graph;
 
@@ -193,7 +193,7 @@ pub trait TriangleCount: Backend {
     }
     /// Uploads the rows that the ranks of `c` assemble (the distributed count's replicated
     /// layout, [`RowExchange`]); every rank calls it together. By default the rows travel
-    /// through the host ([`crate::dist::all_to_all`]); a GPU backend with a device engine
+    /// through the host ([`crate::comm::all_to_all`]); a GPU backend with a device engine
     /// for the ranks ([`crate::device::Device::exchange_mem`]: NCCL) moves them device to
     /// device instead.
     /// `true` with the graph when the rows went device to device.
@@ -240,7 +240,7 @@ impl RowExchange<'_> {
             .flat_map(|p| self.send[p.clone()].iter().copied())
             .collect();
         let counts: Vec<usize> = self.parts.iter().map(|p| p.len()).collect();
-        let (adj, got) = crate::dist::all_to_all(c, &send, &counts)?;
+        let (adj, got) = crate::comm::all_to_all(c, &send, &counts)?;
         if got != self.recv || adj.len() as u64 != self.indptr[self.indptr.len() - 1] {
             return Err(Error::backend(
                 "dist",

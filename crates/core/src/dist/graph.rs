@@ -7,9 +7,9 @@
 //!   standard input, a header line, Matrix Market, METIS) are read whole by every rank, and
 //!   each keeps its share.
 //! * **Build** (same function): each undirected edge `{u, v}` goes to the rank owning the
-//!   block of ids holding its *home* end ([`home`]: the lower id or the higher, by the ids'
+//!   block of ids holding its *home* end (`home`: the lower id or the higher, by the ids'
 //!   parity, so that a rank's share follows its nodes' degrees and not their order), which
-//!   groups its edges into rows and merges repeats ([`rows::rows_of`]); degrees are summed
+//!   groups its edges into rows and merges repeats (`rows::rows_of`); degrees are summed
 //!   over ranks.
 //! * **Orient** ([`orient`]): every rank ranks the nodes by `(degree, id)`, as
 //!   [`OrientedGraph::from_graph`] does, and sends each edge to the owner of its lower end's

@@ -113,7 +113,7 @@ impl<D: Device> TriangleCount for D {
 
     fn upload_exchanged(
         &self,
-        c: &dyn crate::dist::Comm,
+        c: &dyn crate::comm::Comm,
         x: RowExchange<'_>,
     ) -> Result<(DeviceOriented<D>, bool)> {
         kernel_for(self, "tc_merge")?;
