@@ -5,8 +5,8 @@
 //! NCCL is absent ([`set_library`] names another file). The communicator is bootstrapped
 //! through the ranks' [`Comm`] (rank 0's unique id gathered by every rank), so nothing
 //! assumes one host, and kept for the backend's life. NCCL runs only where every rank loaded
-//! it and no two ranks share a GPU (NCCL refuses that); otherwise every rank gets `None` and
-//! the caller moves the data through the host.
+//! it and no two ranks share a GPU (NCCL refuses that), and only for two ranks or more;
+//! otherwise every rank gets `None` and the caller moves the data through the host.
 
 // FFI: every call says why it is sound in its `// SAFETY:` note.
 #![allow(unsafe_code)]
@@ -244,7 +244,8 @@ impl Cuda {
         recv: &[usize],
         what: &str,
     ) -> Result<Option<DevBuf<u8>>> {
-        if !self.nccl_usable(c)? {
+        // One rank has nothing to exchange device to device: its rows are uploaded.
+        if c.size() < 2 || !self.nccl_usable(c)? {
             return Ok(None);
         }
         let mut state = self.nccl.lock().unwrap_or_else(|e| e.into_inner());
