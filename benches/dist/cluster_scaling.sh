@@ -7,13 +7,7 @@
 #   NODES=1000000 RANKS="1 2" bash benches/dist/cluster_scaling.sh [bundle dir]
 set -euo pipefail
 B=${1:-target/bundle}
-T=$B/bin/trident
-# The bundle ships its executables gzipped.
-[ -f "$T.gz" ] && gunzip -f "$T.gz"
-chmod +x "$T"
-W=${WORK:-/tmp/trident-scaling}
-mkdir -p "$W"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+. "$(dirname "$0")/bundle_env.sh"
 n=${NODES:-1000000}
 f=$W/planted$n.el
 [ -f "$f" ] || "$T" generate planted --nodes "$n" --communities $((n / 100)) --degree 30 -o "$f" | tail -1

@@ -7,13 +7,7 @@
 #   SCALES="24 26" GPUS="1 2 4" bash benches/dist/triangles_scaling.sh [bundle dir]
 set -euo pipefail
 B=${1:-target/bundle}
-T=$B/bin/trident
-# The bundle ships its executables gzipped.
-[ -f "$T.gz" ] && gunzip -f "$T.gz"
-chmod +x "$T"
-W=${WORK:-/tmp/trident-scaling}
-mkdir -p "$W"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+. "$(dirname "$0")/bundle_env.sh"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 . "$(dirname "$0")/nccl_env.sh"
 for s in ${SCALES:-24 26}; do

@@ -150,14 +150,7 @@ fn edge_list_quirks_read_as_one_process() {
     };
     assert!(one.contains(":5001"), "{one}");
     for p in 2..=4 {
-        let results = threads::run(p, |c| {
-            read_graph(c, &dir.join("bad.txt"), &numeric, &ReadOptions::default()).map(|_| ())
-        });
-        let errs: Vec<String> = results
-            .into_iter()
-            .filter_map(|r| r.err())
-            .map(|e| e.to_string())
-            .collect();
+        let errs = read_errors(p, &dir.join("bad.txt"), &numeric);
         assert!(
             errs.iter().any(|e| e.contains(":5001")),
             "{p} ranks: {errs:?}; one process: {one}"
@@ -367,18 +360,22 @@ fn matrix_market_read_as_one_process() {
             Err(e) => e.to_string(),
         };
         for p in 2..=4 {
-            let results = threads::run(p, |c| {
-                read_graph(c, &f, &opts, &ReadOptions::default()).map(|_| ())
-            });
-            let errs: Vec<String> = results
-                .into_iter()
-                .filter_map(|r| r.err())
-                .map(|e| e.to_string())
-                .collect();
+            let errs = read_errors(p, &f, &opts);
             assert!(
                 errs.contains(&one),
                 "{file}, {p} ranks: {errs:?}; one process: {one}"
             );
         }
     }
+}
+
+/// The errors of the ranks that failed to read `path` at `p` thread-ranks.
+fn read_errors(p: usize, path: &Path, opts: &EdgeListOptions) -> Vec<String> {
+    threads::run(p, |c| {
+        read_graph(c, path, opts, &ReadOptions::default()).map(|_| ())
+    })
+    .into_iter()
+    .filter_map(|r| r.err())
+    .map(|e| e.to_string())
+    .collect()
 }
