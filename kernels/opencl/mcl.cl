@@ -15,6 +15,13 @@
 // Sums are fixed point (value * 2^60 rounded toward zero, in ulong) so that the atomic
 // order of additions does not change a single bit; the mass m = M.1 is fixed point at 2^32.
 //
+// Over many ranks (trident_core::mcl::gpu), each rank holds the whole M (in_*, n columns, as
+// gathered after every iteration) and computes the columns col0 .. col0 + n_own: the column
+// kernels, mcl_dpr, mcl_regularize (its rptr/rrow/rval: those columns of M_G, rows global) and
+// mcl_reduce take n = n_own and write the local slots 0 .. n_own of out_*, sq and reg, while
+// mcl_mass, mcl_penalty, mcl_colmass and the interpretation run over all of M (n = every
+// node). One process is col0 = 0, n_own = n.
+//
 // Per iteration the host enqueues, without waiting:
 //   mcl_mass      (balanced only)  mass[i] += m_ij * 2^32 over all entries;
 //   mcl_penalty   (balanced only)  pen[i] = max(mass[i] * 2^-32, 1)^-b; mass[i] = 0;
@@ -51,15 +58,15 @@
 //                 const uint *in_idx, const REAL *in_val, const uint *in_len,
 //                 const REAL *pen, uint *out_idx, REAL *out_val, uint *out_len,
 //                 ulong *sq, uint *overflow, uint *g_keys, ulong *g_acc, uint *g_crow,
-//                 REAL *g_cy, ulong region, ulong first, ulong lcap
+//                 REAL *g_cy, ulong region, ulong first, ulong lcap, ulong col0
 //   mcl_reduce:   ulong n, uint K, const REAL *val, ulong *sq, const uint *len,
 //                 uint *overflow, REAL *out_chaos, ulong *out_entries (2: entries, and the
 //                 sum of the columns' changes >> 28)
 //   mcl_colmass:  ulong n, uint K, REAL b, const uint *idx, const REAL *val,
 //                 const uint *len, const ulong *mass, REAL *cpen
-//   mcl_regularize: ulong n, const ulong *rptr, const uint *rrow, const REAL *rval,
+//   mcl_regularize: ulong n, ulong rows, const ulong *rptr, const uint *rrow, const REAL *rval,
 //                 const REAL *cpen, REAL *reg, ulong *mass
-//   mcl_dpr:      ulong n, uint K, REAL threshold, const ulong *rptr, const uint *rrow,
+//   mcl_dpr:      ulong n, ulong col0, uint K, REAL threshold, const ulong *rptr, const uint *rrow,
 //                 const REAL *src, const uint *idx, const REAL *val, const uint *len,
 //                 REAL *dst (n work-groups)
 //   mcl_attractor / mcl_target (once, after the loop; 1-D, global >= n):
@@ -255,11 +262,15 @@ __kernel void TRIDENT_CAT(mcl_colmass_, SUFFIX)(
 }
 
 __kernel void TRIDENT_CAT(mcl_regularize_, SUFFIX)(
-    const ulong n, __global const ulong *restrict rptr, __global const uint *restrict rrow,
-    __global const REAL *restrict rval, __global const REAL *restrict cpen,
-    __global REAL *restrict reg, __global ulong *restrict mass)
+    const ulong n, const ulong rows, __global const ulong *restrict rptr,
+    __global const uint *restrict rrow, __global const REAL *restrict rval,
+    __global const REAL *restrict cpen, __global REAL *restrict reg,
+    __global ulong *restrict mass)
 {
     const ulong i = get_global_id(0);
+    if (i < rows) {
+        mass[i] = 0; /* read by mcl_colmass only, which ran before */
+    }
     if (i >= n) {
         return;
     }
@@ -273,7 +284,6 @@ __kernel void TRIDENT_CAT(mcl_regularize_, SUFFIX)(
     for (ulong t = a; t < e; ++t) {
         reg[t] = rval[t] * cpen[rrow[t]] / sum;
     }
-    mass[i] = 0;
 }
 
 // The squared L2 distance of columns a and b of M in fixed point at 2^60
@@ -318,13 +328,15 @@ DEVICE ulong column_distance_sq(const ulong a, const ulong b, const uint K,
 // loop y = i always), writes them divided by their fixed-point sum into dst, and 0 for the
 // others. Launch: n work-groups of a power-of-two size <= WG_MAX.
 __kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_dpr_, SUFFIX)(
-    const ulong n, const uint K, const REAL threshold, __global const ulong *restrict rptr,
+    const ulong n, const ulong col0, const uint K, const REAL threshold,
+    __global const ulong *restrict rptr,
     __global const uint *restrict rrow, __global const REAL *restrict src,
     __global const uint *restrict idx, __global const REAL *restrict val,
     __global const uint *restrict len, __global REAL *restrict dst)
 {
     __local ulong kept[1];
-    const ulong i = get_group_id(0);
+    const ulong i = get_group_id(0); /* rptr's column; col0 + i in M */
+    const ulong ig = col0 + i;
     const uint tid = get_local_id(0);
     const uint wg = get_local_size(0);
     if (tid == 0) {
@@ -335,8 +347,8 @@ __kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_dpr_, SUFFIX)(
     const ulong e = rptr[i + 1];
     for (ulong t = a + tid; t < e; t += wg) {
         const ulong y = rrow[t];
-        const int keep = y == i ||
-                         sqrt(from_fixed(column_distance_sq(i, y, K, idx, val, len))) < threshold;
+        const int keep = y == ig ||
+                         sqrt(from_fixed(column_distance_sq(ig, y, K, idx, val, len))) < threshold;
         dst[t] = keep ? src[t] : (REAL)0;
         if (keep) {
             atom_add(&kept[0], to_fixed(src[t]));
@@ -375,7 +387,8 @@ DEVICE void local_max(LOCAL_PTR ulong *p, const ulong v)
 // barriers inside are uniform: every branch around them depends only on values that are the
 // same across the work-group).
 #define DEFINE_COLUMN(NAME, AS)                                                                   \
-    DEVICE void NAME(const ulong j, const uint K, const uint flags, const REAL inflation,         \
+    DEVICE void NAME(const ulong j, const ulong col0, const uint K, const uint flags,             \
+              const REAL inflation,                                                               \
               const REAL prune, __global const ulong *rptr, __global const uint *rrow,            \
               __global const REAL *rval, __global const uint *in_idx,                             \
               __global const REAL *in_val, __global const uint *in_len,                           \
@@ -388,8 +401,10 @@ DEVICE void local_max(LOCAL_PTR ulong *p, const ulong v)
         const uint tid = get_local_id(0);                                                         \
         const uint wg = get_local_size(0);                                                        \
         const int right_m = (flags & RIGHT_IS_M) != 0;                                            \
-        const ulong rb = right_m ? j * K : rptr[j];                                               \
-        const uint rl = right_m ? in_len[j] : (uint)(rptr[j + 1] - rptr[j]);                      \
+        /* jg: column j's number in M (in_*), col0 + j; j: its slot in out_*, sq, rptr */         \
+        const ulong jg = col0 + j;                                                                \
+        const ulong rb = right_m ? jg * K : rptr[j];                                              \
+        const uint rl = right_m ? in_len[jg] : (uint)(rptr[j + 1] - rptr[j]);                     \
         /* sh: 0 candidates, 1 survivors, 2 inflated sum, 3 kept sum, 4 (unused), 5 distinct      \
            rows (tentative), 6 table full (a tentative column spills), 7 the column's largest     \
            penalised value (bits), 8 its distinct rows */                                         \
@@ -602,8 +617,8 @@ DEVICE void local_max(LOCAL_PTR ulong *p, const ulong v)
            previous column j: |v - old| for every new entry, old for every previous entry         \
            whose row is gone (no work after this loop: PoCL skipped a single-thread tail          \
            after the last barrier of the global variant). */                                      \
-        const ulong pb = j * K;                                                                   \
-        const uint pl = in_len[j];                                                                \
+        const ulong pb = jg * K;                                                                  \
+        const uint pl = in_len[jg];                                                               \
         for (uint r = tid; r < max(kept, pl); r += wg) {                                          \
             if (r < kept) {                                                                       \
                 const REAL v = out_val[ob + r] / s2;                                              \
@@ -654,7 +669,8 @@ DEFINE_COLUMN(column_in_global, __global)
         __global const REAL *R pen, __global uint *R out_idx, __global REAL *R out_val,           \
         __global uint *R out_len, __global ulong *R sq, __global uint *R overflow,                \
         __global uint *R g_keys, __global ulong *R g_acc, __global uint *R g_crow,                \
-        __global REAL *R g_cy, const ulong region, const ulong first, const ulong lcap
+        __global REAL *R g_cy, const ulong region, const ulong first, const ulong lcap,         \
+        const ulong col0
 
 __kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_column_local_, SUFFIX)(COLUMN_ARGS())
 {
@@ -667,7 +683,7 @@ __kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_column_local_, SUFFIX)(COLUM
     if (j >= n) {
         return;
     }
-    column_in_local(j, K, flags, inflation, prune, rptr, rrow, rval, in_idx, in_val, in_len,
+    column_in_local(j, col0, K, flags, inflation, prune, rptr, rrow, rval, in_idx, in_val, in_len,
                     pen, out_idx, out_val, out_len, sq, sq + n, overflow, keys, acc, crow, cy,
                     min(lcap, (ulong)LCAP), 1, sh);
 }
@@ -683,7 +699,7 @@ DEVICE void hub_columns(COLUMN_ARGS(restrict), LOCAL_PTR ulong *sh)
     const ulong count = overflow[0];
     for (ulong e = first + g; e < count; e += get_num_groups(0)) {
         const ulong j = overflow[1 + e];
-        column_in_global(j, K, flags, inflation, prune, rptr, rrow, rval, in_idx, in_val,
+        column_in_global(j, col0, K, flags, inflation, prune, rptr, rrow, rval, in_idx, in_val,
                          in_len, pen, out_idx, out_val, out_len, sq, sq + n, overflow,
                          g_keys + base, g_acc + base, g_crow + base, g_cy + base, region, 0,
                          sh);
@@ -696,7 +712,7 @@ __kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_column_global_, SUFFIX)(COLU
     __local ulong sh[9];
     hub_columns(n, K, flags, inflation, prune, rptr, rrow, rval, in_idx, in_val, in_len, pen,
                 out_idx, out_val, out_len, sq, overflow, g_keys, g_acc, g_crow, g_cy, region,
-                first, lcap, sh);
+                first, lcap, col0, sh);
 }
 
 __kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_reduce_, SUFFIX)(

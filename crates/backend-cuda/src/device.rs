@@ -97,6 +97,19 @@ impl Device for Cuda {
         self.nccl_exchange(c, send, parts, recv, what)
     }
 
+    fn gather_mem(
+        &self,
+        c: &dyn trident_core::dist::Comm,
+        send: &DevBuf<u8>,
+        counts: &[usize],
+        recv: &DevBuf<u8>,
+        what: &str,
+    ) -> Result<bool> {
+        self.check_same_device(send.shared())?;
+        self.check_same_device(recv.shared())?;
+        self.nccl_gather(c, send, counts, recv, what)
+    }
+
     fn mem_ref<'a>(&'a self, mem: &'a DevBuf<u8>) -> Result<u64> {
         self.check_same_device(mem.shared())?;
         Ok(mem.ptr().as_raw())

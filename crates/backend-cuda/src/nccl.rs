@@ -311,4 +311,86 @@ impl Cuda {
         drop(src);
         Ok(Some(dst))
     }
+
+    /// [`Device::gather_mem`](trident_core::device::Device::gather_mem) through NCCL: this
+    /// rank's first `counts[me]` bytes of `send` sent to every other rank, every other rank's
+    /// received at its offset of `recv`, in one NCCL group, and its own part copied on the
+    /// device; all on the backend's stream, ordered before later work (not waited for).
+    pub(crate) fn nccl_gather(
+        &self,
+        c: &dyn Comm,
+        send: &DevBuf<u8>,
+        counts: &[usize],
+        recv: &DevBuf<u8>,
+        what: &str,
+    ) -> Result<bool> {
+        if c.size() < 2 || !self.nccl_usable(c)? {
+            return Ok(false);
+        }
+        let me = c.rank();
+        let total: usize = counts.iter().sum();
+        if counts.len() != c.size() || counts[me] > send.len() || total > recv.len() {
+            return Err(Error::backend(
+                driver::BACKEND,
+                format!(
+                    "{what}: gather of {total} bytes into {} ({} to send)",
+                    recv.len(),
+                    send.len()
+                ),
+            ));
+        }
+        let mut state = self.nccl.lock().unwrap_or_else(|e| e.into_inner());
+        let comm = self.nccl(c, &mut state)?;
+        let a = api().map_err(|e| Error::backend(driver::BACKEND, e))?;
+        self.shared.make_current()?;
+        let (sp, rp) = (send.ptr().as_raw(), recv.ptr().as_raw());
+        let stream = self.shared.raw_stream() as *mut c_void;
+        let mut at = 0usize;
+        // SAFETY: the ranges lie within `send` (counts[me] bytes) and `recv` (total bytes),
+        // checked above; both buffers belong to this device and outlive the stream's work
+        // (the caller's persistent buffers, dropped only after the stream is synchronised).
+        unsafe {
+            check(a, (a.group_start)(), "ncclGroupStart")?;
+            for (r, &len) in counts.iter().enumerate() {
+                if r == me {
+                    if len > 0 {
+                        let rc = cust::sys::cuMemcpyDtoDAsync_v2(
+                            rp + at as u64,
+                            sp,
+                            len,
+                            self.shared.raw_stream(),
+                        );
+                        if rc != cust::sys::cudaError_enum::CUDA_SUCCESS {
+                            let _ = (a.group_end)();
+                            return Err(driver::error_from_code(
+                                rc as i32,
+                                format!("{what}: copy"),
+                            ));
+                        }
+                    }
+                } else {
+                    let mine = counts[me];
+                    if mine > 0 {
+                        let p = sp as *const c_void;
+                        check(
+                            a,
+                            (a.send)(p, mine, NCCL_INT8, r as c_int, comm.raw, stream),
+                            "ncclSend",
+                        )?;
+                    }
+                    if len > 0 {
+                        let p = (rp + at as u64) as *mut c_void;
+                        check(
+                            a,
+                            (a.recv)(p, len, NCCL_INT8, r as c_int, comm.raw, stream),
+                            "ncclRecv",
+                        )?;
+                    }
+                }
+                at += len;
+            }
+            check(a, (a.group_end)(), "ncclGroupEnd")?;
+        }
+        Ok(true)
+    }
 }

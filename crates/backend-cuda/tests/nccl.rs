@@ -157,3 +157,89 @@ fn replicated_triangles_through_nccl() {
         }
     }
 }
+
+/// `Device::gather_mem` between two and more GPUs: uneven parts (one empty), each rank's
+/// bytes at its offset of every rank's buffer, the bytes after the parts untouched.
+#[test]
+fn gather_between_two_and_more_gpus() {
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(count) = devices() else { return };
+    for p in 2..=count.min(4) {
+        let results = threads::run(p, |c| {
+            let d = Cuda::with_device(c.rank())?;
+            let me = c.rank();
+            let counts: Vec<usize> = (0..p)
+                .map(|r| if r == 1 { 0 } else { 4099 * (r + 1) })
+                .collect();
+            let byte = |from: usize, i: usize| (from * 37 + i * 11) as u8;
+            let send: Vec<u8> = (0..counts[me] + 5).map(|i| byte(me, i)).collect();
+            let total: usize = counts.iter().sum();
+            let send = d.upload_mem(&send, "test")?;
+            let recv = d.upload_mem(&vec![0xAB; total + 7], "test")?;
+            if !d.gather_mem(c, &send, &counts, &recv, "test gather")? {
+                return Err(trident_core::Error::backend(
+                    "test",
+                    "NCCL refused distinct GPUs",
+                ));
+            }
+            let mut got = vec![0u8; total + 7];
+            d.read_mem(&recv, &mut got, "test")?;
+            let mut want: Vec<u8> = (0..p)
+                .flat_map(|from| (0..counts[from]).map(move |i| byte(from, i)))
+                .collect();
+            want.extend([0xAB; 7]);
+            Ok(got == want)
+        });
+        for (rank, r) in results.into_iter().enumerate() {
+            assert!(
+                r.unwrap_or_else(|e| panic!("{p} ranks, rank {rank}: {e}")),
+                "{p} ranks, rank {rank}: bytes differ"
+            );
+        }
+    }
+}
+
+/// R-MCL over two and more GPUs (each thread-rank on its own): `M` is gathered device to
+/// device (NCCL), and the run is one process's bit for bit, in both variants.
+#[test]
+fn rmcl_through_nccl() {
+    use trident_core::dist::mcl;
+    use trident_core::mcl::{MarkovCluster, MclOptions};
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(count) = devices() else { return };
+    let planted = trident_core::generate::planted(&trident_core::generate::PlantedOptions {
+        nodes: 5000,
+        communities: 100,
+        degree: 12.0,
+        mixing: 0.2,
+        seed: 5,
+    })
+    .expect("planted");
+    let g = planted.edges.to_graph().expect("graph");
+    for o in [MclOptions::default(), MclOptions::mlrmcl()] {
+        let d0 = Cuda::with_device(0).expect("device 0");
+        let one = MarkovCluster::<f32>::cluster(&d0, &g, &o).expect("one process");
+        for p in 2..=count.min(4) {
+            let results = threads::run(p, |c| {
+                let d = Cuda::with_device(c.rank())?;
+                mcl::cluster::<f32, _>(c, &d, &g, &o, &mut |_| {})
+            });
+            for (rank, r) in results.into_iter().enumerate() {
+                let r = r.unwrap_or_else(|e| panic!("{p} ranks, rank {rank}: {e}"));
+                let what = format!("{:?}, {p} GPUs, rank {rank}", o.variant);
+                assert!(r.timings.gather_device, "{what}: M went through the hosts");
+                assert_eq!(r.clusters, one.clusters, "{what}: partition");
+                assert_eq!(
+                    (r.iterations, r.stop, r.chaos.to_bits(), r.change.to_bits()),
+                    (
+                        one.iterations,
+                        one.stop,
+                        one.chaos.to_bits(),
+                        one.change.to_bits()
+                    ),
+                    "{what}"
+                );
+            }
+        }
+    }
+}

@@ -167,6 +167,23 @@ pub trait Device: Backend + Sized {
         let _ = (c, send, parts, recv, what);
         Ok(None)
     }
+    /// An all-gather between device buffers, for a backend with a device-to-device engine for
+    /// the ranks of `c` (see [`Device::exchange_mem`]): the first `counts[r]` bytes of rank
+    /// `r`'s `send` land in every rank's `recv` at `counts[..r]`'s sum (its own included),
+    /// ordered before later work on the queue. `false` on every rank where there is no such
+    /// engine (the default): nothing is copied and the caller gathers through the host.
+    /// Every rank must call it at the same point with the same `counts`.
+    fn gather_mem(
+        &self,
+        c: &dyn crate::comm::Comm,
+        send: &Self::Mem,
+        counts: &[usize],
+        recv: &Self::Mem,
+        what: &str,
+    ) -> Result<bool> {
+        let _ = (c, send, counts, recv, what);
+        Ok(false)
+    }
     /// `mem` as a kernel argument; fails unless it belongs to this device (instance).
     fn mem_ref<'a>(&'a self, mem: &'a Self::Mem) -> Result<Self::MemRef<'a>>;
 

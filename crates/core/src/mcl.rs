@@ -122,6 +122,7 @@ pub mod eval;
 pub mod gpu;
 pub mod mlr;
 pub mod pass;
+pub mod ranks;
 pub mod reference;
 mod step;
 #[cfg(test)]
@@ -426,6 +427,13 @@ pub struct MclTimings {
     pub download: f64,
     /// Interpreting `M` as clusters.
     pub interpret: f64,
+    /// Over many ranks: the gathers of every rank's new columns after each iteration (part
+    /// of `iterate`; the GPU backends' device pass).
+    pub gather: f64,
+    /// The bytes this rank received in those gathers.
+    pub gather_bytes: u64,
+    /// The gathers went device to device (NCCL), not through the hosts.
+    pub gather_device: bool,
 }
 
 /// Why R-MCL stopped iterating.
@@ -524,6 +532,29 @@ pub trait MarkovCluster<T: Scalar>: Backend {
         output: drive::Output,
         progress: &mut dyn FnMut(&MclProgress),
     ) -> Result<drive::LevelRun<T>>;
+
+    /// [`MarkovCluster::cluster_level`] over the ranks of `c`, every rank with the whole
+    /// `tr` and `m0` and returning the whole output: each rank computes a block of the
+    /// columns, and the run is one process's, bit for bit. The GPU backends run their device
+    /// pass ([`gpu::cluster_level`]); the default (the CPU) runs the host pass over the
+    /// ranks ([`ranks::cluster_level`]), and one rank is [`MarkovCluster::cluster_level`].
+    #[allow(clippy::too_many_arguments)]
+    fn cluster_level_ranks(
+        &self,
+        c: &dyn crate::comm::Comm,
+        tr: &Transition,
+        m0: Columns<T>,
+        opts: &MclOptions,
+        level: mlr::Level,
+        output: drive::Output,
+        progress: &mut dyn FnMut(&MclProgress),
+    ) -> Result<drive::LevelRun<T>> {
+        if c.size() == 1 {
+            self.cluster_level(tr, m0, opts, level, output, progress)
+        } else {
+            ranks::cluster_level(c, tr, m0, opts, level, output, progress)
+        }
+    }
 
     /// Clusters the nodes of `g`, calling `progress` after every iteration.
     fn cluster_with_progress(

@@ -196,23 +196,14 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     // Everything that can be refused is refused before the work: options, output, complexes.
     let opts = args.options()?;
     opts.validate()?;
-    // Under mpirun: R-MCL over the ranks (`trident_core::dist::mcl`), whose column pass runs
-    // on the host for now; rank 0 alone writes.
+    // Under mpirun: R-MCL over the ranks (`trident_core::dist::mcl`), each on its backend (a
+    // GPU: the one of its local rank); rank 0 alone writes.
     let distributed = job.distributed();
-    if distributed {
-        if args.backend != BackendChoice::Cpu {
-            return Err(Error::Unsupported(
-                "R-MCL on many processes runs its column pass on the CPU for now: pass \
-                 --backend cpu (the GPU backends' pass is not distributed yet)"
-                    .into(),
-            ));
-        }
-        if args.from.is_some() {
-            return Err(Error::invalid(
-                "option",
-                "--from reads clusters, with nothing to distribute: run it without mpirun",
-            ));
-        }
+    if distributed && args.from.is_some() {
+        return Err(Error::invalid(
+            "option",
+            "--from reads clusters, with nothing to distribute: run it without mpirun",
+        ));
     }
     let outputs = if job.is_root() {
         vec![args.output.as_deref()]
@@ -300,14 +291,15 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
         Some(path) => read_clusters(&g, path)?,
         None if distributed => {
             eprintln!(
-                "ranks: {} ({}), the column pass on each rank's CPU",
+                "ranks: {} ({}), the column pass on each rank's {}",
                 job.comm().size(),
-                job.comm().engine()
+                job.comm().engine(),
+                b
             );
-            match args.precision {
-                Precision::F32 => cluster_ranks::<f32>(job, &g, &opts, args.quiet),
-                Precision::F64 => cluster_ranks::<f64>(job, &g, &opts, args.quiet),
-            }?
+            crate::with_backend!(&b, b => match args.precision {
+                Precision::F32 => cluster_ranks::<f32, _>(job, b, &g, &opts, args.quiet),
+                Precision::F64 => cluster_ranks::<f64, _>(job, b, &g, &opts, args.quiet),
+            })?
         }
         None => crate::with_backend!(&b, b => match args.precision {
             Precision::F32 => cluster::<f32, _>(b, &g, &opts, args.quiet),
@@ -384,6 +376,20 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     // context destruction, kernel modules, the staging pool).
     let p = c.timings;
     let iterations = c.iterations;
+    if p.gather_bytes > 0 {
+        // Over ranks on a GPU backend: the gathers of M after each iteration (this rank's).
+        eprintln!(
+            "gather: {:.3} GB received in {:.3} s ({:.1} GB/s), {}",
+            p.gather_bytes as f64 * 1e-9,
+            p.gather,
+            p.gather_bytes as f64 * 1e-9 / p.gather.max(1e-9),
+            if p.gather_device {
+                "device to device (NCCL)"
+            } else {
+                "through the hosts"
+            }
+        );
+    }
     let t = Instant::now();
     drop(c);
     drop(g);
@@ -410,8 +416,9 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
 }
 
 /// R-MCL over the ranks of the job, with the same progress lines (rank 0's).
-fn cluster_ranks<T: trident_core::Scalar>(
+fn cluster_ranks<T: trident_core::Scalar, B: MarkovCluster<T>>(
     job: &Job,
+    b: &B,
     g: &Graph,
     opts: &MclOptions,
     quiet: bool,
@@ -421,7 +428,7 @@ fn cluster_ranks<T: trident_core::Scalar>(
             progress_line(p);
         }
     };
-    trident_core::dist::mcl::cluster::<T>(job.comm(), g, opts, &mut progress)
+    trident_core::dist::mcl::cluster::<T, B>(job.comm(), b, g, opts, &mut progress)
 }
 
 /// One iteration's progress line.

@@ -5,6 +5,7 @@
 mod dense;
 mod mlr;
 mod paths;
+mod ranks;
 
 use proptest::prelude::*;
 
@@ -15,10 +16,10 @@ use crate::mcl::{
 };
 use crate::scalar::Scalar;
 use dense::weighted_blocks;
-use paths::{every_node_once, every_path, inflation_range};
+use paths::{every_node_once, every_path, hub_graph, inflation_range};
 
 /// The R-MCL checks, in table order.
-pub fn checks<B: MarkovCluster<f32> + MarkovCluster<f64>>() -> Vec<Check<B>> {
+pub fn checks<B: MarkovCluster<f32> + MarkovCluster<f64> + Sync>() -> Vec<Check<B>> {
     vec![
         Check {
             name: "mcl_hand_checked_f32",
@@ -100,6 +101,14 @@ pub fn checks<B: MarkovCluster<f32> + MarkovCluster<f64>>() -> Vec<Check<B>> {
             name: "mcl_weight_scale_invariance_f64",
             run: mlr::weight_scale::<f64, B>,
         },
+        Check {
+            name: "mcl_distributed_f32",
+            run: ranks::distributed::<f32, B>,
+        },
+        Check {
+            name: "mcl_distributed_f64",
+            run: ranks::distributed::<f64, B>,
+        },
     ]
 }
 
@@ -130,7 +139,9 @@ macro_rules! mcl_conformance_tests {
             mcl_mlrmcl_matches_reference_f64,
             mcl_mlrmcl_planted_f32,
             mcl_mlrmcl_planted_f64,
-            mcl_weight_scale_invariance_f64
+            mcl_weight_scale_invariance_f64,
+            mcl_distributed_f32,
+            mcl_distributed_f64
         );
     };
 }

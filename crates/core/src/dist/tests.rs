@@ -232,7 +232,9 @@ fn mcl_matches_one_process() {
     ] {
         let want = reference::cluster::<f64>(&g, o).unwrap();
         for p in 1..=4 {
-            let got = threads::run(p, |c| super::mcl::cluster::<f64>(c, &g, o, &mut |_| {}));
+            let got = threads::run(p, |c| {
+                super::mcl::cluster::<f64, _>(c, &reference::Sequential, &g, o, &mut |_| {})
+            });
             for (rank, r) in got.into_iter().enumerate() {
                 let r = r.unwrap();
                 let label = format!("{what}, {p} ranks, rank {rank}");
@@ -253,7 +255,7 @@ fn mcl_matches_one_process() {
     // f32, Trident's variant, 3 ranks.
     let want = reference::cluster::<f32>(&g, &trident).unwrap();
     for r in threads::run(3, |c| {
-        super::mcl::cluster::<f32>(c, &g, &trident, &mut |_| {})
+        super::mcl::cluster::<f32, _>(c, &reference::Sequential, &g, &trident, &mut |_| {})
     }) {
         assert_eq!(r.unwrap().clusters, want.clusters, "f32, 3 ranks");
     }

@@ -98,6 +98,34 @@ impl Transition {
         let (a, b) = (self.ptr[j] as usize, self.ptr[j + 1] as usize);
         (&self.row[a..b], &self.val[a..b])
     }
+
+    /// `p + 1` column boundaries cutting the columns into `p` blocks of about equal entries
+    /// (a run over `p` ranks gives rank `r` the columns `splits[r]..splits[r + 1]`).
+    pub fn column_splits(&self, p: usize) -> Vec<usize> {
+        let m = self.ptr[self.n];
+        (0..=p)
+            .map(|r| {
+                if r == p {
+                    self.n
+                } else {
+                    self.ptr
+                        .partition_point(|&x| x < m * r as u64 / p as u64)
+                        .min(self.n)
+                }
+            })
+            .collect()
+    }
+
+    /// The columns `c0..c1` as a transition of their own (`n = c1 - c0`, rows unchanged).
+    pub fn columns(&self, c0: usize, c1: usize) -> Transition {
+        let (a, b) = (self.ptr[c0] as usize, self.ptr[c1] as usize);
+        Transition {
+            n: c1 - c0,
+            ptr: self.ptr[c0..=c1].iter().map(|&x| x - a as u64).collect(),
+            row: self.row[a..b].to_vec(),
+            val: self.val[a..b].to_vec(),
+        }
+    }
 }
 
 /// `M` in `n` columns of width `K` (see [`crate::mcl`]): column `j`'s entries are

@@ -11,6 +11,7 @@ use super::{
     empty_clustering, interpret_targets, Clustering, Columns, MarkovCluster, MclOptions,
     MclProgress, MclTimings, StopReason, Transition, Variant,
 };
+use crate::comm::{Comm, Solo};
 use crate::error::Result;
 use crate::graph::Graph;
 use crate::scalar::Scalar;
@@ -118,6 +119,19 @@ pub fn cluster<T: Scalar, B: MarkovCluster<T> + ?Sized>(
     opts: &MclOptions,
     progress: &mut dyn FnMut(&MclProgress),
 ) -> Result<Clustering> {
+    cluster_ranks(&Solo, b, g, opts, progress)
+}
+
+/// Clusters `g` (held whole by every rank) over the ranks of `c`, each on its backend `b`
+/// ([`MarkovCluster::cluster_level_ranks`] runs every level): the clustering one process
+/// computes, on every rank. Every rank builds the levels and the starting `M` itself.
+pub fn cluster_ranks<T: Scalar, B: MarkovCluster<T> + ?Sized>(
+    c: &dyn Comm,
+    b: &B,
+    g: &Graph,
+    opts: &MclOptions,
+    progress: &mut dyn FnMut(&MclProgress),
+) -> Result<Clustering> {
     opts.validate()?;
     if g.num_nodes() == 0 {
         return Ok(empty_clustering());
@@ -164,7 +178,7 @@ pub fn cluster<T: Scalar, B: MarkovCluster<T> + ?Sized>(
                 ..*r
             })
         };
-        let run = b.cluster_level(&tr, m, opts, lv, output, &mut report)?;
+        let run = b.cluster_level_ranks(c, &tr, m, opts, lv, output, &mut report)?;
         // M_G of this level is not needed again: its pages go back on a thread of their
         // own while the next level runs.
         let freeing = std::thread::spawn(move || drop(tr));
@@ -172,6 +186,9 @@ pub fn cluster<T: Scalar, B: MarkovCluster<T> + ?Sized>(
         timings.upload += run.timings.upload;
         timings.iterate += run.timings.iterate;
         timings.download += run.timings.download;
+        timings.gather += run.timings.gather;
+        timings.gather_bytes += run.timings.gather_bytes;
+        timings.gather_device |= run.timings.gather_device;
         if level == 0 {
             let t = Instant::now();
             let clusters = clusters_of(&run.targets, opts);

@@ -14,6 +14,7 @@
 //! work-groups stride over the overflow list), and `mcl_reduce`, then reads back the chaos,
 //! the change and the entry count: the loop stays on the device.
 
+use std::borrow::Cow;
 use std::time::Instant;
 
 mod device;
@@ -25,6 +26,7 @@ use super::drive::{LevelRun, Output};
 use super::mlr::{IterationPlan, Level, Schedule};
 use super::{Columns, Expansion, MclOptions, MclProgress, MclTimings, Transition};
 use crate::backend::Backend;
+use crate::comm::{Comm, Op};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 
@@ -62,11 +64,18 @@ pub const FLAG_PRUNE_MLR: u32 = 8;
 /// Kernel flag: the change is the squared L2 distance ([`super::mlr::column_change_sq`]).
 pub const FLAG_CHANGE_L2: u32 = 16;
 
-/// Device buffer sizes of one R-MCL run (see the module docs).
+/// Device buffer sizes of one R-MCL run (see the module docs): of one process, or of one rank
+/// of many, which holds all of `M` and computes the columns `col0 .. col0 + own`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GpuPlan {
-    /// Nodes (columns).
+    /// Nodes (columns of `M`, rows of every column).
     pub n: usize,
+    /// The first column this process computes (0 for one process).
+    pub col0: usize,
+    /// Columns this process computes (`n` for one process).
+    pub own: usize,
+    /// Every rank's first column and the end: `[0, n]` for one process.
+    pub splits: Vec<usize>,
     /// `K`, entries per column.
     pub k: usize,
     /// Local hash table slots in use (`≤ LCAP`).
@@ -82,7 +91,7 @@ pub struct GpuPlan {
     pub groups: usize,
     /// `groups · region`: slots of each global scratch array.
     pub scratch: usize,
-    /// `n · K`: slots of each half of `M`.
+    /// `own · K`: slots of the new columns (the half of `M` each iteration writes).
     pub slots: usize,
     /// Device memory of all buffers, in bytes.
     pub bytes: u64,
@@ -106,7 +115,34 @@ impl GpuPlan {
         backend: &'static str,
         device: &str,
     ) -> Result<Self> {
-        let n = tr.n;
+        let splits = vec![0, tr.n];
+        Self::part(
+            tr,
+            &splits,
+            0,
+            opts,
+            lcap,
+            scalar_size,
+            (total_memory, backend, device),
+        )
+    }
+
+    /// Plans rank `rank`'s part of a run over `splits.len() - 1` ranks: `own` holds the
+    /// columns `splits[rank]..splits[rank + 1]` of `M_G` (rows global); the device holds all
+    /// `splits[last]` columns of `M` besides. See [`GpuPlan::new`].
+    pub fn part(
+        tr: &Transition,
+        splits: &[usize],
+        rank: usize,
+        opts: &MclOptions,
+        lcap: usize,
+        scalar_size: usize,
+        (total_memory, backend, device): (u64, &'static str, &str),
+    ) -> Result<Self> {
+        let n = *splits.last().expect("at least one boundary");
+        let col0 = splits[rank];
+        let own = splits[rank + 1] - col0;
+        debug_assert_eq!(own, tr.n);
         let k = opts.max_per_column;
         let oom = |message: String| Error::out_of_memory(backend, message);
         // A column of M·M_G combines deg(j)+1 columns of at most K entries; one of M·M
@@ -126,7 +162,7 @@ impl GpuPlan {
             }
         };
         // The hub count and the largest bound, in one parallel pass.
-        let (hubs, max_bound) = (0..n)
+        let (hubs, max_bound) = (0..own)
             .into_par_iter()
             .with_min_len(1 << 12)
             .map(|j| {
@@ -150,22 +186,26 @@ impl GpuPlan {
         let scratch = groups
             .checked_mul(region)
             .ok_or_else(|| oom(format!("R-MCL hub scratch: {groups} × {region} slots")))?;
-        let slots = n
+        let slots = own
             .checked_mul(k)
-            .ok_or_else(|| oom(format!("R-MCL: {n} nodes × K = {k} slots")))?;
-        // Every buffer, before allocating any: M twice (idx, val), len twice, pen, mass, sq
-        // (2n), overflow (n + 1), M_G (ptr, row, val) and the scratch; attr and target (n
-        // each) of the interpretation after the loop.
-        let (s, t, nn) = (slots as u128, scalar_size as u128, n as u128);
+            .ok_or_else(|| oom(format!("R-MCL: {own} nodes × K = {k} slots")))?;
+        // Every buffer, before allocating any: all of M and the new columns (idx, val, len),
+        // pen and mass (n), sq (2 · own), the overflow list (own + 1), the columns' M_G (ptr,
+        // row, val) and the scratch; attr and target (n each) of the interpretation after
+        // the loop.
+        let (t, nn, no) = (scalar_size as u128, n as u128, own as u128);
+        let s = (nn + no) * k as u128;
         // MLR-MCL: M_R / the DPR form of M_G (nnz) and the column penalties (n).
         let mlr = if opts.variant == super::Variant::MlrMcl {
             tr.row.len() as u128 * t + nn * t
         } else {
             0
         };
-        let need = 2 * s * (4 + t)
-            + nn * (2 * 4 + t + 8 + 16 + 4 + 8)
-            + (nn + 1) * 8
+        let need = s * (4 + t)
+            + (nn + no) * 4
+            + nn * (t + 8 + 8)
+            + no * (16 + 4)
+            + (no + 1) * 8
             + tr.row.len() as u128 * (4 + t)
             + scratch as u128 * slot_bytes as u128
             + mlr;
@@ -180,6 +220,9 @@ impl GpuPlan {
         }
         Ok(Self {
             n,
+            col0,
+            own,
+            splits: splits.to_vec(),
             k,
             lcap,
             hubs,
@@ -236,13 +279,14 @@ pub trait MclKernels<T: Scalar>: Backend {
     /// Loads (or builds) the R-MCL kernels, so that neither a build error nor the build time
     /// lands in the transfers or the iterations.
     fn mcl_load(&self) -> Result<()>;
-    /// Allocates the buffers of `plan` and uploads `M_G` and the starting `M`.
+    /// Allocates the buffers of `plan` and uploads `M_G`'s columns of this process (`tr`,
+    /// [`GpuPlan::own`] columns) and the starting `M` (all of it).
     fn mcl_upload(&self, plan: &GpuPlan, tr: &Transition, m0: &Columns<T>) -> Result<Self::State>;
     /// One iteration as `step` says, with kernel `flags` ([`flags`]): MLR-MCL's DPR form of
     /// `M_G` when [`IterationPlan::start_dpr`], its balance (`M_R`) when
     /// [`IterationPlan::column_balance`], Trident's mass penalty when [`FLAG_BALANCED`], the
-    /// column passes, the reduction; makes the new `M` current and returns the read-back
-    /// scalars.
+    /// column passes, the reduction over this process's columns; returns the read-back
+    /// scalars ([`MclKernels::mcl_publish`] then makes the new columns current).
     fn mcl_iterate(
         &self,
         st: &mut Self::State,
@@ -251,6 +295,12 @@ pub trait MclKernels<T: Scalar>: Backend {
         step: &IterationPlan,
         flags: u32,
     ) -> Result<IterationReport>;
+    /// Makes the columns the last iteration computed current: one process swaps the halves
+    /// of `M`; the ranks of `c` gather every rank's new columns into all of `M`, device to
+    /// device where the backend can ([`crate::device::Device::gather_mem`]: NCCL), else
+    /// through the hosts. Every rank calls it after every iteration.
+    /// Returns whether the gather went device to device.
+    fn mcl_publish(&self, c: &dyn Comm, st: &mut Self::State, plan: &GpuPlan) -> Result<bool>;
     /// Each node's pointer of the current `M` ([`super::drive::level_targets`], computed on
     /// the device by `mcl_attractor` (Trident's variant) and `mcl_target`), read back: `n`
     /// numbers instead of `M`'s `n·K` entries (waits for pending work).
@@ -259,11 +309,19 @@ pub trait MclKernels<T: Scalar>: Backend {
     fn mcl_columns(&self, st: &Self::State, plan: &GpuPlan) -> Result<Columns<T>>;
 }
 
-/// One level of R-MCL on a GPU backend (its [`super::MarkovCluster::cluster_level`]): plans
-/// device memory (refused up front with the bytes needed), uploads `M_G` and `m0`, iterates
-/// on the device as [`Schedule`] says, and reads back the pointers or `M`.
+/// One level of R-MCL on a GPU backend over the ranks of `c` (its
+/// [`super::MarkovCluster::cluster_level`] with [`crate::comm::Solo`], and
+/// [`super::MarkovCluster::cluster_level_ranks`]): each rank computes a block of columns of
+/// about equal `M_G` entries ([`Transition::column_splits`]) and holds all of `M`, gathered
+/// after every iteration ([`MclKernels::mcl_publish`]); the chaos, change and counts are
+/// reduced over the ranks. Plans device memory (refused up front with the bytes needed),
+/// uploads, iterates on the device as [`Schedule`] says, and reads back the pointers or `M`
+/// (every rank: the same). Each column's bits depend only on `M` and its `M_G` column, and
+/// the reductions are maxima and integer sums, so every rank count gives one process's run.
+#[allow(clippy::too_many_arguments)]
 pub fn cluster_level<T: Scalar, B: MclKernels<T>>(
     b: &B,
+    c: &dyn Comm,
     tr: &Transition,
     m0: Columns<T>,
     opts: &MclOptions,
@@ -271,19 +329,40 @@ pub fn cluster_level<T: Scalar, B: MclKernels<T>>(
     output: Output,
     progress: &mut dyn FnMut(&MclProgress),
 ) -> Result<LevelRun<T>> {
-    let plan = GpuPlan::new(
-        tr,
+    let (p, rank) = (c.size(), c.rank());
+    let splits = tr.column_splits(p);
+    let own = if p == 1 {
+        Cow::Borrowed(tr)
+    } else {
+        Cow::Owned(tr.columns(splits[rank], splits[rank + 1]))
+    };
+    let plan = GpuPlan::part(
+        &own,
+        &splits,
+        rank,
         opts,
         opts.local_table.unwrap_or(LCAP),
         std::mem::size_of::<T>(),
-        b.mcl_memory(),
-        b.name(),
-        &b.device(),
-    )?;
+        (b.mcl_memory(), b.name(), &b.device()),
+    );
+    // A rank that cannot plan (out of memory) fails the level on every rank.
+    let mut failed = [u64::from(plan.is_err())];
+    c.all_reduce_u64(&mut failed, Op::Max)?;
+    let plan = match plan {
+        Err(e) => return Err(e),
+        Ok(_) if failed[0] != 0 => {
+            return Err(Error::backend(
+                b.name(),
+                "R-MCL: another rank failed to plan",
+            ))
+        }
+        Ok(plan) => plan,
+    };
     b.mcl_load()?;
     let mut timings = MclTimings::default();
     let t = Instant::now();
-    let mut st = b.mcl_upload(&plan, tr, &m0)?;
+    let mut st = b.mcl_upload(&plan, &own, &m0)?;
+    drop(own);
     // The starting M lives on the device now: its host copy (n·K entries, over a GiB at a
     // million nodes, whose pages take the OS a tenth of a second to take back) is freed on a
     // thread of its own while the device iterates.
@@ -293,12 +372,38 @@ pub fn cluster_level<T: Scalar, B: MclKernels<T>>(
 
     let start = Instant::now();
     let mut sched = Schedule::new(opts, level);
+    // Bytes each gather brings this rank: the other ranks' columns (idx, val, len).
+    let received = ((plan.n - plan.own) * (plan.k * (4 + std::mem::size_of::<T>()) + 4)) as u64;
     let stop = loop {
         let step = match sched.plan_next() {
             Ok(s) => s,
             Err(reason) => break reason,
         };
-        let r = b.mcl_iterate(&mut st, &plan, opts, &step, flags(opts, &step))?;
+        let mut r = b.mcl_iterate(&mut st, &plan, opts, &step, flags(opts, &step))?;
+        if p > 1 {
+            // The gather timed on its own (the iteration's kernels finished at the read-back).
+            let t = Instant::now();
+            timings.gather_device = b.mcl_publish(c, &mut st, &plan)?;
+            b.synchronize()?;
+            timings.gather += t.elapsed().as_secs_f64();
+            timings.gather_bytes += received;
+        } else {
+            b.mcl_publish(c, &mut st, &plan)?;
+        }
+        if p > 1 {
+            // Maxima of non-negative floats (and NaN, the bug flag) are maxima of their bits
+            // (+ 0.0 turns a -0 into +0); the sums are integers.
+            let mut maxes = [(r.chaos + 0.0).to_bits(), (r.change + 0.0).to_bits()];
+            c.all_reduce_u64(&mut maxes, Op::Max)?;
+            let mut sums = [r.entries, r.sq];
+            c.all_reduce_u64(&mut sums, Op::Sum)?;
+            r = IterationReport {
+                chaos: f64::from_bits(maxes[0]),
+                change: f64::from_bits(maxes[1]),
+                entries: sums[0],
+                sq: sums[1],
+            };
+        }
         if r.chaos.is_nan() {
             return Err(Error::backend(
                 b.name(),

@@ -97,7 +97,7 @@ pub(super) fn every_node_once<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(
 
 /// A graph whose columns take every path of the GPU planners: blocks, a hub joined to 70
 /// nodes (more candidates than half a small local table, and than `K`), weights.
-fn hub_graph() -> Graph {
+pub(super) fn hub_graph() -> Graph {
     let mut g = weighted_blocks(13, 8);
     let n = g.num_nodes();
     let mut e: Vec<(usize, usize, f64)> = Vec::new();

@@ -7,6 +7,7 @@
 #![allow(unsafe_code)]
 
 use super::{GpuPlan, IterationReport, MclKernels, FLAG_BALANCED, LINEAR_WG, REDUCE_WG};
+use crate::comm::{all_gather, Comm, Solo};
 use crate::device::{Buf, Device, Geometry, KernelHandle};
 use crate::error::Result;
 use crate::gpu::KernelList;
@@ -34,7 +35,9 @@ pub const KERNELS: KernelList = KernelList::new(
     &[],
 );
 
-/// The device buffers of one run; `cur` is the current half of each ping-pong pair.
+/// The device buffers of one run; `cur` is the current half of each pair: one process swaps
+/// the halves (both `n` columns); over many ranks, half 0 holds all of `M` and half 1 this
+/// rank's new columns, gathered into half 0 after every iteration.
 pub struct DeviceState<D: Device, T: Scalar> {
     rptr: Buf<D, u64>,
     rrow: Buf<D, u32>,
@@ -86,22 +89,24 @@ fn launch_dpr<T: Scalar, D: Device>(
     opts: &MclOptions,
 ) -> Result<()> {
     {
-        let (cur, n64, k32) = (s.cur, plan.n as u64, plan.k as u32);
+        let (cur, own, k32) = (s.cur, plan.own as u64, plan.k as u32);
         let k_dpr = d.kernel::<T>("mcl", "mcl_dpr")?;
         let wg = k_dpr.group_limit().min(plan.column_wg);
         let mut args = d.launch(&k_dpr);
-        args.arg(n64).arg(k32).real::<T>(opts.dpr_threshold);
+        args.arg(own).arg(plan.col0 as u64).arg(k32);
+        args.real::<T>(opts.dpr_threshold);
         args.arg(&s.rptr).arg(&s.rrow).arg(&s.rval);
         args.arg(&s.idx[cur]).arg(&s.val[cur]).arg(&s.len[cur]);
         args.arg(&s.reg);
-        // SAFETY: (u64 n, u32 K, T threshold, const u64 *rptr, const u32 *rrow,
+        // SAFETY: (u64 n, u64 col0, u32 K, T threshold, const u64 *rptr, const u32 *rrow,
         // const T *src, const u32 *idx, const T *val, const u32 *len, T *dst), as in the
-        // kernel files: group i < n reads rptr[i..=i+1] (n + 1 entries) and the M_G
-        // entries between them (rrow/src, nnz each), columns i and rrow[t] < n of M
-        // (slots < n*K, len[j] <= K), and writes dst[t] for the same entries (reg holds
-        // nnz entries for the MLR-MCL variant, the only one that starts DPR). Groups of a
-        // power-of-two size within the kernel's bound; static local memory only.
-        unsafe { args.launch(Geometry::linear(plan.n, wg)) }?;
+        // kernel files: group i < own reads rptr[i..=i+1] (own + 1 entries) and the M_G
+        // entries between them (rrow/src, nnz each), columns col0 + i < plan.n and
+        // rrow[t] < plan.n of all of M (slots < n*K, len[j] <= K), and writes dst[t] for the
+        // same entries (reg holds nnz entries for the MLR-MCL variant, the only one that
+        // starts DPR). Groups of a power-of-two size within the kernel's bound; static local
+        // memory only.
+        unsafe { args.launch(Geometry::linear(plan.own, wg)) }?;
         Ok(())
     }
 }
@@ -127,7 +132,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
     }
 
     fn mcl_upload(&self, plan: &GpuPlan, tr: &Transition, m0: &Columns<T>) -> Result<Self::State> {
-        let (n, slots, scratch) = (plan.n, plan.slots, plan.scratch);
+        let (n, own, slots, scratch) = (plan.n, plan.own, plan.slots, plan.scratch);
         let rval = tr.values::<T>();
         let a = "R-MCL buffers";
         let mlr = plan.mlr;
@@ -139,11 +144,11 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             rval: Buf::upload(self, &rval, a)?,
             idx: [Buf::upload(self, &m0.idx, a)?, Buf::zeroed(self, slots, a)?],
             val: [Buf::upload(self, &m0.val, a)?, Buf::zeroed(self, slots, a)?],
-            len: [Buf::upload(self, &m0.len, a)?, Buf::zeroed(self, n, a)?],
+            len: [Buf::upload(self, &m0.len, a)?, Buf::zeroed(self, own, a)?],
             pen: Buf::upload(self, &vec![T::one(); n], a)?,
             mass: Buf::zeroed(self, n, a)?,
-            sq: Buf::zeroed(self, 2 * n, a)?,
-            overflow: Buf::zeroed(self, n + 1, a)?,
+            sq: Buf::zeroed(self, 2 * own, a)?,
+            overflow: Buf::zeroed(self, own + 1, a)?,
             out_chaos: Buf::zeroed(self, 2, a)?,
             out_entries: Buf::zeroed(self, 2, a)?,
             g_keys: Buf::zeroed(self, scratch, a)?,
@@ -167,7 +172,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
     ) -> Result<IterationReport> {
         let kernel = |root: &str| self.kernel::<T>("mcl", root);
         let (cur, nxt) = (st.cur, 1 - st.cur);
-        let n64 = plan.n as u64;
+        let (n64, own) = (plan.n as u64, plan.own as u64);
         let k32 = plan.k as u32;
         if step.start_dpr {
             launch_dpr(self, st, plan, opts)?;
@@ -189,14 +194,19 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             unsafe { args.launch(linear(&k_col, plan.n, LINEAR_WG)) }?;
             let k_reg = kernel("mcl_regularize")?;
             let mut args = self.launch(&k_reg);
-            args.arg(n64).arg(&s.rptr).arg(&s.rrow).arg(&s.rval);
+            args.arg(own)
+                .arg(n64)
+                .arg(&s.rptr)
+                .arg(&s.rrow)
+                .arg(&s.rval);
             args.arg(&s.cpen).arg(&s.reg).arg(&s.mass);
-            // SAFETY: (u64 n, const u64 *rptr, const u32 *rrow, const T *rval,
-            // const T *cpen, T *reg, u64 *mass): items i < n read rptr[i..=i+1] (n + 1
+            // SAFETY: (u64 n, u64 rows, const u64 *rptr, const u32 *rrow, const T *rval,
+            // const T *cpen, T *reg, u64 *mass): items i < own read rptr[i..=i+1] (own + 1
             // entries), the M_G entries between them (rrow/rval, nnz each) and cpen[row]
-            // with row < n, write reg at the same entries (nnz) and mass[i] (n entries);
-            // items i >= n do nothing.
-            unsafe { args.launch(linear(&k_reg, plan.n, LINEAR_WG)) }?;
+            // with row < plan.n (n entries), and write reg at the same entries (nnz); items
+            // i < rows = plan.n clear mass[i] (n entries). The launch covers
+            // max(own, n) = n items; the others do nothing.
+            unsafe { args.launch(linear(&k_reg, plan.n.max(plan.own), LINEAR_WG)) }?;
         }
         // The expansion's weights: M_G, or M_R / the DPR form.
         let right = if step.column_balance || s.dpr {
@@ -220,7 +230,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             let kern = kernel(root)?;
             let wg = kern.group_limit().min(plan.column_wg);
             let mut args = self.launch(&kern);
-            args.arg(n64).arg(k32).arg(flags);
+            args.arg(own).arg(k32).arg(flags);
             args.real::<T>(opts.inflation)
                 .real::<T>(opts.prune_threshold);
             args.arg(&s.rptr).arg(&s.rrow).arg(right);
@@ -233,20 +243,21 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
                 .arg(&s.g_crow)
                 .arg(&s.g_cy);
             args.arg(plan.region as u64).arg(0u64).arg(plan.lcap as u64);
-            // SAFETY: the 24 parameters of mcl_column_local / mcl_column_global, in order
-            // and type (the kernel files). Column j < n reads rptr[j..=j+1] (n + 1 entries)
-            // and rrow/rval within them, or column j of M; columns k named there are < n,
-            // their slots < n*K; it writes slots j*K + r with r < K of the other half of
-            // the ping-pong pair, len[j] (n entries), sq[j] and sq[n + j] (2n entries) and
-            // the overflow list (n + 1 entries: each column is appended at most once per
-            // iteration). The global variant's group g uses slots g*region .. +region of
+            args.arg(plan.col0 as u64);
+            // SAFETY: the 25 parameters of mcl_column_local / mcl_column_global, in order
+            // and type (the kernel files), n = own. Column j < own reads rptr[j..=j+1]
+            // (own + 1 entries) and rrow/rval within them, and column col0 + j < plan.n of
+            // all of M (in_*, n columns); columns k named there are < plan.n, their slots
+            // < n*K; it writes slots j*K + r with r < K of the new columns (own*K slots),
+            // len[j] (own entries), sq[j] and sq[own + j] (2·own entries) and the overflow
+            // list (own + 1 entries: each column is appended at most once per iteration). The global variant's group g uses slots g*region .. +region of
             // the g_* arrays (groups * region each, the plan's scratch), striding over the
             // overflow list, and a column whose candidates do not fit is reported, not
             // processed. Groups of at most plan.column_wg (a power of two within the
             // kernels' launch bounds); static local memory only.
             unsafe { args.launch(Geometry::linear(groups, wg)) }
         };
-        column("mcl_column_local", plan.n)?;
+        column("mcl_column_local", plan.own)?;
         if plan.hubs > 0 {
             column("mcl_column_global", plan.groups)?;
         }
@@ -254,29 +265,60 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             let k_reduce = kernel("mcl_reduce")?;
             let wg = k_reduce.group_limit().min(REDUCE_WG);
             let mut args = self.launch(&k_reduce);
-            args.arg(n64)
+            args.arg(own)
                 .arg(k32)
                 .arg(&s.val[nxt])
                 .arg(&s.sq)
                 .arg(&s.len[nxt]);
             args.arg(&s.overflow).arg(&s.out_chaos).arg(&s.out_entries);
             // SAFETY: (u64 n, u32 K, const T *val, u64 *sq, const u32 *len, u32 *overflow,
-            // T *out_chaos, u64 *out_entries): one group of at most REDUCE_WG (= WG_MAX) items
-            // strides over j < n (val[j*K] < n*K, len n entries, sq[j] and sq[n + j] of 2n)
-            // and writes out_chaos[0..2], out_entries[0..2] and overflow[0].
+            // T *out_chaos, u64 *out_entries), n = own: one group of at most REDUCE_WG
+            // (= WG_MAX) items strides over j < own (val[j*K] < own*K, len own entries,
+            // sq[j] and sq[own + j] of 2·own) and writes out_chaos[0..2], out_entries[0..2]
+            // and overflow[0].
             unsafe { args.launch(Geometry::linear(1, wg)) }?;
         }
         let c = s.out_chaos.download(self, "reading the R-MCL chaos")?;
         let e = s
             .out_entries
             .download(self, "reading the R-MCL entry count")?;
-        st.cur = nxt;
         Ok(IterationReport {
             chaos: Scalar::to_f64(c[0]),
             change: Scalar::to_f64(c[1]),
             entries: e[0],
             sq: e[1],
         })
+    }
+
+    fn mcl_publish(&self, c: &dyn Comm, st: &mut Self::State, plan: &GpuPlan) -> Result<bool> {
+        if c.size() == 1 {
+            st.cur = 1 - st.cur;
+            return Ok(false);
+        }
+        // Over ranks half 0 is all of M, half 1 this rank's new columns.
+        let cols: Vec<usize> = plan.splits.windows(2).map(|w| w[1] - w[0]).collect();
+        let slots: Vec<usize> = cols.iter().map(|&x| x * plan.k).collect();
+        let bytes =
+            |counts: &[usize], w: usize| -> Vec<usize> { counts.iter().map(|&x| x * w).collect() };
+        let what = "gathering R-MCL's columns";
+        let [i0, i1] = &st.idx;
+        if self.gather_mem(c, i1.mem(), &bytes(&slots, 4), i0.mem(), what)? {
+            let [v0, v1] = &st.val;
+            let [l0, l1] = &st.len;
+            let t = std::mem::size_of::<T>();
+            let ok = self.gather_mem(c, v1.mem(), &bytes(&slots, t), v0.mem(), what)?
+                && self.gather_mem(c, l1.mem(), &bytes(&cols, 4), l0.mem(), what)?;
+            debug_assert!(ok, "the device engine serves every gather or none");
+            return Ok(true);
+        }
+        // Through the hosts: the new columns read back, gathered, and all of M uploaded.
+        let idx = all_gather(c, &st.idx[1].download(self, what)?)?.0;
+        let val = all_gather(c, &st.val[1].download(self, what)?)?.0;
+        let len = all_gather(c, &st.len[1].download(self, what)?)?.0;
+        st.idx[0] = Buf::upload(self, &idx, what)?;
+        st.val[0] = Buf::upload(self, &val, what)?;
+        st.len[0] = Buf::upload(self, &len, what)?;
+        Ok(false)
     }
 
     fn mcl_columns(&self, st: &Self::State, _plan: &GpuPlan) -> Result<Columns<T>> {
@@ -332,7 +374,21 @@ impl<T: Scalar, D: Device> MarkovCluster<T> for D {
         output: Output,
         progress: &mut dyn FnMut(&MclProgress),
     ) -> Result<LevelRun<T>> {
-        super::cluster_level::<T, Self>(self, tr, m0, opts, level, output, progress)
+        super::cluster_level::<T, Self>(self, &Solo, tr, m0, opts, level, output, progress)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn cluster_level_ranks(
+        &self,
+        c: &dyn Comm,
+        tr: &Transition,
+        m0: Columns<T>,
+        opts: &MclOptions,
+        level: Level,
+        output: Output,
+        progress: &mut dyn FnMut(&MclProgress),
+    ) -> Result<LevelRun<T>> {
+        super::cluster_level::<T, Self>(self, c, tr, m0, opts, level, output, progress)
     }
 
     fn load_kernels(&self) -> Result<()> {

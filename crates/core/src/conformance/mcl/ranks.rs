@@ -1,0 +1,106 @@
+//! R-MCL over thread-ranks ([`crate::dist::mcl::cluster`]) on the backend under test, against
+//! one process of the same backend: the same partition, iterations, levels, stop reason, and
+//! the same chaos and change bits, at 1 to 4 ranks. The ranks share the backend, so a GPU
+//! backend's columns are gathered through the hosts; every rank but the first computes
+//! columns from an offset (`col0` in the kernels), and the cases force each kernel that
+//! takes one: the column pass on its local and global (hub) paths, both expansions, the
+//! balance, and MLR-MCL's DPR and column balance, on one level and on several.
+
+use super::{hub_graph, run};
+use crate::dist::{mcl, threads};
+use crate::graph::Graph;
+use crate::mcl::{Clustering, Expansion, MarkovCluster, MclOptions};
+use crate::scalar::Scalar;
+
+/// `got` equals `want` bit for bit (partition, counts, stop, chaos and change bits).
+fn same(got: &Clustering, want: &Clustering) -> bool {
+    got.clusters == want.clusters
+        && (got.iterations, got.levels, got.stop) == (want.iterations, want.levels, want.stop)
+        && got.chaos.to_bits() == want.chaos.to_bits()
+        && got.change.to_bits() == want.change.to_bits()
+}
+
+pub(super) fn distributed<T: Scalar, B: MarkovCluster<T> + Sync>(b: &B) -> Result<(), String> {
+    let planted = crate::generate::planted(&crate::generate::PlantedOptions {
+        nodes: 300,
+        communities: 15,
+        degree: 9.0,
+        mixing: 0.25,
+        seed: 11,
+    })
+    .map_err(|e| e.to_string())?;
+    let planted: Graph = planted.edges.to_graph().map_err(|e| e.to_string())?;
+    let hub = hub_graph();
+    let fixed = |o: MclOptions| MclOptions {
+        max_iterations: 6,
+        ..o
+    };
+    let cases: Vec<(&str, &Graph, MclOptions)> = vec![
+        ("trident, planted", &planted, MclOptions::default()),
+        (
+            "trident, hub, global pass, M·M finish",
+            &hub,
+            fixed(MclOptions {
+                local_table: Some(4),
+                finish_after: 2,
+                max_per_column: 16,
+                ..MclOptions::default()
+            }),
+        ),
+        (
+            "plain MCL, b = 1, hub",
+            &hub,
+            fixed(MclOptions {
+                expansion: Expansion::Mcl,
+                finish_after: 0,
+                mass_penalty: 1.0,
+                max_per_column: 8,
+                ..MclOptions::default()
+            }),
+        ),
+        (
+            "mlrmcl, planted",
+            &planted,
+            MclOptions {
+                coarsen_to: 0,
+                ..MclOptions::mlrmcl()
+            },
+        ),
+        (
+            "mlrmcl multi-level, planted",
+            &planted,
+            MclOptions {
+                coarsen_to: 50,
+                max_per_column: 32,
+                ..MclOptions::mlrmcl()
+            },
+        ),
+    ];
+    for (what, g, o) in &cases {
+        let want = run::<T, B>(b, g, o).map_err(|e| format!("{what}: one process: {e}"))?;
+        for p in 1..=4 {
+            let got = threads::run(p, |c| mcl::cluster::<T, B>(c, b, g, o, &mut |_| {}));
+            for (rank, r) in got.into_iter().enumerate() {
+                let label = format!("{} {} {what}, {p} ranks, rank {rank}", b.name(), T::NAME);
+                let r = r.map_err(|e| format!("{label}: {e}"))?;
+                if !same(&r, &want) {
+                    return Err(format!(
+                        "{label}: {} clusters, {} iterations ({}), chaos {:e}, change {:e}; one \
+                         process: {} clusters, {} iterations ({}), chaos {:e}, change {:e}",
+                        r.clusters.len(),
+                        r.iterations,
+                        r.stop,
+                        r.chaos,
+                        r.change,
+                        want.clusters.len(),
+                        want.iterations,
+                        want.stop,
+                        want.chaos,
+                        want.change
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
