@@ -769,6 +769,122 @@ __kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_reduce_, SUFFIX)(
     }
 }
 
+// Packing M's columns for the gathers between ranks (trident_core::mcl::gpu::device,
+// mcl_publish): a rank packs its new columns (their len[j] entries, in column order) into one
+// array, the ranks gather the packed arrays and the lengths, and every rank unpacks all n
+// columns into M's slots. The offsets come from the lengths: mcl_block_sums sums them per
+// block of PACK_WG columns, mcl_scan_blocks turns the block sums into exclusive offsets (one
+// work-group; sums[nb] = the total, also written to total[0]), and mcl_pack / mcl_unpack
+// scan within the block in local memory. Launch: mcl_block_sums, mcl_pack and mcl_unpack
+// over ceil(n / PACK_WG) work-groups of exactly PACK_WG items; mcl_scan_blocks one
+// work-group of a power-of-two size <= WG_MAX.
+#ifndef PACK_WG
+#define PACK_WG 256
+#endif
+
+__kernel KERNEL_WG_MAX(PACK_WG) void TRIDENT_CAT(mcl_block_sums_, SUFFIX)(
+    const ulong n, __global const uint *restrict len, __global ulong *restrict sums)
+{
+    __local ulong s[PACK_WG];
+    const ulong j = get_global_id(0);
+    const uint tid = get_local_id(0);
+    s[tid] = j < n ? len[j] : 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint h = PACK_WG / 2; h > 0; h >>= 1) {
+        if (tid < h) {
+            s[tid] += s[tid + h];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (tid == 0) {
+        sums[get_group_id(0)] = s[0];
+    }
+}
+
+__kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_scan_blocks_, SUFFIX)(
+    const ulong nb, __global ulong *restrict sums, __global ulong *restrict total)
+{
+    __local ulong part[WG_MAX];
+    const uint tid = get_local_id(0);
+    const uint wg = get_local_size(0);
+    const ulong per = (nb + wg - 1) / wg;
+    const ulong a = min(nb, (ulong)tid * per);
+    const ulong e = min(nb, a + per);
+    ulong t = 0;
+    for (ulong i = a; i < e; ++i) {
+        t += sums[i];
+    }
+    part[tid] = t;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (tid == 0) {
+        ulong run = 0;
+        for (uint i = 0; i < wg; ++i) {
+            const ulong x = part[i];
+            part[i] = run;
+            run += x;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    ulong run = part[tid];
+    for (ulong i = a; i < e; ++i) {
+        const ulong x = sums[i];
+        sums[i] = run;
+        run += x;
+    }
+    if (tid == wg - 1) {
+        sums[nb] = run;
+        total[0] = run;
+    }
+}
+
+// Column j's exclusive offset among its block's columns (every item of the group calls it).
+DEVICE ulong block_offset(LOCAL_PTR ulong *s, const uint tid, const uint l)
+{
+    s[tid] = l;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint d = 1; d < PACK_WG; d <<= 1) {
+        const ulong x = tid >= d ? s[tid - d] : 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        s[tid] += x;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    return s[tid] - l;
+}
+
+__kernel KERNEL_WG_MAX(PACK_WG) void TRIDENT_CAT(mcl_pack_, SUFFIX)(
+    const ulong n, const uint K, __global const uint *restrict idx,
+    __global const REAL *restrict val, __global const uint *restrict len,
+    __global const ulong *restrict offs, __global uint *restrict pidx,
+    __global REAL *restrict pval)
+{
+    __local ulong s[PACK_WG];
+    const ulong j = get_global_id(0);
+    const uint tid = get_local_id(0);
+    const uint l = j < n ? len[j] : 0;
+    const ulong at = offs[get_group_id(0)] + block_offset(s, tid, l);
+    for (uint q = 0; q < l; ++q) {
+        pidx[at + q] = idx[j * K + q];
+        pval[at + q] = val[j * K + q];
+    }
+}
+
+__kernel KERNEL_WG_MAX(PACK_WG) void TRIDENT_CAT(mcl_unpack_, SUFFIX)(
+    const ulong n, const uint K, __global const uint *restrict pidx,
+    __global const REAL *restrict pval, __global const uint *restrict len,
+    __global const ulong *restrict offs, __global uint *restrict idx,
+    __global REAL *restrict val)
+{
+    __local ulong s[PACK_WG];
+    const ulong j = get_global_id(0);
+    const uint tid = get_local_id(0);
+    const uint l = j < n ? len[j] : 0;
+    const ulong at = offs[get_group_id(0)] + block_offset(s, tid, l);
+    for (uint q = 0; q < l; ++q) {
+        idx[j * K + q] = pidx[at + q];
+        val[j * K + q] = pval[at + q];
+    }
+}
+
 // The precision-dependent macros end with the file (the CUDA build includes it once per
 // precision).
 #undef BITS

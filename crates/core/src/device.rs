@@ -299,6 +299,24 @@ impl<D: Device, P: DeviceElem> Buf<D, P> {
         d.read_mem(&self.mem, bytemuck::cast_slice_mut(host), what)
     }
 
+    /// Waits for the queued work and copies the first `len` elements to a new host vector
+    /// (an error beyond the buffer's length).
+    pub fn download_head(&self, d: &D, len: usize, what: &str) -> Result<Vec<P>> {
+        if len > self.len {
+            return Err(Error::backend(
+                d.name(),
+                format!("{what}: {len} values read from a buffer of {}", self.len),
+            ));
+        }
+        let mut host = vec![P::zeroed(); len];
+        if len == 0 {
+            d.synchronize()?;
+        } else {
+            d.read_mem(&self.mem, bytemuck::cast_slice_mut(&mut host), what)?;
+        }
+        Ok(host)
+    }
+
     /// Waits for the queued work and copies the buffer to a new host vector.
     pub fn download(&self, d: &D, what: &str) -> Result<Vec<P>> {
         let mut host = vec![P::zeroed(); self.len];

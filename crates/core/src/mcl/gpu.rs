@@ -47,6 +47,9 @@ pub const COLUMN_WG_RANGE: (usize, usize) = (32, 1024);
 pub const REDUCE_WG: usize = 1024;
 /// Work-items per work-group of `mcl_mass` / `mcl_penalty`.
 pub const LINEAR_WG: usize = 256;
+/// Columns per work-group of the packing kernels of the gathers between ranks (`PACK_WG`
+/// of the kernel file): their launches take exactly this many work-items.
+pub const PACK_WG: usize = 256;
 /// Upper bound on the bytes of the global scratch of the hub-column path.
 pub const SCRATCH_BUDGET: usize = 1 << 30;
 /// Most work-groups of the hub-column pass (few columns spill now that a column over half
@@ -201,6 +204,13 @@ impl GpuPlan {
         } else {
             0
         };
+        // Over ranks: the packed entries (this rank's and everyone's, sized for full
+        // columns) and the block offsets.
+        let packing = if splits.len() > 2 {
+            s * (4 + t) + ((nn + no) / PACK_WG as u128 + 3) * 8
+        } else {
+            0
+        };
         let need = s * (4 + t)
             + (nn + no) * 4
             + nn * (t + 8 + 8)
@@ -208,7 +218,8 @@ impl GpuPlan {
             + (no + 1) * 8
             + tr.row.len() as u128 * (4 + t)
             + scratch as u128 * slot_bytes as u128
-            + mlr;
+            + mlr
+            + packing;
         let have = u128::from(total_memory);
         if need > have {
             return Err(oom(format!(
@@ -234,6 +245,13 @@ impl GpuPlan {
             column_wg: opts.column_wg.unwrap_or(COLUMN_WG),
             mlr: opts.variant == super::Variant::MlrMcl,
         })
+    }
+}
+
+impl GpuPlan {
+    /// Ranks of the run (1: one process).
+    pub fn ranks(&self) -> usize {
+        self.splits.len() - 1
     }
 }
 
@@ -299,8 +317,13 @@ pub trait MclKernels<T: Scalar>: Backend {
     /// of `M`; the ranks of `c` gather every rank's new columns into all of `M`, device to
     /// device where the backend can ([`crate::device::Device::gather_mem`]: NCCL), else
     /// through the hosts. Every rank calls it after every iteration.
-    /// Returns whether the gather went device to device.
-    fn mcl_publish(&self, c: &dyn Comm, st: &mut Self::State, plan: &GpuPlan) -> Result<bool>;
+    /// Returns whether the gather went device to device, and the bytes this rank received.
+    fn mcl_publish(
+        &self,
+        c: &dyn Comm,
+        st: &mut Self::State,
+        plan: &GpuPlan,
+    ) -> Result<(bool, u64)>;
     /// Each node's pointer of the current `M` ([`super::drive::level_targets`], computed on
     /// the device by `mcl_attractor` (Trident's variant) and `mcl_target`), read back: `n`
     /// numbers instead of `M`'s `n·K` entries (waits for pending work).
@@ -363,6 +386,10 @@ pub fn cluster_level<T: Scalar, B: MclKernels<T>>(
     let t = Instant::now();
     let mut st = b.mcl_upload(&plan, &own, &m0)?;
     drop(own);
+    if p > 1 {
+        // Every rank uploaded its columns of the starting M: gathered into all of M.
+        b.mcl_publish(c, &mut st, &plan)?;
+    }
     // The starting M lives on the device now: its host copy (n·K entries, over a GiB at a
     // million nodes, whose pages take the OS a tenth of a second to take back) is freed on a
     // thread of its own while the device iterates.
@@ -372,8 +399,6 @@ pub fn cluster_level<T: Scalar, B: MclKernels<T>>(
 
     let start = Instant::now();
     let mut sched = Schedule::new(opts, level);
-    // Bytes each gather brings this rank: the other ranks' columns (idx, val, len).
-    let received = ((plan.n - plan.own) * (plan.k * (4 + std::mem::size_of::<T>()) + 4)) as u64;
     let stop = loop {
         let step = match sched.plan_next() {
             Ok(s) => s,
@@ -383,8 +408,9 @@ pub fn cluster_level<T: Scalar, B: MclKernels<T>>(
         if p > 1 {
             // The gather timed on its own (the iteration's kernels finished at the read-back).
             let t = Instant::now();
-            timings.gather_device = b.mcl_publish(c, &mut st, &plan)?;
+            let (device, received) = b.mcl_publish(c, &mut st, &plan)?;
             b.synchronize()?;
+            timings.gather_device = device;
             timings.gather += t.elapsed().as_secs_f64();
             timings.gather_bytes += received;
         } else {

@@ -6,7 +6,9 @@
 // Kernel launches are `unsafe`: each says why in its `// SAFETY:` note.
 #![allow(unsafe_code)]
 
-use super::{GpuPlan, IterationReport, MclKernels, FLAG_BALANCED, LINEAR_WG, REDUCE_WG};
+use super::{
+    GpuPlan, IterationReport, MclKernels, FLAG_BALANCED, LINEAR_WG, PACK_WG, REDUCE_WG,
+};
 use crate::comm::{all_gather, Comm, Solo};
 use crate::device::{Buf, Device, Geometry, KernelHandle};
 use crate::error::Result;
@@ -31,6 +33,10 @@ pub const KERNELS: KernelList = KernelList::new(
         "mcl_colmass",
         "mcl_regularize",
         "mcl_dpr",
+        "mcl_block_sums",
+        "mcl_scan_blocks",
+        "mcl_pack",
+        "mcl_unpack",
     ],
     &[],
 );
@@ -62,6 +68,77 @@ pub struct DeviceState<D: Device, T: Scalar> {
     /// The DPR phase started: the expansion takes `reg`.
     dpr: bool,
     cur: usize,
+    /// Over ranks: the packed gathers ([`MclKernels::mcl_publish`]).
+    pack: Option<Packing<D, T>>,
+}
+
+/// The buffers of the packed gathers between ranks: the block offsets of this rank's new
+/// columns and of all of `M`, the packed total, and the packed entries (this rank's, and
+/// every rank's gathered), each sized for full columns.
+pub struct Packing<D: Device, T: Scalar> {
+    sums_own: Buf<D, u64>,
+    sums_all: Buf<D, u64>,
+    total: Buf<D, u64>,
+    pidx_own: Buf<D, u32>,
+    pval_own: Buf<D, T>,
+    pidx_all: Buf<D, u32>,
+    pval_all: Buf<D, T>,
+}
+
+/// The block offsets of the first `n` lengths `len` into `sums` (`n / PACK_WG` rounded up,
+/// plus one) and the total into `total` (`mcl_block_sums`, `mcl_scan_blocks`).
+fn launch_offsets<T: Scalar, D: Device>(
+    d: &D,
+    n: usize,
+    len: &Buf<D, u32>,
+    sums: &Buf<D, u64>,
+    total: &Buf<D, u64>,
+) -> Result<()> {
+    let nb = n.div_ceil(PACK_WG);
+    let k_sums = d.kernel::<T>("mcl", "mcl_block_sums")?;
+    let mut args = d.launch(&k_sums);
+    args.arg(n as u64).arg(len).arg(sums);
+    // SAFETY: (u64 n, const u32 *len, u64 *sums): nb groups of exactly PACK_WG items (the
+    // kernel's bound); items j < n read len[j] (len holds at least n), group g writes
+    // sums[g] (nb + 1 entries).
+    unsafe { args.launch(Geometry::linear(nb, PACK_WG)) }?;
+    let k_scan = d.kernel::<T>("mcl", "mcl_scan_blocks")?;
+    let wg = k_scan.group_limit().min(REDUCE_WG);
+    let mut args = d.launch(&k_scan);
+    args.arg(nb as u64).arg(sums).arg(total);
+    // SAFETY: (u64 nb, u64 *sums, u64 *total): one group of a power-of-two size at most
+    // WG_MAX touches sums[0..=nb] (nb + 1 entries) and total[0] (1 entry).
+    unsafe { args.launch(Geometry::linear(1, wg)) }?;
+    Ok(())
+}
+
+/// `mcl_pack` (`unpack` false: the first `n` columns of `idx`/`val` (width `k`) into
+/// `pidx`/`pval`) or `mcl_unpack` (the reverse), at the offsets `sums` of `len`.
+#[allow(clippy::too_many_arguments)]
+fn launch_pack<T: Scalar, D: Device>(
+    d: &D,
+    unpack: bool,
+    (n, k): (usize, usize),
+    len: &Buf<D, u32>,
+    sums: &Buf<D, u64>,
+    (idx, val): (&Buf<D, u32>, &Buf<D, T>),
+    (pidx, pval): (&Buf<D, u32>, &Buf<D, T>),
+) -> Result<()> {
+    let kern = d.kernel::<T>("mcl", if unpack { "mcl_unpack" } else { "mcl_pack" })?;
+    let mut args = d.launch(&kern);
+    args.arg(n as u64).arg(k as u32);
+    if unpack {
+        args.arg(pidx).arg(pval).arg(len).arg(sums).arg(idx).arg(val);
+    } else {
+        args.arg(idx).arg(val).arg(len).arg(sums).arg(pidx).arg(pval);
+    }
+    // SAFETY: (u64 n, u32 K, src idx/val, const u32 *len, const u64 *offs, dst idx/val), as
+    // in the kernel file: n / PACK_WG rounded up groups of exactly PACK_WG items; column
+    // j < n moves len[j] <= K entries between slots j*K.. of idx/val (at least n*K each) and
+    // offs[j / PACK_WG] + its block offset of pidx/pval, which hold the total of len (the
+    // packed buffers hold full columns: n*K); offs has n / PACK_WG + 1 entries.
+    unsafe { args.launch(Geometry::linear(n.div_ceil(PACK_WG), PACK_WG)) }?;
+    Ok(())
 }
 
 /// `mcl_mass`: the row sums of the current `M` into `mass` (Trident's penalty and MLR-MCL's
@@ -137,14 +214,44 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         let a = "R-MCL buffers";
         let mlr = plan.mlr;
         // Everything the kernels do not upload starts zeroed (mcl_reduce reads val[j*K] of
-        // the second half of the pair).
+        // the second half of the pair). Over ranks, this rank's columns of the starting M
+        // go to the second half; the first gather (mcl_publish) fills all of M.
+        let (idx, val, len) = if plan.ranks() > 1 {
+            let (c0, k) = (plan.col0, plan.k);
+            let (s0, s1) = (c0 * k, (c0 + own) * k);
+            (
+                [Buf::zeroed(self, n * k, a)?, Buf::upload(self, &m0.idx[s0..s1], a)?],
+                [Buf::zeroed(self, n * k, a)?, Buf::upload(self, &m0.val[s0..s1], a)?],
+                [Buf::zeroed(self, n, a)?, Buf::upload(self, &m0.len[c0..c0 + own], a)?],
+            )
+        } else {
+            (
+                [Buf::upload(self, &m0.idx, a)?, Buf::zeroed(self, slots, a)?],
+                [Buf::upload(self, &m0.val, a)?, Buf::zeroed(self, slots, a)?],
+                [Buf::upload(self, &m0.len, a)?, Buf::zeroed(self, own, a)?],
+            )
+        };
+        let pack = if plan.ranks() > 1 {
+            let blocks = |x: usize| x.div_ceil(PACK_WG) + 1;
+            Some(Packing {
+                sums_own: Buf::zeroed(self, blocks(own), a)?,
+                sums_all: Buf::zeroed(self, blocks(n), a)?,
+                total: Buf::zeroed(self, 1, a)?,
+                pidx_own: Buf::uninit(self, slots.max(1), a)?,
+                pval_own: Buf::uninit(self, slots.max(1), a)?,
+                pidx_all: Buf::uninit(self, (n * plan.k).max(1), a)?,
+                pval_all: Buf::uninit(self, (n * plan.k).max(1), a)?,
+            })
+        } else {
+            None
+        };
         Ok(DeviceState {
             rptr: Buf::upload(self, &tr.ptr, a)?,
             rrow: Buf::upload(self, &tr.row, a)?,
             rval: Buf::upload(self, &rval, a)?,
-            idx: [Buf::upload(self, &m0.idx, a)?, Buf::zeroed(self, slots, a)?],
-            val: [Buf::upload(self, &m0.val, a)?, Buf::zeroed(self, slots, a)?],
-            len: [Buf::upload(self, &m0.len, a)?, Buf::zeroed(self, own, a)?],
+            idx,
+            val,
+            len,
             pen: Buf::upload(self, &vec![T::one(); n], a)?,
             mass: Buf::zeroed(self, n, a)?,
             sq: Buf::zeroed(self, 2 * own, a)?,
@@ -159,6 +266,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             cpen: Buf::zeroed(self, if mlr { n } else { 1 }, a)?,
             dpr: false,
             cur: 0,
+            pack,
         })
     }
 
@@ -290,35 +398,68 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         })
     }
 
-    fn mcl_publish(&self, c: &dyn Comm, st: &mut Self::State, plan: &GpuPlan) -> Result<bool> {
-        if c.size() == 1 {
+    fn mcl_publish(
+        &self,
+        c: &dyn Comm,
+        st: &mut Self::State,
+        plan: &GpuPlan,
+    ) -> Result<(bool, u64)> {
+        let Some(pk) = st.pack.as_mut() else {
             st.cur = 1 - st.cur;
-            return Ok(false);
-        }
-        // Over ranks half 0 is all of M, half 1 this rank's new columns.
-        let cols: Vec<usize> = plan.splits.windows(2).map(|w| w[1] - w[0]).collect();
-        let slots: Vec<usize> = cols.iter().map(|&x| x * plan.k).collect();
-        let bytes =
-            |counts: &[usize], w: usize| -> Vec<usize> { counts.iter().map(|&x| x * w).collect() };
+            return Ok((false, 0));
+        };
+        // Over ranks half 0 is all of M, half 1 this rank's new columns: packed (their
+        // entries only), gathered with the lengths, and unpacked into all of M.
+        let (n, own, k) = (plan.n, plan.own, plan.k);
         let what = "gathering R-MCL's columns";
-        let [i0, i1] = &st.idx;
-        if self.gather_mem(c, i1.mem(), &bytes(&slots, 4), i0.mem(), what)? {
-            let [v0, v1] = &st.val;
-            let [l0, l1] = &st.len;
-            let t = std::mem::size_of::<T>();
-            let ok = self.gather_mem(c, v1.mem(), &bytes(&slots, t), v0.mem(), what)?
-                && self.gather_mem(c, l1.mem(), &bytes(&cols, 4), l0.mem(), what)?;
+        launch_offsets::<T, D>(self, own, &st.len[1], &pk.sums_own, &pk.total)?;
+        let ours = (&st.idx[1], &st.val[1]);
+        let packed = (&pk.pidx_own, &pk.pval_own);
+        launch_pack(self, false, (own, k), &st.len[1], &pk.sums_own, ours, packed)?;
+        let mine = pk.total.download(self, what)?[0] as usize;
+        let entries: Vec<usize> = all_gather(c, &[mine as u64])?
+            .0
+            .iter()
+            .map(|&x| x as usize)
+            .collect();
+        let cols: Vec<usize> = plan.splits.windows(2).map(|w| w[1] - w[0]).collect();
+        let bytes = |counts: &[usize], w: usize| -> Vec<usize> {
+            counts.iter().map(|&x| x * w).collect()
+        };
+        let t = std::mem::size_of::<T>();
+        let device = self.gather_mem(c, st.len[1].mem(), &bytes(&cols, 4), st.len[0].mem(), what)?;
+        if device {
+            let ok = self.gather_mem(
+                c,
+                pk.pidx_own.mem(),
+                &bytes(&entries, 4),
+                pk.pidx_all.mem(),
+                what,
+            )? && self.gather_mem(
+                c,
+                pk.pval_own.mem(),
+                &bytes(&entries, t),
+                pk.pval_all.mem(),
+                what,
+            )?;
             debug_assert!(ok, "the device engine serves every gather or none");
-            return Ok(true);
+        } else {
+            // Through the hosts: the packed columns read back, gathered and uploaded.
+            let pidx = pk.pidx_own.download_head(self, mine, what)?;
+            let pval = pk.pval_own.download_head(self, mine, what)?;
+            let len = all_gather(c, &st.len[1].download(self, what)?)?.0;
+            let pidx = all_gather(c, &pidx)?.0;
+            let pval = all_gather(c, &pval)?.0;
+            st.len[0] = Buf::upload(self, &len, what)?;
+            pk.pidx_all = Buf::upload(self, &pidx, what)?;
+            pk.pval_all = Buf::upload(self, &pval, what)?;
         }
-        // Through the hosts: the new columns read back, gathered, and all of M uploaded.
-        let idx = all_gather(c, &st.idx[1].download(self, what)?)?.0;
-        let val = all_gather(c, &st.val[1].download(self, what)?)?.0;
-        let len = all_gather(c, &st.len[1].download(self, what)?)?.0;
-        st.idx[0] = Buf::upload(self, &idx, what)?;
-        st.val[0] = Buf::upload(self, &val, what)?;
-        st.len[0] = Buf::upload(self, &len, what)?;
-        Ok(false)
+        launch_offsets::<T, D>(self, n, &st.len[0], &pk.sums_all, &pk.total)?;
+        let all = (&st.idx[0], &st.val[0]);
+        let packed = (&pk.pidx_all, &pk.pval_all);
+        launch_pack(self, true, (n, k), &st.len[0], &pk.sums_all, all, packed)?;
+        let others = entries.iter().sum::<usize>() - mine;
+        Ok((device, (others * (4 + t) + (n - own) * 4) as u64))
     }
 
     fn mcl_columns(&self, st: &Self::State, _plan: &GpuPlan) -> Result<Columns<T>> {
