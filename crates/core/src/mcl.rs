@@ -534,8 +534,9 @@ pub trait MarkovCluster<T: Scalar>: Backend {
     ) -> Result<drive::LevelRun<T>>;
 
     /// [`MarkovCluster::cluster_level`] over the ranks of `c`, every rank with the whole
-    /// `tr` and `m0` and returning the whole output: each rank computes a block of the
-    /// columns, and the run is one process's, bit for bit. The GPU backends run their device
+    /// `tr` and returning the whole output: each rank computes the block of columns
+    /// [`Transition::column_splits`] gives it, of which `m0` must hold the starting values
+    /// (its other columns are not read), and the run is one process's, bit for bit. The GPU backends run their device
     /// pass ([`gpu::cluster_level`]); the default (the CPU) runs the host pass over the
     /// ranks ([`ranks::cluster_level`]), and one rank is [`MarkovCluster::cluster_level`].
     #[allow(clippy::too_many_arguments)]

@@ -109,6 +109,10 @@ pub fn checks<B: MarkovCluster<f32> + MarkovCluster<f64> + Sync>() -> Vec<Check<
             name: "mcl_distributed_f64",
             run: ranks::distributed::<f64, B>,
         },
+        Check {
+            name: "mcl_distributed_small_f32",
+            run: ranks::distributed_small::<f32, B>,
+        },
     ]
 }
 
@@ -141,7 +145,8 @@ macro_rules! mcl_conformance_tests {
             mcl_mlrmcl_planted_f64,
             mcl_weight_scale_invariance_f64,
             mcl_distributed_f32,
-            mcl_distributed_f64
+            mcl_distributed_f64,
+            mcl_distributed_small_f32
         );
     };
 }

@@ -148,17 +148,24 @@ impl<T: Scalar> Columns<T> {
     /// The starting `M`: `M_G` with each column cut to its `K` largest entries (ties by row)
     /// and renormalised (in f64, then rounded to `T`).
     pub fn initial(tr: &Transition, k: usize) -> Result<Self> {
+        Self::initial_part(tr, k, 0, tr.n)
+    }
+
+    /// [`Columns::initial`] for the columns `c0..c1` only, the others empty (a rank of a run
+    /// over many, which starts from its own columns).
+    pub fn initial_part(tr: &Transition, k: usize, c0: usize, c1: usize) -> Result<Self> {
         let n = tr.n;
         let mut m = Self::zeroed(n, k)?;
-        m.idx
+        m.idx[c0 * k..c1 * k]
             .par_chunks_mut(k)
-            .zip(m.val.par_chunks_mut(k))
-            .zip(m.len.par_iter_mut())
+            .zip(m.val[c0 * k..c1 * k].par_chunks_mut(k))
+            .zip(m.len[c0..c1].par_iter_mut())
             .enumerate()
             .with_min_len(64)
             .for_each_init(
                 Vec::new,
                 |col: &mut Vec<(u32, f64)>, (j, ((oi, ov), ol))| {
+                    let j = c0 + j;
                     let (r, v) = tr.column(j);
                     let top = r.len().min(k);
                     // The order of the top K: value descending, ties by row.

@@ -146,7 +146,11 @@ pub fn cluster_ranks<T: Scalar, B: MarkovCluster<T> + ?Sized>(
         });
         let host = plan(g, opts).and_then(|p| {
             let coarsest = p.transitions.last().expect("one level at least");
-            let m0 = Columns::<T>::initial(coarsest, opts.max_per_column)?;
+            // Over ranks each rank starts from its own columns (the level runners cut the
+            // columns by the same splits and read no others of the starting M).
+            let splits = coarsest.column_splits(c.size());
+            let (c0, c1) = (splits[c.rank()], splits[c.rank() + 1]);
+            let m0 = Columns::<T>::initial_part(coarsest, opts.max_per_column, c0, c1)?;
             Ok((p, m0))
         });
         let load = load.join().unwrap_or_else(|e| std::panic::resume_unwind(e));

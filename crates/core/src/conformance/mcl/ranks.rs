@@ -104,3 +104,40 @@ pub(super) fn distributed<T: Scalar, B: MarkovCluster<T> + Sync>(b: &B) -> Resul
     }
     Ok(())
 }
+
+/// A small run over two thread-ranks, for the sanitizers (run.sh's list): the hub graph,
+/// three iterations of each variant (the global hub pass, the `M·M` finish, MLR-MCL's DPR and
+/// balance), so that every kernel of the ranks' pass and gathers launches, against one
+/// process bit for bit.
+pub(super) fn distributed_small<T: Scalar, B: MarkovCluster<T> + Sync>(
+    b: &B,
+) -> Result<(), String> {
+    let g = hub_graph();
+    let cases = [
+        MclOptions {
+            local_table: Some(4),
+            finish_after: 1,
+            max_per_column: 8,
+            max_iterations: 3,
+            ..MclOptions::default()
+        },
+        MclOptions {
+            coarsen_to: 0,
+            max_iterations: 3,
+            ..MclOptions::mlrmcl()
+        },
+    ];
+    for o in &cases {
+        // (Not `run`: three MLR-MCL iterations leave its change test's first value.)
+        let want = b.cluster(&g, o).map_err(|e| format!("one process: {e}"))?;
+        let got = threads::run(2, |c| mcl::cluster::<T, B>(c, b, &g, o, &mut |_| {}));
+        for (rank, r) in got.into_iter().enumerate() {
+            let label = format!("{} {} {:?}, rank {rank}", b.name(), T::NAME, o.variant);
+            let r = r.map_err(|e| format!("{label}: {e}"))?;
+            if !same(&r, &want) {
+                return Err(format!("{label}: differs from one process"));
+            }
+        }
+    }
+    Ok(())
+}

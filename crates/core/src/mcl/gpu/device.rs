@@ -6,9 +6,7 @@
 // Kernel launches are `unsafe`: each says why in its `// SAFETY:` note.
 #![allow(unsafe_code)]
 
-use super::{
-    GpuPlan, IterationReport, MclKernels, FLAG_BALANCED, LINEAR_WG, PACK_WG, REDUCE_WG,
-};
+use super::{GpuPlan, IterationReport, MclKernels, FLAG_BALANCED, LINEAR_WG, PACK_WG, REDUCE_WG};
 use crate::comm::{all_gather, Comm, Solo};
 use crate::device::{Buf, Device, Geometry, KernelHandle};
 use crate::error::Result;
@@ -128,9 +126,19 @@ fn launch_pack<T: Scalar, D: Device>(
     let mut args = d.launch(&kern);
     args.arg(n as u64).arg(k as u32);
     if unpack {
-        args.arg(pidx).arg(pval).arg(len).arg(sums).arg(idx).arg(val);
+        args.arg(pidx)
+            .arg(pval)
+            .arg(len)
+            .arg(sums)
+            .arg(idx)
+            .arg(val);
     } else {
-        args.arg(idx).arg(val).arg(len).arg(sums).arg(pidx).arg(pval);
+        args.arg(idx)
+            .arg(val)
+            .arg(len)
+            .arg(sums)
+            .arg(pidx)
+            .arg(pval);
     }
     // SAFETY: (u64 n, u32 K, src idx/val, const u32 *len, const u64 *offs, dst idx/val), as
     // in the kernel file: n / PACK_WG rounded up groups of exactly PACK_WG items; column
@@ -220,9 +228,18 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             let (c0, k) = (plan.col0, plan.k);
             let (s0, s1) = (c0 * k, (c0 + own) * k);
             (
-                [Buf::zeroed(self, n * k, a)?, Buf::upload(self, &m0.idx[s0..s1], a)?],
-                [Buf::zeroed(self, n * k, a)?, Buf::upload(self, &m0.val[s0..s1], a)?],
-                [Buf::zeroed(self, n, a)?, Buf::upload(self, &m0.len[c0..c0 + own], a)?],
+                [
+                    Buf::zeroed(self, n * k, a)?,
+                    Buf::upload(self, &m0.idx[s0..s1], a)?,
+                ],
+                [
+                    Buf::zeroed(self, n * k, a)?,
+                    Buf::upload(self, &m0.val[s0..s1], a)?,
+                ],
+                [
+                    Buf::zeroed(self, n, a)?,
+                    Buf::upload(self, &m0.len[c0..c0 + own], a)?,
+                ],
             )
         } else {
             (
@@ -415,7 +432,15 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         launch_offsets::<T, D>(self, own, &st.len[1], &pk.sums_own, &pk.total)?;
         let ours = (&st.idx[1], &st.val[1]);
         let packed = (&pk.pidx_own, &pk.pval_own);
-        launch_pack(self, false, (own, k), &st.len[1], &pk.sums_own, ours, packed)?;
+        launch_pack(
+            self,
+            false,
+            (own, k),
+            &st.len[1],
+            &pk.sums_own,
+            ours,
+            packed,
+        )?;
         let mine = pk.total.download(self, what)?[0] as usize;
         let entries: Vec<usize> = all_gather(c, &[mine as u64])?
             .0
@@ -423,11 +448,11 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             .map(|&x| x as usize)
             .collect();
         let cols: Vec<usize> = plan.splits.windows(2).map(|w| w[1] - w[0]).collect();
-        let bytes = |counts: &[usize], w: usize| -> Vec<usize> {
-            counts.iter().map(|&x| x * w).collect()
-        };
+        let bytes =
+            |counts: &[usize], w: usize| -> Vec<usize> { counts.iter().map(|&x| x * w).collect() };
         let t = std::mem::size_of::<T>();
-        let device = self.gather_mem(c, st.len[1].mem(), &bytes(&cols, 4), st.len[0].mem(), what)?;
+        let device =
+            self.gather_mem(c, st.len[1].mem(), &bytes(&cols, 4), st.len[0].mem(), what)?;
         if device {
             let ok = self.gather_mem(
                 c,
