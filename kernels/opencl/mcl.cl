@@ -837,8 +837,11 @@ __kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_scan_blocks_, SUFFIX)(
     }
 }
 
-// Column j's exclusive offset among its block's columns (every item of the group calls it).
-DEVICE ulong block_offset(LOCAL_PTR ulong *s, const uint tid, const uint l)
+// The inclusive prefix sums of the block's lengths l into s (every item of the group calls
+// it), and the column of the block that holds packed entry p of the block (s[c] > p, the
+// first such c): the copies below take one packed entry per work-item, so that consecutive
+// items move consecutive entries (coalesced), whatever the columns' lengths.
+DEVICE void block_scan(LOCAL_PTR ulong *s, const uint tid, const uint l)
 {
     s[tid] = l;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -848,7 +851,21 @@ DEVICE ulong block_offset(LOCAL_PTR ulong *s, const uint tid, const uint l)
         s[tid] += x;
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    return s[tid] - l;
+}
+
+DEVICE uint column_of(LOCAL_PTR ulong *s, const ulong p)
+{
+    uint lo = 0;
+    uint hi = PACK_WG - 1;
+    while (lo < hi) {
+        const uint mid = (lo + hi) / 2;
+        if (s[mid] > p) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    return lo;
 }
 
 __kernel KERNEL_WG_MAX(PACK_WG) void TRIDENT_CAT(mcl_pack_, SUFFIX)(
@@ -858,13 +875,15 @@ __kernel KERNEL_WG_MAX(PACK_WG) void TRIDENT_CAT(mcl_pack_, SUFFIX)(
     __global REAL *restrict pval)
 {
     __local ulong s[PACK_WG];
-    const ulong j = get_global_id(0);
+    const ulong j0 = (ulong)get_group_id(0) * PACK_WG;
     const uint tid = get_local_id(0);
-    const uint l = j < n ? len[j] : 0;
-    const ulong at = offs[get_group_id(0)] + block_offset(s, tid, l);
-    for (uint q = 0; q < l; ++q) {
-        pidx[at + q] = idx[j * K + q];
-        pval[at + q] = val[j * K + q];
+    block_scan(s, tid, j0 + tid < n ? len[j0 + tid] : 0);
+    const ulong base = offs[get_group_id(0)];
+    for (ulong p = tid; p < s[PACK_WG - 1]; p += PACK_WG) {
+        const uint c = column_of(s, p);
+        const ulong q = p - (c > 0 ? s[c - 1] : 0);
+        pidx[base + p] = idx[(j0 + c) * K + q];
+        pval[base + p] = val[(j0 + c) * K + q];
     }
 }
 
@@ -875,13 +894,15 @@ __kernel KERNEL_WG_MAX(PACK_WG) void TRIDENT_CAT(mcl_unpack_, SUFFIX)(
     __global REAL *restrict val)
 {
     __local ulong s[PACK_WG];
-    const ulong j = get_global_id(0);
+    const ulong j0 = (ulong)get_group_id(0) * PACK_WG;
     const uint tid = get_local_id(0);
-    const uint l = j < n ? len[j] : 0;
-    const ulong at = offs[get_group_id(0)] + block_offset(s, tid, l);
-    for (uint q = 0; q < l; ++q) {
-        idx[j * K + q] = pidx[at + q];
-        val[j * K + q] = pval[at + q];
+    block_scan(s, tid, j0 + tid < n ? len[j0 + tid] : 0);
+    const ulong base = offs[get_group_id(0)];
+    for (ulong p = tid; p < s[PACK_WG - 1]; p += PACK_WG) {
+        const uint c = column_of(s, p);
+        const ulong q = p - (c > 0 ? s[c - 1] : 0);
+        idx[(j0 + c) * K + q] = pidx[base + p];
+        val[(j0 + c) * K + q] = pval[base + p];
     }
 }
 

@@ -509,6 +509,10 @@ impl Backend for Cuda {
         self.shared.make_current()?;
         self.shared.synchronize()
     }
+
+    fn connect(&self, c: &dyn trident_core::dist::Comm) -> Result<bool> {
+        self.nccl_connect(c)
+    }
 }
 
 /// The device ordinal that `value` (of [`DEVICE_ENV`], as the CLI reads it) names: `None`

@@ -233,6 +233,17 @@ impl Cuda {
         ])
     }
 
+    /// [`Backend::connect`](trident_core::Backend::connect): the communicator of `c`'s ranks
+    /// made now, where NCCL can serve them (two ranks or more on distinct GPUs).
+    pub(crate) fn nccl_connect(&self, c: &dyn Comm) -> Result<bool> {
+        if c.size() < 2 || !self.nccl_usable(c)? {
+            return Ok(false);
+        }
+        let mut state = self.nccl.lock().unwrap_or_else(|e| e.into_inner());
+        self.nccl(c, &mut state)?;
+        Ok(true)
+    }
+
     /// [`Device::exchange_mem`](trident_core::device::Device::exchange_mem) through NCCL:
     /// this rank's `send` uploaded once, each destination's range sent from it, each
     /// source's bytes received in rank order into one buffer, in one NCCL group.

@@ -222,6 +222,10 @@ fn rmcl_through_nccl() {
         for p in 2..=count.min(4) {
             let results = threads::run(p, |c| {
                 let d = Cuda::with_device(c.rank())?;
+                // Connected up front, as the CLI does during its read: the run reuses it.
+                if !trident_core::Backend::connect(&d, c)? {
+                    return Err(trident_core::Error::backend("test", "NCCL did not connect"));
+                }
                 mcl::cluster::<f32, _>(c, &d, &g, &o, &mut |_| {})
             });
             for (rank, r) in results.into_iter().enumerate() {

@@ -23,6 +23,14 @@ pub trait Backend: Send + Sync {
     fn synchronize(&self) -> Result<()> {
         Ok(())
     }
+    /// Sets up the device-to-device engine for the ranks of `c` (NCCL's communicator, for
+    /// CUDA ranks on distinct GPUs), so that the first exchange does not pay for it (a job
+    /// can do it while it reads its input); `true` where the engine serves these ranks.
+    /// Every rank must call it at the same point. The default has no engine.
+    fn connect(&self, c: &dyn crate::comm::Comm) -> Result<bool> {
+        let _ = c;
+        Ok(false)
+    }
 }
 
 /// Device-resident vectors of `T`.

@@ -17,7 +17,7 @@ use std::time::Instant;
 use trident_core::mcl::{
     eval, Clustering, Expansion, MarkovCluster, MclOptions, MclProgress, Variant,
 };
-use trident_core::{io, Error, Graph, Result};
+use trident_core::{io, Backend, Error, Graph, Result};
 
 use crate::files::Files;
 use crate::job::Job;
@@ -249,7 +249,14 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
                 })?;
             }
             let kernels = t.elapsed().as_secs_f64();
-            Ok((b, open, kernels))
+            // Over ranks, the device-to-device engine (NCCL) is set up during the read too.
+            let t = Instant::now();
+            let engine = if distributed {
+                crate::with_backend!(&b, b => Backend::connect(b, job.comm()))?
+            } else {
+                false
+            };
+            Ok((b, open, kernels, (engine, t.elapsed().as_secs_f64())))
         });
         let read = read.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
         (b, notes, read)
@@ -271,7 +278,7 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     for n in notes {
         crate::errln!("{n}");
     }
-    let (b, open, kernels) = b?;
+    let (b, open, kernels, (engine, connect)) = b?;
     crate::errln!(
         "backend: {b} (opened in {open:.3} s, kernels loaded in {kernels:.3} s, while reading)"
     );
@@ -291,10 +298,15 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
         Some(path) => read_clusters(&g, path)?,
         None if distributed => {
             eprintln!(
-                "ranks: {} ({}), the column pass on each rank's {}",
+                "ranks: {} ({}), the column pass on each rank's {}{}",
                 job.comm().size(),
                 job.comm().engine(),
-                b
+                b,
+                if engine {
+                    format!("; NCCL connected in {connect:.3} s, during the read")
+                } else {
+                    String::new()
+                }
             );
             crate::with_backend!(&b, b => match args.precision {
                 Precision::F32 => cluster_ranks::<f32, _>(job, b, &g, &opts, args.quiet),

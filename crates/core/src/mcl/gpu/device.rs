@@ -9,7 +9,7 @@
 use super::{GpuPlan, IterationReport, MclKernels, FLAG_BALANCED, LINEAR_WG, PACK_WG, REDUCE_WG};
 use crate::comm::{all_gather, Comm, Solo};
 use crate::device::{Buf, Device, Geometry, KernelHandle};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gpu::KernelList;
 use crate::mcl::drive::{LevelRun, Output};
 use crate::mcl::mlr::IterationPlan;
@@ -480,6 +480,18 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             pk.pval_all = Buf::upload(self, &pval, what)?;
         }
         launch_offsets::<T, D>(self, n, &st.len[0], &pk.sums_all, &pk.total)?;
+        // The gathered lengths must account for the gathered entries, or the unpacking would
+        // read past them.
+        let counted = pk.total.download(self, what)?[0] as usize;
+        if counted != entries.iter().sum::<usize>() {
+            return Err(Error::backend(
+                self.name(),
+                format!(
+                    "{what}: the lengths count {counted} entries, the ranks sent {} (a bug)",
+                    entries.iter().sum::<usize>()
+                ),
+            ));
+        }
         let all = (&st.idx[0], &st.val[0]);
         let packed = (&pk.pidx_all, &pk.pval_all);
         launch_pack(self, true, (n, k), &st.len[0], &pk.sums_all, all, packed)?;
