@@ -83,7 +83,7 @@ impl Device for Cuda {
         self.shared.make_current()?;
         // Wait for queued kernels (and report their failures as such) before copying.
         self.shared.synchronize()?;
-        mem.copy_to_host(host).context(|| what)
+        mem.copy_head_to_host(host).context(|| what)
     }
 
     fn exchange_mem(

@@ -107,6 +107,29 @@ impl<T: DeviceCopy> DevBuf<T> {
         Ok(())
     }
 
+    /// Copies the first `host.len()` elements into `host` (at most the buffer's length). The
+    /// context must be current and pending work on the backend's stream finished.
+    pub(crate) fn copy_head_to_host(&self, host: &mut [T]) -> Result<()> {
+        if host.len() > self.len {
+            return Err(crate::driver::backend(format!(
+                "a download of {} values from a buffer of {}",
+                host.len(),
+                self.len
+            )));
+        }
+        match &self.buf {
+            Some(b) if host.len() == self.len => {
+                b.copy_to(host).or_cuda(|| "copying a vector to the host")?
+            }
+            Some(b) if !host.is_empty() => b
+                .index(..host.len())
+                .copy_to(host)
+                .or_cuda(|| "copying the head of a vector to the host")?,
+            _ => {}
+        }
+        Ok(())
+    }
+
     /// The backend state this buffer belongs to.
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared
