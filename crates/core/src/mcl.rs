@@ -557,6 +557,16 @@ pub trait MarkovCluster<T: Scalar>: Backend {
         }
     }
 
+    /// The device round trip of the gathers' packing (`m` uploaded, packed to its entries,
+    /// unpacked into fresh slots, read back), for the conformance suite: one process
+    /// launches every packing kernel, so that the sanitizers see them without thread-ranks.
+    /// `None` where the backend has no device pass (the CPU).
+    #[doc(hidden)]
+    fn pack_round_trip(&self, m: &Columns<T>) -> Option<Result<Columns<T>>> {
+        let _ = m;
+        None
+    }
+
     /// Clusters the nodes of `g`, calling `progress` after every iteration.
     fn cluster_with_progress(
         &self,

@@ -113,6 +113,14 @@ pub fn checks<B: MarkovCluster<f32> + MarkovCluster<f64> + Sync>() -> Vec<Check<
             name: "mcl_distributed_small_f32",
             run: ranks::distributed_small::<f32, B>,
         },
+        Check {
+            name: "mcl_distributed_pack_round_trip_f32",
+            run: ranks::pack_round_trip::<f32, B>,
+        },
+        Check {
+            name: "mcl_distributed_pack_round_trip_f64",
+            run: ranks::pack_round_trip::<f64, B>,
+        },
     ]
 }
 
@@ -146,7 +154,9 @@ macro_rules! mcl_conformance_tests {
             mcl_weight_scale_invariance_f64,
             mcl_distributed_f32,
             mcl_distributed_f64,
-            mcl_distributed_small_f32
+            mcl_distributed_small_f32,
+            mcl_distributed_pack_round_trip_f32,
+            mcl_distributed_pack_round_trip_f64
         );
     };
 }

@@ -141,3 +141,38 @@ pub(super) fn distributed_small<T: Scalar, B: MarkovCluster<T> + Sync>(
     }
     Ok(())
 }
+
+/// The gathers' packing on one process ([`MarkovCluster::pack_round_trip`]): columns of
+/// every length from 0 to K over several blocks of `PACK_WG`, packed and unpacked into
+/// poisoned slots, give back every column's entries (the slots past a column's length are
+/// not part of `M`). The sanitizers run it: it launches every packing kernel without
+/// thread-ranks. Backends without a device pass have nothing to check.
+pub(super) fn pack_round_trip<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(), String> {
+    for (n, k) in [(700usize, 5usize), (1, 3), (257, 64), (513, 1)] {
+        let mut m = crate::mcl::Columns::<T>::zeroed(n, k).map_err(|e| e.to_string())?;
+        for j in 0..n {
+            let l = (j * 7 + j / 3) % (k + 1);
+            m.len[j] = l as u32;
+            for q in 0..k {
+                m.idx[j * k + q] = (j * 31 + q) as u32;
+                m.val[j * k + q] = T::from_f64(1.0 / (1.0 + (j + q) as f64));
+            }
+        }
+        let Some(got) = b.pack_round_trip(&m) else {
+            return Ok(());
+        };
+        let got = got.map_err(|e| format!("{} {} n = {n}, K = {k}: {e}", b.name(), T::NAME))?;
+        for j in 0..n {
+            if got.column(j) != m.column(j) {
+                return Err(format!(
+                    "{} {} n = {n}, K = {k}: column {j} came back as {:?}, was {:?}",
+                    b.name(),
+                    T::NAME,
+                    got.column(j),
+                    m.column(j)
+                ));
+            }
+        }
+    }
+    Ok(())
+}

@@ -110,6 +110,47 @@ fn launch_offsets<T: Scalar, D: Device>(
     Ok(())
 }
 
+/// [`MarkovCluster::pack_round_trip`] on a device.
+fn pack_round_trip<T: Scalar, D: Device>(d: &D, m: &Columns<T>) -> Result<Columns<T>> {
+    let (n, k) = (m.n, m.k);
+    let a = "R-MCL packing round trip";
+    let (idx, val, len) = (
+        Buf::upload(d, &m.idx, a)?,
+        Buf::upload(d, &m.val, a)?,
+        Buf::upload(d, &m.len, a)?,
+    );
+    let sums = Buf::<D, u64>::zeroed(d, n.div_ceil(PACK_WG) + 1, a)?;
+    let total = Buf::<D, u64>::zeroed(d, 1, a)?;
+    let slots = (n * k).max(1);
+    let (pidx, pval) = (
+        Buf::<D, u32>::zeroed(d, slots, a)?,
+        Buf::<D, T>::zeroed(d, slots, a)?,
+    );
+    launch_offsets::<T, D>(d, n, &len, &sums, &total)?;
+    launch_pack(d, false, (n, k), &len, &sums, (&idx, &val), (&pidx, &pval))?;
+    // Fresh slots poisoned, so that an entry the unpacking misses shows.
+    let (oidx, oval) = (
+        Buf::upload(d, &vec![u32::MAX; slots], a)?,
+        Buf::upload(d, &vec![T::from_f64(-7.0); slots], a)?,
+    );
+    launch_offsets::<T, D>(d, n, &len, &sums, &total)?;
+    launch_pack(d, true, (n, k), &len, &sums, (&oidx, &oval), (&pidx, &pval))?;
+    let entries = total.download(d, a)?[0];
+    if entries != m.entries() {
+        return Err(Error::backend(
+            d.name(),
+            format!("{a}: {entries} entries counted, {} in M", m.entries()),
+        ));
+    }
+    Ok(Columns {
+        n,
+        k,
+        idx: oidx.download_head(d, n * k, a)?,
+        val: oval.download_head(d, n * k, a)?,
+        len: len.download(d, a)?,
+    })
+}
+
 /// `mcl_pack` (`unpack` false: the first `n` columns of `idx`/`val` (width `k`) into
 /// `pidx`/`pval`) or `mcl_unpack` (the reverse), at the offsets `sums` of `len`.
 #[allow(clippy::too_many_arguments)]
@@ -571,5 +612,9 @@ impl<T: Scalar, D: Device> MarkovCluster<T> for D {
 
     fn load_kernels(&self) -> Result<()> {
         <Self as MclKernels<T>>::mcl_load(self)
+    }
+
+    fn pack_round_trip(&self, m: &Columns<T>) -> Option<Result<Columns<T>>> {
+        Some(pack_round_trip(self, m))
     }
 }
