@@ -161,15 +161,19 @@ pub fn local_clustering(g: &Graph, per_node: &[u64]) -> Vec<f64> {
     per_node
         .iter()
         .enumerate()
-        .map(|(v, &t)| {
-            let d = g.degree(v) as f64;
-            if d < 2.0 {
-                0.0
-            } else {
-                2.0 * t as f64 / (d * (d - 1.0))
-            }
-        })
+        .map(|(v, &t)| clustering_coefficient(t, g.degree(v)))
         .collect()
+}
+
+/// The local clustering coefficient of a node of `degree` in `triangles` triangles:
+/// `2t / (d (d - 1))`, 0 below degree 2.
+pub fn clustering_coefficient(triangles: u64, degree: usize) -> f64 {
+    let d = degree as f64;
+    if d < 2.0 {
+        0.0
+    } else {
+        2.0 * triangles as f64 / (d * (d - 1.0))
+    }
 }
 
 /// Triangle counting by sorted-list intersection on the degree-ordered orientation.

@@ -75,13 +75,7 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     crate::with_backend!(&b, b => count(b, &g, &args, load, files))
 }
 
-fn count<B: TriangleCount>(
-    b: &B,
-    g: &Graph,
-    args: &Args,
-    load: f64,
-    mut files: Files,
-) -> Result<()> {
+fn count<B: TriangleCount>(b: &B, g: &Graph, args: &Args, load: f64, files: Files) -> Result<()> {
     let t = Instant::now();
     let o = OrientedGraph::from_graph(g)?;
     let orient = t.elapsed().as_secs_f64();
@@ -113,15 +107,16 @@ fn count<B: TriangleCount>(
     }
     let r = result.ok_or_else(|| Error::backend(b.name(), "no count"))?;
     let counting = median(times);
-    crate::outln!("file:          {}", args.path.display())?;
-    crate::outln!(
-        "graph:         {} nodes, {} edges ({} self-loops dropped); max out-degree {}",
-        g.num_nodes(),
-        g.num_edges(),
-        g.self_loops_dropped(),
-        stats.max_out
+    print_graph(
+        &args.path,
+        (
+            g.num_nodes(),
+            g.num_edges() as u64,
+            g.self_loops_dropped() as u64,
+        ),
+        stats.max_out,
+        alg,
     )?;
-    crate::outln!("algorithm:     {alg}")?;
     crate::outln!("triangles:     {}", r.total)?;
     crate::outln!("load:          {load:.4} s")?;
     crate::outln!("orientation:   {orient:.4} s")?;
@@ -136,17 +131,48 @@ fn count<B: TriangleCount>(
         load + orient + transfer + counting
     )?;
     if let (Some(path), Some(per)) = (&args.per_vertex, &r.per_node) {
-        let cc = trident_core::triangles::local_clustering(g, per);
-        files.write(path, |w| {
-            writeln!(w, "node\tdegree\ttriangles\tclustering")?;
-            for (v, (&t, c)) in per.iter().zip(&cc).enumerate() {
-                writeln!(w, "{}\t{}\t{t}\t{c}", g.label(v), g.degree(v))?;
-            }
-            Ok(())
-        })?;
-        files.commit()?;
-        crate::outln!("per-vertex:    {}", path.display())?;
+        write_per_vertex(files, path, per, |v| (g.label(v), g.degree(v)))?;
     }
+    Ok(())
+}
+
+/// The summary's lines on the input (one process and many): the file, the graph as
+/// `(nodes, edges, self-loops dropped)`, its largest out-degree, the algorithm.
+fn print_graph(
+    path: &std::path::Path,
+    (nodes, edges, loops): (usize, u64, u64),
+    max_out: impl std::fmt::Display,
+    alg: impl std::fmt::Display,
+) -> Result<()> {
+    crate::outln!("file:          {}", path.display())?;
+    crate::outln!(
+        "graph:         {nodes} nodes, {edges} edges ({loops} self-loops dropped); max out-degree \
+         {max_out}"
+    )?;
+    crate::outln!("algorithm:     {alg}")?;
+    Ok(())
+}
+
+/// Writes and commits the per-vertex file (node, degree, triangles, local clustering
+/// coefficient; `node(v)` gives the label and degree of node `v`) and names it in the
+/// summary (one process and rank 0 of many).
+fn write_per_vertex(
+    mut files: Files,
+    path: &std::path::Path,
+    per: &[u64],
+    node: impl Fn(usize) -> (String, usize),
+) -> Result<()> {
+    files.write(path, |w| {
+        writeln!(w, "node\tdegree\ttriangles\tclustering")?;
+        for (v, &t) in per.iter().enumerate() {
+            let (label, d) = node(v);
+            let c = trident_core::triangles::clustering_coefficient(t, d);
+            writeln!(w, "{label}\t{d}\t{t}\t{c}")?;
+        }
+        Ok(())
+    })?;
+    files.commit()?;
+    crate::outln!("per-vertex:    {}", path.display())?;
     Ok(())
 }
 

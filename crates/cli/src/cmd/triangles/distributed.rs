@@ -3,7 +3,6 @@
 //! backend (the GPU of its local rank, or the CPU), and rank 0 prints the summary and
 //! writes the per-vertex file (see `trident_core::dist`).
 
-use std::io::Write;
 use std::time::Instant;
 
 use trident_core::dist::graph::{orient, read_graph};
@@ -73,7 +72,7 @@ fn finish<B: TriangleCount>(
     g: &trident_core::dist::graph::DistGraph,
     o: &trident_core::dist::graph::DistOriented,
     args: &Args,
-    mut files: Files,
+    files: Files,
     (load, orientation): (f64, f64),
     devices: &[String],
 ) -> Result<()> {
@@ -123,15 +122,12 @@ fn finish<B: TriangleCount>(
             held[rank]
         )?;
     }
-    crate::outln!("file:          {}", args.path.display())?;
-    crate::outln!(
-        "graph:         {} nodes, {} edges ({} self-loops dropped); max out-degree {}",
-        g.num_nodes(),
-        g.num_edges(),
-        g.self_loops_dropped(),
-        stats.max_out
+    super::print_graph(
+        &args.path,
+        (g.num_nodes(), g.num_edges(), g.self_loops_dropped()),
+        stats.max_out,
+        alg,
     )?;
-    crate::outln!("algorithm:     {alg}")?;
     crate::outln!("layout:        {}", r.layout)?;
     crate::outln!("triangles:     {}", r.counts.total)?;
     crate::outln!(
@@ -164,21 +160,7 @@ fn finish<B: TriangleCount>(
         load + orientation + exchange + transfer + counting
     )?;
     if let (Some(path), Some(per), true) = (&args.per_vertex, &r.counts.per_node, c.rank() == 0) {
-        files.write(path, |w| {
-            writeln!(w, "node\tdegree\ttriangles\tclustering")?;
-            for (v, &t) in per.iter().enumerate() {
-                let d = g.degree(v) as f64;
-                let cc = if d < 2.0 {
-                    0.0
-                } else {
-                    2.0 * t as f64 / (d * (d - 1.0))
-                };
-                writeln!(w, "{}\t{}\t{t}\t{cc}", g.label(v), g.degree(v))?;
-            }
-            Ok(())
-        })?;
-        files.commit()?;
-        crate::outln!("per-vertex:    {}", path.display())?;
+        super::write_per_vertex(files, path, per, |v| (g.label(v), g.degree(v)))?;
     }
     Ok(())
 }
