@@ -868,13 +868,17 @@ DEVICE uint column_of(LOCAL_PTR ulong *s, const ulong p)
     return lo;
 }
 
-__kernel KERNEL_WG_MAX(PACK_WG) void TRIDENT_CAT(mcl_pack_, SUFFIX)(
-    const ulong n, const uint K, __global const uint *restrict idx,
-    __global const REAL *restrict val, __global const uint *restrict len,
-    __global const ulong *restrict offs, __global uint *restrict pidx,
-    __global REAL *restrict pval)
+// The one copy of mcl_pack and mcl_unpack, between the packed array and M's K-wide slots:
+// packed entry p of the block is slot q of its column c (s from block_scan). It reads the
+// from_* arrays and writes the to_* arrays; to_packed says which side is packed: 1 (pack:
+// from = M's slots, to = the packed array) or 0 (unpack: the other way round). s is the
+// kernel's local array (a local array lives at kernel scope).
+DEVICE void move_packed(const ulong n, const uint K, __global const uint *restrict from_idx,
+                        __global const REAL *restrict from_val,
+                        __global const uint *restrict len, __global const ulong *restrict offs,
+                        __global uint *restrict to_idx, __global REAL *restrict to_val,
+                        LOCAL_PTR ulong *s, const uint to_packed)
 {
-    __local ulong s[PACK_WG];
     const ulong j0 = (ulong)get_group_id(0) * PACK_WG;
     const uint tid = get_local_id(0);
     block_scan(s, tid, j0 + tid < n ? len[j0 + tid] : 0);
@@ -882,9 +886,23 @@ __kernel KERNEL_WG_MAX(PACK_WG) void TRIDENT_CAT(mcl_pack_, SUFFIX)(
     for (ulong p = tid; p < s[PACK_WG - 1]; p += PACK_WG) {
         const uint c = column_of(s, p);
         const ulong q = p - (c > 0 ? s[c - 1] : 0);
-        pidx[base + p] = idx[(j0 + c) * K + q];
-        pval[base + p] = val[(j0 + c) * K + q];
+        const ulong packed = base + p;
+        const ulong slot = (j0 + c) * K + q;
+        const ulong from = to_packed ? slot : packed;
+        const ulong to = to_packed ? packed : slot;
+        to_idx[to] = from_idx[from];
+        to_val[to] = from_val[from];
     }
+}
+
+__kernel KERNEL_WG_MAX(PACK_WG) void TRIDENT_CAT(mcl_pack_, SUFFIX)(
+    const ulong n, const uint K, __global const uint *restrict idx,
+    __global const REAL *restrict val, __global const uint *restrict len,
+    __global const ulong *restrict offs, __global uint *restrict pidx,
+    __global REAL *restrict pval)
+{
+    __local ulong s[PACK_WG];
+    move_packed(n, K, idx, val, len, offs, pidx, pval, s, 1u);
 }
 
 __kernel KERNEL_WG_MAX(PACK_WG) void TRIDENT_CAT(mcl_unpack_, SUFFIX)(
@@ -894,16 +912,7 @@ __kernel KERNEL_WG_MAX(PACK_WG) void TRIDENT_CAT(mcl_unpack_, SUFFIX)(
     __global REAL *restrict val)
 {
     __local ulong s[PACK_WG];
-    const ulong j0 = (ulong)get_group_id(0) * PACK_WG;
-    const uint tid = get_local_id(0);
-    block_scan(s, tid, j0 + tid < n ? len[j0 + tid] : 0);
-    const ulong base = offs[get_group_id(0)];
-    for (ulong p = tid; p < s[PACK_WG - 1]; p += PACK_WG) {
-        const uint c = column_of(s, p);
-        const ulong q = p - (c > 0 ? s[c - 1] : 0);
-        idx[(j0 + c) * K + q] = pidx[base + p];
-        val[(j0 + c) * K + q] = pval[base + p];
-    }
+    move_packed(n, K, pidx, pval, len, offs, idx, val, s, 0u);
 }
 
 // The precision-dependent macros end with the file (the CUDA build includes it once per

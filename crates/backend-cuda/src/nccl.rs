@@ -240,7 +240,28 @@ impl Cuda {
             return Ok(false);
         }
         let mut state = self.nccl.lock().unwrap_or_else(|e| e.into_inner());
-        self.nccl(c, &mut state)?;
+        let comm = self.nccl(c, &mut state)?;
+        // NCCL connects each pair of ranks on their first transfer: one byte from every
+        // rank to every other, so that the connections are made here (during the input's
+        // read) and not in the first exchange or gather.
+        let a = api().map_err(|e| Error::backend(driver::BACKEND, e))?;
+        self.shared.make_current()?;
+        let p = c.size();
+        let what = "NCCL connection";
+        let send = DevBuf::<u8>::zeroed(&self.shared, 1, what)?;
+        let recv = DevBuf::<u8>::zeroed(&self.shared, p, what)?;
+        // SAFETY: one byte is sent from `send` (1 byte) and p received into `recv` (p
+        // bytes); both outlive the group: the stream is synchronised before they drop.
+        unsafe {
+            self.nccl_group(
+                a,
+                comm,
+                (send.ptr().as_raw(), &|_| 0..1),
+                (recv.ptr().as_raw(), &vec![1; p]),
+                what,
+            )?;
+        }
+        self.shared.synchronize()?;
         Ok(true)
     }
 
@@ -266,57 +287,22 @@ impl Cuda {
         let src = DevBuf::from_host(&self.shared, send, what)?;
         let total: usize = recv.iter().sum();
         let dst = DevBuf::<u8>::uninit(&self.shared, total, what)?;
-        let (sp, dp) = (src.ptr().as_raw(), dst.ptr().as_raw());
-        let stream = self.shared.raw_stream() as *mut c_void;
         let me = c.rank();
-        let mut at = 0usize;
-        // SAFETY: every pointer lies within `src` or `dst` (ranges checked against their
-        // lengths by the caller's contract, asserted below), which outlive the group: the
-        // stream is synchronised before they drop.
+        for part in parts.iter().take(recv.len()) {
+            assert!(part.end <= send.len(), "{what}: send range out of bounds");
+        }
+        assert_eq!(parts[me].len(), recv[me], "{what}: own part");
+        // SAFETY: every range lies within `src` (asserted above: `send`'s length) or `dst`
+        // (`total` bytes), which outlive the group: the stream is synchronised before they
+        // drop.
         unsafe {
-            check(a, (a.group_start)(), "ncclGroupStart")?;
-            for (r, &len) in recv.iter().enumerate() {
-                let part = &parts[r];
-                assert!(part.end <= send.len(), "{what}: send range out of bounds");
-                if r == me {
-                    // Our own part: a device copy, outside NCCL.
-                    assert_eq!(part.len(), len, "{what}: own part");
-                    if len > 0 {
-                        let rc = cust::sys::cuMemcpyDtoDAsync_v2(
-                            dp + at as u64,
-                            sp + part.start as u64,
-                            len,
-                            self.shared.raw_stream(),
-                        );
-                        if rc != cust::sys::cudaError_enum::CUDA_SUCCESS {
-                            let _ = (a.group_end)();
-                            return Err(driver::error_from_code(
-                                rc as i32,
-                                format!("{what}: copy"),
-                            ));
-                        }
-                    }
-                } else {
-                    if !part.is_empty() {
-                        let p = (sp + part.start as u64) as *const c_void;
-                        check(
-                            a,
-                            (a.send)(p, part.len(), NCCL_INT8, r as c_int, comm.raw, stream),
-                            "ncclSend",
-                        )?;
-                    }
-                    if len > 0 {
-                        let p = (dp + at as u64) as *mut c_void;
-                        check(
-                            a,
-                            (a.recv)(p, len, NCCL_INT8, r as c_int, comm.raw, stream),
-                            "ncclRecv",
-                        )?;
-                    }
-                }
-                at += len;
-            }
-            check(a, (a.group_end)(), "ncclGroupEnd")?;
+            self.nccl_group(
+                a,
+                comm,
+                (src.ptr().as_raw(), &|r| parts[r].clone()),
+                (dst.ptr().as_raw(), recv),
+                what,
+            )?;
         }
         self.shared.synchronize()?;
         drop(src);
@@ -354,54 +340,93 @@ impl Cuda {
         let comm = self.nccl(c, &mut state)?;
         let a = api().map_err(|e| Error::backend(driver::BACKEND, e))?;
         self.shared.make_current()?;
-        let (sp, rp) = (send.ptr().as_raw(), recv.ptr().as_raw());
-        let stream = self.shared.raw_stream() as *mut c_void;
-        let mut at = 0usize;
+        let mine = counts[me];
         // SAFETY: the ranges lie within `send` (counts[me] bytes) and `recv` (total bytes),
         // checked above; both buffers belong to this device and outlive the stream's work
         // (the caller's persistent buffers, dropped only after the stream is synchronised).
         unsafe {
-            check(a, (a.group_start)(), "ncclGroupStart")?;
-            for (r, &len) in counts.iter().enumerate() {
-                if r == me {
-                    if len > 0 {
-                        let rc = cust::sys::cuMemcpyDtoDAsync_v2(
-                            rp + at as u64,
-                            sp,
-                            len,
-                            self.shared.raw_stream(),
-                        );
-                        if rc != cust::sys::cudaError_enum::CUDA_SUCCESS {
-                            let _ = (a.group_end)();
-                            return Err(driver::error_from_code(
-                                rc as i32,
-                                format!("{what}: copy"),
-                            ));
-                        }
-                    }
-                } else {
-                    let mine = counts[me];
-                    if mine > 0 {
-                        let p = sp as *const c_void;
-                        check(
-                            a,
-                            (a.send)(p, mine, NCCL_INT8, r as c_int, comm.raw, stream),
-                            "ncclSend",
-                        )?;
-                    }
-                    if len > 0 {
-                        let p = (rp + at as u64) as *mut c_void;
-                        check(
-                            a,
-                            (a.recv)(p, len, NCCL_INT8, r as c_int, comm.raw, stream),
-                            "ncclRecv",
-                        )?;
-                    }
-                }
-                at += len;
-            }
-            check(a, (a.group_end)(), "ncclGroupEnd")?;
+            self.nccl_group(
+                a,
+                comm,
+                (send.ptr().as_raw(), &|_| 0..mine),
+                (recv.ptr().as_raw(), counts),
+                what,
+            )?;
         }
         Ok(true)
+    }
+
+    /// One NCCL group of point-to-point transfers on the backend's stream (not waited for):
+    /// to every other rank `r` the bytes `part(r)` of the device memory at `send`, from
+    /// every rank `r` its `recv[r]` bytes, received in rank order from `dst` on; this rank's
+    /// own part (`part(me)`, `recv[me]` bytes) copied on the device. The exchanges
+    /// ([`Cuda::nccl_exchange`]) and the gathers ([`Cuda::nccl_gather`]) are both this.
+    ///
+    /// # Safety
+    /// Every `part(r)` must lie within the allocation at `send`, `recv`'s total within the
+    /// one at `dst`, `part(me)` must hold `recv[me]` bytes, and both allocations must
+    /// outlive the stream's work.
+    unsafe fn nccl_group(
+        &self,
+        a: &Api,
+        comm: &Communicator,
+        (sp, part): (u64, &dyn Fn(usize) -> std::ops::Range<usize>),
+        (dp, recv): (u64, &[usize]),
+        what: &str,
+    ) -> Result<()> {
+        let stream = self.shared.raw_stream() as *mut c_void;
+        let me = comm.key.1;
+        check(a, (a.group_start)(), "ncclGroupStart")?;
+        let mut at = 0usize;
+        let mut queued = Ok(());
+        for (r, &len) in recv.iter().enumerate() {
+            let p = part(r);
+            queued = if r == me {
+                if len == 0 {
+                    Ok(())
+                } else {
+                    let rc = cust::sys::cuMemcpyDtoDAsync_v2(
+                        dp + at as u64,
+                        sp + p.start as u64,
+                        len,
+                        self.shared.raw_stream(),
+                    );
+                    if rc == cust::sys::cudaError_enum::CUDA_SUCCESS {
+                        Ok(())
+                    } else {
+                        Err(driver::error_from_code(rc as i32, format!("{what}: copy")))
+                    }
+                }
+            } else {
+                let sent = if p.is_empty() {
+                    Ok(())
+                } else {
+                    let ptr = (sp + p.start as u64) as *const c_void;
+                    check(
+                        a,
+                        (a.send)(ptr, p.len(), NCCL_INT8, r as c_int, comm.raw, stream),
+                        "ncclSend",
+                    )
+                };
+                sent.and_then(|()| {
+                    if len == 0 {
+                        return Ok(());
+                    }
+                    let ptr = (dp + at as u64) as *mut c_void;
+                    check(
+                        a,
+                        (a.recv)(ptr, len, NCCL_INT8, r as c_int, comm.raw, stream),
+                        "ncclRecv",
+                    )
+                })
+            };
+            if queued.is_err() {
+                break;
+            }
+            at += len;
+        }
+        // The group is closed whether or not every call was queued.
+        let ended = check(a, (a.group_end)(), "ncclGroupEnd");
+        queued.and(ended)
     }
 }

@@ -132,7 +132,7 @@ pub use clusters::{
     clusters_from_roots, clusters_of_min_roots, empty_clustering, interpret, interpret_targets,
     partition_difference, sort_clusters, targets, NO_TARGET,
 };
-pub use columns::{Columns, Transition};
+pub use columns::{Columns, Transition, TransitionPart};
 pub use step::{
     column_change, column_step, from_fixed, inflate, inflation_scale, penalty, to_fixed, to_mass,
     FINISH_AFTER, FIXED_SCALE, MASS_SCALE, STATIONARY_TOLERANCE,
@@ -533,17 +533,18 @@ pub trait MarkovCluster<T: Scalar>: Backend {
         progress: &mut dyn FnMut(&MclProgress),
     ) -> Result<drive::LevelRun<T>>;
 
-    /// [`MarkovCluster::cluster_level`] over the ranks of `c`, every rank with the whole
-    /// `tr` and returning the whole output: each rank computes the block of columns
-    /// [`Transition::column_splits`] gives it, of which `m0` must hold the starting values
-    /// (its other columns are not read), and the run is one process's, bit for bit. The GPU backends run their device
+    /// [`MarkovCluster::cluster_level`] over the ranks of `c`, every rank with its part of
+    /// `M_G` ([`TransitionPart`]: its block of columns, [`Transition::column_splits`]) and
+    /// returning the whole output: each rank computes its block, of which `m0` must hold the
+    /// starting values (its other columns are not read), and the run is one process's, bit
+    /// for bit. The GPU backends run their device
     /// pass ([`gpu::cluster_level`]); the default (the CPU) runs the host pass over the
     /// ranks ([`ranks::cluster_level`]), and one rank is [`MarkovCluster::cluster_level`].
     #[allow(clippy::too_many_arguments)]
     fn cluster_level_ranks(
         &self,
         c: &dyn crate::comm::Comm,
-        tr: &Transition,
+        part: &TransitionPart,
         m0: Columns<T>,
         opts: &MclOptions,
         level: mlr::Level,
@@ -551,9 +552,9 @@ pub trait MarkovCluster<T: Scalar>: Backend {
         progress: &mut dyn FnMut(&MclProgress),
     ) -> Result<drive::LevelRun<T>> {
         if c.size() == 1 {
-            self.cluster_level(tr, m0, opts, level, output, progress)
+            self.cluster_level(&part.own, m0, opts, level, output, progress)
         } else {
-            ranks::cluster_level(c, tr, m0, opts, level, output, progress)
+            ranks::cluster_level(c, part, m0, opts, level, output, progress)
         }
     }
 

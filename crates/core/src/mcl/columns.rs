@@ -25,9 +25,21 @@ impl Transition {
     /// `M_G` of `g` (see [`crate::mcl`], step 1; [`super::Variant::MlrMcl`]: MLR-MCL's
     /// weights, [`super::mlr`]). Weights must be finite and positive.
     pub fn new(g: &Graph, opts: &MclOptions) -> Result<Self> {
+        Ok(Self::new_part(g, opts, 1, 0)?.own)
+    }
+
+    /// Rank `rank`'s part of [`Transition::new`] over `p` ranks: its columns of the blocks
+    /// [`Transition::column_splits`] cuts, the same bits as the whole one's. Trident's
+    /// variant builds only those columns (the lengths of all, for the cut); MLR-MCL's builds
+    /// the whole and keeps them.
+    pub fn new_part(g: &Graph, opts: &MclOptions, p: usize, rank: usize) -> Result<TransitionPart> {
         opts.validate()?;
         if opts.variant == super::Variant::MlrMcl {
-            return Ok(LoopGraph::from_graph(g)?.transition());
+            return Ok(TransitionPart::of(
+                LoopGraph::from_graph(g)?.transition(),
+                p,
+                rank,
+            ));
         }
         let n = g.num_nodes();
         if let Some(w) = g.weights() {
@@ -46,36 +58,65 @@ impl Transition {
         // Column j holds its neighbours and, unless the loop weight is 0, itself.
         let has_loop = |j: usize| g.neighbors(j).is_empty() || opts.self_loop_weight > 0.0;
         let len = |j: usize| g.neighbors(j).len() + usize::from(has_loop(j));
-        let (ptr, row, val) = build_sized(n, len, |j, r, v| {
-            let nb = g.neighbors(j);
-            let ws = g.neighbor_weights(j);
-            let w = |t: usize| ws.map_or(1.0, |w| w[t] * scale);
-            let max_w = (0..nb.len()).map(w).fold(0.0f64, f64::max);
-            let loop_w = if nb.is_empty() {
-                1.0
-            } else {
-                opts.self_loop_weight * max_w
-            };
-            let mut at = 0;
-            let mut placed = false;
-            for (t, &i) in nb.iter().enumerate() {
-                if !placed && i as usize > j {
-                    if loop_w > 0.0 {
-                        (r[at], v[at]) = (j as u32, loop_w);
-                        at += 1;
+        let splits = if p == 1 {
+            vec![0, n]
+        } else {
+            let what = || format!("M_G's column lengths of {n} nodes");
+            let mut ends: Vec<u64> = crate::alloc::try_zeroed_vec(n + 1, what)?;
+            ends[1..]
+                .par_iter_mut()
+                .enumerate()
+                .with_min_len(1 << 12)
+                .for_each(|(j, e)| *e = len(j) as u64);
+            for j in 0..n {
+                ends[j + 1] += ends[j];
+            }
+            splits_of(&ends, p)
+        };
+        let (c0, c1) = (splits[rank], splits[rank + 1]);
+        let (ptr, row, val) = build_sized(
+            c1 - c0,
+            |j| len(c0 + j),
+            |j, r, v| {
+                let j = c0 + j;
+                let nb = g.neighbors(j);
+                let ws = g.neighbor_weights(j);
+                let w = |t: usize| ws.map_or(1.0, |w| w[t] * scale);
+                let max_w = (0..nb.len()).map(w).fold(0.0f64, f64::max);
+                let loop_w = if nb.is_empty() {
+                    1.0
+                } else {
+                    opts.self_loop_weight * max_w
+                };
+                let mut at = 0;
+                let mut placed = false;
+                for (t, &i) in nb.iter().enumerate() {
+                    if !placed && i as usize > j {
+                        if loop_w > 0.0 {
+                            (r[at], v[at]) = (j as u32, loop_w);
+                            at += 1;
+                        }
+                        placed = true;
                     }
-                    placed = true;
+                    (r[at], v[at]) = (i, w(t));
+                    at += 1;
                 }
-                (r[at], v[at]) = (i, w(t));
-                at += 1;
-            }
-            if !placed && loop_w > 0.0 {
-                (r[at], v[at]) = (j as u32, loop_w);
-            }
-            let s: f64 = v.iter().sum();
-            v.iter_mut().for_each(|x| *x /= s);
-        })?;
-        Ok(Self { n, ptr, row, val })
+                if !placed && loop_w > 0.0 {
+                    (r[at], v[at]) = (j as u32, loop_w);
+                }
+                let s: f64 = v.iter().sum();
+                v.iter_mut().for_each(|x| *x /= s);
+            },
+        )?;
+        Ok(TransitionPart {
+            splits,
+            own: Self {
+                n: c1 - c0,
+                ptr,
+                row,
+                val,
+            },
+        })
     }
 
     /// The values in `T`, for a backend's iterations (rounded in parallel; for `f64` the
@@ -102,18 +143,7 @@ impl Transition {
     /// `p + 1` column boundaries cutting the columns into `p` blocks of about equal entries
     /// (a run over `p` ranks gives rank `r` the columns `splits[r]..splits[r + 1]`).
     pub fn column_splits(&self, p: usize) -> Vec<usize> {
-        let m = self.ptr[self.n];
-        (0..=p)
-            .map(|r| {
-                if r == p {
-                    self.n
-                } else {
-                    self.ptr
-                        .partition_point(|&x| x < m * r as u64 / p as u64)
-                        .min(self.n)
-                }
-            })
-            .collect()
+        splits_of(&self.ptr, p)
     }
 
     /// The columns `c0..c1` as a transition of their own (`n = c1 - c0`, rows unchanged).
@@ -125,6 +155,55 @@ impl Transition {
             row: self.row[a..b].to_vec(),
             val: self.val[a..b].to_vec(),
         }
+    }
+}
+
+/// [`Transition::column_splits`] of the column pointers `ptr` (`n + 1` prefix sums).
+fn splits_of(ptr: &[u64], p: usize) -> Vec<usize> {
+    let n = ptr.len() - 1;
+    let m = ptr[n];
+    (0..=p)
+        .map(|r| {
+            if r == p {
+                n
+            } else {
+                ptr.partition_point(|&x| x < m * r as u64 / p as u64).min(n)
+            }
+        })
+        .collect()
+}
+
+/// `M_G` as one rank of a run over many holds it ([`Transition::new_part`]): the blocks of
+/// columns of every rank, and its own columns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransitionPart {
+    /// Every rank's first column, and the number of nodes last
+    /// ([`Transition::column_splits`]; `[0, n]` for one process).
+    pub splits: Vec<usize>,
+    /// This rank's columns (`n` = their count; rows are the whole graph's nodes).
+    pub own: Transition,
+}
+
+impl TransitionPart {
+    /// Rank `rank`'s part of `tr` over `p` ranks (one rank: `tr` itself, not copied).
+    pub fn of(tr: Transition, p: usize, rank: usize) -> Self {
+        let splits = tr.column_splits(p);
+        let own = if p == 1 {
+            tr
+        } else {
+            tr.columns(splits[rank], splits[rank + 1])
+        };
+        Self { splits, own }
+    }
+
+    /// Nodes of the whole graph.
+    pub fn n(&self) -> usize {
+        *self.splits.last().expect("at least one boundary")
+    }
+
+    /// Ranks of the run.
+    pub fn ranks(&self) -> usize {
+        self.splits.len() - 1
     }
 }
 
@@ -148,13 +227,18 @@ impl<T: Scalar> Columns<T> {
     /// The starting `M`: `M_G` with each column cut to its `K` largest entries (ties by row)
     /// and renormalised (in f64, then rounded to `T`).
     pub fn initial(tr: &Transition, k: usize) -> Result<Self> {
-        Self::initial_part(tr, k, 0, tr.n)
+        Self::initial_of(tr, tr.n, 0, k)
     }
 
-    /// [`Columns::initial`] for the columns `c0..c1` only, the others empty (a rank of a run
-    /// over many, which starts from its own columns).
-    pub fn initial_part(tr: &Transition, k: usize, c0: usize, c1: usize) -> Result<Self> {
-        let n = tr.n;
+    /// [`Columns::initial`] for a rank's own columns only (`part.own`), the others empty (a
+    /// rank of a run over many, which starts from its own columns).
+    pub fn initial_part(part: &TransitionPart, rank: usize, k: usize) -> Result<Self> {
+        Self::initial_of(&part.own, part.n(), part.splits[rank], k)
+    }
+
+    /// `n` columns of which `c0 .. c0 + tr.n` start from `tr`'s columns, the others empty.
+    fn initial_of(tr: &Transition, n: usize, c0: usize, k: usize) -> Result<Self> {
+        let c1 = c0 + tr.n;
         let mut m = Self::zeroed(n, k)?;
         m.idx[c0 * k..c1 * k]
             .par_chunks_mut(k)
@@ -165,7 +249,6 @@ impl<T: Scalar> Columns<T> {
             .for_each_init(
                 Vec::new,
                 |col: &mut Vec<(u32, f64)>, (j, ((oi, ov), ol))| {
-                    let j = c0 + j;
                     let (r, v) = tr.column(j);
                     let top = r.len().min(k);
                     // The order of the top K: value descending, ties by row.

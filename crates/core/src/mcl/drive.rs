@@ -9,7 +9,7 @@ use super::mlr::coarsen::{project, LoopGraph};
 use super::mlr::{attractor_clusters, Level};
 use super::{
     empty_clustering, interpret_targets, Clustering, Columns, MarkovCluster, MclOptions,
-    MclProgress, MclTimings, StopReason, Transition, Variant,
+    MclProgress, MclTimings, StopReason, Transition, TransitionPart, Variant,
 };
 use crate::comm::{Comm, Solo};
 use crate::error::Result;
@@ -85,20 +85,23 @@ pub fn clusters_of(targets: &[u32], opts: &MclOptions) -> Vec<Vec<usize>> {
     }
 }
 
-/// The levels of a run: finest first, each with its `M_G`; the coarsenings between them.
+/// The levels of a run: finest first, each with this rank's part of its `M_G`; the
+/// coarsenings between them.
 struct Plan {
-    transitions: Vec<Transition>,
+    transitions: Vec<TransitionPart>,
     steps: Vec<super::mlr::coarsen::Coarsening>,
     coarsen: f64,
 }
 
-fn plan(g: &Graph, opts: &MclOptions) -> Result<Plan> {
+/// The levels of `g` for rank `rank` of `p`.
+fn plan(g: &Graph, opts: &MclOptions, p: usize, rank: usize) -> Result<Plan> {
     if opts.variant == Variant::MlrMcl && opts.coarsen_to > 0 && g.num_nodes() > opts.coarsen_to {
         let t = Instant::now();
         let lg = LoopGraph::from_graph(g)?;
         let steps = lg.coarsen(opts.coarsen_to);
-        let mut transitions = vec![lg.transition()];
-        transitions.extend(steps.iter().map(|s| s.graph.transition()));
+        let part = |tr| TransitionPart::of(tr, p, rank);
+        let mut transitions = vec![part(lg.transition())];
+        transitions.extend(steps.iter().map(|s| part(s.graph.transition())));
         return Ok(Plan {
             transitions,
             steps,
@@ -106,7 +109,7 @@ fn plan(g: &Graph, opts: &MclOptions) -> Result<Plan> {
         });
     }
     Ok(Plan {
-        transitions: vec![Transition::new(g, opts)?],
+        transitions: vec![Transition::new_part(g, opts, p, rank)?],
         steps: Vec::new(),
         coarsen: 0.0,
     })
@@ -144,13 +147,11 @@ pub fn cluster_ranks<T: Scalar, B: MarkovCluster<T> + ?Sized>(
             let t = Instant::now();
             b.load_kernels().map(|()| t.elapsed().as_secs_f64())
         });
-        let host = plan(g, opts).and_then(|p| {
+        // Over ranks each rank builds only its columns of M_G and of the starting M (the
+        // level runners read no others).
+        let host = plan(g, opts, c.size(), c.rank()).and_then(|p| {
             let coarsest = p.transitions.last().expect("one level at least");
-            // Over ranks each rank starts from its own columns (the level runners cut the
-            // columns by the same splits and read no others of the starting M).
-            let splits = coarsest.column_splits(c.size());
-            let (c0, c1) = (splits[c.rank()], splits[c.rank() + 1]);
-            let m0 = Columns::<T>::initial_part(coarsest, opts.max_per_column, c0, c1)?;
+            let m0 = Columns::<T>::initial_part(coarsest, c.rank(), opts.max_per_column)?;
             Ok((p, m0))
         });
         let load = load.join().unwrap_or_else(|e| std::panic::resume_unwind(e));

@@ -14,7 +14,6 @@
 //! work-groups stride over the overflow list), and `mcl_reduce`, then reads back the chaos,
 //! the change and the entry count: the loop stays on the device.
 
-use std::borrow::Cow;
 use std::time::Instant;
 
 mod device;
@@ -333,9 +332,10 @@ pub trait MclKernels<T: Scalar>: Backend {
 }
 
 /// One level of R-MCL on a GPU backend over the ranks of `c` (its
-/// [`super::MarkovCluster::cluster_level`] with [`crate::comm::Solo`], and
-/// [`super::MarkovCluster::cluster_level_ranks`]): each rank computes a block of columns of
-/// about equal `M_G` entries ([`Transition::column_splits`]) and holds all of `M`, gathered
+/// [`super::MarkovCluster::cluster_level`] with [`crate::comm::Solo`] and `[0, n]`, and
+/// [`super::MarkovCluster::cluster_level_ranks`]): each rank computes its block of columns
+/// (`own`, of `M_G`; every rank's first column in `splits`, cut at about equal `M_G` entries by
+/// [`Transition::column_splits`]) and holds all of `M`, gathered
 /// after every iteration ([`MclKernels::mcl_publish`]); the chaos, change and counts are
 /// reduced over the ranks. Plans device memory (refused up front with the bytes needed),
 /// uploads, iterates on the device as [`Schedule`] says, and reads back the pointers or `M`
@@ -345,7 +345,7 @@ pub trait MclKernels<T: Scalar>: Backend {
 pub fn cluster_level<T: Scalar, B: MclKernels<T>>(
     b: &B,
     c: &dyn Comm,
-    tr: &Transition,
+    (own, splits): (&Transition, &[usize]),
     m0: Columns<T>,
     opts: &MclOptions,
     level: Level,
@@ -353,15 +353,10 @@ pub fn cluster_level<T: Scalar, B: MclKernels<T>>(
     progress: &mut dyn FnMut(&MclProgress),
 ) -> Result<LevelRun<T>> {
     let (p, rank) = (c.size(), c.rank());
-    let splits = tr.column_splits(p);
-    let own = if p == 1 {
-        Cow::Borrowed(tr)
-    } else {
-        Cow::Owned(tr.columns(splits[rank], splits[rank + 1]))
-    };
+    super::ranks::check_part(c, splits, own)?;
     let plan = GpuPlan::part(
-        &own,
-        &splits,
+        own,
+        splits,
         rank,
         opts,
         opts.local_table.unwrap_or(LCAP),
@@ -384,8 +379,7 @@ pub fn cluster_level<T: Scalar, B: MclKernels<T>>(
     b.mcl_load()?;
     let mut timings = MclTimings::default();
     let t = Instant::now();
-    let mut st = b.mcl_upload(&plan, &own, &m0)?;
-    drop(own);
+    let mut st = b.mcl_upload(&plan, own, &m0)?;
     if p > 1 {
         // Every rank uploaded its columns of the starting M: gathered into all of M.
         b.mcl_publish(c, &mut st, &plan)?;

@@ -19,6 +19,7 @@ use super::mlr::{self, Level, Schedule};
 use super::pass::HostPass;
 use super::{
     from_fixed, penalty, Columns, Expansion, MclOptions, MclProgress, MclTimings, Transition,
+    TransitionPart,
 };
 use crate::comm::{all_gather, all_to_all, route, Comm, Op};
 use crate::error::{Error, Result};
@@ -126,22 +127,22 @@ fn gather_all<T: Scalar>(c: &dyn Comm, own: &Columns<T>, n: usize) -> Result<Col
     })
 }
 
-/// One level of R-MCL on `tr` from the starting `M` (both whole, on every rank) over the
-/// ranks of `c`, with the host column pass; returns `output` (the whole final `M`, or every
-/// node's pointer) on every rank.
+/// One level of R-MCL over the ranks of `c` on this rank's part of `M_G` (its columns) from
+/// the starting `M` (its columns filled), with the host column pass; returns `output` (the
+/// whole final `M`, or every node's pointer) on every rank.
 pub fn cluster_level<T: Scalar>(
     c: &dyn Comm,
-    tr: &Transition,
+    part: &TransitionPart,
     m0: Columns<T>,
     opts: &MclOptions,
     level: Level,
     output: Output,
     progress: &mut dyn FnMut(&MclProgress),
 ) -> Result<LevelRun<T>> {
-    let (n, k, p) = (tr.n, opts.max_per_column, c.size());
-    let splits = tr.column_splits(p);
-    let (c0, c1) = (splits[c.rank()], splits[c.rank() + 1]);
-    let mine = tr.columns(c0, c1);
+    let (n, k) = (part.n(), opts.max_per_column);
+    check_part(c, &part.splits, &part.own)?;
+    let (c0, c1) = (part.splits[c.rank()], part.splits[c.rank() + 1]);
+    let mine = &part.own;
     // M_G's neighbours of this rank's columns held elsewhere: the static fetch list.
     let mut near: Vec<u32> = mine
         .row
@@ -183,7 +184,7 @@ pub fn cluster_level<T: Scalar>(
         let iterations = sched.iterations;
         // This iteration's local M: own columns, then the columns the expansion reads.
         let (loc, slots) = match plan.expansion {
-            Expansion::Regularized => (fetch(c, &splits, &own, &near)?, None),
+            Expansion::Regularized => (fetch(c, &part.splits, &own, &near)?, None),
             Expansion::Mcl => {
                 let mut want: Vec<u32> = (0..own.n)
                     .into_par_iter()
@@ -192,7 +193,7 @@ pub fn cluster_level<T: Scalar>(
                     .collect();
                 want.par_sort_unstable();
                 want.dedup();
-                let loc = fetch(c, &splits, &own, &want)?;
+                let loc = fetch(c, &part.splits, &own, &want)?;
                 (
                     loc,
                     Some(Slots {
@@ -310,4 +311,21 @@ pub fn cluster_level<T: Scalar>(
             ..MclTimings::default()
         },
     })
+}
+
+/// A rank's part of `M_G` must be cut for the ranks of `c`.
+pub(crate) fn check_part(c: &dyn Comm, splits: &[usize], own: &Transition) -> Result<()> {
+    let r = c.rank();
+    if splits.len() != c.size() + 1 || own.n != splits[r + 1] - splits[r] {
+        return Err(Error::invalid(
+            "mcl",
+            format!(
+                "rank {r} of {}: M_G's part is cut for {} ranks and holds {} columns",
+                c.size(),
+                splits.len().saturating_sub(1),
+                own.n
+            ),
+        ));
+    }
+    Ok(())
 }

@@ -234,3 +234,56 @@ fn interpretation_does_not_depend_on_the_thread_count() {
     }
     assert!(interpret_targets(&[]).is_empty());
 }
+
+#[test]
+fn a_ranks_part_is_the_whole_transitions_columns() {
+    // Each rank's part, built from the graph (Trident's variant: its columns only), is the
+    // whole M_G's block of columns bit for bit, cut where the whole one's splits cut, and
+    // its starting M is the whole one's columns with the others empty.
+    for g in graphs(3_000) {
+        for opts in [
+            MclOptions::default(),
+            MclOptions {
+                max_per_column: 5,
+                self_loop_weight: 0.0,
+                ..MclOptions::default()
+            },
+            MclOptions::mlrmcl(),
+        ] {
+            let whole = Transition::new(&g, &opts).unwrap();
+            let m_whole = Columns::<f32>::initial(&whole, opts.max_per_column).unwrap();
+            for p in 1..=5 {
+                let splits = whole.column_splits(p);
+                for rank in 0..p {
+                    let part = Transition::new_part(&g, &opts, p, rank).unwrap();
+                    assert_eq!(part.splits, splits, "p = {p}");
+                    assert_eq!((part.n(), part.ranks()), (whole.n, p));
+                    let (c0, c1) = (splits[rank], splits[rank + 1]);
+                    assert!(part.own == whole.columns(c0, c1), "p = {p}, rank {rank}");
+                    let m = Columns::<f32>::initial_part(&part, rank, opts.max_per_column).unwrap();
+                    let k = opts.max_per_column;
+                    assert_eq!(m.idx[c0 * k..c1 * k], m_whole.idx[c0 * k..c1 * k]);
+                    assert_eq!(m.val[c0 * k..c1 * k], m_whole.val[c0 * k..c1 * k]);
+                    assert_eq!(m.len[c0..c1], m_whole.len[c0..c1]);
+                    assert!(m.len[..c0].iter().chain(&m.len[c1..]).all(|&l| l == 0));
+                }
+            }
+        }
+    }
+    // A part cut for other ranks is refused by the level runner.
+    let g = &graphs(200)[0];
+    let opts = MclOptions::default();
+    let part = Transition::new_part(g, &opts, 2, 0).unwrap();
+    let m0 = Columns::<f64>::initial_part(&part, 0, opts.max_per_column).unwrap();
+    let e = ranks::cluster_level(
+        &crate::comm::Solo,
+        &part,
+        m0,
+        &opts,
+        mlr::Level::Finest,
+        drive::Output::Targets,
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("cut for 2 ranks"), "{e}");
+}

@@ -15,7 +15,7 @@ use crate::mcl::drive::{LevelRun, Output};
 use crate::mcl::mlr::IterationPlan;
 use crate::mcl::mlr::Level;
 use crate::mcl::Variant;
-use crate::mcl::{Columns, MarkovCluster, MclOptions, MclProgress, Transition};
+use crate::mcl::{Columns, MarkovCluster, MclOptions, MclProgress, Transition, TransitionPart};
 use crate::scalar::Scalar;
 
 /// The kernels of the `mcl` kernel file, as both backends' kernel tables list them.
@@ -593,21 +593,39 @@ impl<T: Scalar, D: Device> MarkovCluster<T> for D {
         output: Output,
         progress: &mut dyn FnMut(&MclProgress),
     ) -> Result<LevelRun<T>> {
-        super::cluster_level::<T, Self>(self, &Solo, tr, m0, opts, level, output, progress)
+        super::cluster_level::<T, Self>(
+            self,
+            &Solo,
+            (tr, &[0, tr.n]),
+            m0,
+            opts,
+            level,
+            output,
+            progress,
+        )
     }
 
     #[allow(clippy::too_many_arguments)]
     fn cluster_level_ranks(
         &self,
         c: &dyn Comm,
-        tr: &Transition,
+        part: &TransitionPart,
         m0: Columns<T>,
         opts: &MclOptions,
         level: Level,
         output: Output,
         progress: &mut dyn FnMut(&MclProgress),
     ) -> Result<LevelRun<T>> {
-        super::cluster_level::<T, Self>(self, c, tr, m0, opts, level, output, progress)
+        super::cluster_level::<T, Self>(
+            self,
+            c,
+            (&part.own, &part.splits),
+            m0,
+            opts,
+            level,
+            output,
+            progress,
+        )
     }
 
     fn load_kernels(&self) -> Result<()> {
