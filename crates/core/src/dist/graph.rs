@@ -644,15 +644,14 @@ pub fn orient(c: &dyn Comm, g: &DistGraph) -> Result<DistOriented> {
     }
     c.all_reduce_u32(&mut outdeg, Op::Sum)?;
     let m: u64 = outdeg.par_iter().map(|&d| d as u64).sum();
-    // Rows cut at equal work: an edge u -> v costs about the shorter of the two out-lists
-    // (what an intersection scans or searches), plus one.
+    // Rows cut at equal work ([`edge_cost`]).
     let mut cost = vec![0u64; n];
     {
         use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
         let w: Vec<AtomicU64> = std::iter::repeat_with(Default::default).take(n).collect();
         oriented.par_iter().for_each(|&k| {
             let (u, v) = ((k >> 32) as usize, (k & 0xffff_ffff) as usize);
-            w[u].fetch_add(1 + outdeg[u].min(outdeg[v]) as u64, Relaxed);
+            w[u].fetch_add(edge_cost(outdeg[u], outdeg[v]), Relaxed);
         });
         cost.par_iter_mut()
             .zip(w)
@@ -686,6 +685,19 @@ pub fn orient(c: &dyn Comm, g: &DistGraph) -> Result<DistOriented> {
         adj,
         original,
     })
+}
+
+/// The estimated cost, in binary-search steps, of the oriented edge `u -> v` whose rows hold
+/// `du` and `dv` out-neighbours, as the GPU's flattened search (`tc_search_flat`) spends it:
+/// a search that cuts `N+(v)` (about log2 `dv` steps) and a step of set-up, then, for each
+/// element of the shorter of `N+(v)` and the rest of `N+(u)` (on average half of it), a binary
+/// search in the longer (about log2 of its length). Short rows cost their set-up rather than
+/// their few items, which a cost of "the shorter list" alone misses: the ranks holding many
+/// of them counted longest.
+fn edge_cost(du: u32, dv: u32) -> u64 {
+    let log2 = |x: u32| u64::from(32 - (x + 1).leading_zeros());
+    let items = u64::from(du.div_ceil(2).min(dv));
+    1 + log2(dv) + items * log2(du.max(dv))
 }
 
 /// Rows `0..n` cut into `p` ranges of about `m / p` of the rows' `weight` each (by its

@@ -98,6 +98,8 @@ pub struct DistCounts {
     pub upload: f64,
     /// See [`DistCounts::exchange`].
     pub count: f64,
+    /// Every rank's counting time, in rank order (how well the rows' cut balanced the work).
+    pub count_ranks: Vec<f64>,
 }
 
 /// The slowest rank's time.
@@ -184,7 +186,12 @@ pub fn count<B: TriangleCount>(
         }
     };
     let upload = slowest(c, upload)?;
-    let count = slowest(c, counting)?;
+    let count_ranks: Vec<f64> = all_gather(c, &[counting.to_bits()])?
+        .0
+        .into_iter()
+        .map(f64::from_bits)
+        .collect();
+    let count = count_ranks.iter().copied().fold(0.0, f64::max);
     let total = reduce_one(c, local.total, Op::Sum)?;
     let per_node = match local.per_node {
         Some(p) => {
@@ -206,6 +213,7 @@ pub fn count<B: TriangleCount>(
         exchange,
         upload,
         count,
+        count_ranks,
     })
 }
 

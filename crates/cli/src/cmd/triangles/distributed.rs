@@ -109,6 +109,10 @@ fn finish<B: TriangleCount>(
     let counting = median(runs.iter().map(|r| r.count).collect());
     let exchange = median(runs.iter().map(|r| r.exchange).collect());
     let transfer = median(runs.iter().map(|r| r.upload).collect());
+    let count_ranks: Vec<f64> = (0..c.size())
+        .map(|rank| median(runs.iter().map(|r| r.count_ranks[rank]).collect()))
+        .collect();
+    let counted = all_gather(c, &[runs.last().map_or(0, |r| r.counted_edges as u64)])?.0;
     let r = runs
         .pop()
         .ok_or_else(|| Error::backend(b.name(), "no count"))?;
@@ -116,10 +120,12 @@ fn finish<B: TriangleCount>(
     crate::outln!("ranks:         {} ({})", c.size(), c.engine())?;
     for (rank, d) in devices.iter().enumerate() {
         crate::outln!(
-            "rank {rank}:        {d}; rows {}..{}, holds {} edges",
+            "rank {rank}:        {d}; rows {}..{}, holds {} edges, counts {} in {:.4} s",
             o.splits()[rank],
             o.splits()[rank + 1],
-            held[rank]
+            held[rank],
+            counted[rank],
+            count_ranks[rank]
         )?;
     }
     super::print_graph(
