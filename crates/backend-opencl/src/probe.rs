@@ -99,13 +99,23 @@ pub struct DeviceInfo {
     pub max_work_group_size: usize,
     /// Compute units (`CL_DEVICE_MAX_COMPUTE_UNITS`; 0 if not reported).
     pub compute_units: u32,
+    /// The device's place among its platform's devices (0 first), and how many the platform
+    /// has: the description names the place where there are several (the ranks of a host
+    /// each take one, [`Selector::nth`]).
+    pub place: (usize, usize),
 }
 
 impl DeviceInfo {
-    /// `"<platform>: <device> (<type>, N GiB)"`.
+    /// `"<platform>: <device> (<type>, N GiB)"`, with the device's place (`#i of n`) after
+    /// its name where the platform has several.
     pub fn description(&self) -> String {
+        let place = if self.place.1 > 1 {
+            format!(" #{} of {}", self.place.0, self.place.1)
+        } else {
+            String::new()
+        };
         format!(
-            "{}: {} ({}, {} GiB)",
+            "{}: {}{place} ({}, {} GiB)",
             self.platform,
             self.name,
             self.device_type,
@@ -117,7 +127,8 @@ impl DeviceInfo {
 /// Which OpenCL device to use; see [`crate::OpenCl::select`].
 ///
 /// Filters are case-insensitive substrings; `None` (or an empty string) matches everything.
-/// Among the devices that pass, the first GPU wins, else the first device of any type.
+/// Among the devices that pass, the GPUs if there are any (else all of them), the
+/// [`Selector::nth`] wins (the first by default).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Selector {
     /// Substring of the platform name.
@@ -126,6 +137,9 @@ pub struct Selector {
     pub device: Option<String>,
     /// Accept GPUs only.
     pub gpu_only: bool,
+    /// Which of the devices that pass, modulo their count: the ranks of a host pass their
+    /// local rank, so that they share out its GPUs (as CUDA's ranks do).
+    pub nth: usize,
 }
 
 impl Selector {
@@ -137,6 +151,7 @@ impl Selector {
             platform: filter(platform),
             device: filter(device),
             gpu_only: false,
+            nth: 0,
         }
     }
 
@@ -261,18 +276,25 @@ pub(crate) fn choose(sel: &Selector) -> Result<&'static Found> {
         .filter(|f| passes(dev, &f.info.name))
         .filter(|f| !sel.gpu_only || f.info.is_gpu)
         .collect();
-    candidates
-        .iter()
-        .find(|f| f.info.is_gpu)
-        .or_else(|| candidates.first())
-        .copied()
-        .ok_or_else(|| {
-            no_device(format!(
-                "no OpenCL device matches {}; available: {}",
-                sel.describe(),
-                available(p)
-            ))
-        })
+    let gpus: Vec<bool> = candidates.iter().map(|f| f.info.is_gpu).collect();
+    pick(&gpus, sel.nth).map(|i| candidates[i]).ok_or_else(|| {
+        no_device(format!(
+            "no OpenCL device matches {}; available: {}",
+            sel.describe(),
+            available(p)
+        ))
+    })
+}
+
+/// Which of the candidates (`gpu[i]`: whether candidate `i` is a GPU) [`Selector::nth`]
+/// takes: the `nth` GPU modulo their count, else the `nth` candidate modulo theirs.
+fn pick(gpu: &[bool], nth: usize) -> Option<usize> {
+    let gpus: Vec<usize> = (0..gpu.len()).filter(|&i| gpu[i]).collect();
+    if gpus.is_empty() {
+        (!gpu.is_empty()).then(|| nth % gpu.len())
+    } else {
+        Some(gpus[nth % gpus.len()])
+    }
 }
 
 /// Every platform with its devices, for error messages.
@@ -320,11 +342,15 @@ fn probe_uncached() -> std::result::Result<Probe, String> {
                 Vec::new()
             }
         };
-        for device in ids {
+        let count = ids.len();
+        for (i, device) in ids.into_iter().enumerate() {
             probe.devices.push(Found {
                 platform,
                 device,
-                info: device_info(&pname, device),
+                info: DeviceInfo {
+                    place: (i, count),
+                    ..device_info(&pname, device)
+                },
             });
         }
     }
@@ -407,6 +433,7 @@ fn device_info(platform: &str, device: DeviceId) -> DeviceInfo {
         max_alloc_bytes,
         global_mem_cache_bytes,
         max_work_group_size,
+        place: (0, 1),
     }
 }
 
@@ -421,6 +448,7 @@ mod tests {
             platform: Some("nv".into()),
             device: Some(" ".into()),
             gpu_only: true,
+            nth: 0,
         };
         assert_eq!(s.describe(), "platform ~ \"nv\", GPU only");
     }
@@ -454,7 +482,20 @@ mod tests {
             global_mem_cache_bytes: 50 << 20,
             max_work_group_size: 1024,
             compute_units: 132,
+            place: (0, 1),
         };
         assert_eq!(d.description(), "P: D (GPU, 80 GiB)");
+        let d = DeviceInfo { place: (2, 4), ..d };
+        assert_eq!(d.description(), "P: D #2 of 4 (GPU, 80 GiB)");
+    }
+
+    #[test]
+    fn nth_takes_turns_among_the_gpus() {
+        // A CPU, two GPUs, a CPU: the GPUs take turns; without GPUs, every candidate does.
+        let mixed = [false, true, true, false];
+        let got: Vec<Option<usize>> = (0..5).map(|n| pick(&mixed, n)).collect();
+        assert_eq!(got, [Some(1), Some(2), Some(1), Some(2), Some(1)]);
+        assert_eq!(pick(&[false, false, false], 4), Some(1));
+        assert_eq!(pick(&[], 3), None);
     }
 }

@@ -50,6 +50,7 @@ fn non_matching_platform_is_no_device_listing_platforms() {
         platform: Some("no-such-platform-xyzzy".into()),
         device: None,
         gpu_only: false,
+        nth: 0,
     };
     let err = OpenCl::select(&sel).expect_err("no platform is called that");
     let Error::NoDevice {
@@ -78,6 +79,7 @@ fn non_matching_device_is_no_device() {
         platform: None,
         device: Some("no-such-device-xyzzy".into()),
         gpu_only: false,
+        nth: 0,
     };
     assert!(OpenCl::select(&sel).unwrap_err().is_no_device());
 }
@@ -86,6 +88,7 @@ fn non_matching_device_is_no_device() {
 fn gpu_only_opens_a_gpu_or_reports_no_device() {
     let sel = Selector {
         gpu_only: true,
+        nth: 0,
         ..Selector::default()
     };
     match OpenCl::select(&sel) {
@@ -121,6 +124,7 @@ fn selected_device_matches_its_filters() {
         platform: Some(d.platform.to_uppercase()),
         device: Some(d.name.to_lowercase()),
         gpu_only: false,
+        nth: 0,
     };
     let b = OpenCl::select(&sel).expect("the listed device opens");
     assert_eq!(b.info().platform, d.platform);

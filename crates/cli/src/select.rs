@@ -107,7 +107,8 @@ fn is_gpu(b: &AnyBackend) -> bool {
 static LOCAL_RANK: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
 
 /// Sets this process's rank on its host: without `TRIDENT_CUDA_DEVICE`, CUDA then takes
-/// device `local rank % devices`, so that the ranks of a host share out its GPUs.
+/// device `local rank % devices`, and OpenCL the `local rank % n`-th of the `n` matching
+/// GPUs, so that the ranks of a host share out its GPUs.
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub fn set_local_rank(rank: usize) {
     let _ = LOCAL_RANK.set(rank);
@@ -129,14 +130,18 @@ pub fn cuda_options() -> Result<trident_cuda::CudaOptions> {
 }
 
 /// The OpenCL platform and device filters of `TRIDENT_OPENCL_PLATFORM` /
-/// `TRIDENT_OPENCL_DEVICE`: where the CLI reads them.
+/// `TRIDENT_OPENCL_DEVICE`: where the CLI reads them. In a job, the ranks of a host take
+/// turns among the matching GPUs (`Selector::nth` = the local rank).
 #[cfg(feature = "opencl")]
 pub fn opencl_selector() -> trident_opencl::Selector {
     let var = |name| std::env::var(name).ok();
-    trident_opencl::Selector::from_filters(
-        var(trident_opencl::ENV_PLATFORM).as_deref(),
-        var(trident_opencl::ENV_DEVICE).as_deref(),
-    )
+    trident_opencl::Selector {
+        nth: LOCAL_RANK.get().copied().unwrap_or(0),
+        ..trident_opencl::Selector::from_filters(
+            var(trident_opencl::ENV_PLATFORM).as_deref(),
+            var(trident_opencl::ENV_DEVICE).as_deref(),
+        )
+    }
 }
 
 /// Opens CUDA, or explains that this build has no CUDA backend.
