@@ -195,9 +195,13 @@ impl Comm for Mpi {
         if recv.len() < i32::MAX as usize {
             let c: Vec<Count> = counts.iter().map(|&k| count(k)).collect();
             let d = displs(&c);
-            let mut one_s = [0u8];
+            let one_s = [0u8];
             let mut one_r = [0u8];
-            let mine = nonempty(mine, &mut one_s);
+            // MPI takes the send count from the buffer's length here, so an empty part must
+            // stay empty (a one-byte stand-in would send a byte no rank expects, which the
+            // next gather then receives): a zero-length slice of a live array, whose address
+            // is not Open MPI's MPI_IN_PLACE.
+            let mine = if mine.is_empty() { &one_s[..0] } else { mine };
             let recv = nonempty_mut(recv, &mut one_r);
             let mut rp = PartitionMut::new(recv, &c[..], &d[..]);
             self.world.all_gather_varcount_into(mine, &mut rp);

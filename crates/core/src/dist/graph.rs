@@ -12,8 +12,10 @@
 //!   groups its edges into rows and merges repeats (`rows::rows_of`); degrees are summed
 //!   over ranks.
 //! * **Orient** ([`orient`]): every rank ranks the nodes by `(degree, id)`, as
-//!   [`OrientedGraph::from_graph`] does, and sends each edge to the owner of its lower end's
-//!   row; rows are cut into ranges of about equal intersection work.
+//!   [`OrientedGraph::from_graph`] does, and sends each edge to the provisional owner of its
+//!   lower end's row (rows cut at equal edge counts), which builds the rows and sums their
+//!   intersection work row by row; the rows are then cut into ranges of about equal work and
+//!   move there as whole rows.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -24,7 +26,7 @@ use rayon::prelude::*;
 mod rows;
 use rows::rows_of;
 
-use super::{all_gather, block_owner, reduce_one, route_owned, Comm, Op};
+use super::{all_gather, all_to_all, block_owner, reduce_one, route_owned, Comm, Op};
 use crate::error::{Error, Result};
 use crate::graph::{id_label, DenseIds, Graph};
 use crate::io::edgelist::{self, EdgeListOptions, IdMode};
@@ -644,28 +646,40 @@ pub fn orient(c: &dyn Comm, g: &DistGraph) -> Result<DistOriented> {
     }
     c.all_reduce_u32(&mut outdeg, Op::Sum)?;
     let m: u64 = outdeg.par_iter().map(|&d| d as u64).sum();
-    // Rows cut at equal work ([`edge_cost`]).
+    // The rows first go to provisional owners, cut at equal edge counts (known from the
+    // out-degrees alone), where they are built; each rank then sums its rows' work
+    // ([`edge_cost`]) row by row, with no atomics and no second pass over every edge's ends,
+    // and the rows, already built and sorted, move as whole ranges to their final owners
+    // (rows cut at equal work).
+    let prov = count_splits(&outdeg, m, p);
+    let owner = |row: u64| prov.partition_point(|&s| s as u64 <= row) - 1;
+    let mine = route_owned(c, oriented, |&k| owner(k >> 32).min(p - 1))?;
+    let (q0, q1) = (prov[c.rank()], prov[c.rank() + 1]);
+    let (qptr, qadj) = rows_of(&mine, q0, q1, false)?;
+    drop(mine);
     let mut cost = vec![0u64; n];
-    {
-        use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-        let w: Vec<AtomicU64> = std::iter::repeat_with(Default::default).take(n).collect();
-        oriented.par_iter().for_each(|&k| {
-            let (u, v) = ((k >> 32) as usize, (k & 0xffff_ffff) as usize);
-            w[u].fetch_add(edge_cost(outdeg[u], outdeg[v]), Relaxed);
+    cost[q0..q1]
+        .par_iter_mut()
+        .enumerate()
+        .with_min_len(1 << 10)
+        .for_each(|(i, x)| {
+            let du = outdeg[q0 + i];
+            let row = &qadj[qptr[i] as usize..qptr[i + 1] as usize];
+            *x = row
+                .iter()
+                .map(|&v| edge_cost(du, outdeg[v as usize]))
+                .fold(0u64, u64::wrapping_add);
         });
-        cost.par_iter_mut()
-            .zip(w)
-            .for_each(|(x, a)| *x = a.into_inner());
-    }
     c.all_reduce_u64(&mut cost, Op::Sum)?;
-    let work: u64 = cost.par_iter().sum();
+    let work = cost.par_iter().copied().reduce(|| 0, u64::wrapping_add);
     let splits = edge_splits(&cost, work, p);
     drop(cost);
-    let owner = |row: u64| splits.partition_point(|&s| s as u64 <= row) - 1;
-    let mine = route_owned(c, oriented, |&k| owner(k >> 32).min(p - 1))?;
     let (r0, r1) = (splits[c.rank()], splits[c.rank() + 1]);
-    let (indptr, adj) = rows_of(&mine, r0, r1, false)?;
-    drop(mine);
+    let (indptr, adj) = if splits == prov {
+        (qptr, qadj)
+    } else {
+        move_rows(c, &splits, q0, &qptr, &qadj, r1 - r0)?
+    };
     if let Some(r) = (r0..r1).find(|&r| indptr[r - r0 + 1] - indptr[r - r0] != outdeg[r] as u64) {
         return Err(Error::backend(
             "dist",
@@ -687,22 +701,94 @@ pub fn orient(c: &dyn Comm, g: &DistGraph) -> Result<DistOriented> {
     })
 }
 
+/// Rows `0..n` cut into `p` ranges of about `m / p` of the out-degrees `outdeg` each (`m`
+/// their total), as [`edge_splits`] cuts weights: the provisional owners of the rows.
+fn count_splits(outdeg: &[u32], m: u64, p: usize) -> Vec<usize> {
+    let n = outdeg.len();
+    let mut splits = vec![0usize; p + 1];
+    let mut acc = 0u64;
+    let mut r = 1;
+    for (v, &d) in outdeg.iter().enumerate() {
+        while r < p && acc >= m * r as u64 / p as u64 {
+            splits[r] = v;
+            r += 1;
+        }
+        acc += u64::from(d);
+    }
+    for s in splits.iter_mut().take(p).skip(r) {
+        *s = n;
+    }
+    splits[p] = n;
+    splits
+}
+
+/// The built rows `first..` of this rank (`indptr` from 0, `adj`) moved to the ranks that
+/// own them by `splits` (rank `r` holds rows `splits[r]..splits[r + 1]`); returns this
+/// rank's rows, `rows` of them. Every rank's rows are contiguous and their ranges in rank
+/// order, so what goes to each rank is one contiguous piece of `adj`, and what arrives,
+/// concatenated in rank order, is this rank's rows in order: two exchanges of whole pieces,
+/// no sort and no regrouping.
+fn move_rows(
+    c: &dyn Comm,
+    splits: &[usize],
+    first: usize,
+    indptr: &[u64],
+    adj: &[u32],
+    rows: usize,
+) -> Result<(Vec<u64>, Vec<u32>)> {
+    let p = c.size();
+    let last = first + indptr.len() - 1;
+    let lens: Vec<u32> = indptr
+        .par_windows(2)
+        .map(|w| (w[1] - w[0]) as u32)
+        .collect();
+    // Rows first..last cut at the owners' boundaries.
+    let cut: Vec<usize> = (0..=p)
+        .map(|r| splits[r].clamp(first, last) - first)
+        .collect();
+    let row_counts: Vec<usize> = cut.windows(2).map(|w| w[1] - w[0]).collect();
+    let adj_counts: Vec<usize> = cut
+        .windows(2)
+        .map(|w| (indptr[w[1]] - indptr[w[0]]) as usize)
+        .collect();
+    let (got, _) = all_to_all(c, &lens, &row_counts)?;
+    drop(lens);
+    if got.len() != rows {
+        return Err(Error::backend(
+            "dist",
+            format!("rank {} received {} rows, owns {rows}", c.rank(), got.len()),
+        ));
+    }
+    let (out, _) = all_to_all(c, adj, &adj_counts)?;
+    let mut ptr = vec![0u64; rows + 1];
+    for (r, &l) in got.iter().enumerate() {
+        ptr[r + 1] = ptr[r] + u64::from(l);
+    }
+    Ok((ptr, out))
+}
+
+/// Per-edge cost of the GPU's flattened search, in binary-search steps, besides the searches
+/// ([`edge_cost`]): the set-up of an edge (its place in the work-group's prefix sum, the cut
+/// search in `N+(v)`, the row cache) costs as much as this many steps of the searches.
+/// Fitted to every rank's counting time on 4 GPUs, cut two ways (`benches/results/
+/// distributed.md`, "Balancing the triangle count").
+const EDGE_SETUP: u64 = 640;
+
 /// The estimated cost, in binary-search steps, of the oriented edge `u -> v` whose rows hold
 /// `du` and `dv` out-neighbours, as the GPU's flattened search (`tc_search_flat`) spends it:
-/// a search that cuts `N+(v)` (about log2 `dv` steps) and a step of set-up, then, for each
-/// element of the shorter of `N+(v)` and the rest of `N+(u)` (on average half of it), a binary
-/// search in the longer (about log2 of its length). Short rows cost their set-up rather than
-/// their few items, which a cost of "the shorter list" alone misses: the ranks holding many
-/// of them counted longest.
-fn edge_cost(du: u32, dv: u32) -> u64 {
+/// the set-up [`EDGE_SETUP`], then, for each element of the shorter of `N+(v)` and the rest
+/// of `N+(u)` (on average half of it), a binary search in the longer (about log2 of its
+/// length). The set-up dominates the many edges of short rows, which a cost of "the shorter
+/// list" alone misses: the rank holding them counted longest.
+pub(super) fn edge_cost(du: u32, dv: u32) -> u64 {
     let log2 = |x: u32| u64::from(32 - (x + 1).leading_zeros());
     let items = u64::from(du.div_ceil(2).min(dv));
-    1 + log2(dv) + items * log2(du.max(dv))
+    EDGE_SETUP + items * log2(du.max(dv))
 }
 
 /// Rows `0..n` cut into `p` ranges of about `m / p` of the rows' `weight` each (by its
 /// prefix sums, `m` their total): `p + 1` boundaries from 0 to `n`.
-fn edge_splits(weight: &[u64], m: u64, p: usize) -> Vec<usize> {
+pub(super) fn edge_splits(weight: &[u64], m: u64, p: usize) -> Vec<usize> {
     let n = weight.len();
     let mut splits = vec![0usize; p + 1];
     let mut acc = 0u64;

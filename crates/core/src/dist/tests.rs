@@ -381,3 +381,68 @@ fn read_errors(p: usize, path: &Path, opts: &EdgeListOptions) -> Vec<String> {
     .map(|e| e.to_string())
     .collect()
 }
+
+/// The distributed orientation at 1 to 4 ranks (threads) against one process's: the same
+/// rows and relabelling, and rows cut where the work of one process's rows cuts them.
+#[test]
+fn orientation_matches_one_process() {
+    use super::graph::{edge_cost, edge_splits, orient};
+    use crate::triangles::OrientedGraph;
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for (n, m) in [(1usize, 0usize), (7, 12), (300, 4000), (5000, 60_000)] {
+        // Skewed ends (the product of two draws), repeats, self-loops and both directions.
+        let edges: Vec<(u32, u32)> = (0..m)
+            .map(|_| {
+                let a = (next() % n as u64) * (next() % n as u64) / n as u64;
+                (a as u32, (next() % n as u64) as u32)
+            })
+            .collect();
+        let g = Graph::from_edges(
+            n,
+            edges
+                .iter()
+                .filter(|&&(u, v)| u != v)
+                .map(|&(u, v)| (u as usize, v as usize)),
+        )
+        .unwrap();
+        let one = OrientedGraph::from_graph(&g).unwrap();
+        let (ip, adj) = (one.indptr(), one.adjacency());
+        let outdeg = |r: usize| (ip[r + 1] - ip[r]) as u32;
+        let cost: Vec<u64> = (0..n)
+            .map(|r| {
+                adj[ip[r] as usize..ip[r + 1] as usize]
+                    .iter()
+                    .map(|&v| edge_cost(outdeg(r), outdeg(v as usize)))
+                    .sum()
+            })
+            .collect();
+        for p in 1..=4 {
+            let want_splits = edge_splits(&cost, cost.iter().sum(), p);
+            let results = threads::run(p, |c| {
+                let share = &edges[edges.len() * c.rank() / p..edges.len() * (c.rank() + 1) / p];
+                let d = DistGraph::from_edges(c, n, share)?;
+                let o = orient(c, &d)?;
+                let all = o.gather(c)?;
+                Ok((o.splits().to_vec(), o.num_edges(), all))
+            });
+            for r in results {
+                let (splits, m, all) = r.unwrap();
+                let what = format!("{n} nodes, {m} edges, {p} ranks");
+                assert_eq!(splits, want_splits, "{what}: splits");
+                assert_eq!(m, g.num_edges() as u64, "{what}: edges");
+                assert_eq!(all.indptr(), ip, "{what}: row pointers");
+                assert_eq!(all.adjacency(), adj, "{what}: rows");
+                assert!(
+                    (0..n).all(|r| all.original(r) == one.original(r)),
+                    "{what}: relabelling"
+                );
+            }
+        }
+    }
+}

@@ -191,6 +191,16 @@ pub fn count<B: TriangleCount>(
         .into_iter()
         .map(f64::from_bits)
         .collect();
+    if count_ranks.len() != c.size() {
+        return Err(Error::backend(
+            "dist",
+            format!(
+                "gathered {} counting times from {} ranks",
+                count_ranks.len(),
+                c.size()
+            ),
+        ));
+    }
     let count = count_ranks.iter().copied().fold(0.0, f64::max);
     let total = reduce_one(c, local.total, Op::Sum)?;
     let per_node = match local.per_node {
