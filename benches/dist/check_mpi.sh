@@ -67,6 +67,19 @@ while IFS=$'\t' read -r file nodes edges tri rest; do
         done
     done
 done <"$D/graphs.tsv"
+# OpenCL ranks share out the host's GPUs (the local rank picks among NVIDIA's devices): at
+# one rank per GPU, the rank lines name every device's place once.
+if [ -n "$nv_icd" ] && [ "$ngpu" -ge 2 ]; then
+    first=$(awk -F'\t' '$1 !~ /^#/ && $1 != "file" {print $1; exit}' "$D/graphs.tsv")
+    out=$(mpirun --oversubscribe --bind-to none -np "$ngpu" -x OCL_ICD_FILENAMES "$T" triangles "$D/$first" \
+        --backend opencl 2>&1 </dev/null)
+    places=$(echo "$out" | grep -a '^rank [0-9]*:' | grep -o '#[0-9]* of [0-9]*' | sort -u | wc -l)
+    echo "$out" | grep -a '^rank [0-9]*:' | cut -c1-110
+    if [ "$places" -ne "$ngpu" ]; then
+        echo "FAIL OpenCL ranks: $places distinct devices for $ngpu ranks"
+        fails=$((fails + 1))
+    fi
+fi
 # A bad line in the last rank's range ends the job, with its line, within seconds.
 python3 - "$W/bad.el" <<'PY'
 import sys
