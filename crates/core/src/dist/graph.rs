@@ -651,7 +651,7 @@ pub fn orient(c: &dyn Comm, g: &DistGraph) -> Result<DistOriented> {
     // ([`edge_cost`]) row by row, with no atomics and no second pass over every edge's ends,
     // and the rows, already built and sorted, move as whole ranges to their final owners
     // (rows cut at equal work).
-    let prov = count_splits(&outdeg, m, p);
+    let prov = edge_splits(&outdeg, m, p);
     let owner = |row: u64| prov.partition_point(|&s| s as u64 <= row) - 1;
     let mine = route_owned(c, oriented, |&k| owner(k >> 32).min(p - 1))?;
     let (q0, q1) = (prov[c.rank()], prov[c.rank() + 1]);
@@ -699,27 +699,6 @@ pub fn orient(c: &dyn Comm, g: &DistGraph) -> Result<DistOriented> {
         adj,
         original,
     })
-}
-
-/// Rows `0..n` cut into `p` ranges of about `m / p` of the out-degrees `outdeg` each (`m`
-/// their total), as [`edge_splits`] cuts weights: the provisional owners of the rows.
-fn count_splits(outdeg: &[u32], m: u64, p: usize) -> Vec<usize> {
-    let n = outdeg.len();
-    let mut splits = vec![0usize; p + 1];
-    let mut acc = 0u64;
-    let mut r = 1;
-    for (v, &d) in outdeg.iter().enumerate() {
-        while r < p && acc >= m * r as u64 / p as u64 {
-            splits[r] = v;
-            r += 1;
-        }
-        acc += u64::from(d);
-    }
-    for s in splits.iter_mut().take(p).skip(r) {
-        *s = n;
-    }
-    splits[p] = n;
-    splits
 }
 
 /// The built rows `first..` of this rank (`indptr` from 0, `adj`) moved to the ranks that
@@ -788,7 +767,7 @@ pub(super) fn edge_cost(du: u32, dv: u32) -> u64 {
 
 /// Rows `0..n` cut into `p` ranges of about `m / p` of the rows' `weight` each (by its
 /// prefix sums, `m` their total): `p + 1` boundaries from 0 to `n`.
-pub(super) fn edge_splits(weight: &[u64], m: u64, p: usize) -> Vec<usize> {
+pub(super) fn edge_splits<W: Copy + Into<u64>>(weight: &[W], m: u64, p: usize) -> Vec<usize> {
     let n = weight.len();
     let mut splits = vec![0usize; p + 1];
     let mut acc = 0u64;
@@ -798,7 +777,7 @@ pub(super) fn edge_splits(weight: &[u64], m: u64, p: usize) -> Vec<usize> {
             splits[r] = v;
             r += 1;
         }
-        acc += d;
+        acc += d.into();
     }
     for s in splits.iter_mut().take(p).skip(r) {
         *s = n;
