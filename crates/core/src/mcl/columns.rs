@@ -61,16 +61,7 @@ impl Transition {
         let splits = if p == 1 {
             vec![0, n]
         } else {
-            let what = || format!("M_G's column lengths of {n} nodes");
-            let mut ends: Vec<u64> = crate::alloc::try_zeroed_vec(n + 1, what)?;
-            ends[1..]
-                .par_iter_mut()
-                .enumerate()
-                .with_min_len(1 << 12)
-                .for_each(|(j, e)| *e = len(j) as u64);
-            for j in 0..n {
-                ends[j + 1] += ends[j];
-            }
+            let ends = list_ends(n, len, || format!("M_G's column lengths of {n} nodes"))?;
             splits_of(&ends, p)
         };
         let (c0, c1) = (splits[rank], splits[rank + 1]);
@@ -479,14 +470,13 @@ where
 /// Lists per parallel block of [`build_lists`] and [`build_sized`].
 const BLOCK: usize = 4096;
 
-/// Lists `0..n` of known lengths `len(i)` in compressed form, allocated once and filled in
-/// place in parallel: `fill(i, adj, w)` writes list `i` into its slices.
-pub(crate) fn build_sized<L, F>(n: usize, len: L, fill: F) -> Result<(Vec<u64>, Vec<u32>, Vec<f64>)>
-where
-    L: Fn(usize) -> usize + Sync,
-    F: Fn(usize, &mut [u32], &mut [f64]) + Sync,
-{
-    let what = || format!("M_G of {n} nodes");
+/// The `n + 1` pointers of lists `0..n` of lengths `len(i)` (their prefix sums from 0; the
+/// lengths in parallel); `what` names them in an out-of-memory error.
+fn list_ends(
+    n: usize,
+    len: impl Fn(usize) -> usize + Sync,
+    what: impl FnOnce() -> String,
+) -> Result<Vec<u64>> {
     let mut ptr: Vec<u64> = crate::alloc::try_zeroed_vec(n + 1, what)?;
     ptr[1..]
         .par_iter_mut()
@@ -496,6 +486,18 @@ where
     for i in 0..n {
         ptr[i + 1] += ptr[i];
     }
+    Ok(ptr)
+}
+
+/// Lists `0..n` of known lengths `len(i)` in compressed form, allocated once and filled in
+/// place in parallel: `fill(i, adj, w)` writes list `i` into its slices.
+pub(crate) fn build_sized<L, F>(n: usize, len: L, fill: F) -> Result<(Vec<u64>, Vec<u32>, Vec<f64>)>
+where
+    L: Fn(usize) -> usize + Sync,
+    F: Fn(usize, &mut [u32], &mut [f64]) + Sync,
+{
+    let what = || format!("M_G of {n} nodes");
+    let ptr = list_ends(n, len, what)?;
     let total = ptr[n] as usize;
     let mut adj: Vec<u32> = crate::alloc::try_zeroed_vec(total, what)?;
     let mut w: Vec<f64> = crate::alloc::try_zeroed_vec(total, what)?;
