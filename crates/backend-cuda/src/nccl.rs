@@ -12,7 +12,9 @@
 #![allow(unsafe_code)]
 
 use std::ffi::{c_char, c_int, c_void, CStr};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cust::stream::{Stream, StreamFlags};
 
 use libloading::Library;
 use trident_core::dist::{all_gather, Comm, Op};
@@ -20,7 +22,7 @@ use trident_core::{Error, Result};
 
 use crate::driver;
 use crate::memory::DevBuf;
-use crate::Cuda;
+use crate::{Cuda, Shared};
 
 /// `ncclUniqueId`: 128 opaque bytes.
 #[repr(C)]
@@ -157,9 +159,30 @@ impl Drop for Communicator {
     }
 }
 
-/// The backend's NCCL communicator, made on first use for the ranks of a [`Comm`].
+/// The backend's NCCL communicator: made on first use for the ranks of a [`Comm`], or
+/// started by [`Cuda::nccl_connect`] on a thread of its own and taken on first use.
 #[derive(Default)]
-pub(crate) struct State(Option<Communicator>);
+pub(crate) struct State {
+    made: Option<Communicator>,
+    /// A communicator being made in the background, for the ranks (size, rank) of the key.
+    pending: Option<Pending>,
+}
+
+/// A communicator being made on a thread of its own, for the ranks `(size, rank)`.
+type Pending = (
+    (usize, usize),
+    std::thread::JoinHandle<Result<Communicator>>,
+);
+
+impl Drop for State {
+    fn drop(&mut self) {
+        // A communicator still being made is waited for (and then destroyed), so that no
+        // thread of NCCL's outlives the backend's context.
+        if let Some((_, h)) = self.pending.take() {
+            let _ = h.join();
+        }
+    }
+}
 
 impl Cuda {
     /// Whether NCCL can serve the ranks of `c`: every rank loaded it and no two share a GPU
@@ -175,45 +198,23 @@ impl Cuda {
         Ok(ok[0] == 1 && sorted.windows(2).all(|w| w[0] != w[1]))
     }
 
-    /// The communicator of `c`'s ranks (for NCCL-usable ranks), made on first use and again
-    /// for another rank count or rank.
+    /// The communicator of `c`'s ranks (for NCCL-usable ranks): the one
+    /// [`Cuda::nccl_connect`] started (waited for here), else made now; made again for
+    /// another rank count or rank.
     fn nccl<'a>(&self, c: &dyn Comm, state: &'a mut State) -> Result<&'a Communicator> {
         let key = (c.size(), c.rank());
-        if state.0.as_ref().is_none_or(|k| k.key != key) {
-            state.0 = None;
-            state.0 = Some(Communicator {
-                raw: self.bootstrap(c)?,
-                key,
-            });
+        if let Some((k, h)) = state.pending.take() {
+            let made = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            if k == key {
+                state.made = Some(made?);
+            }
         }
-        Ok(state.0.as_ref().expect("made above"))
-    }
-
-    /// Rank 0's unique id gathered by every rank, and the communicator created.
-    fn bootstrap(&self, c: &dyn Comm) -> Result<RawComm> {
-        let a = api().map_err(|e| Error::backend(driver::BACKEND, e))?;
-        let mut id = UniqueId { internal: [0; 128] };
-        if c.rank() == 0 {
-            // SAFETY: `id` is a valid out-pointer.
-            check(a, unsafe { (a.get_unique_id)(&mut id) }, "ncclGetUniqueId")?;
+        if state.made.as_ref().is_none_or(|k| k.key != key) {
+            state.made = None;
+            let id = unique_id(c)?;
+            state.made = Some(make(&self.shared, id, key, false)?);
         }
-        let words: Vec<u64> = id
-            .internal
-            .chunks(8)
-            .map(|b| u64::from_le_bytes(std::array::from_fn(|i| b[i] as u8)))
-            .collect();
-        let (all, _) = all_gather(c, &words)?;
-        for (i, b) in id.internal.iter_mut().enumerate() {
-            *b = all[i / 8].to_le_bytes()[i % 8] as c_char;
-        }
-        self.shared.make_current()?;
-        let mut raw: RawComm = std::ptr::null_mut();
-        let (n, r) = (c.size() as c_int, c.rank() as c_int);
-        // SAFETY: `raw` is a valid out-pointer; every rank passes the same id and size and
-        // its own rank, with its device's context current.
-        let rc = unsafe { (a.comm_init_rank)(&mut raw, n, id, r) };
-        check(a, rc, "ncclCommInitRank")?;
-        Ok(raw)
+        Ok(state.made.as_ref().expect("made above"))
     }
 
     /// The device's UUID as two words.
@@ -233,35 +234,26 @@ impl Cuda {
         ])
     }
 
-    /// [`Backend::connect`](trident_core::Backend::connect): the communicator of `c`'s ranks
-    /// made now, where NCCL can serve them (two ranks or more on distinct GPUs).
+    /// [`Backend::connect`](trident_core::Backend::connect), where NCCL can serve `c`'s
+    /// ranks (two ranks or more on distinct GPUs): the ranks agree on it and on rank 0's
+    /// unique id here (through `c`), and the communicator and its connections are made on a
+    /// thread of their own, so that the job reads, prepares and uploads meanwhile; the first
+    /// exchange or gather waits for it.
     pub(crate) fn nccl_connect(&self, c: &dyn Comm) -> Result<bool> {
         if c.size() < 2 || !self.nccl_usable(c)? {
             return Ok(false);
         }
+        let id = unique_id(c)?;
+        let key = (c.size(), c.rank());
+        let shared = Arc::clone(&self.shared);
+        let handle = std::thread::Builder::new()
+            .name("nccl-connect".into())
+            .spawn(move || make(&shared, id, key, true))
+            .map_err(|e| Error::backend(driver::BACKEND, format!("NCCL's thread: {e}")))?;
         let mut state = self.nccl.lock().unwrap_or_else(|e| e.into_inner());
-        let comm = self.nccl(c, &mut state)?;
-        // NCCL connects each pair of ranks on their first transfer: one byte from every
-        // rank to every other, so that the connections are made here (during the input's
-        // read) and not in the first exchange or gather.
-        let a = api().map_err(|e| Error::backend(driver::BACKEND, e))?;
-        self.shared.make_current()?;
-        let p = c.size();
-        let what = "NCCL connection";
-        let send = DevBuf::<u8>::zeroed(&self.shared, 1, what)?;
-        let recv = DevBuf::<u8>::zeroed(&self.shared, p, what)?;
-        // SAFETY: one byte is sent from `send` (1 byte) and p received into `recv` (p
-        // bytes); both outlive the group: the stream is synchronised before they drop.
-        unsafe {
-            self.nccl_group(
-                a,
-                comm,
-                (send.ptr().as_raw(), &|_| 0..1),
-                (recv.ptr().as_raw(), &vec![1; p]),
-                what,
-            )?;
+        if let Some((_, h)) = state.pending.replace((key, handle)) {
+            let _ = h.join();
         }
-        self.shared.synchronize()?;
         Ok(true)
     }
 
@@ -370,63 +362,140 @@ impl Cuda {
         &self,
         a: &Api,
         comm: &Communicator,
-        (sp, part): (u64, &dyn Fn(usize) -> std::ops::Range<usize>),
-        (dp, recv): (u64, &[usize]),
+        send: (u64, &dyn Fn(usize) -> std::ops::Range<usize>),
+        recv: (u64, &[usize]),
         what: &str,
     ) -> Result<()> {
-        let stream = self.shared.raw_stream() as *mut c_void;
-        let me = comm.key.1;
-        check(a, (a.group_start)(), "ncclGroupStart")?;
-        let mut at = 0usize;
-        let mut queued = Ok(());
-        for (r, &len) in recv.iter().enumerate() {
-            let p = part(r);
-            queued = if r == me {
-                if len == 0 {
-                    Ok(())
-                } else {
-                    let rc = cust::sys::cuMemcpyDtoDAsync_v2(
-                        dp + at as u64,
-                        sp + p.start as u64,
-                        len,
-                        self.shared.raw_stream(),
-                    );
-                    if rc == cust::sys::cudaError_enum::CUDA_SUCCESS {
-                        Ok(())
-                    } else {
-                        Err(driver::error_from_code(rc as i32, format!("{what}: copy")))
-                    }
-                }
-            } else {
-                let sent = if p.is_empty() {
-                    Ok(())
-                } else {
-                    let ptr = (sp + p.start as u64) as *const c_void;
-                    check(
-                        a,
-                        (a.send)(ptr, p.len(), NCCL_INT8, r as c_int, comm.raw, stream),
-                        "ncclSend",
-                    )
-                };
-                sent.and_then(|()| {
-                    if len == 0 {
-                        return Ok(());
-                    }
-                    let ptr = (dp + at as u64) as *mut c_void;
-                    check(
-                        a,
-                        (a.recv)(ptr, len, NCCL_INT8, r as c_int, comm.raw, stream),
-                        "ncclRecv",
-                    )
-                })
-            };
-            if queued.is_err() {
-                break;
-            }
-            at += len;
-        }
-        // The group is closed whether or not every call was queued.
-        let ended = check(a, (a.group_end)(), "ncclGroupEnd");
-        queued.and(ended)
+        group(a, comm, self.shared.raw_stream(), send, recv, what)
     }
+}
+
+/// [`Cuda::nccl_group`] on the stream `raw`.
+///
+/// # Safety
+/// As [`Cuda::nccl_group`]; `raw` is a stream of the current context.
+unsafe fn group(
+    a: &Api,
+    comm: &Communicator,
+    raw: cust::sys::CUstream,
+    (sp, part): (u64, &dyn Fn(usize) -> std::ops::Range<usize>),
+    (dp, recv): (u64, &[usize]),
+    what: &str,
+) -> Result<()> {
+    let stream = raw as *mut c_void;
+    let me = comm.key.1;
+    check(a, (a.group_start)(), "ncclGroupStart")?;
+    let mut at = 0usize;
+    let mut queued = Ok(());
+    for (r, &len) in recv.iter().enumerate() {
+        let p = part(r);
+        queued = if r == me {
+            if len == 0 {
+                Ok(())
+            } else {
+                let rc =
+                    cust::sys::cuMemcpyDtoDAsync_v2(dp + at as u64, sp + p.start as u64, len, raw);
+                if rc == cust::sys::cudaError_enum::CUDA_SUCCESS {
+                    Ok(())
+                } else {
+                    Err(driver::error_from_code(rc as i32, format!("{what}: copy")))
+                }
+            }
+        } else {
+            let sent = if p.is_empty() {
+                Ok(())
+            } else {
+                let ptr = (sp + p.start as u64) as *const c_void;
+                check(
+                    a,
+                    (a.send)(ptr, p.len(), NCCL_INT8, r as c_int, comm.raw, stream),
+                    "ncclSend",
+                )
+            };
+            sent.and_then(|()| {
+                if len == 0 {
+                    return Ok(());
+                }
+                let ptr = (dp + at as u64) as *mut c_void;
+                check(
+                    a,
+                    (a.recv)(ptr, len, NCCL_INT8, r as c_int, comm.raw, stream),
+                    "ncclRecv",
+                )
+            })
+        };
+        if queued.is_err() {
+            break;
+        }
+        at += len;
+    }
+    // The group is closed whether or not every call was queued.
+    let ended = check(a, (a.group_end)(), "ncclGroupEnd");
+    queued.and(ended)
+}
+
+/// Rank 0's unique id, gathered by every rank of `c`.
+fn unique_id(c: &dyn Comm) -> Result<UniqueId> {
+    let a = api().map_err(|e| Error::backend(driver::BACKEND, e))?;
+    let mut id = UniqueId { internal: [0; 128] };
+    if c.rank() == 0 {
+        // SAFETY: `id` is a valid out-pointer.
+        check(a, unsafe { (a.get_unique_id)(&mut id) }, "ncclGetUniqueId")?;
+    }
+    let words: Vec<u64> = id
+        .internal
+        .chunks(8)
+        .map(|b| u64::from_le_bytes(std::array::from_fn(|i| b[i] as u8)))
+        .collect();
+    let (all, _) = all_gather(c, &words)?;
+    for (i, b) in id.internal.iter_mut().enumerate() {
+        *b = all[i / 8].to_le_bytes()[i % 8] as c_char;
+    }
+    Ok(id)
+}
+
+/// The communicator of the ranks `(size, rank)` that share `id`, made on the device of
+/// `shared` (which every rank of it calls at about the same time); with `connect`, also its
+/// connections: NCCL connects each pair of ranks on their first transfer, so one byte goes
+/// from every rank to every other, on a stream of its own (the backend's stream stays free
+/// for the work that runs meanwhile).
+fn make(
+    shared: &Arc<Shared>,
+    id: UniqueId,
+    key: (usize, usize),
+    connect: bool,
+) -> Result<Communicator> {
+    let a = api().map_err(|e| Error::backend(driver::BACKEND, e))?;
+    shared.make_current()?;
+    let mut raw: RawComm = std::ptr::null_mut();
+    let (n, r) = (key.0 as c_int, key.1 as c_int);
+    // SAFETY: `raw` is a valid out-pointer; every rank passes the same id and size and its
+    // own rank, with its device's context current.
+    let rc = unsafe { (a.comm_init_rank)(&mut raw, n, id, r) };
+    check(a, rc, "ncclCommInitRank")?;
+    let comm = Communicator { raw, key };
+    if connect {
+        let what = "NCCL connection";
+        let stream = Stream::new(StreamFlags::NON_BLOCKING, None)
+            .map_err(|e| driver::error(e, "creating NCCL's connection stream"))?;
+        let send = DevBuf::<u8>::zeroed(shared, 1, what)?;
+        let recv = DevBuf::<u8>::zeroed(shared, key.0, what)?;
+        // SAFETY: one byte is sent from `send` (1 byte) and `size` received into `recv`
+        // (`size` bytes); both outlive the group: the stream is synchronised before they
+        // drop.
+        unsafe {
+            group(
+                a,
+                &comm,
+                stream.as_inner(),
+                (send.ptr().as_raw(), &|_| 0..1),
+                (recv.ptr().as_raw(), &vec![1; key.0]),
+                what,
+            )?;
+        }
+        stream
+            .synchronize()
+            .map_err(|e| driver::error(e, "waiting for NCCL's connections"))?;
+    }
+    Ok(comm)
 }

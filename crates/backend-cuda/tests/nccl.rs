@@ -247,3 +247,39 @@ fn rmcl_through_nccl() {
         }
     }
 }
+
+/// `Backend::connect` makes the communicator in the background: a backend dropped before
+/// it is used waits for it (no hang, no thread left behind), and one that is used takes it
+/// in its first gather, whose bytes are right.
+#[test]
+fn a_background_connection_is_waited_for() {
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(count) = devices() else { return };
+    let p = count.min(4);
+    let results = threads::run(p, |c| {
+        let d = Cuda::with_device(c.rank())?;
+        if !trident_core::Backend::connect(&d, c)? {
+            return Err(trident_core::Error::backend("test", "NCCL did not connect"));
+        }
+        drop(d);
+        let d = Cuda::with_device(c.rank())?;
+        if !trident_core::Backend::connect(&d, c)? {
+            return Err(trident_core::Error::backend("test", "NCCL did not connect"));
+        }
+        let me = c.rank();
+        let send = d.upload_mem(&[me as u8 + 1; 3], "test")?;
+        let recv = d.upload_mem(&vec![0u8; 3 * p], "test")?;
+        if !d.gather_mem(c, &send, &vec![3; p], &recv, "test gather")? {
+            return Err(trident_core::Error::backend("test", "NCCL refused"));
+        }
+        let mut got = vec![0u8; 3 * p];
+        d.read_mem(&recv, &mut got, "test")?;
+        Ok(got == (0..p).flat_map(|r| [r as u8 + 1; 3]).collect::<Vec<u8>>())
+    });
+    for (rank, r) in results.into_iter().enumerate() {
+        assert!(
+            r.unwrap_or_else(|e| panic!("{p} ranks, rank {rank}: {e}")),
+            "{p} ranks, rank {rank}: bytes differ"
+        );
+    }
+}

@@ -23,10 +23,12 @@ pub trait Backend: Send + Sync {
     fn synchronize(&self) -> Result<()> {
         Ok(())
     }
-    /// Sets up the device-to-device engine for the ranks of `c` (NCCL's communicator, for
-    /// CUDA ranks on distinct GPUs), so that the first exchange does not pay for it (a job
-    /// can do it while it reads its input); `true` where the engine serves these ranks.
-    /// Every rank must call it at the same point. The default has no engine.
+    /// Starts setting up the device-to-device engine for the ranks of `c` (NCCL's
+    /// communicator and connections, for CUDA ranks on distinct GPUs) so that the job's
+    /// work before its first exchange (reading, preparing, uploading) overlaps it: the ranks
+    /// agree here, the rest runs in the background and the first exchange waits for it.
+    /// `true` where the engine serves these ranks. Every rank must call it at the same point.
+    /// The default has no engine.
     fn connect(&self, c: &dyn crate::comm::Comm) -> Result<bool> {
         let _ = c;
         Ok(false)

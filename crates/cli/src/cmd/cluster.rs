@@ -249,7 +249,8 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
                 })?;
             }
             let kernels = t.elapsed().as_secs_f64();
-            // Over ranks, the device-to-device engine (NCCL) is set up during the read too.
+            // Over ranks, the device-to-device engine (NCCL) is started too (the ranks agree on it
+            // here; its communicator is made in the background until the first gather).
             let t = Instant::now();
             let engine = if distributed {
                 crate::with_backend!(&b, b => Backend::connect(b, job.comm()))?
@@ -303,7 +304,10 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
                 job.comm().engine(),
                 b,
                 if engine {
-                    format!("; NCCL connected in {connect:.3} s, during the read")
+                    format!(
+                        "; NCCL agreed on in {connect:.3} s during the read, its communicator \
+                         made in the background until the first gather"
+                    )
                 } else {
                     String::new()
                 }
