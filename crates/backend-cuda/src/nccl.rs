@@ -269,36 +269,32 @@ impl Cuda {
         what: &str,
     ) -> Result<Option<DevBuf<u8>>> {
         // One rank has nothing to exchange device to device: its rows are uploaded.
-        if c.size() < 2 || !self.nccl_usable(c)? {
-            return Ok(None);
-        }
-        let mut state = self.nccl.lock().unwrap_or_else(|e| e.into_inner());
-        let comm = self.nccl(c, &mut state)?;
-        let a = api().map_err(|e| Error::backend(driver::BACKEND, e))?;
-        self.shared.make_current()?;
-        let src = DevBuf::from_host(&self.shared, send, what)?;
-        let total: usize = recv.iter().sum();
-        let dst = DevBuf::<u8>::uninit(&self.shared, total, what)?;
-        let me = c.rank();
-        for part in parts.iter().take(recv.len()) {
-            assert!(part.end <= send.len(), "{what}: send range out of bounds");
-        }
-        assert_eq!(parts[me].len(), recv[me], "{what}: own part");
-        // SAFETY: every range lies within `src` (asserted above: `send`'s length) or `dst`
-        // (`total` bytes), which outlive the group: the stream is synchronised before they
-        // drop.
-        unsafe {
-            self.nccl_group(
-                a,
-                comm,
-                (src.ptr().as_raw(), &|r| parts[r].clone()),
-                (dst.ptr().as_raw(), recv),
-                what,
-            )?;
-        }
-        self.shared.synchronize()?;
-        drop(src);
-        Ok(Some(dst))
+        self.with_nccl(c, |a, comm| {
+            let src = DevBuf::from_host(&self.shared, send, what)?;
+            let total: usize = recv.iter().sum();
+            let dst = DevBuf::<u8>::uninit(&self.shared, total, what)?;
+            let me = c.rank();
+            for part in parts.iter().take(recv.len()) {
+                assert!(part.end <= send.len(), "{what}: send range out of bounds");
+            }
+            assert_eq!(parts[me].len(), recv[me], "{what}: own part");
+            // SAFETY: every range lies within `src` (asserted above: `send`'s length) or `dst`
+            // (`total` bytes), which outlive the group: the stream is synchronised before
+            // they drop.
+            unsafe {
+                group(
+                    a,
+                    comm,
+                    self.shared.raw_stream(),
+                    (src.ptr().as_raw(), &|r| parts[r].clone()),
+                    (dst.ptr().as_raw(), recv),
+                    what,
+                )?;
+            }
+            self.shared.synchronize()?;
+            drop(src);
+            Ok(dst)
+        })
     }
 
     /// [`Device::gather_mem`](trident_core::device::Device::gather_mem) through NCCL: this
@@ -313,67 +309,68 @@ impl Cuda {
         recv: &DevBuf<u8>,
         what: &str,
     ) -> Result<bool> {
+        let done = self.with_nccl(c, |a, comm| {
+            let me = c.rank();
+            let total: usize = counts.iter().sum();
+            if counts.len() != c.size() || counts[me] > send.len() || total > recv.len() {
+                return Err(Error::backend(
+                    driver::BACKEND,
+                    format!(
+                        "{what}: gather of {total} bytes into {} ({} to send)",
+                        recv.len(),
+                        send.len()
+                    ),
+                ));
+            }
+            let mine = counts[me];
+            // SAFETY: the ranges lie within `send` (counts[me] bytes) and `recv` (total
+            // bytes), checked above; both buffers belong to this device and outlive the
+            // stream's work (the caller's persistent buffers, dropped only after the stream
+            // is synchronised).
+            unsafe {
+                group(
+                    a,
+                    comm,
+                    self.shared.raw_stream(),
+                    (send.ptr().as_raw(), &|_| 0..mine),
+                    (recv.ptr().as_raw(), counts),
+                    what,
+                )
+            }
+        })?;
+        Ok(done.is_some())
+    }
+
+    /// `f` with NCCL's entry points and the communicator of `c`'s ranks, the device's
+    /// context current; `None` where NCCL does not serve these ranks ([`Cuda::nccl_usable`]).
+    /// Every rank must call it at the same point.
+    fn with_nccl<R>(
+        &self,
+        c: &dyn Comm,
+        f: impl FnOnce(&Api, &Communicator) -> Result<R>,
+    ) -> Result<Option<R>> {
         if c.size() < 2 || !self.nccl_usable(c)? {
-            return Ok(false);
-        }
-        let me = c.rank();
-        let total: usize = counts.iter().sum();
-        if counts.len() != c.size() || counts[me] > send.len() || total > recv.len() {
-            return Err(Error::backend(
-                driver::BACKEND,
-                format!(
-                    "{what}: gather of {total} bytes into {} ({} to send)",
-                    recv.len(),
-                    send.len()
-                ),
-            ));
+            return Ok(None);
         }
         let mut state = self.nccl.lock().unwrap_or_else(|e| e.into_inner());
         let comm = self.nccl(c, &mut state)?;
         let a = api().map_err(|e| Error::backend(driver::BACKEND, e))?;
         self.shared.make_current()?;
-        let mine = counts[me];
-        // SAFETY: the ranges lie within `send` (counts[me] bytes) and `recv` (total bytes),
-        // checked above; both buffers belong to this device and outlive the stream's work
-        // (the caller's persistent buffers, dropped only after the stream is synchronised).
-        unsafe {
-            self.nccl_group(
-                a,
-                comm,
-                (send.ptr().as_raw(), &|_| 0..mine),
-                (recv.ptr().as_raw(), counts),
-                what,
-            )?;
-        }
-        Ok(true)
-    }
-
-    /// One NCCL group of point-to-point transfers on the backend's stream (not waited for):
-    /// to every other rank `r` the bytes `part(r)` of the device memory at `send`, from
-    /// every rank `r` its `recv[r]` bytes, received in rank order from `dst` on; this rank's
-    /// own part (`part(me)`, `recv[me]` bytes) copied on the device. The exchanges
-    /// ([`Cuda::nccl_exchange`]) and the gathers ([`Cuda::nccl_gather`]) are both this.
-    ///
-    /// # Safety
-    /// Every `part(r)` must lie within the allocation at `send`, `recv`'s total within the
-    /// one at `dst`, `part(me)` must hold `recv[me]` bytes, and both allocations must
-    /// outlive the stream's work.
-    unsafe fn nccl_group(
-        &self,
-        a: &Api,
-        comm: &Communicator,
-        send: (u64, &dyn Fn(usize) -> std::ops::Range<usize>),
-        recv: (u64, &[usize]),
-        what: &str,
-    ) -> Result<()> {
-        group(a, comm, self.shared.raw_stream(), send, recv, what)
+        f(a, comm).map(Some)
     }
 }
 
-/// [`Cuda::nccl_group`] on the stream `raw`.
+/// One NCCL group of point-to-point transfers on the stream `raw` (not waited for):
+/// to every other rank `r` the bytes `part(r)` of the device memory at `send`, from
+/// every rank `r` its `recv[r]` bytes, received in rank order from `dst` on; this rank's
+/// own part (`part(me)`, `recv[me]` bytes) copied on the device. The exchanges
+/// ([`Cuda::nccl_exchange`]), the gathers ([`Cuda::nccl_gather`]) and the connections'
+/// first bytes ([`make`]) are all this.
 ///
 /// # Safety
-/// As [`Cuda::nccl_group`]; `raw` is a stream of the current context.
+/// Every `part(r)` must lie within the allocation at `send`, `recv`'s total within the
+/// one at `dst`, `part(me)` must hold `recv[me]` bytes, both allocations must outlive the
+/// stream's work, and `raw` must be a stream of the current context.
 unsafe fn group(
     a: &Api,
     comm: &Communicator,
