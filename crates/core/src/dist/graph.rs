@@ -26,7 +26,7 @@ use rayon::prelude::*;
 mod rows;
 use rows::rows_of;
 
-use super::{all_gather, all_to_all, block_owner, reduce_one, route_owned, Comm, Op};
+use super::{all_gather, all_to_all, block_owner, reduce_one, route_owned, Comm, Op, Phases};
 use crate::error::{Error, Result};
 use crate::graph::{id_label, DenseIds, Graph};
 use crate::io::edgelist::{self, EdgeListOptions, IdMode};
@@ -65,6 +65,7 @@ pub struct DistGraph {
     names: Names,
     notes: Vec<String>,
     parallel_read: bool,
+    phases: Phases,
 }
 
 impl DistGraph {
@@ -100,6 +101,10 @@ impl DistGraph {
     /// Whether each rank read its own byte range (`false`: every rank read the whole file).
     pub fn parallel_read(&self) -> bool {
         self.parallel_read
+    }
+    /// This rank's time in each phase of the read and build.
+    pub fn phases(&self) -> &Phases {
+        &self.phases
     }
     /// This rank's edges (`u << 32 | v`, `u < v`), in no particular order.
     pub fn local_edges(&self) -> Result<Vec<u64>> {
@@ -156,6 +161,7 @@ impl DistGraph {
             names,
             notes: g.notes().to_vec(),
             parallel_read: false,
+            phases: Phases::default(),
         })
     }
 
@@ -181,7 +187,7 @@ impl DistGraph {
             reduce_one(c, loops, Op::Sum)?,
             Names::Numbers,
             Vec::new(),
-            true,
+            (true, Phases::default()),
         )
     }
 }
@@ -281,14 +287,16 @@ fn build(
     self_loops: u64,
     names: Names,
     notes: Vec<String>,
-    parallel_read: bool,
+    (parallel_read, mut phases): (bool, Phases),
 ) -> Result<DistGraph> {
     let p = c.size();
     let lo = super::block_start(c.rank(), n as u64, p) as usize;
     let hi = super::block_start(c.rank() + 1, n as u64, p) as usize;
     let edges = route_owned(c, keys, |&k| block_owner(k >> 32, n as u64, p))?;
+    phases.lap("route");
     let (indptr, adj) = rows_of(&edges, lo, hi, true)?;
     drop(edges);
+    phases.lap("rows");
     // Degrees: a row's length, plus one for each time a node is another row's far end.
     let mut degree = vec![0u32; n];
     {
@@ -308,6 +316,7 @@ fn build(
     }
     c.all_reduce_u32(&mut degree, Op::Sum)?;
     let num_edges = reduce_one(c, adj.len() as u64, Op::Sum)?;
+    phases.lap("degrees");
     Ok(DistGraph {
         n,
         lo,
@@ -319,6 +328,7 @@ fn build(
         names,
         notes,
         parallel_read,
+        phases,
     })
 }
 
@@ -340,15 +350,16 @@ pub fn read_graph(
         // Every rank decides the same way from the file's head; a rank that finds the file
         // unreadable reports it, and the others fall back with it (the whole-file reader
         // then reports the error the same way one process does).
+        let mut phases = Phases::default();
         let parallel = match byte_range_plan(path, opts, read)? {
-            Some(plan) => read_part(c, path, opts, plan)?,
+            Some(plan) => read_part(c, path, opts, plan, &mut phases)?,
             None => None,
         };
         let mut fallback = u64::from(parallel.is_none());
         c.all_reduce_u64(std::slice::from_mut(&mut fallback), Op::Max)?;
         if fallback == 0 {
             if let Some(part) = parallel {
-                return numbered(c, part, opts);
+                return numbered(c, part, opts, phases);
             }
         }
     }
@@ -391,10 +402,13 @@ fn read_mtx(c: &dyn Comm, path: &Path, read: &ReadOptions) -> Result<Option<Dist
     let (body, span) = (body as u64, len - body as u64);
     let start = line_start(&mut f, body + span * me / p, len).map_err(io_err)?;
     let end = line_start(&mut f, body + span * (me + 1) / p, len).map_err(io_err)?;
+    let mut phases = Phases::default();
     let bytes = read_range(&f, start, end).map_err(io_err)?;
+    phases.lap("read");
     let lines = memchr::memchr_iter(b'\n', &bytes).count() as u64;
     let skip = header_lines + super::exclusive_sum(c, lines)? as usize;
     let part = mtx::parse_graph_part(&h, &bytes, &name, skip)?;
+    phases.lap("parse");
     // The entry count, as the whole-file reader checks it: the rank holding the first
     // entry past the declared count names its line; too few, rank 0 says so.
     let first = super::exclusive_sum(c, part.entries as u64)? as usize;
@@ -428,6 +442,7 @@ fn read_mtx(c: &dyn Comm, path: &Path, read: &ReadOptions) -> Result<Option<Dist
         .map(|(&u, &v)| homed(u, v))
         .collect();
     drop(part);
+    phases.lap("ids");
     build(
         c,
         h.rows,
@@ -435,7 +450,7 @@ fn read_mtx(c: &dyn Comm, path: &Path, read: &ReadOptions) -> Result<Option<Dist
         self_loops,
         Names::OneBased,
         Vec::new(),
-        true,
+        (true, phases),
     )
     .map(Some)
 }
@@ -486,6 +501,7 @@ fn read_part(
     path: &Path,
     opts: &EdgeListOptions,
     (len, weights): (u64, edgelist::Weights),
+    phases: &mut Phases,
 ) -> Result<Option<Part>> {
     let (p, me) = (c.size() as u64, c.rank() as u64);
     let io_err = |source| Error::Io {
@@ -496,17 +512,25 @@ fn read_part(
     let start = line_start(&mut f, len * me / p, len).map_err(io_err)?;
     let end = line_start(&mut f, len * (me + 1) / p, len).map_err(io_err)?;
     let bytes = read_range(&f, start, end).map_err(io_err)?;
+    phases.lap("read");
     // The lines before this range, so that errors name the file's line.
     let lines = memchr::memchr_iter(b'\n', &bytes).count() as u64;
     let skip = super::exclusive_sum(c, lines)? as usize;
     let name = path.display().to_string();
-    Ok(edgelist::parse_part(&bytes, &name, opts, skip, weights)?.map(|edges| Part { edges, name }))
+    let part = edgelist::parse_part(&bytes, &name, opts, skip, weights)?;
+    phases.lap("parse");
+    Ok(part.map(|edges| Part { edges, name }))
 }
 
 /// The nodes numbered as one process numbers them (see [`IdMode`]): ids as given
 /// (`Numeric`), or the ids in use in increasing order (`Auto`), from the or of every rank's
 /// bitmap of its ids; then the graph built.
-fn numbered(c: &dyn Comm, part: Part, opts: &EdgeListOptions) -> Result<DistGraph> {
+fn numbered(
+    c: &dyn Comm,
+    part: Part,
+    opts: &EdgeListOptions,
+    mut phases: Phases,
+) -> Result<DistGraph> {
     let e = part.edges;
     let max = e.max.map_or(0, |m| m + 1);
     let max = reduce_one(c, max, Op::Max)?;
@@ -564,7 +588,8 @@ fn numbered(c: &dyn Comm, part: Part, opts: &EdgeListOptions) -> Result<DistGrap
         })
         .collect();
     drop(e);
-    build(c, n, keys, self_loops, names, Vec::new(), true)
+    phases.lap("ids");
+    build(c, n, keys, self_loops, names, Vec::new(), (true, phases))
 }
 
 /// One rank's rows of a distributed [`OrientedGraph`]: the degree-ordered orientation of a
@@ -580,6 +605,7 @@ pub struct DistOriented {
     adj: Vec<u32>,
     /// `original[r]`: the graph's id of node `r`.
     original: Vec<u32>,
+    phases: Phases,
 }
 
 impl DistOriented {
@@ -607,10 +633,15 @@ impl DistOriented {
     pub fn original(&self) -> &[u32] {
         &self.original
     }
+    /// This rank's time in each phase of the orientation.
+    pub fn phases(&self) -> &Phases {
+        &self.phases
+    }
 }
 
 /// Orients `g` by `(degree, id)` rank, in distributed form (see the module documentation).
 pub fn orient(c: &dyn Comm, g: &DistGraph) -> Result<DistOriented> {
+    let mut phases = Phases::default();
     let n = g.n;
     let p = c.size();
     let mut keys: Vec<u64> = (0..n)
@@ -631,6 +662,7 @@ pub fn orient(c: &dyn Comm, g: &DistGraph) -> Result<DistOriented> {
         }
     })?;
     drop(rank);
+    phases.lap("rank");
     // Out-degrees of every row, summed over ranks, then rows cut at equal edge counts.
     let mut outdeg = vec![0u32; n];
     {
@@ -646,6 +678,7 @@ pub fn orient(c: &dyn Comm, g: &DistGraph) -> Result<DistOriented> {
     }
     c.all_reduce_u32(&mut outdeg, Op::Sum)?;
     let m: u64 = outdeg.par_iter().map(|&d| d as u64).sum();
+    phases.lap("out-degrees");
     // The rows first go to provisional owners, cut at equal edge counts (known from the
     // out-degrees alone), where they are built; each rank then sums its rows' work
     // ([`edge_cost`]) row by row, with no atomics and no second pass over every edge's ends,
@@ -654,9 +687,11 @@ pub fn orient(c: &dyn Comm, g: &DistGraph) -> Result<DistOriented> {
     let prov = edge_splits(&outdeg, m, p);
     let owner = |row: u64| prov.partition_point(|&s| s as u64 <= row) - 1;
     let mine = route_owned(c, oriented, |&k| owner(k >> 32).min(p - 1))?;
+    phases.lap("route");
     let (q0, q1) = (prov[c.rank()], prov[c.rank() + 1]);
     let (qptr, qadj) = rows_of(&mine, q0, q1, false)?;
     drop(mine);
+    phases.lap("rows");
     let mut cost = vec![0u64; n];
     cost[q0..q1]
         .par_iter_mut()
@@ -674,12 +709,14 @@ pub fn orient(c: &dyn Comm, g: &DistGraph) -> Result<DistOriented> {
     let work = cost.par_iter().copied().reduce(|| 0, u64::wrapping_add);
     let splits = edge_splits(&cost, work, p);
     drop(cost);
+    phases.lap("cost");
     let (r0, r1) = (splits[c.rank()], splits[c.rank() + 1]);
     let (indptr, adj) = if splits == prov {
         (qptr, qadj)
     } else {
         move_rows(c, &splits, q0, &qptr, &qadj, r1 - r0)?
     };
+    phases.lap("move");
     if let Some(r) = (r0..r1).find(|&r| indptr[r - r0 + 1] - indptr[r - r0] != outdeg[r] as u64) {
         return Err(Error::backend(
             "dist",
@@ -698,6 +735,7 @@ pub fn orient(c: &dyn Comm, g: &DistGraph) -> Result<DistOriented> {
         indptr,
         adj,
         original,
+        phases,
     })
 }
 

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use trident_core::dist::graph::{orient, read_graph};
 use trident_core::dist::triangles::{count, Layout};
-use trident_core::dist::{all_gather, reduce_one, Comm, Op};
+use trident_core::dist::{all_gather, reduce_one, Comm, Op, Phases};
 use trident_core::triangles::DegreeStats;
 use trident_core::{Error, Result, TriangleCount, TriangleOptions};
 
@@ -24,6 +24,17 @@ fn slowest(c: &dyn Comm, t: Instant) -> Result<f64> {
         t.elapsed().as_secs_f64().to_bits(),
         Op::Max,
     )?))
+}
+
+/// Each phase of `phases` with its slowest rank's seconds (`read 1.2, parse 3.4, …`); every
+/// rank must call it with the same phases.
+fn slowest_phases(c: &dyn Comm, phases: &Phases) -> Result<String> {
+    let mut out = Vec::new();
+    for &(name, secs) in phases.laps() {
+        let s = f64::from_bits(reduce_one(c, secs.to_bits(), Op::Max)?);
+        out.push(format!("{name} {s:.2}"));
+    }
+    Ok(out.join(", "))
 }
 
 pub fn run(args: Args, job: &Job) -> Result<()> {
@@ -49,6 +60,10 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     let t = Instant::now();
     let o = orient(c, &g)?;
     let orientation = slowest(c, t)?;
+    let phases = (
+        slowest_phases(c, g.phases())?,
+        slowest_phases(c, o.phases())?,
+    );
     let b = select::open(args.backend)?;
     // Every rank's backend, for the summary.
     let me = format!("{}: {b}", c.host());
@@ -62,7 +77,7 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
             s
         })
         .collect();
-    crate::with_backend!(&b, b => finish(b, c, &g, &o, &args, files, (load, orientation), &devices))
+    crate::with_backend!(&b, b => finish(b, c, &g, &o, &args, files, ((load, orientation), phases), &devices))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -73,7 +88,7 @@ fn finish<B: TriangleCount>(
     o: &trident_core::dist::graph::DistOriented,
     args: &Args,
     files: Files,
-    (load, orientation): (f64, f64),
+    ((load, orientation), (load_phases, orient_phases)): ((f64, f64), (String, String)),
     devices: &[String],
 ) -> Result<()> {
     // The whole graph's degree statistics, so that every rank runs the same algorithm.
@@ -136,15 +151,28 @@ fn finish<B: TriangleCount>(
     )?;
     crate::outln!("layout:        {}", r.layout)?;
     crate::outln!("triangles:     {}", r.counts.total)?;
+    // The slowest rank's seconds in each phase (a phase ending in a collective includes the
+    // wait for the others).
+    let slowest = |p: &str| {
+        if p.is_empty() {
+            String::new()
+        } else {
+            format!("; slowest rank's phases: {p}")
+        }
+    };
     crate::outln!(
-        "load:          {load:.4} s ({})",
+        "load:          {load:.4} s ({}{})",
         if g.parallel_read() {
             "each rank its byte range"
         } else {
             "whole file on every rank"
-        }
+        },
+        slowest(&load_phases)
     )?;
-    crate::outln!("orientation:   {orientation:.4} s (distributed)")?;
+    crate::outln!(
+        "orientation:   {orientation:.4} s (distributed{})",
+        slowest(&orient_phases)
+    )?;
     crate::outln!(
         "exchange:      {exchange:.4} s ({})",
         match (r.layout, r.device_exchange) {
