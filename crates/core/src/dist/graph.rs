@@ -692,22 +692,19 @@ pub fn orient(c: &dyn Comm, g: &DistGraph) -> Result<DistOriented> {
     let (qptr, qadj) = rows_of(&mine, q0, q1, false)?;
     drop(mine);
     phases.lap("rows");
-    let mut cost = vec![0u64; n];
-    cost[q0..q1]
-        .par_iter_mut()
-        .enumerate()
+    let cost: Vec<u64> = (q0..q1)
+        .into_par_iter()
         .with_min_len(1 << 10)
-        .for_each(|(i, x)| {
-            let du = outdeg[q0 + i];
-            let row = &qadj[qptr[i] as usize..qptr[i + 1] as usize];
-            *x = row
+        .map(|u| {
+            let i = u - q0;
+            let du = outdeg[u];
+            qadj[qptr[i] as usize..qptr[i + 1] as usize]
                 .iter()
                 .map(|&v| edge_cost(du, outdeg[v as usize]))
-                .fold(0u64, u64::wrapping_add);
-        });
-    c.all_reduce_u64(&mut cost, Op::Sum)?;
-    let work = cost.par_iter().copied().reduce(|| 0, u64::wrapping_add);
-    let splits = edge_splits(&cost, work, p);
+                .fold(0u64, u64::wrapping_add)
+        })
+        .collect();
+    let splits = cost_splits(c, &cost, q0, n)?;
     drop(cost);
     phases.lap("cost");
     let (r0, r1) = (splits[c.rank()], splits[c.rank() + 1]);
@@ -737,6 +734,35 @@ pub fn orient(c: &dyn Comm, g: &DistGraph) -> Result<DistOriented> {
         original,
         phases,
     })
+}
+
+/// [`edge_splits`] of every rank's row costs together (rank `r`'s `cost` are those of its
+/// rows `first..`, the ranks' rows consecutive and in rank order, `n` rows in all), without
+/// gathering them: each rank finds in its own rows the first row at which each cut's share
+/// of the total work is reached, and the cuts are the least over the ranks.
+fn cost_splits(c: &dyn Comm, cost: &[u64], first: usize, n: usize) -> Result<Vec<usize>> {
+    let p = c.size();
+    let mine = cost.iter().copied().fold(0u64, u64::wrapping_add);
+    let (totals, _) = all_gather(c, &[mine])?;
+    let before = totals[..c.rank()]
+        .iter()
+        .copied()
+        .fold(0u64, u64::wrapping_add);
+    let work = totals.iter().copied().fold(0u64, u64::wrapping_add);
+    // Cut r is the first row whose work before it reaches work * r / p (as edge_splits).
+    let mut cuts = vec![n as u64; p + 1];
+    cuts[0] = 0;
+    let mut acc = before;
+    let mut r = 1;
+    for (i, &w) in cost.iter().enumerate() {
+        while r < p && acc >= work * r as u64 / p as u64 {
+            cuts[r] = (first + i) as u64;
+            r += 1;
+        }
+        acc = acc.wrapping_add(w);
+    }
+    c.all_reduce_u64(&mut cuts, Op::Min)?;
+    Ok(cuts.into_iter().map(|x| x as usize).collect())
 }
 
 /// The built rows `first..` of this rank (`indptr` from 0, `adj`) moved to the ranks that
