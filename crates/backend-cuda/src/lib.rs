@@ -513,33 +513,6 @@ impl Backend for Cuda {
     fn connect(&self, c: &dyn trident_core::dist::Comm) -> Result<bool> {
         self.nccl_connect(c)
     }
-
-    fn exchange_host(
-        &self,
-        c: &dyn trident_core::dist::Comm,
-        send: &[u8],
-        send_counts: &[usize],
-        recv: &mut [u8],
-        recv_counts: &[usize],
-    ) -> Result<bool> {
-        let mut at = 0;
-        let parts: Vec<std::ops::Range<usize>> = send_counts
-            .iter()
-            .map(|&k| {
-                at += k;
-                at - k..at
-            })
-            .collect();
-        let what = "a host exchange";
-        match self.nccl_exchange(c, send, &parts, recv_counts, what)? {
-            Some(got) => {
-                self.shared.make_current()?;
-                got.copy_head_to_host(recv).context(|| what)?;
-                Ok(true)
-            }
-            None => Ok(false),
-        }
-    }
 }
 
 /// The device ordinal that `value` (of [`DEVICE_ENV`], as the CLI reads it) names: `None`

@@ -93,15 +93,13 @@ fn a_shared_gpu_is_refused() {
     }
 }
 
-/// A replicated distributed count over two and more GPUs: the graph built and oriented with
-/// its exchanges through NCCL (`Staged`, `Backend::exchange_host`), the rows sent device to
-/// device, and the counts equal one process's.
+/// A replicated distributed count over two and more GPUs: the rows go device to device
+/// (NCCL) and the counts equal one process's.
 #[test]
 fn replicated_triangles_through_nccl() {
     use trident_core::dist::graph::{orient, DistGraph};
     use trident_core::dist::triangles::{count, Layout};
     use trident_core::triangles::{TriangleCount, TriangleOptions};
-    use trident_core::Backend;
     let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     let Some(count_devices) = devices() else {
         return;
@@ -140,28 +138,9 @@ fn replicated_triangles_through_nccl() {
     for p in 2..=count_devices.min(4) {
         let results = threads::run(p, |c| {
             let d = Cuda::with_device(c.rank())?;
-            // As `trident triangles` does: NCCL started up front, and the build's and the
-            // orientation's exchanges through it (`Staged`; every one, whatever its size).
-            if !trident_core::Backend::connect(&d, c)? {
-                return Err(trident_core::Error::backend("test", "NCCL did not connect"));
-            }
-            let me = c.rank();
-            let send: Vec<u8> = (0..p).flat_map(|to| [me as u8, to as u8]).collect();
-            let mut got = vec![0u8; 2 * p];
-            if !d.exchange_host(c, &send, &vec![2; p], &mut got, &vec![2; p])? {
-                return Err(trident_core::Error::backend("test", "no host exchange"));
-            }
-            if got
-                != (0..p)
-                    .flat_map(|from| [from as u8, me as u8])
-                    .collect::<Vec<u8>>()
-            {
-                return Err(trident_core::Error::backend("test", "host exchange bytes"));
-            }
-            let s = trident_core::dist::Staged::with_min_bytes(c, &d, 0);
             let mine: Vec<(u32, u32)> = edges.iter().copied().skip(c.rank()).step_by(p).collect();
-            let dg = DistGraph::from_edges(&s, n, &mine)?;
-            let o = orient(&s, &dg)?;
+            let dg = DistGraph::from_edges(c, n, &mine)?;
+            let o = orient(c, &dg)?;
             let opts = TriangleOptions {
                 per_node: true,
                 ..Default::default()

@@ -33,26 +33,6 @@ pub trait Backend: Send + Sync {
         let _ = c;
         Ok(false)
     }
-    /// A personalised exchange of host bytes, as [`Comm::all_to_all_into`] does it
-    /// (`send_counts[r]` bytes of `send` to rank `r`, `recv_counts[r]` from each into
-    /// `recv`, in rank order), through the device-to-device engine of [`Backend::connect`]
-    /// (NCCL: uploaded, exchanged between the GPUs, read back) where the backend has one, for
-    /// exchanges that the host's engine moves slowly ([`crate::dist::Staged`]). `false` on
-    /// every rank where there is no such engine (the default), and nothing is moved. Every
-    /// rank must call it at the same point.
-    ///
-    /// [`Comm::all_to_all_into`]: crate::comm::Comm::all_to_all_into
-    fn exchange_host(
-        &self,
-        c: &dyn crate::comm::Comm,
-        send: &[u8],
-        send_counts: &[usize],
-        recv: &mut [u8],
-        recv_counts: &[usize],
-    ) -> Result<bool> {
-        let _ = (c, send, send_counts, recv, recv_counts);
-        Ok(false)
-    }
 }
 
 /// Device-resident vectors of `T`.

@@ -1,9 +1,8 @@
 //! Many processes: the algorithms' distributed drivers ([`graph`]: the parallel read and the
 //! distributed build and orientation of a graph; [`triangles`]: the distributed count;
 //! [`mcl`]: R-MCL over ranks), written against the communicator of [`crate::comm`] (whose
-//! items are re-exported here); [`threads`], ranks as threads of one process (the tests'
-//! communicator); and [`Staged`], a communicator whose large exchanges go through the
-//! backend's device-to-device engine (NCCL).
+//! items are re-exported here), and [`threads`], ranks as threads of one process (the tests'
+//! communicator).
 
 pub(crate) use crate::comm::zeroed;
 pub use crate::comm::{
@@ -12,7 +11,6 @@ pub use crate::comm::{
 };
 
 pub mod graph;
-pub use staged::{Staged, STAGE_MIN_BYTES};
 
 /// This rank's seconds in each phase of a distributed step, in order: where a step's time
 /// goes (the CLI prints the slowest rank's of each). A phase that ends in a collective also
@@ -46,7 +44,6 @@ impl Phases {
 }
 
 pub mod mcl;
-mod staged;
 pub mod threads;
 pub mod triangles;
 

@@ -422,29 +422,18 @@ fn orientation_matches_one_process() {
                     .sum()
             })
             .collect();
-        for (p, staged) in (1..=4).flat_map(|p| [(p, false), (p, true)]) {
+        for p in 1..=4 {
             let want_splits = edge_splits(&cost, cost.iter().sum(), p);
-            let engine = HostEngine::default();
             let results = threads::run(p, |c| {
-                // Staged: every exchange through the backend's engine (here the host's,
-                // counted), as `trident triangles` sends them through NCCL.
-                let s = super::Staged::with_min_bytes(c, &engine, 0);
-                let c: &dyn Comm = if staged { &s } else { c };
                 let share = &edges[edges.len() * c.rank() / p..edges.len() * (c.rank() + 1) / p];
                 let d = DistGraph::from_edges(c, n, share)?;
                 let o = orient(c, &d)?;
                 let all = o.gather(c)?;
                 Ok((o.splits().to_vec(), o.num_edges(), all))
             });
-            let through = engine.0.load(std::sync::atomic::Ordering::Relaxed);
-            assert_eq!(
-                through > 0,
-                staged && p > 1,
-                "{n} nodes, {p} ranks: {through} exchanges through the engine"
-            );
             for r in results {
                 let (splits, m, all) = r.unwrap();
-                let what = format!("{n} nodes, {m} edges, {p} ranks, staged {staged}");
+                let what = format!("{n} nodes, {m} edges, {p} ranks");
                 assert_eq!(splits, want_splits, "{what}: splits");
                 assert_eq!(m, g.num_edges() as u64, "{what}: edges");
                 assert_eq!(all.indptr(), ip, "{what}: row pointers");
@@ -455,31 +444,5 @@ fn orientation_matches_one_process() {
                 );
             }
         }
-    }
-}
-
-/// A backend whose device-to-device engine is the host's own exchange, each use counted:
-/// [`super::Staged`] sends its exchanges through it.
-#[derive(Default)]
-struct HostEngine(std::sync::atomic::AtomicUsize);
-
-impl crate::Backend for HostEngine {
-    fn name(&self) -> &'static str {
-        "host-engine"
-    }
-    fn device(&self) -> String {
-        "the host".into()
-    }
-    fn exchange_host(
-        &self,
-        c: &dyn Comm,
-        send: &[u8],
-        send_counts: &[usize],
-        recv: &mut [u8],
-        recv_counts: &[usize],
-    ) -> crate::Result<bool> {
-        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        c.all_to_all_into(send, send_counts, recv, recv_counts)?;
-        Ok(true)
     }
 }

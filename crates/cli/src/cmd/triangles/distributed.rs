@@ -7,9 +7,9 @@ use std::time::Instant;
 
 use trident_core::dist::graph::{orient, read_graph};
 use trident_core::dist::triangles::{count, Layout};
-use trident_core::dist::{all_gather, reduce_one, Comm, Op, Phases, Staged};
+use trident_core::dist::{all_gather, reduce_one, Comm, Op, Phases};
 use trident_core::triangles::DegreeStats;
-use trident_core::{Backend, Error, Result, TriangleCount, TriangleOptions};
+use trident_core::{Error, Result, TriangleCount, TriangleOptions};
 
 use super::Args;
 use crate::files::Files;
@@ -46,15 +46,9 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
         vec![]
     };
     let files = Files::declare(&[Some(&args.path)], &outputs)?;
-    // The backend first: where it has a device-to-device engine (NCCL between CUDA ranks,
-    // set up in the background while the ranks read), the build's and the orientation's large
-    // exchanges go through it (`Staged`) instead of the hosts' MPI.
-    let b = select::open(args.backend)?;
-    let engine = crate::with_backend!(&b, b => Backend::connect(b, c))?;
-    let staged = crate::with_backend!(&b, b => Staged::new(c, b));
     let t = Instant::now();
     let g = read_graph(
-        &staged,
+        c,
         &args.path,
         &super::read_options(),
         &crate::env::read_options(),
@@ -64,12 +58,13 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
         crate::print_notes(g.notes());
     }
     let t = Instant::now();
-    let o = orient(&staged, &g)?;
+    let o = orient(c, &g)?;
     let orientation = slowest(c, t)?;
     let phases = (
         slowest_phases(c, g.phases())?,
         slowest_phases(c, o.phases())?,
     );
+    let b = select::open(args.backend)?;
     // Every rank's backend, for the summary.
     let me = format!("{}: {b}", c.host());
     let (names, lens) = all_gather(c, me.as_bytes())?;
@@ -82,7 +77,7 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
             s
         })
         .collect();
-    crate::with_backend!(&b, b => finish(b, c, &g, &o, &args, files, ((load, orientation), phases, engine), &devices))
+    crate::with_backend!(&b, b => finish(b, c, &g, &o, &args, files, ((load, orientation), phases), &devices))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -93,11 +88,7 @@ fn finish<B: TriangleCount>(
     o: &trident_core::dist::graph::DistOriented,
     args: &Args,
     files: Files,
-    ((load, orientation), (load_phases, orient_phases), engine): (
-        (f64, f64),
-        (String, String),
-        bool,
-    ),
+    ((load, orientation), (load_phases, orient_phases)): ((f64, f64), (String, String)),
     devices: &[String],
 ) -> Result<()> {
     // The whole graph's degree statistics, so that every rank runs the same algorithm.
@@ -163,15 +154,10 @@ fn finish<B: TriangleCount>(
     // The slowest rank's seconds in each phase (a phase ending in a collective includes the
     // wait for the others).
     let slowest = |p: &str| {
-        let via = if engine {
-            "; large exchanges device to device (NCCL)"
-        } else {
-            ""
-        };
         if p.is_empty() {
-            via.to_string()
+            String::new()
         } else {
-            format!("{via}; slowest rank's phases: {p}")
+            format!("; slowest rank's phases: {p}")
         }
     };
     crate::outln!(
