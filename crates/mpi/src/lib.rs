@@ -136,21 +136,56 @@ impl Comm for Mpi {
         recv_counts: &[usize],
     ) -> Result<()> {
         let p = self.size();
-        let limit = i32::MAX as usize;
-        // One call when every count and offset fits MPI's 32-bit counts.
-        let mut most = [send.len().max(recv.len()) as u64];
-        self.reduce(&mut most, Op::Max)?;
-        if most[0] < limit as u64 {
-            let sc: Vec<Count> = send_counts.iter().map(|&c| count(c)).collect();
-            let rc: Vec<Count> = recv_counts.iter().map(|&c| count(c)).collect();
+        let limit = i32::MAX as u64;
+        // The ranks agree on the largest buffer and on a word that divides every count and
+        // aligns every buffer (8, 4 or 1 bytes; encoded as 8 - word, so that one maximum
+        // gives both): counted in words, an exchange of up to 2^31 words (16 GiB of u64
+        // keys) is one call, with no packing into rounds.
+        let word = [8usize, 4]
+            .into_iter()
+            .find(|&w| {
+                (send.as_ptr() as usize).is_multiple_of(w)
+                    && (recv.as_ptr() as usize).is_multiple_of(w)
+                    && send_counts
+                        .iter()
+                        .chain(recv_counts)
+                        .all(|&c| c.is_multiple_of(w))
+                    && !send.is_empty()
+                    && !recv.is_empty()
+            })
+            .unwrap_or(1);
+        let mut agreed = [send.len().max(recv.len()) as u64, 8 - word as u64];
+        self.reduce(&mut agreed, Op::Max)?;
+        let (most, word) = (agreed[0], 8 - agreed[1] as usize);
+        if most / (word as u64) < limit {
+            let sc: Vec<Count> = send_counts.iter().map(|&c| count(c / word)).collect();
+            let rc: Vec<Count> = recv_counts.iter().map(|&c| count(c / word)).collect();
             let (sd, rd) = (displs(&sc), displs(&rc));
-            let mut one_s = [0u8];
-            let mut one_r = [0u8];
-            let send = nonempty(send, &mut one_s);
-            let recv = nonempty_mut(recv, &mut one_r);
-            let sp = Partition::new(send, &sc[..], &sd[..]);
-            let mut rp = PartitionMut::new(recv, &rc[..], &rd[..]);
-            self.world.all_to_all_varcount_into(&sp, &mut rp);
+            match word {
+                8 => {
+                    let send: &[u64] = bytemuck::cast_slice(send);
+                    let recv: &mut [u64] = bytemuck::cast_slice_mut(recv);
+                    let sp = Partition::new(send, &sc[..], &sd[..]);
+                    let mut rp = PartitionMut::new(recv, &rc[..], &rd[..]);
+                    self.world.all_to_all_varcount_into(&sp, &mut rp);
+                }
+                4 => {
+                    let send: &[u32] = bytemuck::cast_slice(send);
+                    let recv: &mut [u32] = bytemuck::cast_slice_mut(recv);
+                    let sp = Partition::new(send, &sc[..], &sd[..]);
+                    let mut rp = PartitionMut::new(recv, &rc[..], &rd[..]);
+                    self.world.all_to_all_varcount_into(&sp, &mut rp);
+                }
+                _ => {
+                    let mut one_s = [0u8];
+                    let mut one_r = [0u8];
+                    let send = nonempty(send, &mut one_s);
+                    let recv = nonempty_mut(recv, &mut one_r);
+                    let sp = Partition::new(send, &sc[..], &sd[..]);
+                    let mut rp = PartitionMut::new(recv, &rc[..], &rd[..]);
+                    self.world.all_to_all_varcount_into(&sp, &mut rp);
+                }
+            }
             return Ok(());
         }
         // Rounds of pieces of at most `piece` bytes per pair, packed.
