@@ -7,6 +7,7 @@
 //! Messages of any size: MPI counts are 32-bit, so exchanges larger than that go in rounds.
 //! A failing rank calls [`Mpi::abort`], which ends every rank of the job (`MPI_Abort`).
 
+use bytemuck::{cast_slice, cast_slice_mut};
 use mpi::collective::SystemOperation;
 use mpi::datatype::{Partition, PartitionMut};
 use mpi::environment::Universe;
@@ -77,6 +78,20 @@ impl Mpi {
     /// The largest message piece: 32-bit counts and displacements over every rank.
     fn piece(&self) -> usize {
         (i32::MAX as usize / self.world.size() as usize) & !7
+    }
+
+    /// One `MPI_Alltoallv` of words `T`: `counts[r]` words from `displs[r]` of `send` to
+    /// each rank `r`, and `counts[r]` from each rank `r` to `displs[r]` of `recv`.
+    fn varcount<T: Equivalence>(
+        &self,
+        send: &[T],
+        (sc, sd): (&[Count], &[Count]),
+        recv: &mut [T],
+        (rc, rd): (&[Count], &[Count]),
+    ) {
+        let sp = Partition::new(send, sc, sd);
+        let mut rp = PartitionMut::new(recv, rc, rd);
+        self.world.all_to_all_varcount_into(&sp, &mut rp);
     }
 
     fn reduce<T: Equivalence + Copy + Default>(&self, v: &mut [T], op: Op) -> Result<()> {
@@ -161,29 +176,16 @@ impl Comm for Mpi {
             let sc: Vec<Count> = send_counts.iter().map(|&c| count(c / word)).collect();
             let rc: Vec<Count> = recv_counts.iter().map(|&c| count(c / word)).collect();
             let (sd, rd) = (displs(&sc), displs(&rc));
+            let (sc, rc) = ((&sc[..], &sd[..]), (&rc[..], &rd[..]));
             match word {
-                8 => {
-                    let send: &[u64] = bytemuck::cast_slice(send);
-                    let recv: &mut [u64] = bytemuck::cast_slice_mut(recv);
-                    let sp = Partition::new(send, &sc[..], &sd[..]);
-                    let mut rp = PartitionMut::new(recv, &rc[..], &rd[..]);
-                    self.world.all_to_all_varcount_into(&sp, &mut rp);
-                }
-                4 => {
-                    let send: &[u32] = bytemuck::cast_slice(send);
-                    let recv: &mut [u32] = bytemuck::cast_slice_mut(recv);
-                    let sp = Partition::new(send, &sc[..], &sd[..]);
-                    let mut rp = PartitionMut::new(recv, &rc[..], &rd[..]);
-                    self.world.all_to_all_varcount_into(&sp, &mut rp);
-                }
+                8 => self.varcount::<u64>(cast_slice(send), sc, cast_slice_mut(recv), rc),
+                4 => self.varcount::<u32>(cast_slice(send), sc, cast_slice_mut(recv), rc),
                 _ => {
                     let mut one_s = [0u8];
                     let mut one_r = [0u8];
                     let send = nonempty(send, &mut one_s);
                     let recv = nonempty_mut(recv, &mut one_r);
-                    let sp = Partition::new(send, &sc[..], &sd[..]);
-                    let mut rp = PartitionMut::new(recv, &rc[..], &rd[..]);
-                    self.world.all_to_all_varcount_into(&sp, &mut rp);
+                    self.varcount(send, sc, recv, rc);
                 }
             }
             return Ok(());
@@ -212,11 +214,12 @@ impl Comm for Mpi {
             }
             sbuf.push(0);
             let mut rbuf = vec![0u8; r_counts.iter().map(|&c| c as usize).sum::<usize>() + 1];
-            {
-                let sp = Partition::new(&sbuf[..], &s_counts[..], &s_displs[..]);
-                let mut rp = PartitionMut::new(&mut rbuf[..], &r_counts[..], &r_displs[..]);
-                self.world.all_to_all_varcount_into(&sp, &mut rp);
-            }
+            self.varcount(
+                &sbuf[..],
+                (&s_counts[..], &s_displs[..]),
+                &mut rbuf[..],
+                (&r_counts[..], &r_displs[..]),
+            );
             for r in 0..p {
                 let a = (roff[r] + lo.min(rc[r])) as usize;
                 let (k, at) = (r_counts[r] as usize, r_displs[r] as usize);
