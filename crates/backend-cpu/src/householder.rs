@@ -226,15 +226,8 @@ mod tests {
             (100, 33),
             (64, 64),
         ] {
-            let mut x = 0x1234_5678_9abc_def1u64;
-            let mut a: Vec<T> = (0..m * n)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    T::from_f64((x >> 11) as f64 / (1u64 << 53) as f64 - 0.5)
-                })
-                .collect();
+            let mut unit = trident_core::testing::unit_stream(0x1234_5678_9abc_def1);
+            let mut a: Vec<T> = (0..m * n).map(|_| T::from_f64(unit())).collect();
             // a repeated column (rank-deficient) and a tiny one
             if n > 3 {
                 let (c0, rest) = a.split_at_mut(m);

@@ -105,13 +105,7 @@ fn replicated_triangles_through_nccl() {
         return;
     };
     let n = 3000usize;
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut next = trident_core::testing::xorshift(0x9e37_79b9_7f4a_7c15u64);
     let edges: Vec<(u32, u32)> = (0..40_000)
         .map(|_| {
             let u = (next() % n as u64) as u32;

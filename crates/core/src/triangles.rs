@@ -619,11 +619,9 @@ mod tests {
     #[test]
     fn orientation_of_many_chunks() {
         let n = 9 * ORIENT_CHUNK + 17;
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rng = crate::testing::xorshift(0x9e37_79b9_7f4a_7c15u64);
         let mut next = move |k: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng();
             (x % k as u64) as usize
         };
         // Random edges, many of them to a few hubs.

@@ -537,11 +537,9 @@ fn every_gpu_kernel_small<B: TriangleCount>(b: &B) -> Result<(), String> {
         }
     }
     edges.extend((0..n - 1).map(|v| (v, n - 1)));
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rng = crate::testing::xorshift(0x9e37_79b9_7f4a_7c15);
     for _ in 0..150 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        let x = rng();
         edges.push(((x % n as u64) as usize, ((x >> 32) % n as u64) as usize));
     }
     let per = per_node_from_edges(n, edges.iter().copied())?;
@@ -724,11 +722,9 @@ fn distributed<B: TriangleCount>(b: &B) -> Result<(), String> {
     use crate::dist::threads;
     use crate::dist::triangles::{count, Layout};
     use crate::dist::Comm;
-    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut rng = crate::testing::xorshift(0x2545_f491_4f6c_dd1du64);
     let mut next = move |k: usize| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        let x = rng();
         (x % k as u64) as usize
     };
     type Case = (&'static str, usize, Vec<(usize, usize)>);

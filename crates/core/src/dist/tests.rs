@@ -388,13 +388,7 @@ fn read_errors(p: usize, path: &Path, opts: &EdgeListOptions) -> Vec<String> {
 fn orientation_matches_one_process() {
     use super::graph::{edge_cost, edge_splits, orient};
     use crate::triangles::OrientedGraph;
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut next = crate::testing::xorshift(0x2545_f491_4f6c_dd1du64);
     for (n, m) in [(1usize, 0usize), (7, 12), (300, 4000), (5000, 60_000)] {
         // Skewed ends (the product of two draws), repeats, self-loops and both directions.
         let edges: Vec<(u32, u32)> = (0..m)

@@ -647,11 +647,9 @@ mod tests {
     /// used.
     #[test]
     fn parse_counts_build_the_same_csr() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rng = crate::testing::xorshift(0x9e37_79b9_7f4a_7c15u64);
         let mut next = move |k: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng();
             (x % k) as u32
         };
         let n = 5000usize;

@@ -100,13 +100,7 @@ fn bad_weights_are_errors() {
 
 /// A small xorshift, for test graphs.
 fn rng(seed: u64) -> impl FnMut() -> u64 {
-    let mut x = seed | 1;
-    move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    }
+    crate::testing::xorshift(seed | 1)
 }
 
 /// Test graphs of `n` nodes: an unweighted one (all of a column's values equal: the

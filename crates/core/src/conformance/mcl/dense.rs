@@ -4,15 +4,9 @@
 use crate::graph::Graph;
 use crate::mcl::MclOptions;
 
-/// A small xorshift for the test graphs below (fixed seeds: the same graphs every run).
+/// The xorshift stream of the test graphs below (fixed seeds: the same graphs every run).
 fn xorshift(seed: u64) -> impl FnMut() -> u64 {
-    let mut x = seed | 1;
-    move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    }
+    crate::testing::xorshift(seed | 1)
 }
 
 /// A weighted graph of `blocks` blocks of 5 to 9 nodes, dense inside (weights in [1, 2),

@@ -195,13 +195,7 @@ mod tests {
     /// Rows against a sort of the keys, with repeats, empty rows and buckets of many rows.
     #[test]
     fn rows_match_a_sort() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::testing::xorshift(0x9e37_79b9_7f4a_7c15u64);
         for (lo, hi, len) in [
             (0, 1, 5),
             (3, 10, 0),

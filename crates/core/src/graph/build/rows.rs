@@ -338,13 +338,7 @@ mod tests {
     /// deep disorder, reversed) come out sorted and distinct, written ahead of their start.
     #[test]
     fn finish_row_sorts_and_deduplicates() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::testing::xorshift(0x2545_f491_4f6c_dd1du64);
         for case in 0..3000 {
             let len = (next() % 90) as usize;
             // Values near a rising base: the wider the window, the more disorder.
