@@ -357,8 +357,8 @@ fn cluster_partitions_as_one_process() {
         vec!["--variant", "mlrmcl", "--coarsen-to", "500"],
     ));
     let mut runs = 0;
-    // The CPU's host pass on every case; the device pass on PoCL (its columns gathered
-    // through the hosts) on a few, for CI's time.
+    // The CPU's host pass on every case; the device pass on PoCL (its columns gathered, or
+    // fetched, through the hosts) on a few, for CI's time.
     let pocl = [0, 10, 11];
     let plan = cases
         .iter()
@@ -393,7 +393,16 @@ fn cluster_partitions_as_one_process() {
             _ if k == 0 => &[2, 4],
             _ => &[3],
         };
-        for &np in nps {
+        // The device pass in both layouts of M (the CPU has one).
+        let layouts: &[&str] = if backend == "cpu" {
+            &["auto"]
+        } else {
+            &["replicate", "partition"]
+        };
+        for (&np, &layout) in nps
+            .iter()
+            .flat_map(|np| layouts.iter().map(move |l| (np, l)))
+        {
             let got = out.join(format!("np{np}.txt"));
             let mut args = vec![
                 "cluster",
@@ -401,12 +410,14 @@ fn cluster_partitions_as_one_process() {
                 "--backend",
                 backend,
                 "--quiet",
+                "--layout",
+                layout,
                 "-o",
                 got.to_str().unwrap(),
             ];
             args.extend(extra.iter().copied());
             let (o, _) = run_np(&mpirun, np, &args, Duration::from_secs(300));
-            let what = format!("{backend}: {path:?} {extra:?}, {np} ranks");
+            let what = format!("{backend}: {path:?} {extra:?}, {np} ranks, layout {layout}");
             assert!(
                 o.status.success(),
                 "{what}: {}",

@@ -16,7 +16,10 @@
 
 use bytemuck::Pod;
 
-use crate::error::Result;
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::{Error, Result};
 
 /// A reduction of [`Comm::all_reduce_u64`] / [`Comm::all_reduce_u32`], element-wise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -284,4 +287,53 @@ pub fn block_owner(x: u64, n: u64, p: usize) -> usize {
 pub fn block_start(r: usize, n: u64, p: usize) -> u64 {
     // The least x with x * p / n >= r.
     ((r as u128 * n as u128).div_ceil(p as u128)) as u64
+}
+
+/// Where a rank of a distributed run gets the data its own part needs: triangles the rows its
+/// edges point to ([`crate::dist::triangles`]), R-MCL on a GPU backend the columns of `M` its expansion
+/// needs ([`crate::mcl::gpu`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Layout {
+    /// [`Layout::Replicate`] when it fits every rank's device (triangles: the whole
+    /// oriented graph; R-MCL: all of `M`), else [`Layout::Partition`].
+    #[default]
+    Auto,
+    /// Every rank holds the whole graph (from its first row on), or all of `M`, gathered
+    /// after every iteration.
+    Replicate,
+    /// Every rank holds its rows and fetches those its edges need, once; or its columns of
+    /// `M` and those its expansion needs, fetched every iteration.
+    Partition,
+}
+
+impl Layout {
+    /// Stable name (`auto`, `replicate`, `partition`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Auto => "auto",
+            Layout::Replicate => "replicate",
+            Layout::Partition => "partition",
+        }
+    }
+}
+
+impl fmt::Display for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Layout {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "auto" => Ok(Layout::Auto),
+            "replicate" | "replicated" => Ok(Layout::Replicate),
+            "partition" | "partitioned" => Ok(Layout::Partition),
+            _ => Err(Error::invalid(
+                "layout",
+                format!("{s:?} (expected auto, replicate or partition)"),
+            )),
+        }
+    }
 }

@@ -7,7 +7,7 @@
 pub(crate) use crate::comm::zeroed;
 pub use crate::comm::{
     all_gather, all_to_all, block_owner, block_start, exclusive_sum, gather_one, reduce_one, route,
-    route_owned, Comm, Op, Solo,
+    route_owned, Comm, Layout, Op, Solo,
 };
 
 pub mod graph;

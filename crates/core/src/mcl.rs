@@ -111,6 +111,7 @@
 //! `pow`, whose last bit may differ between math libraries.
 
 use crate::backend::Backend;
+use crate::comm::Layout;
 use crate::error::{Error, Result};
 use crate::graph::Graph;
 use crate::scalar::Scalar;
@@ -228,6 +229,15 @@ pub struct MclOptions {
     /// partition does not depend on it (fixed-point sums, a total order for the top K). The
     /// CPU ignores it.
     pub column_wg: Option<usize>,
+    /// GPU backends over many ranks: [`Layout::Replicate`] holds all of `M` on every device,
+    /// gathered after every iteration (device to device where NCCL serves); [`Layout::Partition`]
+    /// holds a rank's columns and the columns its expansion needs (`M_G`'s neighbours, or in
+    /// the `M·M` phase the rows of its columns), fetched from their owners every iteration
+    /// through the hosts, for a network whose `M` does not fit one device twice;
+    /// [`Layout::Auto`] (the default) replicates when that fits every rank's device. The
+    /// partition does not depend on it. The CPU backend always partitions; one process
+    /// ignores it.
+    pub layout: Layout,
 }
 
 impl Default for MclOptions {
@@ -250,6 +260,7 @@ impl Default for MclOptions {
             finish_after: FINISH_AFTER,
             local_table: None,
             column_wg: None,
+            layout: Layout::Auto,
         }
     }
 }
@@ -434,6 +445,9 @@ pub struct MclTimings {
     pub gather_bytes: u64,
     /// The gathers went device to device (NCCL), not through the hosts.
     pub gather_device: bool,
+    /// Over ranks on a GPU backend: `M` was partitioned ([`Layout::Partition`]: each rank
+    /// fetched the columns it read every iteration) rather than gathered whole.
+    pub partitioned: bool,
 }
 
 /// Why R-MCL stopped iterating.

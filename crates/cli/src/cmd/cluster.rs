@@ -14,6 +14,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use trident_core::dist::Layout;
 use trident_core::mcl::{
     eval, Clustering, Expansion, MarkovCluster, MclOptions, MclProgress, Variant,
 };
@@ -97,6 +98,14 @@ pub struct Args {
     /// 256); for timing, the clusters do not depend on it.
     #[arg(long, value_name = "ITEMS", hide = true)]
     gpu_column_wg: Option<usize>,
+    /// Under mpirun, on a GPU backend: where `M` lives: `replicate` (all of it on every
+    /// device, gathered after every iteration, device to device where NCCL serves),
+    /// `partition` (each rank's columns and the columns its expansion reads, fetched from
+    /// their owners every iteration, through the hosts: for a network whose `M` does not fit
+    /// one device) or `auto` (replicate when it fits every device). The CPU backend always
+    /// partitions. The clusters do not depend on it.
+    #[arg(long)]
+    layout: Option<Layout>,
     /// Which backend clusters.
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendChoice,
@@ -187,6 +196,7 @@ impl Args {
             finish_after: self.finish_after.unwrap_or(base.finish_after),
             local_table: self.gpu_local_table,
             column_wg: self.gpu_column_wg,
+            layout: self.layout.unwrap_or_default(),
             ..base
         })
     }
@@ -199,6 +209,12 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     // Under mpirun: R-MCL over the ranks (`trident_core::dist::mcl`), each on its backend (a
     // GPU: the one of its local rank); rank 0 alone writes.
     let distributed = job.distributed();
+    if !distributed && args.layout.is_some() {
+        return Err(Error::invalid(
+            "option",
+            "--layout applies to a job of many processes (mpirun -np N trident cluster …)",
+        ));
+    }
     if distributed && args.from.is_some() {
         return Err(Error::invalid(
             "option",
@@ -393,9 +409,15 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     let p = c.timings;
     let iterations = c.iterations;
     if p.gather_bytes > 0 {
-        // Over ranks on a GPU backend: the gathers of M after each iteration (this rank's).
+        // Over ranks on a GPU backend: the gathers of M after each iteration, or the
+        // fetches of the columns each iteration reads (this rank's).
         eprintln!(
-            "gather: {:.3} GB received in {:.3} s ({:.1} GB/s), {}",
+            "{}: {:.3} GB received in {:.3} s ({:.1} GB/s), {}",
+            if p.partitioned {
+                "layout partition (each rank's columns and those it reads), fetch"
+            } else {
+                "layout replicate (all of M on every device), gather"
+            },
             p.gather_bytes as f64 * 1e-9,
             p.gather,
             p.gather_bytes as f64 * 1e-9 / p.gather.max(1e-9),

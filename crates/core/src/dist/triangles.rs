@@ -16,63 +16,17 @@
 //! counts are summed over ranks, exactly (integers), and per-node counts are summed and put
 //! back in the graph's order on every rank.
 
-use std::fmt;
-use std::str::FromStr;
 use std::time::Instant;
 
 use rayon::prelude::*;
 
 use super::graph::DistOriented;
+pub use super::Layout;
 use super::{all_gather, all_to_all, reduce_one, route, Comm, Op};
 use crate::error::{Error, Result};
 use crate::triangles::{
     plan, OrientedGraph, RowExchange, TriangleCount, TriangleCounts, TriangleOptions,
 };
-
-/// Where a rank gets the rows its edges point to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Layout {
-    /// [`Layout::Replicate`] when the whole oriented graph fits every rank's device
-    /// ([`TriangleCount::memory_limit`]), else [`Layout::Partition`].
-    #[default]
-    Auto,
-    /// Every rank holds the whole graph (from its first row on).
-    Replicate,
-    /// Every rank holds its rows and fetches those its edges need, once.
-    Partition,
-}
-
-impl Layout {
-    /// Stable name (`auto`, `replicate`, `partition`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Layout::Auto => "auto",
-            Layout::Replicate => "replicate",
-            Layout::Partition => "partition",
-        }
-    }
-}
-
-impl fmt::Display for Layout {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Layout {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s.to_ascii_lowercase().as_str() {
-            "auto" => Ok(Layout::Auto),
-            "replicate" | "replicated" => Ok(Layout::Replicate),
-            "partition" | "partitioned" => Ok(Layout::Partition),
-            _ => Err(Error::invalid(
-                "layout",
-                format!("{s:?} (expected auto, replicate or partition)"),
-            )),
-        }
-    }
-}
 
 /// What a distributed count did, besides the counts.
 #[derive(Debug, Clone, PartialEq)]

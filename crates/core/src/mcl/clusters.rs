@@ -28,18 +28,37 @@ pub const NO_TARGET: u32 = u32::MAX;
 /// The GPU backends compute the same on the device (`mcl_attractor`, `mcl_target`) and read
 /// back only these `n` numbers, not `M`.
 pub fn targets<T: Scalar>(m: &Columns<T>) -> Vec<u32> {
-    let n = m.n;
-    let is_attr: Vec<bool> = (0..n)
+    let col = |j: usize| m.column(j);
+    targets_by(m.n, &attractors_by(m.n, 0, col), col)
+}
+
+/// Whether each of `n` columns (`col(j)`: rows and values of column `j`, the node `c0 + j`)
+/// holds a positive diagonal entry: the attractors of [`targets`].
+pub(crate) fn attractors_by<'a, T: Scalar>(
+    n: usize,
+    c0: usize,
+    col: impl Fn(usize) -> (&'a [u32], &'a [T]) + Sync,
+) -> Vec<bool> {
+    (0..n)
         .into_par_iter()
         .map(|j| {
-            let (r, v) = m.column(j);
+            let (r, v) = col(j);
             r.iter()
                 .zip(v)
-                .any(|(&i, &x)| i as usize == j && x > T::zero())
+                .any(|(&i, &x)| i as usize == c0 + j && x > T::zero())
         })
-        .collect();
+        .collect()
+}
+
+/// The pointers of [`targets`] of `n` columns (`col(j)`), given every node's attractor flag
+/// `is_attr` (indexed by row).
+pub(crate) fn targets_by<'a, T: Scalar>(
+    n: usize,
+    is_attr: &[bool],
+    col: impl Fn(usize) -> (&'a [u32], &'a [T]) + Sync,
+) -> Vec<u32> {
     let best = |j: usize, want_attr: bool| -> Option<u32> {
-        let (r, v) = m.column(j);
+        let (r, v) = col(j);
         let mut best: Option<(u32, T)> = None;
         for (&i, &x) in r.iter().zip(v) {
             if (want_attr && !is_attr[i as usize]) || x <= T::zero() {

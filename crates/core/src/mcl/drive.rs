@@ -49,11 +49,19 @@ pub enum Output {
 /// For [`Variant::MlrMcl`]: the row of the largest positive entry of each column of `m`
 /// (ties: the smaller row), else [`super::NO_TARGET`].
 pub fn top_rows<T: Scalar>(m: &Columns<T>) -> Vec<u32> {
+    top_rows_by(m.n, |j| m.column(j))
+}
+
+/// [`top_rows`] of `n` columns (`col(j)`: rows and values of column `j`).
+pub(crate) fn top_rows_by<'a, T: Scalar>(
+    n: usize,
+    col: impl Fn(usize) -> (&'a [u32], &'a [T]) + Sync,
+) -> Vec<u32> {
     use rayon::prelude::*;
-    (0..m.n)
+    (0..n)
         .into_par_iter()
         .map(|j| {
-            let (r, v) = m.column(j);
+            let (r, v) = col(j);
             let mut best: Option<(u32, T)> = None;
             for (&i, &x) in r.iter().zip(v) {
                 if x <= T::zero() {
@@ -194,6 +202,7 @@ pub fn cluster_ranks<T: Scalar, B: MarkovCluster<T> + ?Sized>(
         timings.gather += run.timings.gather;
         timings.gather_bytes += run.timings.gather_bytes;
         timings.gather_device |= run.timings.gather_device;
+        timings.partitioned |= run.timings.partitioned;
         if level == 0 {
             let t = Instant::now();
             let clusters = clusters_of(&run.targets, opts);

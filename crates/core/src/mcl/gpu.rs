@@ -25,7 +25,7 @@ use super::drive::{LevelRun, Output};
 use super::mlr::{IterationPlan, Level, Schedule};
 use super::{Columns, Expansion, MclOptions, MclProgress, MclTimings, Transition};
 use crate::backend::Backend;
-use crate::comm::{Comm, Op};
+use crate::comm::{Comm, Layout, Op};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 
@@ -67,7 +67,8 @@ pub const FLAG_PRUNE_MLR: u32 = 8;
 pub const FLAG_CHANGE_L2: u32 = 16;
 
 /// Device buffer sizes of one R-MCL run (see the module docs): of one process, or of one rank
-/// of many, which holds all of `M` and computes the columns `col0 .. col0 + own`.
+/// of many, which computes the columns `col0 .. col0 + own` and holds all of `M`
+/// ([`Layout::Replicate`]) or its columns and `ghosts` ([`Layout::Partition`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GpuPlan {
     /// Nodes (columns of `M`, rows of every column).
@@ -101,6 +102,14 @@ pub struct GpuPlan {
     pub column_wg: usize,
     /// The MLR-MCL variant's buffers (`M_R`, column penalties) are allocated.
     pub mlr: bool,
+    /// Over ranks, [`Layout::Partition`]: the device holds this rank's columns of `M` (local
+    /// slots `0..own`) and the columns its expansion reads from other ranks after them,
+    /// fetched before every iteration; `M_G`'s rows are local slots.
+    pub partitioned: bool,
+    /// With [`GpuPlan::partitioned`]: `M_G`'s neighbours of this rank's columns held by other
+    /// ranks (sorted), the columns of `M` the regularised expansion fetches (the `M·M`
+    /// expansion fetches the rows of this rank's columns instead).
+    pub ghosts: Vec<u32>,
 }
 
 impl GpuPlan {
@@ -120,8 +129,7 @@ impl GpuPlan {
         let splits = vec![0, tr.n];
         Self::part(
             tr,
-            &splits,
-            0,
+            (&splits, 0, Layout::Replicate),
             opts,
             lcap,
             scalar_size,
@@ -129,13 +137,14 @@ impl GpuPlan {
         )
     }
 
-    /// Plans rank `rank`'s part of a run over `splits.len() - 1` ranks: `own` holds the
+    /// Plans rank `rank`'s part of a run over `splits.len() - 1` ranks: `tr` holds the
     /// columns `splits[rank]..splits[rank + 1]` of `M_G` (rows global); the device holds all
-    /// `splits[last]` columns of `M` besides. See [`GpuPlan::new`].
+    /// `splits[last]` columns of `M` besides ([`Layout::Replicate`], or [`Layout::Auto`]), or
+    /// the columns the expansion reads from other ranks ([`Layout::Partition`]). See
+    /// [`GpuPlan::new`].
     pub fn part(
         tr: &Transition,
-        splits: &[usize],
-        rank: usize,
+        (splits, rank, layout): (&[usize], usize, Layout),
         opts: &MclOptions,
         lcap: usize,
         scalar_size: usize,
@@ -191,27 +200,41 @@ impl GpuPlan {
         let slots = own
             .checked_mul(k)
             .ok_or_else(|| oom(format!("R-MCL: {own} nodes × K = {k} slots")))?;
-        // Every buffer, before allocating any: all of M and the new columns (idx, val, len),
-        // pen and mass (n), sq (2 · own), the overflow list (own + 1), the columns' M_G (ptr,
-        // row, val) and the scratch; attr and target (n each) of the interpretation after
-        // the loop.
-        let (t, nn, no) = (scalar_size as u128, n as u128, own as u128);
-        let s = (nn + no) * k as u128;
-        // MLR-MCL: M_R / the DPR form of M_G (nnz) and the column penalties (n).
+        let partitioned = splits.len() > 2 && layout == Layout::Partition;
+        let ghosts = if partitioned {
+            super::ranks::neighbours_elsewhere(tr, (col0, col0 + own))
+        } else {
+            Vec::new()
+        };
+        let held = if partitioned { own + ghosts.len() } else { n };
+        // Every buffer, before allocating any: the held columns of M and the new columns
+        // (idx, val, len), pen and mass (n), sq (2 · own), the overflow list (own + 1), the
+        // columns' M_G (ptr, row, val) and the scratch; attr and target (n each) of the
+        // interpretation after the loop.
+        let (t, nn, no, nh) = (scalar_size as u128, n as u128, own as u128, held as u128);
+        let s = (nh + no) * k as u128;
+        // MLR-MCL: M_R / the DPR form of M_G (nnz) and the column penalties (held columns).
         let mlr = if opts.variant == super::Variant::MlrMcl {
-            tr.row.len() as u128 * t + nn * t
+            tr.row.len() as u128 * t + nh * t
         } else {
             0
         };
-        // Over ranks: the packed entries (this rank's and everyone's, sized for full
-        // columns) and the block offsets.
-        let packing = if splits.len() > 2 {
+        let packing = if partitioned {
+            // The fetched columns' entries, uploaded packed before every iteration: counted
+            // at the starting M's (this rank's mean M_G column, at most K, for every held
+            // column); a later iteration that needs more and finds no memory is an
+            // out-of-memory error.
+            let mean = (tr.row.len() as u128).div_ceil(no.max(1)).min(k as u128);
+            nh * mean * (4 + t) + (nh / PACK_WG as u128 + 3) * 8
+        } else if splits.len() > 2 {
+            // Over ranks, replicated: the packed entries (this rank's and everyone's, sized
+            // for full columns) and the block offsets.
             s * (4 + t) + ((nn + no) / PACK_WG as u128 + 3) * 8
         } else {
             0
         };
         let need = s * (4 + t)
-            + (nn + no) * 4
+            + (nh + no) * 4
             + nn * (t + 8 + 8)
             + no * (16 + 4)
             + (no + 1) * 8
@@ -223,9 +246,22 @@ impl GpuPlan {
         if need > have {
             return Err(oom(format!(
                 "R-MCL on {n} nodes with K = {k} needs {need} bytes ({:.2} GiB) of device \
-                 memory, {device} has {have} ({:.2} GiB); lower --max-per-column or use the CPU",
+                 memory{}, {device} has {have} ({:.2} GiB); lower --max-per-column{}",
                 need as f64 / (1u64 << 30) as f64,
-                have as f64 / (1u64 << 30) as f64
+                if partitioned {
+                    format!(" for {own} columns and {} fetched", ghosts.len())
+                } else {
+                    String::new()
+                },
+                have as f64 / (1u64 << 30) as f64,
+                if splits.len() > 2 && !partitioned {
+                    ", use --layout partition (each rank holds its columns and those it reads) \
+                     or the CPU"
+                } else if partitioned {
+                    ", use more ranks or the CPU"
+                } else {
+                    ", run over more GPUs (mpirun) or use the CPU"
+                }
             )));
         }
         Ok(Self {
@@ -243,6 +279,8 @@ impl GpuPlan {
             bytes: need as u64,
             column_wg: opts.column_wg.unwrap_or(COLUMN_WG),
             mlr: opts.variant == super::Variant::MlrMcl,
+            partitioned,
+            ghosts,
         })
     }
 }
@@ -251,6 +289,35 @@ impl GpuPlan {
     /// Ranks of the run (1: one process).
     pub fn ranks(&self) -> usize {
         self.splits.len() - 1
+    }
+
+    /// Columns of `M` the device holds (the input half): `n`, or, partitioned, this rank's
+    /// and its ghosts.
+    pub fn held(&self) -> usize {
+        if self.partitioned {
+            self.own + self.ghosts.len()
+        } else {
+            self.n
+        }
+    }
+
+    /// Where this rank's first column sits in the held `M`: `col0`, or 0 when partitioned.
+    pub fn local_col0(&self) -> usize {
+        if self.partitioned {
+            0
+        } else {
+            self.col0
+        }
+    }
+
+    /// The held columns whose entries make the rows' masses: all of `M`, or, partitioned,
+    /// this rank's (the masses are then summed over the ranks).
+    pub fn mass_columns(&self) -> usize {
+        if self.partitioned {
+            self.own
+        } else {
+            self.n
+        }
     }
 }
 
@@ -299,13 +366,26 @@ pub trait MclKernels<T: Scalar>: Backend {
     /// Allocates the buffers of `plan` and uploads `M_G`'s columns of this process (`tr`,
     /// [`GpuPlan::own`] columns) and the starting `M` (all of it).
     fn mcl_upload(&self, plan: &GpuPlan, tr: &Transition, m0: &Columns<T>) -> Result<Self::State>;
+    /// Over ranks with [`GpuPlan::partitioned`], before every iteration: fetches the columns
+    /// of `M` that `step`'s expansion reads from the ranks holding them ([`GpuPlan::ghosts`],
+    /// or the rows of this rank's columns for `M·M`) and uploads them after this rank's
+    /// columns. Returns the bytes received; 0 and nothing done otherwise.
+    fn mcl_prepare(
+        &self,
+        c: &dyn Comm,
+        st: &mut Self::State,
+        plan: &GpuPlan,
+        step: &IterationPlan,
+    ) -> Result<u64>;
     /// One iteration as `step` says, with kernel `flags` ([`flags`]): MLR-MCL's DPR form of
     /// `M_G` when [`IterationPlan::start_dpr`], its balance (`M_R`) when
     /// [`IterationPlan::column_balance`], Trident's mass penalty when [`FLAG_BALANCED`], the
     /// column passes, the reduction over this process's columns; returns the read-back
-    /// scalars ([`MclKernels::mcl_publish`] then makes the new columns current).
+    /// scalars ([`MclKernels::mcl_publish`] then makes the new columns current). The rows'
+    /// masses are summed over the ranks of `c` when partitioned.
     fn mcl_iterate(
         &self,
+        c: &dyn Comm,
         st: &mut Self::State,
         plan: &GpuPlan,
         opts: &MclOptions,
@@ -315,7 +395,8 @@ pub trait MclKernels<T: Scalar>: Backend {
     /// Makes the columns the last iteration computed current: one process swaps the halves
     /// of `M`; the ranks of `c` gather every rank's new columns into all of `M`, device to
     /// device where the backend can ([`crate::device::Device::gather_mem`]: NCCL), else
-    /// through the hosts. Every rank calls it after every iteration.
+    /// through the hosts; partitioned, each rank reads its new columns back (packed), for
+    /// [`MclKernels::mcl_prepare`] to send. Every rank calls it after every iteration.
     /// Returns whether the gather went device to device, and the bytes this rank received.
     fn mcl_publish(
         &self,
@@ -325,10 +406,18 @@ pub trait MclKernels<T: Scalar>: Backend {
     ) -> Result<(bool, u64)>;
     /// Each node's pointer of the current `M` ([`super::drive::level_targets`], computed on
     /// the device by `mcl_attractor` (Trident's variant) and `mcl_target`), read back: `n`
-    /// numbers instead of `M`'s `n·K` entries (waits for pending work).
-    fn mcl_targets(&self, st: &Self::State, plan: &GpuPlan, opts: &MclOptions) -> Result<Vec<u32>>;
-    /// The current `M`, read back (a coarse level's flow, projected on the host).
-    fn mcl_columns(&self, st: &Self::State, plan: &GpuPlan) -> Result<Columns<T>>;
+    /// numbers instead of `M`'s `n·K` entries (waits for pending work). Partitioned, each
+    /// rank's on the host, gathered over the ranks of `c`.
+    fn mcl_targets(
+        &self,
+        c: &dyn Comm,
+        st: &Self::State,
+        plan: &GpuPlan,
+        opts: &MclOptions,
+    ) -> Result<Vec<u32>>;
+    /// The current `M`, read back (a coarse level's flow, projected on the host); gathered
+    /// over the ranks of `c` when partitioned.
+    fn mcl_columns(&self, c: &dyn Comm, st: &Self::State, plan: &GpuPlan) -> Result<Columns<T>>;
 }
 
 /// One level of R-MCL on a GPU backend over the ranks of `c` (its
@@ -354,15 +443,25 @@ pub fn cluster_level<T: Scalar, B: MclKernels<T>>(
 ) -> Result<LevelRun<T>> {
     let (p, rank) = (c.size(), c.rank());
     super::ranks::check_part(c, splits, own)?;
-    let plan = GpuPlan::part(
-        own,
-        splits,
-        rank,
-        opts,
-        opts.local_table.unwrap_or(LCAP),
-        std::mem::size_of::<T>(),
-        (b.mcl_memory(), b.name(), &b.device()),
-    );
+    let plan_as = |layout: Layout| {
+        GpuPlan::part(
+            own,
+            (splits, rank, layout),
+            opts,
+            opts.local_table.unwrap_or(LCAP),
+            std::mem::size_of::<T>(),
+            (b.mcl_memory(), b.name(), &b.device()),
+        )
+    };
+    let mut plan = plan_as(opts.layout);
+    if p > 1 && opts.layout == Layout::Auto {
+        // All of M on every device where it fits every rank's, else partitioned.
+        let mut short = [u64::from(matches!(plan, Err(Error::OutOfMemory { .. })))];
+        c.all_reduce_u64(&mut short, Op::Max)?;
+        if short[0] != 0 {
+            plan = plan_as(Layout::Partition);
+        }
+    }
     // A rank that cannot plan (out of memory) fails the level on every rank.
     let mut failed = [u64::from(plan.is_err())];
     c.all_reduce_u64(&mut failed, Op::Max)?;
@@ -380,7 +479,8 @@ pub fn cluster_level<T: Scalar, B: MclKernels<T>>(
     let mut timings = MclTimings::default();
     let t = Instant::now();
     let mut st = b.mcl_upload(&plan, own, &m0)?;
-    if p > 1 {
+    timings.partitioned = plan.partitioned;
+    if p > 1 && !plan.partitioned {
         // Every rank uploaded its columns of the starting M: gathered into all of M.
         b.mcl_publish(c, &mut st, &plan)?;
     }
@@ -398,7 +498,14 @@ pub fn cluster_level<T: Scalar, B: MclKernels<T>>(
             Ok(s) => s,
             Err(reason) => break reason,
         };
-        let mut r = b.mcl_iterate(&mut st, &plan, opts, &step, flags(opts, &step))?;
+        if plan.partitioned {
+            // The columns this iteration reads from other ranks, fetched (timed with the
+            // gathers: the ranks' exchange of M).
+            let t = Instant::now();
+            timings.gather_bytes += b.mcl_prepare(c, &mut st, &plan, &step)?;
+            timings.gather += t.elapsed().as_secs_f64();
+        }
+        let mut r = b.mcl_iterate(c, &mut st, &plan, opts, &step, flags(opts, &step))?;
         if p > 1 {
             // The gather timed on its own (the iteration's kernels finished at the read-back).
             let t = Instant::now();
@@ -443,8 +550,8 @@ pub fn cluster_level<T: Scalar, B: MclKernels<T>>(
     timings.iterate = start.elapsed().as_secs_f64();
     let t = Instant::now();
     let (m, targets) = match output {
-        Output::Targets => (None, b.mcl_targets(&st, &plan, opts)?),
-        Output::Flow => (Some(b.mcl_columns(&st, &plan)?), Vec::new()),
+        Output::Targets => (None, b.mcl_targets(c, &st, &plan, opts)?),
+        Output::Flow => (Some(b.mcl_columns(c, &st, &plan)?), Vec::new()),
     };
     drop(st);
     timings.download = t.elapsed().as_secs_f64();
@@ -518,6 +625,72 @@ mod tests {
         assert!(msg.contains(&format!("needs {want} bytes")), "{msg}");
         assert!(msg.contains("the test device"), "{msg}");
         assert!(GpuPlan::new(&tr, &opts, 2048, 8, want, "test", "dev").is_ok());
+    }
+
+    #[test]
+    fn a_partitioned_rank_holds_its_columns_and_their_neighbours() {
+        use crate::mcl::TransitionPart;
+        // A path of 40 nodes over 2 ranks: each holds its 20 columns and the one neighbour
+        // across the cut, where replicated each holds all 40.
+        let g = Graph::from_edges(40, (0..39).map(|i| (i, i + 1))).unwrap();
+        let opts = MclOptions {
+            max_per_column: 8,
+            finish_after: 0,
+            ..MclOptions::default()
+        };
+        let tr = Transition::new(&g, &opts).unwrap();
+        for rank in 0..2 {
+            let part = TransitionPart::of(tr.clone(), 2, rank);
+            let plan = |layout, mem| {
+                GpuPlan::part(
+                    &part.own,
+                    (&part.splits, rank, layout),
+                    &opts,
+                    2048,
+                    8,
+                    (mem, "test", "dev"),
+                )
+            };
+            let rep = plan(Layout::Replicate, 1 << 40).unwrap();
+            let par = plan(Layout::Partition, 1 << 40).unwrap();
+            let cut = part.splits[1];
+            assert_eq!(cut, 20);
+            assert!(!rep.partitioned && rep.ghosts.is_empty() && rep.held() == 40);
+            let across = if rank == 0 {
+                cut as u32
+            } else {
+                cut as u32 - 1
+            };
+            assert!(par.partitioned);
+            assert_eq!(par.ghosts, vec![across]);
+            assert_eq!(
+                (par.held(), par.local_col0(), par.mass_columns()),
+                (21, 0, 20)
+            );
+            assert_eq!(
+                (rep.local_col0(), rep.mass_columns()),
+                (part.splits[rank], 40)
+            );
+            assert!(par.bytes < rep.bytes, "{} !< {}", par.bytes, rep.bytes);
+            // A device between the two: replicated is refused (naming the layout that fits),
+            // partitioned fits; Auto plans replicated (cluster_level falls back).
+            let e = plan(Layout::Replicate, par.bytes).unwrap_err();
+            assert!(matches!(e, Error::OutOfMemory { .. }), "{e:?}");
+            assert!(e.to_string().contains("--layout partition"), "{e}");
+            assert_eq!(plan(Layout::Partition, par.bytes).unwrap(), par);
+            assert!(plan(Layout::Auto, 1 << 40).unwrap() == rep);
+            // One process ignores the layout.
+            let one = GpuPlan::part(
+                &tr,
+                (&[0, 40], 0, Layout::Partition),
+                &opts,
+                2048,
+                8,
+                (1 << 40, "test", "dev"),
+            )
+            .unwrap();
+            assert!(!one.partitioned && one.held() == 40);
+        }
     }
 
     /// The flags of the `t`-th iteration's plan, as the schedule gives it.

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::drive::{level_targets, LevelRun, Output};
+use super::drive::{LevelRun, Output};
 use super::mlr::{self, Level, Schedule};
 use super::pass::HostPass;
 use super::{
@@ -27,14 +27,14 @@ use crate::scalar::Scalar;
 
 /// Where a rank's columns and the columns it fetched sit in its local `M`: its own columns
 /// `c0..c1` first, then `ghosts` (sorted global ids) in order.
-struct Slots {
-    c0: usize,
-    c1: usize,
-    ghosts: Vec<u32>,
+pub(crate) struct Slots<'a> {
+    pub c0: usize,
+    pub c1: usize,
+    pub ghosts: &'a [u32],
 }
 
-impl Slots {
-    fn slot(&self, id: u32) -> u32 {
+impl Slots<'_> {
+    pub fn slot(&self, id: u32) -> u32 {
         let id_u = id as usize;
         if (self.c0..self.c1).contains(&id_u) {
             (id_u - self.c0) as u32
@@ -46,14 +46,112 @@ impl Slots {
     }
 }
 
+/// The rows of `mine` (a rank's columns of `M_G`, rows global) outside its columns
+/// `c0..c1`, sorted and distinct: the columns of `M` its regularised expansion reads from
+/// other ranks.
+pub(crate) fn neighbours_elsewhere(mine: &Transition, (c0, c1): (usize, usize)) -> Vec<u32> {
+    elsewhere(mine.row.par_iter().copied(), (c0, c1))
+}
+
+/// The rows of `own`'s columns outside `c0..c1`, sorted and distinct: the columns of `M`
+/// the `M·M` expansion of those columns reads from other ranks.
+pub(crate) fn rows_elsewhere<T: Scalar>(own: &Packed<T>, (c0, c1): (usize, usize)) -> Vec<u32> {
+    elsewhere(own.idx.par_iter().copied(), (c0, c1))
+}
+
+fn elsewhere(rows: impl ParallelIterator<Item = u32>, (c0, c1): (usize, usize)) -> Vec<u32> {
+    let mut v: Vec<u32> = rows
+        .filter(|&r| !(c0..c1).contains(&(r as usize)))
+        .collect();
+    v.par_sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Columns of `M` without their empty slots: column `j`'s entries are
+/// `idx/val[off[j]..off[j + 1]]` (`off` has `len.len() + 1` entries). What ranks send each
+/// other, and what a GPU rank packs on its device ([`super::gpu`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Packed<T> {
+    pub len: Vec<u32>,
+    pub off: Vec<usize>,
+    pub idx: Vec<u32>,
+    pub val: Vec<T>,
+}
+
+impl<T: Scalar> Packed<T> {
+    /// Columns of lengths `len` whose entries follow each other in `idx`/`val`.
+    pub fn new(len: Vec<u32>, idx: Vec<u32>, val: Vec<T>) -> Result<Self> {
+        let mut off = Vec::with_capacity(len.len() + 1);
+        off.push(0);
+        let mut at = 0usize;
+        for &l in &len {
+            at += l as usize;
+            off.push(at);
+        }
+        if at != idx.len() || at != val.len() {
+            return Err(Error::backend(
+                "mcl",
+                format!(
+                    "packed columns: the lengths count {at} entries, {} rows and {} values came",
+                    idx.len(),
+                    val.len()
+                ),
+            ));
+        }
+        Ok(Self { len, off, idx, val })
+    }
+
+    /// Columns `c0..c1` of `m`, packed.
+    pub fn of(m: &Columns<T>, (c0, c1): (usize, usize)) -> Self {
+        let len = m.len[c0..c1].to_vec();
+        let mut idx = Vec::with_capacity(m.len[c0..c1].iter().map(|&l| l as usize).sum());
+        let mut val = Vec::with_capacity(idx.capacity());
+        for j in c0..c1 {
+            let (r, v) = m.column(j);
+            idx.extend_from_slice(r);
+            val.extend_from_slice(v);
+        }
+        Self::new(len, idx, val).expect("the lengths count the entries copied")
+    }
+
+    /// Columns.
+    pub fn n(&self) -> usize {
+        self.len.len()
+    }
+
+    /// Column `j`'s rows and values.
+    pub fn column(&self, j: usize) -> (&[u32], &[T]) {
+        let (a, b) = (self.off[j], self.off[j + 1]);
+        (&self.idx[a..b], &self.val[a..b])
+    }
+
+    /// The columns in slots of width `k` (lengths at most `k`).
+    pub fn unpack(&self, k: usize) -> Result<Columns<T>> {
+        let mut m = Columns::<T>::zeroed(self.n(), k)?;
+        m.idx
+            .par_chunks_mut(k.max(1))
+            .zip(m.val.par_chunks_mut(k.max(1)))
+            .enumerate()
+            .for_each(|(j, (ri, rv))| {
+                let (r, v) = self.column(j);
+                ri[..r.len()].copy_from_slice(r);
+                rv[..v.len()].copy_from_slice(v);
+            });
+        m.len.copy_from_slice(&self.len);
+        Ok(m)
+    }
+}
+
 /// The columns `want` (sorted, none of them this rank's) of the distributed `M`, fetched
-/// from their owners (`splits`), after this rank's own columns `own`: the local `M`.
-fn fetch<T: Scalar>(
+/// from their owners (`splits`), after this rank's own columns `own`: the local `M`,
+/// packed; and the bytes received.
+pub(crate) fn fetch_packed<T: Scalar>(
     c: &dyn Comm,
     splits: &[usize],
-    own: &Columns<T>,
+    own: &Packed<T>,
     want: &[u32],
-) -> Result<Columns<T>> {
+) -> Result<(Packed<T>, u64)> {
     let p = c.size();
     let c0 = splits[c.rank()];
     let owner = |id: &u32| (splits.partition_point(|&s| s <= *id as usize) - 1).min(p - 1);
@@ -67,15 +165,16 @@ fn fetch<T: Scalar>(
     let counts: Vec<usize> = per_rank.iter().map(|&k| k as usize).collect();
     // Answers: each asked column's length, then its rows and values.
     let lens: Vec<u32> = asked.iter().map(|&id| own.len[id as usize - c0]).collect();
-    let mut idx = Vec::new();
-    let mut val = Vec::new();
+    let total: usize = lens.iter().map(|&l| l as usize).sum();
+    let mut idx = Vec::with_capacity(total);
+    let mut val = Vec::with_capacity(total);
     let mut out_counts = vec![0usize; p];
     let mut at = 0;
     for (r, &k) in counts.iter().enumerate() {
         for &id in &asked[at..at + k] {
             let (ri, rv) = own.column(id as usize - c0);
             idx.extend_from_slice(ri);
-            val.extend(rv.iter().map(|&x| Scalar::to_f64(x).to_bits()));
+            val.extend_from_slice(rv);
             out_counts[r] += ri.len();
         }
         at += k;
@@ -83,48 +182,71 @@ fn fetch<T: Scalar>(
     let (got_lens, _) = all_to_all(c, &lens, &counts)?;
     let (got_idx, _) = all_to_all(c, &idx, &out_counts)?;
     let (got_val, _) = all_to_all(c, &val, &out_counts)?;
-    let (n_own, k) = (own.n, own.k);
-    let mut loc = Columns::<T>::zeroed(n_own + want.len(), k)?;
-    loc.idx[..n_own * k].copy_from_slice(&own.idx);
-    loc.val[..n_own * k].copy_from_slice(&own.val);
-    loc.len[..n_own].copy_from_slice(&own.len);
-    let mut at = 0;
-    for (g, &l) in got_lens.iter().enumerate() {
-        let (s, l) = ((n_own + g) * k, l as usize);
-        loc.idx[s..s + l].copy_from_slice(&got_idx[at..at + l]);
-        for (d, &b) in loc.val[s..s + l].iter_mut().zip(&got_val[at..at + l]) {
-            *d = T::from_f64(f64::from_bits(b));
-        }
-        loc.len[n_own + g] = l as u32;
-        at += l;
+    let bytes = (got_lens.len() * 4 + got_idx.len() * (4 + std::mem::size_of::<T>())) as u64;
+    if got_lens.len() != want.len() {
+        return Err(Error::backend(
+            "dist",
+            format!("asked for {} columns, {} came", want.len(), got_lens.len()),
+        ));
     }
-    Ok(loc)
+    let cat = |a: &[u32], b: Vec<u32>| -> Vec<u32> { [a, &b].concat() };
+    let len = cat(&own.len, got_lens);
+    let idx = cat(&own.idx, got_idx);
+    let val = [&own.val[..], &got_val].concat();
+    Ok((Packed::new(len, idx, val)?, bytes))
 }
 
-/// Every rank's columns of `M` gathered: the whole `M` on every rank.
-fn gather_all<T: Scalar>(c: &dyn Comm, own: &Columns<T>, n: usize) -> Result<Columns<T>> {
-    let k = own.k;
+/// [`fetch_packed`] from and into columns of width `K`.
+fn fetch<T: Scalar>(
+    c: &dyn Comm,
+    splits: &[usize],
+    own: &Columns<T>,
+    want: &[u32],
+) -> Result<Columns<T>> {
+    let (loc, _) = fetch_packed(c, splits, &Packed::of(own, (0, own.n)), want)?;
+    loc.unpack(own.k)
+}
+
+/// Every rank's columns (`own`, packed) gathered: the whole `M` of `n` columns of width `k`
+/// on every rank.
+pub(crate) fn gather_packed<T: Scalar>(
+    c: &dyn Comm,
+    own: &Packed<T>,
+    n: usize,
+    k: usize,
+) -> Result<Columns<T>> {
     let (len, _) = all_gather(c, &own.len)?;
     let (idx, _) = all_gather(c, &own.idx)?;
-    let vals: Vec<u64> = own
-        .val
-        .iter()
-        .map(|&x| Scalar::to_f64(x).to_bits())
-        .collect();
-    let (val, _) = all_gather(c, &vals)?;
-    if len.len() != n || idx.len() != n * k {
+    let (val, _) = all_gather(c, &own.val)?;
+    if len.len() != n {
         return Err(Error::backend("dist", "gathered M has the wrong size"));
     }
-    Ok(Columns {
-        n,
-        k,
-        idx,
-        val: val
-            .into_iter()
-            .map(|b| T::from_f64(f64::from_bits(b)))
-            .collect(),
-        len,
-    })
+    Packed::new(len, idx, val)?.unpack(k)
+}
+
+/// The pointers of [`super::drive::level_targets`] over the ranks of `c`, each holding its columns `own`
+/// (packed) of `M`, the first of them column `c0`: every node's, on every rank, without
+/// gathering `M` (the attractor flags are gathered, then the pointers).
+pub(crate) fn targets_part<T: Scalar>(
+    c: &dyn Comm,
+    own: &Packed<T>,
+    c0: usize,
+    opts: &MclOptions,
+) -> Result<Vec<u32>> {
+    let col = |j: usize| own.column(j);
+    let mine = match opts.variant {
+        super::Variant::Trident => {
+            let attr: Vec<u8> = super::clusters::attractors_by(own.n(), c0, col)
+                .into_iter()
+                .map(u8::from)
+                .collect();
+            let (all, _) = all_gather(c, &attr)?;
+            let all: Vec<bool> = all.into_iter().map(|a| a != 0).collect();
+            super::clusters::targets_by(own.n(), &all, col)
+        }
+        super::Variant::MlrMcl => super::drive::top_rows_by(own.n(), col),
+    };
+    Ok(all_gather(c, &mine)?.0)
 }
 
 /// One level of R-MCL over the ranks of `c` on this rank's part of `M_G` (its columns) from
@@ -144,18 +266,11 @@ pub fn cluster_level<T: Scalar>(
     let (c0, c1) = (part.splits[c.rank()], part.splits[c.rank() + 1]);
     let mine = &part.own;
     // M_G's neighbours of this rank's columns held elsewhere: the static fetch list.
-    let mut near: Vec<u32> = mine
-        .row
-        .par_iter()
-        .copied()
-        .filter(|&r| !(c0..c1).contains(&(r as usize)))
-        .collect();
-    near.par_sort_unstable();
-    near.dedup();
+    let near = neighbours_elsewhere(mine, (c0, c1));
     let near_slots = Slots {
         c0,
         c1,
-        ghosts: near.clone(),
+        ghosts: &near,
     };
     // `mine` with rows as local slots (for the right operand, DPR and M_R).
     let local_tr = Transition {
@@ -186,22 +301,9 @@ pub fn cluster_level<T: Scalar>(
         let (loc, slots) = match plan.expansion {
             Expansion::Regularized => (fetch(c, &part.splits, &own, &near)?, None),
             Expansion::Mcl => {
-                let mut want: Vec<u32> = (0..own.n)
-                    .into_par_iter()
-                    .flat_map_iter(|j| own.column(j).0.iter().copied())
-                    .filter(|&r| !(c0..c1).contains(&(r as usize)))
-                    .collect();
-                want.par_sort_unstable();
-                want.dedup();
+                let want = rows_elsewhere(&Packed::of(&own, (0, own.n)), (c0, c1));
                 let loc = fetch(c, &part.splits, &own, &want)?;
-                (
-                    loc,
-                    Some(Slots {
-                        c0,
-                        c1,
-                        ghosts: want,
-                    }),
-                )
+                (loc, Some(want))
             }
         };
         if plan.start_dpr {
@@ -248,7 +350,12 @@ pub fn cluster_level<T: Scalar>(
                                 .filter(|e| e.1 != T::zero()),
                         );
                     }
-                    Some(s) => {
+                    Some(want) => {
+                        let s = Slots {
+                            c0,
+                            c1,
+                            ghosts: want,
+                        };
                         let (r, v) = locr.column(j);
                         out.extend(r.iter().map(|&i| s.slot(i)).zip(v.iter().copied()));
                     }
@@ -294,10 +401,11 @@ pub fn cluster_level<T: Scalar>(
         });
     };
     let iterate = start.elapsed().as_secs_f64();
-    let m = gather_all(c, &own, n)?;
+    let packed = Packed::of(&own, (0, own.n));
+    drop(own);
     let (m, targets) = match output {
-        Output::Flow => (Some(m), Vec::new()),
-        Output::Targets => (None, level_targets(&m, opts)),
+        Output::Flow => (Some(gather_packed(c, &packed, n, k)?), Vec::new()),
+        Output::Targets => (None, targets_part(c, &packed, c0, opts)?),
     };
     Ok(LevelRun {
         m,

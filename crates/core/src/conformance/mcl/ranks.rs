@@ -1,13 +1,15 @@
 //! R-MCL over thread-ranks ([`crate::dist::mcl::cluster`]) on the backend under test, against
 //! one process of the same backend: the same partition, iterations, levels, stop reason, and
-//! the same chaos and change bits, at 1 to 4 ranks. The ranks share the backend, so a GPU
-//! backend's columns are gathered through the hosts; every rank but the first computes
-//! columns from an offset (`col0` in the kernels), and the cases force each kernel that
-//! takes one: the column pass on its local and global (hub) paths, both expansions, the
+//! the same chaos and change bits, at 1 to 4 ranks, in both layouts of `M` (replicated:
+//! every rank but the first computes columns from an offset, `col0` in the kernels;
+//! partitioned: each rank holds its columns and fetches those it reads, `M_G`'s rows are
+//! local slots, and `M·M` takes its columns as a CSC). The ranks share the backend, so a GPU
+//! backend's columns go through the hosts. The cases force each kernel that takes an offset
+//! or a slot: the column pass on its local and global (hub) paths, both expansions, the
 //! balance, and MLR-MCL's DPR and column balance, on one level and on several.
 
 use super::{hub_graph, run};
-use crate::dist::{mcl, threads};
+use crate::dist::{mcl, threads, Layout};
 use crate::graph::Graph;
 use crate::mcl::{Clustering, Expansion, MarkovCluster, MclOptions};
 use crate::scalar::Scalar;
@@ -76,12 +78,23 @@ pub(super) fn distributed<T: Scalar, B: MarkovCluster<T> + Sync>(b: &B) -> Resul
             },
         ),
     ];
+    let layouts = [Layout::Replicate, Layout::Partition];
     for (what, g, o) in &cases {
         let want = run::<T, B>(b, g, o).map_err(|e| format!("{what}: one process: {e}"))?;
-        for p in 1..=4 {
+        let runs =
+            std::iter::once((1, Layout::Auto)).chain((2..=4).flat_map(|p| layouts.map(|l| (p, l))));
+        for (p, layout) in runs {
+            let o = &MclOptions {
+                layout,
+                ..o.clone()
+            };
             let got = threads::run(p, |c| mcl::cluster::<T, B>(c, b, g, o, &mut |_| {}));
             for (rank, r) in got.into_iter().enumerate() {
-                let label = format!("{} {} {what}, {p} ranks, rank {rank}", b.name(), T::NAME);
+                let label = format!(
+                    "{} {} {what}, {p} ranks ({layout}), rank {rank}",
+                    b.name(),
+                    T::NAME
+                );
                 let r = r.map_err(|e| format!("{label}: {e}"))?;
                 if !same(&r, &want) {
                     return Err(format!(
@@ -107,8 +120,8 @@ pub(super) fn distributed<T: Scalar, B: MarkovCluster<T> + Sync>(b: &B) -> Resul
 
 /// A small run over two thread-ranks, for the sanitizers (run.sh's list): the hub graph,
 /// three iterations of each variant (the global hub pass, the `M·M` finish, MLR-MCL's DPR and
-/// balance), so that every kernel of the ranks' pass and gathers launches, against one
-/// process bit for bit.
+/// balance) in both layouts, so that every kernel of the ranks' pass, gathers and fetches
+/// launches, against one process bit for bit.
 pub(super) fn distributed_small<T: Scalar, B: MarkovCluster<T> + Sync>(
     b: &B,
 ) -> Result<(), String> {
@@ -130,12 +143,23 @@ pub(super) fn distributed_small<T: Scalar, B: MarkovCluster<T> + Sync>(
     for o in &cases {
         // (Not `run`: three MLR-MCL iterations leave its change test's first value.)
         let want = b.cluster(&g, o).map_err(|e| format!("one process: {e}"))?;
-        let got = threads::run(2, |c| mcl::cluster::<T, B>(c, b, &g, o, &mut |_| {}));
-        for (rank, r) in got.into_iter().enumerate() {
-            let label = format!("{} {} {:?}, rank {rank}", b.name(), T::NAME, o.variant);
-            let r = r.map_err(|e| format!("{label}: {e}"))?;
-            if !same(&r, &want) {
-                return Err(format!("{label}: differs from one process"));
+        for layout in [Layout::Replicate, Layout::Partition] {
+            let o = &MclOptions {
+                layout,
+                ..o.clone()
+            };
+            let got = threads::run(2, |c| mcl::cluster::<T, B>(c, b, &g, o, &mut |_| {}));
+            for (rank, r) in got.into_iter().enumerate() {
+                let label = format!(
+                    "{} {} {:?} ({layout}), rank {rank}",
+                    b.name(),
+                    T::NAME,
+                    o.variant
+                );
+                let r = r.map_err(|e| format!("{label}: {e}"))?;
+                if !same(&r, &want) {
+                    return Err(format!("{label}: differs from one process"));
+                }
             }
         }
     }

@@ -6,16 +6,24 @@
 // Kernel launches are `unsafe`: each says why in its `// SAFETY:` note.
 #![allow(unsafe_code)]
 
-use super::{GpuPlan, IterationReport, MclKernels, FLAG_BALANCED, LINEAR_WG, PACK_WG, REDUCE_WG};
-use crate::comm::{all_gather, Comm, Solo};
+use super::{
+    GpuPlan, IterationReport, MclKernels, FLAG_BALANCED, FLAG_RIGHT_IS_M, LINEAR_WG, PACK_WG,
+    REDUCE_WG,
+};
+use rayon::prelude::*;
+
+use crate::comm::{all_gather, Comm, Op, Solo};
 use crate::device::{Buf, Device, Geometry, KernelHandle};
 use crate::error::{Error, Result};
 use crate::gpu::KernelList;
 use crate::mcl::drive::{LevelRun, Output};
 use crate::mcl::mlr::IterationPlan;
 use crate::mcl::mlr::Level;
+use crate::mcl::ranks::{fetch_packed, gather_packed, rows_elsewhere, targets_part, Packed, Slots};
 use crate::mcl::Variant;
-use crate::mcl::{Columns, MarkovCluster, MclOptions, MclProgress, Transition, TransitionPart};
+use crate::mcl::{
+    Columns, Expansion, MarkovCluster, MclOptions, MclProgress, Transition, TransitionPart,
+};
 use crate::scalar::Scalar;
 
 /// The kernels of the `mcl` kernel file, as both backends' kernel tables list them.
@@ -40,8 +48,9 @@ pub const KERNELS: KernelList = KernelList::new(
 );
 
 /// The device buffers of one run; `cur` is the current half of each pair: one process swaps
-/// the halves (both `n` columns); over many ranks, half 0 holds all of `M` and half 1 this
-/// rank's new columns, gathered into half 0 after every iteration.
+/// the halves (both `n` columns); over many ranks, half 1 holds this rank's new columns and
+/// half 0 all of `M`, gathered into it after every iteration, or, partitioned, this rank's
+/// columns and those fetched from other ranks ([`MclKernels::mcl_prepare`]).
 pub struct DeviceState<D: Device, T: Scalar> {
     rptr: Buf<D, u64>,
     rrow: Buf<D, u32>,
@@ -68,6 +77,32 @@ pub struct DeviceState<D: Device, T: Scalar> {
     cur: usize,
     /// Over ranks: the packed gathers ([`MclKernels::mcl_publish`]).
     pack: Option<Packing<D, T>>,
+    /// Over ranks, partitioned: this rank's current columns on the host, packed (what
+    /// [`MclKernels::mcl_prepare`] sends).
+    part: Option<Packed<T>>,
+    /// Partitioned, in an `M·M` iteration: the right operand, this rank's columns with their
+    /// rows as local slots, in place of `M_G`.
+    mm: Option<Csc<D, T>>,
+}
+
+/// Columns in compressed form on a device (as `M_G`'s `rptr`, `rrow`, `rval`).
+pub struct Csc<D: Device, T: Scalar> {
+    ptr: Buf<D, u64>,
+    row: Buf<D, u32>,
+    val: Buf<D, T>,
+}
+
+/// A copy of `host`, of one zero when empty (no zero-byte allocations).
+fn upload_some<D: Device, P: crate::device::DeviceElem>(
+    d: &D,
+    host: &[P],
+    what: &str,
+) -> Result<Buf<D, P>> {
+    if host.is_empty() {
+        Buf::zeroed(d, 1, what)
+    } else {
+        Buf::upload(d, host, what)
+    }
 }
 
 /// The buffers of the packed gathers between ranks: the block offsets of this rank's new
@@ -196,14 +231,16 @@ fn launch_mass<T: Scalar, D: Device>(d: &D, s: &DeviceState<D, T>, plan: &GpuPla
     let cur = s.cur;
     let k_mass = d.kernel::<T>("mcl", "mcl_mass")?;
     let mut args = d.launch(&k_mass);
-    args.arg(plan.n as u64).arg(plan.k as u32);
+    let cols = plan.mass_columns();
+    args.arg(cols as u64).arg(plan.k as u32);
     args.arg(&s.idx[cur]).arg(&s.val[cur]).arg(&s.len[cur]);
     args.arg(&s.mass);
     // SAFETY: (u64 n, u32 K, const u32 *idx, const T *val, const u32 *len,
-    // u64 *mass), as in the kernel files: items j < n read len[j] (n entries) and
-    // slots j*K + s < n*K of idx/val (len[j] <= K), and add to mass[row] with
-    // row < n (rows of M are node numbers); items j >= n do nothing.
-    unsafe { args.launch(linear(&k_mass, plan.n, LINEAR_WG)) }?;
+    // u64 *mass), as in the kernel files, n = cols (all of M, or this rank's columns, the
+    // first of the held ones): items j < cols read len[j] (at least cols entries) and slots
+    // j*K + s < cols*K of idx/val (len[j] <= K), and add to mass[row] with row < plan.n
+    // (rows of M are node numbers; mass has plan.n entries); items j >= cols do nothing.
+    unsafe { args.launch(linear(&k_mass, cols, LINEAR_WG)) }?;
     Ok(())
 }
 
@@ -219,7 +256,7 @@ fn launch_dpr<T: Scalar, D: Device>(
         let k_dpr = d.kernel::<T>("mcl", "mcl_dpr")?;
         let wg = k_dpr.group_limit().min(plan.column_wg);
         let mut args = d.launch(&k_dpr);
-        args.arg(own).arg(plan.col0 as u64).arg(k32);
+        args.arg(own).arg(plan.local_col0() as u64).arg(k32);
         args.real::<T>(opts.dpr_threshold);
         args.arg(&s.rptr).arg(&s.rrow).arg(&s.rval);
         args.arg(&s.idx[cur]).arg(&s.val[cur]).arg(&s.len[cur]);
@@ -227,8 +264,9 @@ fn launch_dpr<T: Scalar, D: Device>(
         // SAFETY: (u64 n, u64 col0, u32 K, T threshold, const u64 *rptr, const u32 *rrow,
         // const T *src, const u32 *idx, const T *val, const u32 *len, T *dst), as in the
         // kernel files: group i < own reads rptr[i..=i+1] (own + 1 entries) and the M_G
-        // entries between them (rrow/src, nnz each), columns col0 + i < plan.n and
-        // rrow[t] < plan.n of all of M (slots < n*K, len[j] <= K), and writes dst[t] for the
+        // entries between them (rrow/src, nnz each), columns col0 + i and rrow[t] of the held
+        // M, both < plan.held() (local_col0: col0, or 0 partitioned, where rrow are local
+        // slots; slots < held*K, len[j] <= K), and writes dst[t] for the
         // same entries (reg holds nnz entries for the MLR-MCL variant, the only one that
         // starts DPR). Groups of a power-of-two size within the kernel's bound; static local
         // memory only.
@@ -265,7 +303,25 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         // Everything the kernels do not upload starts zeroed (mcl_reduce reads val[j*K] of
         // the second half of the pair). Over ranks, this rank's columns of the starting M
         // go to the second half; the first gather (mcl_publish) fills all of M.
-        let (idx, val, len) = if plan.ranks() > 1 {
+        let (idx, val, len) = if plan.partitioned {
+            // This rank's columns and its ghosts arrive before every iteration
+            // (mcl_prepare); its columns stay on the host until then.
+            let (held, k) = (plan.held(), plan.k);
+            (
+                [
+                    Buf::zeroed(self, (held * k).max(1), a)?,
+                    Buf::zeroed(self, slots.max(1), a)?,
+                ],
+                [
+                    Buf::zeroed(self, (held * k).max(1), a)?,
+                    Buf::zeroed(self, slots.max(1), a)?,
+                ],
+                [
+                    Buf::zeroed(self, held.max(1), a)?,
+                    Buf::zeroed(self, own.max(1), a)?,
+                ],
+            )
+        } else if plan.ranks() > 1 {
             let (c0, k) = (plan.col0, plan.k);
             let (s0, s1) = (c0 * k, (c0 + own) * k);
             (
@@ -289,7 +345,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
                 [Buf::upload(self, &m0.len, a)?, Buf::zeroed(self, own, a)?],
             )
         };
-        let pack = if plan.ranks() > 1 {
+        let pack = if plan.ranks() > 1 && !plan.partitioned {
             let blocks = |x: usize| x.div_ceil(PACK_WG) + 1;
             Some(Packing {
                 sums_own: Buf::zeroed(self, blocks(own), a)?,
@@ -303,9 +359,29 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         } else {
             None
         };
+        // Partitioned, M_G's rows are slots of the held M: this rank's columns, then the
+        // ghosts.
+        let (c0, c1) = (plan.col0, plan.col0 + own);
+        let rrow = if plan.partitioned {
+            let slots = Slots {
+                c0,
+                c1,
+                ghosts: &plan.ghosts,
+            };
+            upload_some(
+                self,
+                &tr.row
+                    .par_iter()
+                    .map(|&r| slots.slot(r))
+                    .collect::<Vec<_>>(),
+                a,
+            )?
+        } else {
+            Buf::upload(self, &tr.row, a)?
+        };
         Ok(DeviceState {
             rptr: Buf::upload(self, &tr.ptr, a)?,
-            rrow: Buf::upload(self, &tr.row, a)?,
+            rrow,
             rval: Buf::upload(self, &rval, a)?,
             idx,
             val,
@@ -321,15 +397,86 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             g_crow: Buf::zeroed(self, scratch, a)?,
             g_cy: Buf::zeroed(self, scratch, a)?,
             reg: Buf::zeroed(self, if mlr { tr.row.len().max(1) } else { 1 }, a)?,
-            cpen: Buf::zeroed(self, if mlr { n } else { 1 }, a)?,
+            cpen: Buf::zeroed(self, if mlr { plan.held().max(1) } else { 1 }, a)?,
             dpr: false,
             cur: 0,
             pack,
+            part: plan.partitioned.then(|| Packed::of(m0, (c0, c1))),
+            mm: None,
         })
+    }
+
+    fn mcl_prepare(
+        &self,
+        c: &dyn Comm,
+        st: &mut Self::State,
+        plan: &GpuPlan,
+        step: &IterationPlan,
+    ) -> Result<u64> {
+        let Some(own) = st.part.as_ref() else {
+            return Ok(0);
+        };
+        let what = "R-MCL: the columns fetched from other ranks";
+        let (k, c0, c1) = (plan.k, plan.col0, plan.col0 + plan.own);
+        // M·M reads the rows of this rank's columns; M_G's neighbours otherwise.
+        let mm = step.expansion == Expansion::Mcl;
+        let rows;
+        let want: &[u32] = if mm {
+            rows = rows_elsewhere(own, (c0, c1));
+            &rows
+        } else {
+            &plan.ghosts
+        };
+        let (loc, bytes) = fetch_packed(c, &plan.splits, own, want)?;
+        st.mm = if mm {
+            let slots = Slots {
+                c0,
+                c1,
+                ghosts: want,
+            };
+            let ptr: Vec<u64> = own.off.iter().map(|&o| o as u64).collect();
+            let row: Vec<u32> = own.idx.par_iter().map(|&r| slots.slot(r)).collect();
+            Some(Csc {
+                ptr: Buf::upload(self, &ptr, what)?,
+                row: upload_some(self, &row, what)?,
+                val: upload_some(self, &own.val, what)?,
+            })
+        } else {
+            None
+        };
+        let held = loc.n();
+        if st.idx[0].len() < held * k {
+            // More columns than the regularised expansion's (M·M): the held half grows,
+            // freed first.
+            st.idx[0] = Buf::zeroed(self, 1, what)?;
+            st.val[0] = Buf::zeroed(self, 1, what)?;
+            st.idx[0] = Buf::zeroed(self, held * k, what)?;
+            st.val[0] = Buf::zeroed(self, held * k, what)?;
+        }
+        st.len[0] = upload_some(self, &loc.len, what)?;
+        let sums = Buf::<D, u64>::zeroed(self, held.div_ceil(PACK_WG) + 1, what)?;
+        let total = Buf::<D, u64>::zeroed(self, 1, what)?;
+        let (pidx, pval) = (
+            upload_some(self, &loc.idx, what)?,
+            upload_some(self, &loc.val, what)?,
+        );
+        launch_offsets::<T, D>(self, held, &st.len[0], &sums, &total)?;
+        let held_m = (&st.idx[0], &st.val[0]);
+        launch_pack(
+            self,
+            true,
+            (held, k),
+            &st.len[0],
+            &sums,
+            held_m,
+            (&pidx, &pval),
+        )?;
+        Ok(bytes)
     }
 
     fn mcl_iterate(
         &self,
+        c: &dyn Comm,
         st: &mut Self::State,
         plan: &GpuPlan,
         opts: &MclOptions,
@@ -344,20 +491,34 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             launch_dpr(self, st, plan, opts)?;
             st.dpr = true;
         }
+        let masses = step.column_balance || flags & FLAG_BALANCED != 0;
+        if plan.partitioned && masses {
+            // This rank's columns' share of the rows' masses, summed over the ranks (integer
+            // sums: the bits of one process).
+            let what = "R-MCL: the rows' masses over the ranks";
+            launch_mass(self, st, plan)?;
+            let mut mass = st.mass.download(self, what)?;
+            c.all_reduce_u64(&mut mass, Op::Sum)?;
+            st.mass = Buf::upload(self, &mass, what)?;
+        }
         let s = &*st;
         if step.column_balance {
-            launch_mass(self, s, plan)?;
+            if !plan.partitioned {
+                launch_mass(self, s, plan)?;
+            }
             let k_col = kernel("mcl_colmass")?;
             let mut args = self.launch(&k_col);
-            args.arg(n64).arg(k32).real::<T>(opts.balance);
+            let held = plan.held();
+            args.arg(held as u64).arg(k32).real::<T>(opts.balance);
             args.arg(&s.idx[cur]).arg(&s.val[cur]).arg(&s.len[cur]);
             args.arg(&s.mass).arg(&s.cpen);
             // SAFETY: (u64 n, u32 K, T b, const u32 *idx, const T *val, const u32 *len,
-            // const u64 *mass, T *cpen): items y < n read len[y] (n entries), slots y*K + s
-            // < n*K of idx/val and mass[row] with row < n, and write cpen[y] (n entries for
-            // the MLR-MCL variant, the only one with column balance); items y >= n do
-            // nothing.
-            unsafe { args.launch(linear(&k_col, plan.n, LINEAR_WG)) }?;
+            // const u64 *mass, T *cpen), n = held (all of M, or partitioned this rank's and
+            // its ghosts, as mcl_prepare uploaded them: the regularised expansion's): items
+            // y < held read len[y] (held entries), slots y*K + s < held*K of idx/val and
+            // mass[row] with row < plan.n, and write cpen[y] (held entries for the MLR-MCL
+            // variant, the only one with column balance); items y >= held do nothing.
+            unsafe { args.launch(linear(&k_col, held, LINEAR_WG)) }?;
             let k_reg = kernel("mcl_regularize")?;
             let mut args = self.launch(&k_reg);
             args.arg(own)
@@ -381,7 +542,9 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             &s.rval
         };
         if flags & FLAG_BALANCED != 0 {
-            launch_mass(self, s, plan)?;
+            if !plan.partitioned {
+                launch_mass(self, s, plan)?;
+            }
             let k_penalty = kernel("mcl_penalty")?;
             let mut args = self.launch(&k_penalty);
             args.arg(n64)
@@ -392,6 +555,12 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             // pen[i], both of n entries; items i >= n do nothing.
             unsafe { args.launch(linear(&k_penalty, plan.n, LINEAR_WG)) }?;
         }
+        // Partitioned, M·M takes this rank's columns as M_G's CSC (rows as slots of the held
+        // M), not as the held columns of global numbers the flag would read.
+        let (rptr, rrow, right, flags) = match &s.mm {
+            Some(m) => (&m.ptr, &m.row, &m.val, flags & !FLAG_RIGHT_IS_M),
+            None => (&s.rptr, &s.rrow, right, flags),
+        };
         let column = |root: &str, groups: usize| -> Result<()> {
             let kern = kernel(root)?;
             let wg = kern.group_limit().min(plan.column_wg);
@@ -399,7 +568,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             args.arg(own).arg(k32).arg(flags);
             args.real::<T>(opts.inflation)
                 .real::<T>(opts.prune_threshold);
-            args.arg(&s.rptr).arg(&s.rrow).arg(right);
+            args.arg(rptr).arg(rrow).arg(right);
             args.arg(&s.idx[cur]).arg(&s.val[cur]).arg(&s.len[cur]);
             args.arg(&s.pen);
             args.arg(&s.idx[nxt]).arg(&s.val[nxt]).arg(&s.len[nxt]);
@@ -409,12 +578,15 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
                 .arg(&s.g_crow)
                 .arg(&s.g_cy);
             args.arg(plan.region as u64).arg(0u64).arg(plan.lcap as u64);
-            args.arg(plan.col0 as u64);
+            args.arg(plan.local_col0() as u64);
             // SAFETY: the 25 parameters of mcl_column_local / mcl_column_global, in order
             // and type (the kernel files), n = own. Column j < own reads rptr[j..=j+1]
-            // (own + 1 entries) and rrow/rval within them, and column col0 + j < plan.n of
-            // all of M (in_*, n columns); columns k named there are < plan.n, their slots
-            // < n*K; it writes slots j*K + r with r < K of the new columns (own*K slots),
+            // (own + 1 entries: M_G's, or partitioned in M·M this rank's packed columns) and
+            // rrow/rval within them, and column local_col0 + j < held of the held M (in_*;
+            // all of M, or partitioned this rank's columns first, then those mcl_prepare
+            // fetched); columns k named there (rrow: global, or partitioned slots of the held
+            // M; in_idx under RIGHT_IS_M, never set partitioned: node numbers < n = held)
+            // are < held, their slots < held*K; it writes slots j*K + r with r < K of the new columns (own*K slots),
             // len[j] (own entries), sq[j] and sq[own + j] (2·own entries) and the overflow
             // list (own + 1 entries: each column is appended at most once per iteration). The global variant's group g uses slots g*region .. +region of
             // the g_* arrays (groups * region each, the plan's scratch), striding over the
@@ -462,6 +634,35 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         st: &mut Self::State,
         plan: &GpuPlan,
     ) -> Result<(bool, u64)> {
+        if st.part.is_some() {
+            // Partitioned: this rank's new columns, packed on the device and read back.
+            let (own, k) = (plan.own, plan.k);
+            let what = "reading this rank's new R-MCL columns";
+            let sums = Buf::<D, u64>::zeroed(self, own.div_ceil(PACK_WG) + 1, what)?;
+            let total = Buf::<D, u64>::zeroed(self, 1, what)?;
+            launch_offsets::<T, D>(self, own, &st.len[1], &sums, &total)?;
+            let entries = total.download(self, what)?[0] as usize;
+            let (pidx, pval) = (
+                Buf::<D, u32>::uninit(self, entries.max(1), what)?,
+                Buf::<D, T>::uninit(self, entries.max(1), what)?,
+            );
+            let new = (&st.idx[1], &st.val[1]);
+            launch_pack(
+                self,
+                false,
+                (own, k),
+                &st.len[1],
+                &sums,
+                new,
+                (&pidx, &pval),
+            )?;
+            st.part = Some(Packed::new(
+                st.len[1].download_head(self, own, what)?,
+                pidx.download_head(self, entries, what)?,
+                pval.download_head(self, entries, what)?,
+            )?);
+            return Ok((false, 0));
+        }
         let Some(pk) = st.pack.as_mut() else {
             st.cur = 1 - st.cur;
             return Ok((false, 0));
@@ -540,7 +741,10 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         Ok((device, (others * (4 + t) + (n - own) * 4) as u64))
     }
 
-    fn mcl_columns(&self, st: &Self::State, _plan: &GpuPlan) -> Result<Columns<T>> {
+    fn mcl_columns(&self, c: &dyn Comm, st: &Self::State, plan: &GpuPlan) -> Result<Columns<T>> {
+        if let Some(own) = &st.part {
+            return gather_packed(c, own, plan.n, plan.k);
+        }
         let cur = st.cur;
         let what = "reading R-MCL's M";
         let idx = st.idx[cur].download(self, what)?;
@@ -556,7 +760,16 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         })
     }
 
-    fn mcl_targets(&self, st: &Self::State, plan: &GpuPlan, opts: &MclOptions) -> Result<Vec<u32>> {
+    fn mcl_targets(
+        &self,
+        c: &dyn Comm,
+        st: &Self::State,
+        plan: &GpuPlan,
+        opts: &MclOptions,
+    ) -> Result<Vec<u32>> {
+        if let Some(own) = &st.part {
+            return targets_part(c, own, plan.col0, opts);
+        }
         let n = plan.n;
         let a = "R-MCL interpretation";
         // MLR-MCL: every row counts as an attractor, so the target is the largest entry.
