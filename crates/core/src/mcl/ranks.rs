@@ -126,6 +126,43 @@ impl<T: Scalar> Packed<T> {
         (&self.idx[a..b], &self.val[a..b])
     }
 
+    /// The entries of columns `cols` (in that order), concatenated, in parallel.
+    pub fn select(&self, cols: &[usize]) -> (Vec<u32>, Vec<T>) {
+        // Blocks of columns, each copied into its own slice of the output.
+        const BLOCK: usize = 4096;
+        let mut starts = Vec::with_capacity(cols.len().div_ceil(BLOCK) + 1);
+        let mut at = 0usize;
+        for (b, &j) in cols.iter().enumerate() {
+            if b % BLOCK == 0 {
+                starts.push(at);
+            }
+            at += self.len[j] as usize;
+        }
+        starts.push(at);
+        let mut idx = vec![0u32; at];
+        let mut val = vec![T::zero(); at];
+        let mut parts = Vec::with_capacity(starts.len());
+        let (mut ri, mut rv) = (&mut idx[..], &mut val[..]);
+        for w in starts.windows(2) {
+            let (a, b) = (ri.split_at_mut(w[1] - w[0]), rv.split_at_mut(w[1] - w[0]));
+            parts.push((a.0, b.0));
+            (ri, rv) = (a.1, b.1);
+        }
+        parts
+            .into_par_iter()
+            .zip(cols.par_chunks(BLOCK))
+            .for_each(|((oi, ov), block)| {
+                let mut at = 0;
+                for &j in block {
+                    let (r, v) = self.column(j);
+                    oi[at..at + r.len()].copy_from_slice(r);
+                    ov[at..at + v.len()].copy_from_slice(v);
+                    at += r.len();
+                }
+            });
+        (idx, val)
+    }
+
     /// The columns in slots of width `k` (lengths at most `k`).
     pub fn unpack(&self, k: usize) -> Result<Columns<T>> {
         let mut m = Columns::<T>::zeroed(self.n(), k)?;
@@ -164,19 +201,13 @@ pub(crate) fn fetch_packed<T: Scalar>(
     let (per_rank, _) = all_to_all(c, &per, &vec![1; p])?;
     let counts: Vec<usize> = per_rank.iter().map(|&k| k as usize).collect();
     // Answers: each asked column's length, then its rows and values.
-    let lens: Vec<u32> = asked.iter().map(|&id| own.len[id as usize - c0]).collect();
-    let total: usize = lens.iter().map(|&l| l as usize).sum();
-    let mut idx = Vec::with_capacity(total);
-    let mut val = Vec::with_capacity(total);
+    let cols: Vec<usize> = asked.iter().map(|&id| id as usize - c0).collect();
+    let lens: Vec<u32> = cols.iter().map(|&j| own.len[j]).collect();
+    let (idx, val) = own.select(&cols);
     let mut out_counts = vec![0usize; p];
     let mut at = 0;
     for (r, &k) in counts.iter().enumerate() {
-        for &id in &asked[at..at + k] {
-            let (ri, rv) = own.column(id as usize - c0);
-            idx.extend_from_slice(ri);
-            val.extend_from_slice(rv);
-            out_counts[r] += ri.len();
-        }
+        out_counts[r] = lens[at..at + k].iter().map(|&l| l as usize).sum();
         at += k;
     }
     let (got_lens, _) = all_to_all(c, &lens, &counts)?;
@@ -189,11 +220,23 @@ pub(crate) fn fetch_packed<T: Scalar>(
             format!("asked for {} columns, {} came", want.len(), got_lens.len()),
         ));
     }
-    let cat = |a: &[u32], b: Vec<u32>| -> Vec<u32> { [a, &b].concat() };
-    let len = cat(&own.len, got_lens);
-    let idx = cat(&own.idx, got_idx);
-    let val = [&own.val[..], &got_val].concat();
+    let len = [&own.len[..], &got_lens].concat();
+    let idx = par_concat(&own.idx, &got_idx);
+    let val = par_concat(&own.val, &got_val);
     Ok((Packed::new(len, idx, val)?, bytes))
+}
+
+/// `a` then `b`, copied in parallel.
+fn par_concat<P: Copy + Default + Send + Sync>(a: &[P], b: &[P]) -> Vec<P> {
+    const CHUNK: usize = 1 << 16;
+    let mut out = vec![P::default(); a.len() + b.len()];
+    let (oa, ob) = out.split_at_mut(a.len());
+    for (o, s) in [(oa, a), (ob, b)] {
+        o.par_chunks_mut(CHUNK)
+            .zip(s.par_chunks(CHUNK))
+            .for_each(|(o, s)| o.copy_from_slice(s));
+    }
+    out
 }
 
 /// [`fetch_packed`] from and into columns of width `K`.
@@ -436,4 +479,43 @@ pub(crate) fn check_part(c: &dyn Comm, splits: &[usize], own: &Transition) -> Re
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_columns_select_and_unpack_as_counted_one_by_one() {
+        // Columns of every length 0..=K over several selection blocks, against a count
+        // entry by entry.
+        let (n, k) = (10_000usize, 7usize);
+        let mut next = crate::testing::xorshift(99);
+        let mut m = Columns::<f64>::zeroed(n, k).unwrap();
+        for j in 0..n {
+            let l = (next() % (k as u64 + 1)) as usize;
+            m.len[j] = l as u32;
+            for s in 0..l {
+                m.idx[j * k + s] = (next() % 1000) as u32;
+                m.val[j * k + s] = (next() % 1000) as f64 / 7.0;
+            }
+        }
+        let p = Packed::of(&m, (0, n));
+        assert_eq!(p.idx.len() as u64, m.entries());
+        let back = p.unpack(k).unwrap();
+        for j in 0..n {
+            assert_eq!(back.column(j), m.column(j), "column {j}");
+        }
+        let cols: Vec<usize> = (0..9000).map(|_| (next() % n as u64) as usize).collect();
+        let (idx, val) = p.select(&cols);
+        let (mut wi, mut wv) = (Vec::new(), Vec::new());
+        for &j in &cols {
+            let (r, v) = m.column(j);
+            wi.extend_from_slice(r);
+            wv.extend_from_slice(v);
+        }
+        assert_eq!((idx, val), (wi, wv));
+        assert_eq!(par_concat(&[1u32, 2], &[3]), vec![1, 2, 3]);
+        assert!(Packed::<f64>::new(vec![2], vec![1], vec![0.5]).is_err());
+    }
 }
