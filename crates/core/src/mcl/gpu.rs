@@ -110,6 +110,9 @@ pub struct GpuPlan {
     /// ranks (sorted), the columns of `M` the regularised expansion fetches (the `M·M`
     /// expansion fetches the rows of this rank's columns instead).
     pub ghosts: Vec<u32>,
+    /// Entries per column the packed exchange buffers start with (this rank's mean `M_G`
+    /// column, at most `K`); they grow when an iteration has more.
+    pub mean: usize,
 }
 
 impl GpuPlan {
@@ -219,17 +222,17 @@ impl GpuPlan {
         } else {
             0
         };
+        // Packed entries (the ranks' exchanges) are counted at the starting M's: this rank's
+        // mean M_G column, at most K, for every column; a later iteration that needs more
+        // and finds no memory is an out-of-memory error.
+        let mean = tr.row.len().div_ceil(own.max(1)).clamp(1, k.max(1));
         let packing = if partitioned {
-            // The fetched columns' entries, uploaded packed before every iteration: counted
-            // at the starting M's (this rank's mean M_G column, at most K, for every held
-            // column); a later iteration that needs more and finds no memory is an
-            // out-of-memory error.
-            let mean = (tr.row.len() as u128).div_ceil(no.max(1)).min(k as u128);
-            nh * mean * (4 + t) + (nh / PACK_WG as u128 + 3) * 8
+            // The fetched columns' entries, uploaded packed before every iteration.
+            nh * mean as u128 * (4 + t) + (nh / PACK_WG as u128 + 3) * 8
         } else if splits.len() > 2 {
-            // Over ranks, replicated: the packed entries (this rank's and everyone's, sized
-            // for full columns) and the block offsets.
-            s * (4 + t) + ((nn + no) / PACK_WG as u128 + 3) * 8
+            // Over ranks, replicated: the packed entries (this rank's and everyone's) and
+            // the block offsets.
+            (nn + no) * mean as u128 * (4 + t) + ((nn + no) / PACK_WG as u128 + 3) * 8
         } else {
             0
         };
@@ -281,6 +284,7 @@ impl GpuPlan {
             mlr: opts.variant == super::Variant::MlrMcl,
             partitioned,
             ghosts,
+            mean,
         })
     }
 }

@@ -92,6 +92,21 @@ pub struct Csc<D: Device, T: Scalar> {
     val: Buf<D, T>,
 }
 
+/// Makes `buf` hold at least `len` elements: a larger buffer (an eighth to spare, the old
+/// one freed first) when it holds fewer. Its contents are not kept.
+fn grow<D: Device, P: crate::device::DeviceElem>(
+    d: &D,
+    buf: &mut Buf<D, P>,
+    len: usize,
+    what: &str,
+) -> Result<()> {
+    if buf.len() < len {
+        *buf = Buf::uninit(d, 1, what)?;
+        *buf = Buf::uninit(d, len + len / 8, what)?;
+    }
+    Ok(())
+}
+
 /// A copy of `host`, of one zero when empty (no zero-byte allocations).
 fn upload_some<D: Device, P: crate::device::DeviceElem>(
     d: &D,
@@ -107,7 +122,8 @@ fn upload_some<D: Device, P: crate::device::DeviceElem>(
 
 /// The buffers of the packed gathers between ranks: the block offsets of this rank's new
 /// columns and of all of `M`, the packed total, and the packed entries (this rank's, and
-/// every rank's gathered), each sized for full columns.
+/// every rank's gathered), sized for the entries there are ([`grow`]: first the starting
+/// `M`'s, as planned; more when an iteration has more), not for full columns.
 pub struct Packing<D: Device, T: Scalar> {
     sums_own: Buf<D, u64>,
     sums_all: Buf<D, u64>,
@@ -219,8 +235,9 @@ fn launch_pack<T: Scalar, D: Device>(
     // SAFETY: (u64 n, u32 K, src idx/val, const u32 *len, const u64 *offs, dst idx/val), as
     // in the kernel file: n / PACK_WG rounded up groups of exactly PACK_WG items; column
     // j < n moves len[j] <= K entries between slots j*K.. of idx/val (at least n*K each) and
-    // offs[j / PACK_WG] + its block offset of pidx/pval, which hold the total of len (the
-    // packed buffers hold full columns: n*K); offs has n / PACK_WG + 1 entries.
+    // offs[j / PACK_WG] + its block offset of pidx/pval, which hold at least the total of
+    // len (every caller sizes them by that total, counted first: grow, or an upload of the
+    // packed entries, or full columns n*K); offs has n / PACK_WG + 1 entries.
     unsafe { args.launch(Geometry::linear(n.div_ceil(PACK_WG), PACK_WG)) }?;
     Ok(())
 }
@@ -351,10 +368,10 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
                 sums_own: Buf::zeroed(self, blocks(own), a)?,
                 sums_all: Buf::zeroed(self, blocks(n), a)?,
                 total: Buf::zeroed(self, 1, a)?,
-                pidx_own: Buf::uninit(self, slots.max(1), a)?,
-                pval_own: Buf::uninit(self, slots.max(1), a)?,
-                pidx_all: Buf::uninit(self, (n * plan.k).max(1), a)?,
-                pval_all: Buf::uninit(self, (n * plan.k).max(1), a)?,
+                pidx_own: Buf::uninit(self, (own * plan.mean).max(1), a)?,
+                pval_own: Buf::uninit(self, (own * plan.mean).max(1), a)?,
+                pidx_all: Buf::uninit(self, (n * plan.mean).max(1), a)?,
+                pval_all: Buf::uninit(self, (n * plan.mean).max(1), a)?,
             })
         } else {
             None
@@ -672,6 +689,9 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         let (n, own, k) = (plan.n, plan.own, plan.k);
         let what = "gathering R-MCL's columns";
         launch_offsets::<T, D>(self, own, &st.len[1], &pk.sums_own, &pk.total)?;
+        let mine = pk.total.download(self, what)?[0] as usize;
+        grow(self, &mut pk.pidx_own, mine, what)?;
+        grow(self, &mut pk.pval_own, mine, what)?;
         let ours = (&st.idx[1], &st.val[1]);
         let packed = (&pk.pidx_own, &pk.pval_own);
         launch_pack(
@@ -683,12 +703,14 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             ours,
             packed,
         )?;
-        let mine = pk.total.download(self, what)?[0] as usize;
         let entries: Vec<usize> = all_gather(c, &[mine as u64])?
             .0
             .iter()
             .map(|&x| x as usize)
             .collect();
+        let all_entries: usize = entries.iter().sum();
+        grow(self, &mut pk.pidx_all, all_entries, what)?;
+        grow(self, &mut pk.pval_all, all_entries, what)?;
         let cols: Vec<usize> = plan.splits.windows(2).map(|w| w[1] - w[0]).collect();
         let bytes =
             |counts: &[usize], w: usize| -> Vec<usize> { counts.iter().map(|&x| x * w).collect() };
@@ -725,19 +747,16 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         // The gathered lengths must account for the gathered entries, or the unpacking would
         // read past them.
         let counted = pk.total.download(self, what)?[0] as usize;
-        if counted != entries.iter().sum::<usize>() {
+        if counted != all_entries {
             return Err(Error::backend(
                 self.name(),
-                format!(
-                    "{what}: the lengths count {counted} entries, the ranks sent {} (a bug)",
-                    entries.iter().sum::<usize>()
-                ),
+                format!("{what}: the lengths count {counted} entries, the ranks sent {all_entries} (a bug)"),
             ));
         }
         let all = (&st.idx[0], &st.val[0]);
         let packed = (&pk.pidx_all, &pk.pval_all);
         launch_pack(self, true, (n, k), &st.len[0], &pk.sums_all, all, packed)?;
-        let others = entries.iter().sum::<usize>() - mine;
+        let others = all_entries - mine;
         Ok((device, (others * (4 + t) + (n - own) * 4) as u64))
     }
 
