@@ -148,7 +148,7 @@ main() {
         # Small cases that together launch every CUDA kernel (f32 and f64 where the kernels
         # differ: the f64 GEMM runs on the tensor cores), each small enough to finish under
         # racecheck within the limit below (svd_special_f32 is too slow for it).
-        tests=${SANITIZE_TESTS:-"spmv::spmv_edge_cases_f32 spmv::spmv_garbage_output_every_pass_count_f32 triangles::triangles_empty_and_tiny triangles::triangles_random_vs_brute_force triangles::triangles_shared_graphs_every_algorithm triangles::triangles_every_gpu_kernel_small triangles::triangles_exchanged_small matmul::matmul_base_kernels_f32 matmul::matmul_base_kernels_f64 mcl::mcl_hand_checked_f32 mcl::mcl_planted_partition_f32 mcl::mcl_mlrmcl_hand_checked_f64 mcl::mcl_mlrmcl_planted_f32 mcl::mcl_distributed_pack_round_trip_f32 mcl::mcl_distributed_small_f32 svd::qr_random_f32 svd::qr_flat_q_small_f32 svd::qr_tree_f32 svd::svd_random_f32 svd::svd_v_orthogonality_f32"}
+        tests=${SANITIZE_TESTS:-"spmv::spmv_edge_cases_f32 spmv::spmv_garbage_output_every_pass_count_f32 triangles::triangles_empty_and_tiny triangles::triangles_random_vs_brute_force triangles::triangles_shared_graphs_every_algorithm triangles::triangles_every_gpu_kernel_small triangles::triangles_exchanged_small matmul::matmul_base_kernels_f32 matmul::matmul_base_kernels_f64 mcl::mcl_hand_checked_f32 mcl::mcl_planted_partition_f32 mcl::mcl_mlrmcl_hand_checked_f64 mcl::mcl_mlrmcl_planted_f32 mcl::mcl_distributed_pack_round_trip_f32 svd::qr_random_f32 svd::qr_flat_q_small_f32 svd::qr_tree_f32 svd::svd_random_f32 svd::svd_v_orthogonality_f32"}
         limit=${SANITIZE_LIMIT:-150}
         san_failed=0
         if ! command -v compute-sanitizer >/dev/null; then

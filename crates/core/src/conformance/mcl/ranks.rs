@@ -118,10 +118,11 @@ pub(super) fn distributed<T: Scalar, B: MarkovCluster<T> + Sync>(b: &B) -> Resul
     Ok(())
 }
 
-/// A small run over two thread-ranks, for the sanitizers (run.sh's list): the hub graph,
-/// three iterations of each variant (the global hub pass, the `M·M` finish, MLR-MCL's DPR and
-/// balance) in both layouts, so that every kernel of the ranks' pass, gathers and fetches
-/// launches, against one process bit for bit.
+/// A small run over two thread-ranks: the hub graph, three iterations of each variant (the
+/// global hub pass, the `M·M` finish, MLR-MCL's DPR and balance) in both layouts, so that
+/// every kernel of the ranks' pass, gathers and fetches launches, against one process bit
+/// for bit. For compute-sanitizer's memcheck (racecheck takes over 7 minutes on it, too long
+/// for run.sh's list).
 pub(super) fn distributed_small<T: Scalar, B: MarkovCluster<T> + Sync>(
     b: &B,
 ) -> Result<(), String> {
