@@ -775,9 +775,10 @@ __kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_reduce_, SUFFIX)(
 // columns into M's slots. The offsets come from the lengths: mcl_block_sums sums them per
 // block of PACK_WG columns, mcl_scan_blocks turns the block sums into exclusive offsets (one
 // work-group; sums[nb] = the total, also written to total[0]), and mcl_pack / mcl_unpack
-// scan within the block in local memory. Launch: mcl_block_sums, mcl_pack and mcl_unpack
-// over ceil(n / PACK_WG) work-groups of exactly PACK_WG items; mcl_scan_blocks one
-// work-group of a power-of-two size <= WG_MAX.
+// scan within the block in local memory. Launch: mcl_block_sums over ceil(n / PACK_WG)
+// work-groups of exactly PACK_WG items, mcl_pack and mcl_unpack over the blocks that meet
+// their window (all of them for a whole copy), mcl_scan_blocks one work-group of a
+// power-of-two size <= WG_MAX.
 #ifndef PACK_WG
 #define PACK_WG 256
 #endif
@@ -873,20 +874,31 @@ DEVICE uint column_of(LOCAL_PTR ulong *s, const ulong p)
 // from_* arrays and writes the to_* arrays; to_packed says which side is packed: 1 (pack:
 // from = M's slots, to = the packed array) or 0 (unpack: the other way round). s is the
 // kernel's local array (a local array lives at kernel scope).
-DEVICE void move_packed(const ulong n, const uint K, __global const uint *restrict from_idx,
+//
+// A window of the packed order moves alone, so that a gather can go in rounds of bounded
+// buffers: only the entries at packed positions lo <= x < hi move, and the packed array
+// holds position x at x - lo (lo = 0, hi = ~0: every entry, at its position). Work-group g
+// takes the block g0 + g of PACK_WG columns (the host launches the blocks that meet the
+// window).
+DEVICE void move_packed(const ulong n, const uint K, const ulong g0, const ulong lo,
+                        const ulong hi, __global const uint *restrict from_idx,
                         __global const REAL *restrict from_val,
                         __global const uint *restrict len, __global const ulong *restrict offs,
                         __global uint *restrict to_idx, __global REAL *restrict to_val,
                         LOCAL_PTR ulong *s, const uint to_packed)
 {
-    const ulong j0 = (ulong)get_group_id(0) * PACK_WG;
+    const ulong g = g0 + get_group_id(0);
+    const ulong j0 = g * PACK_WG;
     const uint tid = get_local_id(0);
     block_scan(s, tid, j0 + tid < n ? len[j0 + tid] : 0);
-    const ulong base = offs[get_group_id(0)];
-    for (ulong p = tid; p < s[PACK_WG - 1]; p += PACK_WG) {
+    const ulong base = offs[g];
+    // The block's entries inside the window: a <= p < e (none when a >= e).
+    const ulong a = lo > base ? lo - base : 0;
+    const ulong e = hi > base ? min(s[PACK_WG - 1], hi - base) : 0;
+    for (ulong p = a + tid; p < e; p += PACK_WG) {
         const uint c = column_of(s, p);
         const ulong q = p - (c > 0 ? s[c - 1] : 0);
-        const ulong packed = base + p;
+        const ulong packed = base + p - lo;
         const ulong slot = (j0 + c) * K + q;
         const ulong from = to_packed ? slot : packed;
         const ulong to = to_packed ? packed : slot;
@@ -896,23 +908,25 @@ DEVICE void move_packed(const ulong n, const uint K, __global const uint *restri
 }
 
 __kernel KERNEL_WG_MAX(PACK_WG) void TRIDENT_CAT(mcl_pack_, SUFFIX)(
-    const ulong n, const uint K, __global const uint *restrict idx,
+    const ulong n, const uint K, const ulong g0, const ulong lo,
+    const ulong hi, __global const uint *restrict idx,
     __global const REAL *restrict val, __global const uint *restrict len,
     __global const ulong *restrict offs, __global uint *restrict pidx,
     __global REAL *restrict pval)
 {
     __local ulong s[PACK_WG];
-    move_packed(n, K, idx, val, len, offs, pidx, pval, s, 1u);
+    move_packed(n, K, g0, lo, hi, idx, val, len, offs, pidx, pval, s, 1u);
 }
 
 __kernel KERNEL_WG_MAX(PACK_WG) void TRIDENT_CAT(mcl_unpack_, SUFFIX)(
-    const ulong n, const uint K, __global const uint *restrict pidx,
+    const ulong n, const uint K, const ulong g0, const ulong lo,
+    const ulong hi, __global const uint *restrict pidx,
     __global const REAL *restrict pval, __global const uint *restrict len,
     __global const ulong *restrict offs, __global uint *restrict idx,
     __global REAL *restrict val)
 {
     __local ulong s[PACK_WG];
-    move_packed(n, K, pidx, pval, len, offs, idx, val, s, 0u);
+    move_packed(n, K, g0, lo, hi, pidx, pval, len, offs, idx, val, s, 0u);
 }
 
 // The precision-dependent macros end with the file (the CUDA build includes it once per

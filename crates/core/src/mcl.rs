@@ -238,6 +238,12 @@ pub struct MclOptions {
     /// partition does not depend on it. The CPU backend always partitions; one process
     /// ignores it.
     pub layout: Layout,
+    /// GPU backends over many ranks, [`Layout::Replicate`]: packed entries per round of the
+    /// gather of `M` after every iteration (default `None`: [`gpu::GATHER_ROUND`]). A rank
+    /// holds one round's entries, not every rank's, so smaller rounds save device memory for
+    /// more launches; the conformance suite forces small ones. The partition does not
+    /// depend on it.
+    pub gather_round: Option<usize>,
 }
 
 impl Default for MclOptions {
@@ -261,6 +267,7 @@ impl Default for MclOptions {
             local_table: None,
             column_wg: None,
             layout: Layout::Auto,
+            gather_round: None,
         }
     }
 }
@@ -339,6 +346,9 @@ impl MclOptions {
                     gpu::LCAP
                 ));
             }
+        }
+        if self.gather_round == Some(0) {
+            return bad("the gather's rounds must hold at least one entry, got 0".into());
         }
         if let Some(w) = self.column_wg {
             let (lo, hi) = gpu::COLUMN_WG_RANGE;

@@ -17,6 +17,7 @@
 use std::time::Instant;
 
 mod device;
+mod pack;
 pub use device::{DeviceState, KERNELS};
 
 use rayon::prelude::*;
@@ -49,6 +50,11 @@ pub const LINEAR_WG: usize = 256;
 /// Columns per work-group of the packing kernels of the gathers between ranks (`PACK_WG`
 /// of the kernel file): their launches take exactly this many work-items.
 pub const PACK_WG: usize = 256;
+/// Packed entries per round of the gather of `M` between replicating ranks (default of
+/// [`MclOptions::gather_round`]): a rank holds two buffers of at most this many entries (its
+/// part of the round, and the round) instead of every rank's packed columns, so that a
+/// replicated `M` of nearly a device's memory can still be gathered.
+pub const GATHER_ROUND: usize = 1 << 28;
 /// Upper bound on the bytes of the global scratch of the hub-column path.
 pub const SCRATCH_BUDGET: usize = 1 << 30;
 /// Most work-groups of the hub-column pass (few columns spill now that a column over half
@@ -110,9 +116,12 @@ pub struct GpuPlan {
     /// ranks (sorted), the columns of `M` the regularised expansion fetches (the `M·M`
     /// expansion fetches the rows of this rank's columns instead).
     pub ghosts: Vec<u32>,
-    /// Entries per column the packed exchange buffers start with (this rank's mean `M_G`
-    /// column, at most `K`); they grow when an iteration has more.
+    /// Partitioned: entries per column the packed exchange buffers start with (this rank's
+    /// mean `M_G` column, at most `K`); they grow when an iteration has more.
     pub mean: usize,
+    /// Replicated over ranks: packed entries per round of the gather of `M`
+    /// ([`MclOptions::gather_round`], at most `n·K`).
+    pub round: usize,
 }
 
 impl GpuPlan {
@@ -226,13 +235,19 @@ impl GpuPlan {
         // mean M_G column, at most K, for every column; a later iteration that needs more
         // and finds no memory is an out-of-memory error.
         let mean = tr.row.len().div_ceil(own.max(1)).clamp(1, k.max(1));
+        let round = opts
+            .gather_round
+            .unwrap_or(GATHER_ROUND)
+            .min(n.saturating_mul(k))
+            .max(1);
         let packing = if partitioned {
             // The fetched columns' entries, uploaded packed before every iteration.
             nh * mean as u128 * (4 + t) + (nh / PACK_WG as u128 + 3) * 8
         } else if splits.len() > 2 {
-            // Over ranks, replicated: the packed entries (this rank's and everyone's) and
-            // the block offsets.
-            (nn + no) * mean as u128 * (4 + t) + ((nn + no) / PACK_WG as u128 + 3) * 8
+            // Over ranks, replicated: one round's packed entries (this rank's part, and
+            // every rank's) and the block offsets.
+            let r = round as u128;
+            (r.min(no * k as u128) + r) * (4 + t) + ((nn + no) / PACK_WG as u128 + 3) * 8
         } else {
             0
         };
@@ -285,6 +300,7 @@ impl GpuPlan {
             partitioned,
             ghosts,
             mean,
+            round,
         })
     }
 }

@@ -1,12 +1,13 @@
 //! R-MCL over thread-ranks ([`crate::dist::mcl::cluster`]) on the backend under test, against
 //! one process of the same backend: the same partition, iterations, levels, stop reason, and
 //! the same chaos and change bits, at 1 to 4 ranks, in both layouts of `M` (replicated:
-//! every rank but the first computes columns from an offset, `col0` in the kernels;
-//! partitioned: each rank holds its columns and fetches those it reads, `M_G`'s rows are
-//! local slots, and `M·M` takes its columns as a CSC). The ranks share the backend, so a GPU
-//! backend's columns go through the hosts. The cases force each kernel that takes an offset
-//! or a slot: the column pass on its local and global (hub) paths, both expansions, the
-//! balance, and MLR-MCL's DPR and column balance, on one level and on several.
+//! every rank but the first computes columns from an offset, `col0` in the kernels, and the
+//! gathers go in one round or in many small ones; partitioned: each rank holds its columns
+//! and fetches those it reads, `M_G`'s rows are local slots, and `M·M` takes its columns as
+//! a CSC). The ranks share the backend, so a GPU backend's columns go through the hosts.
+//! The cases force each kernel that takes an offset or a slot: the column pass on its local
+//! and global (hub) paths, both expansions, the balance, and MLR-MCL's DPR and column
+//! balance, on one level and on several.
 
 use super::{hub_graph, run};
 use crate::dist::{mcl, threads, Layout};
@@ -81,11 +82,17 @@ pub(super) fn distributed<T: Scalar, B: MarkovCluster<T> + Sync>(b: &B) -> Resul
     let layouts = [Layout::Replicate, Layout::Partition];
     for (what, g, o) in &cases {
         let want = run::<T, B>(b, g, o).map_err(|e| format!("{what}: one process: {e}"))?;
-        let runs =
-            std::iter::once((1, Layout::Auto)).chain((2..=4).flat_map(|p| layouts.map(|l| (p, l))));
+        let runs = std::iter::once((1usize, Layout::Auto))
+            .chain((2..=4).flat_map(|p| layouts.map(|l| (p, l))));
         for (p, layout) in runs {
+            // Replicated, the gather of M goes in one round at 2 ranks and in many small
+            // ones at 3 and 4 (rounds that start inside columns and blocks).
             let o = &MclOptions {
                 layout,
+                gather_round: [None, Some(97), Some(1000)]
+                    .get(p.wrapping_sub(2))
+                    .copied()
+                    .flatten(),
                 ..o.clone()
             };
             let got = threads::run(p, |c| mcl::cluster::<T, B>(c, b, g, o, &mut |_| {}));
@@ -119,7 +126,8 @@ pub(super) fn distributed<T: Scalar, B: MarkovCluster<T> + Sync>(b: &B) -> Resul
 }
 
 /// A small run over two thread-ranks: the hub graph, three iterations of each variant (the
-/// global hub pass, the `M·M` finish, MLR-MCL's DPR and balance) in both layouts, so that
+/// global hub pass, the `M·M` finish, MLR-MCL's DPR and balance) in both layouts (the
+/// replicated gathers in rounds of 13 entries), so that
 /// every kernel of the ranks' pass, gathers and fetches launches, against one process bit
 /// for bit. For compute-sanitizer's memcheck (racecheck takes over 7 minutes on it, too long
 /// for run.sh's list).
@@ -147,6 +155,7 @@ pub(super) fn distributed_small<T: Scalar, B: MarkovCluster<T> + Sync>(
         for layout in [Layout::Replicate, Layout::Partition] {
             let o = &MclOptions {
                 layout,
+                gather_round: Some(13),
                 ..o.clone()
             };
             let got = threads::run(2, |c| mcl::cluster::<T, B>(c, b, &g, o, &mut |_| {}));

@@ -6,15 +6,16 @@
 // Kernel launches are `unsafe`: each says why in its `// SAFETY:` note.
 #![allow(unsafe_code)]
 
+use super::pack::{gather_rounds, launch_offsets, launch_pack, pack_round_trip, Packing, Window};
 use super::{
     GpuPlan, IterationReport, MclKernels, FLAG_BALANCED, FLAG_RIGHT_IS_M, LINEAR_WG, PACK_WG,
     REDUCE_WG,
 };
 use rayon::prelude::*;
 
-use crate::comm::{all_gather, Comm, Op, Solo};
+use crate::comm::{Comm, Op, Solo};
 use crate::device::{Buf, Device, Geometry, KernelHandle};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::gpu::KernelList;
 use crate::mcl::drive::{LevelRun, Output};
 use crate::mcl::mlr::IterationPlan;
@@ -92,21 +93,6 @@ pub struct Csc<D: Device, T: Scalar> {
     val: Buf<D, T>,
 }
 
-/// Makes `buf` hold at least `len` elements: a larger buffer (an eighth to spare, the old
-/// one freed first) when it holds fewer. Its contents are not kept.
-fn grow<D: Device, P: crate::device::DeviceElem>(
-    d: &D,
-    buf: &mut Buf<D, P>,
-    len: usize,
-    what: &str,
-) -> Result<()> {
-    if buf.len() < len {
-        *buf = Buf::uninit(d, 1, what)?;
-        *buf = Buf::uninit(d, len + len / 8, what)?;
-    }
-    Ok(())
-}
-
 /// A copy of `host`, of one zero when empty (no zero-byte allocations).
 fn upload_some<D: Device, P: crate::device::DeviceElem>(
     d: &D,
@@ -118,128 +104,6 @@ fn upload_some<D: Device, P: crate::device::DeviceElem>(
     } else {
         Buf::upload(d, host, what)
     }
-}
-
-/// The buffers of the packed gathers between ranks: the block offsets of this rank's new
-/// columns and of all of `M`, the packed total, and the packed entries (this rank's, and
-/// every rank's gathered), sized for the entries there are ([`grow`]: first the starting
-/// `M`'s, as planned; more when an iteration has more), not for full columns.
-pub struct Packing<D: Device, T: Scalar> {
-    sums_own: Buf<D, u64>,
-    sums_all: Buf<D, u64>,
-    total: Buf<D, u64>,
-    pidx_own: Buf<D, u32>,
-    pval_own: Buf<D, T>,
-    pidx_all: Buf<D, u32>,
-    pval_all: Buf<D, T>,
-}
-
-/// The block offsets of the first `n` lengths `len` into `sums` (`n / PACK_WG` rounded up,
-/// plus one) and the total into `total` (`mcl_block_sums`, `mcl_scan_blocks`).
-fn launch_offsets<T: Scalar, D: Device>(
-    d: &D,
-    n: usize,
-    len: &Buf<D, u32>,
-    sums: &Buf<D, u64>,
-    total: &Buf<D, u64>,
-) -> Result<()> {
-    let nb = n.div_ceil(PACK_WG);
-    let k_sums = d.kernel::<T>("mcl", "mcl_block_sums")?;
-    let mut args = d.launch(&k_sums);
-    args.arg(n as u64).arg(len).arg(sums);
-    // SAFETY: (u64 n, const u32 *len, u64 *sums): nb groups of exactly PACK_WG items (the
-    // kernel's bound); items j < n read len[j] (len holds at least n), group g writes
-    // sums[g] (nb + 1 entries).
-    unsafe { args.launch(Geometry::linear(nb, PACK_WG)) }?;
-    let k_scan = d.kernel::<T>("mcl", "mcl_scan_blocks")?;
-    let wg = k_scan.group_limit().min(REDUCE_WG);
-    let mut args = d.launch(&k_scan);
-    args.arg(nb as u64).arg(sums).arg(total);
-    // SAFETY: (u64 nb, u64 *sums, u64 *total): one group of a power-of-two size at most
-    // WG_MAX touches sums[0..=nb] (nb + 1 entries) and total[0] (1 entry).
-    unsafe { args.launch(Geometry::linear(1, wg)) }?;
-    Ok(())
-}
-
-/// [`MarkovCluster::pack_round_trip`] on a device.
-fn pack_round_trip<T: Scalar, D: Device>(d: &D, m: &Columns<T>) -> Result<Columns<T>> {
-    let (n, k) = (m.n, m.k);
-    let a = "R-MCL packing round trip";
-    let (idx, val, len) = (
-        Buf::upload(d, &m.idx, a)?,
-        Buf::upload(d, &m.val, a)?,
-        Buf::upload(d, &m.len, a)?,
-    );
-    let sums = Buf::<D, u64>::zeroed(d, n.div_ceil(PACK_WG) + 1, a)?;
-    let total = Buf::<D, u64>::zeroed(d, 1, a)?;
-    let slots = (n * k).max(1);
-    let (pidx, pval) = (
-        Buf::<D, u32>::zeroed(d, slots, a)?,
-        Buf::<D, T>::zeroed(d, slots, a)?,
-    );
-    launch_offsets::<T, D>(d, n, &len, &sums, &total)?;
-    launch_pack(d, false, (n, k), &len, &sums, (&idx, &val), (&pidx, &pval))?;
-    // Fresh slots poisoned, so that an entry the unpacking misses shows.
-    let (oidx, oval) = (
-        Buf::upload(d, &vec![u32::MAX; slots], a)?,
-        Buf::upload(d, &vec![T::from_f64(-7.0); slots], a)?,
-    );
-    launch_offsets::<T, D>(d, n, &len, &sums, &total)?;
-    launch_pack(d, true, (n, k), &len, &sums, (&oidx, &oval), (&pidx, &pval))?;
-    let entries = total.download(d, a)?[0];
-    if entries != m.entries() {
-        return Err(Error::backend(
-            d.name(),
-            format!("{a}: {entries} entries counted, {} in M", m.entries()),
-        ));
-    }
-    Ok(Columns {
-        n,
-        k,
-        idx: oidx.download_head(d, n * k, a)?,
-        val: oval.download_head(d, n * k, a)?,
-        len: len.download(d, a)?,
-    })
-}
-
-/// `mcl_pack` (`unpack` false: the first `n` columns of `idx`/`val` (width `k`) into
-/// `pidx`/`pval`) or `mcl_unpack` (the reverse), at the offsets `sums` of `len`.
-#[allow(clippy::too_many_arguments)]
-fn launch_pack<T: Scalar, D: Device>(
-    d: &D,
-    unpack: bool,
-    (n, k): (usize, usize),
-    len: &Buf<D, u32>,
-    sums: &Buf<D, u64>,
-    (idx, val): (&Buf<D, u32>, &Buf<D, T>),
-    (pidx, pval): (&Buf<D, u32>, &Buf<D, T>),
-) -> Result<()> {
-    let kern = d.kernel::<T>("mcl", if unpack { "mcl_unpack" } else { "mcl_pack" })?;
-    let mut args = d.launch(&kern);
-    args.arg(n as u64).arg(k as u32);
-    if unpack {
-        args.arg(pidx)
-            .arg(pval)
-            .arg(len)
-            .arg(sums)
-            .arg(idx)
-            .arg(val);
-    } else {
-        args.arg(idx)
-            .arg(val)
-            .arg(len)
-            .arg(sums)
-            .arg(pidx)
-            .arg(pval);
-    }
-    // SAFETY: (u64 n, u32 K, src idx/val, const u32 *len, const u64 *offs, dst idx/val), as
-    // in the kernel file: n / PACK_WG rounded up groups of exactly PACK_WG items; column
-    // j < n moves len[j] <= K entries between slots j*K.. of idx/val (at least n*K each) and
-    // offs[j / PACK_WG] + its block offset of pidx/pval, which hold at least the total of
-    // len (every caller sizes them by that total, counted first: grow, or an upload of the
-    // packed entries, or full columns n*K); offs has n / PACK_WG + 1 entries.
-    unsafe { args.launch(Geometry::linear(n.div_ceil(PACK_WG), PACK_WG)) }?;
-    Ok(())
 }
 
 /// `mcl_mass`: the row sums of the current `M` into `mass` (Trident's penalty and MLR-MCL's
@@ -363,16 +227,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             )
         };
         let pack = if plan.ranks() > 1 && !plan.partitioned {
-            let blocks = |x: usize| x.div_ceil(PACK_WG) + 1;
-            Some(Packing {
-                sums_own: Buf::zeroed(self, blocks(own), a)?,
-                sums_all: Buf::zeroed(self, blocks(n), a)?,
-                total: Buf::zeroed(self, 1, a)?,
-                pidx_own: Buf::uninit(self, (own * plan.mean).max(1), a)?,
-                pval_own: Buf::uninit(self, (own * plan.mean).max(1), a)?,
-                pidx_all: Buf::uninit(self, (n * plan.mean).max(1), a)?,
-                pval_all: Buf::uninit(self, (n * plan.mean).max(1), a)?,
-            })
+            Some(Packing::new(self, plan, a)?)
         } else {
             None
         };
@@ -481,7 +336,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         let held_m = (&st.idx[0], &st.val[0]);
         launch_pack(
             self,
-            true,
+            (true, &Window::all(held)),
             (held, k),
             &st.len[0],
             &sums,
@@ -666,7 +521,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             let new = (&st.idx[1], &st.val[1]);
             launch_pack(
                 self,
-                false,
+                (false, &Window::all(own)),
                 (own, k),
                 &st.len[1],
                 &sums,
@@ -684,80 +539,12 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             st.cur = 1 - st.cur;
             return Ok((false, 0));
         };
-        // Over ranks half 0 is all of M, half 1 this rank's new columns: packed (their
-        // entries only), gathered with the lengths, and unpacked into all of M.
-        let (n, own, k) = (plan.n, plan.own, plan.k);
-        let what = "gathering R-MCL's columns";
-        launch_offsets::<T, D>(self, own, &st.len[1], &pk.sums_own, &pk.total)?;
-        let mine = pk.total.download(self, what)?[0] as usize;
-        grow(self, &mut pk.pidx_own, mine, what)?;
-        grow(self, &mut pk.pval_own, mine, what)?;
-        let ours = (&st.idx[1], &st.val[1]);
-        let packed = (&pk.pidx_own, &pk.pval_own);
-        launch_pack(
-            self,
-            false,
-            (own, k),
-            &st.len[1],
-            &pk.sums_own,
-            ours,
-            packed,
-        )?;
-        let entries: Vec<usize> = all_gather(c, &[mine as u64])?
-            .0
-            .iter()
-            .map(|&x| x as usize)
-            .collect();
-        let all_entries: usize = entries.iter().sum();
-        grow(self, &mut pk.pidx_all, all_entries, what)?;
-        grow(self, &mut pk.pval_all, all_entries, what)?;
-        let cols: Vec<usize> = plan.splits.windows(2).map(|w| w[1] - w[0]).collect();
-        let bytes =
-            |counts: &[usize], w: usize| -> Vec<usize> { counts.iter().map(|&x| x * w).collect() };
-        let t = std::mem::size_of::<T>();
-        let device =
-            self.gather_mem(c, st.len[1].mem(), &bytes(&cols, 4), st.len[0].mem(), what)?;
-        if device {
-            let ok = self.gather_mem(
-                c,
-                pk.pidx_own.mem(),
-                &bytes(&entries, 4),
-                pk.pidx_all.mem(),
-                what,
-            )? && self.gather_mem(
-                c,
-                pk.pval_own.mem(),
-                &bytes(&entries, t),
-                pk.pval_all.mem(),
-                what,
-            )?;
-            debug_assert!(ok, "the device engine serves every gather or none");
-        } else {
-            // Through the hosts: the packed columns read back, gathered and uploaded.
-            let pidx = pk.pidx_own.download_head(self, mine, what)?;
-            let pval = pk.pval_own.download_head(self, mine, what)?;
-            let len = all_gather(c, &st.len[1].download(self, what)?)?.0;
-            let pidx = all_gather(c, &pidx)?.0;
-            let pval = all_gather(c, &pval)?.0;
-            st.len[0] = Buf::upload(self, &len, what)?;
-            pk.pidx_all = Buf::upload(self, &pidx, what)?;
-            pk.pval_all = Buf::upload(self, &pval, what)?;
-        }
-        launch_offsets::<T, D>(self, n, &st.len[0], &pk.sums_all, &pk.total)?;
-        // The gathered lengths must account for the gathered entries, or the unpacking would
-        // read past them.
-        let counted = pk.total.download(self, what)?[0] as usize;
-        if counted != all_entries {
-            return Err(Error::backend(
-                self.name(),
-                format!("{what}: the lengths count {counted} entries, the ranks sent {all_entries} (a bug)"),
-            ));
-        }
-        let all = (&st.idx[0], &st.val[0]);
-        let packed = (&pk.pidx_all, &pk.pval_all);
-        launch_pack(self, true, (n, k), &st.len[0], &pk.sums_all, all, packed)?;
-        let others = all_entries - mine;
-        Ok((device, (others * (4 + t) + (n - own) * 4) as u64))
+        // Over ranks half 0 is all of M, half 1 this rank's new columns.
+        let [all_idx, own_idx] = &st.idx;
+        let [all_val, own_val] = &st.val;
+        let [all_len, own_len] = &mut st.len;
+        let own = ((own_idx, own_val), &*own_len);
+        gather_rounds(self, c, plan, pk, own, ((all_idx, all_val), all_len))
     }
 
     fn mcl_columns(&self, c: &dyn Comm, st: &Self::State, plan: &GpuPlan) -> Result<Columns<T>> {
