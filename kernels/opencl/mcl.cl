@@ -877,11 +877,11 @@ DEVICE uint column_of(LOCAL_PTR ulong *s, const ulong p)
 //
 // A window of the packed order moves alone, so that a gather can go in rounds of bounded
 // buffers: only the entries at packed positions lo <= x < hi move, and the packed array
-// holds position x at x - lo (lo = 0, hi = ~0: every entry, at its position). Work-group g
-// takes the block g0 + g of PACK_WG columns (the host launches the blocks that meet the
-// window).
+// holds position x at x - lo + at (lo = 0, hi = ~0, at = 0: every entry, at its position).
+// Work-group g takes the block g0 + g of PACK_WG columns (the host launches the blocks that
+// meet the window).
 DEVICE void move_packed(const ulong n, const uint K, const ulong g0, const ulong lo,
-                        const ulong hi, __global const uint *restrict from_idx,
+                        const ulong hi, const ulong at, __global const uint *restrict from_idx,
                         __global const REAL *restrict from_val,
                         __global const uint *restrict len, __global const ulong *restrict offs,
                         __global uint *restrict to_idx, __global REAL *restrict to_val,
@@ -898,7 +898,7 @@ DEVICE void move_packed(const ulong n, const uint K, const ulong g0, const ulong
     for (ulong p = a + tid; p < e; p += PACK_WG) {
         const uint c = column_of(s, p);
         const ulong q = p - (c > 0 ? s[c - 1] : 0);
-        const ulong packed = base + p - lo;
+        const ulong packed = base + p - lo + at;
         const ulong slot = (j0 + c) * K + q;
         const ulong from = to_packed ? slot : packed;
         const ulong to = to_packed ? packed : slot;
@@ -909,24 +909,24 @@ DEVICE void move_packed(const ulong n, const uint K, const ulong g0, const ulong
 
 __kernel KERNEL_WG_MAX(PACK_WG) void TRIDENT_CAT(mcl_pack_, SUFFIX)(
     const ulong n, const uint K, const ulong g0, const ulong lo,
-    const ulong hi, __global const uint *restrict idx,
+    const ulong hi, const ulong at, __global const uint *restrict idx,
     __global const REAL *restrict val, __global const uint *restrict len,
     __global const ulong *restrict offs, __global uint *restrict pidx,
     __global REAL *restrict pval)
 {
     __local ulong s[PACK_WG];
-    move_packed(n, K, g0, lo, hi, idx, val, len, offs, pidx, pval, s, 1u);
+    move_packed(n, K, g0, lo, hi, at, idx, val, len, offs, pidx, pval, s, 1u);
 }
 
 __kernel KERNEL_WG_MAX(PACK_WG) void TRIDENT_CAT(mcl_unpack_, SUFFIX)(
     const ulong n, const uint K, const ulong g0, const ulong lo,
-    const ulong hi, __global const uint *restrict pidx,
+    const ulong hi, const ulong at, __global const uint *restrict pidx,
     __global const REAL *restrict pval, __global const uint *restrict len,
     __global const ulong *restrict offs, __global uint *restrict idx,
     __global REAL *restrict val)
 {
     __local ulong s[PACK_WG];
-    move_packed(n, K, g0, lo, hi, pidx, pval, len, offs, idx, val, s, 0u);
+    move_packed(n, K, g0, lo, hi, at, pidx, pval, len, offs, idx, val, s, 0u);
 }
 
 // The precision-dependent macros end with the file (the CUDA build includes it once per

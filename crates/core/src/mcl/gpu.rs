@@ -244,10 +244,11 @@ impl GpuPlan {
             // The fetched columns' entries, uploaded packed before every iteration.
             nh * mean as u128 * (4 + t) + (nh / PACK_WG as u128 + 3) * 8
         } else if splits.len() > 2 {
-            // Over ranks, replicated: one round's packed entries (this rank's part, and
+            // Over ranks, replicated: one round's packed entries (this rank's share, and
             // every rank's) and the block offsets.
             let r = round as u128;
-            (r.min(no * k as u128) + r) * (4 + t) + ((nn + no) / PACK_WG as u128 + 3) * 8
+            let share = (r / (splits.len() as u128 - 1)).max(1);
+            (share.min(no * k as u128) + r) * (4 + t) + ((nn + no) / PACK_WG as u128 + 3) * 8
         } else {
             0
         };
@@ -319,6 +320,12 @@ impl GpuPlan {
         } else {
             self.n
         }
+    }
+
+    /// Replicated over ranks: packed entries each rank sends in a round of the gather of `M`
+    /// (its share of [`GpuPlan::round`], at least one).
+    pub fn share(&self) -> usize {
+        (self.round / self.ranks()).max(1)
     }
 
     /// Where this rank's first column sits in the held `M`: `col0`, or 0 when partitioned.

@@ -89,7 +89,7 @@ pub(super) fn distributed<T: Scalar, B: MarkovCluster<T> + Sync>(b: &B) -> Resul
             // ones at 3 and 4 (rounds that start inside columns and blocks).
             let o = &MclOptions {
                 layout,
-                gather_round: [None, Some(97), Some(1000)]
+                gather_round: [None, Some(301), Some(1000)]
                     .get(p.wrapping_sub(2))
                     .copied()
                     .flatten(),

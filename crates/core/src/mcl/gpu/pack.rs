@@ -16,7 +16,7 @@ use crate::scalar::Scalar;
 
 /// The buffers of the packed gathers between replicating ranks: the block offsets of this
 /// rank's new columns and of all of `M`, the packed total, and one round's packed entries
-/// ([`GpuPlan::round`]: this rank's part of the round, and the round gathered from every
+/// ([`GpuPlan::round`]: this rank's share of the round, and the round gathered from every
 /// rank), not every rank's columns.
 pub(super) struct Packing<D: Device, T: Scalar> {
     sums_own: Buf<D, u64>,
@@ -32,7 +32,7 @@ impl<D: Device, T: Scalar> Packing<D, T> {
     /// The buffers of `plan`'s replicated gathers (`what` names them in errors).
     pub(super) fn new(d: &D, plan: &GpuPlan, what: &str) -> Result<Self> {
         let blocks = |x: usize| x.div_ceil(PACK_WG) + 1;
-        let part = plan.round.min(plan.own * plan.k).max(1);
+        let part = plan.share().min(plan.own * plan.k).max(1);
         Ok(Self {
             sums_own: Buf::zeroed(d, blocks(plan.own), what)?,
             sums_all: Buf::zeroed(d, blocks(plan.n), what)?,
@@ -46,13 +46,14 @@ impl<D: Device, T: Scalar> Packing<D, T> {
 }
 
 /// The packed entries that one `mcl_pack` / `mcl_unpack` launch moves: those at packed
-/// positions `lo..hi` (held in the packed array at `x - lo`), in the blocks `blocks` of
+/// positions `lo..hi` (held in the packed array at `x - lo + at`), in the blocks `blocks` of
 /// [`PACK_WG`] columns (those that meet the window).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Window {
     blocks: std::ops::Range<usize>,
     lo: u64,
     hi: u64,
+    at: u64,
 }
 
 impl Window {
@@ -62,6 +63,7 @@ impl Window {
             blocks: 0..n.div_ceil(PACK_WG),
             lo: 0,
             hi: u64::MAX,
+            at: 0,
         }
     }
 
@@ -76,7 +78,13 @@ impl Window {
             blocks: first..last.max(first),
             lo,
             hi,
+            at: 0,
         }
+    }
+
+    /// The same entries, held in the packed array from `at` on.
+    fn at(self, at: u64) -> Self {
+        Self { at, ..self }
     }
 }
 
@@ -110,8 +118,9 @@ pub(super) fn launch_offsets<T: Scalar, D: Device>(
 /// [`MarkovCluster::pack_round_trip`] on a device: `m` packed and unpacked into poisoned
 /// slots in one round, then again in rounds of [`ROUND_TRIP_ROUND`] entries, the last round
 /// first (a launch that moves more than its window overwrites a later window's entries,
-/// already in place, and shows). Each round is packed into a poisoned buffer one entry longer
-/// than the round, whose last entry must stay poisoned.
+/// already in place, and shows). Each round is packed into a poisoned buffer from its second
+/// entry on, one entry longer than the round, whose first and last entries must stay
+/// poisoned.
 pub(super) fn pack_round_trip<T: Scalar, D: Device>(d: &D, m: &Columns<T>) -> Result<Columns<T>> {
     let (n, k) = (m.n, m.k);
     let a = "R-MCL packing round trip";
@@ -146,10 +155,10 @@ pub(super) fn pack_round_trip<T: Scalar, D: Device>(d: &D, m: &Columns<T>) -> Re
             let (lo, hi) = (r * round, entries.min((r + 1) * round));
             let w = (hi - lo) as usize;
             let (pidx, pval) = (
-                Buf::upload(d, &vec![poison_idx; w + 1], a)?,
-                Buf::upload(d, &vec![poison_val; w + 1], a)?,
+                Buf::upload(d, &vec![poison_idx; w + 2], a)?,
+                Buf::upload(d, &vec![poison_val; w + 2], a)?,
             );
-            let win = Window::of(&offs, lo, hi);
+            let win = Window::of(&offs, lo, hi).at(1);
             launch_pack(
                 d,
                 (false, &win),
@@ -159,12 +168,15 @@ pub(super) fn pack_round_trip<T: Scalar, D: Device>(d: &D, m: &Columns<T>) -> Re
                 (&idx, &val),
                 (&pidx, &pval),
             )?;
-            let (gi, gv) = (pidx.download(d, a)?[w], pval.download(d, a)?[w]);
-            if gi != poison_idx || gv.to_f64() != poison_val.to_f64() {
-                return Err(fail(format!(
-                    "packing the entries {lo}..{hi} wrote past them ({gi}, {})",
-                    gv.to_f64()
-                )));
+            let (gi, gv) = (pidx.download(d, a)?, pval.download(d, a)?);
+            for g in [0, w + 1] {
+                if gi[g] != poison_idx || gv[g].to_f64() != poison_val.to_f64() {
+                    return Err(fail(format!(
+                        "packing the entries {lo}..{hi} at 1.. wrote at {g} ({}, {})",
+                        gi[g],
+                        gv[g].to_f64()
+                    )));
+                }
             }
             launch_pack(
                 d,
@@ -225,7 +237,8 @@ pub(super) fn launch_pack<T: Scalar, D: Device>(
         .arg(k as u32)
         .arg(w.blocks.start as u64)
         .arg(w.lo)
-        .arg(w.hi);
+        .arg(w.hi)
+        .arg(w.at);
     if unpack {
         args.arg(pidx)
             .arg(pval)
@@ -241,14 +254,14 @@ pub(super) fn launch_pack<T: Scalar, D: Device>(
             .arg(pidx)
             .arg(pval);
     }
-    // SAFETY: (u64 n, u32 K, u64 g0, u64 lo, u64 hi, src idx/val, const u32 *len, const
-    // u64 *offs, dst idx/val), as in the kernel file: groups of exactly PACK_WG items, group
-    // g taking block g0 + g of the window's blocks, all below n / PACK_WG rounded up; column
-    // j < n moves those of its len[j] <= K entries whose packed position x (offs[j /
+    // SAFETY: (u64 n, u32 K, u64 g0, u64 lo, u64 hi, u64 at, src idx/val, const u32 *len,
+    // const u64 *offs, dst idx/val), as in the kernel file: groups of exactly PACK_WG items,
+    // group g taking block g0 + g of the window's blocks, all below n / PACK_WG rounded up;
+    // column j < n moves those of its len[j] <= K entries whose packed position x (offs[j /
     // PACK_WG] + its block offset) lies in lo..hi, between slots j*K.. of idx/val (at least
-    // n*K each) and x - lo of pidx/pval, which hold at least min(hi, total of len) - lo
-    // entries (every caller sizes them so, counted first: a round's buffers, an upload of
-    // the packed entries, or full columns n*K); offs has n / PACK_WG + 1 entries.
+    // n*K each) and x - lo + at of pidx/pval, which hold at least at + min(hi, total of len)
+    // - lo entries (every caller sizes them so, counted first: a round's buffers, an upload
+    // of the packed entries, or full columns n*K); offs has n / PACK_WG + 1 entries.
     unsafe { args.launch(Geometry::linear(w.blocks.len(), PACK_WG)) }?;
     Ok(())
 }
@@ -258,11 +271,11 @@ pub(super) type Entries<'a, D, T> = (&'a Buf<D, u32>, &'a Buf<D, T>);
 
 /// The replicated gather of `M` after an iteration: every rank's new columns (`own`: this
 /// rank's, `plan.own` of them) into all of `M` (`all`, `plan.n` columns) on every rank. The
-/// lengths are gathered whole, the entries in rounds of the packed order (every rank's
-/// columns in rank order) of at most [`GpuPlan::round`] entries: each rank packs its part of
-/// the round, the parts are gathered (device to device where the backend can, else through
-/// the hosts), and every rank unpacks the round. Returns whether the gathers went device to
-/// device, and the bytes this rank received.
+/// lengths are gathered whole, the entries in rounds of at most [`GpuPlan::round`]: in each,
+/// every rank packs its next [`GpuPlan::share`] entries (its columns' entries in column
+/// order), the parts are gathered (device to device where the backend can, else through the
+/// hosts), and every rank unpacks each part into its place. Returns whether the gathers went
+/// device to device, and the bytes this rank received.
 pub(super) fn gather_rounds<T: Scalar, D: Device>(
     d: &D,
     c: &dyn Comm,
@@ -306,16 +319,19 @@ pub(super) fn gather_rounds<T: Scalar, D: Device>(
         ));
     }
     let me = c.rank();
-    let round = plan.round as u64;
+    // Every rank sends `share` entries of its own in a round (all of them send at once), so
+    // rank q's part of round r is its packed entries r·share.. (r + 1)·share, and the round
+    // holds the ranks' parts in rank order.
+    let share = plan.share() as u64;
+    let rounds = entries.iter().map(|e| e.div_ceil(share)).max().unwrap_or(0);
     // The last round first: the order is free, and this one shows a launch that moves more
     // than its window (it would overwrite a later round's entries, already in place).
-    for r in (0..all_entries.div_ceil(round)).rev() {
-        let (lo, hi) = (r * round, all_entries.min((r + 1) * round));
-        // Each rank's part of the round, in its own packed positions.
+    for r in (0..rounds).rev() {
         let part = |q: usize| {
-            let a = lo.clamp(starts[q], starts[q + 1]);
-            let b = hi.clamp(starts[q], starts[q + 1]);
-            (a - starts[q], b - starts[q])
+            (
+                (r * share).min(entries[q]),
+                ((r + 1) * share).min(entries[q]),
+            )
         };
         let counts: Vec<usize> = (0..entries.len())
             .map(|q| {
@@ -350,17 +366,27 @@ pub(super) fn gather_rounds<T: Scalar, D: Device>(
             pk.ridx = Buf::upload(d, &pidx, what)?;
             pk.rval = Buf::upload(d, &pval, what)?;
         }
-        let round_in = (&pk.ridx, &pk.rval);
-        let win = Window::of(&offs_all, lo, hi);
-        launch_pack(
-            d,
-            (true, &win),
-            (n, k),
-            &*all_len,
-            &pk.sums_all,
-            all,
-            round_in,
-        )?;
+        // Rank q's part is its packed positions a.., all of M's starts[q] + a.., held in the
+        // round after the earlier ranks' parts.
+        let mut at = 0u64;
+        for (q, &count) in counts.iter().enumerate() {
+            let lo = starts[q] + part(q).0;
+            let hi = lo + count as u64;
+            if hi > lo {
+                let win = Window::of(&offs_all, lo, hi).at(at);
+                let round_in = (&pk.ridx, &pk.rval);
+                launch_pack(
+                    d,
+                    (true, &win),
+                    (n, k),
+                    &*all_len,
+                    &pk.sums_all,
+                    all,
+                    round_in,
+                )?;
+            }
+            at += count as u64;
+        }
     }
     let others = (all_entries - mine) as usize;
     Ok((device, (others * (4 + t) + (n - own) * 4) as u64))
