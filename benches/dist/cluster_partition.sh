@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # R-MCL on a planted network whose M does not fit one GPU: one process on one GPU is refused
 # up front with the out-of-memory error (the bytes it needs), then `mpirun -np $GPUS`
-# (layout auto: all of M does not fit a device either, so each rank holds its columns and
-# those its expansion reads) finishes. The GPUs' used memory is sampled once a second
-# during the ranks' run (nvidia-smi), and its peak printed per GPU.
+# (layout auto, or LAYOUT) finishes. The GPUs' used memory is sampled once a second during
+# the ranks' run (nvidia-smi), and its peak printed per GPU; the ranks' clusters are
+# compared with the planted communities (compare_truth.py), as no one process can run it.
 #
 #   NODES=25000000 K=256 GPUS=4 bash benches/dist/cluster_partition.sh [bundle dir]
 set -euo pipefail
@@ -14,7 +14,8 @@ n=${NODES:-25000000}
 k=${K:-256}
 np=${GPUS:-4}
 f=$W/planted$n.el
-[ -f "$f" ] || "$T" generate planted --nodes "$n" --communities $((n / 100)) --degree 30 -o "$f" | tail -1
+truth=$W/truth$n.txt
+[ -f "$f" ] && [ -f "$truth" ] || "$T" generate planted --nodes "$n" --communities $((n / 100)) --degree 30 -o "$f" --truth "$truth" | tail -1
 echo "== planted network, $n nodes, degree 30 ($(du -h "$f" | cut -f1)), K = $k"
 nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader
 echo "== one process, CUDA"
@@ -34,3 +35,4 @@ echo "mpirun wall: $((($(date +%s%N) - s) / 1000000)) ms"
 kill $smi 2>/dev/null || true
 awk -F', ' '{ if ($2 > m[$1]) m[$1] = $2 } END { for (g in m) printf "GPU %s: peak %d MiB used\n", g, m[g] }' "$W/mem.csv" | sort
 echo "clusters: $(wc -l <"$W/np$np-part.txt") lines in $W/np$np-part.txt"
+python3 "$(dirname "$0")/compare_truth.py" "$W/np$np-part.txt" "$truth"

@@ -231,9 +231,10 @@ impl GpuPlan {
         } else {
             0
         };
-        // Packed entries (the ranks' exchanges) are counted at the starting M's: this rank's
-        // mean M_G column, at most K, for every column; a later iteration that needs more
-        // and finds no memory is an out-of-memory error.
+        // Partitioned, the fetched packed entries are counted at the starting M's: this
+        // rank's mean M_G column, at most K, for every held column; a later iteration that
+        // needs more and finds no memory is an out-of-memory error. Replicated, the gather's
+        // round buffers are counted whole.
         let mean = tr.row.len().div_ceil(own.max(1)).clamp(1, k.max(1));
         let round = opts
             .gather_round
