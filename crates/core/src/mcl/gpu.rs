@@ -120,7 +120,7 @@ pub struct GpuPlan {
     /// mean `M_G` column, at most `K`); they grow when an iteration has more.
     pub mean: usize,
     /// Replicated over ranks: packed entries per round of the gather of `M`
-    /// ([`MclOptions::gather_round`], at most `n·K`).
+    /// ([`MclOptions::gather_round`], at most `n·K`, at least one per rank).
     pub round: usize,
 }
 
@@ -236,11 +236,12 @@ impl GpuPlan {
         // needs more and finds no memory is an out-of-memory error. Replicated, the gather's
         // round buffers are counted whole.
         let mean = tr.row.len().div_ceil(own.max(1)).clamp(1, k.max(1));
+        // At least one entry of every rank a round, at most all of M.
         let round = opts
             .gather_round
             .unwrap_or(GATHER_ROUND)
             .min(n.saturating_mul(k))
-            .max(1);
+            .max(splits.len() - 1);
         let packing = if partitioned {
             // The fetched columns' entries, uploaded packed before every iteration.
             nh * mean as u128 * (4 + t) + (nh / PACK_WG as u128 + 3) * 8
@@ -719,6 +720,44 @@ mod tests {
             .unwrap();
             assert!(!one.partitioned && one.held() == 40);
         }
+    }
+
+    #[test]
+    fn replicated_gathers_go_in_rounds_of_every_ranks_share() {
+        use crate::mcl::TransitionPart;
+        // A path of 40 nodes over 4 ranks, K = 8: all of M is 320 slots.
+        let g = Graph::from_edges(40, (0..39).map(|i| (i, i + 1))).unwrap();
+        let base = MclOptions {
+            max_per_column: 8,
+            ..MclOptions::default()
+        };
+        let tr = Transition::new(&g, &base).unwrap();
+        let part = TransitionPart::of(tr, 4, 1);
+        let plan = |round: Option<usize>| {
+            let opts = MclOptions {
+                gather_round: round,
+                ..base.clone()
+            };
+            let splits = (&part.splits[..], 1, Layout::Replicate);
+            GpuPlan::part(&part.own, splits, &opts, 2048, 8, (1 << 40, "t", "d")).unwrap()
+        };
+        // (asked, round, share): all of M at most, one entry of every rank at least.
+        for (asked, round, share) in [
+            (None, 320, 80),
+            (Some(1000), 320, 80),
+            (Some(100), 100, 25),
+            (Some(7), 7, 1),
+            (Some(1), 4, 1),
+        ] {
+            let p = plan(asked);
+            assert_eq!((p.round, p.share()), (round, share), "{asked:?}");
+            assert!(p.share() * p.ranks() <= p.round);
+        }
+        // Smaller rounds, smaller buffers: the round (320 against 7 entries) and this rank's
+        // share (80, or its own entries if fewer, against 1), 12 bytes an entry.
+        let own_slots = plan(None).own as u64 * 8;
+        let fewer = (320 + 80u64.min(own_slots)) - (7 + 1);
+        assert_eq!(plan(None).bytes - plan(Some(7)).bytes, fewer * 12);
     }
 
     /// The flags of the `t`-th iteration's plan, as the schedule gives it.
