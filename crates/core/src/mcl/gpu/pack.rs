@@ -216,9 +216,9 @@ pub(super) fn pack_round_trip<T: Scalar, D: Device>(d: &D, m: &Columns<T>) -> Re
 /// start inside columns and inside blocks.
 const ROUND_TRIP_ROUND: usize = 37;
 
-/// `mcl_pack` (`unpack` false: the first `n` columns of `idx`/`val` (width `k`) into
-/// `pidx`/`pval`) or `mcl_unpack` (the reverse), at the offsets `sums` of `len`.
-#[allow(clippy::too_many_arguments)]
+/// `mcl_pack` (`unpack` false: the entries of the first `n` columns of `idx`/`val` (width
+/// `k`) into `pidx`/`pval`) or `mcl_unpack` (the reverse), at the offsets `sums` of `len`:
+/// those of the window `w` only (nothing is launched for an empty one).
 pub(super) fn launch_pack<T: Scalar, D: Device>(
     d: &D,
     (unpack, w): (bool, &Window),
