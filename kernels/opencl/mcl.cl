@@ -892,13 +892,17 @@ DEVICE void move_packed(const ulong n, const uint K, const ulong g0, const ulong
     const uint tid = get_local_id(0);
     block_scan(s, tid, j0 + tid < n ? len[j0 + tid] : 0);
     const ulong base = offs[g];
-    // The block's entries inside the window: a <= p < e (none when a >= e).
-    const ulong a = lo > base ? lo - base : 0;
-    const ulong e = hi > base ? min(s[PACK_WG - 1], hi - base) : 0;
-    for (ulong p = a + tid; p < e; p += PACK_WG) {
+    // Only the block's entries inside the window move. (The launch covers just the blocks
+    // that meet it, so at most two of them skip entries. No clamped subtraction here:
+    // Oclgrind lacks the saturating one that the compiler makes of it.)
+    for (ulong p = tid; p < s[PACK_WG - 1]; p += PACK_WG) {
+        const ulong x = base + p;
+        if (x < lo || x >= hi) {
+            continue;
+        }
         const uint c = column_of(s, p);
         const ulong q = p - (c > 0 ? s[c - 1] : 0);
-        const ulong packed = base + p - lo + at;
+        const ulong packed = x - lo + at;
         const ulong slot = (j0 + c) * K + q;
         const ulong from = to_packed ? slot : packed;
         const ulong to = to_packed ? packed : slot;
