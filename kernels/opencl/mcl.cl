@@ -779,17 +779,24 @@ __kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_reduce_, SUFFIX)(
 // work-groups of exactly PACK_WG items, mcl_pack and mcl_unpack over the blocks that meet
 // their window (all of them for a whole copy), mcl_scan_blocks one work-group of a
 // power-of-two size <= WG_MAX.
+//
+// A selection (has_sel = 1) packs or unpacks the columns sel[0..n) in that order instead of
+// 0..n: the partitioned layout's fetch (trident_core::mcl::gpu::fetch) packs the columns each
+// rank asked for, destination by destination, and unpacks what arrives, source by source,
+// into the held columns' slots. Column j of the packed order is then sel[j]: its length is
+// len[sel[j]] and its slots sel[j]*K... With has_sel = 0, sel is not read.
 #ifndef PACK_WG
 #define PACK_WG 256
 #endif
 
 __kernel KERNEL_WG_MAX(PACK_WG) void TRIDENT_CAT(mcl_block_sums_, SUFFIX)(
-    const ulong n, __global const uint *restrict len, __global ulong *restrict sums)
+    const ulong n, __global const uint *restrict len, const uint has_sel,
+    __global const uint *restrict sel, __global ulong *restrict sums)
 {
     __local ulong s[PACK_WG];
     const ulong j = get_global_id(0);
     const uint tid = get_local_id(0);
-    s[tid] = j < n ? len[j] : 0;
+    s[tid] = j < n ? len[has_sel ? sel[j] : j] : 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint h = PACK_WG / 2; h > 0; h >>= 1) {
         if (tid < h) {
@@ -883,14 +890,15 @@ DEVICE uint column_of(LOCAL_PTR ulong *s, const ulong p)
 DEVICE void move_packed(const ulong n, const uint K, const ulong g0, const ulong lo,
                         const ulong hi, const ulong at, __global const uint *restrict from_idx,
                         __global const REAL *restrict from_val,
-                        __global const uint *restrict len, __global const ulong *restrict offs,
+                        __global const uint *restrict len, const uint has_sel,
+                        __global const uint *restrict sel, __global const ulong *restrict offs,
                         __global uint *restrict to_idx, __global REAL *restrict to_val,
                         LOCAL_PTR ulong *s, const uint to_packed)
 {
     const ulong g = g0 + get_group_id(0);
     const ulong j0 = g * PACK_WG;
     const uint tid = get_local_id(0);
-    block_scan(s, tid, j0 + tid < n ? len[j0 + tid] : 0);
+    block_scan(s, tid, j0 + tid < n ? len[has_sel ? sel[j0 + tid] : j0 + tid] : 0);
     const ulong base = offs[g];
     // Only the block's entries inside the window move. (The launch covers just the blocks
     // that meet it, so at most two of them skip entries. No clamped subtraction here:
@@ -903,7 +911,8 @@ DEVICE void move_packed(const ulong n, const uint K, const ulong g0, const ulong
         const uint c = column_of(s, p);
         const ulong q = p - (c > 0 ? s[c - 1] : 0);
         const ulong packed = x - lo + at;
-        const ulong slot = (j0 + c) * K + q;
+        const ulong col = j0 + c;
+        const ulong slot = (has_sel ? (ulong)sel[col] : col) * K + q;
         const ulong from = to_packed ? slot : packed;
         const ulong to = to_packed ? packed : slot;
         to_idx[to] = from_idx[from];
@@ -915,22 +924,24 @@ __kernel KERNEL_WG_MAX(PACK_WG) void TRIDENT_CAT(mcl_pack_, SUFFIX)(
     const ulong n, const uint K, const ulong g0, const ulong lo,
     const ulong hi, const ulong at, __global const uint *restrict idx,
     __global const REAL *restrict val, __global const uint *restrict len,
+    const uint has_sel, __global const uint *restrict sel,
     __global const ulong *restrict offs, __global uint *restrict pidx,
     __global REAL *restrict pval)
 {
     __local ulong s[PACK_WG];
-    move_packed(n, K, g0, lo, hi, at, idx, val, len, offs, pidx, pval, s, 1u);
+    move_packed(n, K, g0, lo, hi, at, idx, val, len, has_sel, sel, offs, pidx, pval, s, 1u);
 }
 
 __kernel KERNEL_WG_MAX(PACK_WG) void TRIDENT_CAT(mcl_unpack_, SUFFIX)(
     const ulong n, const uint K, const ulong g0, const ulong lo,
     const ulong hi, const ulong at, __global const uint *restrict pidx,
     __global const REAL *restrict pval, __global const uint *restrict len,
+    const uint has_sel, __global const uint *restrict sel,
     __global const ulong *restrict offs, __global uint *restrict idx,
     __global REAL *restrict val)
 {
     __local ulong s[PACK_WG];
-    move_packed(n, K, g0, lo, hi, at, pidx, pval, len, offs, idx, val, s, 0u);
+    move_packed(n, K, g0, lo, hi, at, pidx, pval, len, has_sel, sel, offs, idx, val, s, 0u);
 }
 
 // The precision-dependent macros end with the file (the CUDA build includes it once per

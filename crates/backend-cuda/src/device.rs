@@ -110,6 +110,18 @@ impl Device for Cuda {
         self.nccl_gather(c, send, counts, recv, what)
     }
 
+    fn all_to_all_mem(
+        &self,
+        c: &dyn trident_core::dist::Comm,
+        (send, parts): (&DevBuf<u8>, &[std::ops::Range<usize>]),
+        (into, recv): (&DevBuf<u8>, &[usize]),
+        what: &str,
+    ) -> Result<bool> {
+        self.check_same_device(send.shared())?;
+        self.check_same_device(into.shared())?;
+        self.nccl_all_to_all(c, (send, parts), (into, recv), what)
+    }
+
     fn mem_ref<'a>(&'a self, mem: &'a DevBuf<u8>) -> Result<u64> {
         self.check_same_device(mem.shared())?;
         Ok(mem.ptr().as_raw())

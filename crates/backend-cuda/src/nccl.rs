@@ -341,6 +341,53 @@ impl Cuda {
         Ok(done.is_some())
     }
 
+    /// [`Device::all_to_all_mem`](trident_core::device::Device::all_to_all_mem) through
+    /// NCCL: each rank `r`'s range of `send` sent to it, each rank's bytes received in rank
+    /// order into `into`, in one NCCL group, this rank's own part copied on the device; all on
+    /// the backend's stream, ordered before later work (not waited for).
+    pub(crate) fn nccl_all_to_all(
+        &self,
+        c: &dyn Comm,
+        (send, parts): (&DevBuf<u8>, &[std::ops::Range<usize>]),
+        (into, recv): (&DevBuf<u8>, &[usize]),
+        what: &str,
+    ) -> Result<bool> {
+        let done = self.with_nccl(c, |a, comm| {
+            let me = c.rank();
+            let total: usize = recv.iter().sum();
+            let bad = parts.len() != c.size()
+                || recv.len() != c.size()
+                || parts.iter().any(|p| p.start > p.end || p.end > send.len())
+                || parts[me].len() != recv[me]
+                || total > into.len();
+            if bad {
+                return Err(Error::backend(
+                    driver::BACKEND,
+                    format!(
+                        "{what}: exchange of {parts:?} out of {} bytes, {recv:?} into {} (a bug)",
+                        send.len(),
+                        into.len()
+                    ),
+                ));
+            }
+            // SAFETY: every range lies within `send` and the received total within `into`,
+            // checked above, and this rank's own part holds `recv[me]` bytes; both buffers
+            // belong to this device and outlive the stream's work (the caller's buffers,
+            // dropped only after the stream is synchronised: the next read-back).
+            unsafe {
+                group(
+                    a,
+                    comm,
+                    self.shared.raw_stream(),
+                    (send.ptr().as_raw(), &|r| parts[r].clone()),
+                    (into.ptr().as_raw(), recv),
+                    what,
+                )
+            }
+        })?;
+        Ok(done.is_some())
+    }
+
     /// `f` with NCCL's entry points and the communicator of `c`'s ranks, the device's
     /// context current; `None` where NCCL does not serve these ranks ([`Cuda::nccl_usable`]).
     /// Every rank must call it at the same point.

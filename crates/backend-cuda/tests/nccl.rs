@@ -75,6 +75,56 @@ fn exchange_between_two_and_more_gpus() {
     }
 }
 
+/// `Device::all_to_all_mem` between device buffers: every rank sends rank `r` a range of its
+/// buffer (not from its start, some of them empty) whose bytes name sender, receiver and
+/// position; each receives into a buffer poisoned past the parts, and checks both.
+#[test]
+fn all_to_all_between_device_buffers() {
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(count) = devices() else { return };
+    for p in 2..=count.min(4) {
+        let results = threads::run(p, |c| {
+            let d = Cuda::with_device(c.rank())?;
+            let me = c.rank();
+            let len = |from: usize, to: usize| ((from * 5 + to * 11) % 4) * 777 + 2 * from;
+            let byte = |from: usize, to: usize, i: usize| (from * 29 + to * 7 + i * 3) as u8;
+            // A gap of 5 bytes before each part, so that a range read from the wrong place
+            // shows.
+            let mut send = Vec::new();
+            let mut parts = Vec::new();
+            for to in 0..p {
+                send.extend([0xEEu8; 5]);
+                let start = send.len();
+                send.extend((0..len(me, to)).map(|i| byte(me, to, i)));
+                parts.push(start..send.len());
+            }
+            let recv: Vec<usize> = (0..p).map(|from| len(from, me)).collect();
+            let total: usize = recv.iter().sum();
+            let src = d.upload_mem(&send, "test send")?;
+            let dst = d.upload_mem(&vec![0xABu8; total + 64], "test recv")?;
+            if !d.all_to_all_mem(c, (&src, &parts), (&dst, &recv), "test all-to-all")? {
+                return Err(trident_core::Error::backend(
+                    "test",
+                    "NCCL refused distinct GPUs",
+                ));
+            }
+            let mut got = vec![0u8; total + 64];
+            d.read_mem(&dst, &mut got, "test")?;
+            let mut want: Vec<u8> = (0..p)
+                .flat_map(|from| (0..len(from, me)).map(move |i| byte(from, me, i)))
+                .collect();
+            want.extend([0xABu8; 64]);
+            Ok(got == want)
+        });
+        for (rank, r) in results.into_iter().enumerate() {
+            assert!(
+                r.unwrap_or_else(|e| panic!("{p} ranks, rank {rank}: {e}")),
+                "{p} ranks, rank {rank}: bytes differ"
+            );
+        }
+    }
+}
+
 /// Two thread-ranks on one GPU: NCCL is refused on both (it cannot serve a shared GPU), and
 /// nothing hangs.
 #[test]
@@ -193,11 +243,13 @@ fn gather_between_two_and_more_gpus() {
     }
 }
 
-/// R-MCL over two and more GPUs (each thread-rank on its own): `M` is gathered device to
-/// device (NCCL), and the run is one process's bit for bit, in both variants.
+/// R-MCL over two and more GPUs (each thread-rank on its own), in both layouts: `M` is
+/// gathered (replicated) or its columns fetched (partitioned) device to device (NCCL), and
+/// the run is one process's bit for bit, in both variants.
 #[test]
 fn rmcl_through_nccl() {
     use trident_core::dist::mcl;
+    use trident_core::dist::Layout;
     use trident_core::mcl::{MarkovCluster, MclOptions};
     let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     let Some(count) = devices() else { return };
@@ -210,7 +262,15 @@ fn rmcl_through_nccl() {
     })
     .expect("planted");
     let g = planted.edges.to_graph().expect("graph");
-    for o in [MclOptions::default(), MclOptions::mlrmcl()] {
+    let runs = [MclOptions::default(), MclOptions::mlrmcl()]
+        .into_iter()
+        .flat_map(|o| {
+            [Layout::Auto, Layout::Partition].map(|layout| MclOptions {
+                layout,
+                ..o.clone()
+            })
+        });
+    for o in runs {
         let d0 = Cuda::with_device(0).expect("device 0");
         let one = MarkovCluster::<f32>::cluster(&d0, &g, &o).expect("one process");
         for p in 2..=count.min(4) {
@@ -224,8 +284,13 @@ fn rmcl_through_nccl() {
             });
             for (rank, r) in results.into_iter().enumerate() {
                 let r = r.unwrap_or_else(|e| panic!("{p} ranks, rank {rank}: {e}"));
-                let what = format!("{:?}, {p} GPUs, rank {rank}", o.variant);
+                let what = format!("{:?} ({}), {p} GPUs, rank {rank}", o.variant, o.layout);
                 assert!(r.timings.gather_device, "{what}: M went through the hosts");
+                assert_eq!(
+                    r.timings.partitioned,
+                    o.layout == Layout::Partition,
+                    "{what}"
+                );
                 assert_eq!(r.clusters, one.clusters, "{what}: partition");
                 assert_eq!(
                     (r.iterations, r.stop, r.chaos.to_bits(), r.change.to_bits()),

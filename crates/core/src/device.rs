@@ -184,6 +184,24 @@ pub trait Device: Backend + Sized {
         let _ = (c, send, counts, recv, what);
         Ok(false)
     }
+    /// A personalised exchange between device buffers, for a backend with a device-to-device
+    /// engine for the ranks of `c` (see [`Device::exchange_mem`]): this rank's bytes
+    /// `send[parts[r].clone()]` go to each rank `r` (its own part included, copied on the
+    /// device), and each rank `r`'s `recv[r]` bytes for this one land in `into` in rank
+    /// order, ordered before later work on the queue. `false` on every rank where there is
+    /// no such engine (the default): nothing is copied and the caller exchanges through the
+    /// host. Every rank must call it at the same point, `recv[r]` being what rank `r` sends
+    /// here.
+    fn all_to_all_mem(
+        &self,
+        c: &dyn crate::comm::Comm,
+        (send, parts): (&Self::Mem, &[std::ops::Range<usize>]),
+        (into, recv): (&Self::Mem, &[usize]),
+        what: &str,
+    ) -> Result<bool> {
+        let _ = (c, send, parts, into, recv, what);
+        Ok(false)
+    }
     /// `mem` as a kernel argument; fails unless it belongs to this device (instance).
     fn mem_ref<'a>(&'a self, mem: &'a Self::Mem) -> Result<Self::MemRef<'a>>;
 

@@ -453,7 +453,9 @@ pub struct MclTimings {
     pub gather: f64,
     /// The bytes this rank received in those gathers.
     pub gather_bytes: u64,
-    /// The gathers went device to device (NCCL), not through the hosts.
+    /// The gathers (replicated) or the regularised expansion's fetches (partitioned) went
+    /// device to device (NCCL), not through the hosts. (Partitioned, the `M·M` expansion's
+    /// fetches go through the hosts.)
     pub gather_device: bool,
     /// Over ranks on a GPU backend: `M` was partitioned ([`Layout::Partition`]: each rank
     /// fetched the columns it read every iteration) rather than gathered whole.
@@ -585,7 +587,9 @@ pub trait MarkovCluster<T: Scalar>: Backend {
     /// The device round trip of the gathers' packing (`m` uploaded, packed to its entries,
     /// unpacked into fresh slots, read back), for the conformance suite: one process
     /// launches every packing kernel, so that the sanitizers see them without thread-ranks.
-    /// `None` where the backend has no device pass (the CPU).
+    /// The partitioned fetch's selections go there and back too, checked on the host (an
+    /// error names the first entry or column that differs). `None` where the backend has no
+    /// device pass (the CPU).
     #[doc(hidden)]
     fn pack_round_trip(&self, m: &Columns<T>) -> Option<Result<Columns<T>>> {
         let _ = m;

@@ -17,6 +17,7 @@
 use std::time::Instant;
 
 mod device;
+mod fetch;
 mod pack;
 pub use device::{DeviceState, KERNELS};
 
@@ -243,8 +244,10 @@ impl GpuPlan {
             .min(n.saturating_mul(k))
             .max(splits.len() - 1);
         let packing = if partitioned {
-            // The fetched columns' entries, uploaded packed before every iteration.
-            nh * mean as u128 * (4 + t) + (nh / PACK_WG as u128 + 3) * 8
+            // The fetch's packed entries: those sent (this rank's columns, and those others
+            // ask for, counted as many as it asks for itself) and those received (the held
+            // columns), the selections of both and their block offsets.
+            2 * nh * mean as u128 * (4 + t) + 2 * nh * 4 + (2 * nh / PACK_WG as u128 + 5) * 8
         } else if splits.len() > 2 {
             // Over ranks, replicated: one round's packed entries (this rank's share, and
             // every rank's) and the block offsets.
@@ -397,15 +400,16 @@ pub trait MclKernels<T: Scalar>: Backend {
     fn mcl_upload(&self, plan: &GpuPlan, tr: &Transition, m0: &Columns<T>) -> Result<Self::State>;
     /// Over ranks with [`GpuPlan::partitioned`], before every iteration: fetches the columns
     /// of `M` that `step`'s expansion reads from the ranks holding them ([`GpuPlan::ghosts`],
-    /// or the rows of this rank's columns for `M·M`) and uploads them after this rank's
-    /// columns. Returns the bytes received; 0 and nothing done otherwise.
+    /// or the rows of this rank's columns for `M·M`) and places them after this rank's
+    /// columns. Returns whether they went device to device (NCCL), and the bytes received;
+    /// `(false, 0)` and nothing done otherwise.
     fn mcl_prepare(
         &self,
         c: &dyn Comm,
         st: &mut Self::State,
         plan: &GpuPlan,
         step: &IterationPlan,
-    ) -> Result<u64>;
+    ) -> Result<(bool, u64)>;
     /// One iteration as `step` says, with kernel `flags` ([`flags`]): MLR-MCL's DPR form of
     /// `M_G` when [`IterationPlan::start_dpr`], its balance (`M_R`) when
     /// [`IterationPlan::column_balance`], Trident's mass penalty when [`FLAG_BALANCED`], the
@@ -531,7 +535,9 @@ pub fn cluster_level<T: Scalar, B: MclKernels<T>>(
             // The columns this iteration reads from other ranks, fetched (timed with the
             // gathers: the ranks' exchange of M).
             let t = Instant::now();
-            timings.gather_bytes += b.mcl_prepare(c, &mut st, &plan, &step)?;
+            let (device, received) = b.mcl_prepare(c, &mut st, &plan, &step)?;
+            timings.gather_device |= device;
+            timings.gather_bytes += received;
             timings.gather += t.elapsed().as_secs_f64();
         }
         let mut r = b.mcl_iterate(c, &mut st, &plan, opts, &step, flags(opts, &step))?;

@@ -6,6 +6,7 @@
 // Kernel launches are `unsafe`: each says why in its `// SAFETY:` note.
 #![allow(unsafe_code)]
 
+use super::fetch::{own_on_host, select_round_trip, Fetch};
 use super::pack::{gather_rounds, launch_offsets, launch_pack, pack_round_trip, Packing, Window};
 use super::{
     GpuPlan, IterationReport, MclKernels, FLAG_BALANCED, FLAG_RIGHT_IS_M, LINEAR_WG, PACK_WG,
@@ -20,7 +21,7 @@ use crate::gpu::KernelList;
 use crate::mcl::drive::{LevelRun, Output};
 use crate::mcl::mlr::IterationPlan;
 use crate::mcl::mlr::Level;
-use crate::mcl::ranks::{fetch_packed, gather_packed, rows_elsewhere, targets_part, Packed, Slots};
+use crate::mcl::ranks::{fetch_packed, gather_packed, rows_elsewhere, targets_part, Slots};
 use crate::mcl::Variant;
 use crate::mcl::{
     Columns, Expansion, MarkovCluster, MclOptions, MclProgress, Transition, TransitionPart,
@@ -78,9 +79,9 @@ pub struct DeviceState<D: Device, T: Scalar> {
     cur: usize,
     /// Over ranks: the packed gathers ([`MclKernels::mcl_publish`]).
     pack: Option<Packing<D, T>>,
-    /// Over ranks, partitioned: this rank's current columns on the host, packed (what
-    /// [`MclKernels::mcl_prepare`] sends).
-    part: Option<Packed<T>>,
+    /// Over ranks, partitioned: the routes and buffers of the regularised expansion's fetch
+    /// ([`MclKernels::mcl_prepare`]), made at the first one.
+    fetch: Option<Fetch<D, T>>,
     /// Partitioned, in an `M·M` iteration: the right operand, this rank's columns with their
     /// rows as local slots, in place of `M_G`.
     mm: Option<Csc<D, T>>,
@@ -185,21 +186,23 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         // the second half of the pair). Over ranks, this rank's columns of the starting M
         // go to the second half; the first gather (mcl_publish) fills all of M.
         let (idx, val, len) = if plan.partitioned {
-            // This rank's columns and its ghosts arrive before every iteration
-            // (mcl_prepare); its columns stay on the host until then.
-            let (held, k) = (plan.held(), plan.k);
+            // This rank's columns of the starting M go to the second half, as if an
+            // iteration had made them; they and the ghosts arrive in the first half before
+            // every iteration (mcl_prepare).
+            let (held, k, c0) = (plan.held(), plan.k, plan.col0);
+            let (s0, s1) = (c0 * k, (c0 + own) * k);
             (
                 [
                     Buf::zeroed(self, (held * k).max(1), a)?,
-                    Buf::zeroed(self, slots.max(1), a)?,
+                    upload_some(self, &m0.idx[s0..s1], a)?,
                 ],
                 [
                     Buf::zeroed(self, (held * k).max(1), a)?,
-                    Buf::zeroed(self, slots.max(1), a)?,
+                    upload_some(self, &m0.val[s0..s1], a)?,
                 ],
                 [
                     Buf::zeroed(self, held.max(1), a)?,
-                    Buf::zeroed(self, own.max(1), a)?,
+                    upload_some(self, &m0.len[c0..c0 + own], a)?,
                 ],
             )
         } else if plan.ranks() > 1 {
@@ -273,7 +276,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             dpr: false,
             cur: 0,
             pack,
-            part: plan.partitioned.then(|| Packed::of(m0, (c0, c1))),
+            fetch: None,
             mm: None,
         })
     }
@@ -284,23 +287,31 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         st: &mut Self::State,
         plan: &GpuPlan,
         step: &IterationPlan,
-    ) -> Result<u64> {
-        let Some(own) = st.part.as_ref() else {
-            return Ok(0);
-        };
+    ) -> Result<(bool, u64)> {
+        if !plan.partitioned {
+            return Ok((false, 0));
+        }
         let what = "R-MCL: the columns fetched from other ranks";
         let (k, c0, c1) = (plan.k, plan.col0, plan.col0 + plan.own);
-        // M·M reads the rows of this rank's columns; M_G's neighbours otherwise.
-        let mm = step.expansion == Expansion::Mcl;
-        let rows;
-        let want: &[u32] = if mm {
-            rows = rows_elsewhere(own, (c0, c1));
-            &rows
-        } else {
-            &plan.ghosts
-        };
+        let [held_idx, new_idx] = &st.idx;
+        let [held_val, new_val] = &st.val;
+        let [held_len, new_len] = &mut st.len;
+        // M·M reads the rows of this rank's columns; M_G's neighbours otherwise, fetched on
+        // the device.
+        if step.expansion != Expansion::Mcl {
+            st.mm = None;
+            if st.fetch.is_none() {
+                st.fetch = Some(Fetch::new(self, c, plan)?);
+            }
+            let f = st.fetch.as_mut().expect("made above");
+            let new = ((new_idx, new_val), &*new_len);
+            return f.run(self, c, plan, new, ((held_idx, held_val), held_len));
+        }
+        let own = &own_on_host(self, plan, ((new_idx, new_val), &*new_len))?;
+        let rows = rows_elsewhere(own, (c0, c1));
+        let want: &[u32] = &rows;
         let (loc, bytes) = fetch_packed(c, &plan.splits, own, want)?;
-        st.mm = if mm {
+        st.mm = {
             let slots = Slots {
                 c0,
                 c1,
@@ -313,8 +324,6 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
                 row: upload_some(self, &row, what)?,
                 val: upload_some(self, &own.val, what)?,
             })
-        } else {
-            None
         };
         let held = loc.n();
         if st.idx[0].len() < held * k {
@@ -332,18 +341,18 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             upload_some(self, &loc.idx, what)?,
             upload_some(self, &loc.val, what)?,
         );
-        launch_offsets::<T, D>(self, held, &st.len[0], &sums, &total)?;
+        launch_offsets::<T, D>(self, held, (&st.len[0], None), &sums, &total)?;
         let held_m = (&st.idx[0], &st.val[0]);
         launch_pack(
             self,
             (true, &Window::all(held)),
             (held, k),
-            &st.len[0],
+            (&st.len[0], None),
             &sums,
             held_m,
             (&pidx, &pval),
         )?;
-        Ok(bytes)
+        Ok((false, bytes))
     }
 
     fn mcl_iterate(
@@ -506,33 +515,9 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         st: &mut Self::State,
         plan: &GpuPlan,
     ) -> Result<(bool, u64)> {
-        if st.part.is_some() {
-            // Partitioned: this rank's new columns, packed on the device and read back.
-            let (own, k) = (plan.own, plan.k);
-            let what = "reading this rank's new R-MCL columns";
-            let sums = Buf::<D, u64>::zeroed(self, own.div_ceil(PACK_WG) + 1, what)?;
-            let total = Buf::<D, u64>::zeroed(self, 1, what)?;
-            launch_offsets::<T, D>(self, own, &st.len[1], &sums, &total)?;
-            let entries = total.download(self, what)?[0] as usize;
-            let (pidx, pval) = (
-                Buf::<D, u32>::uninit(self, entries.max(1), what)?,
-                Buf::<D, T>::uninit(self, entries.max(1), what)?,
-            );
-            let new = (&st.idx[1], &st.val[1]);
-            launch_pack(
-                self,
-                (false, &Window::all(own)),
-                (own, k),
-                &st.len[1],
-                &sums,
-                new,
-                (&pidx, &pval),
-            )?;
-            st.part = Some(Packed::new(
-                st.len[1].download_head(self, own, what)?,
-                pidx.download_head(self, entries, what)?,
-                pval.download_head(self, entries, what)?,
-            )?);
+        if plan.partitioned {
+            // Partitioned: the new columns stay on the device until the next fetch
+            // (mcl_prepare).
             return Ok((false, 0));
         }
         let Some(pk) = st.pack.as_mut() else {
@@ -548,8 +533,9 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
     }
 
     fn mcl_columns(&self, c: &dyn Comm, st: &Self::State, plan: &GpuPlan) -> Result<Columns<T>> {
-        if let Some(own) = &st.part {
-            return gather_packed(c, own, plan.n, plan.k);
+        if plan.partitioned {
+            let own = own_on_host(self, plan, ((&st.idx[1], &st.val[1]), &st.len[1]))?;
+            return gather_packed(c, &own, plan.n, plan.k);
         }
         let cur = st.cur;
         let what = "reading R-MCL's M";
@@ -573,8 +559,9 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         plan: &GpuPlan,
         opts: &MclOptions,
     ) -> Result<Vec<u32>> {
-        if let Some(own) = &st.part {
-            return targets_part(c, own, plan.col0, opts);
+        if plan.partitioned {
+            let own = own_on_host(self, plan, ((&st.idx[1], &st.val[1]), &st.len[1]))?;
+            return targets_part(c, &own, plan.col0, opts);
         }
         let n = plan.n;
         let a = "R-MCL interpretation";
@@ -652,6 +639,7 @@ impl<T: Scalar, D: Device> MarkovCluster<T> for D {
     }
 
     fn pack_round_trip(&self, m: &Columns<T>) -> Option<Result<Columns<T>>> {
-        Some(pack_round_trip(self, m))
+        // The windows of the replicated gathers, then the partitioned fetch's selections.
+        Some(pack_round_trip(self, m).and_then(|got| select_round_trip(self, m).map(|()| got)))
     }
 }

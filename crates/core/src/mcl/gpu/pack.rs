@@ -88,22 +88,28 @@ impl Window {
     }
 }
 
-/// The block offsets of the first `n` lengths `len` into `sums` (`n / PACK_WG` rounded up,
-/// plus one) and the total into `total` (`mcl_block_sums`, `mcl_scan_blocks`).
+/// The block offsets of the first `n` lengths `len` (or, with a selection `sel`, of
+/// `len[sel[j]]` for `j < n`) into `sums` (`n / PACK_WG` rounded up, plus one) and the total
+/// into `total` (`mcl_block_sums`, `mcl_scan_blocks`).
 pub(super) fn launch_offsets<T: Scalar, D: Device>(
     d: &D,
     n: usize,
-    len: &Buf<D, u32>,
+    (len, sel): (&Buf<D, u32>, Option<&Buf<D, u32>>),
     sums: &Buf<D, u64>,
     total: &Buf<D, u64>,
 ) -> Result<()> {
     let nb = n.div_ceil(PACK_WG);
     let k_sums = d.kernel::<T>("mcl", "mcl_block_sums")?;
     let mut args = d.launch(&k_sums);
-    args.arg(n as u64).arg(len).arg(sums);
-    // SAFETY: (u64 n, const u32 *len, u64 *sums): nb groups of exactly PACK_WG items (the
-    // kernel's bound); items j < n read len[j] (len holds at least n), group g writes
-    // sums[g] (nb + 1 entries).
+    args.arg(n as u64)
+        .arg(len)
+        .arg(u32::from(sel.is_some()))
+        .arg(sel.unwrap_or(len))
+        .arg(sums);
+    // SAFETY: (u64 n, const u32 *len, u32 has_sel, const u32 *sel, u64 *sums): nb groups of
+    // exactly PACK_WG items (the kernel's bound); items j < n read len[j] (len holds at least
+    // n) or, selected, sel[j] (sel holds at least n) and len[sel[j]] (every caller's
+    // selection indexes len), group g writes sums[g] (nb + 1 entries).
     unsafe { args.launch(Geometry::linear(nb, PACK_WG)) }?;
     let k_scan = d.kernel::<T>("mcl", "mcl_scan_blocks")?;
     let wg = k_scan.group_limit().min(REDUCE_WG);
@@ -132,7 +138,7 @@ pub(super) fn pack_round_trip<T: Scalar, D: Device>(d: &D, m: &Columns<T>) -> Re
     );
     let sums = Buf::<D, u64>::zeroed(d, n.div_ceil(PACK_WG) + 1, a)?;
     let total = Buf::<D, u64>::zeroed(d, 1, a)?;
-    launch_offsets::<T, D>(d, n, &len, &sums, &total)?;
+    launch_offsets::<T, D>(d, n, (&len, None), &sums, &total)?;
     let offs = sums.download(d, a)?;
     let entries = total.download(d, a)?[0];
     if entries != m.entries() || offs.last() != Some(&entries) {
@@ -163,7 +169,7 @@ pub(super) fn pack_round_trip<T: Scalar, D: Device>(d: &D, m: &Columns<T>) -> Re
                 d,
                 (false, &win),
                 (n, k),
-                &len,
+                (&len, None),
                 &sums,
                 (&idx, &val),
                 (&pidx, &pval),
@@ -182,7 +188,7 @@ pub(super) fn pack_round_trip<T: Scalar, D: Device>(d: &D, m: &Columns<T>) -> Re
                 d,
                 (true, &win),
                 (n, k),
-                &len,
+                (&len, None),
                 &sums,
                 (&oidx, &oval),
                 (&pidx, &pval),
@@ -223,7 +229,7 @@ pub(super) fn launch_pack<T: Scalar, D: Device>(
     d: &D,
     (unpack, w): (bool, &Window),
     (n, k): (usize, usize),
-    len: &Buf<D, u32>,
+    (len, sel): (&Buf<D, u32>, Option<&Buf<D, u32>>),
     sums: &Buf<D, u64>,
     (idx, val): (&Buf<D, u32>, &Buf<D, T>),
     (pidx, pval): (&Buf<D, u32>, &Buf<D, T>),
@@ -239,29 +245,29 @@ pub(super) fn launch_pack<T: Scalar, D: Device>(
         .arg(w.lo)
         .arg(w.hi)
         .arg(w.at);
-    if unpack {
-        args.arg(pidx)
-            .arg(pval)
-            .arg(len)
-            .arg(sums)
-            .arg(idx)
-            .arg(val);
+    let (from, to) = if unpack {
+        ((pidx, pval), (idx, val))
     } else {
-        args.arg(idx)
-            .arg(val)
-            .arg(len)
-            .arg(sums)
-            .arg(pidx)
-            .arg(pval);
-    }
+        ((idx, val), (pidx, pval))
+    };
+    args.arg(from.0)
+        .arg(from.1)
+        .arg(len)
+        .arg(u32::from(sel.is_some()))
+        .arg(sel.unwrap_or(len))
+        .arg(sums)
+        .arg(to.0)
+        .arg(to.1);
     // SAFETY: (u64 n, u32 K, u64 g0, u64 lo, u64 hi, u64 at, src idx/val, const u32 *len,
-    // const u64 *offs, dst idx/val), as in the kernel file: groups of exactly PACK_WG items,
-    // group g taking block g0 + g of the window's blocks, all below n / PACK_WG rounded up;
-    // column j < n moves those of its len[j] <= K entries whose packed position x (offs[j /
-    // PACK_WG] + its block offset) lies in lo..hi, between slots j*K.. of idx/val (at least
-    // n*K each) and x - lo + at of pidx/pval, which hold at least at + min(hi, total of len)
-    // - lo entries (every caller sizes them so, counted first: a round's buffers, an upload
-    // of the packed entries, or full columns n*K); offs has n / PACK_WG + 1 entries.
+    // u32 has_sel, const u32 *sel, const u64 *offs, dst idx/val), as in the kernel file:
+    // groups of exactly PACK_WG items, group g taking block g0 + g of the window's blocks,
+    // all below n / PACK_WG rounded up; column j < n (selected: column sel[j], sel holding at
+    // least n entries, each a column of idx/val and len) moves those of its len <= K entries
+    // whose packed position x (offs[j / PACK_WG] + its block offset) lies in lo..hi, between
+    // its K slots of idx/val (every column's, K each) and x - lo + at of pidx/pval, which
+    // hold at least at + min(hi, total of len) - lo entries (every caller sizes them so,
+    // counted first: a round's buffers, an exchange's packed entries, or full columns n*K);
+    // offs has n / PACK_WG + 1 entries.
     unsafe { args.launch(Geometry::linear(w.blocks.len(), PACK_WG)) }?;
     Ok(())
 }
@@ -286,7 +292,7 @@ pub(super) fn gather_rounds<T: Scalar, D: Device>(
 ) -> Result<(bool, u64)> {
     let (n, own, k) = (plan.n, plan.own, plan.k);
     let what = "gathering R-MCL's columns";
-    launch_offsets::<T, D>(d, own, own_len, &pk.sums_own, &pk.total)?;
+    launch_offsets::<T, D>(d, own, (own_len, None), &pk.sums_own, &pk.total)?;
     let offs_own = pk.sums_own.download(d, what)?;
     let mine = offs_own[own.div_ceil(PACK_WG)];
     let entries = all_gather(c, &[mine])?.0;
@@ -305,7 +311,7 @@ pub(super) fn gather_rounds<T: Scalar, D: Device>(
         let len = all_gather(c, &own_len.download(d, what)?)?.0;
         *all_len = Buf::upload(d, &len, what)?;
     }
-    launch_offsets::<T, D>(d, n, &*all_len, &pk.sums_all, &pk.total)?;
+    launch_offsets::<T, D>(d, n, (&*all_len, None), &pk.sums_all, &pk.total)?;
     let offs_all = pk.sums_all.download(d, what)?;
     // The gathered lengths must account for the ranks' entries, or the unpacking would
     // read past them.
@@ -346,7 +352,7 @@ pub(super) fn gather_rounds<T: Scalar, D: Device>(
             d,
             (false, &win),
             (own, k),
-            own_len,
+            (own_len, None),
             &pk.sums_own,
             ours,
             send,
@@ -379,7 +385,7 @@ pub(super) fn gather_rounds<T: Scalar, D: Device>(
                     d,
                     (true, &win),
                     (n, k),
-                    &*all_len,
+                    (&*all_len, None),
                     &pk.sums_all,
                     all,
                     round_in,

@@ -1,0 +1,416 @@
+//! The partitioned layout's fetch of `M` before a regularised iteration, on the device: each
+//! rank packs the columns that every rank asked for (its own included, for itself) with one
+//! selection (`mcl_pack` with `sel`), the packed parts go to their ranks in one personalised
+//! exchange (device to device where the backend can: NCCL; else through the hosts), and each
+//! rank unpacks what arrives into its held columns' slots (`mcl_unpack` with `sel`). Only the
+//! columns' lengths cross the hosts. Which columns go where is fixed by `M_G` (a rank reads
+//! its columns' neighbours), so it is agreed once, in [`Fetch::new`].
+//!
+//! The `M·M` expansion reads the rows of a rank's columns instead, which change every
+//! iteration: it fetches through the hosts ([`own_on_host`], `ranks::fetch_packed`).
+
+use super::pack::{launch_offsets, launch_pack, Entries, Window};
+use super::{GpuPlan, PACK_WG};
+use crate::comm::{all_to_all, Comm};
+use crate::device::{Buf, Device};
+use crate::error::{Error, Result};
+use crate::mcl::ranks::Packed;
+use crate::scalar::Scalar;
+
+/// The routes and buffers of the partitioned fetch ([`Fetch::run`]).
+pub struct Fetch<D: Device, T: Scalar> {
+    /// The local columns this rank sends, destination by destination (to itself: all of
+    /// them, in order), and how many go to each rank.
+    send_cols: Vec<u32>,
+    send_counts: Vec<usize>,
+    /// The held slot of each column received, source by source (from itself: its columns,
+    /// slots `0..own`; from another rank: its columns among the ghosts, slots `own + i`), and
+    /// how many come from each rank.
+    recv_slots: Vec<u32>,
+    recv_counts: Vec<usize>,
+    send_sel: Buf<D, u32>,
+    recv_sel: Buf<D, u32>,
+    send_sums: Buf<D, u64>,
+    recv_sums: Buf<D, u64>,
+    total: Buf<D, u64>,
+    sidx: Buf<D, u32>,
+    sval: Buf<D, T>,
+    ridx: Buf<D, u32>,
+    rval: Buf<D, T>,
+}
+
+/// `what`'s error for an exchange that does not add up (a bug, or ranks out of step).
+fn mismatch(backend: &'static str, what: &str, detail: String) -> Error {
+    Error::backend(backend, format!("{what}: {detail}"))
+}
+
+impl<D: Device, T: Scalar> Fetch<D, T> {
+    /// The routes of `plan`'s fetch, agreed with the other ranks of `c` (every rank calls it
+    /// at the same point): each rank's ghosts asked of their owners.
+    pub fn new(d: &D, c: &dyn Comm, plan: &GpuPlan) -> Result<Self> {
+        let what = "R-MCL: routing the fetch of M's columns";
+        let (p, me, c0, own) = (c.size(), c.rank(), plan.col0, plan.own);
+        let owner = |id: u32| (plan.splits.partition_point(|&s| s <= id as usize) - 1).min(p - 1);
+        // The ghosts are sorted and every rank owns a range of columns, so they come grouped
+        // by owner, in rank order.
+        let mut want_counts = vec![0usize; p];
+        for &g in &plan.ghosts {
+            want_counts[owner(g)] += 1;
+        }
+        if want_counts[me] != 0 {
+            return Err(mismatch(
+                d.name(),
+                what,
+                "a ghost of this rank's own".into(),
+            ));
+        }
+        let (asked, asked_counts) = all_to_all(c, &plan.ghosts, &want_counts)?;
+        if let Some(bad) = asked
+            .iter()
+            .find(|&&id| !(c0..c0 + own).contains(&(id as usize)))
+        {
+            return Err(mismatch(
+                d.name(),
+                what,
+                format!("column {bad} asked of the rank holding {c0}..{}", c0 + own),
+            ));
+        }
+        let (mut send_cols, mut recv_slots) = (Vec::new(), Vec::new());
+        let (mut send_counts, mut recv_counts) = (vec![0; p], vec![0; p]);
+        let (mut at_asked, mut at_ghost) = (0, 0);
+        for r in 0..p {
+            if r == me {
+                send_cols.extend(0..own as u32);
+                recv_slots.extend(0..own as u32);
+                send_counts[r] = own;
+                recv_counts[r] = own;
+                continue;
+            }
+            let a = &asked[at_asked..at_asked + asked_counts[r]];
+            send_cols.extend(a.iter().map(|&id| id - c0 as u32));
+            send_counts[r] = a.len();
+            at_asked += a.len();
+            let g = want_counts[r];
+            recv_slots.extend((own + at_ghost..own + at_ghost + g).map(|s| s as u32));
+            recv_counts[r] = g;
+            at_ghost += g;
+        }
+        let blocks = |x: usize| x.div_ceil(PACK_WG) + 1;
+        // The packed buffers start at the plan's mean column (`GpuPlan::mean`) and grow.
+        let start = |cols: usize| (cols * plan.mean).max(1);
+        Ok(Self {
+            send_sel: Buf::upload(d, &nonempty(&send_cols), what)?,
+            recv_sel: Buf::upload(d, &nonempty(&recv_slots), what)?,
+            send_sums: Buf::zeroed(d, blocks(send_cols.len()), what)?,
+            recv_sums: Buf::zeroed(d, blocks(recv_slots.len()), what)?,
+            total: Buf::zeroed(d, 1, what)?,
+            sidx: Buf::uninit(d, start(send_cols.len()), what)?,
+            sval: Buf::uninit(d, start(send_cols.len()), what)?,
+            ridx: Buf::uninit(d, start(recv_slots.len()), what)?,
+            rval: Buf::uninit(d, start(recv_slots.len()), what)?,
+            send_cols,
+            send_counts,
+            recv_slots,
+            recv_counts,
+        })
+    }
+
+    /// The fetch before an iteration: this rank's new columns `new` (`plan.own` of them,
+    /// width `K`, lengths `new_len`) sent where they were asked for, and the held columns
+    /// `held` (this rank's, then its ghosts) filled with what arrives, their lengths
+    /// `held_len` replaced. Returns whether the entries went device to device, and the bytes
+    /// received from other ranks.
+    pub fn run(
+        &mut self,
+        d: &D,
+        c: &dyn Comm,
+        plan: &GpuPlan,
+        (new, new_len): (Entries<'_, D, T>, &Buf<D, u32>),
+        (held, held_len): (Entries<'_, D, T>, &mut Buf<D, u32>),
+    ) -> Result<(bool, u64)> {
+        let what = "R-MCL: the columns fetched from other ranks";
+        let (p, me, own, k) = (c.size(), c.rank(), plan.own, plan.k);
+        let t = std::mem::size_of::<T>();
+        // The lengths cross the hosts: every rank learns how many entries each column brings.
+        let own_len = new_len.download_head(d, own, what)?;
+        let sent_len: Vec<u32> = self
+            .send_cols
+            .iter()
+            .map(|&j| own_len[j as usize])
+            .collect();
+        let (got_len, got) = all_to_all(c, &sent_len, &self.send_counts)?;
+        if got != self.recv_counts {
+            return Err(mismatch(
+                d.name(),
+                what,
+                format!(
+                    "{got:?} columns came, {:?} were asked for",
+                    self.recv_counts
+                ),
+            ));
+        }
+        let mut lens = vec![0u32; self.recv_slots.len()];
+        for (&s, &l) in self.recv_slots.iter().zip(&got_len) {
+            lens[s as usize] = l;
+        }
+        *held_len = Buf::upload(d, &nonempty(&lens), what)?;
+        // Entries to and from each rank.
+        let per_rank = |len: &[u32], counts: &[usize]| -> Vec<usize> {
+            let mut at = 0;
+            counts
+                .iter()
+                .map(|&n| {
+                    let e = len[at..at + n].iter().map(|&l| l as usize).sum();
+                    at += n;
+                    e
+                })
+                .collect()
+        };
+        let (sends, recvs) = (
+            per_rank(&sent_len, &self.send_counts),
+            per_rank(&got_len, &self.recv_counts),
+        );
+        let (ns, nr): (usize, usize) = (sends.iter().sum(), recvs.iter().sum());
+        if self.sidx.len() < ns {
+            self.sidx = Buf::uninit(d, ns, what)?;
+            self.sval = Buf::uninit(d, ns, what)?;
+        }
+        if self.ridx.len() < nr {
+            // The old buffers go first (the exchange's last use of them was waited for: the
+            // lengths' read-back above synchronised the queue).
+            self.ridx = Buf::uninit(d, 1, what)?;
+            self.rval = Buf::uninit(d, 1, what)?;
+            self.ridx = Buf::uninit(d, nr, what)?;
+            self.rval = Buf::uninit(d, nr, what)?;
+        }
+        let n_send = self.send_cols.len();
+        let send_sel = (new_len, Some(&self.send_sel));
+        launch_offsets::<T, D>(d, n_send, send_sel, &self.send_sums, &self.total)?;
+        launch_pack(
+            d,
+            (false, &Window::all(n_send)),
+            (n_send, k),
+            send_sel,
+            &self.send_sums,
+            new,
+            (&self.sidx, &self.sval),
+        )?;
+        let ranges = |w: usize| -> Vec<std::ops::Range<usize>> {
+            let mut at = 0;
+            sends
+                .iter()
+                .map(|&e| {
+                    at += e;
+                    (at - e) * w..at * w
+                })
+                .collect()
+        };
+        let bytes = |w: usize| -> Vec<usize> { recvs.iter().map(|&e| e * w).collect() };
+        let device = d.all_to_all_mem(
+            c,
+            (self.sidx.mem(), &ranges(4)),
+            (self.ridx.mem(), &bytes(4)),
+            what,
+        )? && d.all_to_all_mem(
+            c,
+            (self.sval.mem(), &ranges(t)),
+            (self.rval.mem(), &bytes(t)),
+            what,
+        )?;
+        if !device {
+            // Through the hosts: the packed parts read back, exchanged and uploaded.
+            let (ridx, got) = all_to_all(c, &self.sidx.download_head(d, ns, what)?, &sends)?;
+            let (rval, _) = all_to_all(c, &self.sval.download_head(d, ns, what)?, &sends)?;
+            if got != recvs {
+                return Err(mismatch(
+                    d.name(),
+                    what,
+                    format!("{got:?} entries came, the lengths count {recvs:?}"),
+                ));
+            }
+            self.ridx = Buf::upload(d, &nonempty(&ridx), what)?;
+            self.rval = Buf::upload(d, &nonempty(&rval), what)?;
+        }
+        let n_recv = self.recv_slots.len();
+        let recv_sel = (&*held_len, Some(&self.recv_sel));
+        launch_offsets::<T, D>(d, n_recv, recv_sel, &self.recv_sums, &self.total)?;
+        launch_pack(
+            d,
+            (true, &Window::all(n_recv)),
+            (n_recv, k),
+            recv_sel,
+            &self.recv_sums,
+            held,
+            (&self.ridx, &self.rval),
+        )?;
+        debug_assert_eq!(p, recvs.len());
+        let others = (nr - recvs[me]) * (4 + t) + (n_recv - own) * 4;
+        Ok((device, others as u64))
+    }
+}
+
+/// `v`, or one zero when it is empty (no zero-byte device buffers).
+fn nonempty<P: Copy + Default>(v: &[P]) -> Vec<P> {
+    if v.is_empty() {
+        vec![P::default()]
+    } else {
+        v.to_vec()
+    }
+}
+
+/// This rank's new columns (`plan.own` of them, width `K`, lengths `len`), packed on the
+/// device and read back: what the host paths send (the `M·M` fetch, the final gather).
+pub fn own_on_host<D: Device, T: Scalar>(
+    d: &D,
+    plan: &GpuPlan,
+    (new, len): (Entries<'_, D, T>, &Buf<D, u32>),
+) -> Result<Packed<T>> {
+    let (own, k) = (plan.own, plan.k);
+    let what = "reading this rank's R-MCL columns";
+    let sums = Buf::<D, u64>::zeroed(d, own.div_ceil(PACK_WG) + 1, what)?;
+    let total = Buf::<D, u64>::zeroed(d, 1, what)?;
+    launch_offsets::<T, D>(d, own, (len, None), &sums, &total)?;
+    let entries = total.download(d, what)?[0] as usize;
+    let (pidx, pval) = (
+        Buf::<D, u32>::uninit(d, entries.max(1), what)?,
+        Buf::<D, T>::uninit(d, entries.max(1), what)?,
+    );
+    launch_pack(
+        d,
+        (false, &Window::all(own)),
+        (own, k),
+        (len, None),
+        &sums,
+        new,
+        (&pidx, &pval),
+    )?;
+    Packed::new(
+        len.download_head(d, own, what)?,
+        pidx.download_head(d, entries, what)?,
+        pval.download_head(d, entries, what)?,
+    )
+}
+
+/// The selections' part of [`MarkovCluster::pack_round_trip`](crate::mcl::MarkovCluster):
+/// the columns `sel` of `m` (uploaded; every third column left out, the rest in reverse)
+/// packed with a selection into a poisoned buffer one entry longer, then unpacked with
+/// another selection into the columns `3..` of fresh poisoned slots, in reverse again.
+/// Every packed entry, every unpacked column and every slot left alone is checked against
+/// `m` on the host.
+pub(super) fn select_round_trip<D: Device, T: Scalar>(
+    d: &D,
+    m: &crate::mcl::Columns<T>,
+) -> Result<()> {
+    let (n, k) = (m.n, m.k);
+    let a = "R-MCL selection round trip";
+    let (idx, val, len) = (
+        &Buf::upload(d, &m.idx, a)?,
+        &Buf::upload(d, &m.val, a)?,
+        &Buf::upload(d, &m.len, a)?,
+    );
+    let fail = |what: String| Error::backend(d.name(), format!("{a}: {what}"));
+    let sel: Vec<u32> = (0..n as u32).rev().filter(|j| j % 3 != 1).collect();
+    let ns = sel.len();
+    if ns == 0 {
+        return Ok(());
+    }
+    let (want_idx, want_val): (Vec<u32>, Vec<T>) = sel
+        .iter()
+        .flat_map(|&j| {
+            let (i, v) = m.column(j as usize);
+            i.iter().copied().zip(v.iter().copied())
+        })
+        .unzip();
+    let entries = want_idx.len();
+    let sums = Buf::<D, u64>::zeroed(d, ns.div_ceil(PACK_WG) + 1, a)?;
+    let total = Buf::<D, u64>::zeroed(d, 1, a)?;
+    let sel_buf = Buf::upload(d, &sel, a)?;
+    launch_offsets::<T, D>(d, ns, (len, Some(&sel_buf)), &sums, &total)?;
+    let counted = total.download(d, a)?[0];
+    if counted != entries as u64 {
+        return Err(fail(format!(
+            "{counted} entries counted, {entries} selected"
+        )));
+    }
+    let (poison_idx, poison_val) = (u32::MAX - 3, T::from_f64(-5.0));
+    let (pidx, pval) = (
+        Buf::upload(d, &vec![poison_idx; entries + 1], a)?,
+        Buf::upload(d, &vec![poison_val; entries + 1], a)?,
+    );
+    let from = (len, Some(&sel_buf));
+    let w = Window::all(ns);
+    launch_pack(
+        d,
+        (false, &w),
+        (ns, k),
+        from,
+        &sums,
+        (idx, val),
+        (&pidx, &pval),
+    )?;
+    let (gi, gv) = (pidx.download(d, a)?, pval.download(d, a)?);
+    let bits = |v: &[T]| {
+        v.iter()
+            .map(|&x| Scalar::to_f64(x).to_bits())
+            .collect::<Vec<_>>()
+    };
+    if gi[..entries] != want_idx[..] || bits(&gv[..entries]) != bits(&want_val) {
+        let at = (0..entries)
+            .find(|&e| gi[e] != want_idx[e] || gv[e].to_f64() != want_val[e].to_f64())
+            .unwrap_or(entries);
+        return Err(fail(format!(
+            "packed entry {at} of the selection is ({:?}, {:?}), want ({:?}, {:?})",
+            gi.get(at),
+            gv.get(at).map(|&x| Scalar::to_f64(x)),
+            want_idx.get(at),
+            want_val.get(at).map(|&x| Scalar::to_f64(x))
+        )));
+    }
+    if gi[entries] != poison_idx || gv[entries].to_f64() != poison_val.to_f64() {
+        return Err(fail("packing the selection wrote past its entries".into()));
+    }
+    // Unpacked into the columns 3.. of n2, the i-th selected column into column 3 + ns - 1 - i.
+    let n2 = ns + 3;
+    let to: Vec<u32> = (0..ns).map(|i| (3 + ns - 1 - i) as u32).collect();
+    let mut to_len = vec![0u32; n2];
+    for (i, &c) in to.iter().enumerate() {
+        to_len[c as usize] = m.len[sel[i] as usize];
+    }
+    let (to_buf, to_len_buf) = (Buf::upload(d, &to, a)?, Buf::upload(d, &to_len, a)?);
+    let (oidx, oval) = (
+        Buf::upload(d, &vec![poison_idx; n2 * k], a)?,
+        Buf::upload(d, &vec![poison_val; n2 * k], a)?,
+    );
+    let into = (&to_len_buf, Some(&to_buf));
+    launch_offsets::<T, D>(d, ns, into, &sums, &total)?;
+    launch_pack(
+        d,
+        (true, &w),
+        (ns, k),
+        into,
+        &sums,
+        (&oidx, &oval),
+        (&pidx, &pval),
+    )?;
+    let (oi, ov) = (oidx.download(d, a)?, oval.download(d, a)?);
+    for c in 0..n2 {
+        let l = to_len[c] as usize;
+        let (ci, cv) = (&oi[c * k..(c + 1) * k], &ov[c * k..(c + 1) * k]);
+        let want = (c >= 3).then(|| m.column(sel[3 + ns - 1 - c] as usize));
+        let (wi, wv) = want.unwrap_or((&[], &[]));
+        let kept = ci[l..].iter().all(|&x| x == poison_idx)
+            && cv[l..]
+                .iter()
+                .all(|&x| Scalar::to_f64(x) == poison_val.to_f64());
+        if ci[..l] != wi[..] || bits(&cv[..l]) != bits(wv) || !kept {
+            return Err(fail(format!(
+                "column {c} unpacked from the selection is ({:?}, {:?}), want ({wi:?}, \
+                 {:?}) then poison",
+                ci,
+                cv.iter().map(|&x| Scalar::to_f64(x)).collect::<Vec<_>>(),
+                wv.iter().map(|&x| Scalar::to_f64(x)).collect::<Vec<_>>()
+            )));
+        }
+    }
+    Ok(())
+}
