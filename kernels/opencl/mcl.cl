@@ -944,6 +944,51 @@ __kernel KERNEL_WG_MAX(PACK_WG) void TRIDENT_CAT(mcl_unpack_, SUFFIX)(
     move_packed(n, K, g0, lo, hi, at, pidx, pval, len, has_sel, sel, offs, idx, val, s, 0u);
 }
 
+// The partitioned layout's M·M fetch (trident_core::mcl::gpu::fetch): the rows of this rank's
+// columns that other ranks hold (rows outside c0..c1) marked as bits of a bitmap of all
+// nodes (mcl_mark_rows, one item per slot of the own*K slots; bits zeroed first), and the
+// rows of the columns, packed, turned into held slots for the right operand of M·M
+// (mcl_slot_rows, one item per packed entry): a row of c0..c1 is slot row - c0, another row
+// own + its rank among the marked rows (base[w] marked rows before its 32-bit word w, plus
+// those before it in the word).
+__kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_mark_rows_, SUFFIX)(
+    const ulong own, const uint K, __global const uint *restrict idx,
+    __global const uint *restrict len, const ulong c0, const ulong c1,
+    __global uint *restrict bits)
+{
+    const ulong x = get_global_id(0);
+    if (x >= own * K) {
+        return;
+    }
+    const ulong j = x / K;
+    if (x - j * K >= len[j]) {
+        return;
+    }
+    const uint r = idx[x];
+    if (r < c0 || r >= c1) {
+        atomic_or(&bits[r >> 5], 1u << (r & 31));
+    }
+}
+
+__kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_slot_rows_, SUFFIX)(
+    const ulong entries, const ulong c0, const ulong c1, const ulong own,
+    __global const uint *restrict bits, __global const uint *restrict base,
+    __global uint *restrict rows)
+{
+    const ulong e = get_global_id(0);
+    if (e >= entries) {
+        return;
+    }
+    const uint r = rows[e];
+    if (r >= c0 && r < c1) {
+        rows[e] = (uint)(r - c0);
+        return;
+    }
+    const uint w = r >> 5;
+    const uint before = bits[w] & ((1u << (r & 31)) - 1u);
+    rows[e] = (uint)(own + base[w] + popcount(before));
+}
+
 // The precision-dependent macros end with the file (the CUDA build includes it once per
 // precision).
 #undef BITS

@@ -546,7 +546,7 @@ pub fn cluster_level<T: Scalar, B: MclKernels<T>>(
             let t = Instant::now();
             let (device, received) = b.mcl_publish(c, &mut st, &plan)?;
             b.synchronize()?;
-            timings.gather_device = device;
+            timings.gather_device |= device;
             timings.gather += t.elapsed().as_secs_f64();
             timings.gather_bytes += received;
         } else {

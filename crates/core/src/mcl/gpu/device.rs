@@ -6,11 +6,10 @@
 // Kernel launches are `unsafe`: each says why in its `// SAFETY:` note.
 #![allow(unsafe_code)]
 
-use super::fetch::{own_on_host, select_round_trip, Fetch};
-use super::pack::{gather_rounds, launch_offsets, launch_pack, pack_round_trip, Packing, Window};
+use super::fetch::{own_on_host, rows_elsewhere, select_round_trip, slot_rows, Csc, Fetch};
+use super::pack::{gather_rounds, pack_round_trip, Packing};
 use super::{
-    GpuPlan, IterationReport, MclKernels, FLAG_BALANCED, FLAG_RIGHT_IS_M, LINEAR_WG, PACK_WG,
-    REDUCE_WG,
+    GpuPlan, IterationReport, MclKernels, FLAG_BALANCED, FLAG_RIGHT_IS_M, LINEAR_WG, REDUCE_WG,
 };
 use rayon::prelude::*;
 
@@ -21,7 +20,7 @@ use crate::gpu::KernelList;
 use crate::mcl::drive::{LevelRun, Output};
 use crate::mcl::mlr::IterationPlan;
 use crate::mcl::mlr::Level;
-use crate::mcl::ranks::{fetch_packed, gather_packed, rows_elsewhere, targets_part, Slots};
+use crate::mcl::ranks::{gather_packed, targets_part, Slots};
 use crate::mcl::Variant;
 use crate::mcl::{
     Columns, Expansion, MarkovCluster, MclOptions, MclProgress, Transition, TransitionPart,
@@ -45,6 +44,8 @@ pub const KERNELS: KernelList = KernelList::new(
         "mcl_scan_blocks",
         "mcl_pack",
         "mcl_unpack",
+        "mcl_mark_rows",
+        "mcl_slot_rows",
     ],
     &[],
 );
@@ -82,16 +83,12 @@ pub struct DeviceState<D: Device, T: Scalar> {
     /// Over ranks, partitioned: the routes and buffers of the regularised expansion's fetch
     /// ([`MclKernels::mcl_prepare`]), made at the first one.
     fetch: Option<Fetch<D, T>>,
+    /// Partitioned, in an `M·M` iteration: the routes and buffers of its fetch, routed
+    /// again every iteration.
+    fetch_mm: Option<Fetch<D, T>>,
     /// Partitioned, in an `M·M` iteration: the right operand, this rank's columns with their
     /// rows as local slots, in place of `M_G`.
     mm: Option<Csc<D, T>>,
-}
-
-/// Columns in compressed form on a device (as `M_G`'s `rptr`, `rrow`, `rval`).
-pub struct Csc<D: Device, T: Scalar> {
-    ptr: Buf<D, u64>,
-    row: Buf<D, u32>,
-    val: Buf<D, T>,
 }
 
 /// A copy of `host`, of one zero when empty (no zero-byte allocations).
@@ -277,6 +274,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             cur: 0,
             pack,
             fetch: None,
+            fetch_mm: None,
             mm: None,
         })
     }
@@ -292,67 +290,44 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             return Ok((false, 0));
         }
         let what = "R-MCL: the columns fetched from other ranks";
-        let (k, c0, c1) = (plan.k, plan.col0, plan.col0 + plan.own);
-        let [held_idx, new_idx] = &st.idx;
-        let [held_val, new_val] = &st.val;
+        let k = plan.k;
+        let [held_idx, new_idx] = &mut st.idx;
+        let [held_val, new_val] = &mut st.val;
         let [held_len, new_len] = &mut st.len;
-        // M·M reads the rows of this rank's columns; M_G's neighbours otherwise, fetched on
-        // the device.
+        let new = ((&*new_idx, &*new_val), &*new_len);
+        // M_G's neighbours, fetched on the device, for the regularised expansion.
         if step.expansion != Expansion::Mcl {
             st.mm = None;
-            if st.fetch.is_none() {
-                st.fetch = Some(Fetch::new(self, c, plan)?);
-            }
-            let f = st.fetch.as_mut().expect("made above");
-            let new = ((new_idx, new_val), &*new_len);
+            let f = match &mut st.fetch {
+                Some(f) => f,
+                none => none.insert(Fetch::new(self, c, plan, &plan.ghosts)?),
+            };
             return f.run(self, c, plan, new, ((held_idx, held_val), held_len));
         }
-        let own = &own_on_host(self, plan, ((new_idx, new_val), &*new_len))?;
-        let rows = rows_elsewhere(own, (c0, c1));
-        let want: &[u32] = &rows;
-        let (loc, bytes) = fetch_packed(c, &plan.splits, own, want)?;
-        st.mm = {
-            let slots = Slots {
-                c0,
-                c1,
-                ghosts: want,
-            };
-            let ptr: Vec<u64> = own.off.iter().map(|&o| o as u64).collect();
-            let row: Vec<u32> = own.idx.par_iter().map(|&r| slots.slot(r)).collect();
-            Some(Csc {
-                ptr: Buf::upload(self, &ptr, what)?,
-                row: upload_some(self, &row, what)?,
-                val: upload_some(self, &own.val, what)?,
-            })
+        // M·M reads the rows of this rank's columns: those held elsewhere are fetched (on the
+        // device too), and its columns, with their rows as held slots, are the right operand.
+        let marked = rows_elsewhere(self, plan, new)?;
+        let rows = &marked.rows;
+        let f = match &mut st.fetch_mm {
+            Some(f) => {
+                f.reroute(self, c, plan, rows)?;
+                f
+            }
+            none => none.insert(Fetch::new(self, c, plan, rows)?),
         };
-        let held = loc.n();
-        if st.idx[0].len() < held * k {
-            // More columns than the regularised expansion's (M·M): the held half grows,
-            // freed first.
-            st.idx[0] = Buf::zeroed(self, 1, what)?;
-            st.val[0] = Buf::zeroed(self, 1, what)?;
-            st.idx[0] = Buf::zeroed(self, held * k, what)?;
-            st.val[0] = Buf::zeroed(self, held * k, what)?;
+        let held = plan.own + rows.len();
+        if held_idx.len() < held * k {
+            // More columns than the regularised expansion's: the held half grows, freed
+            // first.
+            *held_idx = Buf::zeroed(self, 1, what)?;
+            *held_val = Buf::zeroed(self, 1, what)?;
+            *held_idx = Buf::zeroed(self, held * k, what)?;
+            *held_val = Buf::zeroed(self, held * k, what)?;
         }
-        st.len[0] = upload_some(self, &loc.len, what)?;
-        let sums = Buf::<D, u64>::zeroed(self, held.div_ceil(PACK_WG) + 1, what)?;
-        let total = Buf::<D, u64>::zeroed(self, 1, what)?;
-        let (pidx, pval) = (
-            upload_some(self, &loc.idx, what)?,
-            upload_some(self, &loc.val, what)?,
-        );
-        launch_offsets::<T, D>(self, held, (&st.len[0], None), &sums, &total)?;
-        let held_m = (&st.idx[0], &st.val[0]);
-        launch_pack(
-            self,
-            (true, &Window::all(held)),
-            (held, k),
-            (&st.len[0], None),
-            &sums,
-            held_m,
-            (&pidx, &pval),
-        )?;
-        Ok((false, bytes))
+        let got = f.run(self, c, plan, new, ((held_idx, held_val), held_len))?;
+        let own = (new.0, new.1, &f.own_len[..]);
+        st.mm = Some(slot_rows(self, plan, own, &marked)?);
+        Ok(got)
     }
 
     fn mcl_iterate(

@@ -7,64 +7,62 @@
 //! its columns' neighbours), so it is agreed once, in [`Fetch::new`].
 //!
 //! The `M·M` expansion reads the rows of a rank's columns instead, which change every
-//! iteration: it fetches through the hosts ([`own_on_host`], `ranks::fetch_packed`).
+//! iteration: the rows held elsewhere are marked on the device ([`rows_elsewhere`]), read
+//! back as a bitmap, agreed with their owners and fetched the same way ([`Fetch::reroute`]);
+//! the rank's columns, packed, become the right operand with their rows as held slots
+//! ([`slot_rows`]).
+
+// Kernel launches are `unsafe`: each says why in its `// SAFETY:` note.
+#![allow(unsafe_code)]
 
 use super::pack::{launch_offsets, launch_pack, Entries, Window};
 use super::{GpuPlan, PACK_WG};
 use crate::comm::{all_to_all, Comm};
-use crate::device::{Buf, Device};
+use crate::device::{Buf, Device, KernelHandle};
 use crate::error::{Error, Result};
 use crate::mcl::ranks::Packed;
 use crate::scalar::Scalar;
+use rayon::prelude::*;
 
-/// The routes and buffers of the partitioned fetch ([`Fetch::run`]).
-pub struct Fetch<D: Device, T: Scalar> {
+/// Which columns go where in a fetch ([`Routes::new`]).
+struct Routes<D: Device> {
     /// The local columns this rank sends, destination by destination (to itself: all of
     /// them, in order), and how many go to each rank.
     send_cols: Vec<u32>,
     send_counts: Vec<usize>,
     /// The held slot of each column received, source by source (from itself: its columns,
-    /// slots `0..own`; from another rank: its columns among the ghosts, slots `own + i`), and
-    /// how many come from each rank.
+    /// slots `0..own`; from another rank: its columns among those wanted, slots `own + i`),
+    /// and how many come from each rank.
     recv_slots: Vec<u32>,
     recv_counts: Vec<usize>,
     send_sel: Buf<D, u32>,
     recv_sel: Buf<D, u32>,
     send_sums: Buf<D, u64>,
     recv_sums: Buf<D, u64>,
-    total: Buf<D, u64>,
-    sidx: Buf<D, u32>,
-    sval: Buf<D, T>,
-    ridx: Buf<D, u32>,
-    rval: Buf<D, T>,
 }
 
-/// `what`'s error for an exchange that does not add up (a bug, or ranks out of step).
-fn mismatch(backend: &'static str, what: &str, detail: String) -> Error {
-    Error::backend(backend, format!("{what}: {detail}"))
-}
-
-impl<D: Device, T: Scalar> Fetch<D, T> {
-    /// The routes of `plan`'s fetch, agreed with the other ranks of `c` (every rank calls it
-    /// at the same point): each rank's ghosts asked of their owners.
-    pub fn new(d: &D, c: &dyn Comm, plan: &GpuPlan) -> Result<Self> {
+impl<D: Device> Routes<D> {
+    /// The routes of a fetch of the columns `want` (sorted, none of them this rank's),
+    /// agreed with the other ranks of `c` (every rank calls it at the same point): each
+    /// rank's wanted columns asked of their owners.
+    fn new(d: &D, c: &dyn Comm, plan: &GpuPlan, want: &[u32]) -> Result<Self> {
         let what = "R-MCL: routing the fetch of M's columns";
         let (p, me, c0, own) = (c.size(), c.rank(), plan.col0, plan.own);
         let owner = |id: u32| (plan.splits.partition_point(|&s| s <= id as usize) - 1).min(p - 1);
-        // The ghosts are sorted and every rank owns a range of columns, so they come grouped
-        // by owner, in rank order.
+        // The wanted columns are sorted and every rank owns a range of columns, so they come
+        // grouped by owner, in rank order.
         let mut want_counts = vec![0usize; p];
-        for &g in &plan.ghosts {
+        for &g in want {
             want_counts[owner(g)] += 1;
         }
         if want_counts[me] != 0 {
             return Err(mismatch(
                 d.name(),
                 what,
-                "a ghost of this rank's own".into(),
+                "a column of this rank's own wanted".into(),
             ));
         }
-        let (asked, asked_counts) = all_to_all(c, &plan.ghosts, &want_counts)?;
+        let (asked, asked_counts) = all_to_all(c, want, &want_counts)?;
         if let Some(bad) = asked
             .iter()
             .find(|&&id| !(c0..c0 + own).contains(&(id as usize)))
@@ -77,7 +75,7 @@ impl<D: Device, T: Scalar> Fetch<D, T> {
         }
         let (mut send_cols, mut recv_slots) = (Vec::new(), Vec::new());
         let (mut send_counts, mut recv_counts) = (vec![0; p], vec![0; p]);
-        let (mut at_asked, mut at_ghost) = (0, 0);
+        let (mut at_asked, mut at_want) = (0, 0);
         for r in 0..p {
             if r == me {
                 send_cols.extend(0..own as u32);
@@ -91,33 +89,73 @@ impl<D: Device, T: Scalar> Fetch<D, T> {
             send_counts[r] = a.len();
             at_asked += a.len();
             let g = want_counts[r];
-            recv_slots.extend((own + at_ghost..own + at_ghost + g).map(|s| s as u32));
+            recv_slots.extend((own + at_want..own + at_want + g).map(|s| s as u32));
             recv_counts[r] = g;
-            at_ghost += g;
+            at_want += g;
         }
         let blocks = |x: usize| x.div_ceil(PACK_WG) + 1;
-        // The packed buffers start at the plan's mean column (`GpuPlan::mean`) and grow.
-        let start = |cols: usize| (cols * plan.mean).max(1);
         Ok(Self {
             send_sel: Buf::upload(d, &nonempty(&send_cols), what)?,
             recv_sel: Buf::upload(d, &nonempty(&recv_slots), what)?,
             send_sums: Buf::zeroed(d, blocks(send_cols.len()), what)?,
             recv_sums: Buf::zeroed(d, blocks(recv_slots.len()), what)?,
-            total: Buf::zeroed(d, 1, what)?,
-            sidx: Buf::uninit(d, start(send_cols.len()), what)?,
-            sval: Buf::uninit(d, start(send_cols.len()), what)?,
-            ridx: Buf::uninit(d, start(recv_slots.len()), what)?,
-            rval: Buf::uninit(d, start(recv_slots.len()), what)?,
             send_cols,
             send_counts,
             recv_slots,
             recv_counts,
         })
     }
+}
+
+/// The routes and buffers of the partitioned fetch ([`Fetch::run`]).
+pub struct Fetch<D: Device, T: Scalar> {
+    routes: Routes<D>,
+    total: Buf<D, u64>,
+    sidx: Buf<D, u32>,
+    sval: Buf<D, T>,
+    ridx: Buf<D, u32>,
+    rval: Buf<D, T>,
+    /// This rank's columns' lengths, as the last [`Fetch::run`] read them back.
+    pub own_len: Vec<u32>,
+}
+
+/// `what`'s error for an exchange that does not add up (a bug, or ranks out of step).
+fn mismatch(backend: &'static str, what: &str, detail: String) -> Error {
+    Error::backend(backend, format!("{what}: {detail}"))
+}
+
+impl<D: Device, T: Scalar> Fetch<D, T> {
+    /// A fetch of the columns `want` (sorted, none of them this rank's) into the held slots
+    /// `plan.own..`, agreed with the other ranks of `c` (every rank calls it at the same
+    /// point).
+    pub fn new(d: &D, c: &dyn Comm, plan: &GpuPlan, want: &[u32]) -> Result<Self> {
+        let what = "R-MCL: the fetch's buffers";
+        let routes = Routes::new(d, c, plan, want)?;
+        // The packed buffers start at the plan's mean column (`GpuPlan::mean`) and grow.
+        let start = |cols: usize| (cols * plan.mean).max(1);
+        let (ns, nr) = (routes.send_cols.len(), routes.recv_slots.len());
+        Ok(Self {
+            total: Buf::zeroed(d, 1, what)?,
+            sidx: Buf::uninit(d, start(ns), what)?,
+            sval: Buf::uninit(d, start(ns), what)?,
+            ridx: Buf::uninit(d, start(nr), what)?,
+            rval: Buf::uninit(d, start(nr), what)?,
+            routes,
+            own_len: Vec::new(),
+        })
+    }
+
+    /// The same buffers for a fetch of other columns `want` (see [`Fetch::new`]).
+    pub fn reroute(&mut self, d: &D, c: &dyn Comm, plan: &GpuPlan, want: &[u32]) -> Result<()> {
+        // The old selections go first.
+        self.routes = Routes::new(d, c, plan, &[])?;
+        self.routes = Routes::new(d, c, plan, want)?;
+        Ok(())
+    }
 
     /// The fetch before an iteration: this rank's new columns `new` (`plan.own` of them,
     /// width `K`, lengths `new_len`) sent where they were asked for, and the held columns
-    /// `held` (this rank's, then its ghosts) filled with what arrives, their lengths
+    /// `held` (this rank's, then those wanted) filled with what arrives, their lengths
     /// `held_len` replaced. Returns whether the entries went device to device, and the bytes
     /// received from other ranks.
     pub fn run(
@@ -132,25 +170,27 @@ impl<D: Device, T: Scalar> Fetch<D, T> {
         let (p, me, own, k) = (c.size(), c.rank(), plan.own, plan.k);
         let t = std::mem::size_of::<T>();
         // The lengths cross the hosts: every rank learns how many entries each column brings.
-        let own_len = new_len.download_head(d, own, what)?;
+        self.own_len = new_len.download_head(d, own, what)?;
+        let own_len = &self.own_len;
         let sent_len: Vec<u32> = self
+            .routes
             .send_cols
             .iter()
             .map(|&j| own_len[j as usize])
             .collect();
-        let (got_len, got) = all_to_all(c, &sent_len, &self.send_counts)?;
-        if got != self.recv_counts {
+        let (got_len, got) = all_to_all(c, &sent_len, &self.routes.send_counts)?;
+        if got != self.routes.recv_counts {
             return Err(mismatch(
                 d.name(),
                 what,
                 format!(
                     "{got:?} columns came, {:?} were asked for",
-                    self.recv_counts
+                    self.routes.recv_counts
                 ),
             ));
         }
-        let mut lens = vec![0u32; self.recv_slots.len()];
-        for (&s, &l) in self.recv_slots.iter().zip(&got_len) {
+        let mut lens = vec![0u32; self.routes.recv_slots.len()];
+        for (&s, &l) in self.routes.recv_slots.iter().zip(&got_len) {
             lens[s as usize] = l;
         }
         *held_len = Buf::upload(d, &nonempty(&lens), what)?;
@@ -167,8 +207,8 @@ impl<D: Device, T: Scalar> Fetch<D, T> {
                 .collect()
         };
         let (sends, recvs) = (
-            per_rank(&sent_len, &self.send_counts),
-            per_rank(&got_len, &self.recv_counts),
+            per_rank(&sent_len, &self.routes.send_counts),
+            per_rank(&got_len, &self.routes.recv_counts),
         );
         let (ns, nr): (usize, usize) = (sends.iter().sum(), recvs.iter().sum());
         if self.sidx.len() < ns {
@@ -183,15 +223,15 @@ impl<D: Device, T: Scalar> Fetch<D, T> {
             self.ridx = Buf::uninit(d, nr, what)?;
             self.rval = Buf::uninit(d, nr, what)?;
         }
-        let n_send = self.send_cols.len();
-        let send_sel = (new_len, Some(&self.send_sel));
-        launch_offsets::<T, D>(d, n_send, send_sel, &self.send_sums, &self.total)?;
+        let n_send = self.routes.send_cols.len();
+        let send_sel = (new_len, Some(&self.routes.send_sel));
+        launch_offsets::<T, D>(d, n_send, send_sel, &self.routes.send_sums, &self.total)?;
         launch_pack(
             d,
             (false, &Window::all(n_send)),
             (n_send, k),
             send_sel,
-            &self.send_sums,
+            &self.routes.send_sums,
             new,
             (&self.sidx, &self.sval),
         )?;
@@ -231,15 +271,15 @@ impl<D: Device, T: Scalar> Fetch<D, T> {
             self.ridx = Buf::upload(d, &nonempty(&ridx), what)?;
             self.rval = Buf::upload(d, &nonempty(&rval), what)?;
         }
-        let n_recv = self.recv_slots.len();
-        let recv_sel = (&*held_len, Some(&self.recv_sel));
-        launch_offsets::<T, D>(d, n_recv, recv_sel, &self.recv_sums, &self.total)?;
+        let n_recv = self.routes.recv_slots.len();
+        let recv_sel = (&*held_len, Some(&self.routes.recv_sel));
+        launch_offsets::<T, D>(d, n_recv, recv_sel, &self.routes.recv_sums, &self.total)?;
         launch_pack(
             d,
             (true, &Window::all(n_recv)),
             (n_recv, k),
             recv_sel,
-            &self.recv_sums,
+            &self.routes.recv_sums,
             held,
             (&self.ridx, &self.rval),
         )?;
@@ -413,4 +453,137 @@ pub(super) fn select_round_trip<D: Device, T: Scalar>(
         }
     }
     Ok(())
+}
+
+/// Columns in compressed form on a device (as `M_G`'s `rptr`, `rrow`, `rval`): the right
+/// operand of a partitioned `M·M` iteration ([`slot_rows`]).
+pub struct Csc<D: Device, T: Scalar> {
+    pub(super) ptr: Buf<D, u64>,
+    pub(super) row: Buf<D, u32>,
+    pub(super) val: Buf<D, T>,
+}
+
+/// The rows of this rank's columns that other ranks hold ([`rows_elsewhere`]).
+pub struct Marked<D: Device> {
+    /// One bit per node, on the device.
+    bits: Buf<D, u32>,
+    /// The marked rows, sorted.
+    pub rows: Vec<u32>,
+    /// For each 32-bit word of `bits`, the marked rows before it.
+    base: Vec<u32>,
+}
+
+/// The rows of an `M·M` iteration: the rows of this rank's new columns (`new`, lengths
+/// `len`) that other ranks hold, marked on the device in a bitmap of all `plan.n` nodes
+/// (`mcl_mark_rows`) and read back.
+pub fn rows_elsewhere<D: Device, T: Scalar>(
+    d: &D,
+    plan: &GpuPlan,
+    (new, len): (Entries<'_, D, T>, &Buf<D, u32>),
+) -> Result<Marked<D>> {
+    let what = "R-MCL: the rows M·M reads from other ranks";
+    let (own, k, c0) = (plan.own as u64, plan.k, plan.col0 as u64);
+    let words = plan.n.div_ceil(32).max(1);
+    let bits = Buf::<D, u32>::zeroed(d, words, what)?;
+    let slots = own * k as u64;
+    if slots > 0 {
+        let kern = d.kernel::<T>("mcl", "mcl_mark_rows")?;
+        let mut args = d.launch(&kern);
+        args.arg(own)
+            .arg(k as u32)
+            .arg(new.0)
+            .arg(len)
+            .arg(c0)
+            .arg(c0 + own)
+            .arg(&bits);
+        let wg = kern.group_limit().min(super::LINEAR_WG);
+        // SAFETY: (u64 own, u32 K, const u32 *idx, const u32 *len, u64 c0, u64 c1, u32 *bits),
+        // as in the kernel file: items x < own*K read len[x / K] (own entries) and idx[x]
+        // (own*K slots); a row r < n (rows of M are node numbers) sets bit r of bits (n / 32
+        // words rounded up).
+        unsafe {
+            args.launch(crate::device::Geometry::linear(
+                slots.div_ceil(wg as u64) as usize,
+                wg,
+            ))
+        }?;
+    }
+    let host = bits.download(d, what)?;
+    let mut base = Vec::with_capacity(host.len());
+    let mut before = 0u32;
+    for w in &host {
+        base.push(before);
+        before += w.count_ones();
+    }
+    let rows: Vec<u32> = host
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(w, &b)| {
+            (0..32u32)
+                .filter(move |i| b >> i & 1 == 1)
+                .map(move |i| w as u32 * 32 + i)
+        })
+        .collect();
+    Ok(Marked { bits, rows, base })
+}
+
+/// The right operand of an `M·M` iteration: this rank's new columns (`new`, lengths `len`,
+/// `own_len` on the host) packed on the device, their rows turned into held slots
+/// (`mcl_slot_rows`, from the bitmap and word counts of [`rows_elsewhere`]).
+pub fn slot_rows<D: Device, T: Scalar>(
+    d: &D,
+    plan: &GpuPlan,
+    (new, len, own_len): (Entries<'_, D, T>, &Buf<D, u32>, &[u32]),
+    marked: &Marked<D>,
+) -> Result<Csc<D, T>> {
+    let (bits, base) = (&marked.bits, &marked.base[..]);
+    let what = "R-MCL: the right operand of M·M";
+    let (own, k, c0) = (plan.own, plan.k, plan.col0 as u64);
+    let mut ptr = Vec::with_capacity(own + 1);
+    let mut at = 0u64;
+    ptr.push(0);
+    for &l in own_len {
+        at += u64::from(l);
+        ptr.push(at);
+    }
+    let entries = at as usize;
+    let sums = Buf::<D, u64>::zeroed(d, own.div_ceil(PACK_WG) + 1, what)?;
+    let total = Buf::<D, u64>::zeroed(d, 1, what)?;
+    let (row, val) = (
+        Buf::<D, u32>::uninit(d, entries.max(1), what)?,
+        Buf::<D, T>::uninit(d, entries.max(1), what)?,
+    );
+    launch_offsets::<T, D>(d, own, (len, None), &sums, &total)?;
+    launch_pack(
+        d,
+        (false, &Window::all(own)),
+        (own, k),
+        (len, None),
+        &sums,
+        new,
+        (&row, &val),
+    )?;
+    if entries > 0 {
+        let base = Buf::upload(d, base, what)?;
+        let kern = d.kernel::<T>("mcl", "mcl_slot_rows")?;
+        let mut args = d.launch(&kern);
+        args.arg(entries as u64)
+            .arg(c0)
+            .arg(c0 + own as u64)
+            .arg(own as u64)
+            .arg(bits)
+            .arg(&base)
+            .arg(&row);
+        let wg = kern.group_limit().min(super::LINEAR_WG);
+        // SAFETY: (u64 entries, u64 c0, u64 c1, u64 own, const u32 *bits, const u32 *base,
+        // u32 *rows), as in the kernel file: items e < entries read and write rows[e]
+        // (entries of them, packed above); a row r < n reads bits[r / 32] and base[r / 32]
+        // (n / 32 words rounded up each, from rows_elsewhere).
+        unsafe { args.launch(crate::device::Geometry::linear(entries.div_ceil(wg), wg)) }?;
+    }
+    Ok(Csc {
+        ptr: Buf::upload(d, &ptr, what)?,
+        row,
+        val,
+    })
 }
