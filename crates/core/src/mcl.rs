@@ -587,9 +587,9 @@ pub trait MarkovCluster<T: Scalar>: Backend {
     /// The device round trip of the gathers' packing (`m` uploaded, packed to its entries,
     /// unpacked into fresh slots, read back), for the conformance suite: one process
     /// launches every packing kernel, so that the sanitizers see them without thread-ranks.
-    /// The partitioned fetch's selections go there and back too, checked on the host (an
-    /// error names the first entry or column that differs). `None` where the backend has no
-    /// device pass (the CPU).
+    /// The partitioned fetch's selections go there and back too, and its `M·M` rows are
+    /// marked and made slots, all checked on the host (an error names the first entry or
+    /// column that differs). `None` where the backend has no device pass (the CPU).
     #[doc(hidden)]
     fn pack_round_trip(&self, m: &Columns<T>) -> Option<Result<Columns<T>>> {
         let _ = m;

@@ -6,7 +6,9 @@
 // Kernel launches are `unsafe`: each says why in its `// SAFETY:` note.
 #![allow(unsafe_code)]
 
-use super::fetch::{own_on_host, rows_elsewhere, select_round_trip, slot_rows, Csc, Fetch};
+use super::fetch::{
+    own_on_host, rows_elsewhere, rows_round_trip, select_round_trip, slot_rows, Csc, Fetch, Span,
+};
 use super::pack::{gather_rounds, pack_round_trip, Packing};
 use super::{
     GpuPlan, IterationReport, MclKernels, FLAG_BALANCED, FLAG_RIGHT_IS_M, LINEAR_WG, REDUCE_WG,
@@ -306,7 +308,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         }
         // M·M reads the rows of this rank's columns: those held elsewhere are fetched (on the
         // device too), and its columns, with their rows as held slots, are the right operand.
-        let marked = rows_elsewhere(self, plan, new)?;
+        let marked = rows_elsewhere(self, Span::of(plan), new)?;
         let rows = &marked.rows;
         let f = match &mut st.fetch_mm {
             Some(f) => {
@@ -326,7 +328,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         }
         let got = f.run(self, c, plan, new, ((held_idx, held_val), held_len))?;
         let own = (new.0, new.1, &f.own_len[..]);
-        st.mm = Some(slot_rows(self, plan, own, &marked)?);
+        st.mm = Some(slot_rows(self, Span::of(plan), own, &marked)?);
         Ok(got)
     }
 
@@ -614,7 +616,12 @@ impl<T: Scalar, D: Device> MarkovCluster<T> for D {
     }
 
     fn pack_round_trip(&self, m: &Columns<T>) -> Option<Result<Columns<T>>> {
-        // The windows of the replicated gathers, then the partitioned fetch's selections.
-        Some(pack_round_trip(self, m).and_then(|got| select_round_trip(self, m).map(|()| got)))
+        // The windows of the replicated gathers, then the partitioned fetch's selections and
+        // its M·M rows.
+        Some(pack_round_trip(self, m).and_then(|got| {
+            select_round_trip(self, m)?;
+            rows_round_trip(self, m)?;
+            Ok(got)
+        }))
     }
 }

@@ -455,6 +455,27 @@ pub(super) fn select_round_trip<D: Device, T: Scalar>(
     Ok(())
 }
 
+/// A rank's columns of `M`: `own` of them from column `c0`, of width `k`, rows `< n`.
+#[derive(Debug, Clone, Copy)]
+pub struct Span {
+    pub n: usize,
+    pub c0: usize,
+    pub own: usize,
+    pub k: usize,
+}
+
+impl Span {
+    /// `plan`'s rank's columns.
+    pub fn of(plan: &GpuPlan) -> Self {
+        Self {
+            n: plan.n,
+            c0: plan.col0,
+            own: plan.own,
+            k: plan.k,
+        }
+    }
+}
+
 /// Columns in compressed form on a device (as `M_G`'s `rptr`, `rrow`, `rval`): the right
 /// operand of a partitioned `M·M` iteration ([`slot_rows`]).
 pub struct Csc<D: Device, T: Scalar> {
@@ -474,16 +495,16 @@ pub struct Marked<D: Device> {
 }
 
 /// The rows of an `M·M` iteration: the rows of this rank's new columns (`new`, lengths
-/// `len`) that other ranks hold, marked on the device in a bitmap of all `plan.n` nodes
+/// `len`) that other ranks hold, marked on the device in a bitmap of all `span.n` nodes
 /// (`mcl_mark_rows`) and read back.
 pub fn rows_elsewhere<D: Device, T: Scalar>(
     d: &D,
-    plan: &GpuPlan,
+    span: Span,
     (new, len): (Entries<'_, D, T>, &Buf<D, u32>),
 ) -> Result<Marked<D>> {
     let what = "R-MCL: the rows M·M reads from other ranks";
-    let (own, k, c0) = (plan.own as u64, plan.k, plan.col0 as u64);
-    let words = plan.n.div_ceil(32).max(1);
+    let (own, k, c0) = (span.own as u64, span.k, span.c0 as u64);
+    let words = span.n.div_ceil(32).max(1);
     let bits = Buf::<D, u32>::zeroed(d, words, what)?;
     let slots = own * k as u64;
     if slots > 0 {
@@ -532,13 +553,13 @@ pub fn rows_elsewhere<D: Device, T: Scalar>(
 /// (`mcl_slot_rows`, from the bitmap and word counts of [`rows_elsewhere`]).
 pub fn slot_rows<D: Device, T: Scalar>(
     d: &D,
-    plan: &GpuPlan,
+    span: Span,
     (new, len, own_len): (Entries<'_, D, T>, &Buf<D, u32>, &[u32]),
     marked: &Marked<D>,
 ) -> Result<Csc<D, T>> {
     let (bits, base) = (&marked.bits, &marked.base[..]);
     let what = "R-MCL: the right operand of M·M";
-    let (own, k, c0) = (plan.own, plan.k, plan.col0 as u64);
+    let (own, k, c0) = (span.own, span.k, span.c0 as u64);
     let mut ptr = Vec::with_capacity(own + 1);
     let mut at = 0u64;
     ptr.push(0);
@@ -586,4 +607,76 @@ pub fn slot_rows<D: Device, T: Scalar>(
         row,
         val,
     })
+}
+
+/// The `M·M` rows' part of [`MarkovCluster::pack_round_trip`](crate::mcl::MarkovCluster):
+/// `m` taken as a rank's columns from `c0 = n / 3` among `n + 40` nodes (its rows reach past
+/// its columns on both sides), the rows held elsewhere marked on the device
+/// ([`rows_elsewhere`]) and its columns made the right operand ([`slot_rows`]), both against
+/// what the host finds from `m` alone.
+pub(super) fn rows_round_trip<D: Device, T: Scalar>(
+    d: &D,
+    m: &crate::mcl::Columns<T>,
+) -> Result<()> {
+    let a = "R-MCL rows round trip";
+    let fail = |what: String| Error::backend(d.name(), format!("{a}: {what}"));
+    let top = m.idx.iter().copied().max().unwrap_or(0) as usize;
+    let span = Span {
+        n: top.max(m.n) + 41,
+        c0: m.n / 3,
+        own: m.n,
+        k: m.k,
+    };
+    let (idx, val, len) = (
+        Buf::upload(d, &m.idx, a)?,
+        Buf::upload(d, &m.val, a)?,
+        Buf::upload(d, &m.len, a)?,
+    );
+    let marked = rows_elsewhere(d, span, ((&idx, &val), &len))?;
+    let mine = span.c0..span.c0 + span.own;
+    let mut want: Vec<u32> = (0..m.n)
+        .flat_map(|j| m.column(j).0.iter().copied())
+        .filter(|&r| !mine.contains(&(r as usize)))
+        .collect();
+    want.sort_unstable();
+    want.dedup();
+    if marked.rows != want {
+        return Err(fail(format!(
+            "{} rows marked, {} held elsewhere (first marked {:?}, first wanted {:?})",
+            marked.rows.len(),
+            want.len(),
+            marked.rows.first(),
+            want.first()
+        )));
+    }
+    let csc = slot_rows(d, span, ((&idx, &val), &len, &m.len[..]), &marked)?;
+    let ptr = csc.ptr.download(d, a)?;
+    let entries = m.entries() as usize;
+    let row = csc.row.download_head(d, entries, a)?;
+    let got_val = csc.val.download_head(d, entries, a)?;
+    let mut at = 0usize;
+    for (j, &start) in ptr.iter().take(m.n).enumerate() {
+        if start != at as u64 {
+            return Err(fail(format!("column {j} starts at {start}, want {at}")));
+        }
+        let (ri, rv) = m.column(j);
+        for (q, (&r, &v)) in ri.iter().zip(rv).enumerate() {
+            let slot = if mine.contains(&(r as usize)) {
+                r - span.c0 as u32
+            } else {
+                (span.own + want.partition_point(|&w| w < r)) as u32
+            };
+            let x = at + q;
+            if row[x] != slot || got_val[x].to_f64().to_bits() != v.to_f64().to_bits() {
+                return Err(fail(format!(
+                    "column {j} entry {q} (row {r}) became slot {} value {}, want {slot} {}",
+                    row[x],
+                    got_val[x].to_f64(),
+                    v.to_f64()
+                )));
+            }
+        }
+        at += ri.len();
+    }
+    Ok(())
 }
