@@ -148,7 +148,9 @@ impl<D: Device, T: Scalar> Fetch<D, T> {
     /// The same buffers for a fetch of other columns `want` (see [`Fetch::new`]).
     pub fn reroute(&mut self, d: &D, c: &dyn Comm, plan: &GpuPlan, want: &[u32]) -> Result<()> {
         // The old selections go first.
-        self.routes = Routes::new(d, c, plan, &[])?;
+        let what = "R-MCL: the fetch's buffers";
+        self.routes.send_sel = Buf::zeroed(d, 1, what)?;
+        self.routes.recv_sel = Buf::zeroed(d, 1, what)?;
         self.routes = Routes::new(d, c, plan, want)?;
         Ok(())
     }
@@ -175,7 +177,7 @@ impl<D: Device, T: Scalar> Fetch<D, T> {
         let sent_len: Vec<u32> = self
             .routes
             .send_cols
-            .iter()
+            .par_iter()
             .map(|&j| own_len[j as usize])
             .collect();
         let (got_len, got) = all_to_all(c, &sent_len, &self.routes.send_counts)?;
@@ -189,9 +191,17 @@ impl<D: Device, T: Scalar> Fetch<D, T> {
                 ),
             ));
         }
+        // Each rank's columns land in consecutive held slots (`Routes::new`), so the lengths
+        // are placed a rank's part at a time.
         let mut lens = vec![0u32; self.routes.recv_slots.len()];
-        for (&s, &l) in self.routes.recv_slots.iter().zip(&got_len) {
-            lens[s as usize] = l;
+        let mut at = 0;
+        for &n in &self.routes.recv_counts {
+            if n > 0 {
+                let s = self.routes.recv_slots[at] as usize;
+                debug_assert_eq!(self.routes.recv_slots[at + n - 1] as usize, s + n - 1);
+                lens[s..s + n].copy_from_slice(&got_len[at..at + n]);
+            }
+            at += n;
         }
         *held_len = Buf::upload(d, &nonempty(&lens), what)?;
         // Entries to and from each rank.
@@ -200,7 +210,7 @@ impl<D: Device, T: Scalar> Fetch<D, T> {
             counts
                 .iter()
                 .map(|&n| {
-                    let e = len[at..at + n].iter().map(|&l| l as usize).sum();
+                    let e = len[at..at + n].par_iter().map(|&l| l as usize).sum();
                     at += n;
                     e
                 })
