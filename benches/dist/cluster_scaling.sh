@@ -26,7 +26,7 @@ for n in ${NODES:-1000000}; do
             echo "== mpirun -np $np, CUDA, one GPU per rank ($(($(nproc) / np)) threads per rank), layout $layout"
             s=$(date +%s%N)
             mpirun -np "$np" --bind-to none -x TRIDENT_NCCL_LIBRARY -x RAYON_NUM_THREADS=$(($(nproc) / np)) "$T" cluster "$f" \
-                --backend cuda --layout "$layout" ${CLUSTER_ARGS:-} --quiet -o "$W/np$np-$n.txt" 2>&1 </dev/null | grep -E "^clusters|^phases|^ranks|^layout|^error" | cut -c1-300
+                --backend cuda --layout "$layout" ${CLUSTER_ARGS:-} --quiet -o "$W/np$np-$n.txt" 2>&1 </dev/null | grep -E "^clusters|^phases|^ranks|^layout|^fetch|^error" | cut -c1-300
             echo "mpirun wall: $((($(date +%s%N) - s) / 1000000)) ms"
             cmp -s "$W/one$n.txt" "$W/np$np-$n.txt" && echo "np=$np ($layout): clusters identical to one process" || echo "np=$np ($layout): CLUSTERS DIFFER"
         done

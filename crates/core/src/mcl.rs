@@ -460,6 +460,31 @@ pub struct MclTimings {
     /// Over ranks on a GPU backend: `M` was partitioned ([`Layout::Partition`]: each rank
     /// fetched the columns it read every iteration) rather than gathered whole.
     pub partitioned: bool,
+    /// Partitioned: the host's share of the fetches (part of `gather`).
+    pub fetch: FetchTimes,
+}
+
+/// Where the host's time in the partitioned layout's fetches went (seconds, summed over the
+/// iterations; the device's packing and the exchange run behind them and are not counted).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FetchTimes {
+    /// `M·M`: marking the rows held elsewhere and agreeing the routes with their owners.
+    pub route: f64,
+    /// The columns' lengths: read back, exchanged over the ranks, placed and uploaded.
+    pub lengths: f64,
+    /// The entries: buffers sized, packing and unpacking launched, the exchange issued.
+    pub entries: f64,
+    /// `M·M`: this rank's columns made the right operand (`slot_rows`).
+    pub operand: f64,
+}
+
+impl std::ops::AddAssign for FetchTimes {
+    fn add_assign(&mut self, o: Self) {
+        self.route += o.route;
+        self.lengths += o.lengths;
+        self.entries += o.entries;
+        self.operand += o.operand;
+    }
 }
 
 /// Why R-MCL stopped iterating.

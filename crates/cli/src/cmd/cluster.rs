@@ -427,6 +427,14 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
                 "through the hosts"
             }
         );
+        if p.partitioned {
+            let f = p.fetch;
+            eprintln!(
+                "fetch on the host: route {:.3} s, lengths {:.3} s, entries {:.3} s, M·M operand \
+                 {:.3} s",
+                f.route, f.lengths, f.entries, f.operand
+            );
+        }
     }
     let t = Instant::now();
     drop(c);

@@ -203,6 +203,7 @@ pub fn cluster_ranks<T: Scalar, B: MarkovCluster<T> + ?Sized>(
         timings.gather_bytes += run.timings.gather_bytes;
         timings.gather_device |= run.timings.gather_device;
         timings.partitioned |= run.timings.partitioned;
+        timings.fetch += run.timings.fetch;
         if level == 0 {
             let t = Instant::now();
             let clusters = clusters_of(&run.targets, opts);

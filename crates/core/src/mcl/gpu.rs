@@ -25,7 +25,7 @@ use rayon::prelude::*;
 
 use super::drive::{LevelRun, Output};
 use super::mlr::{IterationPlan, Level, Schedule};
-use super::{Columns, Expansion, MclOptions, MclProgress, MclTimings, Transition};
+use super::{Columns, Expansion, FetchTimes, MclOptions, MclProgress, MclTimings, Transition};
 use crate::backend::Backend;
 use crate::comm::{Comm, Layout, Op};
 use crate::error::{Error, Result};
@@ -402,13 +402,14 @@ pub trait MclKernels<T: Scalar>: Backend {
     /// of `M` that `step`'s expansion reads from the ranks holding them ([`GpuPlan::ghosts`],
     /// or the rows of this rank's columns for `M·M`) and places them after this rank's
     /// columns. Returns whether they went device to device (NCCL), and the bytes received;
-    /// `(false, 0)` and nothing done otherwise.
+    /// `(false, 0)` and nothing done otherwise. The host's time is added to `times`.
     fn mcl_prepare(
         &self,
         c: &dyn Comm,
         st: &mut Self::State,
         plan: &GpuPlan,
         step: &IterationPlan,
+        times: &mut FetchTimes,
     ) -> Result<(bool, u64)>;
     /// One iteration as `step` says, with kernel `flags` ([`flags`]): MLR-MCL's DPR form of
     /// `M_G` when [`IterationPlan::start_dpr`], its balance (`M_R`) when
@@ -535,7 +536,7 @@ pub fn cluster_level<T: Scalar, B: MclKernels<T>>(
             // The columns this iteration reads from other ranks, fetched (timed with the
             // gathers: the ranks' exchange of M).
             let t = Instant::now();
-            let (device, received) = b.mcl_prepare(c, &mut st, &plan, &step)?;
+            let (device, received) = b.mcl_prepare(c, &mut st, &plan, &step, &mut timings.fetch)?;
             timings.gather_device |= device;
             timings.gather_bytes += received;
             timings.gather += t.elapsed().as_secs_f64();

@@ -25,9 +25,11 @@ use crate::mcl::mlr::Level;
 use crate::mcl::ranks::{gather_packed, targets_part, Slots};
 use crate::mcl::Variant;
 use crate::mcl::{
-    Columns, Expansion, MarkovCluster, MclOptions, MclProgress, Transition, TransitionPart,
+    Columns, Expansion, FetchTimes, MarkovCluster, MclOptions, MclProgress, Transition,
+    TransitionPart,
 };
 use crate::scalar::Scalar;
+use std::time::Instant;
 
 /// The kernels of the `mcl` kernel file, as both backends' kernel tables list them.
 pub const KERNELS: KernelList = KernelList::new(
@@ -287,6 +289,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         st: &mut Self::State,
         plan: &GpuPlan,
         step: &IterationPlan,
+        times: &mut FetchTimes,
     ) -> Result<(bool, u64)> {
         if !plan.partitioned {
             return Ok((false, 0));
@@ -304,10 +307,11 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
                 Some(f) => f,
                 none => none.insert(Fetch::new(self, c, plan, &plan.ghosts)?),
             };
-            return f.run(self, c, plan, new, ((held_idx, held_val), held_len));
+            return f.run(self, c, plan, new, ((held_idx, held_val), held_len), times);
         }
         // M·M reads the rows of this rank's columns: those held elsewhere are fetched (on the
         // device too), and its columns, with their rows as held slots, are the right operand.
+        let t = Instant::now();
         let marked = rows_elsewhere(self, Span::of(plan), new)?;
         let rows = &marked.rows;
         let f = match &mut st.fetch_mm {
@@ -326,9 +330,12 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             *held_idx = Buf::zeroed(self, held * k, what)?;
             *held_val = Buf::zeroed(self, held * k, what)?;
         }
-        let got = f.run(self, c, plan, new, ((held_idx, held_val), held_len))?;
+        times.route += t.elapsed().as_secs_f64();
+        let got = f.run(self, c, plan, new, ((held_idx, held_val), held_len), times)?;
+        let t = Instant::now();
         let own = (new.0, new.1, &f.own_len[..]);
         st.mm = Some(slot_rows(self, Span::of(plan), own, &marked)?);
+        times.operand += t.elapsed().as_secs_f64();
         Ok(got)
     }
 

@@ -21,8 +21,10 @@ use crate::comm::{all_to_all, Comm};
 use crate::device::{Buf, Device, KernelHandle};
 use crate::error::{Error, Result};
 use crate::mcl::ranks::Packed;
+use crate::mcl::FetchTimes;
 use crate::scalar::Scalar;
 use rayon::prelude::*;
+use std::time::Instant;
 
 /// Which columns go where in a fetch ([`Routes::new`]).
 struct Routes<D: Device> {
@@ -167,8 +169,10 @@ impl<D: Device, T: Scalar> Fetch<D, T> {
         plan: &GpuPlan,
         (new, new_len): (Entries<'_, D, T>, &Buf<D, u32>),
         (held, held_len): (Entries<'_, D, T>, &mut Buf<D, u32>),
+        times: &mut FetchTimes,
     ) -> Result<(bool, u64)> {
         let what = "R-MCL: the columns fetched from other ranks";
+        let t0 = Instant::now();
         let (p, me, own, k) = (c.size(), c.rank(), plan.own, plan.k);
         let t = std::mem::size_of::<T>();
         // The lengths cross the hosts: every rank learns how many entries each column brings.
@@ -221,6 +225,8 @@ impl<D: Device, T: Scalar> Fetch<D, T> {
             per_rank(&got_len, &self.routes.recv_counts),
         );
         let (ns, nr): (usize, usize) = (sends.iter().sum(), recvs.iter().sum());
+        let t1 = Instant::now();
+        times.lengths += (t1 - t0).as_secs_f64();
         if self.sidx.len() < ns {
             self.sidx = Buf::uninit(d, ns, what)?;
             self.sval = Buf::uninit(d, ns, what)?;
@@ -294,6 +300,7 @@ impl<D: Device, T: Scalar> Fetch<D, T> {
             (&self.ridx, &self.rval),
         )?;
         debug_assert_eq!(p, recvs.len());
+        times.entries += t1.elapsed().as_secs_f64();
         let others = (nr - recvs[me]) * (4 + t) + (n_recv - own) * 4;
         Ok((device, others as u64))
     }
