@@ -989,6 +989,108 @@ __kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_slot_rows_, SUFFIX)(
     rows[e] = (uint)(own + base[w] + popcount(before));
 }
 
+// The partitioned fetch's bookkeeping on the device (trident_core::mcl::gpu::fetch), so that
+// only a rank's per-rank totals cross the hosts:
+// - mcl_move_lens: the columns' lengths through a selection, gathered (to[i] = from[sel[i]],
+//   the lengths each rank sends) or scattered (to[sel[i]] = from[i], the lengths received
+//   placed in the held slots); one item per selected column.
+// - mcl_offsets_at: the packed offset of the columns at[q0 + q] (each <= n) of the order that
+//   mcl_block_sums and mcl_scan_blocks summed (sums), into out[q0 + q]: a rank's part of a
+//   packed array starts there. One item per query; each adds the lengths before it in its
+//   block (fewer than PACK_WG).
+// - mcl_list_rows: the rows marked in the bitmap of mcl_mark_rows, in increasing order, into
+//   rows[base[w]..] (one item per 32-bit word w): the rows an M·M iteration asks of others.
+// - mcl_route_sel: a selection of n columns that is the identity on positions a..a+own
+//   (sel[i] = i - a: this rank's own columns, to or from itself) and elsewhere, with j = i
+//   (before a) or i - own (after): src[j] - c0 (recv = 0: the columns asked of this rank,
+//   made local) or own + j (recv = 1: the held slots of the columns fetched, src unread).
+// - mcl_column_starts: ptr[j] = the packed offset of column j (n + 1 of them, ptr[n] the
+//   total) from the block sums, for the right operand of M·M; launched as mcl_block_sums.
+__kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_move_lens_, SUFFIX)(
+    const ulong n, __global const uint *restrict sel, __global const uint *restrict from,
+    __global uint *restrict to, const uint scatter)
+{
+    const ulong i = get_global_id(0);
+    if (i >= n) {
+        return;
+    }
+    if (scatter) {
+        to[sel[i]] = from[i];
+    } else {
+        to[i] = from[sel[i]];
+    }
+}
+
+__kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_offsets_at_, SUFFIX)(
+    const ulong nq, __global const ulong *restrict at, const ulong q0, const ulong n,
+    __global const uint *restrict len, const uint has_sel, __global const uint *restrict sel,
+    __global const ulong *restrict sums, __global ulong *restrict out)
+{
+    const ulong q = get_global_id(0);
+    if (q >= nq) {
+        return;
+    }
+    const ulong a = min(at[q0 + q], n);
+    const ulong g = a / PACK_WG;
+    ulong o = sums[g];
+    for (ulong j = g * PACK_WG; j < a; ++j) {
+        o += len[has_sel ? sel[j] : j];
+    }
+    out[q0 + q] = o;
+}
+
+__kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_list_rows_, SUFFIX)(
+    const ulong words, __global const uint *restrict bits, __global const uint *restrict base,
+    __global uint *restrict rows)
+{
+    const ulong w = get_global_id(0);
+    if (w >= words) {
+        return;
+    }
+    const uint b = bits[w];
+    uint at = base[w];
+    for (uint i = 0; i < 32u; ++i) {
+        if ((b >> i) & 1u) {
+            rows[at] = (uint)(w * 32u + i);
+            ++at;
+        }
+    }
+}
+
+__kernel KERNEL_WG_MAX(WG_MAX) void TRIDENT_CAT(mcl_route_sel_, SUFFIX)(
+    const ulong n, const ulong a, const ulong own, const uint c0, const uint recv,
+    __global const uint *restrict src, __global uint *restrict sel)
+{
+    const ulong i = get_global_id(0);
+    if (i >= n) {
+        return;
+    }
+    if (i >= a && i < a + own) {
+        sel[i] = (uint)(i - a);
+        return;
+    }
+    const ulong j = i < a ? i : i - own;
+    sel[i] = recv ? (uint)(own + j) : src[j] - c0;
+}
+
+__kernel KERNEL_WG_MAX(PACK_WG) void TRIDENT_CAT(mcl_column_starts_, SUFFIX)(
+    const ulong n, __global const uint *restrict len, __global const ulong *restrict sums,
+    __global ulong *restrict ptr)
+{
+    __local ulong s[PACK_WG];
+    const ulong g = get_group_id(0);
+    const uint tid = get_local_id(0);
+    const ulong j = g * PACK_WG + tid;
+    const uint l = j < n ? len[j] : 0u;
+    block_scan(s, tid, l);
+    if (j < n) {
+        ptr[j] = sums[g] + s[tid] - l;
+        if (j + 1 == n) {
+            ptr[n] = sums[g] + s[tid];
+        }
+    }
+}
+
 // The precision-dependent macros end with the file (the CUDA build includes it once per
 // precision).
 #undef BITS

@@ -453,9 +453,8 @@ pub struct MclTimings {
     pub gather: f64,
     /// The bytes this rank received in those gathers.
     pub gather_bytes: u64,
-    /// The gathers (replicated) or the regularised expansion's fetches (partitioned) went
-    /// device to device (NCCL), not through the hosts. (Partitioned, the `M·M` expansion's
-    /// fetches go through the hosts.)
+    /// The gathers (replicated) or the fetches (partitioned) went device to device (NCCL),
+    /// not through the hosts.
     pub gather_device: bool,
     /// Over ranks on a GPU backend: `M` was partitioned ([`Layout::Partition`]: each rank
     /// fetched the columns it read every iteration) rather than gathered whole.
@@ -468,9 +467,11 @@ pub struct MclTimings {
 /// iterations; the device's packing and the exchange run behind them and are not counted).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct FetchTimes {
-    /// `M·M`: marking the rows held elsewhere and agreeing the routes with their owners.
+    /// `M·M`: marking the rows held elsewhere (the bitmap read back), agreeing the routes
+    /// with their owners and making the selections.
     pub route: f64,
-    /// The columns' lengths: read back, exchanged over the ranks, placed and uploaded.
+    /// The columns' lengths moved and exchanged on the device, and each rank's part of the
+    /// packed entries read back.
     pub lengths: f64,
     /// The entries: buffers sized, packing and unpacking launched, the exchange issued.
     pub entries: f64,

@@ -246,8 +246,8 @@ impl GpuPlan {
         let packing = if partitioned {
             // The fetch's packed entries: those sent (this rank's columns, and those others
             // ask for, counted as many as it asks for itself) and those received (the held
-            // columns), the selections of both and their block offsets.
-            2 * nh * mean as u128 * (4 + t) + 2 * nh * 4 + (2 * nh / PACK_WG as u128 + 5) * 8
+            // columns), the selections and lengths of both and their block offsets.
+            2 * nh * mean as u128 * (4 + t) + 4 * nh * 4 + (2 * nh / PACK_WG as u128 + 5) * 8
         } else if splits.len() > 2 {
             // Over ranks, replicated: one round's packed entries (this rank's share, and
             // every rank's) and the block offsets.

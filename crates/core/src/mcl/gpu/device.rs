@@ -6,9 +6,8 @@
 // Kernel launches are `unsafe`: each says why in its `// SAFETY:` note.
 #![allow(unsafe_code)]
 
-use super::fetch::{
-    own_on_host, rows_elsewhere, rows_round_trip, select_round_trip, slot_rows, Csc, Fetch, Span,
-};
+use super::fetch::checks::{rows_round_trip, select_round_trip};
+use super::fetch::{own_on_host, rows_elsewhere, slot_rows, Csc, Fetch, Span};
 use super::pack::{gather_rounds, pack_round_trip, Packing};
 use super::{
     GpuPlan, IterationReport, MclKernels, FLAG_BALANCED, FLAG_RIGHT_IS_M, LINEAR_WG, REDUCE_WG,
@@ -50,6 +49,11 @@ pub const KERNELS: KernelList = KernelList::new(
         "mcl_unpack",
         "mcl_mark_rows",
         "mcl_slot_rows",
+        "mcl_move_lens",
+        "mcl_offsets_at",
+        "mcl_list_rows",
+        "mcl_route_sel",
+        "mcl_column_starts",
     ],
     &[],
 );
@@ -313,15 +317,12 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         // device too), and its columns, with their rows as held slots, are the right operand.
         let t = Instant::now();
         let marked = rows_elsewhere(self, Span::of(plan), new)?;
-        let rows = &marked.rows;
         let f = match &mut st.fetch_mm {
-            Some(f) => {
-                f.reroute(self, c, plan, rows)?;
-                f
-            }
-            none => none.insert(Fetch::new(self, c, plan, rows)?),
+            Some(f) => f,
+            none => none.insert(Fetch::for_mm(self, c, plan)?),
         };
-        let held = plan.own + rows.len();
+        f.reroute(self, c, plan, &marked)?;
+        let held = plan.own + marked.total;
         if held_idx.len() < held * k {
             // More columns than the regularised expansion's: the held half grows, freed
             // first.
@@ -333,8 +334,7 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
         times.route += t.elapsed().as_secs_f64();
         let got = f.run(self, c, plan, new, ((held_idx, held_val), held_len), times)?;
         let t = Instant::now();
-        let own = (new.0, new.1, &f.own_len[..]);
-        st.mm = Some(slot_rows(self, Span::of(plan), own, &marked)?);
+        st.mm = Some(slot_rows(self, Span::of(plan), new, &marked, st.mm.take())?);
         times.operand += t.elapsed().as_secs_f64();
         Ok(got)
     }

@@ -1,52 +1,157 @@
-//! The partitioned layout's fetch of `M` before a regularised iteration, on the device: each
-//! rank packs the columns that every rank asked for (its own included, for itself) with one
-//! selection (`mcl_pack` with `sel`), the packed parts go to their ranks in one personalised
-//! exchange (device to device where the backend can: NCCL; else through the hosts), and each
-//! rank unpacks what arrives into its held columns' slots (`mcl_unpack` with `sel`). Only the
-//! columns' lengths cross the hosts. Which columns go where is fixed by `M_G` (a rank reads
-//! its columns' neighbours), so it is agreed once, in [`Fetch::new`].
+//! The partitioned layout's fetch of `M` before an iteration, on the device: each rank packs
+//! the columns that every rank asked for (its own included, for itself) with one selection
+//! (`mcl_pack` with `sel`), the packed parts go to their ranks in one personalised exchange
+//! (device to device where the backend can: NCCL; else through the hosts), and each rank
+//! unpacks what arrives into its held columns' slots (`mcl_unpack` with `sel`). The columns'
+//! lengths go the same way first (`mcl_move_lens`), and only each rank's part of the packed
+//! arrays (`mcl_offsets_at`, `2·(ranks + 1)` numbers) is read back to size the exchange.
 //!
-//! The `M·M` expansion reads the rows of a rank's columns instead, which change every
-//! iteration: the rows held elsewhere are marked on the device ([`rows_elsewhere`]), read
-//! back as a bitmap, agreed with their owners and fetched the same way ([`Fetch::reroute`]);
-//! the rank's columns, packed, become the right operand with their rows as held slots
-//! ([`slot_rows`]).
+//! In a regularised iteration the columns to fetch are `M_G`'s neighbours of a rank's
+//! columns, fixed, so they are agreed once, on the hosts ([`Fetch::new`]). The `M·M`
+//! expansion reads the rows of a rank's columns instead, which change every iteration: the
+//! rows held elsewhere are marked on the device ([`rows_elsewhere`]), listed there
+//! (`mcl_list_rows`), sent to their owners, and both selections are made on the device
+//! (`mcl_route_sel`, [`Fetch::reroute`]): only the bitmap (`n / 8` bytes) and the number of
+//! rows asked of each rank cross the hosts. The rank's columns, packed, become the right
+//! operand with their rows as held slots ([`slot_rows`]).
 
 // Kernel launches are `unsafe`: each says why in its `// SAFETY:` note.
 #![allow(unsafe_code)]
 
+pub(super) mod checks;
+
 use super::pack::{launch_offsets, launch_pack, Entries, Window};
-use super::{GpuPlan, PACK_WG};
+use super::{GpuPlan, LINEAR_WG, PACK_WG};
 use crate::comm::{all_to_all, Comm};
-use crate::device::{Buf, Device, KernelHandle};
+use crate::device::{Buf, Device, DeviceElem, Geometry, KernelHandle};
 use crate::error::{Error, Result};
 use crate::mcl::ranks::Packed;
 use crate::mcl::FetchTimes;
 use crate::scalar::Scalar;
-use rayon::prelude::*;
 use std::time::Instant;
 
-/// Which columns go where in a fetch ([`Routes::new`]).
+/// `buf` grown to at least `len` elements (not kept), the old allocation freed first.
+fn grow<D: Device, P: DeviceElem>(
+    d: &D,
+    buf: &mut Buf<D, P>,
+    len: usize,
+    what: &str,
+) -> Result<()> {
+    if buf.len() < len.max(1) {
+        *buf = Buf::uninit(d, 1, what)?;
+        *buf = Buf::uninit(d, len.max(1), what)?;
+    }
+    Ok(())
+}
+
+/// The one-dimensional geometry of `items` work-items of `kern`.
+fn linear<K: KernelHandle>(kern: &K, items: usize) -> Geometry {
+    let wg = kern.group_limit().min(LINEAR_WG);
+    Geometry::linear(items.div_ceil(wg), wg)
+}
+
+/// A personalised exchange of device buffers: the first `sends[r]` elements after those for
+/// the ranks before `r` go to rank `r`, and each rank's `recvs[r]` elements land in `into`
+/// in rank order (`into` holds their sum). Device to device where the backend can (returns
+/// `true`), else through the hosts (`into` replaced by what arrived).
+fn exchange<D: Device, P: DeviceElem>(
+    d: &D,
+    c: &dyn Comm,
+    (send, sends): (&Buf<D, P>, &[usize]),
+    (into, recvs): (&mut Buf<D, P>, &[usize]),
+    what: &str,
+) -> Result<bool> {
+    let w = std::mem::size_of::<P>();
+    let mut at = 0;
+    let ranges: Vec<std::ops::Range<usize>> = sends
+        .iter()
+        .map(|&e| {
+            at += e;
+            (at - e) * w..at * w
+        })
+        .collect();
+    let bytes: Vec<usize> = recvs.iter().map(|&e| e * w).collect();
+    if d.all_to_all_mem(c, (send.mem(), &ranges), (into.mem(), &bytes), what)? {
+        return Ok(true);
+    }
+    let (got, counts) = all_to_all(c, &send.download_head(d, at, what)?, sends)?;
+    if counts != recvs {
+        return Err(mismatch(
+            d.name(),
+            what,
+            format!("{counts:?} came, {recvs:?} were expected"),
+        ));
+    }
+    *into = Buf::upload(d, &nonempty(&got), what)?;
+    Ok(false)
+}
+
+/// Which columns go where in a fetch: `send_counts[r]` columns to rank `r` (to itself: all
+/// of its own) and `recv_counts[r]` from it, and on the device the selections of both (the
+/// local columns sent, destination by destination; the held slot of each column received,
+/// source by source: from itself its columns, slots `0..own`; from another rank its columns
+/// among those wanted, slots `own + i`), their block offsets, and where each rank's part
+/// starts (`bounds`: the send side's `ranks + 1` positions, then the receive side's).
 struct Routes<D: Device> {
-    /// The local columns this rank sends, destination by destination (to itself: all of
-    /// them, in order), and how many go to each rank.
-    send_cols: Vec<u32>,
     send_counts: Vec<usize>,
-    /// The held slot of each column received, source by source (from itself: its columns,
-    /// slots `0..own`; from another rank: its columns among those wanted, slots `own + i`),
-    /// and how many come from each rank.
-    recv_slots: Vec<u32>,
     recv_counts: Vec<usize>,
     send_sel: Buf<D, u32>,
     recv_sel: Buf<D, u32>,
     send_sums: Buf<D, u64>,
     recv_sums: Buf<D, u64>,
+    bounds: Buf<D, u64>,
+}
+
+/// The block offsets of `cols` selected columns.
+fn blocks(cols: usize) -> usize {
+    cols.div_ceil(PACK_WG) + 1
+}
+
+/// `0, c0, c0 + c1, …`: where each part of `counts` starts, and the end.
+fn starts(counts: &[usize]) -> impl Iterator<Item = u64> + '_ {
+    std::iter::once(0).chain(counts.iter().scan(0u64, |at, &k| {
+        *at += k as u64;
+        Some(*at)
+    }))
 }
 
 impl<D: Device> Routes<D> {
+    /// Empty routes (every rank sends nothing), to be filled by [`Routes::on_device`].
+    fn empty(d: &D, p: usize, what: &str) -> Result<Self> {
+        Ok(Self {
+            send_counts: vec![0; p],
+            recv_counts: vec![0; p],
+            send_sel: Buf::zeroed(d, 1, what)?,
+            recv_sel: Buf::zeroed(d, 1, what)?,
+            send_sums: Buf::zeroed(d, 1, what)?,
+            recv_sums: Buf::zeroed(d, 1, what)?,
+            bounds: Buf::zeroed(d, 2 * (p + 1), what)?,
+        })
+    }
+
+    fn n_send(&self) -> usize {
+        self.send_counts.iter().sum()
+    }
+
+    fn n_recv(&self) -> usize {
+        self.recv_counts.iter().sum()
+    }
+
+    /// The starts of every rank's part, both sides, uploaded; the block offsets sized.
+    fn finish(&mut self, d: &D, what: &str) -> Result<()> {
+        let b: Vec<u64> = starts(&self.send_counts)
+            .chain(starts(&self.recv_counts))
+            .collect();
+        self.bounds = Buf::upload(d, &b, what)?;
+        let (ns, nr) = (self.n_send(), self.n_recv());
+        grow(d, &mut self.send_sums, blocks(ns), what)?;
+        grow(d, &mut self.recv_sums, blocks(nr), what)?;
+        Ok(())
+    }
+
     /// The routes of a fetch of the columns `want` (sorted, none of them this rank's),
-    /// agreed with the other ranks of `c` (every rank calls it at the same point): each
-    /// rank's wanted columns asked of their owners.
+    /// agreed with the other ranks of `c` on the hosts (every rank calls it at the same
+    /// point): each rank's wanted columns asked of their owners.
     fn new(d: &D, c: &dyn Comm, plan: &GpuPlan, want: &[u32]) -> Result<Self> {
         let what = "R-MCL: routing the fetch of M's columns";
         let (p, me, c0, own) = (c.size(), c.rank(), plan.col0, plan.own);
@@ -95,30 +200,160 @@ impl<D: Device> Routes<D> {
             recv_counts[r] = g;
             at_want += g;
         }
-        let blocks = |x: usize| x.div_ceil(PACK_WG) + 1;
-        Ok(Self {
+        let mut routes = Self {
             send_sel: Buf::upload(d, &nonempty(&send_cols), what)?,
             recv_sel: Buf::upload(d, &nonempty(&recv_slots), what)?,
-            send_sums: Buf::zeroed(d, blocks(send_cols.len()), what)?,
-            recv_sums: Buf::zeroed(d, blocks(recv_slots.len()), what)?,
-            send_cols,
-            send_counts,
-            recv_slots,
-            recv_counts,
-        })
+            ..Self::empty(d, p, what)?
+        };
+        routes.send_counts = send_counts;
+        routes.recv_counts = recv_counts;
+        routes.finish(d, what)?;
+        Ok(routes)
     }
+
+    /// The routes of an `M·M` fetch, made on the device: the rows `marked` are listed into
+    /// `lists.0` (`mcl_list_rows`), sent to their owners into `lists.1`, and both selections
+    /// made from them (`mcl_route_sel`). Only the number of rows each rank asks of each
+    /// crosses the hosts. Every rank calls it at the same point.
+    fn on_device<T: Scalar>(
+        &mut self,
+        d: &D,
+        c: &dyn Comm,
+        plan: &GpuPlan,
+        marked: &Marked<D>,
+        (want, asked): (&mut Buf<D, u32>, &mut Buf<D, u32>),
+    ) -> Result<()> {
+        let what = "R-MCL: routing the M·M fetch";
+        let (p, me, c0, own) = (c.size(), c.rank(), plan.col0, plan.own);
+        let want_counts: Vec<usize> = (0..p)
+            .map(|r| marked.below(plan.splits[r + 1]) - marked.below(plan.splits[r]))
+            .collect();
+        if want_counts[me] != 0 {
+            return Err(mismatch(
+                d.name(),
+                what,
+                "a row of this rank's own marked".into(),
+            ));
+        }
+        let asked_counts: Vec<usize> = c
+            .all_to_all_counts(&want_counts.iter().map(|&k| k as u64).collect::<Vec<_>>())?
+            .into_iter()
+            .map(|k| k as usize)
+            .collect();
+        let na: usize = asked_counts.iter().sum();
+        list_rows::<D, T>(d, marked, want)?;
+        grow(d, asked, na, what)?;
+        exchange(d, c, (&*want, &want_counts), (asked, &asked_counts), what)?;
+        self.send_counts = asked_counts;
+        self.send_counts[me] = own;
+        self.recv_counts = want_counts;
+        self.recv_counts[me] = own;
+        let (ns, nr) = (self.n_send(), self.n_recv());
+        grow(d, &mut self.send_sel, ns, what)?;
+        grow(d, &mut self.recv_sel, nr, what)?;
+        {
+            let kern = d.kernel::<T>("mcl", "mcl_route_sel")?;
+            for (n, recv) in [(ns, false), (nr, true)] {
+                let counts = if recv {
+                    &self.recv_counts
+                } else {
+                    &self.send_counts
+                };
+                let a: usize = counts[..me].iter().sum();
+                let sel = if recv { &self.recv_sel } else { &self.send_sel };
+                let mut args = d.launch(&kern);
+                args.arg(n as u64)
+                    .arg(a as u64)
+                    .arg(own as u64)
+                    .arg(c0 as u32)
+                    .arg(u32::from(recv))
+                    .arg(&*asked)
+                    .arg(sel);
+                // SAFETY: (u64 n, u64 a, u64 own, u32 c0, u32 recv, const u32 *src, u32 *sel),
+                // as in the kernel file: items i < n write sel[i] (sel grown to n above) and,
+                // sending, read src[j] for j < n - own (asked holds the n - own rows asked).
+                unsafe { args.launch(linear(&kern, n)) }?;
+            }
+        }
+        self.finish(d, what)
+    }
+}
+
+/// The lengths of `n` selected columns moved on the device (`mcl_move_lens`): gathered,
+/// `to[i] = from[sel[i]]`, or scattered, `to[sel[i]] = from[i]`.
+fn move_lens<D: Device, T: Scalar>(
+    d: &D,
+    n: usize,
+    sel: &Buf<D, u32>,
+    from: &Buf<D, u32>,
+    to: &Buf<D, u32>,
+    scatter: bool,
+) -> Result<()> {
+    if n == 0 {
+        return Ok(());
+    }
+    let kern = d.kernel::<T>("mcl", "mcl_move_lens")?;
+    let mut args = d.launch(&kern);
+    args.arg(n as u64)
+        .arg(sel)
+        .arg(from)
+        .arg(to)
+        .arg(u32::from(scatter));
+    // SAFETY: (u64 n, const u32 *sel, const u32 *from, u32 *to, u32 scatter), as in the
+    // kernel file: items i < n read sel[i] (every caller's selection holds n) and either
+    // from[sel[i]] into to[i] or from[i] into to[sel[i]]; the callers size from and to to n
+    // and their selections index the other buffer's columns.
+    unsafe { args.launch(linear(&kern, n)) }
+}
+
+/// The packed offsets of the columns `at[q0..q0 + nq]` (each at most `n`) of the order of
+/// `n` columns (lengths `len`, through `sel` if given) whose block offsets are `sums`
+/// ([`launch_offsets`]), into `out[q0..q0 + nq]` (`mcl_offsets_at`).
+fn offsets_at<D: Device, T: Scalar>(
+    d: &D,
+    (nq, at, q0): (usize, &Buf<D, u64>, usize),
+    n: usize,
+    (len, sel): (&Buf<D, u32>, Option<&Buf<D, u32>>),
+    sums: &Buf<D, u64>,
+    out: &Buf<D, u64>,
+) -> Result<()> {
+    let kern = d.kernel::<T>("mcl", "mcl_offsets_at")?;
+    let mut args = d.launch(&kern);
+    args.arg(nq as u64)
+        .arg(at)
+        .arg(q0 as u64)
+        .arg(n as u64)
+        .arg(len)
+        .arg(u32::from(sel.is_some()))
+        .arg(sel.unwrap_or(len))
+        .arg(sums)
+        .arg(out);
+    // SAFETY: (u64 nq, const u64 *at, u64 q0, u64 n, const u32 *len, u32 has_sel,
+    // const u32 *sel, const u64 *sums, u64 *out), as in the kernel file: items q < nq read
+    // at[q0 + q] and write out[q0 + q] (every caller's at and out hold q0 + nq); each reads
+    // sums[a / PACK_WG] for a = min(at, n) (the block offsets of n columns, n / PACK_WG + 1
+    // of them) and len[j], or sel[j] and len[sel[j]], for j < a (the callers' len and sel
+    // cover the n columns).
+    unsafe { args.launch(linear(&kern, nq)) }
 }
 
 /// The routes and buffers of the partitioned fetch ([`Fetch::run`]).
 pub struct Fetch<D: Device, T: Scalar> {
     routes: Routes<D>,
     total: Buf<D, u64>,
+    /// The lengths sent and received, in the exchange's order.
+    slen: Buf<D, u32>,
+    rlen: Buf<D, u32>,
+    /// Where each rank's part of the packed arrays starts: the send side, then the receive
+    /// side (`mcl_offsets_at`).
+    parts: Buf<D, u64>,
     sidx: Buf<D, u32>,
     sval: Buf<D, T>,
     ridx: Buf<D, u32>,
     rval: Buf<D, T>,
-    /// This rank's columns' lengths, as the last [`Fetch::run`] read them back.
-    pub own_len: Vec<u32>,
+    /// `M·M`: the rows this rank asks for, and those asked of it.
+    want: Buf<D, u32>,
+    asked: Buf<D, u32>,
 }
 
 /// `what`'s error for an exchange that does not add up (a bug, or ranks out of step).
@@ -131,37 +366,55 @@ impl<D: Device, T: Scalar> Fetch<D, T> {
     /// `plan.own..`, agreed with the other ranks of `c` (every rank calls it at the same
     /// point).
     pub fn new(d: &D, c: &dyn Comm, plan: &GpuPlan, want: &[u32]) -> Result<Self> {
-        let what = "R-MCL: the fetch's buffers";
         let routes = Routes::new(d, c, plan, want)?;
+        Self::with(d, c, plan, routes)
+    }
+
+    /// A fetch for `M·M` iterations, routed by [`Fetch::reroute`] before each.
+    pub fn for_mm(d: &D, c: &dyn Comm, plan: &GpuPlan) -> Result<Self> {
+        let routes = Routes::empty(d, c.size(), "R-MCL: the fetch's buffers")?;
+        Self::with(d, c, plan, routes)
+    }
+
+    fn with(d: &D, c: &dyn Comm, plan: &GpuPlan, routes: Routes<D>) -> Result<Self> {
+        let what = "R-MCL: the fetch's buffers";
         // The packed buffers start at the plan's mean column (`GpuPlan::mean`) and grow.
         let start = |cols: usize| (cols * plan.mean).max(1);
-        let (ns, nr) = (routes.send_cols.len(), routes.recv_slots.len());
+        let (ns, nr) = (routes.n_send(), routes.n_recv());
         Ok(Self {
             total: Buf::zeroed(d, 1, what)?,
+            slen: Buf::uninit(d, ns.max(1), what)?,
+            rlen: Buf::uninit(d, nr.max(1), what)?,
+            parts: Buf::zeroed(d, 2 * (c.size() + 1), what)?,
             sidx: Buf::uninit(d, start(ns), what)?,
             sval: Buf::uninit(d, start(ns), what)?,
             ridx: Buf::uninit(d, start(nr), what)?,
             rval: Buf::uninit(d, start(nr), what)?,
+            want: Buf::zeroed(d, 1, what)?,
+            asked: Buf::zeroed(d, 1, what)?,
             routes,
-            own_len: Vec::new(),
         })
     }
 
-    /// The same buffers for a fetch of other columns `want` (see [`Fetch::new`]).
-    pub fn reroute(&mut self, d: &D, c: &dyn Comm, plan: &GpuPlan, want: &[u32]) -> Result<()> {
-        // The old selections go first.
-        let what = "R-MCL: the fetch's buffers";
-        self.routes.send_sel = Buf::zeroed(d, 1, what)?;
-        self.routes.recv_sel = Buf::zeroed(d, 1, what)?;
-        self.routes = Routes::new(d, c, plan, want)?;
-        Ok(())
+    /// Routes an `M·M` fetch of the rows `marked` ([`rows_elsewhere`]) on the device,
+    /// reusing the buffers (see [`Routes::on_device`]).
+    pub fn reroute(
+        &mut self,
+        d: &D,
+        c: &dyn Comm,
+        plan: &GpuPlan,
+        marked: &Marked<D>,
+    ) -> Result<()> {
+        self.routes
+            .on_device::<T>(d, c, plan, marked, (&mut self.want, &mut self.asked))
     }
 
     /// The fetch before an iteration: this rank's new columns `new` (`plan.own` of them,
     /// width `K`, lengths `new_len`) sent where they were asked for, and the held columns
     /// `held` (this rank's, then those wanted) filled with what arrives, their lengths
-    /// `held_len` replaced. Returns whether the entries went device to device, and the bytes
-    /// received from other ranks.
+    /// `held_len` replaced (grown to the held columns if need be). Returns whether the
+    /// entries went device to device, and the bytes received from other ranks; the host's
+    /// time is added to `times`.
     pub fn run(
         &mut self,
         d: &D,
@@ -175,127 +428,80 @@ impl<D: Device, T: Scalar> Fetch<D, T> {
         let t0 = Instant::now();
         let (p, me, own, k) = (c.size(), c.rank(), plan.own, plan.k);
         let t = std::mem::size_of::<T>();
-        // The lengths cross the hosts: every rank learns how many entries each column brings.
-        self.own_len = new_len.download_head(d, own, what)?;
-        let own_len = &self.own_len;
-        let sent_len: Vec<u32> = self
-            .routes
-            .send_cols
-            .par_iter()
-            .map(|&j| own_len[j as usize])
-            .collect();
-        let (got_len, got) = all_to_all(c, &sent_len, &self.routes.send_counts)?;
-        if got != self.routes.recv_counts {
-            return Err(mismatch(
-                d.name(),
-                what,
-                format!(
-                    "{got:?} columns came, {:?} were asked for",
-                    self.routes.recv_counts
-                ),
-            ));
+        let r = &self.routes;
+        let (n_send, n_recv) = (r.n_send(), r.n_recv());
+        // The lengths, on the device: gathered through the send selection, exchanged, and
+        // scattered into the held columns' lengths through the receive selection.
+        grow(d, &mut self.slen, n_send, what)?;
+        grow(d, &mut self.rlen, n_recv, what)?;
+        grow(d, held_len, n_recv, what)?;
+        move_lens::<D, T>(d, n_send, &r.send_sel, new_len, &self.slen, false)?;
+        exchange(
+            d,
+            c,
+            (&self.slen, &r.send_counts),
+            (&mut self.rlen, &r.recv_counts),
+            what,
+        )?;
+        move_lens::<D, T>(d, n_recv, &r.recv_sel, &self.rlen, held_len, true)?;
+        // The packed offsets of both sides, and where each rank's part starts.
+        launch_offsets::<T, D>(
+            d,
+            n_send,
+            (new_len, Some(&r.send_sel)),
+            &r.send_sums,
+            &self.total,
+        )?;
+        launch_offsets::<T, D>(
+            d,
+            n_recv,
+            (&*held_len, Some(&r.recv_sel)),
+            &r.recv_sums,
+            &self.total,
+        )?;
+        for (q0, n, len, sel, sums) in [
+            (0, n_send, new_len, &r.send_sel, &r.send_sums),
+            (p + 1, n_recv, &*held_len, &r.recv_sel, &r.recv_sums),
+        ] {
+            offsets_at::<D, T>(
+                d,
+                (p + 1, &r.bounds, q0),
+                n,
+                (len, Some(sel)),
+                sums,
+                &self.parts,
+            )?;
         }
-        // Each rank's columns land in consecutive held slots (`Routes::new`), so the lengths
-        // are placed a rank's part at a time.
-        let mut lens = vec![0u32; self.routes.recv_slots.len()];
-        let mut at = 0;
-        for &n in &self.routes.recv_counts {
-            if n > 0 {
-                let s = self.routes.recv_slots[at] as usize;
-                debug_assert_eq!(self.routes.recv_slots[at + n - 1] as usize, s + n - 1);
-                lens[s..s + n].copy_from_slice(&got_len[at..at + n]);
-            }
-            at += n;
-        }
-        *held_len = Buf::upload(d, &nonempty(&lens), what)?;
-        // Entries to and from each rank.
-        let per_rank = |len: &[u32], counts: &[usize]| -> Vec<usize> {
-            let mut at = 0;
-            counts
-                .iter()
-                .map(|&n| {
-                    let e = len[at..at + n].par_iter().map(|&l| l as usize).sum();
-                    at += n;
-                    e
-                })
-                .collect()
-        };
-        let (sends, recvs) = (
-            per_rank(&sent_len, &self.routes.send_counts),
-            per_rank(&got_len, &self.routes.recv_counts),
-        );
-        let (ns, nr): (usize, usize) = (sends.iter().sum(), recvs.iter().sum());
+        let parts = self.parts.download(d, what)?;
+        let diff =
+            |s: &[u64]| -> Vec<usize> { s.windows(2).map(|w| (w[1] - w[0]) as usize).collect() };
+        let (sends, recvs) = (diff(&parts[..=p]), diff(&parts[p + 1..]));
+        let (ns, nr) = (parts[p] as usize, parts[2 * p + 1] as usize);
         let t1 = Instant::now();
         times.lengths += (t1 - t0).as_secs_f64();
-        if self.sidx.len() < ns {
-            self.sidx = Buf::uninit(d, ns, what)?;
-            self.sval = Buf::uninit(d, ns, what)?;
-        }
-        if self.ridx.len() < nr {
-            // The old buffers go first (the exchange's last use of them was waited for: the
-            // lengths' read-back above synchronised the queue).
-            self.ridx = Buf::uninit(d, 1, what)?;
-            self.rval = Buf::uninit(d, 1, what)?;
-            self.ridx = Buf::uninit(d, nr, what)?;
-            self.rval = Buf::uninit(d, nr, what)?;
-        }
-        let n_send = self.routes.send_cols.len();
-        let send_sel = (new_len, Some(&self.routes.send_sel));
-        launch_offsets::<T, D>(d, n_send, send_sel, &self.routes.send_sums, &self.total)?;
+        grow(d, &mut self.sidx, ns, what)?;
+        grow(d, &mut self.sval, ns, what)?;
+        grow(d, &mut self.ridx, nr, what)?;
+        grow(d, &mut self.rval, nr, what)?;
+        let send_sel = (new_len, Some(&r.send_sel));
         launch_pack(
             d,
             (false, &Window::all(n_send)),
             (n_send, k),
             send_sel,
-            &self.routes.send_sums,
+            &r.send_sums,
             new,
             (&self.sidx, &self.sval),
         )?;
-        let ranges = |w: usize| -> Vec<std::ops::Range<usize>> {
-            let mut at = 0;
-            sends
-                .iter()
-                .map(|&e| {
-                    at += e;
-                    (at - e) * w..at * w
-                })
-                .collect()
-        };
-        let bytes = |w: usize| -> Vec<usize> { recvs.iter().map(|&e| e * w).collect() };
-        let device = d.all_to_all_mem(
-            c,
-            (self.sidx.mem(), &ranges(4)),
-            (self.ridx.mem(), &bytes(4)),
-            what,
-        )? && d.all_to_all_mem(
-            c,
-            (self.sval.mem(), &ranges(t)),
-            (self.rval.mem(), &bytes(t)),
-            what,
-        )?;
-        if !device {
-            // Through the hosts: the packed parts read back, exchanged and uploaded.
-            let (ridx, got) = all_to_all(c, &self.sidx.download_head(d, ns, what)?, &sends)?;
-            let (rval, _) = all_to_all(c, &self.sval.download_head(d, ns, what)?, &sends)?;
-            if got != recvs {
-                return Err(mismatch(
-                    d.name(),
-                    what,
-                    format!("{got:?} entries came, the lengths count {recvs:?}"),
-                ));
-            }
-            self.ridx = Buf::upload(d, &nonempty(&ridx), what)?;
-            self.rval = Buf::upload(d, &nonempty(&rval), what)?;
-        }
-        let n_recv = self.routes.recv_slots.len();
-        let recv_sel = (&*held_len, Some(&self.routes.recv_sel));
-        launch_offsets::<T, D>(d, n_recv, recv_sel, &self.routes.recv_sums, &self.total)?;
+        let device = exchange(d, c, (&self.sidx, &sends), (&mut self.ridx, &recvs), what)?;
+        exchange(d, c, (&self.sval, &sends), (&mut self.rval, &recvs), what)?;
+        let recv_sel = (&*held_len, Some(&r.recv_sel));
         launch_pack(
             d,
             (true, &Window::all(n_recv)),
             (n_recv, k),
             recv_sel,
-            &self.routes.recv_sums,
+            &r.recv_sums,
             held,
             (&self.ridx, &self.rval),
         )?;
@@ -307,9 +513,9 @@ impl<D: Device, T: Scalar> Fetch<D, T> {
 }
 
 /// `v`, or one zero when it is empty (no zero-byte device buffers).
-fn nonempty<P: Copy + Default>(v: &[P]) -> Vec<P> {
+fn nonempty<P: DeviceElem>(v: &[P]) -> Vec<P> {
     if v.is_empty() {
-        vec![P::default()]
+        vec![P::zeroed()]
     } else {
         v.to_vec()
     }
@@ -348,130 +554,6 @@ pub fn own_on_host<D: Device, T: Scalar>(
     )
 }
 
-/// The selections' part of [`MarkovCluster::pack_round_trip`](crate::mcl::MarkovCluster):
-/// the columns `sel` of `m` (uploaded; every third column left out, the rest in reverse)
-/// packed with a selection into a poisoned buffer one entry longer, then unpacked with
-/// another selection into the columns `3..` of fresh poisoned slots, in reverse again.
-/// Every packed entry, every unpacked column and every slot left alone is checked against
-/// `m` on the host.
-pub(super) fn select_round_trip<D: Device, T: Scalar>(
-    d: &D,
-    m: &crate::mcl::Columns<T>,
-) -> Result<()> {
-    let (n, k) = (m.n, m.k);
-    let a = "R-MCL selection round trip";
-    let (idx, val, len) = (
-        &Buf::upload(d, &m.idx, a)?,
-        &Buf::upload(d, &m.val, a)?,
-        &Buf::upload(d, &m.len, a)?,
-    );
-    let fail = |what: String| Error::backend(d.name(), format!("{a}: {what}"));
-    let sel: Vec<u32> = (0..n as u32).rev().filter(|j| j % 3 != 1).collect();
-    let ns = sel.len();
-    if ns == 0 {
-        return Ok(());
-    }
-    let (want_idx, want_val): (Vec<u32>, Vec<T>) = sel
-        .iter()
-        .flat_map(|&j| {
-            let (i, v) = m.column(j as usize);
-            i.iter().copied().zip(v.iter().copied())
-        })
-        .unzip();
-    let entries = want_idx.len();
-    let sums = Buf::<D, u64>::zeroed(d, ns.div_ceil(PACK_WG) + 1, a)?;
-    let total = Buf::<D, u64>::zeroed(d, 1, a)?;
-    let sel_buf = Buf::upload(d, &sel, a)?;
-    launch_offsets::<T, D>(d, ns, (len, Some(&sel_buf)), &sums, &total)?;
-    let counted = total.download(d, a)?[0];
-    if counted != entries as u64 {
-        return Err(fail(format!(
-            "{counted} entries counted, {entries} selected"
-        )));
-    }
-    let (poison_idx, poison_val) = (u32::MAX - 3, T::from_f64(-5.0));
-    let (pidx, pval) = (
-        Buf::upload(d, &vec![poison_idx; entries + 1], a)?,
-        Buf::upload(d, &vec![poison_val; entries + 1], a)?,
-    );
-    let from = (len, Some(&sel_buf));
-    let w = Window::all(ns);
-    launch_pack(
-        d,
-        (false, &w),
-        (ns, k),
-        from,
-        &sums,
-        (idx, val),
-        (&pidx, &pval),
-    )?;
-    let (gi, gv) = (pidx.download(d, a)?, pval.download(d, a)?);
-    let bits = |v: &[T]| {
-        v.iter()
-            .map(|&x| Scalar::to_f64(x).to_bits())
-            .collect::<Vec<_>>()
-    };
-    if gi[..entries] != want_idx[..] || bits(&gv[..entries]) != bits(&want_val) {
-        let at = (0..entries)
-            .find(|&e| gi[e] != want_idx[e] || gv[e].to_f64() != want_val[e].to_f64())
-            .unwrap_or(entries);
-        return Err(fail(format!(
-            "packed entry {at} of the selection is ({:?}, {:?}), want ({:?}, {:?})",
-            gi.get(at),
-            gv.get(at).map(|&x| Scalar::to_f64(x)),
-            want_idx.get(at),
-            want_val.get(at).map(|&x| Scalar::to_f64(x))
-        )));
-    }
-    if gi[entries] != poison_idx || gv[entries].to_f64() != poison_val.to_f64() {
-        return Err(fail("packing the selection wrote past its entries".into()));
-    }
-    // Unpacked into the columns 3.. of n2, the i-th selected column into column 3 + ns - 1 - i.
-    let n2 = ns + 3;
-    let to: Vec<u32> = (0..ns).map(|i| (3 + ns - 1 - i) as u32).collect();
-    let mut to_len = vec![0u32; n2];
-    for (i, &c) in to.iter().enumerate() {
-        to_len[c as usize] = m.len[sel[i] as usize];
-    }
-    let (to_buf, to_len_buf) = (Buf::upload(d, &to, a)?, Buf::upload(d, &to_len, a)?);
-    let (oidx, oval) = (
-        Buf::upload(d, &vec![poison_idx; n2 * k], a)?,
-        Buf::upload(d, &vec![poison_val; n2 * k], a)?,
-    );
-    let into = (&to_len_buf, Some(&to_buf));
-    launch_offsets::<T, D>(d, ns, into, &sums, &total)?;
-    launch_pack(
-        d,
-        (true, &w),
-        (ns, k),
-        into,
-        &sums,
-        (&oidx, &oval),
-        (&pidx, &pval),
-    )?;
-    let (oi, ov) = (oidx.download(d, a)?, oval.download(d, a)?);
-    for c in 0..n2 {
-        let l = to_len[c] as usize;
-        let (ci, cv) = (&oi[c * k..(c + 1) * k], &ov[c * k..(c + 1) * k]);
-        let want = (c >= 3).then(|| m.column(sel[3 + ns - 1 - c] as usize));
-        let (wi, wv) = want.unwrap_or((&[], &[]));
-        let kept = ci[l..].iter().all(|&x| x == poison_idx)
-            && cv[l..]
-                .iter()
-                .all(|&x| Scalar::to_f64(x) == poison_val.to_f64());
-        if ci[..l] != wi[..] || bits(&cv[..l]) != bits(wv) || !kept {
-            return Err(fail(format!(
-                "column {c} unpacked from the selection is ({:?}, {:?}), want ({wi:?}, \
-                 {:?}) then poison",
-                ci,
-                cv.iter().map(|&x| Scalar::to_f64(x)).collect::<Vec<_>>(),
-                wv.iter().map(|&x| Scalar::to_f64(x)).collect::<Vec<_>>()
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// A rank's columns of `M`: `own` of them from column `c0`, of width `k`, rows `< n`.
 #[derive(Debug, Clone, Copy)]
 pub struct Span {
@@ -503,17 +585,34 @@ pub struct Csc<D: Device, T: Scalar> {
 
 /// The rows of this rank's columns that other ranks hold ([`rows_elsewhere`]).
 pub struct Marked<D: Device> {
-    /// One bit per node, on the device.
+    /// One bit per node, on the device and on the host.
     bits: Buf<D, u32>,
-    /// The marked rows, sorted.
-    pub rows: Vec<u32>,
-    /// For each 32-bit word of `bits`, the marked rows before it.
-    base: Vec<u32>,
+    host: Vec<u32>,
+    /// For each 32-bit word of `bits`, the marked rows before it, on the device and on the
+    /// host.
+    base: Buf<D, u32>,
+    base_host: Vec<u32>,
+    /// The words, and the rows marked.
+    words: usize,
+    pub total: usize,
+}
+
+impl<D: Device> Marked<D> {
+    /// How many marked rows are below `x` (at most the nodes).
+    fn below(&self, x: usize) -> usize {
+        let w = x / 32;
+        match self.host.get(w) {
+            None => self.total,
+            Some(&b) => {
+                self.base_host[w] as usize + (b & ((1u32 << (x % 32)) - 1)).count_ones() as usize
+            }
+        }
+    }
 }
 
 /// The rows of an `M·M` iteration: the rows of this rank's new columns (`new`, lengths
 /// `len`) that other ranks hold, marked on the device in a bitmap of all `span.n` nodes
-/// (`mcl_mark_rows`) and read back.
+/// (`mcl_mark_rows`), read back, and counted word by word (the counts uploaded).
 pub fn rows_elsewhere<D: Device, T: Scalar>(
     d: &D,
     span: Span,
@@ -534,64 +633,97 @@ pub fn rows_elsewhere<D: Device, T: Scalar>(
             .arg(c0)
             .arg(c0 + own)
             .arg(&bits);
-        let wg = kern.group_limit().min(super::LINEAR_WG);
         // SAFETY: (u64 own, u32 K, const u32 *idx, const u32 *len, u64 c0, u64 c1, u32 *bits),
         // as in the kernel file: items x < own*K read len[x / K] (own entries) and idx[x]
         // (own*K slots); a row r < n (rows of M are node numbers) sets bit r of bits (n / 32
         // words rounded up).
-        unsafe {
-            args.launch(crate::device::Geometry::linear(
-                slots.div_ceil(wg as u64) as usize,
-                wg,
-            ))
-        }?;
+        unsafe { args.launch(linear(&kern, slots as usize)) }?;
     }
     let host = bits.download(d, what)?;
-    let mut base = Vec::with_capacity(host.len());
+    let mut base_host = Vec::with_capacity(host.len());
     let mut before = 0u32;
     for w in &host {
-        base.push(before);
+        base_host.push(before);
         before += w.count_ones();
     }
-    let rows: Vec<u32> = host
-        .par_iter()
-        .enumerate()
-        .flat_map_iter(|(w, &b)| {
-            (0..32u32)
-                .filter(move |i| b >> i & 1 == 1)
-                .map(move |i| w as u32 * 32 + i)
-        })
-        .collect();
-    Ok(Marked { bits, rows, base })
+    Ok(Marked {
+        bits,
+        base: Buf::upload(d, &base_host, what)?,
+        host,
+        base_host,
+        words,
+        total: before as usize,
+    })
 }
 
-/// The right operand of an `M·M` iteration: this rank's new columns (`new`, lengths `len`,
-/// `own_len` on the host) packed on the device, their rows turned into held slots
-/// (`mcl_slot_rows`, from the bitmap and word counts of [`rows_elsewhere`]).
+/// The rows `marked`, in increasing order, listed on the device into `into` (grown to them;
+/// `mcl_list_rows`).
+fn list_rows<D: Device, T: Scalar>(
+    d: &D,
+    marked: &Marked<D>,
+    into: &mut Buf<D, u32>,
+) -> Result<()> {
+    grow(
+        d,
+        into,
+        marked.total,
+        "R-MCL: the rows M·M reads from other ranks",
+    )?;
+    if marked.total == 0 {
+        return Ok(());
+    }
+    let kern = d.kernel::<T>("mcl", "mcl_list_rows")?;
+    let mut args = d.launch(&kern);
+    args.arg(marked.words as u64)
+        .arg(&marked.bits)
+        .arg(&marked.base)
+        .arg(&*into);
+    // SAFETY: (u64 words, const u32 *bits, const u32 *base, u32 *rows), as in the kernel
+    // file: items w < words read bits[w] and base[w] (words entries each) and write
+    // rows[base[w]..base[w] + popcount(bits[w])), below the marked rows' total (into holds
+    // at least that many).
+    unsafe { args.launch(linear(&kern, marked.words)) }
+}
+
+/// The right operand of an `M·M` iteration: this rank's new columns (`new`, lengths `len`)
+/// packed on the device, their starts from the block offsets (`mcl_column_starts`), their
+/// rows turned into held slots (`mcl_slot_rows`, from the bitmap and word counts of
+/// [`rows_elsewhere`]). The buffers of `prev` (the last iteration's) are reused where they
+/// are large enough.
 pub fn slot_rows<D: Device, T: Scalar>(
     d: &D,
     span: Span,
-    (new, len, own_len): (Entries<'_, D, T>, &Buf<D, u32>, &[u32]),
+    (new, len): (Entries<'_, D, T>, &Buf<D, u32>),
     marked: &Marked<D>,
+    prev: Option<Csc<D, T>>,
 ) -> Result<Csc<D, T>> {
-    let (bits, base) = (&marked.bits, &marked.base[..]);
     let what = "R-MCL: the right operand of M·M";
     let (own, k, c0) = (span.own, span.k, span.c0 as u64);
-    let mut ptr = Vec::with_capacity(own + 1);
-    let mut at = 0u64;
-    ptr.push(0);
-    for &l in own_len {
-        at += u64::from(l);
-        ptr.push(at);
-    }
-    let entries = at as usize;
-    let sums = Buf::<D, u64>::zeroed(d, own.div_ceil(PACK_WG) + 1, what)?;
+    let mut csc = match prev {
+        Some(c) => c,
+        None => Csc {
+            ptr: Buf::zeroed(d, 1, what)?,
+            row: Buf::zeroed(d, 1, what)?,
+            val: Buf::zeroed(d, 1, what)?,
+        },
+    };
+    grow(d, &mut csc.ptr, own + 1, what)?;
+    let sums = Buf::<D, u64>::zeroed(d, blocks(own), what)?;
     let total = Buf::<D, u64>::zeroed(d, 1, what)?;
-    let (row, val) = (
-        Buf::<D, u32>::uninit(d, entries.max(1), what)?,
-        Buf::<D, T>::uninit(d, entries.max(1), what)?,
-    );
     launch_offsets::<T, D>(d, own, (len, None), &sums, &total)?;
+    if own > 0 {
+        let kern = d.kernel::<T>("mcl", "mcl_column_starts")?;
+        let mut args = d.launch(&kern);
+        args.arg(own as u64).arg(len).arg(&sums).arg(&csc.ptr);
+        // SAFETY: (u64 n, const u32 *len, const u64 *sums, u64 *ptr), as in the kernel file:
+        // own.div_ceil(PACK_WG) groups of exactly PACK_WG items (the kernel's bound); items
+        // j < own read len[j] (own entries) and sums[j / PACK_WG] (blocks(own) entries) and
+        // write ptr[j] and, the last, ptr[own] (grown to own + 1).
+        unsafe { args.launch(Geometry::linear(own.div_ceil(PACK_WG), PACK_WG)) }?;
+    }
+    let entries = total.download(d, what)?[0] as usize;
+    grow(d, &mut csc.row, entries, what)?;
+    grow(d, &mut csc.val, entries, what)?;
     launch_pack(
         d,
         (false, &Window::all(own)),
@@ -599,101 +731,23 @@ pub fn slot_rows<D: Device, T: Scalar>(
         (len, None),
         &sums,
         new,
-        (&row, &val),
+        (&csc.row, &csc.val),
     )?;
     if entries > 0 {
-        let base = Buf::upload(d, base, what)?;
         let kern = d.kernel::<T>("mcl", "mcl_slot_rows")?;
         let mut args = d.launch(&kern);
         args.arg(entries as u64)
             .arg(c0)
             .arg(c0 + own as u64)
             .arg(own as u64)
-            .arg(bits)
-            .arg(&base)
-            .arg(&row);
-        let wg = kern.group_limit().min(super::LINEAR_WG);
+            .arg(&marked.bits)
+            .arg(&marked.base)
+            .arg(&csc.row);
         // SAFETY: (u64 entries, u64 c0, u64 c1, u64 own, const u32 *bits, const u32 *base,
         // u32 *rows), as in the kernel file: items e < entries read and write rows[e]
         // (entries of them, packed above); a row r < n reads bits[r / 32] and base[r / 32]
         // (n / 32 words rounded up each, from rows_elsewhere).
-        unsafe { args.launch(crate::device::Geometry::linear(entries.div_ceil(wg), wg)) }?;
+        unsafe { args.launch(linear(&kern, entries)) }?;
     }
-    Ok(Csc {
-        ptr: Buf::upload(d, &ptr, what)?,
-        row,
-        val,
-    })
-}
-
-/// The `M·M` rows' part of [`MarkovCluster::pack_round_trip`](crate::mcl::MarkovCluster):
-/// `m` taken as a rank's columns from `c0 = n / 3` among `n + 40` nodes (its rows reach past
-/// its columns on both sides), the rows held elsewhere marked on the device
-/// ([`rows_elsewhere`]) and its columns made the right operand ([`slot_rows`]), both against
-/// what the host finds from `m` alone.
-pub(super) fn rows_round_trip<D: Device, T: Scalar>(
-    d: &D,
-    m: &crate::mcl::Columns<T>,
-) -> Result<()> {
-    let a = "R-MCL rows round trip";
-    let fail = |what: String| Error::backend(d.name(), format!("{a}: {what}"));
-    let top = m.idx.iter().copied().max().unwrap_or(0) as usize;
-    let span = Span {
-        n: top.max(m.n) + 41,
-        c0: m.n / 3,
-        own: m.n,
-        k: m.k,
-    };
-    let (idx, val, len) = (
-        Buf::upload(d, &m.idx, a)?,
-        Buf::upload(d, &m.val, a)?,
-        Buf::upload(d, &m.len, a)?,
-    );
-    let marked = rows_elsewhere(d, span, ((&idx, &val), &len))?;
-    let mine = span.c0..span.c0 + span.own;
-    let mut want: Vec<u32> = (0..m.n)
-        .flat_map(|j| m.column(j).0.iter().copied())
-        .filter(|&r| !mine.contains(&(r as usize)))
-        .collect();
-    want.sort_unstable();
-    want.dedup();
-    if marked.rows != want {
-        return Err(fail(format!(
-            "{} rows marked, {} held elsewhere (first marked {:?}, first wanted {:?})",
-            marked.rows.len(),
-            want.len(),
-            marked.rows.first(),
-            want.first()
-        )));
-    }
-    let csc = slot_rows(d, span, ((&idx, &val), &len, &m.len[..]), &marked)?;
-    let ptr = csc.ptr.download(d, a)?;
-    let entries = m.entries() as usize;
-    let row = csc.row.download_head(d, entries, a)?;
-    let got_val = csc.val.download_head(d, entries, a)?;
-    let mut at = 0usize;
-    for (j, &start) in ptr.iter().take(m.n).enumerate() {
-        if start != at as u64 {
-            return Err(fail(format!("column {j} starts at {start}, want {at}")));
-        }
-        let (ri, rv) = m.column(j);
-        for (q, (&r, &v)) in ri.iter().zip(rv).enumerate() {
-            let slot = if mine.contains(&(r as usize)) {
-                r - span.c0 as u32
-            } else {
-                (span.own + want.partition_point(|&w| w < r)) as u32
-            };
-            let x = at + q;
-            if row[x] != slot || got_val[x].to_f64().to_bits() != v.to_f64().to_bits() {
-                return Err(fail(format!(
-                    "column {j} entry {q} (row {r}) became slot {} value {}, want {slot} {}",
-                    row[x],
-                    got_val[x].to_f64(),
-                    v.to_f64()
-                )));
-            }
-        }
-        at += ri.len();
-    }
-    Ok(())
+    Ok(csc)
 }
