@@ -143,8 +143,9 @@ fn a_shared_gpu_is_refused() {
     }
 }
 
-/// A replicated distributed count over two and more GPUs: the rows go device to device
-/// (NCCL) and the counts equal one process's.
+/// A distributed count over two and more GPUs in both layouts: the rows (every later rank's,
+/// or just those a rank's edges point to) go device to device (NCCL) and the counts equal
+/// one process's.
 #[test]
 fn replicated_triangles_through_nccl() {
     use trident_core::dist::graph::{orient, DistGraph};
@@ -180,24 +181,28 @@ fn replicated_triangles_through_nccl() {
         )
         .expect("one process");
     for p in 2..=count_devices.min(4) {
-        let results = threads::run(p, |c| {
-            let d = Cuda::with_device(c.rank())?;
-            let mine: Vec<(u32, u32)> = edges.iter().copied().skip(c.rank()).step_by(p).collect();
-            let dg = DistGraph::from_edges(c, n, &mine)?;
-            let o = orient(c, &dg)?;
-            let opts = TriangleOptions {
-                per_node: true,
-                ..Default::default()
-            };
-            count(c, &d, &o, Layout::Replicate, &opts)
-        });
-        for (rank, r) in results.into_iter().enumerate() {
-            let r = r.unwrap_or_else(|e| panic!("{p} ranks, rank {rank}: {e}"));
-            assert!(
-                r.device_exchange,
-                "{p} ranks: the rows went through the hosts"
-            );
-            assert_eq!(r.counts, one, "{p} ranks, rank {rank}");
+        for layout in [Layout::Replicate, Layout::Partition] {
+            let results = threads::run(p, |c| {
+                let d = Cuda::with_device(c.rank())?;
+                let mine: Vec<(u32, u32)> =
+                    edges.iter().copied().skip(c.rank()).step_by(p).collect();
+                let dg = DistGraph::from_edges(c, n, &mine)?;
+                let o = orient(c, &dg)?;
+                let opts = TriangleOptions {
+                    per_node: true,
+                    ..Default::default()
+                };
+                count(c, &d, &o, layout, &opts)
+            });
+            for (rank, r) in results.into_iter().enumerate() {
+                let r = r.unwrap_or_else(|e| panic!("{p} ranks, {layout}, rank {rank}: {e}"));
+                assert_eq!(r.layout, layout, "{p} ranks, rank {rank}");
+                assert!(
+                    r.device_exchange,
+                    "{p} ranks, {layout}: the rows went through the hosts"
+                );
+                assert_eq!(r.counts, one, "{p} ranks, {layout}, rank {rank}");
+            }
         }
     }
 }

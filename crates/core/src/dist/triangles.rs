@@ -11,6 +11,10 @@
 //!   the ranks holding them (1D partition with remote rows), for graphs that do not fit one
 //!   device.
 //!
+//! Either way the rows go in one personalised exchange as they are uploaded
+//! ([`TriangleCount::upload_exchanged`]: device to device through NCCL where the backend
+//! can); only the rows' lengths (and, partitioned, which rows) are agreed on the hosts.
+//!
 //! A rank's graph is its rows from its first on, ids shifted down by its first row, with its
 //! own rows counted ([`OrientedGraph::with_counted_rows`]) and the later ones only read; the
 //! counts are summed over ranks, exactly (integers), and per-node counts are summed and put
@@ -24,9 +28,7 @@ use super::graph::DistOriented;
 pub use super::Layout;
 use super::{all_gather, all_to_all, reduce_one, route, Comm, Op};
 use crate::error::{Error, Result};
-use crate::triangles::{
-    plan, OrientedGraph, RowExchange, TriangleCount, TriangleCounts, TriangleOptions,
-};
+use crate::triangles::{plan, RowExchange, TriangleCount, TriangleCounts, TriangleOptions};
 
 /// What a distributed count did, besides the counts.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,8 +47,8 @@ pub struct DistCounts {
     /// rather than through the hosts.
     pub device_exchange: bool,
     /// Seconds spent getting the rows (gather or fetch), uploading, and counting (the
-    /// slowest rank's, for each). Under [`Layout::Replicate`] the rows are exchanged as they
-    /// are uploaded: `exchange` covers both and `upload` is 0.
+    /// slowest rank's, for each). The rows are exchanged as they are uploaded, in either
+    /// layout: `exchange` covers both and `upload` is 0.
     pub exchange: f64,
     /// See [`DistCounts::exchange`].
     pub upload: f64,
@@ -89,44 +91,24 @@ pub fn count<B: TriangleCount>(
     let t = Instant::now();
     let r0 = o.first_row(c);
     let rows = o.splits()[c.rank() + 1] - r0;
-    let (mut upload, mut counting) = (0.0, 0.0);
-    // The rows on the device: exchanged as they are uploaded (replicate), or fetched on the
-    // host and then uploaded (partition).
-    let (d, counted_edges, held_edges, device_exchange, exchange) = match layout {
-        Layout::Partition => {
-            let g = fetch_rows(c, o)?.with_counted_rows(rows)?;
-            let (counted, held) = (g.counted_edges(), g.num_edges());
-            let exchange = slowest(c, t.elapsed().as_secs_f64())?;
-            let t = Instant::now();
-            let d = if counted == 0 {
-                None
-            } else {
-                let d = b.upload_oriented(g)?;
-                b.synchronize()?;
-                Some(d)
-            };
-            upload = t.elapsed().as_secs_f64();
-            (d, counted, held, false, exchange)
-        }
-        _ => {
-            // Every rank takes part in the exchange, whether or not it counts anything.
-            let x = replicate(c, o, rows)?;
-            let (counted, held) = (
-                x.indptr[rows] as usize,
-                x.indptr[x.indptr.len() - 1] as usize,
-            );
-            let (d, device) = b.upload_exchanged(c, x)?;
-            b.synchronize()?;
-            let exchange = slowest(c, t.elapsed().as_secs_f64())?;
-            (
-                Some(d).filter(|_| counted > 0),
-                counted,
-                held,
-                device,
-                exchange,
-            )
-        }
+    let mut counting = 0.0;
+    // The rows on the device, exchanged as they are uploaded: every rank's later rows
+    // (replicate), or the rows this rank's edges point to (partition).
+    let mut send = Vec::new();
+    // Every rank takes part in the exchange, whether or not it counts anything.
+    let x = match layout {
+        Layout::Partition => fetch_rows(c, o, rows, &mut send)?,
+        _ => replicate(c, o, rows)?,
     };
+    let (counted_edges, held_edges) = (
+        x.indptr[rows] as usize,
+        x.indptr[x.indptr.len() - 1] as usize,
+    );
+    let (d, device_exchange) = b.upload_exchanged(c, x)?;
+    drop(send);
+    b.synchronize()?;
+    let exchange = slowest(c, t.elapsed().as_secs_f64())?;
+    let d = Some(d).filter(|_| counted_edges > 0);
     let local = match d {
         None => TriangleCounts {
             total: 0,
@@ -139,7 +121,7 @@ pub fn count<B: TriangleCount>(
             r
         }
     };
-    let upload = slowest(c, upload)?;
+    let upload = 0.0;
     let count_ranks: Vec<f64> = all_gather(c, &[counting.to_bits()])?
         .0
         .into_iter()
@@ -209,15 +191,24 @@ fn replicate<'a>(c: &dyn Comm, o: &'a DistOriented, rows: usize) -> Result<RowEx
     })
 }
 
-/// This rank's graph under [`Layout::Partition`]: its rows, and the rows its edges point to
-/// fetched once from their ranks (the others empty), from its first row on, ids shifted
-/// down by it.
-fn fetch_rows(c: &dyn Comm, o: &DistOriented) -> Result<OrientedGraph> {
-    let p = c.size();
+/// This rank's rows under [`Layout::Partition`]: its rows, and the rows its edges point to
+/// (all after its own), fetched once from their ranks (the others empty), from its first row
+/// on, ids shifted down by it. Which rows, and their lengths, are agreed on the hosts; the
+/// rows themselves go in one exchange as they are uploaded (device to device where the
+/// backend can), each rank sending its own rows to itself and the rows asked of it to each
+/// other rank, into `send` (filled here: the exchange borrows it).
+fn fetch_rows<'a>(
+    c: &dyn Comm,
+    o: &DistOriented,
+    rows: usize,
+    send: &'a mut Vec<u32>,
+) -> Result<RowExchange<'a>> {
+    let (p, me) = (c.size(), c.rank());
     let splits = o.splits();
-    let (r0, r1) = (splits[c.rank()], splits[c.rank() + 1]);
+    let (r0, r1) = (splits[me], splits[me + 1]);
     let (ip, adj) = o.local();
-    // The rows wanted: targets beyond this rank's rows, each once, in order.
+    // The rows wanted: targets beyond this rank's rows, each once, in order (so from later
+    // ranks only, in rank order).
     let mut want: Vec<u32> = adj
         .par_iter()
         .copied()
@@ -240,26 +231,38 @@ fn fetch_rows(c: &dyn Comm, o: &DistOriented) -> Result<OrientedGraph> {
         &asked_counts.iter().map(|&k| k as u64).collect::<Vec<_>>(),
         &vec![1; p],
     )?;
-    let lens: Vec<u64> = asked
-        .iter()
-        .map(|&u| ip[u as usize - r0 + 1] - ip[u as usize - r0])
-        .collect();
+    let row_len = |u: u32| ip[u as usize - r0 + 1] - ip[u as usize - r0];
+    let lens: Vec<u64> = asked.iter().map(|&u| row_len(u)).collect();
     let counts: Vec<usize> = per_rank.iter().map(|&k| k as usize).collect();
-    let (got_lens, _) = all_to_all(c, &lens, &counts)?;
-    let mut rows_out = Vec::with_capacity(lens.iter().sum::<u64>() as usize);
-    let mut out_counts = vec![0usize; p];
+    let (got_lens, got_counts) = all_to_all(c, &lens, &counts)?;
+    // What goes to each rank, in rank order: the rows it asked for, or to itself its rows.
+    send.clear();
+    send.reserve(adj.len() + lens.iter().sum::<u64>() as usize);
+    let mut parts = Vec::with_capacity(p);
     let mut at = 0;
     for (r, &k) in counts.iter().enumerate() {
+        let start = send.len();
+        if r == me {
+            send.extend_from_slice(adj);
+        }
         for &u in &asked[at..at + k] {
-            let row = &adj[ip[u as usize - r0] as usize..ip[u as usize - r0 + 1] as usize];
-            rows_out.extend_from_slice(row);
-            out_counts[r] += row.len();
+            send.extend_from_slice(
+                &adj[ip[u as usize - r0] as usize..ip[u as usize - r0 + 1] as usize],
+            );
         }
         at += k;
+        parts.push(start..send.len());
     }
-    let (got_rows, _) = all_to_all(c, &rows_out, &out_counts)?;
-    drop(rows_out);
-    // The local graph: rows r0.. (own, then fetched in `want` order, others empty).
+    // What arrives from each rank: from itself its rows, from a later rank the rows it was
+    // asked for. The local graph is rows r0.. (own, then fetched in `want` order, others
+    // empty), which is the order they arrive in.
+    let mut recv = vec![0usize; p];
+    recv[me] = adj.len();
+    let mut k = 0;
+    for (r, &g) in got_counts.iter().enumerate() {
+        recv[r] += got_lens[k..k + g].iter().sum::<u64>() as usize;
+        k += g;
+    }
     let n = o.num_nodes();
     let mut indptr = vec![0u64; n - r0 + 1];
     for v in r0..r1 {
@@ -271,9 +274,13 @@ fn fetch_rows(c: &dyn Comm, o: &DistOriented) -> Result<OrientedGraph> {
     for v in 0..n - r0 {
         indptr[v + 1] += indptr[v];
     }
-    let shift = r0 as u32;
-    let mut local = Vec::with_capacity(indptr[n - r0] as usize);
-    local.extend(adj.iter().map(|&u| u - shift));
-    local.extend(got_rows.iter().map(|&u| u - shift));
-    Ok(OrientedGraph::from_sorted_parts(indptr, local, None))
+    debug_assert_eq!(rows, r1 - r0);
+    Ok(RowExchange {
+        indptr,
+        counted: rows,
+        send: send.as_slice(),
+        parts,
+        recv,
+        shift: r0 as u32,
+    })
 }

@@ -176,14 +176,16 @@ fn finish<B: TriangleCount>(
     crate::outln!(
         "exchange:      {exchange:.4} s ({})",
         match (r.layout, r.device_exchange) {
-            (Layout::Partition, _) => "rows fetched through the hosts, then uploaded",
+            (Layout::Partition, true) => {
+                "the rows this rank's edges point to, device to device (NCCL), transfer included"
+            }
+            (Layout::Partition, false) => {
+                "the rows this rank's edges point to, through the hosts, transfer included"
+            }
             (_, true) => "rows device to device (NCCL), transfer included",
             (_, false) => "rows through the hosts, transfer included",
         }
     )?;
-    if r.layout == Layout::Partition {
-        crate::outln!("transfer:      {transfer:.4} s")?;
-    }
     crate::outln!(
         "counting:      {counting:.4} s ({:.3e} edges/s; median of {}, slowest rank)",
         g.num_edges() as f64 / counting.max(1e-12),
