@@ -11,7 +11,7 @@
 //!   torch_spmv.py     the cuSPARSE baseline
 //!   gapbs_tc.sh       the GAP `tc` baseline (needs a gapbs checkout: GAPBS_DIR)
 //!   lib/libOpenCL.so.1  the OpenCL ICD loader, used only where the machine has none
-//!   mutants.tar.gz    the CUDA kernel mutants, compiled (`run.sh mutants`)
+//!   mutants.tar.xz    the CUDA kernel mutants, compiled (`run.sh mutants`)
 //!   cuda-kernels.txt  every CUDA kernel root (`run.sh sanitize` checks each was launched)
 //! ```
 //!
@@ -167,10 +167,14 @@ pub fn run(args: &[String]) -> Result {
     // roots that `run.sh sanitize` must see launched.
     eprintln!("bundle: compiling the CUDA mutants");
     let n = crate::mutants::emit_cuda(&bundle.join("mutants"))?;
-    // The archive's path is absolute: tar opens it before `-C` moves into the bundle.
+    // The archive's path is absolute: tar opens it before `-C` moves into the bundle. xz,
+    // not gzip: the mutants' PTX files differ from each other in a line or two, and only a
+    // compressor whose window spans many files (xz's, at -9: 64 MiB) sees that; run.sh
+    // unpacks it with Python's `tarfile` (the GPU machine need not have xz).
     let status = Command::new("tar")
-        .arg("-czf")
-        .arg(bundle.join("mutants.tar.gz"))
+        .env("XZ_OPT", "-9")
+        .arg("-cJf")
+        .arg(bundle.join("mutants.tar.xz"))
         .arg("-C")
         .arg(&bundle)
         .arg("mutants")

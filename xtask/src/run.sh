@@ -17,10 +17,11 @@
 #    kernel (checked: every root of cuda-kernels.txt must appear in the kernel log), one
 #    process per test under a time limit (SANITIZE_LIMIT, seconds); the summary fails on any
 #    hazard or error, a test that fails or does not finish, or a kernel never launched.
-# mutants: every CUDA kernel mutant of mutants.tar.gz (compiled by `cargo xtask bundle`),
+# mutants: every CUDA kernel mutant of mutants.tar.xz (compiled by `cargo xtask bundle`),
 #    each run with its tests filter on the conformance binary (TRIDENT_KERNEL_DIR) under a
 #    time limit (a hang counts as caught); fails unless every mutant is caught and the
-#    unmutated suite passes each filter first. MUTANTS_ONLY=substring narrows the list.
+#    unmutated suite passes each filter first. MUTANTS_ONLY=substring narrows the list
+#    (several substrings separated by |: a mutant naming any of them).
 # compare: same-run before/after benchmarks. COMPARE_WITH names a folder of another build's
 #    benchmark executables (e.g. an earlier bundle's benches/, gzipped or not); for every
 #    benchmark (or the BENCH names given) the other build runs, then this one, then the other
@@ -221,8 +222,9 @@ main() {
         : >"$OUT_DIR/mutants.txt"
         t="$HERE/tests/trident-cuda-conformance"
         MUT=$(mktemp -d)
-        if ! tar -C "$MUT" -xzf "$HERE/mutants.tar.gz" || [ ! -s "$MUT/mutants/mutants.tsv" ]; then
-            echo "FAIL: no CUDA mutants in $HERE/mutants.tar.gz" | tee -a "$OUT_DIR/mutants.txt"
+        if ! python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter="data")' \
+            "$HERE/mutants.tar.xz" "$MUT" || [ ! -s "$MUT/mutants/mutants.tsv" ]; then
+            echo "FAIL: no CUDA mutants in $HERE/mutants.tar.xz" | tee -a "$OUT_DIR/mutants.txt"
             failed+=("mutants missing")
             mkdir -p "$MUT/mutants" && : >"$MUT/mutants/mutants.tsv"
         fi
@@ -236,8 +238,13 @@ main() {
         } >>"$OUT_DIR/mutants.txt"
         while IFS=$'\t' read -r name kernel filter file; do
             [ -n "$name" ] || continue
-            if [ -n "${MUTANTS_ONLY:-}" ] && [[ "$name" != *"$MUTANTS_ONLY"* ]]; then
-                continue
+            if [ -n "${MUTANTS_ONLY:-}" ]; then
+                keep=0
+                IFS='|' read -ra pats <<<"$MUTANTS_ONLY"
+                for pat in "${pats[@]}"; do
+                    [[ "$name" == *"$pat"* ]] && keep=1
+                done
+                [ "$keep" = 1 ] || continue
             fi
             if [ -z "${base_secs[$filter]:-}" ]; then
                 start=$(date +%s)
