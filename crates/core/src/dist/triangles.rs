@@ -46,12 +46,10 @@ pub struct DistCounts {
     /// Whether the rows went device to device ([`TriangleCount::upload_exchanged`]: NCCL)
     /// rather than through the hosts.
     pub device_exchange: bool,
-    /// Seconds spent getting the rows (gather or fetch), uploading, and counting (the
+    /// Seconds spent getting the rows (gather or fetch) onto the device, and counting (the
     /// slowest rank's, for each). The rows are exchanged as they are uploaded, in either
-    /// layout: `exchange` covers both and `upload` is 0.
+    /// layout, so `exchange` covers the upload.
     pub exchange: f64,
-    /// See [`DistCounts::exchange`].
-    pub upload: f64,
     /// See [`DistCounts::exchange`].
     pub count: f64,
     /// Every rank's counting time, in rank order (how well the rows' cut balanced the work).
@@ -121,7 +119,6 @@ pub fn count<B: TriangleCount>(
             r
         }
     };
-    let upload = 0.0;
     let count_ranks: Vec<f64> = all_gather(c, &[counting.to_bits()])?
         .0
         .into_iter()
@@ -157,7 +154,6 @@ pub fn count<B: TriangleCount>(
         held_edges,
         device_exchange,
         exchange,
-        upload,
         count,
         count_ranks,
     })

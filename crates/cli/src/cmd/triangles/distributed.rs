@@ -123,7 +123,6 @@ fn finish<B: TriangleCount>(
     }
     let counting = median(runs.iter().map(|r| r.count).collect());
     let exchange = median(runs.iter().map(|r| r.exchange).collect());
-    let transfer = median(runs.iter().map(|r| r.upload).collect());
     let count_ranks: Vec<f64> = (0..c.size())
         .map(|rank| median(runs.iter().map(|r| r.count_ranks[rank]).collect()))
         .collect();
@@ -193,7 +192,7 @@ fn finish<B: TriangleCount>(
     )?;
     crate::outln!(
         "total:         {:.4} s",
-        load + orientation + exchange + transfer + counting
+        load + orientation + exchange + counting
     )?;
     if let (Some(path), Some(per), true) = (&args.per_vertex, &r.counts.per_node, c.rank() == 0) {
         super::write_per_vertex(files, path, per, |v| (g.label(v), g.degree(v)))?;
