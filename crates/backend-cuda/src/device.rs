@@ -122,6 +122,17 @@ impl Device for Cuda {
         self.nccl_all_to_all(c, (send, parts), (into, recv), what)
     }
 
+    fn sum_mem_u64(
+        &self,
+        c: &dyn trident_core::dist::Comm,
+        mem: &DevBuf<u8>,
+        words: usize,
+        what: &str,
+    ) -> Result<bool> {
+        self.check_same_device(mem.shared())?;
+        self.nccl_sum_u64(c, mem, words, what)
+    }
+
     fn mem_ref<'a>(&'a self, mem: &'a DevBuf<u8>) -> Result<u64> {
         self.check_same_device(mem.shared())?;
         Ok(mem.ptr().as_raw())

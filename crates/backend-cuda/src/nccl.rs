@@ -35,6 +35,10 @@ type RawComm = *mut c_void;
 type NcclResult = c_int;
 /// `ncclInt8`: exchanges are counted in bytes.
 const NCCL_INT8: c_int = 0;
+/// `ncclUint64`: the sums of [`Cuda::nccl_sum_u64`].
+const NCCL_UINT64: c_int = 5;
+/// `ncclSum`.
+const NCCL_SUM: c_int = 0;
 
 /// The NCCL entry points used here.
 struct Api {
@@ -51,6 +55,15 @@ struct Api {
     ) -> NcclResult,
     recv:
         unsafe extern "C" fn(*mut c_void, usize, c_int, c_int, RawComm, *mut c_void) -> NcclResult,
+    all_reduce: unsafe extern "C" fn(
+        *const c_void,
+        *mut c_void,
+        usize,
+        c_int,
+        c_int,
+        RawComm,
+        *mut c_void,
+    ) -> NcclResult,
     group_start: unsafe extern "C" fn() -> NcclResult,
     group_end: unsafe extern "C" fn() -> NcclResult,
     error_string: unsafe extern "C" fn(NcclResult) -> *const c_char,
@@ -106,6 +119,7 @@ fn api() -> std::result::Result<&'static Api, &'static str> {
                 comm_destroy: get!("ncclCommDestroy"),
                 send: get!("ncclSend"),
                 recv: get!("ncclRecv"),
+                all_reduce: get!("ncclAllReduce"),
                 group_start: get!("ncclGroupStart"),
                 group_end: get!("ncclGroupEnd"),
                 error_string: get!("ncclGetErrorString"),
@@ -384,6 +398,42 @@ impl Cuda {
                     what,
                 )
             }
+        })?;
+        Ok(done.is_some())
+    }
+
+    /// [`Device::sum_mem_u64`](trident_core::device::Device::sum_mem_u64) through NCCL: one
+    /// in-place all-reduce (sum) of the first `words` 64-bit words of `mem`, on the backend's
+    /// stream, ordered before later work (not waited for).
+    pub(crate) fn nccl_sum_u64(
+        &self,
+        c: &dyn Comm,
+        mem: &DevBuf<u8>,
+        words: usize,
+        what: &str,
+    ) -> Result<bool> {
+        let done = self.with_nccl(c, |a, comm| {
+            if words.checked_mul(8).is_none_or(|b| b > mem.len()) {
+                return Err(Error::backend(
+                    driver::BACKEND,
+                    format!(
+                        "{what}: sum of {words} words in {} bytes (a bug)",
+                        mem.len()
+                    ),
+                ));
+            }
+            if words == 0 {
+                return Ok(());
+            }
+            let p = mem.ptr().as_raw() as *mut c_void;
+            let stream = self.shared.raw_stream() as *mut c_void;
+            // SAFETY: `words` 8-byte words lie within `mem` (checked above), which belongs to
+            // this device and outlives the stream's work (the caller's buffer, dropped only
+            // after the stream is synchronised); NCCL allows the send and receive buffers to
+            // be the same (in place).
+            let rc =
+                unsafe { (a.all_reduce)(p, p, words, NCCL_UINT64, NCCL_SUM, comm.raw, stream) };
+            check(a, rc, "ncclAllReduce")
         })?;
         Ok(done.is_some())
     }

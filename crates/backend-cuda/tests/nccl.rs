@@ -125,6 +125,55 @@ fn all_to_all_between_device_buffers() {
     }
 }
 
+/// `Device::sum_mem_u64`: every rank's words (some near 2^64, so that the sums wrap) summed
+/// in place over the ranks; the words past `words` stay as they were (poisoned).
+#[test]
+fn sum_between_two_and_more_gpus() {
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(count) = devices() else { return };
+    let words = 100_003usize;
+    let word = |r: usize, i: usize| {
+        let x = (r as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (i as u64) << 7;
+        if i.is_multiple_of(97) {
+            u64::MAX - x % 1000
+        } else {
+            x % 1_000_003
+        }
+    };
+    for p in 2..=count.min(4) {
+        let results = threads::run(p, |c| {
+            let d = Cuda::with_device(c.rank())?;
+            let me = c.rank();
+            let mut host: Vec<u8> = (0..words).flat_map(|i| word(me, i).to_le_bytes()).collect();
+            host.extend([0xCDu8; 24]);
+            let mem = d.upload_mem(&host, "test sum")?;
+            if !d.sum_mem_u64(c, &mem, words, "test sum")? {
+                return Err(trident_core::Error::backend(
+                    "test",
+                    "NCCL refused distinct GPUs",
+                ));
+            }
+            let mut got = vec![0u8; host.len()];
+            d.read_mem(&mem, &mut got, "test")?;
+            let mut want: Vec<u8> = (0..words)
+                .flat_map(|i| {
+                    (0..p)
+                        .fold(0u64, |a, r| a.wrapping_add(word(r, i)))
+                        .to_le_bytes()
+                })
+                .collect();
+            want.extend([0xCDu8; 24]);
+            Ok(got == want)
+        });
+        for (rank, r) in results.into_iter().enumerate() {
+            assert!(
+                r.unwrap_or_else(|e| panic!("{p} ranks, rank {rank}: {e}")),
+                "{p} ranks, rank {rank}: sums differ"
+            );
+        }
+    }
+}
+
 /// Two thread-ranks on one GPU: NCCL is refused on both (it cannot serve a shared GPU), and
 /// nothing hangs.
 #[test]

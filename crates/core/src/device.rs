@@ -202,6 +202,22 @@ pub trait Device: Backend + Sized {
         let _ = (c, send, parts, into, recv, what);
         Ok(false)
     }
+    /// An in-place sum over the ranks of `c` of the first `words` 64-bit unsigned integers
+    /// of `mem` (wrapping, so exact and independent of the order), for a backend with a
+    /// device-to-device engine for these ranks (see [`Device::exchange_mem`]): every rank's
+    /// `mem` then holds the sums, ordered before later work on the queue. `false` on every
+    /// rank where there is no such engine (the default): nothing is changed and the caller
+    /// sums through the host. Every rank must call it at the same point with the same `words`.
+    fn sum_mem_u64(
+        &self,
+        c: &dyn crate::comm::Comm,
+        mem: &Self::Mem,
+        words: usize,
+        what: &str,
+    ) -> Result<bool> {
+        let _ = (c, mem, words, what);
+        Ok(false)
+    }
     /// `mem` as a kernel argument; fails unless it belongs to this device (instance).
     fn mem_ref<'a>(&'a self, mem: &'a Self::Mem) -> Result<Self::MemRef<'a>>;
 

@@ -362,9 +362,12 @@ impl<T: Scalar, D: Device> MclKernels<T> for D {
             // sums: the bits of one process).
             let what = "R-MCL: the rows' masses over the ranks";
             launch_mass(self, st, plan)?;
-            let mut mass = st.mass.download(self, what)?;
-            c.all_reduce_u64(&mut mass, Op::Sum)?;
-            st.mass = Buf::upload(self, &mass, what)?;
+            // Device to device where the backend can (NCCL), else through the hosts.
+            if !self.sum_mem_u64(c, st.mass.mem(), plan.n, what)? {
+                let mut mass = st.mass.download(self, what)?;
+                c.all_reduce_u64(&mut mass, Op::Sum)?;
+                st.mass = Buf::upload(self, &mass, what)?;
+            }
         }
         let s = &*st;
         if step.column_balance {
