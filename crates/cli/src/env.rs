@@ -56,6 +56,23 @@ pub fn gpu_libraries() -> Result<(), Error> {
     Ok(())
 }
 
+/// NCCL's switch between its two ways of sharing GPU memory between processes (its own
+/// environment variable): the CLI sets it to `0` (CUDA IPC) unless the environment sets it.
+pub const NCCL_CUMEM: &str = "NCCL_CUMEM_ENABLE";
+
+/// Starts NCCL, where a job uses it, with CUDA IPC for its connections between GPUs instead of
+/// its default cuMem handles ([`NCCL_CUMEM`] = `0`), unless the environment chooses. On the
+/// 4-GPU hosts NCCL's first transfers between every pair of ranks (its connections) took
+/// about 1.1 s with cuMem and 0.1 s with CUDA IPC, and the transfers themselves ran as fast
+/// (`benches/results/distributed.md`). Called at the start of `main`, before any other
+/// thread: the environment is changed while no thread can read it.
+pub fn nccl_defaults() {
+    #[cfg(feature = "cuda")]
+    if std::env::var_os(NCCL_CUMEM).is_none() {
+        std::env::set_var(NCCL_CUMEM, "0");
+    }
+}
+
 /// What to tell the user after error `e`, when the environment changes its outcome: how to
 /// raise the input limit after an input over it.
 pub fn hint(e: &Error) -> Option<String> {

@@ -100,6 +100,7 @@ pub(crate) enum Precision {
 }
 
 fn main() -> ExitCode {
+    env::nccl_defaults();
     let cli = parse();
     if let Err(e) = env::gpu_libraries().and_then(|()| start_threads(cli.threads)) {
         return report(Err(e));
