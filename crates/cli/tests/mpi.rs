@@ -427,6 +427,11 @@ fn cluster_partitions_as_one_process() {
                 std::fs::read(&got).unwrap() == one,
                 "{what}: clusters differ from one process"
             );
+            // The planted network (integer ids) is read in byte ranges, the PPI networks
+            // (labels) whole by every rank.
+            let err = String::from_utf8_lossy(&o.stderr);
+            let ranges = err.contains(&format!("in byte ranges by {np} ranks"));
+            assert_eq!(ranges, np > 1 && *path == planted, "{what}: {err}");
             std::fs::remove_file(&got).unwrap();
             runs += 1;
         }
@@ -435,8 +440,9 @@ fn cluster_partitions_as_one_process() {
     std::fs::remove_dir_all(&out).ok();
 }
 
-/// A bad line in the last rank's byte range: that rank reports it (file and line) and the
-/// whole job ends, with a failure status, within seconds: no rank waits for it.
+/// A bad line in the last rank's byte range (`triangles` and `cluster` both read in byte
+/// ranges): that rank reports it (file and line) and the whole job ends, with a failure
+/// status, within seconds: no rank waits for it.
 #[cfg(feature = "mpi")]
 #[test]
 fn a_failing_rank_ends_the_job() {
@@ -454,20 +460,26 @@ fn a_failing_rank_ends_the_job() {
     }
     let f = d.join("bad.el");
     std::fs::write(&f, text).unwrap();
-    for np in [2, 3] {
+    for (np, command) in [(2, "triangles"), (3, "triangles"), (3, "cluster")] {
         let (o, took) = run_np(
             &mpirun,
             np,
-            &["triangles", f.to_str().unwrap(), "--backend", "cpu"],
+            &[command, f.to_str().unwrap(), "--backend", "cpu"],
             Duration::from_secs(60),
         );
         let err = String::from_utf8_lossy(&o.stderr);
-        assert!(!o.status.success(), "{np} ranks: succeeded on a bad line");
+        assert!(
+            !o.status.success(),
+            "{command}, {np} ranks: succeeded on a bad line"
+        );
         assert!(
             err.contains(&format!("rank {} of {np}", np - 1)) && err.contains("bad.el:20001"),
-            "{np} ranks: {err}"
+            "{command}, {np} ranks: {err}"
         );
-        assert!(took < Duration::from_secs(30), "{np} ranks: took {took:?}");
+        assert!(
+            took < Duration::from_secs(30),
+            "{command}, {np} ranks: took {took:?}"
+        );
     }
     std::fs::remove_dir_all(&d).ok();
 }

@@ -238,47 +238,70 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
         .transpose()?;
     let load_complexes = process.elapsed().as_secs_f64();
     // The backend starts (driver and context start-up) and loads its R-MCL kernels (a GPU's
-    // PTX JIT or program build) while another thread reads the network: they are independent.
+    // PTX JIT or program build) on a thread of its own while this one reads the network: they
+    // are independent. Under mpirun the ranks read it together (each parses its byte range of
+    // an integer-id edge list, `dist::graph::read_graph_whole`), which talks to MPI from this
+    // thread; the ranks then agree on the device-to-device engine (NCCL), whose communicator
+    // is made in the background until the first gather.
     let started = Instant::now();
     let (b, notes, read) = std::thread::scope(|scope| {
-        let read = scope.spawn(|| {
+        let opened = scope.spawn(|| {
             let t = Instant::now();
-            // Every input node is clustered, as mcl does: a node whose only line is a
-            // self-loop is an isolated node (a singleton), not dropped.
-            let opts = io::EdgeListOptions {
-                loop_only_nodes: true,
-                ..io::EdgeListOptions::default()
-            };
-            io::read_graph_limited(&args.path, &opts, &crate::env::read_options())
-                .map(|g| (g, t.elapsed().as_secs_f64()))
+            // auto's remarks are printed once the network is read (an input error comes
+            // first).
+            let (b, notes) = select::open_quiet(args.backend);
+            let b = b.and_then(|b| {
+                let open = t.elapsed().as_secs_f64();
+                let t = Instant::now();
+                if args.from.is_none() {
+                    crate::with_backend!(&b, b => match args.precision {
+                        Precision::F32 => MarkovCluster::<f32>::load_kernels(b),
+                        Precision::F64 => MarkovCluster::<f64>::load_kernels(b),
+                    })?;
+                }
+                Ok((b, open, t.elapsed().as_secs_f64()))
+            });
+            (b, notes)
         });
         let t = Instant::now();
-        // auto's remarks are printed once the network is read (an input error comes first).
-        let (b, notes) = select::open_quiet(args.backend);
-        let b = b.and_then(|b| {
-            let open = t.elapsed().as_secs_f64();
-            let t = Instant::now();
-            if args.from.is_none() {
-                crate::with_backend!(&b, b => match args.precision {
-                    Precision::F32 => MarkovCluster::<f32>::load_kernels(b),
-                    Precision::F64 => MarkovCluster::<f64>::load_kernels(b),
-                })?;
-            }
-            let kernels = t.elapsed().as_secs_f64();
-            // Over ranks, the device-to-device engine (NCCL) is started too (the ranks agree on it
-            // here; its communicator is made in the background until the first gather).
-            let t = Instant::now();
-            let engine = if distributed {
-                crate::with_backend!(&b, b => Backend::connect(b, job.comm()))?
-            } else {
-                false
-            };
-            Ok((b, open, kernels, (engine, t.elapsed().as_secs_f64())))
-        });
-        let read = read.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        // Every input node is clustered, as mcl does: a node whose only line is a self-loop
+        // is an isolated node (a singleton), not dropped.
+        let opts = io::EdgeListOptions {
+            loop_only_nodes: true,
+            ..io::EdgeListOptions::default()
+        };
+        let read = if distributed {
+            trident_core::dist::graph::read_graph_whole(
+                job.comm(),
+                &args.path,
+                &opts,
+                &crate::env::read_options(),
+            )
+        } else {
+            io::read_graph_limited(&args.path, &opts, &crate::env::read_options())
+                .map(|g| (g, false))
+        }
+        .map(|g| (g, t.elapsed().as_secs_f64()));
+        let (b, notes) = opened
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        // A rank that failed to read stops here (and ends the job); the others would wait
+        // for it in the agreement on NCCL.
+        let b = match &read {
+            Err(_) => b.and(Err(Error::backend("cluster", "the read failed"))),
+            Ok(_) => b.and_then(|(b, open, kernels)| {
+                let t = Instant::now();
+                let engine = if distributed {
+                    crate::with_backend!(&b, b => Backend::connect(b, job.comm()))?
+                } else {
+                    false
+                };
+                Ok((b, open, kernels, (engine, t.elapsed().as_secs_f64())))
+            }),
+        };
         (b, notes, read)
     });
-    let (g, read) = read?;
+    let ((g, in_ranges), read) = read?;
     // Complexes that cannot be scored against this network are refused before the work.
     let gold = match (&complexes, &args.eval) {
         (Some(cx), Some(path)) => {
@@ -301,13 +324,18 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     );
     crate::print_notes(g.notes());
     eprintln!(
-        "graph: {} nodes, {} edges{} (read in {read:.3} s)",
+        "graph: {} nodes, {} edges{} (read in {read:.3} s{})",
         g.num_nodes(),
         g.num_edges(),
         if g.weights().is_some() {
             ", weighted"
         } else {
             ""
+        },
+        if in_ranges {
+            format!(", in byte ranges by {} ranks", job.comm().size())
+        } else {
+            String::new()
         }
     );
     let t = Instant::now();
@@ -321,7 +349,7 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
                 b,
                 if engine {
                     format!(
-                        "; NCCL agreed on in {connect:.3} s during the read, its communicator \
+                        "; NCCL agreed on in {connect:.3} s after the read, its communicator \
                          made in the background until the first gather"
                     )
                 } else {

@@ -367,6 +367,52 @@ pub fn read_graph(
     DistGraph::from_graph(c, &g)
 }
 
+/// Reads the graph file `path` with the help of every rank, and gives every rank all of it:
+/// the graph [`io::read_graph_limited`] gives one process, node for node and edge for edge.
+/// A plain integer-id edge list without weights is read in byte ranges, each rank parsing its
+/// own as the one-process reader parses the file (errors name the file's line); the parsed
+/// edges are gathered in file order and numbered and built as one process does. Any other
+/// input is read whole by every rank. Every rank must call it with the same arguments. With
+/// the graph: whether it was read in byte ranges.
+pub fn read_graph_whole(
+    c: &dyn Comm,
+    path: &Path,
+    opts: &EdgeListOptions,
+    read: &ReadOptions,
+) -> Result<(Graph, bool)> {
+    if c.size() > 1 && opts.ids != IdMode::Labels {
+        // Every rank decides alike from the file's head (see `read_graph`).
+        let mut phases = Phases::default();
+        let plan = byte_range_plan(path, opts, read)?.filter(|(_, ws)| !ws.weighted());
+        let parallel = match plan {
+            Some(plan) => read_part(c, path, opts, plan, &mut phases)?,
+            None => None,
+        };
+        let mut fallback = u64::from(parallel.is_none());
+        c.all_reduce_u64(std::slice::from_mut(&mut fallback), Op::Max)?;
+        if let (0, Some(part)) = (fallback, parallel) {
+            let e = part.edges;
+            let (src, _) = all_gather(c, &e.src)?;
+            let (dst, _) = all_gather(c, &e.dst)?;
+            let (loop_ids, _) = all_gather(c, &e.loop_ids)?;
+            let self_loops = reduce_one(c, e.self_loops as u64, Op::Sum)? as usize;
+            let max = reduce_one(c, e.max.map_or(0, |m| m + 1), Op::Max)?;
+            // No data line anywhere: the whole-file reader says so, as for one process.
+            if !(src.is_empty() && loop_ids.is_empty() && self_loops == 0) {
+                let whole = edgelist::PartEdges {
+                    src,
+                    dst,
+                    loop_ids,
+                    self_loops,
+                    max: max.checked_sub(1),
+                };
+                return Ok((edgelist::graph_from_part(whole, opts, &part.name)?, true));
+            }
+        }
+    }
+    Ok((io::read_graph_limited(path, opts, read)?, false))
+}
+
 /// Bytes of a file's head in which a Matrix Market header must end for a byte-range read.
 const MTX_HEAD: u64 = 1 << 20;
 

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::graph::{read_graph, DistGraph};
+use super::graph::{read_graph, read_graph_whole, DistGraph};
 use super::threads;
 use super::Comm;
 use crate::io::{self, EdgeListOptions, IdMode, ReadOptions};
@@ -194,6 +194,177 @@ fn edge_list_quirks_read_as_one_process() {
             results.iter().all(|r| r.is_err()),
             "{p} ranks read mixed field counts"
         );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// [`read_graph_whole`] at `p` thread-ranks against one process's graph, on every rank:
+/// nodes, every row and its weights, labels, self-loops, the build's counts and notes.
+/// Returns whether the ranks read the file in byte ranges (all alike), or the first rank's
+/// error.
+fn whole_as_one_process(path: &Path, opts: &EdgeListOptions, p: usize) -> Result<bool, String> {
+    let one = io::read_graph_limited(path, opts, &ReadOptions::default());
+    let results = threads::run(p, |c| {
+        read_graph_whole(c, path, opts, &ReadOptions::default())
+    });
+    let one = match one {
+        Ok(g) => g,
+        Err(e) => {
+            // The ranks fail too, with one process's error.
+            for r in results {
+                match r {
+                    Ok(_) => return Err(format!("{p} ranks read what one process refused: {e}")),
+                    Err(got) if got.to_string() != e.to_string() => {
+                        return Err(format!("{p} ranks: {got}; one process: {e}"))
+                    }
+                    Err(_) => {}
+                }
+            }
+            return Err(e.to_string());
+        }
+    };
+    let mut parallel = None;
+    for (rank, r) in results.into_iter().enumerate() {
+        let (g, par) = r.map_err(|e| format!("{p} ranks, rank {rank}: {e}"))?;
+        let what = format!("{}, {p} ranks, rank {rank}", path.display());
+        if *parallel.get_or_insert(par) != par {
+            return Err(format!("{what}: the ranks read it differently"));
+        }
+        if (g.num_nodes(), g.num_edges(), g.self_loops_dropped())
+            != (one.num_nodes(), one.num_edges(), one.self_loops_dropped())
+            || g.build_stats() != one.build_stats()
+            || g.notes() != one.notes()
+        {
+            return Err(format!("{what}: sizes, counts or notes differ"));
+        }
+        for v in 0..one.num_nodes() {
+            if g.neighbors(v) != one.neighbors(v)
+                || g.neighbor_weights(v) != one.neighbor_weights(v)
+                || g.label(v) != one.label(v)
+            {
+                return Err(format!("{what}: node {v} differs"));
+            }
+        }
+    }
+    Ok(parallel.unwrap_or(false))
+}
+
+/// Every rank gets one process's whole graph ([`read_graph_whole`], the read of `trident
+/// cluster` under mpirun): in byte ranges for the shared graphs and a file of every edge-list
+/// quirk (ids as given or compacted, sparse ids, self-loop-only nodes kept or not), whole for
+/// weights and labels; a bad line deep in the file and a file of comments fail as in one
+/// process, naming the same line.
+#[test]
+fn whole_graph_read_as_one_process() {
+    let dir = std::env::temp_dir().join(format!("trident-whole-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut files: Vec<(std::path::PathBuf, bool)> = Vec::new();
+    if let Some(data) = crate::testing::data_dir_or_skip() {
+        let list = std::fs::read_to_string(data.join("graphs.tsv")).unwrap();
+        for line in list
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.starts_with("file"))
+            .take(6)
+        {
+            files.push((data.join(line.split('\t').next().unwrap()), false));
+        }
+    }
+    // Gaps, comments, CRLF, blank lines, self-loops (one id only in a loop), duplicates both
+    // ways; unweighted (a third field is ignored only when asked: see below).
+    let mut text = String::from("# comment\r\n% another\r\n\r\n");
+    for i in 0..3000u64 {
+        let (u, v) = (i * 7 % 1013 + 1, i * 13 % 997 + 5);
+        text.push_str(&format!("{u}\t{v}\r\n"));
+        if i % 100 == 0 {
+            text.push_str(&format!("{v} {u}\n{u} {u}\n\n"));
+        }
+    }
+    text.push_str("5000 5000\n");
+    std::fs::write(dir.join("quirks.txt"), &text).unwrap();
+    files.push((dir.join("quirks.txt"), true));
+    // Sparse ids (compacted through a sorted list, not a bitmap).
+    let sparse: String = (0..2000u64)
+        .map(|i| {
+            format!(
+                "{} {}\n",
+                i * 1_000_003 % 999_999_937,
+                (i * 7 + 3) * 99_991 % 999_999_937
+            )
+        })
+        .collect();
+    std::fs::write(dir.join("sparse.txt"), sparse).unwrap();
+    files.push((dir.join("sparse.txt"), true));
+    for (file, in_ranges) in &files {
+        // Sparse ids as given would be a billion nodes.
+        let modes: &[IdMode] = if file.ends_with("sparse.txt") {
+            &[IdMode::Auto]
+        } else {
+            &[IdMode::Auto, IdMode::Numeric]
+        };
+        for &ids in modes {
+            for loop_only_nodes in [false, true] {
+                let opts = EdgeListOptions {
+                    ids,
+                    loop_only_nodes,
+                    ..EdgeListOptions::default()
+                };
+                for p in 1..=4 {
+                    match whole_as_one_process(file, &opts, p) {
+                        Ok(par) => assert!(
+                            par == (p > 1) || !in_ranges,
+                            "{}: {ids:?}, {p} ranks: parallel {par}",
+                            file.display()
+                        ),
+                        Err(e) => panic!("{}: {ids:?}: {e}", file.display()),
+                    }
+                }
+            }
+        }
+    }
+    // Weights, and labels: read whole by every rank, the same graph.
+    let weighted: String = (0..500)
+        .map(|i| format!("{i} {} 0.{}\n", i + 1, i % 9 + 1))
+        .collect();
+    std::fs::write(dir.join("weighted.txt"), weighted).unwrap();
+    std::fs::write(dir.join("labels.txt"), "a b\nb c\nc a\nc d\n").unwrap();
+    for f in ["weighted.txt", "labels.txt"] {
+        for p in 2..=3 {
+            let par = whole_as_one_process(&dir.join(f), &EdgeListOptions::default(), p).unwrap();
+            assert!(!par, "{f}: read in byte ranges");
+        }
+    }
+    // A third field ignored when asked: read in ranges.
+    let ignore = EdgeListOptions {
+        weighted: Some(false),
+        ..EdgeListOptions::default()
+    };
+    assert!(whole_as_one_process(&dir.join("weighted.txt"), &ignore, 3).unwrap());
+    // A bad line deep in the file (ids as given, so not a label file): the ranks fail with
+    // one process's error, naming its line.
+    let mut bad = String::new();
+    for i in 0..5000 {
+        bad.push_str(&format!("{i} {}\n", i + 1));
+    }
+    bad.push_str("17 x\n");
+    for i in 0..100 {
+        bad.push_str(&format!("{i} {}\n", i + 2));
+    }
+    std::fs::write(dir.join("bad.txt"), &bad).unwrap();
+    for p in 2..=4 {
+        let numeric = EdgeListOptions {
+            ids: IdMode::Numeric,
+            ..EdgeListOptions::default()
+        };
+        let e = whole_as_one_process(&dir.join("bad.txt"), &numeric, p).unwrap_err();
+        assert!(!e.contains("ranks") && e.contains(":5001"), "{e}");
+    }
+    // No data line: whatever one process makes of it (read whole).
+    std::fs::write(dir.join("comments.txt"), "# nothing\n% here\n").unwrap();
+    for p in 2..=4 {
+        match whole_as_one_process(&dir.join("comments.txt"), &EdgeListOptions::default(), p) {
+            Ok(par) => assert!(!par),
+            Err(e) => assert!(!e.contains("ranks"), "{e}"),
+        }
     }
     std::fs::remove_dir_all(&dir).ok();
 }

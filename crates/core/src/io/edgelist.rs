@@ -353,7 +353,7 @@ impl Weights {
         }
         ws
     }
-    fn weighted(&self) -> bool {
+    pub(crate) fn weighted(&self) -> bool {
         self.opt.or(self.auto).unwrap_or(false)
     }
 }
@@ -562,4 +562,28 @@ pub(crate) fn parse_part(
         Err(crate::Error::Parse(e)) if e.kind == K::Empty => Ok(Some(empty)),
         Err(e) => Err(e),
     }
+}
+
+/// The graph of an integer-id edge list whose parts were parsed apart ([`parse_part`], every
+/// part of the file in order, joined into `e`; no weights), numbered and built as
+/// [`read_graph`] numbers and builds the whole file; `name` is the file name used in errors.
+pub(crate) fn graph_from_part(e: PartEdges, opts: &EdgeListOptions, name: &str) -> Result<Graph> {
+    let len = e.src.len();
+    let raw = Raw {
+        src: e.src,
+        dst: e.dst,
+        weights: None,
+        parts: vec![(0, len)],
+        loop_ids: e.loop_ids,
+        self_loops: e.self_loops,
+        max: e.max,
+        marks: None,
+        counts: None,
+    };
+    let parsed = if opts.ids == IdMode::Numeric {
+        numeric_as_given(raw, name)?
+    } else {
+        compact(raw, name)?
+    };
+    parsed.into_graph().context(|| name)
 }
