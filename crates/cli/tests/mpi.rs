@@ -416,6 +416,10 @@ fn cluster_partitions_as_one_process() {
                 got.to_str().unwrap(),
             ];
             args.extend(extra.iter().copied());
+            // At 3 ranks the ranks read in byte ranges, else each reads the whole file.
+            if np == 3 {
+                args.extend(["--read", "ranges"]);
+            }
             let (o, _) = run_np(&mpirun, np, &args, Duration::from_secs(300));
             let what = format!("{backend}: {path:?} {extra:?}, {np} ranks, layout {layout}");
             assert!(
@@ -427,11 +431,11 @@ fn cluster_partitions_as_one_process() {
                 std::fs::read(&got).unwrap() == one,
                 "{what}: clusters differ from one process"
             );
-            // The planted network (integer ids) is read in byte ranges, the PPI networks
-            // (labels) whole by every rank.
+            // With --read ranges the planted network (integer ids) is read in byte ranges,
+            // the PPI networks (labels) whole by every rank.
             let err = String::from_utf8_lossy(&o.stderr);
             let ranges = err.contains(&format!("in byte ranges by {np} ranks"));
-            assert_eq!(ranges, np > 1 && *path == planted, "{what}: {err}");
+            assert_eq!(ranges, np == 3 && *path == planted, "{what}: {err}");
             std::fs::remove_file(&got).unwrap();
             runs += 1;
         }
@@ -440,8 +444,8 @@ fn cluster_partitions_as_one_process() {
     std::fs::remove_dir_all(&out).ok();
 }
 
-/// A bad line in the last rank's byte range (`triangles` and `cluster` both read in byte
-/// ranges): that rank reports it (file and line) and the whole job ends, with a failure
+/// A bad line in the last rank's byte range (`triangles`, and `cluster --read ranges`, read
+/// in byte ranges): that rank reports it (file and line) and the whole job ends, with a failure
 /// status, within seconds: no rank waits for it.
 #[cfg(feature = "mpi")]
 #[test]
@@ -460,13 +464,18 @@ fn a_failing_rank_ends_the_job() {
     }
     let f = d.join("bad.el");
     std::fs::write(&f, text).unwrap();
-    for (np, command) in [(2, "triangles"), (3, "triangles"), (3, "cluster")] {
-        let (o, took) = run_np(
-            &mpirun,
-            np,
-            &[command, f.to_str().unwrap(), "--backend", "cpu"],
-            Duration::from_secs(60),
-        );
+    let file = f.to_str().unwrap();
+    let runs: [(usize, &str, &[&str]); 3] = [
+        (2, "triangles", &["triangles", file, "--backend", "cpu"]),
+        (3, "triangles", &["triangles", file, "--backend", "cpu"]),
+        (
+            3,
+            "cluster",
+            &["cluster", file, "--backend", "cpu", "--read", "ranges"],
+        ),
+    ];
+    for (np, command, args) in runs {
+        let (o, took) = run_np(&mpirun, np, args, Duration::from_secs(60));
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(
             !o.status.success(),
@@ -484,7 +493,7 @@ fn a_failing_rank_ends_the_job() {
     std::fs::remove_dir_all(&d).ok();
 }
 
-/// `--layout` needs a job of many processes.
+/// `--layout` (and `cluster --read`) need a job of many processes.
 #[test]
 fn layout_without_mpirun_is_refused() {
     let d = tmp("layout");
@@ -496,5 +505,12 @@ fn layout_without_mpirun_is_refused() {
         .unwrap();
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("--layout"));
+    // `cluster --read` likewise.
+    let o = Command::new(BIN)
+        .args(["cluster", f.to_str().unwrap(), "--read", "ranges"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--read applies"));
     std::fs::remove_dir_all(&d).ok();
 }

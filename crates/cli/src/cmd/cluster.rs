@@ -44,6 +44,16 @@ pub enum VariantChoice {
     Mlrmcl,
 }
 
+/// `--read` choices (under mpirun).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReadChoice {
+    /// Every rank reads the whole file.
+    Whole,
+    /// Each rank parses its byte range of an integer-id edge list without weights, and the
+    /// edges are gathered (other inputs are read whole).
+    Ranges,
+}
+
 /// Cluster a network with regularized Markov clustering (R-MCL); writes mcl's format.
 #[derive(clap::Args)]
 pub struct Args {
@@ -106,6 +116,14 @@ pub struct Args {
     /// partitions. The clusters do not depend on it.
     #[arg(long)]
     layout: Option<Layout>,
+    /// Under mpirun: how the ranks read the network. `whole` (the default): every rank reads
+    /// all of the file. `ranges`: each rank parses its byte range of an integer-id edge list
+    /// without weights and the ranks gather the parsed edges (each reads a part of the file:
+    /// less traffic on a shared file system; on one host with 4 ranks it was 1 s slower on a
+    /// 2.3 GB file, see benches/results/distributed.md). Every rank holds the whole network
+    /// either way; the clusters do not depend on it.
+    #[arg(long, value_enum)]
+    read: Option<ReadChoice>,
     /// Which backend clusters.
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendChoice,
@@ -215,6 +233,12 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
             "--layout applies to a job of many processes (mpirun -np N trident cluster …)",
         ));
     }
+    if !distributed && args.read.is_some() {
+        return Err(Error::invalid(
+            "option",
+            "--read applies to a job of many processes (mpirun -np N trident cluster …)",
+        ));
+    }
     if distributed && args.from.is_some() {
         return Err(Error::invalid(
             "option",
@@ -238,66 +262,77 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
         .transpose()?;
     let load_complexes = process.elapsed().as_secs_f64();
     // The backend starts (driver and context start-up) and loads its R-MCL kernels (a GPU's
-    // PTX JIT or program build) on a thread of its own while this one reads the network: they
-    // are independent. Under mpirun the ranks read it together (each parses its byte range of
-    // an integer-id edge list, `dist::graph::read_graph_whole`), which talks to MPI from this
-    // thread; the ranks then agree on the device-to-device engine (NCCL), whose communicator
-    // is made in the background until the first gather.
+    // PTX JIT or program build) while the network is read: they are independent. Under
+    // mpirun the ranks also agree on the device-to-device engine (NCCL), whose communicator
+    // is made in the background until the first gather. Only one thread talks to MPI: read
+    // whole, the network is read on a thread of its own and the backend opens and agrees
+    // here, during the read; read in byte ranges (`--read ranges`), the ranks read it
+    // together here while the backend opens on a thread of its own, and agree after.
     let started = Instant::now();
-    let (b, notes, read) = std::thread::scope(|scope| {
-        let opened = scope.spawn(|| {
-            let t = Instant::now();
-            // auto's remarks are printed once the network is read (an input error comes
-            // first).
-            let (b, notes) = select::open_quiet(args.backend);
-            let b = b.and_then(|b| {
-                let open = t.elapsed().as_secs_f64();
-                let t = Instant::now();
-                if args.from.is_none() {
-                    crate::with_backend!(&b, b => match args.precision {
-                        Precision::F32 => MarkovCluster::<f32>::load_kernels(b),
-                        Precision::F64 => MarkovCluster::<f64>::load_kernels(b),
-                    })?;
-                }
-                Ok((b, open, t.elapsed().as_secs_f64()))
-            });
-            (b, notes)
-        });
+    // Every input node is clustered, as mcl does: a node whose only line is a self-loop is an
+    // isolated node (a singleton), not dropped.
+    let read_opts = io::EdgeListOptions {
+        loop_only_nodes: true,
+        ..io::EdgeListOptions::default()
+    };
+    let read_whole = || {
         let t = Instant::now();
-        // Every input node is clustered, as mcl does: a node whose only line is a self-loop
-        // is an isolated node (a singleton), not dropped.
-        let opts = io::EdgeListOptions {
-            loop_only_nodes: true,
-            ..io::EdgeListOptions::default()
-        };
-        let read = if distributed {
-            trident_core::dist::graph::read_graph_whole(
-                job.comm(),
-                &args.path,
-                &opts,
-                &crate::env::read_options(),
-            )
-        } else {
-            io::read_graph_limited(&args.path, &opts, &crate::env::read_options())
-                .map(|g| (g, false))
+        io::read_graph_limited(&args.path, &read_opts, &crate::env::read_options())
+            .map(|g| ((g, false), t.elapsed().as_secs_f64()))
+    };
+    let open = || {
+        let t = Instant::now();
+        // auto's remarks are printed once the network is read (an input error comes first).
+        let (b, notes) = select::open_quiet(args.backend);
+        let b = b.and_then(|b| {
+            let open = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            if args.from.is_none() {
+                crate::with_backend!(&b, b => match args.precision {
+                    Precision::F32 => MarkovCluster::<f32>::load_kernels(b),
+                    Precision::F64 => MarkovCluster::<f64>::load_kernels(b),
+                })?;
+            }
+            Ok((b, open, t.elapsed().as_secs_f64()))
+        });
+        (b, notes)
+    };
+    let agree = |b: Result<_>| {
+        b.and_then(|(b, open, kernels)| {
+            let t = Instant::now();
+            let engine = if distributed {
+                crate::with_backend!(&b, b => Backend::connect(b, job.comm()))?
+            } else {
+                false
+            };
+            Ok((b, open, kernels, (engine, t.elapsed().as_secs_f64())))
+        })
+    };
+    let (b, notes, read) = std::thread::scope(|scope| {
+        if !(distributed && args.read == Some(ReadChoice::Ranges)) {
+            let read = scope.spawn(read_whole);
+            let (b, notes) = open();
+            let b = agree(b);
+            let read = read.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            return (b, notes, read);
         }
+        let opened = scope.spawn(open);
+        let t = Instant::now();
+        let read = trident_core::dist::graph::read_graph_whole(
+            job.comm(),
+            &args.path,
+            &read_opts,
+            &crate::env::read_options(),
+        )
         .map(|g| (g, t.elapsed().as_secs_f64()));
         let (b, notes) = opened
             .join()
             .unwrap_or_else(|e| std::panic::resume_unwind(e));
         // A rank that failed to read stops here (and ends the job); the others would wait
-        // for it in the agreement on NCCL.
+        // for it in the agreement.
         let b = match &read {
             Err(_) => b.and(Err(Error::backend("cluster", "the read failed"))),
-            Ok(_) => b.and_then(|(b, open, kernels)| {
-                let t = Instant::now();
-                let engine = if distributed {
-                    crate::with_backend!(&b, b => Backend::connect(b, job.comm()))?
-                } else {
-                    false
-                };
-                Ok((b, open, kernels, (engine, t.elapsed().as_secs_f64())))
-            }),
+            Ok(_) => agree(b),
         };
         (b, notes, read)
     });
@@ -349,7 +384,7 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
                 b,
                 if engine {
                     format!(
-                        "; NCCL agreed on in {connect:.3} s after the read, its communicator \
+                        "; NCCL agreed on in {connect:.3} s, its communicator \
                          made in the background until the first gather"
                     )
                 } else {
