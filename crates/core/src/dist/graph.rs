@@ -346,25 +346,38 @@ pub fn read_graph(
             return Ok(g);
         }
     }
-    if c.size() > 1 && opts.ids != IdMode::Labels {
-        // Every rank decides the same way from the file's head; a rank that finds the file
-        // unreadable reports it, and the others fall back with it (the whole-file reader
-        // then reports the error the same way one process does).
-        let mut phases = Phases::default();
-        let parallel = match byte_range_plan(path, opts, read)? {
-            Some(plan) => read_part(c, path, opts, plan, &mut phases)?,
-            None => None,
-        };
-        let mut fallback = u64::from(parallel.is_none());
-        c.all_reduce_u64(std::slice::from_mut(&mut fallback), Op::Max)?;
-        if fallback == 0 {
-            if let Some(part) = parallel {
-                return numbered(c, part, opts, phases);
-            }
-        }
+    let mut phases = Phases::default();
+    if let Some(part) = ranged_part(c, path, opts, read, true, &mut phases)? {
+        return numbered(c, part, opts, phases);
     }
     let g = io::read_graph_limited(path, opts, read)?;
     DistGraph::from_graph(c, &g)
+}
+
+/// This rank's part of `path` read in byte ranges (see [`read_graph`]) when every rank can
+/// read it so (an integer-id edge list of more than one rank, without weights unless
+/// `weights` allows them), else `None` on every rank. Every rank decides the same way from
+/// the file's head; a rank that finds the file unreadable reports it, and the others fall
+/// back with it (the whole-file reader then reports the error the same way one process does).
+fn ranged_part(
+    c: &dyn Comm,
+    path: &Path,
+    opts: &EdgeListOptions,
+    read: &ReadOptions,
+    weights: bool,
+    phases: &mut Phases,
+) -> Result<Option<Part>> {
+    if c.size() == 1 || opts.ids == IdMode::Labels {
+        return Ok(None);
+    }
+    let plan = byte_range_plan(path, opts, read)?.filter(|(_, ws)| weights || !ws.weighted());
+    let parallel = match plan {
+        Some(plan) => read_part(c, path, opts, plan, phases)?,
+        None => None,
+    };
+    let mut fallback = u64::from(parallel.is_none());
+    c.all_reduce_u64(std::slice::from_mut(&mut fallback), Op::Max)?;
+    Ok(parallel.filter(|_| fallback == 0))
 }
 
 /// Reads the graph file `path` with the help of every rank, and gives every rank all of it:
@@ -380,34 +393,23 @@ pub fn read_graph_whole(
     opts: &EdgeListOptions,
     read: &ReadOptions,
 ) -> Result<(Graph, bool)> {
-    if c.size() > 1 && opts.ids != IdMode::Labels {
-        // Every rank decides alike from the file's head (see `read_graph`).
-        let mut phases = Phases::default();
-        let plan = byte_range_plan(path, opts, read)?.filter(|(_, ws)| !ws.weighted());
-        let parallel = match plan {
-            Some(plan) => read_part(c, path, opts, plan, &mut phases)?,
-            None => None,
-        };
-        let mut fallback = u64::from(parallel.is_none());
-        c.all_reduce_u64(std::slice::from_mut(&mut fallback), Op::Max)?;
-        if let (0, Some(part)) = (fallback, parallel) {
-            let e = part.edges;
-            let (src, _) = all_gather(c, &e.src)?;
-            let (dst, _) = all_gather(c, &e.dst)?;
-            let (loop_ids, _) = all_gather(c, &e.loop_ids)?;
-            let self_loops = reduce_one(c, e.self_loops as u64, Op::Sum)? as usize;
-            let max = reduce_one(c, e.max.map_or(0, |m| m + 1), Op::Max)?;
-            // No data line anywhere: the whole-file reader says so, as for one process.
-            if !(src.is_empty() && loop_ids.is_empty() && self_loops == 0) {
-                let whole = edgelist::PartEdges {
-                    src,
-                    dst,
-                    loop_ids,
-                    self_loops,
-                    max: max.checked_sub(1),
-                };
-                return Ok((edgelist::graph_from_part(whole, opts, &part.name)?, true));
-            }
+    if let Some(part) = ranged_part(c, path, opts, read, false, &mut Phases::default())? {
+        let e = part.edges;
+        let (src, _) = all_gather(c, &e.src)?;
+        let (dst, _) = all_gather(c, &e.dst)?;
+        let (loop_ids, _) = all_gather(c, &e.loop_ids)?;
+        let self_loops = reduce_one(c, e.self_loops as u64, Op::Sum)? as usize;
+        let max = reduce_one(c, e.max.map_or(0, |m| m + 1), Op::Max)?;
+        // No data line anywhere: the whole-file reader says so, as for one process.
+        if !(src.is_empty() && loop_ids.is_empty() && self_loops == 0) {
+            let whole = edgelist::PartEdges {
+                src,
+                dst,
+                loop_ids,
+                self_loops,
+                max: max.checked_sub(1),
+            };
+            return Ok((edgelist::graph_from_part(whole, opts, &part.name)?, true));
         }
     }
     Ok((io::read_graph_limited(path, opts, read)?, false))
