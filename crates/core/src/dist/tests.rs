@@ -131,15 +131,7 @@ fn edge_list_quirks_read_as_one_process() {
         );
     }
     // A bad line deep in the file: every rank's error names the file's line.
-    let mut bad = String::new();
-    for i in 0..5000 {
-        bad.push_str(&format!("{i} {}\n", i + 1));
-    }
-    bad.push_str("17 x\n");
-    for i in 0..100 {
-        bad.push_str(&format!("{i} {}\n", i + 2));
-    }
-    std::fs::write(dir.join("bad.txt"), &bad).unwrap();
+    write_bad_line(&dir.join("bad.txt"));
     let numeric = EdgeListOptions {
         ids: IdMode::Numeric,
         ..EdgeListOptions::default()
@@ -341,15 +333,7 @@ fn whole_graph_read_as_one_process() {
     assert!(whole_as_one_process(&dir.join("weighted.txt"), &ignore, 3).unwrap());
     // A bad line deep in the file (ids as given, so not a label file): the ranks fail with
     // one process's error, naming its line.
-    let mut bad = String::new();
-    for i in 0..5000 {
-        bad.push_str(&format!("{i} {}\n", i + 1));
-    }
-    bad.push_str("17 x\n");
-    for i in 0..100 {
-        bad.push_str(&format!("{i} {}\n", i + 2));
-    }
-    std::fs::write(dir.join("bad.txt"), &bad).unwrap();
+    write_bad_line(&dir.join("bad.txt"));
     for p in 2..=4 {
         let numeric = EdgeListOptions {
             ids: IdMode::Numeric,
@@ -367,6 +351,20 @@ fn whole_graph_read_as_one_process() {
         }
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// An integer-id edge list whose line 5001 (of 5101) is `17 x`: an error deep in the file,
+/// in a later rank's byte range.
+fn write_bad_line(path: &Path) {
+    let mut bad = String::new();
+    for i in 0..5000 {
+        bad.push_str(&format!("{i} {}\n", i + 1));
+    }
+    bad.push_str("17 x\n");
+    for i in 0..100 {
+        bad.push_str(&format!("{i} {}\n", i + 2));
+    }
+    std::fs::write(path, bad).unwrap();
 }
 
 /// Distributed R-MCL at 1 to 4 ranks against the sequential reference (whose partitions
