@@ -56,6 +56,17 @@ impl Comm for Shared {
     fn all_gather_into(&self, mine: &[u8], recv: &mut [u8], counts: &[usize]) -> Result<()> {
         self.0.all_gather_into(mine, recv, counts)
     }
+    fn host_ranks(&self) -> (usize, usize) {
+        self.0.host_ranks()
+    }
+    fn host_share(
+        &self,
+        len: usize,
+        fill: &mut dyn FnMut(&mut [u8]),
+        read: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
+        self.0.host_share(len, fill, read)
+    }
 }
 
 impl Job {

@@ -416,9 +416,12 @@ fn cluster_partitions_as_one_process() {
                 got.to_str().unwrap(),
             ];
             args.extend(extra.iter().copied());
-            // At 3 ranks the ranks read in byte ranges, else each reads the whole file.
-            if np == 3 {
-                args.extend(["--read", "ranges"]);
+            // At 3 ranks the ranks read in byte ranges, at 2 each reads the whole file, else
+            // (the default) the first rank reads it and shares it with the others.
+            match np {
+                3 => args.extend(["--read", "ranges"]),
+                2 => args.extend(["--read", "whole"]),
+                _ => {}
             }
             let (o, _) = run_np(&mpirun, np, &args, Duration::from_secs(300));
             let what = format!("{backend}: {path:?} {extra:?}, {np} ranks, layout {layout}");
@@ -436,6 +439,11 @@ fn cluster_partitions_as_one_process() {
             let err = String::from_utf8_lossy(&o.stderr);
             let ranges = err.contains(&format!("in byte ranges by {np} ranks"));
             assert_eq!(ranges, np == 3 && *path == planted, "{what}: {err}");
+            // The default, with several ranks on this host: read once and shared.
+            let shared = err.contains(&format!(
+                "once per host: by its first rank, shared with its {np} ranks"
+            ));
+            assert_eq!(shared, np == 4, "{what}: {err}");
             std::fs::remove_file(&got).unwrap();
             runs += 1;
         }
@@ -446,7 +454,8 @@ fn cluster_partitions_as_one_process() {
 
 /// A bad line in the last rank's byte range (`triangles`, and `cluster --read ranges`, read
 /// in byte ranges): that rank reports it (file and line) and the whole job ends, with a failure
-/// status, within seconds: no rank waits for it.
+/// status, within seconds: no rank waits for it. Read once per host (`cluster`'s default), the
+/// first rank reports it while the others wait for its network.
 #[cfg(feature = "mpi")]
 #[test]
 fn a_failing_rank_ends_the_job() {
@@ -465,16 +474,18 @@ fn a_failing_rank_ends_the_job() {
     let f = d.join("bad.el");
     std::fs::write(&f, text).unwrap();
     let file = f.to_str().unwrap();
-    let runs: [(usize, &str, &[&str]); 3] = [
-        (2, "triangles", &["triangles", file, "--backend", "cpu"]),
-        (3, "triangles", &["triangles", file, "--backend", "cpu"]),
+    let runs: [(usize, usize, &str, &[&str]); 4] = [
+        (2, 1, "triangles", &["triangles", file, "--backend", "cpu"]),
+        (3, 2, "triangles", &["triangles", file, "--backend", "cpu"]),
         (
             3,
+            2,
             "cluster",
             &["cluster", file, "--backend", "cpu", "--read", "ranges"],
         ),
+        (3, 0, "cluster", &["cluster", file, "--backend", "cpu"]),
     ];
-    for (np, command, args) in runs {
+    for (np, failing, command, args) in runs {
         let (o, took) = run_np(&mpirun, np, args, Duration::from_secs(60));
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(
@@ -482,7 +493,7 @@ fn a_failing_rank_ends_the_job() {
             "{command}, {np} ranks: succeeded on a bad line"
         );
         assert!(
-            err.contains(&format!("rank {} of {np}", np - 1)) && err.contains("bad.el:20001"),
+            err.contains(&format!("rank {failing} of {np}")) && err.contains("bad.el:20001"),
             "{command}, {np} ranks: {err}"
         );
         assert!(

@@ -84,6 +84,46 @@ pub trait Comm {
     ) -> Result<()>;
     /// Every rank's `mine` (`counts[r]` bytes from rank `r`), concatenated in rank order.
     fn all_gather_into(&self, mine: &[u8], recv: &mut [u8], counts: &[usize]) -> Result<()>;
+
+    /// The ranks that share this process's host (its memory): this rank's place among them
+    /// and their number. By default every rank is on one host, in rank order (thread-ranks,
+    /// one process).
+    fn host_ranks(&self) -> (usize, usize) {
+        (self.rank(), self.size())
+    }
+
+    /// Passes bytes from the first rank of each host ([`Comm::host_ranks`]) to every rank of
+    /// that host: the first rank gives their number `len` and writes them in `fill`; then
+    /// `read` sees them on every rank of the host (the first included). The other ranks'
+    /// `len` is not read and their `fill` is not called. Collective over all ranks.
+    ///
+    /// By default the bytes are gathered to every rank (a copy each); over MPI they are one
+    /// shared-memory window per host (`MPI_Win_allocate_shared`), written once and read in
+    /// place.
+    fn host_share(
+        &self,
+        len: usize,
+        fill: &mut dyn FnMut(&mut [u8]),
+        read: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let mut mine = Vec::new();
+        if self.host_ranks().0 == 0 {
+            mine = zeroed::<u8>(len, "the bytes shared on a host")?;
+            fill(&mut mine);
+        }
+        // One host: its first rank's bytes are everything gathered.
+        let p = self.size();
+        let mut lens = vec![0u64; p];
+        self.all_gather_into(
+            bytemuck::bytes_of(&(mine.len() as u64)),
+            bytemuck::cast_slice_mut(&mut lens),
+            &vec![8; p],
+        )?;
+        let lens: Vec<usize> = lens.into_iter().map(|k| k as usize).collect();
+        let mut bytes = zeroed::<u8>(lens.iter().sum(), "the bytes shared on a host")?;
+        self.all_gather_into(&mine, &mut bytes, &lens)?;
+        read(&bytes)
+    }
 }
 
 /// One process: every collective is the identity.

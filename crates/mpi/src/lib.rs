@@ -11,6 +11,8 @@ use bytemuck::{cast_slice, cast_slice_mut};
 use mpi::collective::SystemOperation;
 use mpi::datatype::{Partition, PartitionMut};
 use mpi::environment::Universe;
+use mpi::ffi;
+use mpi::raw::AsRaw;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::Count;
@@ -34,6 +36,8 @@ pub fn launched() -> bool {
 /// `MPI_COMM_WORLD` of an initialised MPI; finalised when dropped.
 pub struct Mpi {
     world: SimpleCommunicator,
+    /// The ranks of this host (`MPI_Comm_split_type` shared), in world-rank order.
+    node: SimpleCommunicator,
     local_rank: usize,
     host: String,
     version: String,
@@ -54,8 +58,9 @@ impl Mpi {
             "SLURM_LOCALID",
         ]
         .iter()
-        .find_map(|v| std::env::var(v).ok()?.parse().ok())
-        .unwrap_or_else(|| world.split_shared(world.rank()).rank() as usize);
+        .find_map(|v| std::env::var(v).ok()?.parse().ok());
+        let node = world.split_shared(world.rank());
+        let local_rank = local_rank.unwrap_or(node.rank() as usize);
         let host = mpi::environment::processor_name().unwrap_or_else(|_| "?".into());
         let version = mpi::environment::library_version()
             .ok()
@@ -63,6 +68,7 @@ impl Mpi {
             .unwrap_or_else(|| "MPI".into());
         Ok(Mpi {
             world,
+            node,
             local_rank,
             host,
             version,
@@ -129,6 +135,103 @@ impl Comm for Mpi {
     }
     fn host(&self) -> String {
         self.host.clone()
+    }
+    fn host_ranks(&self) -> (usize, usize) {
+        (self.node.rank() as usize, self.node.size() as usize)
+    }
+    fn host_share(
+        &self,
+        len: usize,
+        fill: &mut dyn FnMut(&mut [u8]),
+        read: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let first = self.node.rank() == 0;
+        let mine = if first { len } else { 0 };
+        let fail = |what: &str, rc: std::os::raw::c_int| {
+            (rc != 0).then(|| {
+                Error::backend(
+                    "mpi",
+                    format!("{what} failed (error {rc}) for {len} bytes shared on a host"),
+                )
+            })
+        };
+        let size = ffi::MPI_Aint::try_from(mine)
+            .map_err(|_| Error::backend("mpi", format!("{len} bytes to share on a host")))?;
+        let mut base: *mut u8 = std::ptr::null_mut();
+        // SAFETY: RSMPI_WIN_NULL is a handle constant that rsmpi's C shim defines.
+        let mut win = unsafe { ffi::RSMPI_WIN_NULL };
+        // SAFETY: MPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win) with a
+        // valid communicator of this host's ranks (every one of which calls it, as every
+        // rank of the job calls host_share), and out-pointers to a pointer and a handle that
+        // live through the call; MPI writes the segment's address (size bytes, this rank's
+        // part of the window; 0 on all but the host's first rank) into `base`.
+        let rc = unsafe {
+            ffi::MPI_Win_allocate_shared(
+                size,
+                1,
+                ffi::RSMPI_INFO_NULL,
+                self.node.as_raw(),
+                (&mut base as *mut *mut u8).cast(),
+                &mut win,
+            )
+        };
+        if let Some(e) = fail("MPI_Win_allocate_shared", rc) {
+            return Err(e);
+        }
+        let mut out = Ok(());
+        // SAFETY: MPI_Win_fence(assert, win) on the window just allocated, by every rank
+        // of the host (this fence and the two below): a fence orders the first rank's
+        // writes before the others' reads, and the reads before the window is freed.
+        let rc = unsafe { ffi::MPI_Win_fence(0, win) };
+        if let Some(e) = fail("MPI_Win_fence", rc) {
+            out = Err(e);
+        }
+        if first && mine > 0 && out.is_ok() {
+            // SAFETY: `base` is this rank's segment of `mine` bytes, which no other rank
+            // touches until the next fence, and which lives until MPI_Win_free below.
+            fill(unsafe { std::slice::from_raw_parts_mut(base, mine) });
+        }
+        // SAFETY: the second fence on the window, by every rank of the host, as above.
+        let rc = unsafe { ffi::MPI_Win_fence(0, win) };
+        if let Some(e) = fail("MPI_Win_fence", rc) {
+            out = out.and(Err(e));
+        }
+        if out.is_ok() {
+            let (mut got, mut unit, mut at) = (0 as ffi::MPI_Aint, 0, std::ptr::null_mut::<u8>());
+            // SAFETY: MPI_Win_shared_query(win, rank, size, disp_unit, baseptr) for the
+            // segment of the host's first rank (rank 0 of the window's communicator), with
+            // out-pointers that live through the call.
+            let rc = unsafe {
+                ffi::MPI_Win_shared_query(
+                    win,
+                    0,
+                    &mut got,
+                    &mut unit,
+                    (&mut at as *mut *mut u8).cast(),
+                )
+            };
+            out = match fail("MPI_Win_shared_query", rc) {
+                Some(e) => Err(e),
+                None => {
+                    let n = usize::try_from(got).unwrap_or(0);
+                    if n == 0 || at.is_null() {
+                        read(&[])
+                    } else {
+                        // SAFETY: the first rank's segment: `n` bytes mapped into this
+                        // process, written before the fence above and not written again
+                        // until the window is freed (after the next fence).
+                        read(unsafe { std::slice::from_raw_parts(at.cast_const(), n) })
+                    }
+                }
+            };
+        }
+        // SAFETY: the last fence on the window, by every rank of the host, as above.
+        let rc = unsafe { ffi::MPI_Win_fence(0, win) };
+        // SAFETY: MPI_Win_free(win) by every rank of the host, after the last fence; no
+        // slice of the window is used after it (the ones above ended with their calls).
+        let rc2 = unsafe { ffi::MPI_Win_free(&mut win) };
+        out.and(fail("MPI_Win_fence", rc).map_or(Ok(()), Err))
+            .and(fail("MPI_Win_free", rc2).map_or(Ok(()), Err))
     }
     fn all_reduce_u64(&self, v: &mut [u64], op: Op) -> Result<()> {
         self.reduce(v, op)

@@ -47,11 +47,23 @@ pub enum VariantChoice {
 /// `--read` choices (under mpirun).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReadChoice {
+    /// The first rank of each host reads the file and passes the network to the host's
+    /// other ranks through shared memory.
+    Host,
     /// Every rank reads the whole file.
     Whole,
     /// Each rank parses its byte range of an integer-id edge list without weights, and the
     /// edges are gathered (other inputs are read whole).
     Ranges,
+}
+
+/// How the ranks read the network (for the summary), where not each the whole file.
+#[derive(Debug, Clone, Copy)]
+enum ReadHow {
+    /// In byte ranges, by this many ranks.
+    Ranges(usize),
+    /// Once per host, shared with this many ranks on this one.
+    Host(usize),
 }
 
 /// Cluster a network with regularized Markov clustering (R-MCL); writes mcl's format.
@@ -116,8 +128,11 @@ pub struct Args {
     /// partitions. The clusters do not depend on it.
     #[arg(long)]
     layout: Option<Layout>,
-    /// Under mpirun: how the ranks read the network. `whole` (the default): every rank reads
-    /// all of the file. `ranges`: each rank parses its byte range of an integer-id edge list
+    /// Under mpirun: how the ranks read the network. `host` (the default): the first rank
+    /// of each host reads the file with all its threads, while the host's other ranks start
+    /// their devices, and passes the network to them through one shared-memory window
+    /// (MPI_Win_allocate_shared): a host reads its input once. `whole`: every rank reads all
+    /// of the file. `ranges`: each rank parses its byte range of an integer-id edge list
     /// without weights and the ranks gather the parsed edges (each reads a part of the file:
     /// less traffic on a shared file system; on one host with 4 ranks it was 1 s slower on a
     /// 2.3 GB file, see benches/results/distributed.md). Every rank holds the whole network
@@ -278,7 +293,7 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     let read_whole = || {
         let t = Instant::now();
         io::read_graph_limited(&args.path, &read_opts, &crate::env::read_options())
-            .map(|g| ((g, false), t.elapsed().as_secs_f64()))
+            .map(|g| ((g, None), t.elapsed().as_secs_f64()))
     };
     let open = || {
         let t = Instant::now();
@@ -308,8 +323,40 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
             Ok((b, open, kernels, (engine, t.elapsed().as_secs_f64())))
         })
     };
+    let choice = if distributed {
+        args.read.unwrap_or(ReadChoice::Host)
+    } else {
+        ReadChoice::Whole
+    };
+    // Alone on its host, a rank reads the file itself.
+    let (host_rank, host_ranks) = job.comm().host_ranks();
+    let choice = match choice {
+        ReadChoice::Host if host_ranks == 1 => ReadChoice::Whole,
+        c => c,
+    };
     let (b, notes, read) = std::thread::scope(|scope| {
-        if !(distributed && args.read == Some(ReadChoice::Ranges)) {
+        if choice == ReadChoice::Host {
+            // The host's first rank reads on a thread while its backend opens; the others
+            // open theirs. After the agreement (MPI, from this thread), the network passes
+            // from the first rank to the others.
+            let t = Instant::now();
+            let read = (host_rank == 0).then(|| scope.spawn(read_whole));
+            let (b, notes) = open();
+            let b = agree(b);
+            let read = read.map(|r| {
+                r.join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
+                    .map(|((g, _), _)| g)
+            });
+            let g = trident_core::dist::graph::share_on_host(job.comm(), read).map(|g| {
+                (
+                    (g, Some(ReadHow::Host(host_ranks))),
+                    t.elapsed().as_secs_f64(),
+                )
+            });
+            return (b, notes, g);
+        }
+        if choice == ReadChoice::Whole {
             let read = scope.spawn(read_whole);
             let (b, notes) = open();
             let b = agree(b);
@@ -324,7 +371,10 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
             &read_opts,
             &crate::env::read_options(),
         )
-        .map(|g| (g, t.elapsed().as_secs_f64()));
+        .map(|(g, ranges)| {
+            let how = ranges.then_some(ReadHow::Ranges(job.comm().size()));
+            ((g, how), t.elapsed().as_secs_f64())
+        });
         let (b, notes) = opened
             .join()
             .unwrap_or_else(|e| std::panic::resume_unwind(e));
@@ -336,7 +386,7 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
         };
         (b, notes, read)
     });
-    let ((g, in_ranges), read) = read?;
+    let ((g, how), read) = read?;
     // Complexes that cannot be scored against this network are refused before the work.
     let gold = match (&complexes, &args.eval) {
         (Some(cx), Some(path)) => {
@@ -367,10 +417,12 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
         } else {
             ""
         },
-        if in_ranges {
-            format!(", in byte ranges by {} ranks", job.comm().size())
-        } else {
-            String::new()
+        match how {
+            Some(ReadHow::Ranges(p)) => format!(", in byte ranges by {p} ranks"),
+            Some(ReadHow::Host(p)) => {
+                format!(", once per host: by its first rank, shared with its {p} ranks")
+            }
+            None => String::new(),
         }
     );
     let t = Instant::now();

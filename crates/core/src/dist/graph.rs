@@ -415,6 +415,51 @@ pub fn read_graph_whole(
     Ok((io::read_graph_limited(path, opts, read)?, false))
 }
 
+/// A graph read once on each host: `read`, the graph that the first rank of this host read
+/// (`Some` there, `None` on the host's other ranks, [`Comm::host_ranks`]), is passed to
+/// every rank of the host through [`Comm::host_share`] (one shared-memory window per host
+/// over MPI), and every rank returns its own copy, the same graph node for node (labels,
+/// weights, the build's counts and notes included). A first rank whose read failed returns
+/// its error without entering the collective (the caller ends the job; the host's other
+/// ranks wait for it until then), so every rank must call this with the first rank's read
+/// already done. Collective over all ranks.
+pub fn share_on_host(c: &dyn Comm, read: Option<Result<Graph>>) -> Result<Graph> {
+    let first = c.host_ranks().0 == 0;
+    let mine = match (first, read) {
+        (true, Some(r)) => Some(r?),
+        (false, None) => None,
+        _ => {
+            return Err(Error::invalid(
+                "share_on_host",
+                "the host's first rank, and only it, reads the graph",
+            ))
+        }
+    };
+    let len = mine.as_ref().map_or(0, Graph::bytes_len);
+    let mut got = None;
+    c.host_share(
+        len,
+        &mut |out| {
+            if let Some(g) = &mine {
+                g.write_bytes(out);
+            }
+        },
+        &mut |bytes| {
+            if mine.is_none() {
+                got = Some(Graph::from_bytes(bytes)?);
+            }
+            Ok(())
+        },
+    )?;
+    match (mine, got) {
+        (Some(g), _) | (None, Some(g)) => Ok(g),
+        (None, None) => Err(Error::invalid(
+            "share_on_host",
+            "no graph came from the host's first rank",
+        )),
+    }
+}
+
 /// Bytes of a file's head in which a Matrix Market header must end for a byte-range read.
 const MTX_HEAD: u64 = 1 << 20;
 

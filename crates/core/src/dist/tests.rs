@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::graph::{read_graph, read_graph_whole, DistGraph};
+use super::graph::{read_graph, read_graph_whole, share_on_host, DistGraph};
 use super::threads;
 use super::Comm;
 use crate::io::{self, EdgeListOptions, IdMode, ReadOptions};
@@ -222,23 +222,117 @@ fn whole_as_one_process(path: &Path, opts: &EdgeListOptions, p: usize) -> Result
         if *parallel.get_or_insert(par) != par {
             return Err(format!("{what}: the ranks read it differently"));
         }
-        if (g.num_nodes(), g.num_edges(), g.self_loops_dropped())
-            != (one.num_nodes(), one.num_edges(), one.self_loops_dropped())
-            || g.build_stats() != one.build_stats()
-            || g.notes() != one.notes()
+        same_graph(&g, &one, &what)?;
+    }
+    Ok(parallel.unwrap_or(false))
+}
+
+/// `g` is `one`, node by node: sizes, build counts, notes, neighbours, weights, labels.
+fn same_graph(g: &Graph, one: &Graph, what: &str) -> Result<(), String> {
+    if (g.num_nodes(), g.num_edges(), g.self_loops_dropped())
+        != (one.num_nodes(), one.num_edges(), one.self_loops_dropped())
+        || g.build_stats() != one.build_stats()
+        || g.notes() != one.notes()
+    {
+        return Err(format!("{what}: sizes, counts or notes differ"));
+    }
+    for v in 0..one.num_nodes() {
+        if g.neighbors(v) != one.neighbors(v)
+            || g.neighbor_weights(v) != one.neighbor_weights(v)
+            || g.label(v) != one.label(v)
         {
-            return Err(format!("{what}: sizes, counts or notes differ"));
+            return Err(format!("{what}: node {v} differs"));
         }
-        for v in 0..one.num_nodes() {
-            if g.neighbors(v) != one.neighbors(v)
-                || g.neighbor_weights(v) != one.neighbor_weights(v)
-                || g.label(v) != one.label(v)
-            {
-                return Err(format!("{what}: node {v} differs"));
+    }
+    if g.labels() != one.labels() {
+        return Err(format!("{what}: labels differ"));
+    }
+    Ok(())
+}
+
+/// The network read once per host (`trident cluster` under mpirun, its default): the host's
+/// first rank reads, every rank gets one process's graph ([`share_on_host`]), at 1 to 4
+/// thread-ranks, for the shared graphs, a Matrix Market file (one-based labels), labels,
+/// weights, sparse ids (id labels) and notes; the first rank's failed read is its error.
+#[test]
+fn graph_shared_on_host_as_one_process() {
+    let dir = std::env::temp_dir().join(format!("trident-host-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut files = Vec::new();
+    if let Some(data) = crate::testing::data_dir_or_skip() {
+        let list = std::fs::read_to_string(data.join("graphs.tsv")).unwrap();
+        for line in list
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.starts_with("file"))
+            .take(4)
+        {
+            files.push(data.join(line.split('\t').next().unwrap()));
+        }
+    }
+    let write = |name: &str, text: String| {
+        std::fs::write(dir.join(name), text).unwrap();
+        dir.join(name)
+    };
+    files.push(write(
+        "weighted.txt",
+        (0..500)
+            .map(|i| format!("{i} {} 0.{}\n", i + 1, i % 9 + 1))
+            .collect(),
+    ));
+    files.push(write("labels.txt", "a b\nb c\nc a\nc d\nzé a\n".into()));
+    files.push(write(
+        "sparse.txt",
+        (0..2000u64)
+            .map(|i| format!("{} {}\n", i * 1_000_003 % 999_999_937, i * 7 + 3))
+            .collect(),
+    ));
+    // A header line skipped and repeated edges merged: notes.
+    files.push(write(
+        "notes.txt",
+        "source target\n1 2\n2 1\n2 3\n3 3\n2 3\n".into(),
+    ));
+    files.push(write(
+        "graph.mtx",
+        "%%MatrixMarket matrix coordinate real symmetric\n4 4 3\n2 1 1.5\n3 2 2\n4 4 1\n".into(),
+    ));
+    let opts = EdgeListOptions {
+        loop_only_nodes: true,
+        ..EdgeListOptions::default()
+    };
+    let read = |f: &Path| io::read_graph_limited(f, &opts, &ReadOptions::default());
+    for f in &files {
+        let one = read(f).unwrap();
+        for p in 1..=4 {
+            let got = threads::run(p, |c| {
+                share_on_host(c, (c.host_ranks().0 == 0).then(|| read(f)))
+            });
+            for (rank, g) in got.into_iter().enumerate() {
+                let what = format!("{}, {p} ranks, rank {rank}", f.display());
+                same_graph(&g.unwrap(), &one, &what).unwrap();
             }
         }
     }
-    Ok(parallel.unwrap_or(false))
+    // The first rank's failed read is its error (the caller ends the job); a rank that is
+    // not the host's first must not bring a graph.
+    write_bad_line(&dir.join("bad.txt"));
+    let numeric = EdgeListOptions {
+        ids: IdMode::Numeric,
+        ..EdgeListOptions::default()
+    };
+    let bad = || io::read_graph_limited(dir.join("bad.txt"), &numeric, &ReadOptions::default());
+    let e = threads::run(1, |c| share_on_host(c, Some(bad())));
+    let e = e[0].as_ref().err().map(ToString::to_string);
+    assert!(e.as_ref().is_some_and(|e| e.contains(":5001")), "{e:?}");
+    let e = threads::run(2, |c| {
+        if c.rank() == 1 {
+            share_on_host(c, Some(read(&dir.join("labels.txt"))))
+        } else {
+            Err(crate::Error::invalid("test", "rank 0 stays out"))
+        }
+    });
+    let e = e[1].as_ref().err().map(ToString::to_string);
+    assert!(e.as_ref().is_some_and(|e| e.contains("only it")), "{e:?}");
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// Every rank gets one process's whole graph ([`read_graph_whole`], the read of `trident

@@ -32,6 +32,11 @@ impl DenseIds {
         }
     }
 
+    /// The bitmap it was made from ([`DenseIds::new`]).
+    pub(crate) fn words(&self) -> Vec<u64> {
+        self.table.iter().map(|&(w, _)| w).collect()
+    }
+
     /// Number of ids kept.
     pub(crate) fn len(&self) -> usize {
         self.len
