@@ -64,7 +64,7 @@ impl Comm for Shared {
         len: usize,
         fill: &mut dyn FnMut(&mut [u8]),
         read: &mut dyn FnMut(&[u8]) -> Result<()>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         self.0.host_share(len, fill, read)
     }
 }

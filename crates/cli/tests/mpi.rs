@@ -48,11 +48,23 @@ static ONE_JOB: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Runs `trident args` on `np` ranks, killed after `limit`.
 fn run_np(mpirun: &Path, np: usize, args: &[&str], limit: Duration) -> (Output, Duration) {
+    run_np_env(mpirun, np, args, limit, &[])
+}
+
+/// [`run_np`] with more environment variables.
+fn run_np_env(
+    mpirun: &Path,
+    np: usize,
+    args: &[&str],
+    limit: Duration,
+    env: &[(&str, &str)],
+) -> (Output, Duration) {
     let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
     let t = Instant::now();
     let mut child = Command::new(mpirun)
         .args(["--oversubscribe", "-np", &np.to_string(), BIN])
         .args(args)
+        .envs(env.iter().copied())
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .env("OMPI_MCA_btl", "self,vader")
@@ -450,6 +462,98 @@ fn cluster_partitions_as_one_process() {
     }
     assert!(runs >= 24, "{runs} runs");
     std::fs::remove_dir_all(&out).ok();
+}
+
+/// `cluster`'s read once per host where the host's shared memory has no room for the
+/// network (Open MPI's window directory on a 1 MiB tmpfs): every rank reads the file itself,
+/// says so, and the clusters are one process's; with room, the network is shared.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_host_without_shared_memory_reads_on_every_rank() {
+    let Some(mpirun) = mpirun() else {
+        return;
+    };
+    let d = tmp("noroom");
+    let small = d.join("shm");
+    std::fs::create_dir_all(&small).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+        .arg(&small)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: no tmpfs could be mounted here (not root?)");
+        return;
+    }
+    /// Unmounts the tmpfs however the test ends.
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(small.clone());
+    let f = d.join("planted.el");
+    let o = Command::new(BIN)
+        .args([
+            "generate",
+            "planted",
+            "--nodes",
+            "6000",
+            "--communities",
+            "60",
+        ])
+        // 180,000 edges: 1.4 MB of adjacency, more than the 1 MiB tmpfs holds.
+        .args(["--degree", "60", "-o"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let one = d.join("one.txt");
+    let file = f.to_str().unwrap();
+    let o = Command::new(BIN)
+        .args(["cluster", file, "--backend", "cpu", "--quiet", "-o"])
+        .arg(&one)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let one = std::fs::read(&one).unwrap();
+    let got = d.join("np.txt");
+    let args = [
+        "cluster",
+        file,
+        "--backend",
+        "cpu",
+        "--quiet",
+        "-o",
+        got.to_str().unwrap(),
+    ];
+    for (dir, says) in [
+        (
+            small.to_str().unwrap(),
+            "by every rank: the host's shared memory",
+        ),
+        (
+            "/dev/shm",
+            "once per host: by its first rank, shared with its 3 ranks",
+        ),
+    ] {
+        let (o, _) = run_np_env(
+            &mpirun,
+            3,
+            &args,
+            Duration::from_secs(120),
+            &[("OMPI_MCA_osc_sm_backing_directory", dir)],
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success() && err.contains(says), "{dir}: {err}");
+        assert!(
+            std::fs::read(&got).unwrap() == one,
+            "{dir}: clusters differ"
+        );
+    }
+    drop(_unmount);
+    std::fs::remove_dir_all(&d).ok();
 }
 
 /// A bad line in the last rank's byte range (`triangles`, and `cluster --read ranges`, read

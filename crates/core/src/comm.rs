@@ -95,7 +95,9 @@ pub trait Comm {
     /// Passes bytes from the first rank of each host ([`Comm::host_ranks`]) to every rank of
     /// that host: the first rank gives their number `len` and writes them in `fill`; then
     /// `read` sees them on every rank of the host (the first included). The other ranks'
-    /// `len` is not read and their `fill` is not called. Collective over all ranks.
+    /// `len` is not read and their `fill` is not called. Collective over all ranks. `false`
+    /// (on every rank of a host) where the host has no room for them: then neither `fill`
+    /// nor `read` was called there.
     ///
     /// By default the bytes are gathered to every rank (a copy each); over MPI they are one
     /// shared-memory window per host (`MPI_Win_allocate_shared`), written once and read in
@@ -105,7 +107,7 @@ pub trait Comm {
         len: usize,
         fill: &mut dyn FnMut(&mut [u8]),
         read: &mut dyn FnMut(&[u8]) -> Result<()>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let mut mine = Vec::new();
         if self.host_ranks().0 == 0 {
             mine = zeroed::<u8>(len, "the bytes shared on a host")?;
@@ -122,7 +124,8 @@ pub trait Comm {
         let lens: Vec<usize> = lens.into_iter().map(|k| k as usize).collect();
         let mut bytes = zeroed::<u8>(lens.iter().sum(), "the bytes shared on a host")?;
         self.all_gather_into(&mine, &mut bytes, &lens)?;
-        read(&bytes)
+        read(&bytes)?;
+        Ok(true)
     }
 }
 

@@ -115,6 +115,27 @@ impl Mpi {
     }
 }
 
+/// The bytes free in the directory of Open MPI's shared-memory windows (its
+/// `osc_sm_backing_directory`, `/dev/shm` on Linux, or the value that the environment gives
+/// it); unbounded where it cannot be asked.
+fn shm_room() -> u64 {
+    let dir = std::env::var("OMPI_MCA_osc_sm_backing_directory").unwrap_or("/dev/shm".into());
+    let Ok(path) = std::ffi::CString::new(dir) else {
+        return u64::MAX;
+    };
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
+    // SAFETY: statvfs(path, buf) with a NUL-terminated path and a buffer of the struct's
+    // size, which it fills when it returns 0.
+    if unsafe { libc::statvfs(path.as_ptr(), st.as_mut_ptr()) } != 0 {
+        return u64::MAX;
+    }
+    // SAFETY: statvfs returned 0, so it filled the struct.
+    let st = unsafe { st.assume_init() };
+    // Their types differ between platforms (u64 here, u32 on some).
+    #[allow(clippy::unnecessary_cast)]
+    (st.f_bavail as u64).saturating_mul(st.f_frsize as u64)
+}
+
 /// `x` as an MPI count (callers keep pieces below [`Mpi::piece`]).
 fn count(x: usize) -> Count {
     x as Count
@@ -144,8 +165,19 @@ impl Comm for Mpi {
         len: usize,
         fill: &mut dyn FnMut(&mut [u8]),
         read: &mut dyn FnMut(&[u8]) -> Result<()>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let first = self.node.rank() == 0;
+        // The first rank says whether the window's directory has room for the bytes (a
+        // window beyond it would end the ranks with SIGBUS when written): their number plus
+        // one, or 0.
+        let mut word = [0u64];
+        if first && shm_room() >= len as u64 {
+            word[0] = len as u64 + 1;
+        }
+        self.node.process_at_rank(0).broadcast_into(&mut word[..]);
+        if word[0] == 0 {
+            return Ok(false);
+        }
         let mine = if first { len } else { 0 };
         let fail = |what: &str, rc: std::os::raw::c_int| {
             (rc != 0).then(|| {
@@ -232,6 +264,7 @@ impl Comm for Mpi {
         let rc2 = unsafe { ffi::MPI_Win_free(&mut win) };
         out.and(fail("MPI_Win_fence", rc).map_or(Ok(()), Err))
             .and(fail("MPI_Win_free", rc2).map_or(Ok(()), Err))
+            .map(|()| true)
     }
     fn all_reduce_u64(&self, v: &mut [u64], op: Op) -> Result<()> {
         self.reduce(v, op)

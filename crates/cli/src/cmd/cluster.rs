@@ -64,6 +64,8 @@ enum ReadHow {
     Ranges(usize),
     /// Once per host, shared with this many ranks on this one.
     Host(usize),
+    /// By every rank, as the host had no room for the shared network.
+    NoRoom,
 }
 
 /// Cluster a network with regularized Markov clustering (R-MCL); writes mcl's format.
@@ -348,12 +350,20 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
                     .unwrap_or_else(|e| std::panic::resume_unwind(e))
                     .map(|((g, _), _)| g)
             });
-            let g = trident_core::dist::graph::share_on_host(job.comm(), read).map(|g| {
-                (
-                    (g, Some(ReadHow::Host(host_ranks))),
-                    t.elapsed().as_secs_f64(),
-                )
-            });
+            let g = match trident_core::dist::graph::share_on_host(job.comm(), read) {
+                Ok((Some(g), shared)) => {
+                    let how = if shared {
+                        ReadHow::Host(host_ranks)
+                    } else {
+                        ReadHow::NoRoom
+                    };
+                    Ok(((g, Some(how)), t.elapsed().as_secs_f64()))
+                }
+                // No room on this host for the shared window: each rank reads the file.
+                Ok((None, _)) => read_whole()
+                    .map(|((g, _), _)| ((g, Some(ReadHow::NoRoom)), t.elapsed().as_secs_f64())),
+                Err(e) => Err(e),
+            };
             return (b, notes, g);
         }
         if choice == ReadChoice::Whole {
@@ -421,6 +431,9 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
             Some(ReadHow::Ranges(p)) => format!(", in byte ranges by {p} ranks"),
             Some(ReadHow::Host(p)) => {
                 format!(", once per host: by its first rank, shared with its {p} ranks")
+            }
+            Some(ReadHow::NoRoom) => {
+                ", by every rank: the host's shared memory (/dev/shm) has no room for it".into()
             }
             None => String::new(),
         }

@@ -422,8 +422,10 @@ pub fn read_graph_whole(
 /// weights, the build's counts and notes included). A first rank whose read failed returns
 /// its error without entering the collective (the caller ends the job; the host's other
 /// ranks wait for it until then), so every rank must call this with the first rank's read
-/// already done. Collective over all ranks.
-pub fn share_on_host(c: &dyn Comm, read: Option<Result<Graph>>) -> Result<Graph> {
+/// already done. Collective over all ranks. With the graph, whether it was shared: on a host
+/// without room for the shared window (`/dev/shm` too small) it was not, and the host's other
+/// ranks get `None` (they read the file themselves).
+pub fn share_on_host(c: &dyn Comm, read: Option<Result<Graph>>) -> Result<(Option<Graph>, bool)> {
     let first = c.host_ranks().0 == 0;
     let mine = match (first, read) {
         (true, Some(r)) => Some(r?),
@@ -437,7 +439,7 @@ pub fn share_on_host(c: &dyn Comm, read: Option<Result<Graph>>) -> Result<Graph>
     };
     let len = mine.as_ref().map_or(0, Graph::bytes_len);
     let mut got = None;
-    c.host_share(
+    let shared = c.host_share(
         len,
         &mut |out| {
             if let Some(g) = &mine {
@@ -452,7 +454,8 @@ pub fn share_on_host(c: &dyn Comm, read: Option<Result<Graph>>) -> Result<Graph>
         },
     )?;
     match (mine, got) {
-        (Some(g), _) | (None, Some(g)) => Ok(g),
+        (Some(g), _) | (None, Some(g)) => Ok((Some(g), shared)),
+        (None, None) if !shared => Ok((None, false)),
         (None, None) => Err(Error::invalid(
             "share_on_host",
             "no graph came from the host's first rank",
