@@ -453,7 +453,7 @@ fn cluster_partitions_as_one_process() {
             assert_eq!(ranges, np == 3 && *path == planted, "{what}: {err}");
             // The default, with several ranks on this host: read once and shared.
             let shared = err.contains(&format!(
-                "once per host: by its first rank, shared with its {np} ranks"
+                "once per host: by its first rank ({np} threads), shared with its {np} ranks"
             ));
             assert_eq!(shared, np == 4, "{what}: {err}");
             std::fs::remove_file(&got).unwrap();
@@ -535,7 +535,7 @@ fn a_host_without_shared_memory_reads_on_every_rank() {
         ),
         (
             "/dev/shm",
-            "once per host: by its first rank, shared with its 3 ranks",
+            "once per host: by its first rank (3 threads), shared with its 3 ranks",
         ),
     ] {
         let (o, _) = run_np_env(

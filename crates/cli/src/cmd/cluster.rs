@@ -62,8 +62,9 @@ pub enum ReadChoice {
 enum ReadHow {
     /// In byte ranges, by this many ranks.
     Ranges(usize),
-    /// Once per host, shared with this many ranks on this one.
-    Host(usize),
+    /// Once per host (by its first rank, with this many threads), shared with this many
+    /// ranks on this one.
+    Host(usize, usize),
     /// By every rank, as the host had no room for the shared network.
     NoRoom,
 }
@@ -340,9 +341,18 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
         if choice == ReadChoice::Host {
             // The host's first rank reads on a thread while its backend opens; the others
             // open theirs. After the agreement (MPI, from this thread), the network passes
-            // from the first rank to the others.
+            // from the first rank to the others. The others wait meanwhile, so the first
+            // rank reads with the threads of all of them (its pool's size times theirs).
             let t = Instant::now();
-            let read = (host_rank == 0).then(|| scope.spawn(read_whole));
+            let threads = rayon::current_num_threads() * host_ranks;
+            let read = (host_rank == 0).then(|| {
+                scope.spawn(move || {
+                    match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+                        Ok(pool) => pool.install(read_whole),
+                        Err(_) => read_whole(),
+                    }
+                })
+            });
             let (b, notes) = open();
             let b = agree(b);
             let read = read.map(|r| {
@@ -353,7 +363,7 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
             let g = match trident_core::dist::graph::share_on_host(job.comm(), read) {
                 Ok((Some(g), shared)) => {
                     let how = if shared {
-                        ReadHow::Host(host_ranks)
+                        ReadHow::Host(threads, host_ranks)
                     } else {
                         ReadHow::NoRoom
                     };
@@ -429,9 +439,9 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
         },
         match how {
             Some(ReadHow::Ranges(p)) => format!(", in byte ranges by {p} ranks"),
-            Some(ReadHow::Host(p)) => {
-                format!(", once per host: by its first rank, shared with its {p} ranks")
-            }
+            Some(ReadHow::Host(threads, p)) => format!(
+                ", once per host: by its first rank ({threads} threads), shared with its {p} ranks"
+            ),
             Some(ReadHow::NoRoom) => {
                 ", by every rank: the host's shared memory (/dev/shm) has no room for it".into()
             }
