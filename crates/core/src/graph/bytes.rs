@@ -90,9 +90,9 @@ impl Graph {
         let (head, rest) = out.split_at_mut(8 * HEADER);
         head.copy_from_slice(bytemuck::cast_slice(&header));
         let mut w = Writer { out: rest };
-        // usize and u64 have one layout on the 64-bit targets Trident builds for.
-        let indptr: Vec<u64> = self.indptr.par_iter().map(|&x| x as u64).collect();
-        w.put(bytemuck::cast_slice(&indptr));
+        // usize is u64 on the 64-bit targets Trident builds for (checked when compiled).
+        const _: () = assert!(std::mem::size_of::<usize>() == 8);
+        w.put(bytemuck::cast_slice(&self.indptr));
         w.put(bytemuck::cast_slice(&self.adj));
         if let Some(wt) = &self.weights {
             w.put(bytemuck::cast_slice(wt));
@@ -230,14 +230,15 @@ struct Reader<'a, F> {
 
 impl<F: Fn(&str) -> Error> Reader<'_, F> {
     /// The next section: `len` values of `T`, copied by all threads.
-    fn take<T: bytemuck::Pod + Send>(&mut self, len: usize) -> Result<Vec<T>> {
+    fn take<T: bytemuck::Pod + Send + num_traits::Zero>(&mut self, len: usize) -> Result<Vec<T>> {
         let bytes = len
             .checked_mul(std::mem::size_of::<T>())
             .filter(|&x| up8(x) <= self.b.len())
             .ok_or_else(|| (self.bad)("cut short"))?;
+        // Zeroed by the allocator (fresh pages, no pass over them): the copy touches them
+        // first.
         let mut v: Vec<T> =
-            crate::alloc::try_with_capacity(len, || format!("{len} values of a shared graph"))?;
-        v.resize(len, T::zeroed());
+            crate::alloc::try_zeroed_vec(len, || format!("{len} values of a shared graph"))?;
         par_copy(bytemuck::cast_slice_mut(&mut v), &self.b[..bytes]);
         self.b = &self.b[up8(bytes)..];
         Ok(v)
