@@ -342,9 +342,12 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
             // The host's first rank reads on a thread while its backend opens; the others
             // open theirs. After the agreement (MPI, from this thread), the network passes
             // from the first rank to the others. The others wait meanwhile, so the first
-            // rank reads with the threads of all of them (its pool's size times theirs).
+            // rank reads with the threads of all of them (its pool's size times theirs), up
+            // to the cores it may run on.
             let t = Instant::now();
-            let threads = rayon::current_num_threads() * host_ranks;
+            let mine = rayon::current_num_threads();
+            let cores = std::thread::available_parallelism().map_or(mine, |c| c.get());
+            let threads = (mine * host_ranks).min(cores.max(mine));
             let read = (host_rank == 0).then(|| {
                 scope.spawn(move || {
                     match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
