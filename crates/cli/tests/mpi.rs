@@ -566,6 +566,110 @@ fn a_host_without_shared_memory_reads_on_every_rank() {
     std::fs::remove_dir_all(&d).ok();
 }
 
+/// A rank whose backend cannot open (the last rank's device filter matches nothing; on a GPU
+/// host, a lost device) ends the job with its message within seconds, whichever way
+/// `cluster` reads the network: it does not wait for the others in the read once per host
+/// while they wait for it in the backends' agreement (a collective where NCCL is agreed on,
+/// so the CUDA case is the one that would hang; it runs where there is a CUDA device).
+#[cfg(feature = "mpi")]
+fn backend_fails_on_the_last_rank(backend: &str, filter: &str, says: &str) {
+    let Some(mpirun) = mpirun() else {
+        return;
+    };
+    let d = tmp(&format!("backend-{backend}"));
+    let f = d.join("planted.el");
+    let o = Command::new(BIN)
+        .args([
+            "generate",
+            "planted",
+            "--nodes",
+            "3000",
+            "--communities",
+            "30",
+            "-o",
+        ])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let file = f.to_str().unwrap();
+    for read in ["host", "whole", "ranges"] {
+        let args = [
+            "cluster",
+            file,
+            "--backend",
+            backend,
+            "--read",
+            read,
+            "--quiet",
+        ];
+        let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+        let t = Instant::now();
+        // Two ranks as usual, then a third whose device filter matches nothing.
+        let mut child = Command::new(&mpirun)
+            .args(["--oversubscribe", "-np", "2", BIN])
+            .args(args)
+            .args([":", "-np", "1", "env", filter, BIN])
+            .args(args)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .env("OMPI_MCA_btl", "self,vader")
+            .env("RAYON_NUM_THREADS", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start mpirun");
+        while child.try_wait().expect("wait for mpirun").is_none() {
+            if t.elapsed() > Duration::from_secs(60) {
+                let _ = child.kill();
+                panic!("{backend}, --read {read}: the job still runs after 60 s (a rank waits)");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let o = child.wait_with_output().expect("mpirun output");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{backend}, --read {read}: succeeded");
+        assert!(
+            err.contains("rank 2 of 3") && err.contains(says),
+            "{backend}, --read {read}: {err}"
+        );
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "{backend}, --read {read}: took {:?}",
+            t.elapsed()
+        );
+    }
+    std::fs::remove_dir_all(&d).ok();
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn a_rank_whose_backend_fails_ends_the_job_opencl() {
+    if trident_opencl_missing() {
+        return;
+    }
+    backend_fails_on_the_last_rank(
+        "opencl",
+        "TRIDENT_OPENCL_PLATFORM=no such platform",
+        "no such platform",
+    );
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn a_rank_whose_backend_fails_ends_the_job_cuda() {
+    let o = Command::new(BIN).arg("info").output().unwrap();
+    let s = String::from_utf8_lossy(&o.stdout);
+    if !s
+        .lines()
+        .any(|l| l.starts_with("cuda:") && l.contains("available:"))
+    {
+        trident_core::testing::skip(trident_core::testing::Needs::Gpu, "no CUDA device");
+        return;
+    }
+    backend_fails_on_the_last_rank("cuda", "TRIDENT_CUDA_DEVICE=99", "99");
+}
+
 /// A bad line in the last rank's byte range (`triangles`, and `cluster --read ranges`, read
 /// in byte ranges): that rank reports it (file and line) and the whole job ends, with a failure
 /// status, within seconds: no rank waits for it. Read once per host (`cluster`'s default), the

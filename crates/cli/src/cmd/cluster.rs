@@ -363,6 +363,15 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
                     .unwrap_or_else(|e| std::panic::resume_unwind(e))
                     .map(|((g, _), _)| g)
             });
+            // A rank whose backend failed did not agree (the others wait for it there): it
+            // ends the job now, with its backend's error, rather than wait in the share.
+            let b = match b {
+                Err(e) => {
+                    let failed = Err(Error::backend("cluster", "the backend failed to open"));
+                    return (failed, notes, Err(e));
+                }
+                Ok(b) => Ok(b),
+            };
             let g = match trident_core::dist::graph::share_on_host(job.comm(), read) {
                 Ok((Some(g), shared)) => {
                     let how = if shared {
