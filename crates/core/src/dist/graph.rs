@@ -16,6 +16,9 @@
 //!   lower end's row (rows cut at equal edge counts), which builds the rows and sums their
 //!   intersection work row by row; the rows are then cut into ranges of about equal work and
 //!   move there as whole rows.
+//! * **Share** ([`share_on_host`], the read of `trident cluster` under mpirun): the first
+//!   rank of each host reads the whole graph and passes it to the host's other ranks through
+//!   [`Comm::host_share`] (one shared-memory window per host over MPI).
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
