@@ -16,7 +16,7 @@
 //! can); only the rows' lengths (and, partitioned, which rows) are agreed on the hosts.
 //!
 //! A rank's graph is its rows from its first on, ids shifted down by its first row, with its
-//! own rows counted ([`OrientedGraph::with_counted_rows`]) and the later ones only read; the
+//! own rows counted ([`OrientedGraph::with_counted_rows`](crate::triangles::OrientedGraph::with_counted_rows)) and the later ones only read; the
 //! counts are summed over ranks, exactly (integers), and per-node counts are summed and put
 //! back in the graph's order on every rank.
 

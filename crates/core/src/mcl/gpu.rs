@@ -2,7 +2,7 @@
 //! the device buffers (the hub-column scratch and the device-memory estimate, refused up
 //! front with the bytes needed); [`MclKernels`] are the device steps (upload, one iteration on
 //! the device, the read-back of each node's cluster pointer), written once for every
-//! [`Device`](crate::device::Device) in `gpu/device.rs` ([`DeviceState`]); [`cluster`] is the
+//! [`Device`](crate::device::Device) in `gpu/device.rs` ([`DeviceState`]); [`cluster`](crate::mcl::drive::cluster) is the
 //! one driver loop (stop rule, the expansion of each iteration, progress, phase times,
 //! interpretation) every GPU backend runs.
 //!
@@ -384,7 +384,7 @@ pub struct IterationReport {
     pub sq: u64,
 }
 
-/// The device steps of the R-MCL driver [`cluster`].
+/// The device steps of the R-MCL driver [`cluster`](crate::mcl::drive::cluster).
 pub trait MclKernels<T: Scalar>: Backend {
     /// The device buffers of one run (`M` twice, `M_G`, penalties, scratch) and which half
     /// of `M` is current.

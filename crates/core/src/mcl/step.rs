@@ -199,7 +199,7 @@ pub const PRUNE_FLOOR: f64 = 1e-7;
 /// order) in fixed point at 2^60: `Σ to_fixed((a_x − b_x)²)` over the rows of `a` (a row
 /// missing from `b` counts `a_x²`), plus `Σ to_fixed(b_x²)` over the rows of `b` missing
 /// from `a`. The same sum gives a column's squared change ([`column_change_sq`]) and the DPR
-/// distance ([`dpr`]).
+/// distance ([`dpr`](crate::mcl::mlr::dpr)).
 pub fn column_distance_sq<T: Scalar>(a: (&[u32], &[T]), b: (&[u32], &[T])) -> u64 {
     let mut d: u64 = 0;
     for (&i, &x) in a.0.iter().zip(a.1) {
