@@ -114,17 +114,7 @@ pub trait Comm {
             fill(&mut mine);
         }
         // One host: its first rank's bytes are everything gathered.
-        let p = self.size();
-        let mut lens = vec![0u64; p];
-        self.all_gather_into(
-            bytemuck::bytes_of(&(mine.len() as u64)),
-            bytemuck::cast_slice_mut(&mut lens),
-            &vec![8; p],
-        )?;
-        let lens: Vec<usize> = lens.into_iter().map(|k| k as usize).collect();
-        let mut bytes = zeroed::<u8>(lens.iter().sum(), "the bytes shared on a host")?;
-        self.all_gather_into(&mine, &mut bytes, &lens)?;
-        read(&bytes)?;
+        read(&gather_of(self, &mine)?.0)?;
         Ok(true)
     }
 }
@@ -211,6 +201,12 @@ pub fn all_to_all<T: Pod>(
 
 /// Every rank's `mine` (plain words), concatenated in rank order, with each rank's length.
 pub fn all_gather<T: Pod>(c: &dyn Comm, mine: &[T]) -> Result<(Vec<T>, Vec<usize>)> {
+    gather_of(c, mine)
+}
+
+/// [`all_gather`] for any communicator (also one not behind `dyn`, as in [`Comm`]'s own
+/// default methods).
+fn gather_of<C: Comm + ?Sized, T: Pod>(c: &C, mine: &[T]) -> Result<(Vec<T>, Vec<usize>)> {
     let w = std::mem::size_of::<T>();
     let p = c.size();
     let mut lens = vec![0u64; p];
