@@ -31,10 +31,12 @@ pub fn silence() {
 static QUIET: AtomicBool = AtomicBool::new(false);
 
 /// [`note`] whatever [`silence`] said: a rank's error.
+///
+/// The line goes out in one write: standard error is unbuffered, and under mpirun a line
+/// written in pieces can be cut by the launcher's own messages (its abort notice).
 pub fn error_note(args: std::fmt::Arguments<'_>) {
-    let mut e = std::io::stderr().lock();
-    let _ = e.write_fmt(args);
-    let _ = e.write_all(b"\n");
+    let line = format!("{args}\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 /// Prints formatted text on standard output, checked.
