@@ -64,11 +64,27 @@ fn run_np_env(
     limit: Duration,
     env: &[(&str, &str)],
 ) -> (Output, Duration) {
+    let np = np.to_string();
+    let line: Vec<&str> = ["-np", np.as_str(), BIN]
+        .into_iter()
+        .chain(args.iter().copied())
+        .collect();
+    run_mpirun(mpirun, &line, limit, env)
+}
+
+/// Runs `mpirun --oversubscribe line…` (one program, or several separated by `:`), killed
+/// after `limit`, one job at a time.
+fn run_mpirun(
+    mpirun: &Path,
+    line: &[&str],
+    limit: Duration,
+    env: &[(&str, &str)],
+) -> (Output, Duration) {
     let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
     let t = Instant::now();
     let mut child = Command::new(mpirun)
-        .args(["--oversubscribe", "-np", &np.to_string(), BIN])
-        .args(args)
+        .arg("--oversubscribe")
+        .args(line)
         .envs(env.iter().copied())
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -83,7 +99,7 @@ fn run_np_env(
             let _ = child.kill();
             let o = child.wait_with_output().expect("mpirun output");
             panic!(
-                "mpirun -np {np} trident {args:?} still running after {limit:?}: {}",
+                "mpirun {line:?} still running after {limit:?}: {}",
                 String::from_utf8_lossy(&o.stderr)
             );
         }
@@ -296,13 +312,7 @@ fn shared_graphs_opencl_every_rank_count() {
 #[cfg(feature = "mpi")]
 #[test]
 fn shared_graphs_cuda_every_rank_count() {
-    let o = Command::new(BIN).arg("info").output().unwrap();
-    let s = String::from_utf8_lossy(&o.stdout);
-    if !s
-        .lines()
-        .any(|l| l.starts_with("cuda:") && l.contains("available:"))
-    {
-        trident_core::testing::skip(trident_core::testing::Needs::Gpu, "no CUDA device");
+    if trident_cuda_missing() {
         return;
     }
     // The ranks share out the host's GPUs (one GPU: all on it).
@@ -313,6 +323,20 @@ fn shared_graphs_cuda_every_rank_count() {
             "partition"
         }]
     });
+}
+
+/// Whether this machine lacks a CUDA device (a failure under REQUIRE_GPU=1).
+#[cfg(feature = "mpi")]
+fn trident_cuda_missing() -> bool {
+    let o = Command::new(BIN).arg("info").output().unwrap();
+    let s = String::from_utf8_lossy(&o.stdout);
+    let missing = !s
+        .lines()
+        .any(|l| l.starts_with("cuda:") && l.contains("available:"));
+    if missing {
+        trident_core::testing::skip(trident_core::testing::Needs::Gpu, "no CUDA device");
+    }
+    missing
 }
 
 /// Whether this machine lacks an OpenCL device (a failure under REQUIRE_OPENCL=1).
@@ -603,30 +627,14 @@ fn backend_fails_on_the_last_rank(backend: &str, filter: &str, says: &str) {
             read,
             "--quiet",
         ];
-        let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
-        let t = Instant::now();
         // Two ranks as usual, then a third whose device filter matches nothing.
-        let mut child = Command::new(&mpirun)
-            .args(["--oversubscribe", "-np", "2", BIN])
-            .args(args)
-            .args([":", "-np", "1", "env", filter, BIN])
-            .args(args)
-            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-            .env("OMPI_MCA_btl", "self,vader")
-            .env("RAYON_NUM_THREADS", "1")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start mpirun");
-        while child.try_wait().expect("wait for mpirun").is_none() {
-            if t.elapsed() > Duration::from_secs(60) {
-                let _ = child.kill();
-                panic!("{backend}, --read {read}: the job still runs after 60 s (a rank waits)");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let o = child.wait_with_output().expect("mpirun output");
+        let line: Vec<&str> = ["-np", "2", BIN]
+            .into_iter()
+            .chain(args)
+            .chain([":", "-np", "1", "env", filter, BIN])
+            .chain(args)
+            .collect();
+        let (o, took) = run_mpirun(&mpirun, &line, Duration::from_secs(60), &[]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{backend}, --read {read}: succeeded");
         assert!(
@@ -634,9 +642,8 @@ fn backend_fails_on_the_last_rank(backend: &str, filter: &str, says: &str) {
             "{backend}, --read {read}: {err}"
         );
         assert!(
-            t.elapsed() < Duration::from_secs(30),
-            "{backend}, --read {read}: took {:?}",
-            t.elapsed()
+            took < Duration::from_secs(30),
+            "{backend}, --read {read}: took {took:?}"
         );
     }
     std::fs::remove_dir_all(&d).ok();
@@ -658,13 +665,7 @@ fn a_rank_whose_backend_fails_ends_the_job_opencl() {
 #[cfg(feature = "mpi")]
 #[test]
 fn a_rank_whose_backend_fails_ends_the_job_cuda() {
-    let o = Command::new(BIN).arg("info").output().unwrap();
-    let s = String::from_utf8_lossy(&o.stdout);
-    if !s
-        .lines()
-        .any(|l| l.starts_with("cuda:") && l.contains("available:"))
-    {
-        trident_core::testing::skip(trident_core::testing::Needs::Gpu, "no CUDA device");
+    if trident_cuda_missing() {
         return;
     }
     backend_fails_on_the_last_rank("cuda", "TRIDENT_CUDA_DEVICE=99", "99");
