@@ -138,3 +138,74 @@ impl Job {
         }
     }
 }
+
+/// `--read` choices of `cluster` and `triangles` under mpirun.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReadChoice {
+    /// The first rank of each host reads the file and passes the graph to the host's other
+    /// ranks through shared memory.
+    Host,
+    /// Every rank reads the whole file.
+    Whole,
+    /// Each rank parses its byte range of an integer-id edge list (or Matrix Market file),
+    /// and the ranks build the graph together (other inputs are read whole).
+    Ranges,
+}
+
+/// How the ranks read their input (for the summary), where not each the whole file.
+#[derive(Debug, Clone, Copy)]
+pub enum ReadHow {
+    /// In byte ranges, by this many ranks.
+    Ranges(usize),
+    /// Once per host (by its first rank, with this many threads), shared with this many
+    /// ranks on this one.
+    Host(usize, usize),
+    /// By every rank, as the host had no room for the shared graph.
+    NoRoom,
+}
+
+impl std::fmt::Display for ReadHow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadHow::Ranges(p) => write!(f, "in byte ranges by {p} ranks"),
+            ReadHow::Host(threads, p) => write!(
+                f,
+                "once per host: by its first rank ({threads} threads), shared with its {p} ranks"
+            ),
+            ReadHow::NoRoom => write!(
+                f,
+                "by every rank: the host's shared memory (/dev/shm) has no room for it"
+            ),
+        }
+    }
+}
+
+impl Job {
+    /// The `--read` choice in effect: `host` by default under an MPI launcher, `whole` for a
+    /// rank alone on its host (it reads the file itself) and for one process.
+    pub fn read_choice(&self, asked: Option<ReadChoice>) -> ReadChoice {
+        match asked.filter(|_| self.distributed) {
+            None if !self.distributed => ReadChoice::Whole,
+            None | Some(ReadChoice::Host) if self.comm.host_ranks().1 == 1 => ReadChoice::Whole,
+            None => ReadChoice::Host,
+            Some(c) => c,
+        }
+    }
+
+    /// The threads with which the first rank of a host reads for all of the host's ranks
+    /// (which wait meanwhile): its pool's size times their number, up to the cores it may
+    /// run on.
+    pub fn host_read_threads(&self) -> usize {
+        let mine = rayon::current_num_threads();
+        let cores = std::thread::available_parallelism().map_or(mine, |c| c.get());
+        (mine * self.comm.host_ranks().1).min(cores.max(mine))
+    }
+}
+
+/// `f` run on a pool of `threads` threads (on the caller's pool if one cannot be made).
+pub fn on_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+    match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+        Ok(pool) => pool.install(f),
+        Err(_) => f(),
+    }
+}

@@ -212,6 +212,10 @@ fn ranks_without_rows() {
     std::fs::remove_dir_all(&out).ok();
 }
 
+/// The reads of `triangles` under mpirun, one per run in turn (each graph, rank count and
+/// layout takes the next), so that every read meets every layout and rank count.
+const READS: [&str; 3] = ["host", "ranges", "whole"];
+
 fn shared_graphs_on(backend: &str, layouts: impl Fn(usize, usize) -> Vec<&'static str>) {
     let (Some(mpirun), Some(dir)) = (mpirun(), data_dir()) else {
         return;
@@ -243,6 +247,7 @@ fn shared_graphs_on(backend: &str, layouts: impl Fn(usize, usize) -> Vec<&'stati
         let one = std::fs::read(&one).unwrap();
         for np in 1..=4 {
             for layout in layouts(np, k) {
+                let read = READS[runs % READS.len()];
                 let per = out.join(format!("np{np}-{layout}.tsv"));
                 let args = [
                     "triangles",
@@ -251,11 +256,13 @@ fn shared_graphs_on(backend: &str, layouts: impl Fn(usize, usize) -> Vec<&'stati
                     backend,
                     "--layout",
                     layout,
+                    "--read",
+                    read,
                     "--per-vertex",
                     per.to_str().unwrap(),
                 ];
                 let (o, _) = run_np(&mpirun, np, &args, Duration::from_secs(120));
-                let what = format!("{file}, {np} ranks, {layout}, {backend}");
+                let what = format!("{file}, {np} ranks, {layout}, --read {read}, {backend}");
                 assert!(
                     o.status.success(),
                     "{what}: {}\n{}",
@@ -274,6 +281,23 @@ fn shared_graphs_on(backend: &str, layouts: impl Fn(usize, usize) -> Vec<&'stati
                     "{what}: rank 0 alone prints"
                 );
                 rank_lines_tile(&stdout, np, &what);
+                // Read once per host where the host has several ranks (a rank alone reads
+                // the file itself), in byte ranges where asked (edge lists and Matrix
+                // Market; other files whole).
+                let load = stdout
+                    .lines()
+                    .find(|l| l.starts_with("load:"))
+                    .unwrap_or("");
+                let says: &[&str] = match read {
+                    "host" if np > 1 => &["once per host: by its first rank"],
+                    "ranges" => &["each rank its byte range", "whole file on every rank"],
+                    _ => &["whole file on every rank"],
+                };
+                assert!(
+                    says.iter().any(|s| load.contains(s))
+                        && (read != "host" || np == 1 || load.contains(&format!("its {np} ranks"))),
+                    "{what}: {load}"
+                );
                 assert!(
                     std::fs::read(&per).unwrap() == one,
                     "{what}: per-vertex file differs"
@@ -497,7 +521,8 @@ fn cluster_partitions_as_one_process() {
 
 /// `cluster`'s read once per host where the host's shared memory has no room for the
 /// network (Open MPI's window directory on a 1 MiB tmpfs): every rank reads the file itself,
-/// says so, and the clusters are one process's; with room, the network is shared.
+/// says so, and the clusters (and triangle counts) are one process's; with room, the graph
+/// is shared.
 #[cfg(feature = "mpi")]
 #[test]
 fn a_host_without_shared_memory_reads_on_every_rank() {
@@ -534,8 +559,9 @@ fn a_host_without_shared_memory_reads_on_every_rank() {
             "--communities",
             "60",
         ])
-        // 180,000 edges: 1.4 MB of adjacency, more than the 1 MiB tmpfs holds.
-        .args(["--degree", "60", "-o"])
+        // 300,000 edges: 2.4 MB of adjacency, 1.3 MB oriented (triangles), more than the
+        // 1 MiB tmpfs holds.
+        .args(["--degree", "100", "-o"])
         .arg(&f)
         .output()
         .unwrap();
@@ -549,6 +575,14 @@ fn a_host_without_shared_memory_reads_on_every_rank() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let one = std::fs::read(&one).unwrap();
+    let per = d.join("one.tsv");
+    let one_count = Command::new(BIN)
+        .args(["triangles", file, "--backend", "cpu", "--per-vertex"])
+        .arg(&per)
+        .output()
+        .unwrap();
+    assert!(one_count.status.success() && count(&one_count).is_some());
+    let one_per = std::fs::read(&per).unwrap();
     let got = d.join("np.txt");
     let args = [
         "cluster",
@@ -585,6 +619,31 @@ fn a_host_without_shared_memory_reads_on_every_rank() {
             std::fs::read(&got).unwrap() == one,
             "{dir}: clusters differ"
         );
+        // `triangles` likewise: the count and per-vertex counts are one process's.
+        let (o, _) = run_np_env(
+            &mpirun,
+            3,
+            &[
+                "triangles",
+                file,
+                "--backend",
+                "cpu",
+                "--per-vertex",
+                got.to_str().unwrap(),
+            ],
+            Duration::from_secs(120),
+            &[("OMPI_MCA_osc_sm_backing_directory", dir)],
+        );
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success() && out.contains(says) && count(&o) == count(&one_count),
+            "{dir}: triangles: {out}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            std::fs::read(&got).unwrap() == one_per,
+            "{dir}: per-vertex counts differ"
+        );
     }
     drop(_unmount);
     std::fs::remove_dir_all(&d).ok();
@@ -592,7 +651,7 @@ fn a_host_without_shared_memory_reads_on_every_rank() {
 
 /// A rank whose backend cannot open (the last rank's device filter matches nothing; on a GPU
 /// host, a lost device) ends the job with its message within seconds, whichever way
-/// `cluster` reads the network: it does not wait for the others in the read once per host
+/// `cluster` and `triangles` read their input: it does not wait for the others in the read once per host
 /// while they wait for it in the backends' agreement (a collective where NCCL is agreed on,
 /// so the CUDA case is the one that would hang; it runs where there is a CUDA device).
 #[cfg(feature = "mpi")]
@@ -617,34 +676,36 @@ fn backend_fails_on_the_last_rank(backend: &str, filter: &str, says: &str) {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let file = f.to_str().unwrap();
-    for read in ["host", "whole", "ranges"] {
-        let args = [
-            "cluster",
-            file,
-            "--backend",
-            backend,
-            "--read",
-            read,
-            "--quiet",
-        ];
+    let reads = ["host", "whole", "ranges"];
+    for (command, read) in ["cluster", "triangles"]
+        .into_iter()
+        .flat_map(|c| reads.map(|r| (c, r)))
+    {
+        let quiet: &[&str] = if command == "cluster" {
+            &["--quiet"]
+        } else {
+            &[]
+        };
+        let args: Vec<&str> = [command, file, "--backend", backend, "--read", read]
+            .into_iter()
+            .chain(quiet.iter().copied())
+            .collect();
         // Two ranks as usual, then a third whose device filter matches nothing.
         let line: Vec<&str> = ["-np", "2", BIN]
             .into_iter()
-            .chain(args)
+            .chain(args.iter().copied())
             .chain([":", "-np", "1", "env", filter, BIN])
-            .chain(args)
+            .chain(args.iter().copied())
             .collect();
         let (o, took) = run_mpirun(&mpirun, &line, Duration::from_secs(60), &[]);
         let err = String::from_utf8_lossy(&o.stderr);
-        assert!(!o.status.success(), "{backend}, --read {read}: succeeded");
+        let what = format!("{command}, {backend}, --read {read}");
+        assert!(!o.status.success(), "{what}: succeeded");
         assert!(
             err.contains("rank 2 of 3") && err.contains(says),
-            "{backend}, --read {read}: {err}"
+            "{what}: {err}"
         );
-        assert!(
-            took < Duration::from_secs(30),
-            "{backend}, --read {read}: took {took:?}"
-        );
+        assert!(took < Duration::from_secs(30), "{what}: took {took:?}");
     }
     std::fs::remove_dir_all(&d).ok();
 }
@@ -671,10 +732,10 @@ fn a_rank_whose_backend_fails_ends_the_job_cuda() {
     backend_fails_on_the_last_rank("cuda", "TRIDENT_CUDA_DEVICE=99", "99");
 }
 
-/// A bad line in the last rank's byte range (`triangles`, and `cluster --read ranges`, read
-/// in byte ranges): that rank reports it (file and line) and the whole job ends, with a failure
-/// status, within seconds: no rank waits for it. Read once per host (`cluster`'s default), the
-/// first rank reports it while the others wait for its network.
+/// A bad line in the last rank's byte range (`--read ranges`, read in byte ranges): that
+/// rank reports it (file and line) and the whole job ends, with a failure status, within
+/// seconds: no rank waits for it. Read once per host (the default of `triangles` and
+/// `cluster`), the first rank reports it while the others wait for its graph.
 #[cfg(feature = "mpi")]
 #[test]
 fn a_failing_rank_ends_the_job() {
@@ -693,9 +754,20 @@ fn a_failing_rank_ends_the_job() {
     let f = d.join("bad.el");
     std::fs::write(&f, text).unwrap();
     let file = f.to_str().unwrap();
-    let runs: [(usize, usize, &str, &[&str]); 4] = [
-        (2, 1, "triangles", &["triangles", file, "--backend", "cpu"]),
-        (3, 2, "triangles", &["triangles", file, "--backend", "cpu"]),
+    let runs: [(usize, usize, &str, &[&str]); 5] = [
+        (
+            2,
+            1,
+            "triangles",
+            &["triangles", file, "--backend", "cpu", "--read", "ranges"],
+        ),
+        (
+            3,
+            2,
+            "triangles",
+            &["triangles", file, "--backend", "cpu", "--read", "ranges"],
+        ),
+        (3, 0, "triangles", &["triangles", file, "--backend", "cpu"]),
         (
             3,
             2,
@@ -735,6 +807,12 @@ fn layout_without_mpirun_is_refused() {
         .unwrap();
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("--layout"));
+    let o = Command::new(BIN)
+        .args(["triangles", f.to_str().unwrap(), "--read", "host"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--read apply"));
     // `cluster --read` likewise.
     let o = Command::new(BIN)
         .args(["cluster", f.to_str().unwrap(), "--read", "ranges"])

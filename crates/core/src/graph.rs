@@ -1,7 +1,7 @@
 //! Undirected simple graphs stored as symmetric CSR adjacency.
 
 mod build;
-mod bytes;
+pub(crate) mod bytes;
 mod ids;
 
 pub(crate) use ids::{id_label, DenseIds};

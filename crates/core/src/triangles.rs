@@ -453,6 +453,11 @@ impl OrientedGraph {
         }
     }
 
+    /// The graph's id of every node of this orientation; `None` for the identity.
+    pub(crate) fn original_ids(&self) -> Option<&[u32]> {
+        self.original.as_deref()
+    }
+
     /// Reorders per-node values of this orientation's nodes into the graph's node order.
     pub fn to_original_order(&self, per_node: Vec<u64>) -> Vec<u64> {
         plan::to_original_order(self.original.as_deref(), per_node)

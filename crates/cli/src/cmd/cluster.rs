@@ -21,7 +21,7 @@ use trident_core::mcl::{
 use trident_core::{io, Backend, Error, Graph, Result};
 
 use crate::files::Files;
-use crate::job::Job;
+use crate::job::{Job, ReadChoice, ReadHow};
 use crate::select::{self, BackendChoice};
 use crate::Precision;
 
@@ -42,31 +42,6 @@ pub enum VariantChoice {
     /// MLR-MCL 1.2's R-MCL: its M_G weights, balance, pruning, stop and DPR phase, and its
     /// multi-level mode (--coarsen-to).
     Mlrmcl,
-}
-
-/// `--read` choices (under mpirun).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ReadChoice {
-    /// The first rank of each host reads the file and passes the network to the host's
-    /// other ranks through shared memory.
-    Host,
-    /// Every rank reads the whole file.
-    Whole,
-    /// Each rank parses its byte range of an integer-id edge list without weights, and the
-    /// edges are gathered (other inputs are read whole).
-    Ranges,
-}
-
-/// How the ranks read the network (for the summary), where not each the whole file.
-#[derive(Debug, Clone, Copy)]
-enum ReadHow {
-    /// In byte ranges, by this many ranks.
-    Ranges(usize),
-    /// Once per host (by its first rank, with this many threads), shared with this many
-    /// ranks on this one.
-    Host(usize, usize),
-    /// By every rank, as the host had no room for the shared network.
-    NoRoom,
 }
 
 /// Cluster a network with regularized Markov clustering (R-MCL); writes mcl's format.
@@ -326,17 +301,8 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
             Ok((b, open, kernels, (engine, t.elapsed().as_secs_f64())))
         })
     };
-    let choice = if distributed {
-        args.read.unwrap_or(ReadChoice::Host)
-    } else {
-        ReadChoice::Whole
-    };
-    // Alone on its host, a rank reads the file itself.
+    let choice = job.read_choice(args.read);
     let (host_rank, host_ranks) = job.comm().host_ranks();
-    let choice = match choice {
-        ReadChoice::Host if host_ranks == 1 => ReadChoice::Whole,
-        c => c,
-    };
     let (b, notes, read) = std::thread::scope(|scope| {
         if choice == ReadChoice::Host {
             // The host's first rank reads on a thread while its backend opens; the others
@@ -345,17 +311,9 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
             // rank reads with the threads of all of them (its pool's size times theirs), up
             // to the cores it may run on.
             let t = Instant::now();
-            let mine = rayon::current_num_threads();
-            let cores = std::thread::available_parallelism().map_or(mine, |c| c.get());
-            let threads = (mine * host_ranks).min(cores.max(mine));
-            let read = (host_rank == 0).then(|| {
-                scope.spawn(move || {
-                    match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
-                        Ok(pool) => pool.install(read_whole),
-                        Err(_) => read_whole(),
-                    }
-                })
-            });
+            let threads = job.host_read_threads();
+            let read = (host_rank == 0)
+                .then(|| scope.spawn(move || crate::job::on_threads(threads, read_whole)));
             let (b, notes) = open();
             let b = agree(b);
             let read = read.map(|r| {
@@ -449,16 +407,7 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
         } else {
             ""
         },
-        match how {
-            Some(ReadHow::Ranges(p)) => format!(", in byte ranges by {p} ranks"),
-            Some(ReadHow::Host(threads, p)) => format!(
-                ", once per host: by its first rank ({threads} threads), shared with its {p} ranks"
-            ),
-            Some(ReadHow::NoRoom) => {
-                ", by every rank: the host's shared memory (/dev/shm) has no room for it".into()
-            }
-            None => String::new(),
-        }
+        how.map_or(String::new(), |h| format!(", {h}"))
     );
     let t = Instant::now();
     let c = match &args.from {

@@ -12,7 +12,7 @@ use trident_core::{io, Error, Graph, Result, TriangleAlgorithm, TriangleCount, T
 use trident_core::dist::triangles::Layout;
 
 use crate::files::Files;
-use crate::job::Job;
+use crate::job::{Job, ReadChoice};
 use crate::median;
 use crate::select::{self, BackendChoice};
 
@@ -48,6 +48,16 @@ pub struct Args {
     /// once) or `auto` (replicate when the graph fits every device).
     #[arg(long)]
     layout: Option<Layout>,
+    /// Under mpirun: how the ranks read and orient the graph. `host` (the default): the
+    /// first rank of each host reads and orients it as one process does, with all the
+    /// host's threads, while the host's other ranks start their devices, and passes each
+    /// rank its rows through one shared-memory window (MPI_Win_allocate_shared): a host
+    /// reads its input once. `whole`: every rank reads and orients all of it. `ranges`: each
+    /// rank reads its byte range of an integer-id edge list or Matrix Market file and the
+    /// ranks build and orient the graph together, each holding only its part (for hosts
+    /// that cannot hold the whole graph). The counts do not depend on it.
+    #[arg(long, value_enum)]
+    read: Option<ReadChoice>,
 }
 
 mod distributed;
@@ -56,10 +66,11 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     if job.distributed() {
         return distributed::run(args, job);
     }
-    if args.layout.is_some() {
+    if args.layout.is_some() || args.read.is_some() {
         return Err(Error::invalid(
             "option",
-            "--layout applies to a job of many processes (mpirun -np N trident triangles …)",
+            "--layout and --read apply to a job of many processes (mpirun -np N trident \
+             triangles …)",
         ));
     }
     // Every output is checked before any work; it is written at the end, or not at all.

@@ -18,7 +18,9 @@
 //!   move there as whole rows.
 //! * **Share** ([`share_on_host`], the read of `trident cluster` under mpirun): the first
 //!   rank of each host reads the whole graph and passes it to the host's other ranks through
-//!   [`Comm::host_share`] (one shared-memory window per host over MPI).
+//!   [`Comm::host_share`] (one shared-memory window per host over MPI); [`orient_on_host`]
+//!   (the read of `trident triangles` under mpirun) passes each rank its share of the whole
+//!   oriented graph the same way.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -26,7 +28,9 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
+pub(super) mod host;
 mod rows;
+pub use host::orient_on_host;
 use rows::rows_of;
 
 use super::{all_gather, all_to_all, block_owner, reduce_one, route_owned, Comm, Op, Phases};

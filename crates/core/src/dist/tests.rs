@@ -705,3 +705,94 @@ fn orientation_matches_one_process() {
         }
     }
 }
+
+/// The oriented graph read once per host (`trident triangles` under mpirun, its default):
+/// at 1 to 4 thread-ranks every rank's share ([`orient_on_host`], and
+/// [`DistOriented::from_whole`] where each rank holds the whole graph) is the one the
+/// distributed orientation gives it: the same cuts, rows and relabelling. The shared bytes
+/// cut short anywhere are refused, and a flipped byte is refused or read, never a panic.
+#[test]
+fn orientation_shared_on_host_as_distributed() {
+    use super::graph::host as host_bytes;
+    use super::graph::{orient, orient_on_host, DistOriented};
+    use crate::triangles::OrientedGraph;
+    let mut next = crate::testing::xorshift(0x9e37_79b9_7f4a_7c15u64);
+    for (n, m) in [(1usize, 0usize), (9, 20), (400, 5000), (6000, 70_000)] {
+        let edges: Vec<(u32, u32)> = (0..m)
+            .map(|_| {
+                let a = (next() % n as u64) * (next() % n as u64) / n as u64;
+                (a as u32, (next() % n as u64) as u32)
+            })
+            .collect();
+        let g = Graph::from_edges(
+            n,
+            edges
+                .iter()
+                .filter(|&&(u, v)| u != v)
+                .map(|&(u, v)| (u as usize, v as usize)),
+        )
+        .unwrap();
+        let one = OrientedGraph::from_graph(&g).unwrap();
+        type Share = (Vec<usize>, Vec<u64>, Vec<u32>, Vec<u32>, u64, usize);
+        let share = |o: &DistOriented| -> Share {
+            let (ip, adj) = o.local();
+            (
+                o.splits().to_vec(),
+                ip.to_vec(),
+                adj.to_vec(),
+                o.original().to_vec(),
+                o.num_edges(),
+                o.num_nodes(),
+            )
+        };
+        for p in 1..=4 {
+            let want = threads::run(p, |c| {
+                let part = &edges[edges.len() * c.rank() / p..edges.len() * (c.rank() + 1) / p];
+                let d = DistGraph::from_edges(c, n, part)?;
+                Ok(share(&orient(c, &d)?))
+            });
+            let host = threads::run(p, |c| {
+                let (o, shared) = orient_on_host(c, (c.host_ranks().0 == 0).then_some(Ok(&one)))?;
+                assert!(shared, "not shared");
+                Ok(share(&o.expect("a share")))
+            });
+            let whole = threads::run(p, |c| Ok(share(&DistOriented::from_whole(c, &one))));
+            for (rank, ((w, h), a)) in want.into_iter().zip(host).zip(whole).enumerate() {
+                let what = format!("{n} nodes, {m} edges, {p} ranks, rank {rank}");
+                let w = w.unwrap();
+                assert!(h.unwrap() == w, "{what}: shared on the host");
+                assert!(a.unwrap() == w, "{what}: from the whole graph");
+            }
+        }
+        if n == 400 {
+            for p in 1..=3 {
+                let b = host_bytes::to_bytes(&one, p);
+                for rank in 0..p {
+                    assert!(!host_bytes::refuses(&b, rank, p), "{p} ranks: refused");
+                    for cut in (0..b.len()).step_by(7) {
+                        assert!(host_bytes::refuses(&b[..cut], rank, p), "cut at {cut}");
+                    }
+                }
+                assert!(host_bytes::refuses(&b, 0, p + 1), "another number of ranks");
+                for at in (0..b.len()).step_by(5) {
+                    let mut f = b.clone();
+                    f[at] ^= 0x5a;
+                    let _ = host_bytes::refuses(&f, p - 1, p);
+                }
+                // The tag, a cut and a row pointer out of order, an id out of range.
+                for (at, what) in [(0, "tag"), (8 * 5, "cut"), (8 * (4 + p + 1) + 8 * 3, "row")] {
+                    let mut f = b.clone();
+                    f[at + 7] ^= 0x80;
+                    assert!(host_bytes::refuses(&f, 0, p), "{what} flipped");
+                }
+                let mut f = b.clone();
+                let last = f.len() - 4 * (one.num_edges() % 2) - 4;
+                f[last + 3] = 0xff;
+                assert!(
+                    (0..p).any(|rank| host_bytes::refuses(&f, rank, p)),
+                    "an id out of range"
+                );
+            }
+        }
+    }
+}

@@ -27,12 +27,12 @@ const IDS: u64 = 2;
 const ONE_BASED: u64 = 3;
 
 /// `n` rounded up to a multiple of 8.
-fn up8(n: usize) -> usize {
+pub(crate) fn up8(n: usize) -> usize {
     n.div_ceil(8) * 8
 }
 
 /// `src` into `dst` (of the same length) by all threads.
-fn par_copy(dst: &mut [u8], src: &[u8]) {
+pub(crate) fn par_copy(dst: &mut [u8], src: &[u8]) {
     dst.par_chunks_mut(CHUNK)
         .zip(src.par_chunks(CHUNK))
         .for_each(|(d, s)| d.copy_from_slice(s));
@@ -194,12 +194,12 @@ impl Graph {
 }
 
 /// The sections written one after another, each padded to a multiple of 8 bytes.
-struct Writer<'a> {
-    out: &'a mut [u8],
+pub(crate) struct Writer<'a> {
+    pub(crate) out: &'a mut [u8],
 }
 
 impl Writer<'_> {
-    fn put(&mut self, bytes: &[u8]) {
+    pub(crate) fn put(&mut self, bytes: &[u8]) {
         let out = std::mem::take(&mut self.out);
         let (head, rest) = out.split_at_mut(up8(bytes.len()));
         let (data, pad) = head.split_at_mut(bytes.len());
@@ -223,14 +223,17 @@ impl Writer<'_> {
 }
 
 /// The sections read back, each checked against what is left.
-struct Reader<'a, F> {
-    b: &'a [u8],
-    bad: &'a F,
+pub(crate) struct Reader<'a, F> {
+    pub(crate) b: &'a [u8],
+    pub(crate) bad: &'a F,
 }
 
 impl<F: Fn(&str) -> Error> Reader<'_, F> {
     /// The next section: `len` values of `T`, copied by all threads.
-    fn take<T: bytemuck::Pod + Send + num_traits::Zero>(&mut self, len: usize) -> Result<Vec<T>> {
+    pub(crate) fn take<T: bytemuck::Pod + Send + num_traits::Zero>(
+        &mut self,
+        len: usize,
+    ) -> Result<Vec<T>> {
         let bytes = len
             .checked_mul(std::mem::size_of::<T>())
             .filter(|&x| up8(x) <= self.b.len())

@@ -1,19 +1,21 @@
-//! `trident triangles` under an MPI launcher: every rank reads its byte range of the file,
-//! the graph is built and oriented across the ranks, each rank counts its rows on its own
-//! backend (the GPU of its local rank, or the CPU), and rank 0 prints the summary and
-//! writes the per-vertex file (see `trident_core::dist`).
+//! `trident triangles` under an MPI launcher: the first rank of each host reads and orients
+//! the graph as one process does and passes each of the host's ranks its rows through shared
+//! memory (`--read host`, the default), or every rank reads its byte range of the file and
+//! the graph is built and oriented across the ranks (`--read ranges`); each rank counts its
+//! rows on its own backend (the GPU of its local rank, or the CPU), and rank 0 prints the
+//! summary and writes the per-vertex file (see `trident_core::dist`).
 
 use std::time::Instant;
 
-use trident_core::dist::graph::{orient, read_graph};
+use trident_core::dist::graph::{orient, orient_on_host, read_graph, DistGraph, DistOriented};
 use trident_core::dist::triangles::{count, Layout};
 use trident_core::dist::{all_gather, reduce_one, Comm, Op, Phases};
-use trident_core::triangles::DegreeStats;
-use trident_core::{Error, Result, TriangleCount, TriangleOptions};
+use trident_core::triangles::{DegreeStats, OrientedGraph};
+use trident_core::{io, Error, Graph, Result, TriangleCount, TriangleOptions};
 
 use super::Args;
 use crate::files::Files;
-use crate::job::Job;
+use crate::job::{Job, ReadChoice, ReadHow};
 use crate::median;
 use crate::select;
 
@@ -37,6 +39,37 @@ fn slowest_phases(c: &dyn Comm, phases: &Phases) -> Result<String> {
     Ok(out.join(", "))
 }
 
+/// The graph as the ranks hold it, and what the summary says of its read.
+struct Input {
+    /// This rank's share of the oriented graph.
+    o: DistOriented,
+    /// The graph read whole (rank 0 of a job that reads once per host or on every rank), for
+    /// the per-vertex file's labels and degrees.
+    whole: Option<Graph>,
+    /// This rank's share of the graph read in byte ranges (`--read ranges`).
+    ranges: Option<DistGraph>,
+    /// Nodes, edges, self-loops dropped.
+    sizes: (usize, u64, u64),
+    /// The slowest rank's seconds reading, orienting and (once per host) sharing.
+    load: f64,
+    orientation: f64,
+    share: f64,
+    /// How the file was read, and how the graph was oriented, for the summary.
+    read_how: String,
+    orient_how: String,
+}
+
+impl Input {
+    /// Node `v`'s label and degree (on rank 0).
+    fn node(&self, v: usize) -> (String, usize) {
+        match (&self.whole, &self.ranges) {
+            (Some(g), _) => (g.label(v), g.degree(v)),
+            (None, Some(g)) => (g.label(v), g.degree(v)),
+            (None, None) => (v.to_string(), 0),
+        }
+    }
+}
+
 pub fn run(args: Args, job: &Job) -> Result<()> {
     let c = job.comm();
     // Rank 0 checks and writes the outputs; the others write nothing.
@@ -46,6 +79,29 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
         vec![]
     };
     let files = Files::declare(&[Some(&args.path)], &outputs)?;
+    let (input, b) = match job.read_choice(args.read) {
+        ReadChoice::Ranges => in_ranges(&args, job)?,
+        choice => whole(&args, job, choice)?,
+    };
+    // Every rank's backend, for the summary.
+    let me = format!("{}: {b}", c.host());
+    let (names, lens) = all_gather(c, me.as_bytes())?;
+    let mut at = 0;
+    let devices: Vec<String> = lens
+        .iter()
+        .map(|&k| {
+            let s = String::from_utf8_lossy(&names[at..at + k]).into_owned();
+            at += k;
+            s
+        })
+        .collect();
+    crate::with_backend!(&b, b => finish(b, c, &input, &args, files, &devices))
+}
+
+/// `--read ranges`: every rank reads its byte range, and the ranks build and orient the
+/// graph together; the backend opens after.
+fn in_ranges(args: &Args, job: &Job) -> Result<(Input, select::AnyBackend)> {
+    let c = job.comm();
     let t = Instant::now();
     let g = read_graph(
         c,
@@ -60,37 +116,152 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     let t = Instant::now();
     let o = orient(c, &g)?;
     let orientation = slowest(c, t)?;
-    let phases = (
-        slowest_phases(c, g.phases())?,
-        slowest_phases(c, o.phases())?,
+    let with_phases = |p: String| {
+        if p.is_empty() {
+            String::new()
+        } else {
+            format!("; slowest rank's phases: {p}")
+        }
+    };
+    let read_how = format!(
+        "{}{}",
+        if g.parallel_read() {
+            "each rank its byte range"
+        } else {
+            "whole file on every rank"
+        },
+        with_phases(slowest_phases(c, g.phases())?)
     );
+    let orient_how = format!("distributed{}", with_phases(slowest_phases(c, o.phases())?));
     let b = select::open(args.backend)?;
-    // Every rank's backend, for the summary.
-    let me = format!("{}: {b}", c.host());
-    let (names, lens) = all_gather(c, me.as_bytes())?;
-    let mut at = 0;
-    let devices: Vec<String> = lens
-        .iter()
-        .map(|&k| {
-            let s = String::from_utf8_lossy(&names[at..at + k]).into_owned();
-            at += k;
-            s
+    let input = Input {
+        o,
+        whole: None,
+        sizes: (g.num_nodes(), g.num_edges(), g.self_loops_dropped()),
+        ranges: Some(g),
+        load,
+        orientation,
+        share: 0.0,
+        read_how,
+        orient_how,
+    };
+    Ok((input, b))
+}
+
+/// `--read host` (the default) and `--read whole`: the first rank of each host (or every
+/// rank) reads and orients the whole graph as one process does, with the threads of the
+/// host's ranks (see [`crate::job::Job::host_read_threads`]), and each rank keeps its share
+/// of the rows, passed through the host's shared memory ([`orient_on_host`]). The backends
+/// open meanwhile, each on a thread of its own.
+fn whole(args: &Args, job: &Job, choice: ReadChoice) -> Result<(Input, select::AnyBackend)> {
+    let c = job.comm();
+    let host = choice == ReadChoice::Host;
+    let (host_rank, host_ranks) = c.host_ranks();
+    let threads = if host {
+        job.host_read_threads()
+    } else {
+        rayon::current_num_threads()
+    };
+    let read = || -> Result<(Graph, OrientedGraph, f64, f64)> {
+        crate::job::on_threads(threads, || {
+            let t = Instant::now();
+            let g = io::read_graph_limited(
+                &args.path,
+                &super::read_options(),
+                &crate::env::read_options(),
+            )?;
+            let load = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            let o = OrientedGraph::from_graph(&g)?;
+            Ok((g, o, load, t.elapsed().as_secs_f64()))
         })
-        .collect();
-    crate::with_backend!(&b, b => finish(b, c, &g, &o, &args, files, ((load, orientation), phases), &devices))
+    };
+    let (got, b, notes) = std::thread::scope(|scope| {
+        let opened = scope.spawn(|| select::open_quiet(args.backend));
+        let got: Result<_> = (|| {
+            // A failed read ends here, before the share (the caller ends the job).
+            let mine = (!host || host_rank == 0).then(read).transpose()?;
+            let t = Instant::now();
+            let (o, how) = if host {
+                match orient_on_host(c, mine.as_ref().map(|m| Ok(&m.1)))? {
+                    (Some(o), true) => (o, ReadHow::Host(threads, host_ranks).to_string()),
+                    (Some(o), false) => (o, ReadHow::NoRoom.to_string()),
+                    (None, _) => {
+                        // No room on this host for the shared window: this rank reads.
+                        let m = read()?;
+                        let o = DistOriented::from_whole(c, &m.1);
+                        let share = t.elapsed().as_secs_f64() - m.2 - m.3;
+                        return Ok((Some(m), o, ReadHow::NoRoom.to_string(), share));
+                    }
+                }
+            } else {
+                let m = mine
+                    .as_ref()
+                    .ok_or_else(|| Error::backend("triangles", "no read"))?;
+                (
+                    DistOriented::from_whole(c, &m.1),
+                    "whole file on every rank".into(),
+                )
+            };
+            Ok((mine, o, how, t.elapsed().as_secs_f64()))
+        })();
+        let (b, notes) = opened
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (got, b, notes)
+    });
+    let (mine, o, read_how, share) = got?;
+    for n in notes {
+        crate::errln!("{n}");
+    }
+    let b = b?;
+    let (load, orientation) = mine.as_ref().map_or((0.0, 0.0), |m| (m.2, m.3));
+    let most = |x: f64| -> Result<f64> { Ok(f64::from_bits(reduce_one(c, x.to_bits(), Op::Max)?)) };
+    let (load, orientation, share) = (most(load)?, most(orientation)?, most(share)?);
+    let g = mine.map(|m| m.0);
+    if let (Some(g), true) = (&g, job.is_root()) {
+        crate::print_notes(g.notes());
+    }
+    let sizes = g.as_ref().map_or((o.num_nodes(), o.num_edges(), 0), |g| {
+        (
+            g.num_nodes(),
+            g.num_edges() as u64,
+            g.self_loops_dropped() as u64,
+        )
+    });
+    let orient_how = if host {
+        "as one process, on each host's first rank"
+    } else {
+        "as one process, on every rank"
+    };
+    let input = Input {
+        o,
+        whole: g.filter(|_| job.is_root()),
+        ranges: None,
+        sizes,
+        load,
+        orientation,
+        share,
+        read_how: if host {
+            format!("{read_how}; shared in {share:.4} s")
+        } else {
+            read_how
+        },
+        orient_how: orient_how.into(),
+    };
+    Ok((input, b))
 }
 
 #[allow(clippy::too_many_arguments)]
 fn finish<B: TriangleCount>(
     b: &B,
     c: &dyn Comm,
-    g: &trident_core::dist::graph::DistGraph,
-    o: &trident_core::dist::graph::DistOriented,
+    input: &Input,
     args: &Args,
     files: Files,
-    ((load, orientation), (load_phases, orient_phases)): ((f64, f64), (String, String)),
     devices: &[String],
 ) -> Result<()> {
+    let o = &input.o;
     // The whole graph's degree statistics, so that every rank runs the same algorithm.
     let (ip, _) = o.local();
     let lens = ip.windows(2).map(|w| w[1] - w[0]);
@@ -142,35 +313,14 @@ fn finish<B: TriangleCount>(
             count_ranks[rank]
         )?;
     }
-    super::print_graph(
-        &args.path,
-        (g.num_nodes(), g.num_edges(), g.self_loops_dropped()),
-        stats.max_out,
-        alg,
-    )?;
+    super::print_graph(&args.path, input.sizes, stats.max_out, alg)?;
     crate::outln!("layout:        {}", r.layout)?;
     crate::outln!("triangles:     {}", r.counts.total)?;
-    // The slowest rank's seconds in each phase (a phase ending in a collective includes the
-    // wait for the others).
-    let slowest = |p: &str| {
-        if p.is_empty() {
-            String::new()
-        } else {
-            format!("; slowest rank's phases: {p}")
-        }
-    };
+    crate::outln!("load:          {:.4} s ({})", input.load, input.read_how)?;
     crate::outln!(
-        "load:          {load:.4} s ({}{})",
-        if g.parallel_read() {
-            "each rank its byte range"
-        } else {
-            "whole file on every rank"
-        },
-        slowest(&load_phases)
-    )?;
-    crate::outln!(
-        "orientation:   {orientation:.4} s (distributed{})",
-        slowest(&orient_phases)
+        "orientation:   {:.4} s ({})",
+        input.orientation,
+        input.orient_how
     )?;
     crate::outln!(
         "exchange:      {exchange:.4} s ({})",
@@ -187,15 +337,15 @@ fn finish<B: TriangleCount>(
     )?;
     crate::outln!(
         "counting:      {counting:.4} s ({:.3e} edges/s; median of {}, slowest rank)",
-        g.num_edges() as f64 / counting.max(1e-12),
+        input.sizes.1 as f64 / counting.max(1e-12),
         args.repeat
     )?;
     crate::outln!(
         "total:         {:.4} s",
-        load + orientation + exchange + counting
+        input.load + input.orientation + input.share + exchange + counting
     )?;
     if let (Some(path), Some(per), true) = (&args.per_vertex, &r.counts.per_node, c.rank() == 0) {
-        super::write_per_vertex(files, path, per, |v| (g.label(v), g.degree(v)))?;
+        super::write_per_vertex(files, path, per, |v| input.node(v))?;
     }
     Ok(())
 }

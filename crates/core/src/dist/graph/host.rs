@@ -1,0 +1,229 @@
+//! The oriented graph of `trident triangles` read once per host (its default under mpirun):
+//! the first rank of each host reads and orients the whole graph as one process does
+//! ([`OrientedGraph::from_graph`], with every core of the host), cuts its rows over the
+//! ranks at equal intersection work as [`super::orient`] cuts them, and passes each rank of
+//! the host its rows through one shared-memory window ([`Comm::host_share`]). Every rank
+//! ends with the [`DistOriented`] that [`super::orient`] would have given it.
+//!
+//! Bytes: a header of `u64` words (a tag, the nodes, the edges, the ranks), the cuts
+//! (`u64`), the row pointers (`u64`), the relabelling (`u32`) and the rows (`u32`), each
+//! section starting at a multiple of 8 bytes. A rank copies the relabelling and only its own
+//! rows out of the window.
+
+use rayon::prelude::*;
+
+use super::{edge_cost, edge_splits, DistOriented};
+use crate::dist::{Comm, Phases};
+use crate::error::{Error, Result};
+use crate::graph::bytes::{par_copy, up8, Reader, Writer};
+use crate::triangles::OrientedGraph;
+
+/// The first word: what the bytes hold, and the layout's version.
+const TAG: u64 = u64::from_le_bytes(*b"TRORIEN1");
+/// Header words.
+const HEADER: usize = 4;
+
+/// The rows of `o` cut into `p` ranges of about equal intersection work: the cuts of
+/// [`super::orient`] (each row's work the sum of [`edge_cost`] over its edges).
+pub(crate) fn work_splits(o: &OrientedGraph, p: usize) -> Vec<usize> {
+    let (ip, adj) = (o.indptr(), o.adjacency());
+    let outdeg = |v: usize| (ip[v + 1] - ip[v]) as u32;
+    let cost: Vec<u64> = (0..o.num_nodes())
+        .into_par_iter()
+        .with_min_len(1 << 10)
+        .map(|u| {
+            let du = outdeg(u);
+            adj[ip[u] as usize..ip[u + 1] as usize]
+                .iter()
+                .map(|&v| edge_cost(du, outdeg(v as usize)))
+                .fold(0u64, u64::wrapping_add)
+        })
+        .collect();
+    let work = cost.par_iter().copied().reduce(|| 0, u64::wrapping_add);
+    edge_splits(&cost, work, p)
+}
+
+impl DistOriented {
+    /// This rank's share of the whole oriented graph `o` (held by this rank): its rows by
+    /// [`work_splits`], the relabelling whole. The same as [`super::orient`] of `o`'s graph.
+    pub fn from_whole(c: &dyn Comm, o: &OrientedGraph) -> DistOriented {
+        Self::share_of(o, work_splits(o, c.size()), c.rank())
+    }
+
+    /// Rank `rank`'s share of `o` cut at `splits`.
+    fn share_of(o: &OrientedGraph, splits: Vec<usize>, rank: usize) -> DistOriented {
+        let (r0, r1) = (splits[rank], splits[rank + 1]);
+        let ip = o.indptr();
+        let indptr: Vec<u64> = ip[r0..=r1].par_iter().map(|&x| x - ip[r0]).collect();
+        let adj = o.adjacency()[ip[r0] as usize..ip[r1] as usize].to_vec();
+        let n = o.num_nodes();
+        let original = match o.original_ids() {
+            Some(ids) => ids.to_vec(),
+            None => (0..n as u32).collect(),
+        };
+        DistOriented {
+            n,
+            m: o.num_edges() as u64,
+            splits,
+            indptr,
+            adj,
+            original,
+            phases: Phases::default(),
+        }
+    }
+}
+
+/// Bytes of `o` cut over `p` ranks.
+fn bytes_len(o: &OrientedGraph, p: usize) -> usize {
+    let n = o.num_nodes();
+    8 * HEADER + 8 * (p + 1) + 8 * (n + 1) + up8(4 * n) + up8(4 * o.num_edges())
+}
+
+/// `o`, cut at `splits`, into `out` ([`bytes_len`] bytes).
+fn write_bytes(o: &OrientedGraph, splits: &[usize], out: &mut [u8]) {
+    let n = o.num_nodes();
+    let p = splits.len() - 1;
+    let header: [u64; HEADER] = [TAG, n as u64, o.num_edges() as u64, p as u64];
+    let mut w = Writer { out };
+    w.put(bytemuck::cast_slice(&header));
+    let cuts: Vec<u64> = splits.iter().map(|&s| s as u64).collect();
+    w.put(bytemuck::cast_slice(&cuts));
+    w.put(bytemuck::cast_slice(o.indptr()));
+    match o.original_ids() {
+        Some(ids) => w.put(bytemuck::cast_slice(ids)),
+        None => w.put(bytemuck::cast_slice(&(0..n as u32).collect::<Vec<_>>())),
+    }
+    w.put(bytemuck::cast_slice(o.adjacency()));
+    debug_assert!(w.out.is_empty());
+}
+
+/// Rank `rank` of `p`'s share of the oriented graph in `b` ([`write_bytes`]). Bytes of
+/// another shape (cut short, cuts or rows out of order, ids out of range) are an error.
+fn from_bytes(b: &[u8], rank: usize, p: usize) -> Result<DistOriented> {
+    let bad = |what: &str| Error::invalid("oriented graph bytes", what.to_string());
+    let mut r = Reader { b, bad: &bad };
+    let h = r.take::<u64>(HEADER)?;
+    if h[0] != TAG {
+        return Err(bad("not an oriented graph's bytes"));
+    }
+    let as_usize = |x: u64| usize::try_from(x).map_err(|_| bad("a size beyond memory"));
+    let (n, m) = (as_usize(h[1])?, h[2]);
+    if h[3] != p as u64 {
+        return Err(bad("cut for another number of ranks"));
+    }
+    let splits: Vec<usize> = r
+        .take::<u64>(p + 1)?
+        .into_iter()
+        .map(as_usize)
+        .collect::<Result<_>>()?;
+    if splits[0] != 0 || splits[p] != n || splits.windows(2).any(|w| w[0] > w[1]) {
+        return Err(bad("cuts out of order"));
+    }
+    let (r0, r1) = (splits[rank], splits[rank + 1]);
+    let n1 = n
+        .checked_add(1)
+        .ok_or_else(|| bad("a size beyond memory"))?;
+    // The row pointers: this rank's, from 0, and where its rows lie among all.
+    let ip = r.take::<u64>(n1)?;
+    if ip[0] != 0 || ip[n] != m || ip.par_windows(2).any(|w| w[0] > w[1]) {
+        return Err(bad("row pointers out of order"));
+    }
+    let (a0, a1) = (as_usize(ip[r0])?, as_usize(ip[r1])?);
+    let indptr: Vec<u64> = ip[r0..=r1].par_iter().map(|&x| x - ip[r0]).collect();
+    drop(ip);
+    let original = r.take::<u32>(n)?;
+    if original.par_iter().any(|&v| v as usize >= n) {
+        return Err(bad("node ids out of range"));
+    }
+    let m = as_usize(m)?;
+    // Only this rank's rows are copied out.
+    let rows = r.b;
+    if m.checked_mul(4).map(up8) != Some(rows.len()) {
+        return Err(bad("rows of another length"));
+    }
+    let mut adj: Vec<u32> = crate::alloc::try_zeroed_vec(a1 - a0, || {
+        format!("{} edges of a shared oriented graph", a1 - a0)
+    })?;
+    par_copy(bytemuck::cast_slice_mut(&mut adj), &rows[4 * a0..4 * a1]);
+    if adj.par_iter().any(|&v| v as usize >= n) {
+        return Err(bad("node ids out of range"));
+    }
+    Ok(DistOriented {
+        n,
+        m: m as u64,
+        splits,
+        indptr,
+        adj,
+        original,
+        phases: Phases::default(),
+    })
+}
+
+/// Passes the whole oriented graph from the first rank of each host to every rank of that
+/// host, each rank keeping its share ([`DistOriented::from_whole`]). The host's first rank
+/// passes its read and orientation (`Some`; the others `None`); a failed one is returned as
+/// its error without entering the collective (the caller ends the job; the host's other ranks
+/// wait for it until then). Collective over all ranks. With the share, whether it was shared:
+/// on a host without room for the shared window (`/dev/shm` too small) it was not, and the
+/// host's other ranks get `None` (they read and orient the file themselves).
+pub fn orient_on_host(
+    c: &dyn Comm,
+    read: Option<Result<&OrientedGraph>>,
+) -> Result<(Option<DistOriented>, bool)> {
+    let first = c.host_ranks().0 == 0;
+    let mine = match (first, read) {
+        (true, Some(r)) => Some(r?),
+        (false, None) => None,
+        _ => {
+            return Err(Error::invalid(
+                "orient_on_host",
+                "the host's first rank, and only it, reads the graph",
+            ))
+        }
+    };
+    let p = c.size();
+    // The first rank's cuts, its share taken from its own graph.
+    let splits = mine.map(|o| work_splits(o, p));
+    let len = mine.map_or(0, |o| bytes_len(o, p));
+    let mut got = None;
+    let shared = c.host_share(
+        len,
+        &mut |out| {
+            if let (Some(o), Some(s)) = (mine, &splits) {
+                write_bytes(o, s, out);
+            }
+        },
+        &mut |bytes| {
+            if mine.is_none() {
+                got = Some(from_bytes(bytes, c.rank(), p)?);
+            }
+            Ok(())
+        },
+    )?;
+    match (mine, got) {
+        (Some(o), _) => {
+            let splits = splits.unwrap_or_default();
+            Ok((Some(DistOriented::share_of(o, splits, c.rank())), shared))
+        }
+        (None, Some(d)) => Ok((Some(d), shared)),
+        (None, None) if !shared => Ok((None, false)),
+        (None, None) => Err(Error::invalid(
+            "orient_on_host",
+            "no graph came from the host's first rank",
+        )),
+    }
+}
+
+/// Whether `b`'s bytes are refused, for the tests of malformed shares.
+#[cfg(test)]
+pub(crate) fn refuses(b: &[u8], rank: usize, p: usize) -> bool {
+    from_bytes(b, rank, p).is_err()
+}
+
+/// The bytes a host's first rank writes, for the tests of malformed shares.
+#[cfg(test)]
+pub(crate) fn to_bytes(o: &OrientedGraph, p: usize) -> Vec<u8> {
+    let mut out = vec![0u8; bytes_len(o, p)];
+    write_bytes(o, &work_splits(o, p), &mut out);
+    out
+}
