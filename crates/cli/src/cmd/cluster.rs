@@ -259,9 +259,8 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     // mpirun the ranks also agree on the device-to-device engine (NCCL), whose communicator
     // is made in the background until the first gather. Only one thread talks to MPI: read
     // whole, the network is read on a thread of its own and the backend opens and agrees
-    // here, during the read; read once per host (`--read host`) or in byte ranges (`--read
-    // ranges`), the ranks read and share it here while the backend opens on a thread of its
-    // own, and agree after.
+    // here, during the read; read in byte ranges (`--read ranges`), the ranks read it
+    // together here while the backend opens on a thread of its own, and agree after.
     let started = Instant::now();
     // Every input node is clustered, as mcl does: a node whose only line is a self-loop is an
     // isolated node (a singleton), not dropped.
@@ -306,18 +305,31 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     let (host_rank, host_ranks) = job.comm().host_ranks();
     let (b, notes, read) = std::thread::scope(|scope| {
         if choice == ReadChoice::Host {
-            // The backend opens on a thread of its own while the host's first rank reads
-            // (here, with the threads of all the host's ranks, which wait) and the network
-            // passes to the host's other ranks; the ranks agree after, from this thread (the
-            // only one that talks to MPI). A rank whose backend failed takes part in the
-            // share all the same (it needs no backend), then ends the job with its error
-            // rather than enter the agreement; a first rank whose read failed ends it before
-            // the share.
+            // The host's first rank reads on a thread while its backend opens; the others
+            // open theirs. After the agreement (MPI, from this thread), the network passes
+            // from the first rank to the others. The others wait meanwhile, so the first
+            // rank reads with the threads of all of them (its pool's size times theirs), up
+            // to the cores it may run on.
             let t = Instant::now();
             let threads = job.host_read_threads();
-            let opened = scope.spawn(open);
             let read = (host_rank == 0)
-                .then(|| crate::job::on_threads(threads, read_whole).map(|((g, _), _)| g));
+                .then(|| scope.spawn(move || crate::job::on_threads(threads, read_whole)));
+            let (b, notes) = open();
+            let b = agree(b);
+            let read = read.map(|r| {
+                r.join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
+                    .map(|((g, _), _)| g)
+            });
+            // A rank whose backend failed did not agree (the others wait for it there): it
+            // ends the job now, with its backend's error, rather than wait in the share.
+            let b = match b {
+                Err(e) => {
+                    let failed = Err(Error::backend("cluster", "the backend failed to open"));
+                    return (failed, notes, Err(e));
+                }
+                Ok(b) => Ok(b),
+            };
             let g = match trident_core::dist::graph::share_on_host(job.comm(), read) {
                 Ok((Some(g), shared)) => {
                     let how = if shared {
@@ -331,13 +343,6 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
                 Ok((None, _)) => read_whole()
                     .map(|((g, _), _)| ((g, Some(ReadHow::NoRoom)), t.elapsed().as_secs_f64())),
                 Err(e) => Err(e),
-            };
-            let (b, notes) = opened
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e));
-            let b = match &g {
-                Err(_) => b.and(Err(Error::backend("cluster", "the read failed"))),
-                Ok(_) => agree(b),
             };
             return (b, notes, g);
         }
