@@ -4,7 +4,10 @@
 # The baselines in the same run: the same binary without mpirun (one process, the
 # one-process pipeline) and under `mpirun -np 1` (the distributed pipeline on one rank).
 #
-#   SCALES="24 26" GPUS="1 2 4" bash benches/dist/triangles_scaling.sh [bundle dir]
+#   SCALES="24 26" GPUS="1 2 4" READS="host ranges" bash benches/dist/triangles_scaling.sh [bundle dir]
+#
+# READS: how the ranks read (`--read`; host, the default: once per host, shared; ranges: each
+# rank its byte range, built and oriented across the ranks).
 set -euo pipefail
 B=${1:-target/bundle}
 . "$(dirname "$0")/bundle_env.sh"
@@ -20,10 +23,12 @@ for s in ${SCALES:-24 26}; do
     "$T" triangles "$f" --backend cuda --repeat 3 | grep -E "graph:|algorithm|triangles:|load|orientation|transfer|counting|total"
     for np in ${GPUS:-1 2 4}; do
         for layout in ${LAYOUTS:-replicate partition}; do
-            echo "== scale $s: mpirun -np $np, $layout"
-            # Unbound, each rank with its share of the host's cores.
-            mpirun -np "$np" --bind-to none -x TRIDENT_NCCL_LIBRARY -x RAYON_NUM_THREADS=$(($(nproc) / np)) "$T" triangles "$f" --backend cuda --layout "$layout" --repeat 3 |
-                grep -E "^rank|layout|triangles:|load|orientation|exchange|transfer|counting|total"
+            for read in ${READS:-host}; do
+                echo "== scale $s: mpirun -np $np, $layout, --read $read"
+                # Unbound, each rank with its share of the host's cores.
+                mpirun -np "$np" --bind-to none -x TRIDENT_NCCL_LIBRARY -x RAYON_NUM_THREADS=$(($(nproc) / np)) "$T" triangles "$f" --backend cuda --layout "$layout" --read "$read" --repeat 3 |
+                    grep -E "^rank|layout|triangles:|load|orientation|exchange|transfer|counting|total"
+            done
         done
     done
 done

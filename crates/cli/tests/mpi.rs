@@ -349,32 +349,29 @@ fn shared_graphs_cuda_every_rank_count() {
     });
 }
 
-/// Whether this machine lacks a CUDA device (a failure under REQUIRE_GPU=1).
+/// Whether `trident info` lists no available device of `backend` (`cuda` or `opencl`); a
+/// miss is a failure where `needs` is required (REQUIRE_GPU=1 or REQUIRE_OPENCL=1).
 #[cfg(feature = "mpi")]
-fn trident_cuda_missing() -> bool {
+fn device_missing(backend: &str, needs: trident_core::testing::Needs) -> bool {
     let o = Command::new(BIN).arg("info").output().unwrap();
     let s = String::from_utf8_lossy(&o.stdout);
     let missing = !s
         .lines()
-        .any(|l| l.starts_with("cuda:") && l.contains("available:"));
+        .any(|l| l.starts_with(&format!("{backend}:")) && l.contains("available:"));
     if missing {
-        trident_core::testing::skip(trident_core::testing::Needs::Gpu, "no CUDA device");
+        trident_core::testing::skip(needs, format!("no {backend} device"));
     }
     missing
 }
 
-/// Whether this machine lacks an OpenCL device (a failure under REQUIRE_OPENCL=1).
+#[cfg(feature = "mpi")]
+fn trident_cuda_missing() -> bool {
+    device_missing("cuda", trident_core::testing::Needs::Gpu)
+}
+
 #[cfg(feature = "mpi")]
 fn trident_opencl_missing() -> bool {
-    let o = Command::new(BIN).arg("info").output().unwrap();
-    let s = String::from_utf8_lossy(&o.stdout);
-    let missing = !s
-        .lines()
-        .any(|l| l.starts_with("opencl:") && l.contains("available:"));
-    if missing {
-        trident_core::testing::skip(trident_core::testing::Needs::OpenCl, "no OpenCL device");
-    }
-    missing
+    device_missing("opencl", trident_core::testing::Needs::OpenCl)
 }
 
 /// `cluster` at 1 to 4 ranks writes exactly one process's clusters: the shared PPI networks

@@ -463,6 +463,11 @@ impl OrientedGraph {
         plan::to_original_order(self.original.as_deref(), per_node)
     }
 
+    /// The row pointers, the rows and the relabelling (`None` for the identity), by value.
+    pub(crate) fn into_parts(self) -> (Vec<u64>, Vec<u32>, Option<Vec<u32>>) {
+        (self.indptr, self.adj, self.original)
+    }
+
     /// Drops the relabelling, keeping only what a device needs to count; returns it for
     /// [`OrientedGraph::to_original_order`]-style mapping by the caller.
     pub fn take_original(&mut self) -> Option<Vec<u32>> {

@@ -752,11 +752,12 @@ fn orientation_shared_on_host_as_distributed() {
                 Ok(share(&orient(c, &d)?))
             });
             let host = threads::run(p, |c| {
-                let (o, shared) = orient_on_host(c, (c.host_ranks().0 == 0).then_some(Ok(&one)))?;
+                let (o, shared) =
+                    orient_on_host(c, (c.host_ranks().0 == 0).then(|| Ok(one.clone())))?;
                 assert!(shared, "not shared");
                 Ok(share(&o.expect("a share")))
             });
-            let whole = threads::run(p, |c| Ok(share(&DistOriented::from_whole(c, &one))));
+            let whole = threads::run(p, |c| Ok(share(&DistOriented::from_whole(c, one.clone()))));
             for (rank, ((w, h), a)) in want.into_iter().zip(host).zip(whole).enumerate() {
                 let what = format!("{n} nodes, {m} edges, {p} ranks, rank {rank}");
                 let w = w.unwrap();

@@ -50,7 +50,8 @@ struct Input {
     ranges: Option<DistGraph>,
     /// Nodes, edges, self-loops dropped.
     sizes: (usize, u64, u64),
-    /// The slowest rank's seconds reading, orienting and (once per host) sharing.
+    /// The slowest rank's seconds reading and orienting, and rank 0's sharing (once per
+    /// host).
     load: f64,
     orientation: f64,
     share: f64,
@@ -180,26 +181,29 @@ fn whole(args: &Args, job: &Job, choice: ReadChoice) -> Result<(Input, select::A
         let opened = scope.spawn(|| select::open_quiet(args.backend));
         let got: Result<_> = (|| {
             // A failed read ends here, before the share (the caller ends the job).
-            let mine = (!host || host_rank == 0).then(read).transpose()?;
+            let split = |(g, o, load, orient)| (Some((g, load, orient)), Some(o));
+            let (mine, oriented) = match (!host || host_rank == 0).then(read).transpose()? {
+                Some(m) => split(m),
+                None => (None, None),
+            };
             let t = Instant::now();
             let (o, how) = if host {
-                match orient_on_host(c, mine.as_ref().map(|m| Ok(&m.1)))? {
+                match orient_on_host(c, oriented.map(Ok))? {
                     (Some(o), true) => (o, ReadHow::Host(threads, host_ranks).to_string()),
                     (Some(o), false) => (o, ReadHow::NoRoom.to_string()),
                     (None, _) => {
                         // No room on this host for the shared window: this rank reads.
-                        let m = read()?;
-                        let o = DistOriented::from_whole(c, &m.1);
-                        let share = t.elapsed().as_secs_f64() - m.2 - m.3;
-                        return Ok((Some(m), o, ReadHow::NoRoom.to_string(), share));
+                        let (g, o, load, orient) = read()?;
+                        let o = DistOriented::from_whole(c, o);
+                        let share = t.elapsed().as_secs_f64();
+                        let how = ReadHow::NoRoom.to_string();
+                        return Ok((Some((g, load, orient)), o, how, share));
                     }
                 }
             } else {
-                let m = mine
-                    .as_ref()
-                    .ok_or_else(|| Error::backend("triangles", "no read"))?;
+                let o = oriented.ok_or_else(|| Error::backend("triangles", "no read"))?;
                 (
-                    DistOriented::from_whole(c, &m.1),
+                    DistOriented::from_whole(c, o),
                     "whole file on every rank".into(),
                 )
             };
@@ -215,9 +219,11 @@ fn whole(args: &Args, job: &Job, choice: ReadChoice) -> Result<(Input, select::A
         crate::errln!("{n}");
     }
     let b = b?;
-    let (load, orientation) = mine.as_ref().map_or((0.0, 0.0), |m| (m.2, m.3));
+    let (load, orientation) = mine.as_ref().map_or((0.0, 0.0), |m| (m.1, m.2));
     let most = |x: f64| -> Result<f64> { Ok(f64::from_bits(reduce_one(c, x.to_bits(), Op::Max)?)) };
-    let (load, orientation, share) = (most(load)?, most(orientation)?, most(share)?);
+    // The share as rank 0 saw it (a first rank: from its graph to every rank's copy; the
+    // host's other ranks' time holds their wait for the read).
+    let (load, orientation) = (most(load)?, most(orientation)?);
     let g = mine.map(|m| m.0);
     if let (Some(g), true) = (&g, job.is_root()) {
         crate::print_notes(g.notes());
@@ -236,7 +242,8 @@ fn whole(args: &Args, job: &Job, choice: ReadChoice) -> Result<(Input, select::A
     };
     let input = Input {
         o,
-        whole: g.filter(|_| job.is_root()),
+        // Kept for the per-vertex file's labels only.
+        whole: g.filter(|_| job.is_root() && args.per_vertex.is_some()),
         ranges: None,
         sizes,
         load,

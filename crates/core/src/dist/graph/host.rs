@@ -46,28 +46,32 @@ pub(crate) fn work_splits(o: &OrientedGraph, p: usize) -> Vec<usize> {
 impl DistOriented {
     /// This rank's share of the whole oriented graph `o` (held by this rank): its rows by
     /// [`work_splits`], the relabelling whole. The same as [`super::orient`] of `o`'s graph.
-    pub fn from_whole(c: &dyn Comm, o: &OrientedGraph) -> DistOriented {
-        Self::share_of(o, work_splits(o, c.size()), c.rank())
+    /// The rows are kept in place (moved down), not copied.
+    pub fn from_whole(c: &dyn Comm, o: OrientedGraph) -> DistOriented {
+        let splits = work_splits(&o, c.size());
+        Self::share_of(o, splits, c.rank())
     }
 
     /// Rank `rank`'s share of `o` cut at `splits`.
-    fn share_of(o: &OrientedGraph, splits: Vec<usize>, rank: usize) -> DistOriented {
+    fn share_of(o: OrientedGraph, splits: Vec<usize>, rank: usize) -> DistOriented {
+        let (n, m) = (o.num_nodes(), o.num_edges() as u64);
+        let (ip, mut adj, original) = o.into_parts();
         let (r0, r1) = (splits[rank], splits[rank + 1]);
-        let ip = o.indptr();
+        let (a0, a1) = (ip[r0] as usize, ip[r1] as usize);
         let indptr: Vec<u64> = ip[r0..=r1].par_iter().map(|&x| x - ip[r0]).collect();
-        let adj = o.adjacency()[ip[r0] as usize..ip[r1] as usize].to_vec();
-        let n = o.num_nodes();
-        let original = match o.original_ids() {
-            Some(ids) => ids.to_vec(),
-            None => (0..n as u32).collect(),
-        };
+        drop(ip);
+        if a0 > 0 {
+            adj.copy_within(a0..a1, 0);
+        }
+        adj.truncate(a1 - a0);
+        adj.shrink_to_fit();
         DistOriented {
             n,
-            m: o.num_edges() as u64,
+            m,
             splits,
             indptr,
             adj,
-            original,
+            original: original.unwrap_or_else(|| (0..n as u32).collect()),
             phases: Phases::default(),
         }
     }
@@ -80,7 +84,9 @@ fn bytes_len(o: &OrientedGraph, p: usize) -> usize {
 }
 
 /// `o`, cut at `splits`, into `out` ([`bytes_len`] bytes).
-fn write_bytes(o: &OrientedGraph, splits: &[usize], out: &mut [u8]) {
+/// The rows before row `from` are left out (their room stays as the window made it): the
+/// host's other ranks, all after its first, read none of them.
+fn write_bytes(o: &OrientedGraph, splits: &[usize], from: usize, out: &mut [u8]) {
     let n = o.num_nodes();
     let p = splits.len() - 1;
     let header: [u64; HEADER] = [TAG, n as u64, o.num_edges() as u64, p as u64];
@@ -93,8 +99,14 @@ fn write_bytes(o: &OrientedGraph, splits: &[usize], out: &mut [u8]) {
         Some(ids) => w.put(bytemuck::cast_slice(ids)),
         None => w.put(bytemuck::cast_slice(&(0..n as u32).collect::<Vec<_>>())),
     }
-    w.put(bytemuck::cast_slice(o.adjacency()));
-    debug_assert!(w.out.is_empty());
+    let skip = o.indptr()[from] as usize;
+    let rows = std::mem::take(&mut w.out);
+    let (data, pad) = rows.split_at_mut(4 * o.num_edges());
+    par_copy(
+        &mut data[4 * skip..],
+        bytemuck::cast_slice(&o.adjacency()[skip..]),
+    );
+    pad.fill(0);
 }
 
 /// Rank `rank` of `p`'s share of the oriented graph in `b` ([`write_bytes`]). Bytes of
@@ -168,10 +180,10 @@ fn from_bytes(b: &[u8], rank: usize, p: usize) -> Result<DistOriented> {
 /// host's other ranks get `None` (they read and orient the file themselves).
 pub fn orient_on_host(
     c: &dyn Comm,
-    read: Option<Result<&OrientedGraph>>,
+    read: Option<Result<OrientedGraph>>,
 ) -> Result<(Option<DistOriented>, bool)> {
     let first = c.host_ranks().0 == 0;
-    let mine = match (first, read) {
+    let mine: Option<OrientedGraph> = match (first, read) {
         (true, Some(r)) => Some(r?),
         (false, None) => None,
         _ => {
@@ -183,14 +195,16 @@ pub fn orient_on_host(
     };
     let p = c.size();
     // The first rank's cuts, its share taken from its own graph.
-    let splits = mine.map(|o| work_splits(o, p));
-    let len = mine.map_or(0, |o| bytes_len(o, p));
+    let splits = mine.as_ref().map(|o| work_splits(o, p));
+    let len = mine.as_ref().map_or(0, |o| bytes_len(o, p));
     let mut got = None;
     let shared = c.host_share(
         len,
         &mut |out| {
-            if let (Some(o), Some(s)) = (mine, &splits) {
-                write_bytes(o, s, out);
+            if let (Some(o), Some(s)) = (&mine, &splits) {
+                // The host's other ranks come after its first (MPI orders a host's ranks by
+                // their rank): they read no row before the first rank's last.
+                write_bytes(o, s, s[c.rank() + 1], out);
             }
         },
         &mut |bytes| {
@@ -224,6 +238,6 @@ pub(crate) fn refuses(b: &[u8], rank: usize, p: usize) -> bool {
 #[cfg(test)]
 pub(crate) fn to_bytes(o: &OrientedGraph, p: usize) -> Vec<u8> {
     let mut out = vec![0u8; bytes_len(o, p)];
-    write_bytes(o, &work_splits(o, p), &mut out);
+    write_bytes(o, &work_splits(o, p), 0, &mut out);
     out
 }
