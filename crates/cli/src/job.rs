@@ -10,6 +10,8 @@ pub struct Job {
     comm: Box<dyn Comm>,
     /// Started by an MPI launcher (the distributed paths run, even at one rank).
     distributed: bool,
+    /// When the job started (before MPI's start).
+    started: std::time::Instant,
     #[cfg(feature = "mpi")]
     mpi: Option<std::rc::Rc<trident_mpi::Mpi>>,
 }
@@ -73,6 +75,7 @@ impl Job {
     /// MPI when started by an MPI launcher and built with the `mpi` feature, else one
     /// process.
     pub fn start() -> Result<Job> {
+        let started = std::time::Instant::now();
         #[cfg(feature = "mpi")]
         if trident_mpi::launched() {
             let mpi = std::rc::Rc::new(trident_mpi::Mpi::init()?);
@@ -83,15 +86,22 @@ impl Job {
             return Ok(Job {
                 comm: Box::new(Shared(mpi.clone())),
                 distributed: true,
+                started,
                 mpi: Some(mpi),
             });
         }
         Ok(Job {
             comm: Box::new(Solo),
             distributed: false,
+            started,
             #[cfg(feature = "mpi")]
             mpi: None,
         })
+    }
+
+    /// Seconds since the job started (MPI's start included).
+    pub fn seconds(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
     }
 
     /// The communicator.

@@ -83,7 +83,18 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     crate::print_notes(g.notes());
     let b = select::open(args.backend)?;
     crate::outln!("backend: {b}")?;
-    crate::with_backend!(&b, b => count(b, &g, &args, load, files))
+    crate::with_backend!(&b, b => count(b, &g, &args, load, files))?;
+    print_process(job)
+}
+
+/// The summary's last line: the seconds since the job started (rank 0's), with the start of
+/// the backend, of MPI and everything else between the phases above.
+fn print_process(job: &Job) -> Result<()> {
+    crate::outln!(
+        "process:       {:.4} s (since the start, output written)",
+        job.seconds()
+    )?;
+    Ok(())
 }
 
 fn count<B: TriangleCount>(b: &B, g: &Graph, args: &Args, load: f64, files: Files) -> Result<()> {

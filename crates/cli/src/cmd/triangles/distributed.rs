@@ -96,7 +96,7 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
             s
         })
         .collect();
-    crate::with_backend!(&b, b => finish(b, c, &input, &args, files, &devices))
+    crate::with_backend!(&b, b => finish(b, job, &input, &args, files, &devices))
 }
 
 /// `--read ranges`: every rank reads its byte range, and the ranks build and orient the
@@ -262,13 +262,14 @@ fn whole(args: &Args, job: &Job, choice: ReadChoice) -> Result<(Input, select::A
 #[allow(clippy::too_many_arguments)]
 fn finish<B: TriangleCount>(
     b: &B,
-    c: &dyn Comm,
+    job: &Job,
     input: &Input,
     args: &Args,
     files: Files,
     devices: &[String],
 ) -> Result<()> {
     let o = &input.o;
+    let c = job.comm();
     // The whole graph's degree statistics, so that every rank runs the same algorithm.
     let (ip, _) = o.local();
     let lens = ip.windows(2).map(|w| w[1] - w[0]);
@@ -354,5 +355,6 @@ fn finish<B: TriangleCount>(
     if let (Some(path), Some(per), true) = (&args.per_vertex, &r.counts.per_node, c.rank() == 0) {
         super::write_per_vertex(files, path, per, |v| input.node(v))?;
     }
+    super::print_process(job)?;
     Ok(())
 }
