@@ -215,6 +215,14 @@ fn whole(args: &Args, job: &Job, choice: ReadChoice) -> Result<(Input, select::A
         (got, b, notes)
     });
     let (mine, o, read_how, share) = got?;
+    // Rank 0's phases of the share, for the summary.
+    let laps: Vec<String> = o
+        .phases()
+        .laps()
+        .iter()
+        .map(|(name, secs)| format!("{name} {secs:.2}"))
+        .collect();
+    let laps = laps.join(", ");
     for n in notes {
         crate::errln!("{n}");
     }
@@ -250,7 +258,7 @@ fn whole(args: &Args, job: &Job, choice: ReadChoice) -> Result<(Input, select::A
         orientation,
         share,
         read_how: if host {
-            format!("{read_how}; shared in {share:.4} s")
+            format!("{read_how}; shared in {share:.4} s: {laps}")
         } else {
             read_how
         },

@@ -135,13 +135,26 @@ fn from_bytes(b: &[u8], rank: usize, p: usize) -> Result<DistOriented> {
     let n1 = n
         .checked_add(1)
         .ok_or_else(|| bad("a size beyond memory"))?;
-    // The row pointers: this rank's, from 0, and where its rows lie among all.
-    let ip = r.take::<u64>(n1)?;
-    if ip[0] != 0 || ip[n] != m || ip.par_windows(2).any(|w| w[0] > w[1]) {
+    // The row pointers: only this rank's are copied out (from 0), with the first and last
+    // to check them against.
+    let section = n1
+        .checked_mul(8)
+        .filter(|&x| x <= r.b.len())
+        .ok_or_else(|| bad("cut short"))?;
+    let word = |i: usize| u64::from_le_bytes(r.b[8 * i..8 * i + 8].try_into().unwrap_or([0; 8]));
+    let mut ip: Vec<u64> = crate::alloc::try_zeroed_vec(r1 - r0 + 1, || {
+        format!("{} row pointers of a shared oriented graph", r1 - r0 + 1)
+    })?;
+    par_copy(
+        bytemuck::cast_slice_mut(&mut ip),
+        &r.b[8 * r0..8 * (r1 + 1)],
+    );
+    if word(0) != 0 || word(n) != m || ip[r1 - r0] > m || ip.par_windows(2).any(|w| w[0] > w[1]) {
         return Err(bad("row pointers out of order"));
     }
-    let (a0, a1) = (as_usize(ip[r0])?, as_usize(ip[r1])?);
-    let indptr: Vec<u64> = ip[r0..=r1].par_iter().map(|&x| x - ip[r0]).collect();
+    r.b = &r.b[section..];
+    let (a0, a1) = (as_usize(ip[0])?, as_usize(ip[r1 - r0])?);
+    let indptr: Vec<u64> = ip.par_iter().map(|&x| x - ip[0]).collect();
     drop(ip);
     let original = r.take::<u32>(n)?;
     if original.par_iter().any(|&v| v as usize >= n) {
@@ -177,7 +190,9 @@ fn from_bytes(b: &[u8], rank: usize, p: usize) -> Result<DistOriented> {
 /// its error without entering the collective (the caller ends the job; the host's other ranks
 /// wait for it until then). Collective over all ranks. With the share, whether it was shared:
 /// on a host without room for the shared window (`/dev/shm` too small) it was not, and the
-/// host's other ranks get `None` (they read and orient the file themselves).
+/// host's other ranks get `None` (they read and orient the file themselves). The share's
+/// [`DistOriented::phases`]: the cut (the first rank's), the window (the bytes written and
+/// read out; on the other ranks with the wait for the first), its own rows.
 pub fn orient_on_host(
     c: &dyn Comm,
     read: Option<Result<OrientedGraph>>,
@@ -194,8 +209,10 @@ pub fn orient_on_host(
         }
     };
     let p = c.size();
+    let mut phases = Phases::default();
     // The first rank's cuts, its share taken from its own graph.
     let splits = mine.as_ref().map(|o| work_splits(o, p));
+    phases.lap("cut");
     let len = mine.as_ref().map_or(0, |o| bytes_len(o, p));
     let mut got = None;
     let shared = c.host_share(
@@ -214,14 +231,20 @@ pub fn orient_on_host(
             Ok(())
         },
     )?;
-    match (mine, got) {
-        (Some(o), _) => {
-            let splits = splits.unwrap_or_default();
-            Ok((Some(DistOriented::share_of(o, splits, c.rank())), shared))
-        }
-        (None, Some(d)) => Ok((Some(d), shared)),
-        (None, None) if !shared => Ok((None, false)),
-        (None, None) => Err(Error::invalid(
+    phases.lap("window");
+    let share = match (mine, got) {
+        (Some(o), _) => Some(DistOriented::share_of(
+            o,
+            splits.unwrap_or_default(),
+            c.rank(),
+        )),
+        (None, got) => got,
+    };
+    phases.lap("rows");
+    match share {
+        Some(d) => Ok((Some(DistOriented { phases, ..d }), shared)),
+        None if !shared => Ok((None, false)),
+        None => Err(Error::invalid(
             "orient_on_host",
             "no graph came from the host's first rank",
         )),
