@@ -30,7 +30,7 @@ use rayon::prelude::*;
 
 pub(super) mod host;
 mod rows;
-pub use host::orient_on_host;
+pub use host::{orient_on_host, CutGraph};
 use rows::rows_of;
 
 use super::{all_gather, all_to_all, block_owner, reduce_one, route_owned, Comm, Op, Phases};

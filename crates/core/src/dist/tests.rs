@@ -714,7 +714,7 @@ fn orientation_matches_one_process() {
 #[test]
 fn orientation_shared_on_host_as_distributed() {
     use super::graph::host as host_bytes;
-    use super::graph::{orient, orient_on_host, DistOriented};
+    use super::graph::{orient, orient_on_host, CutGraph, DistOriented};
     use crate::triangles::OrientedGraph;
     let mut next = crate::testing::xorshift(0x9e37_79b9_7f4a_7c15u64);
     for (n, m) in [(1usize, 0usize), (9, 20), (400, 5000), (6000, 70_000)] {
@@ -752,12 +752,19 @@ fn orientation_shared_on_host_as_distributed() {
                 Ok(share(&orient(c, &d)?))
             });
             let host = threads::run(p, |c| {
-                let (o, shared) =
-                    orient_on_host(c, (c.host_ranks().0 == 0).then(|| Ok(one.clone())))?;
+                let (o, shared) = orient_on_host(
+                    c,
+                    (c.host_ranks().0 == 0).then(|| Ok(CutGraph::new(one.clone(), p))),
+                )?;
                 assert!(shared, "not shared");
                 Ok(share(&o.expect("a share")))
             });
-            let whole = threads::run(p, |c| Ok(share(&DistOriented::from_whole(c, one.clone()))));
+            let whole = threads::run(p, |c| {
+                Ok(share(&DistOriented::from_whole(
+                    c,
+                    CutGraph::new(one.clone(), p),
+                )?))
+            });
             for (rank, ((w, h), a)) in want.into_iter().zip(host).zip(whole).enumerate() {
                 let what = format!("{n} nodes, {m} edges, {p} ranks, rank {rank}");
                 let w = w.unwrap();
@@ -775,6 +782,16 @@ fn orientation_shared_on_host_as_distributed() {
                     }
                 }
                 assert!(host_bytes::refuses(&b, 0, p + 1), "another number of ranks");
+                let cut = CutGraph::new(one.clone(), p + 1);
+                let e = threads::run(p, |c| {
+                    DistOriented::from_whole(c, cut.clone())?;
+                    orient_on_host(c, (c.host_ranks().0 == 0).then(|| Ok(cut.clone())))
+                });
+                assert!(
+                    e.iter()
+                        .all(|r| r.as_ref().is_err_and(|e| e.to_string().contains("cut for"))),
+                    "a cut for another number of ranks"
+                );
                 for at in (0..b.len()).step_by(5) {
                     let mut f = b.clone();
                     f[at] ^= 0x5a;

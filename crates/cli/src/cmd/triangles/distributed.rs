@@ -7,7 +7,9 @@
 
 use std::time::Instant;
 
-use trident_core::dist::graph::{orient, orient_on_host, read_graph, DistGraph, DistOriented};
+use trident_core::dist::graph::{
+    orient, orient_on_host, read_graph, CutGraph, DistGraph, DistOriented,
+};
 use trident_core::dist::triangles::{count, Layout};
 use trident_core::dist::{all_gather, reduce_one, Comm, Op, Phases};
 use trident_core::triangles::{DegreeStats, OrientedGraph};
@@ -163,7 +165,8 @@ fn whole(args: &Args, job: &Job, choice: ReadChoice) -> Result<(Input, select::A
     } else {
         rayon::current_num_threads()
     };
-    let read = || -> Result<(Graph, OrientedGraph, f64, f64)> {
+    let ranks = c.size();
+    let read = || -> Result<(Graph, CutGraph, f64, f64)> {
         crate::job::on_threads(threads, || {
             let t = Instant::now();
             let g = io::read_graph_limited(
@@ -172,8 +175,9 @@ fn whole(args: &Args, job: &Job, choice: ReadChoice) -> Result<(Input, select::A
                 &crate::env::read_options(),
             )?;
             let load = t.elapsed().as_secs_f64();
+            // Oriented and cut over the ranks with the host's threads.
             let t = Instant::now();
-            let o = OrientedGraph::from_graph(&g)?;
+            let o = CutGraph::new(OrientedGraph::from_graph(&g)?, ranks);
             Ok((g, o, load, t.elapsed().as_secs_f64()))
         })
     };
@@ -194,7 +198,7 @@ fn whole(args: &Args, job: &Job, choice: ReadChoice) -> Result<(Input, select::A
                     (None, _) => {
                         // No room on this host for the shared window: this rank reads.
                         let (g, o, load, orient) = read()?;
-                        let o = DistOriented::from_whole(c, o);
+                        let o = DistOriented::from_whole(c, o)?;
                         let share = t.elapsed().as_secs_f64();
                         let how = ReadHow::NoRoom.to_string();
                         return Ok((Some((g, load, orient)), o, how, share));
@@ -203,7 +207,7 @@ fn whole(args: &Args, job: &Job, choice: ReadChoice) -> Result<(Input, select::A
             } else {
                 let o = oriented.ok_or_else(|| Error::backend("triangles", "no read"))?;
                 (
-                    DistOriented::from_whole(c, o),
+                    DistOriented::from_whole(c, o)?,
                     "whole file on every rank".into(),
                 )
             };

@@ -43,13 +43,47 @@ pub(crate) fn work_splits(o: &OrientedGraph, p: usize) -> Vec<usize> {
     edge_splits(&cost, work, p)
 }
 
+/// The whole oriented graph with its rows cut over the ranks at equal intersection work
+/// ([`work_splits`]): what a rank that reads the whole graph passes to [`orient_on_host`] or
+/// [`DistOriented::from_whole`]. The cut is made here, on the caller's threads (no
+/// communication), so that a host's first rank can make it with all of the host's threads.
+#[derive(Debug, Clone)]
+pub struct CutGraph {
+    graph: OrientedGraph,
+    splits: Vec<usize>,
+}
+
+impl CutGraph {
+    /// `o` cut over `ranks` ranks.
+    pub fn new(o: OrientedGraph, ranks: usize) -> CutGraph {
+        let splits = work_splits(&o, ranks.max(1));
+        CutGraph { graph: o, splits }
+    }
+
+    /// The cut for `c`'s ranks, or an error if it was made for another number.
+    fn for_ranks(&self, c: &dyn Comm) -> Result<()> {
+        if self.splits.len() == c.size() + 1 {
+            Ok(())
+        } else {
+            Err(Error::invalid(
+                "oriented graph",
+                format!(
+                    "cut for {} ranks, used by {}",
+                    self.splits.len() - 1,
+                    c.size()
+                ),
+            ))
+        }
+    }
+}
+
 impl DistOriented {
-    /// This rank's share of the whole oriented graph `o` (held by this rank): its rows by
-    /// [`work_splits`], the relabelling whole. The same as [`super::orient`] of `o`'s graph.
+    /// This rank's share of the whole oriented graph `g` (held by this rank): its rows by
+    /// the cut, the relabelling whole. The same as [`super::orient`] of `g`'s graph.
     /// The rows are kept in place (moved down), not copied.
-    pub fn from_whole(c: &dyn Comm, o: OrientedGraph) -> DistOriented {
-        let splits = work_splits(&o, c.size());
-        Self::share_of(o, splits, c.rank())
+    pub fn from_whole(c: &dyn Comm, g: CutGraph) -> Result<DistOriented> {
+        g.for_ranks(c)?;
+        Ok(Self::share_of(g.graph, g.splits, c.rank()))
     }
 
     /// Rank `rank`'s share of `o` cut at `splits`.
@@ -186,19 +220,19 @@ fn from_bytes(b: &[u8], rank: usize, p: usize) -> Result<DistOriented> {
 
 /// Passes the whole oriented graph from the first rank of each host to every rank of that
 /// host, each rank keeping its share ([`DistOriented::from_whole`]). The host's first rank
-/// passes its read and orientation (`Some`; the others `None`); a failed one is returned as
+/// passes its read, orientation and cut (`Some`; the others `None`); a failed one is returned as
 /// its error without entering the collective (the caller ends the job; the host's other ranks
 /// wait for it until then). Collective over all ranks. With the share, whether it was shared:
 /// on a host without room for the shared window (`/dev/shm` too small) it was not, and the
 /// host's other ranks get `None` (they read and orient the file themselves). The share's
-/// [`DistOriented::phases`]: the cut (the first rank's), the window (the bytes written and
-/// read out; on the other ranks with the wait for the first), its own rows.
+/// [`DistOriented::phases`]: the window (the bytes written and read out; on the other ranks
+/// with the wait for the first) and its own rows.
 pub fn orient_on_host(
     c: &dyn Comm,
-    read: Option<Result<OrientedGraph>>,
+    read: Option<Result<CutGraph>>,
 ) -> Result<(Option<DistOriented>, bool)> {
     let first = c.host_ranks().0 == 0;
-    let mine: Option<OrientedGraph> = match (first, read) {
+    let mine: Option<CutGraph> = match (first, read) {
         (true, Some(r)) => Some(r?),
         (false, None) => None,
         _ => {
@@ -209,19 +243,19 @@ pub fn orient_on_host(
         }
     };
     let p = c.size();
+    if let Some(g) = &mine {
+        g.for_ranks(c)?;
+    }
     let mut phases = Phases::default();
-    // The first rank's cuts, its share taken from its own graph.
-    let splits = mine.as_ref().map(|o| work_splits(o, p));
-    phases.lap("cut");
-    let len = mine.as_ref().map_or(0, |o| bytes_len(o, p));
+    let len = mine.as_ref().map_or(0, |g| bytes_len(&g.graph, p));
     let mut got = None;
     let shared = c.host_share(
         len,
         &mut |out| {
-            if let (Some(o), Some(s)) = (&mine, &splits) {
+            if let Some(g) = &mine {
                 // The host's other ranks come after its first (MPI orders a host's ranks by
                 // their rank): they read no row before the first rank's last.
-                write_bytes(o, s, s[c.rank() + 1], out);
+                write_bytes(&g.graph, &g.splits, g.splits[c.rank() + 1], out);
             }
         },
         &mut |bytes| {
@@ -233,11 +267,7 @@ pub fn orient_on_host(
     )?;
     phases.lap("window");
     let share = match (mine, got) {
-        (Some(o), _) => Some(DistOriented::share_of(
-            o,
-            splits.unwrap_or_default(),
-            c.rank(),
-        )),
+        (Some(g), _) => Some(DistOriented::share_of(g.graph, g.splits, c.rank())),
         (None, got) => got,
     };
     phases.lap("rows");
