@@ -13,7 +13,7 @@ use trident_core::dist::graph::{
 use trident_core::dist::triangles::{count, Layout};
 use trident_core::dist::{all_gather, reduce_one, Comm, Op, Phases};
 use trident_core::triangles::{DegreeStats, OrientedGraph};
-use trident_core::{io, Error, Graph, Result, TriangleCount, TriangleOptions};
+use trident_core::{io, Backend, Error, Graph, Result, TriangleCount, TriangleOptions};
 
 use super::Args;
 use crate::files::Files;
@@ -182,11 +182,31 @@ fn whole(args: &Args, job: &Job, choice: ReadChoice) -> Result<(Input, select::A
         })
     };
     let (got, b, notes) = std::thread::scope(|scope| {
-        let opened = scope.spawn(|| select::open_quiet(args.backend));
+        // The host's first rank (every rank, read whole) reads on a thread of its own, with
+        // the host's threads, while this thread opens the backend and the ranks agree on
+        // the device-to-device engine (NCCL, whose communicator is then made in the
+        // background during the read); the graph passes after. Only this thread talks to
+        // MPI.
+        let reading = (!host || host_rank == 0).then(|| scope.spawn(read));
+        let (b, notes) = select::open_quiet(args.backend);
+        let b = b.and_then(|b| {
+            crate::with_backend!(&b, x => Backend::connect(x, c))?;
+            Ok(b)
+        });
+        let read_done = reading.map(|r| r.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        // A rank whose backend failed did not agree (the others wait for it there): it ends
+        // the job now, with its backend's error, rather than wait in the share.
+        let b = match b {
+            Err(e) => {
+                let failed = Err(Error::backend("triangles", "the backend failed to open"));
+                return (Err(e), failed, notes);
+            }
+            Ok(b) => b,
+        };
         let got: Result<_> = (|| {
             // A failed read ends here, before the share (the caller ends the job).
             let split = |(g, o, load, orient)| (Some((g, load, orient)), Some(o));
-            let (mine, oriented) = match (!host || host_rank == 0).then(read).transpose()? {
+            let (mine, oriented) = match read_done.transpose()? {
                 Some(m) => split(m),
                 None => (None, None),
             };
@@ -213,10 +233,7 @@ fn whole(args: &Args, job: &Job, choice: ReadChoice) -> Result<(Input, select::A
             };
             Ok((mine, o, how, t.elapsed().as_secs_f64()))
         })();
-        let (b, notes) = opened
-            .join()
-            .unwrap_or_else(|e| std::panic::resume_unwind(e));
-        (got, b, notes)
+        (got, Ok(b), notes)
     });
     let (mine, o, read_how, share) = got?;
     // Rank 0's phases of the share, for the summary.
