@@ -422,6 +422,24 @@ pub fn read_graph_whole(
     Ok((io::read_graph_limited(path, opts, read)?, false))
 }
 
+/// The read of the host's first rank (its error, if it failed), `None` on the host's other
+/// ranks; a read offered by a rank that is not the host's first, or none by the first, is an
+/// error of `what`.
+fn first_rank_read<T>(
+    c: &dyn Comm,
+    read: Option<Result<T>>,
+    what: &'static str,
+) -> Result<Option<T>> {
+    match (c.host_ranks().0 == 0, read) {
+        (true, Some(r)) => r.map(Some),
+        (false, None) => Ok(None),
+        _ => Err(Error::invalid(
+            what,
+            "the host's first rank, and only it, reads the graph",
+        )),
+    }
+}
+
 /// A graph read once on each host: `read`, the graph that the first rank of this host read
 /// (`Some` there, `None` on the host's other ranks, [`Comm::host_ranks`]), is passed to
 /// every rank of the host through [`Comm::host_share`] (one shared-memory window per host
@@ -433,17 +451,7 @@ pub fn read_graph_whole(
 /// without room for the shared window (`/dev/shm` too small) it was not, and the host's other
 /// ranks get `None` (they read the file themselves).
 pub fn share_on_host(c: &dyn Comm, read: Option<Result<Graph>>) -> Result<(Option<Graph>, bool)> {
-    let first = c.host_ranks().0 == 0;
-    let mine = match (first, read) {
-        (true, Some(r)) => Some(r?),
-        (false, None) => None,
-        _ => {
-            return Err(Error::invalid(
-                "share_on_host",
-                "the host's first rank, and only it, reads the graph",
-            ))
-        }
-    };
+    let mine = first_rank_read(c, read, "share_on_host")?;
     let len = mine.as_ref().map_or(0, Graph::bytes_len);
     let mut got = None;
     let shared = c.host_share(

@@ -647,6 +647,26 @@ fn read_errors(p: usize, path: &Path, opts: &EdgeListOptions) -> Vec<String> {
     .collect()
 }
 
+/// `m` random edges on `n` nodes, with skewed ends (the product of two draws), repeats,
+/// self-loops and both directions, and their simple graph (self-loops dropped).
+fn skewed_graph(next: &mut impl FnMut() -> u64, n: usize, m: usize) -> (Vec<(u32, u32)>, Graph) {
+    let edges: Vec<(u32, u32)> = (0..m)
+        .map(|_| {
+            let a = (next() % n as u64) * (next() % n as u64) / n as u64;
+            (a as u32, (next() % n as u64) as u32)
+        })
+        .collect();
+    let g = Graph::from_edges(
+        n,
+        edges
+            .iter()
+            .filter(|&&(u, v)| u != v)
+            .map(|&(u, v)| (u as usize, v as usize)),
+    )
+    .unwrap();
+    (edges, g)
+}
+
 /// The distributed orientation at 1 to 4 ranks (threads) against one process's: the same
 /// rows and relabelling, and rows cut where the work of one process's rows cuts them.
 #[test]
@@ -655,21 +675,7 @@ fn orientation_matches_one_process() {
     use crate::triangles::OrientedGraph;
     let mut next = crate::testing::xorshift(0x2545_f491_4f6c_dd1du64);
     for (n, m) in [(1usize, 0usize), (7, 12), (300, 4000), (5000, 60_000)] {
-        // Skewed ends (the product of two draws), repeats, self-loops and both directions.
-        let edges: Vec<(u32, u32)> = (0..m)
-            .map(|_| {
-                let a = (next() % n as u64) * (next() % n as u64) / n as u64;
-                (a as u32, (next() % n as u64) as u32)
-            })
-            .collect();
-        let g = Graph::from_edges(
-            n,
-            edges
-                .iter()
-                .filter(|&&(u, v)| u != v)
-                .map(|&(u, v)| (u as usize, v as usize)),
-        )
-        .unwrap();
+        let (edges, g) = skewed_graph(&mut next, n, m);
         let one = OrientedGraph::from_graph(&g).unwrap();
         let (ip, adj) = (one.indptr(), one.adjacency());
         let outdeg = |r: usize| (ip[r + 1] - ip[r]) as u32;
@@ -718,20 +724,7 @@ fn orientation_shared_on_host_as_distributed() {
     use crate::triangles::OrientedGraph;
     let mut next = crate::testing::xorshift(0x9e37_79b9_7f4a_7c15u64);
     for (n, m) in [(1usize, 0usize), (9, 20), (400, 5000), (6000, 70_000)] {
-        let edges: Vec<(u32, u32)> = (0..m)
-            .map(|_| {
-                let a = (next() % n as u64) * (next() % n as u64) / n as u64;
-                (a as u32, (next() % n as u64) as u32)
-            })
-            .collect();
-        let g = Graph::from_edges(
-            n,
-            edges
-                .iter()
-                .filter(|&&(u, v)| u != v)
-                .map(|&(u, v)| (u as usize, v as usize)),
-        )
-        .unwrap();
+        let (edges, g) = skewed_graph(&mut next, n, m);
         let one = OrientedGraph::from_graph(&g).unwrap();
         type Share = (Vec<usize>, Vec<u64>, Vec<u32>, Vec<u32>, u64, usize);
         let share = |o: &DistOriented| -> Share {

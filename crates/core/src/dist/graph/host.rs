@@ -231,17 +231,7 @@ pub fn orient_on_host(
     c: &dyn Comm,
     read: Option<Result<CutGraph>>,
 ) -> Result<(Option<DistOriented>, bool)> {
-    let first = c.host_ranks().0 == 0;
-    let mine: Option<CutGraph> = match (first, read) {
-        (true, Some(r)) => Some(r?),
-        (false, None) => None,
-        _ => {
-            return Err(Error::invalid(
-                "orient_on_host",
-                "the host's first rank, and only it, reads the graph",
-            ))
-        }
-    };
+    let mine = super::first_rank_read(c, read, "orient_on_host")?;
     let p = c.size();
     if let Some(g) = &mine {
         g.for_ranks(c)?;
