@@ -212,6 +212,19 @@ fn ranks_without_rows() {
     std::fs::remove_dir_all(&out).ok();
 }
 
+/// Writes a planted network to `path` (`trident generate planted` with `args`).
+#[cfg(feature = "mpi")]
+fn generate_planted(path: &Path, args: &[&str]) {
+    let o = Command::new(BIN)
+        .args(["generate", "planted"])
+        .args(args)
+        .arg("-o")
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 /// The reads of `triangles` under mpirun, one per run in turn (each graph, rank count and
 /// layout takes the next), so that every read meets every layout and rank count.
 const READS: [&str; 3] = ["host", "ranges", "whole"];
@@ -385,20 +398,19 @@ fn cluster_partitions_as_one_process() {
     };
     let out = tmp("cluster");
     let planted = out.join("planted.el");
-    let o = Command::new(BIN)
-        .args([
-            "generate",
-            "planted",
+    generate_planted(
+        &planted,
+        &[
             "--nodes",
             "3000",
             "--communities",
             "60",
-        ])
-        .args(["--degree", "12", "--seed", "5", "-o"])
-        .arg(&planted)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            "--degree",
+            "12",
+            "--seed",
+            "5",
+        ],
+    );
     let mut cases: Vec<(PathBuf, Vec<&str>)> = Vec::new();
     for f in [
         "collins2007.txt",
@@ -547,22 +559,12 @@ fn a_host_without_shared_memory_reads_on_every_rank() {
     }
     let _unmount = Unmount(small.clone());
     let f = d.join("planted.el");
-    let o = Command::new(BIN)
-        .args([
-            "generate",
-            "planted",
-            "--nodes",
-            "6000",
-            "--communities",
-            "60",
-        ])
-        // 300,000 edges: 2.4 MB of adjacency, 1.3 MB oriented (triangles), more than the
-        // 1 MiB tmpfs holds.
-        .args(["--degree", "100", "-o"])
-        .arg(&f)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // 300,000 edges: 2.4 MB of adjacency, 1.3 MB oriented (triangles), more than the 1 MiB
+    // tmpfs holds.
+    generate_planted(
+        &f,
+        &["--nodes", "6000", "--communities", "60", "--degree", "100"],
+    );
     let one = d.join("one.txt");
     let file = f.to_str().unwrap();
     let o = Command::new(BIN)
@@ -658,20 +660,7 @@ fn backend_fails_on_the_last_rank(backend: &str, filter: &str, says: &str) {
     };
     let d = tmp(&format!("backend-{backend}"));
     let f = d.join("planted.el");
-    let o = Command::new(BIN)
-        .args([
-            "generate",
-            "planted",
-            "--nodes",
-            "3000",
-            "--communities",
-            "30",
-            "-o",
-        ])
-        .arg(&f)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    generate_planted(&f, &["--nodes", "3000", "--communities", "30"]);
     let file = f.to_str().unwrap();
     let reads = ["host", "whole", "ranges"];
     for (command, read) in ["cluster", "triangles"]
