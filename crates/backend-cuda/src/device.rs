@@ -5,7 +5,7 @@
 
 use trident_core::device::{Arg, Device, DeviceQuery, Geometry, KernelHandle, VectorMem};
 use trident_core::gpu::Precision;
-use trident_core::{Error, Result, ResultExt, Scalar};
+use trident_core::{Error, Result, Scalar};
 
 use crate::driver::{self, LaunchConfig};
 use crate::kernels::Module;
@@ -70,7 +70,7 @@ impl Device for Cuda {
 
     fn upload_mem(&self, host: &[u8], what: &str) -> Result<DevBuf<u8>> {
         self.shared.make_current()?;
-        DevBuf::from_host(&self.shared, host, what)
+        self.buf_from_host(host, what)
     }
 
     fn zeroed_mem(&self, bytes: usize, what: &str) -> Result<DevBuf<u8>> {
@@ -83,7 +83,7 @@ impl Device for Cuda {
         self.shared.make_current()?;
         // Wait for queued kernels (and report their failures as such) before copying.
         self.shared.synchronize()?;
-        mem.copy_head_to_host(host).context(|| what)
+        self.head_to_host(mem, host, what)
     }
 
     fn exchange_mem(

@@ -45,6 +45,7 @@ mod launch;
 mod matmul;
 mod memory;
 pub mod nccl;
+mod staging;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -63,6 +64,7 @@ pub use driver::{set_driver_library, DriverError};
 pub use launch::Kernel;
 pub use matmul::GPU_CUTOFF;
 pub use memory::{CudaScalar, CudaVector, DevBuf};
+pub use staging::{SLOT as STAGING_SLOT, SLOTS as STAGING_SLOTS, STAGED_MIN};
 
 /// An ELLPACK-R matrix in CUDA device memory (see [`trident_core::Spmv`]).
 pub type CudaEllpack<T> = trident_core::spmv::device::DeviceEllpack<Cuda, T>;
@@ -309,6 +311,9 @@ pub struct Cuda {
     /// Page-locked host memory that `matmul` stages through (declared first: freed, with the
     /// context current, before `shared` can release the context).
     staging: matmul::Staging,
+    /// The page-locked ring that large uploads and downloads stage through (`src/staging.rs`),
+    /// made on first use.
+    transfers: staging::Transfers,
     /// The NCCL communicator of the ranks this backend serves, made on first use (declared
     /// before `shared`: destroyed while the context lives).
     nccl: std::sync::Mutex<nccl::State>,
@@ -405,6 +410,7 @@ impl Cuda {
             Stream::new(StreamFlags::DEFAULT, None).or_cuda(|| what("creating a stream"))?;
         Ok(Cuda {
             staging: matmul::Staging::default(),
+            transfers: staging::Transfers::default(),
             nccl: Default::default(),
             shared: Arc::new(Shared {
                 ordinal,

@@ -26,77 +26,18 @@
 //! another thread stages through an allocation of its own.
 
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex, TryLockError};
+use std::sync::{Mutex, TryLockError};
 
 use trident_core::device::Device;
 use trident_core::gpu::Precision;
 use trident_core::matmul::device::{MatmulDevice, Staged};
 use trident_core::{Error, HostMemory, Result, Scalar};
 
-use crate::driver;
 use crate::memory::DevBuf;
-use crate::{Cuda, Shared};
+use crate::staging::{check, Events, HostAlloc};
+use crate::Cuda;
 
 pub use trident_core::matmul::device::GPU_CUTOFF;
-
-/// Page-locked host memory (`cuMemHostAlloc` with `PORTABLE | DEVICEMAP`), mapped into the
-/// device's address space: a DMA source and target for [`HostMemory::Pinned`], and the operands
-/// themselves for [`HostMemory::Mapped`].
-struct HostAlloc {
-    host: *mut u8,
-    device: u64,
-    bytes: usize,
-    shared: Arc<Shared>,
-}
-
-// SAFETY: the allocation is plain page-locked memory owned by this value; the raw pointer is
-// only dereferenced by the matmul code that holds the value (through the staging pool's lock,
-// or as its only owner), after synchronizing with the stream work that used it.
-unsafe impl Send for HostAlloc {}
-
-impl HostAlloc {
-    /// `bytes` (at least 1) bytes. The context must be current.
-    fn new(shared: &Arc<Shared>, bytes: usize) -> Result<Self> {
-        let bytes = bytes.max(1);
-        let mut host: *mut c_void = std::ptr::null_mut();
-        // SAFETY: `host` is writable; flags PORTABLE (1) | DEVICEMAP (2): page-locked for
-        // every context, and mapped into the device's address space.
-        let rc = unsafe { cust::sys::cuMemHostAlloc(&mut host, bytes, 1 | 2) };
-        if rc != cust::sys::cudaError_enum::CUDA_SUCCESS {
-            return Err(driver::error_from_code(
-                rc as i32,
-                format!("allocating {bytes} bytes of page-locked host memory for matmul"),
-            ));
-        }
-        let mut device: cust::sys::CUdeviceptr = 0;
-        // SAFETY: `host` is a live DEVICEMAP allocation; `device` is writable.
-        let rc = unsafe { cust::sys::cuMemHostGetDevicePointer_v2(&mut device, host, 0) };
-        let buf = Self {
-            host: host.cast(),
-            device,
-            bytes,
-            shared: Arc::clone(shared),
-        };
-        if rc != cust::sys::cudaError_enum::CUDA_SUCCESS {
-            return Err(driver::error_from_code(
-                rc as i32,
-                "mapping page-locked host memory into the device",
-            ));
-        }
-        Ok(buf)
-    }
-}
-
-impl Drop for HostAlloc {
-    fn drop(&mut self) {
-        let _ = self.shared.make_current();
-        // SAFETY: `host` came from cuMemHostAlloc and is freed once, here, after the stream
-        // work that used it (every user synchronizes before giving the memory back).
-        unsafe {
-            cust::sys::cuMemFreeHost(self.host.cast());
-        }
-    }
-}
 
 /// The staging pool of a [`Cuda`] backend: one [`HostAlloc`], reused by every `matmul` with
 /// [`HostMemory::Pinned`] or [`HostMemory::Mapped`], grown (reallocated) when a call needs
@@ -125,49 +66,10 @@ fn staging_layout(bytes: [usize; 3]) -> Result<([usize; 3], usize)> {
             .checked_add(b)
             .and_then(|e| e.checked_next_multiple_of(STAGING_ALIGN))
             .ok_or_else(|| {
-                Error::out_of_memory(driver::BACKEND, "matmul staging size overflows")
+                Error::out_of_memory(crate::driver::BACKEND, "matmul staging size overflows")
             })?;
     }
     Ok((offs, end))
-}
-
-/// The events of a chunked download (destroyed on drop).
-struct Events(Vec<cust::sys::CUevent>);
-
-impl Events {
-    /// `n` events without timing. The context must be current.
-    fn new(n: usize) -> Result<Self> {
-        let mut ev = Events(Vec::with_capacity(n));
-        for _ in 0..n {
-            let mut e: cust::sys::CUevent = std::ptr::null_mut();
-            // SAFETY: `e` is writable; flag DISABLE_TIMING (2).
-            let rc = unsafe { cust::sys::cuEventCreate(&mut e, 2) };
-            check(rc, "creating an event")?;
-            ev.0.push(e);
-        }
-        Ok(ev)
-    }
-}
-
-impl Drop for Events {
-    fn drop(&mut self) {
-        for &e in &self.0 {
-            // SAFETY: each event came from cuEventCreate and is destroyed once (a recorded
-            // event may be destroyed before it completes; the driver releases it then).
-            unsafe {
-                cust::sys::cuEventDestroy_v2(e);
-            }
-        }
-    }
-}
-
-/// `Ok` for CUDA_SUCCESS, else the driver's error with `what`.
-fn check(rc: cust::sys::CUresult, what: &str) -> Result<()> {
-    if rc == cust::sys::cudaError_enum::CUDA_SUCCESS {
-        Ok(())
-    } else {
-        Err(driver::error_from_code(rc as i32, what.to_string()))
-    }
 }
 
 /// Copies `src` into the staging memory at `stage` and queues its DMA from there to device
@@ -264,7 +166,9 @@ impl Cuda {
                 self.shared.synchronize()?;
                 p.into_inner()
             }
-            Err(TryLockError::WouldBlock) => return f(&HostAlloc::new(&self.shared, bytes)?),
+            Err(TryLockError::WouldBlock) => {
+                return f(&HostAlloc::new(&self.shared, bytes, "matmul")?)
+            }
         };
         if pool.as_ref().is_none_or(|h| h.bytes < bytes) {
             // Free the old allocation before taking the larger one.
@@ -272,7 +176,7 @@ impl Cuda {
             let size = bytes
                 .checked_next_multiple_of(STAGING_GRANULE)
                 .unwrap_or(bytes);
-            *pool = Some(HostAlloc::new(&self.shared, size)?);
+            *pool = Some(HostAlloc::new(&self.shared, size, "matmul")?);
         }
         match pool.as_ref() {
             Some(h) => f(h),

@@ -97,16 +97,6 @@ impl<T: DeviceCopy> DevBuf<T> {
         }
     }
 
-    /// Copies the buffer into `host` (same length). The context must be current and pending
-    /// work on the backend's stream finished.
-    pub(crate) fn copy_to_host(&self, host: &mut [T]) -> Result<()> {
-        check_download_len(self.len, host.len())?;
-        if let Some(b) = &self.buf {
-            b.copy_to(host).or_cuda(|| "copying a vector to the host")?;
-        }
-        Ok(())
-    }
-
     /// Copies the first `host.len()` elements into `host` (at most the buffer's length). The
     /// context must be current and pending work on the backend's stream finished.
     pub(crate) fn copy_head_to_host(&self, host: &mut [T]) -> Result<()> {
@@ -179,7 +169,7 @@ impl<T: CudaScalar> DeviceVectors<T> for Cuda {
     fn upload(&self, host: &[T]) -> Result<CudaVector<T>> {
         self.shared.make_current()?;
         Ok(CudaVector {
-            buf: DevBuf::from_host(&self.shared, host, "a vector")?,
+            buf: self.buf_from_host(host, "a vector")?,
         })
     }
 
@@ -200,6 +190,6 @@ impl<T: CudaScalar> DeviceVectors<T> for Cuda {
         self.shared.make_current()?;
         // Wait for queued kernels (and report their failures as such) before copying.
         self.shared.synchronize()?;
-        v.buf.copy_to_host(host)
+        self.head_to_host(&v.buf, host, "a vector")
     }
 }

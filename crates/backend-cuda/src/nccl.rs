@@ -284,7 +284,7 @@ impl Cuda {
     ) -> Result<Option<DevBuf<u8>>> {
         // One rank has nothing to exchange device to device: its rows are uploaded.
         self.with_nccl(c, |a, comm| {
-            let src = DevBuf::from_host(&self.shared, send, what)?;
+            let src = self.buf_from_host(send, what)?;
             let total: usize = recv.iter().sum();
             let dst = DevBuf::<u8>::uninit(&self.shared, total, what)?;
             let me = c.rank();

@@ -8,6 +8,8 @@
 
 use std::fmt;
 
+use rayon::prelude::*;
+
 use crate::error::Error;
 
 /// A host allocation that could not be made: how many bytes, and what they were for.
@@ -156,6 +158,19 @@ pub fn physical_memory() -> Option<u64> {
 /// that is unknown.
 pub fn default_max_input_bytes() -> u64 {
     physical_memory().map(|m| m / 2).unwrap_or(u64::MAX)
+}
+
+/// Bytes per piece of [`par_copy`].
+const COPY_PIECE: usize = 1 << 20;
+
+/// Copies `src` into `dst` (of the same length) with all the threads of the current pool, in
+/// pieces of 1 MiB: one thread copies a few GB/s, the memory system several times that (large
+/// buffers between processes, and into page-locked staging memory on their way to a device).
+pub fn par_copy(dst: &mut [u8], src: &[u8]) {
+    assert_eq!(dst.len(), src.len(), "par_copy of unequal lengths");
+    dst.par_chunks_mut(COPY_PIECE)
+        .zip(src.par_chunks(COPY_PIECE))
+        .for_each(|(d, s)| d.copy_from_slice(s));
 }
 
 #[cfg(test)]

@@ -17,9 +17,6 @@ use crate::error::{Error, Result};
 const TAG: u64 = u64::from_le_bytes(*b"TRGRAPH1");
 /// Header words.
 const HEADER: usize = 14;
-/// Bytes copied by one thread at a time.
-const CHUNK: usize = 1 << 20;
-
 /// The kind of labels, in the header.
 const NONE: u64 = 0;
 const NAMES: u64 = 1;
@@ -31,12 +28,7 @@ pub(crate) fn up8(n: usize) -> usize {
     n.div_ceil(8) * 8
 }
 
-/// `src` into `dst` (of the same length) by all threads.
-pub(crate) fn par_copy(dst: &mut [u8], src: &[u8]) {
-    dst.par_chunks_mut(CHUNK)
-        .zip(src.par_chunks(CHUNK))
-        .for_each(|(d, s)| d.copy_from_slice(s));
-}
+pub(crate) use crate::alloc::par_copy;
 
 /// Strings as `u64` offsets (`len + 1`) and their bytes.
 fn strings_len(s: &[String]) -> usize {
