@@ -64,7 +64,6 @@ pub use driver::{set_driver_library, DriverError};
 pub use launch::Kernel;
 pub use matmul::GPU_CUTOFF;
 pub use memory::{CudaScalar, CudaVector, DevBuf};
-pub use staging::{SLOT as STAGING_SLOT, SLOTS as STAGING_SLOTS, STAGED_MIN};
 
 /// An ELLPACK-R matrix in CUDA device memory (see [`trident_core::Spmv`]).
 pub type CudaEllpack<T> = trident_core::spmv::device::DeviceEllpack<Cuda, T>;

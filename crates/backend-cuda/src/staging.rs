@@ -1,16 +1,12 @@
-//! Page-locked staging of the copies between host and device.
+//! Page-locked host memory: the staging ring of the copies between host and device, whose
+//! schedule is written once for every GPU backend ([`trident_core::device::ring`]), and the
+//! allocation (`HostAlloc`) that it and `matmul`'s staging pool use.
 //!
-//! A copy from pageable memory (`cuMemcpyHtoD` of the caller's slice) goes through the
-//! driver's own small pinned buffers, one at a time, at a fraction of the bus's speed. The
-//! backend therefore keeps a ring of [`SLOTS`] page-locked slots of [`SLOT`] bytes
-//! ([`Transfers`], allocated on the first large copy, freed with the backend): an upload
-//! copies each chunk of the source into a free slot with all the threads of the pool
-//! ([`trident_core::alloc::par_copy`]) and queues its DMA at once, so that the CPU fills one
-//! slot while the copy engine empties another; a download queues the DMA of the first chunks
-//! and copies each out as soon as its event has fired, queueing the next into the freed slot.
-//! Copies below [`STAGED_MIN`] bytes, a ring held by another thread, or a host that refuses
-//! page-locked memory copy directly, as before. `matmul`'s staging pool (whole operands, and
-//! its mapped mode) also allocates its memory here ([`HostAlloc`]).
+//! The ring is [`SLOTS`] slots of [`SLOT`] bytes of one `cuMemHostAlloc`, with one event per
+//! slot, allocated on the first copy of at least [`STAGED_MIN`] bytes and freed with the
+//! backend. Its copies go on the backend's stream, so they are ordered after the work queued
+//! before them; a copy that finds the ring in use by another thread, or a host that refuses
+//! page-locked memory, copies directly, as before.
 
 // Raw driver calls on page-locked memory: each `unsafe` says why in its `// SAFETY:` note.
 #![allow(unsafe_code)]
@@ -19,19 +15,12 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex, TryLockError};
 
 use cust::memory::DeviceCopy;
-use trident_core::alloc::par_copy;
+use trident_core::device::ring::{self, RingCopy, SLOT, SLOTS, STAGED_MIN};
 use trident_core::{Result, ResultExt};
 
 use crate::driver;
 use crate::memory::DevBuf;
 use crate::{Cuda, Shared};
-
-/// Bytes of one slot of the transfer ring (`STAGING_SLOT`).
-pub const SLOT: usize = 16 << 20;
-/// Slots of the transfer ring (`STAGING_SLOTS`).
-pub const SLOTS: usize = 4;
-/// Copies of at least this many bytes go through the ring; smaller ones copy directly.
-pub const STAGED_MIN: usize = 1 << 20;
 
 /// Page-locked host memory (`cuMemHostAlloc` with `PORTABLE | DEVICEMAP`), mapped into the
 /// device's address space: a DMA source and target for [`HostMemory::Pinned`], and the operands
@@ -133,14 +122,14 @@ pub(crate) fn check(rc: cust::sys::CUresult, what: &str) -> Result<()> {
 }
 
 /// The ring of page-locked slots of a backend's staged copies, and the events that say when
-/// each slot's last DMA has finished.
+/// each slot's last copy has finished.
 pub(crate) struct Ring {
     mem: HostAlloc,
     events: Events,
 }
 
 // SAFETY: the ring's page-locked memory and events are driver objects owned by this value; it
-// is only used through `Transfers`' lock, by one copy at a time, which waits for its DMA
+// is only used through `Transfers`' lock, by one copy at a time, which waits for its copies
 // before it releases the lock.
 unsafe impl Send for Ring {}
 
@@ -154,8 +143,8 @@ enum RingState {
     Refused,
 }
 
-/// A backend's transfer ring (see the module documentation), behind a lock: one copy uses it
-/// at a time; a copy that finds it in use copies directly.
+/// A backend's transfer ring, behind a lock: one copy uses it at a time; a copy that finds it
+/// in use copies directly.
 #[derive(Default)]
 pub(crate) struct Transfers(Mutex<RingState>);
 
@@ -167,141 +156,111 @@ impl Ring {
             events: Events::new(SLOTS)?,
         })
     }
+}
 
-    /// Slot `s`'s page-locked bytes.
-    fn slot(&self, s: usize) -> *mut u8 {
-        debug_assert!(s < SLOTS && self.mem.bytes >= SLOTS * SLOT);
-        self.mem.host.wrapping_add(s * SLOT)
+/// The ring bound to `bytes` device bytes at `dev` for one copy on `stream` (the context
+/// current): which slots have a copy queued.
+struct Bound<'a> {
+    ring: &'a Ring,
+    stream: cust::sys::CUstream,
+    dev: u64,
+    bytes: usize,
+    queued: [bool; SLOTS],
+    what: &'a str,
+}
+
+impl Bound<'_> {
+    /// Slot `s`'s first byte.
+    fn at(&self, s: usize) -> *mut u8 {
+        assert!(s < SLOTS, "slot {s} of {SLOTS}");
+        self.ring.mem.host.wrapping_add(s * SLOT)
     }
 
-    /// Copies `src` to the device bytes at `dst`, chunk by chunk through the slots, on
-    /// `stream`, and returns once every chunk has arrived.
-    ///
-    /// # Safety
-    /// `dst` must be `src.len()` device bytes of the current context that stay alive, and
-    /// that no queued work reads or writes, until this returns; `stream` a stream of that
-    /// context.
-    unsafe fn upload(
-        &self,
-        stream: cust::sys::CUstream,
-        dst: u64,
-        src: &[u8],
-        what: &str,
-    ) -> Result<()> {
-        let mut queued = [false; SLOTS];
-        let run = (|| -> Result<()> {
-            for (i, chunk) in src.chunks(SLOT).enumerate() {
-                let s = i % SLOTS;
-                if queued[s] {
-                    self.wait_slot(s, what)?;
-                }
-                // SAFETY: slot `s` is SLOT >= chunk.len() page-locked bytes of the ring, which
-                // no queued DMA uses any more (its event fired, or it never had one), and is
-                // disjoint from the caller's slice.
-                let stage = unsafe { std::slice::from_raw_parts_mut(self.slot(s), chunk.len()) };
-                par_copy(stage, chunk);
-                // SAFETY: `dst + i·SLOT .. + chunk.len()` lies inside the caller's device
-                // bytes; the slot stays untouched until its event, recorded next, fires.
-                let rc = unsafe {
-                    cust::sys::cuMemcpyHtoDAsync_v2(
-                        dst + (i * SLOT) as u64,
-                        stage.as_ptr().cast::<c_void>(),
-                        chunk.len(),
-                        stream,
-                    )
-                };
-                check(rc, what)?;
-                self.record(s, stream, what)?;
-                queued[s] = true;
-            }
-            Ok(())
-        })();
-        // Every queued DMA has finished before the slots can be reused (also after an
-        // error): the data is on the device.
-        let done = self.wait(&queued, what);
-        run.and(done)
+    /// Checks a copy of `len` bytes between slot `s` and the device bytes `at ..`.
+    fn check_copy(&self, s: usize, len: usize, at: usize) {
+        assert!(
+            s < SLOTS && len <= SLOT && at.checked_add(len).is_some_and(|e| e <= self.bytes),
+            "{}: a staged copy of {len} bytes at {at} (slot {s}) of {}",
+            self.what,
+            self.bytes
+        );
     }
 
-    /// Copies the first `out.len()` device bytes at `src` into `out`, chunk by chunk through
-    /// the slots, on `stream`.
-    ///
-    /// # Safety
-    /// `src` must be at least `out.len()` device bytes of the current context, written by
-    /// work finished or queued on `stream` before, and alive until this returns; `stream` a
-    /// stream of that context.
-    unsafe fn download(
-        &self,
-        stream: cust::sys::CUstream,
-        src: u64,
-        out: &mut [u8],
-        what: &str,
-    ) -> Result<()> {
-        let chunks = out.len().div_ceil(SLOT);
-        let mut queued = [false; SLOTS];
-        let len = out.len();
-        let queue = |i: usize, queued: &mut [bool; SLOTS]| -> Result<()> {
-            let s = i % SLOTS;
-            let bytes = SLOT.min(len - i * SLOT);
-            // SAFETY: slot `s` holds SLOT >= bytes page-locked bytes that no queued DMA
-            // uses (its previous chunk was copied out after its event fired); the source
-            // range lies inside the caller's device bytes.
-            let rc = unsafe {
-                cust::sys::cuMemcpyDtoHAsync_v2(
-                    self.slot(s).cast::<c_void>(),
-                    src + (i * SLOT) as u64,
-                    bytes,
-                    stream,
-                )
-            };
-            check(rc, what)?;
-            self.record(s, stream, what)?;
-            queued[s] = true;
-            Ok(())
-        };
-        let run = (|| -> Result<()> {
-            for i in 0..chunks.min(SLOTS) {
-                queue(i, &mut queued)?;
-            }
-            for (i, dst) in out.chunks_mut(SLOT).enumerate() {
-                let s = i % SLOTS;
-                self.wait_slot(s, what)?;
-                queued[s] = false;
-                // SAFETY: chunk i's DMA into slot s has completed (its event), so its first
-                // dst.len() bytes hold the chunk; nothing writes the slot until it is queued
-                // again below.
-                let stage = unsafe { std::slice::from_raw_parts(self.slot(s), dst.len()) };
-                par_copy(dst, stage);
-                if i + SLOTS < chunks {
-                    queue(i + SLOTS, &mut queued)?;
-                }
-            }
-            Ok(())
-        })();
-        let done = self.wait(&queued, what);
-        run.and(done)
+    /// Waits for slot `s`'s queued copy, if any.
+    fn wait(&mut self, s: usize) -> Result<()> {
+        if std::mem::take(&mut self.queued[s]) {
+            // SAFETY: a live event of the ring, recorded after the slot's copy.
+            let rc = unsafe { cust::sys::cuEventSynchronize(self.ring.events.0[s]) };
+            check(rc, self.what)?;
+        }
+        Ok(())
     }
 
-    /// Records slot `s`'s event on `stream`, after the DMA just queued there.
-    fn record(&self, s: usize, stream: cust::sys::CUstream, what: &str) -> Result<()> {
+    /// Records slot `s`'s event after the copy just queued on it.
+    fn record(&mut self, s: usize) -> Result<()> {
         // SAFETY: a live event of the ring and a stream of the current context.
-        let rc = unsafe { cust::sys::cuEventRecord(self.events.0[s], stream) };
-        check(rc, what)
+        let rc = unsafe { cust::sys::cuEventRecord(self.ring.events.0[s], self.stream) };
+        // The copy is queued even when the record fails: wait for the stream then.
+        self.queued[s] = true;
+        check(rc, self.what)
+    }
+}
+
+impl RingCopy for Bound<'_> {
+    fn slot(&mut self, s: usize) -> Result<&mut [u8]> {
+        self.wait(s)?;
+        // SAFETY: slot `s` is SLOT page-locked bytes of the ring, which this copy holds alone
+        // (the lock) and whose last queued copy has finished (waited above); the borrow of
+        // `self` ends before another copy can be queued on it.
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.at(s), SLOT) })
     }
 
-    /// Waits for slot `s`'s last recorded DMA.
-    fn wait_slot(&self, s: usize, what: &str) -> Result<()> {
-        // SAFETY: a live event of the ring (one never recorded completes at once).
-        let rc = unsafe { cust::sys::cuEventSynchronize(self.events.0[s]) };
-        check(rc, what)
+    fn to_device(&mut self, s: usize, len: usize, at: usize) -> Result<()> {
+        self.check_copy(s, len, at);
+        self.wait(s)?;
+        // SAFETY: the slot's first `len` bytes and the device bytes `at .. at + len` lie in
+        // the ring and in the bound buffer (checked above), both alive until `finish`; nothing
+        // touches the slot until its event, recorded next, has been waited for.
+        let rc = unsafe {
+            cust::sys::cuMemcpyHtoDAsync_v2(
+                self.dev + at as u64,
+                self.at(s).cast::<c_void>().cast_const(),
+                len,
+                self.stream,
+            )
+        };
+        check(rc, self.what)?;
+        self.record(s)
     }
 
-    /// Waits for the last DMA of every slot marked in `queued` (all of them, even after an
-    /// error).
-    fn wait(&self, queued: &[bool; SLOTS], what: &str) -> Result<()> {
+    fn to_host(&mut self, s: usize, len: usize, at: usize) -> Result<()> {
+        self.check_copy(s, len, at);
+        self.wait(s)?;
+        // SAFETY: as in `to_device`, the copy going the other way; the bound buffer's bytes
+        // were written by the work queued before on this stream.
+        let rc = unsafe {
+            cust::sys::cuMemcpyDtoHAsync_v2(
+                self.at(s).cast::<c_void>(),
+                self.dev + at as u64,
+                len,
+                self.stream,
+            )
+        };
+        check(rc, self.what)?;
+        self.record(s)
+    }
+
+    fn finish(&mut self) -> Result<()> {
         let mut result = Ok(());
-        for s in (0..SLOTS).filter(|&s| queued[s]) {
-            let waited = self.wait_slot(s, what);
+        for s in 0..SLOTS {
+            let waited = self.wait(s);
             result = result.and(waited);
+        }
+        if result.is_err() {
+            // A failed wait may leave a copy running: the stream must be idle before the
+            // slots are reused.
+            // SAFETY: a stream of the current context.
+            let _ = unsafe { cust::sys::cuStreamSynchronize(self.stream) };
         }
         result
     }
@@ -331,9 +290,8 @@ impl Cuda {
         }
         let mut state = match self.transfers.0.try_lock() {
             Ok(g) => g,
-            // A copy panicked while holding the ring: every copy waits for its DMA before
-            // it returns or unwinds past `wait`, except between a queue and that wait; wait
-            // for the stream, then reuse it.
+            // A copy panicked while holding the ring: wait for the stream (its queued
+            // copies), then reuse it.
             Err(TryLockError::Poisoned(p)) => {
                 if self.shared.synchronize().is_err() {
                     return None;
@@ -363,10 +321,18 @@ impl Cuda {
         }
         let buf = DevBuf::<T>::uninit(&self.shared, host.len(), what)?;
         let stream = self.shared.raw_stream();
-        let copied = self.with_ring(bytes, |r| {
-            // SAFETY: `buf` is a fresh allocation of exactly `bytes` bytes in the current
-            // context, which no queued work knows of, alive until the upload returns.
-            unsafe { r.upload(stream, buf.ptr().as_raw(), bytes_of(host), what) }
+        let copied = self.with_ring(bytes, |ring| {
+            // `buf`: a fresh allocation of exactly `bytes` bytes, alive until the upload
+            // returns.
+            let mut bound = Bound {
+                ring,
+                stream,
+                dev: buf.ptr().as_raw(),
+                bytes,
+                queued: [false; SLOTS],
+                what,
+            };
+            ring::upload(&mut bound, bytes_of(host))
         });
         match copied {
             Some(r) => r.map(|()| buf),
@@ -391,9 +357,18 @@ impl Cuda {
             let stream = self.shared.raw_stream();
             let src = buf.ptr().as_raw();
             let out = bytes_of_mut(host);
-            // SAFETY: `buf` holds at least `host.len()` elements (checked above) of this
-            // context, alive for the call, written by the work on the backend's stream.
-            let copied = self.with_ring(bytes, |r| unsafe { r.download(stream, src, out, what) });
+            // `buf` holds at least `host.len()` elements (checked above), alive for the call.
+            let copied = self.with_ring(bytes, |ring| {
+                let mut bound = Bound {
+                    ring,
+                    stream,
+                    dev: src,
+                    bytes,
+                    queued: [false; SLOTS],
+                    what,
+                };
+                ring::download(&mut bound, out)
+            });
             if let Some(r) = copied {
                 return r;
             }

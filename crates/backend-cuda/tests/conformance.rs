@@ -69,60 +69,14 @@ fn every_kernel_of_the_table_loads() {
     }
 }
 
-/// Large copies, which stage through the backend's page-locked ring (`src/staging.rs`): sizes
-/// on both sides of the staging threshold and of a slot, odd sizes, and one that wraps the
-/// ring more than once, uploaded and read back whole, by a head that ends inside a slot, and
-/// into a poisoned buffer: byte for byte, from a pattern in which a chunk placed at another
-/// offset, or missed, shows.
+/// Large copies stage through the backend's page-locked ring (`src/staging.rs`): every byte
+/// comes back ([`trident_core::conformance::device::large_copies`]).
 #[test]
 fn large_copies_round_trip() {
-    use trident_core::device::Device;
-    use trident_cuda::{STAGED_MIN, STAGING_SLOT as SLOT, STAGING_SLOTS as SLOTS};
     let Some(cuda) = trident_core::testing::backend_or_skip(make()) else {
         return;
     };
-    // A byte of position i, from a hash of it (a chunk placed at another offset shows), never
-    // the poison.
-    let pattern = |i: usize| -> u8 {
-        let h = (i as u64 ^ (i as u64 >> 24).wrapping_mul(0x9E37_79B9))
-            .wrapping_mul(0x2545_F491_4F6C_DD1D);
-        ((h >> 56) as u8) | 1
-    };
-    let poison = 0u8;
-    let sizes = [
-        STAGED_MIN - 1,
-        STAGED_MIN,
-        SLOT - 1,
-        SLOT,
-        SLOT + 1,
-        3 * SLOT + 7,
-        (2 * SLOTS + 1) * SLOT + 12_345,
-    ];
-    for n in sizes {
-        let host: Vec<u8> = (0..n).map(pattern).collect();
-        let what = format!("{n} bytes");
-        let mem = cuda
-            .upload_mem(&host, &what)
-            .unwrap_or_else(|e| panic!("{}", trident_core::testing::Report(&e)));
-        for head in [n, n - 1, n / 2 + 3, STAGED_MIN.min(n)] {
-            let mut back = vec![poison; head];
-            cuda.read_mem(&mem, &mut back, &what)
-                .unwrap_or_else(|e| panic!("{}", trident_core::testing::Report(&e)));
-            if let Some(i) = (0..head).find(|&i| back[i] != host[i]) {
-                panic!(
-                    "{n} bytes read back by their first {head}: byte {i} is {}, not {} \
-                     (offset {} in a slot)",
-                    back[i],
-                    host[i],
-                    i % SLOT
-                );
-            }
-        }
-        // More than the buffer holds is an error, not a read past it.
-        let mut over = vec![poison; n + 1];
-        assert!(
-            cuda.read_mem(&mem, &mut over, &what).is_err(),
-            "{what}: read n + 1"
-        );
+    if let Err(e) = trident_core::conformance::device::large_copies(&cuda) {
+        panic!("{e}");
     }
 }

@@ -88,8 +88,12 @@ impl Device for OpenCl {
 
     fn read_mem(&self, mem: &ClMem, host: &mut [u8], what: &str) -> Result<()> {
         self.check_owner(mem.owner, what)?;
-        // A blocking read on the in-order queue: it waits for all earlier work.
-        mem.buf.read(host).queue(&self.queue).enq().or_cl(|| what)
+        // Through the page-locked ring when large, else a blocking read; either waits for
+        // the earlier work on the in-order queue.
+        match self.read_staged(&mem.buf, host, what) {
+            Some(r) => r,
+            None => mem.buf.read(host).queue(&self.queue).enq().or_cl(|| what),
+        }
     }
 
     fn mem_ref<'a>(&'a self, mem: &'a ClMem) -> Result<&'a ocl::core::Mem> {

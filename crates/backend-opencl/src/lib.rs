@@ -44,6 +44,7 @@ mod matmul;
 mod memory;
 mod probe;
 mod program;
+mod staging;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -133,6 +134,9 @@ pub struct OpenCl {
     queue: ocl::Queue,
     /// Host-memory buffers that `matmul` stages through, reused across calls.
     staging: matmul::Staging,
+    /// The page-locked ring that large uploads and downloads stage through
+    /// (`src/staging.rs`), made on first use.
+    transfers: staging::Transfers,
     /// One cell per [`Module`] and [`Precision`], filled on first use.
     programs: Vec<[Cached<Built>; 2]>,
     /// The platform's device id, for builds.
@@ -205,6 +209,7 @@ impl OpenCl {
             info,
             queue,
             staging: matmul::Staging::default(),
+            transfers: staging::Transfers::default(),
             programs: Module::ALL
                 .iter()
                 .map(|_| [Cached::new(), Cached::new()])

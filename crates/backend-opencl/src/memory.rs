@@ -97,9 +97,14 @@ impl OpenCl {
         // A blocking write rather than `CL_MEM_COPY_HOST_PTR`, which NVIDIA's driver serves
         // several times slower than CUDA's copy for large uploads (R-MCL's matrix).
         if let Some(host) = init.filter(|h| !h.is_empty()) {
-            buf.write(host)
-                .enq()
-                .or_alloc(|| format!("{what}: writing {bytes} bytes"))?;
+            // Large ones through the page-locked ring.
+            match self.write_staged(&buf, host, what) {
+                Some(r) => r?,
+                None => buf
+                    .write(host)
+                    .enq()
+                    .or_alloc(|| format!("{what}: writing {bytes} bytes"))?,
+            }
         }
         Ok(buf)
     }
@@ -149,11 +154,12 @@ impl<T: ClScalar> DeviceVectors<T> for OpenCl {
             // Nothing to copy, but a download still waits for the queued work.
             return self.synchronize();
         }
-        // A blocking read on the in-order queue: it waits for all earlier work.
-        v.buf
-            .read(host)
-            .queue(&self.queue)
-            .enq()
-            .or_cl(|| "downloading a vector")
+        let what = "downloading a vector";
+        // Through the page-locked ring when large, else a blocking read; either waits for
+        // the earlier work on the in-order queue.
+        match self.read_staged(&v.buf, host, what) {
+            Some(r) => r,
+            None => v.buf.read(host).queue(&self.queue).enq().or_cl(|| what),
+        }
     }
 }

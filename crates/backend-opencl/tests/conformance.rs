@@ -185,3 +185,15 @@ fn every_kernel_of_the_table_builds() {
         panic!("{}", trident_core::testing::Report(&e));
     }
 }
+
+/// Large copies stage through the backend's page-locked ring (`src/staging.rs`): every byte
+/// comes back ([`trident_core::conformance::device::large_copies`]).
+#[test]
+fn large_copies_round_trip() {
+    let Some(b) = backend_or_skip(make()) else {
+        return;
+    };
+    if let Err(e) = trident_core::conformance::device::large_copies(&b) {
+        panic!("{e}");
+    }
+}

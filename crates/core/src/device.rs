@@ -36,6 +36,8 @@
 
 use std::marker::PhantomData;
 
+pub mod ring;
+
 use crate::backend::{Backend, DeviceVectors};
 use crate::error::{Error, Result};
 use crate::gpu::Precision;

@@ -25,6 +25,7 @@ use proptest::test_runner::{
 
 use crate::backend::Backend;
 
+pub mod device;
 pub mod matmul;
 pub mod mcl;
 pub mod spmv;

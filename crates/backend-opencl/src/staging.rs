@@ -1,0 +1,291 @@
+//! The staging ring of the large copies between host and device, whose schedule is written
+//! once for every GPU backend ([`trident_core::device::ring`]): [`SLOTS`] slots of [`SLOT`]
+//! bytes of one `CL_MEM_ALLOC_HOST_PTR` buffer, mapped once (the page-locked memory of
+//! NVIDIA's and AMD's drivers), whose non-blocking reads and writes go on the backend's
+//! in-order queue, each with its event. Made on the first copy of at least [`STAGED_MIN`]
+//! bytes and kept with the backend; a copy that finds the ring in use by another thread, or a
+//! device that refuses the buffer or its mapping, copies directly, as before.
+
+// Non-blocking copies from and into mapped memory: each `unsafe` says why in its
+// `// SAFETY:` note.
+#![allow(unsafe_code)]
+
+use std::sync::{Mutex, TryLockError};
+
+use ocl::core::{self as core, Event, MapFlags, Mem, MemMap};
+use ocl::flags::MemFlags;
+use ocl::{Buffer, OclPrm};
+use trident_core::device::ring::{self, RingCopy, SLOT, SLOTS, STAGED_MIN};
+use trident_core::Result;
+
+use crate::error::ClResultExt;
+use crate::OpenCl;
+
+/// The ring's buffer and its mapping, unmapped on drop.
+pub(crate) struct Ring {
+    buf: Buffer<u8>,
+    map: MemMap<u8>,
+}
+
+// SAFETY: the mapping is the pointer of a buffer this value owns; it is only used through
+// `Transfers`' lock, by one copy at a time, which waits for its copies before it releases it.
+unsafe impl Send for Ring {}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        if let Some(q) = self.buf.default_queue() {
+            let _ = core::enqueue_unmap_mem_object(
+                q,
+                self.buf.as_core(),
+                &self.map,
+                None::<()>,
+                None::<&mut Event>,
+            );
+            let _ = q.finish();
+        }
+    }
+}
+
+/// The state of a backend's ring: not yet needed, ready, or refused.
+#[derive(Default)]
+enum RingState {
+    #[default]
+    Untried,
+    Ready(Ring),
+    Refused,
+}
+
+/// A backend's transfer ring, behind a lock: one copy uses it at a time.
+#[derive(Default)]
+pub(crate) struct Transfers(Mutex<RingState>);
+
+/// The ring bound to `bytes` bytes of the device buffer `dev` for one copy: the event of
+/// each slot's queued copy.
+struct Bound<'a> {
+    ring: &'a Ring,
+    queue: &'a ocl::Queue,
+    dev: &'a Mem,
+    bytes: usize,
+    events: [Option<Event>; SLOTS],
+    what: &'a str,
+}
+
+impl Bound<'_> {
+    fn check_copy(&self, s: usize, len: usize, at: usize) {
+        assert!(
+            s < SLOTS && len <= SLOT && at.checked_add(len).is_some_and(|e| e <= self.bytes),
+            "{}: a staged copy of {len} bytes at {at} (slot {s}) of {}",
+            self.what,
+            self.bytes
+        );
+    }
+
+    /// Waits for slot `s`'s queued copy, if any.
+    fn wait(&mut self, s: usize) -> Result<()> {
+        match self.events[s].take() {
+            Some(e) => core::wait_for_event(&e).or_cl(|| self.what),
+            None => Ok(()),
+        }
+    }
+
+    /// Slot `s`'s bytes.
+    fn slot_ptr(&self, s: usize) -> *mut u8 {
+        assert!(s < SLOTS, "slot {s} of {SLOTS}");
+        self.ring.map.as_ptr().cast_mut().wrapping_add(s * SLOT)
+    }
+}
+
+impl RingCopy for Bound<'_> {
+    fn slot(&mut self, s: usize) -> Result<&mut [u8]> {
+        self.wait(s)?;
+        // SAFETY: slot `s` is SLOT bytes of the ring's mapping, which this copy holds alone
+        // (the lock) and whose last queued copy has finished (waited above); the borrow of
+        // `self` ends before another copy can be queued on it.
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.slot_ptr(s), SLOT) })
+    }
+
+    fn to_device(&mut self, s: usize, len: usize, at: usize) -> Result<()> {
+        self.check_copy(s, len, at);
+        self.wait(s)?;
+        let mut e = Event::null();
+        // SAFETY: the slot's first `len` bytes (mapped, alive with the ring) are read by the
+        // non-blocking write until its event fires, and nothing touches them before that is
+        // waited for (`slot`, `finish`); the device range lies in the bound buffer (checked).
+        unsafe {
+            let src = std::slice::from_raw_parts(self.slot_ptr(s), len);
+            core::enqueue_write_buffer(
+                self.queue,
+                self.dev,
+                false,
+                at,
+                src,
+                None::<()>,
+                Some(&mut e),
+            )
+        }
+        .or_cl(|| self.what)?;
+        self.events[s] = Some(e);
+        Ok(())
+    }
+
+    fn to_host(&mut self, s: usize, len: usize, at: usize) -> Result<()> {
+        self.check_copy(s, len, at);
+        self.wait(s)?;
+        let mut e = Event::null();
+        // SAFETY: as in `to_device`, the copy going the other way: the non-blocking read
+        // writes the slot's first `len` bytes until its event fires; the in-order queue
+        // runs it after the work that wrote the buffer.
+        unsafe {
+            let dst = std::slice::from_raw_parts_mut(self.slot_ptr(s), len);
+            core::enqueue_read_buffer(
+                self.queue,
+                self.dev,
+                false,
+                at,
+                dst,
+                None::<()>,
+                Some(&mut e),
+            )
+        }
+        .or_cl(|| self.what)?;
+        self.events[s] = Some(e);
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        let mut result = Ok(());
+        for s in 0..SLOTS {
+            let waited = self.wait(s);
+            result = result.and(waited);
+        }
+        if result.is_err() {
+            // A failed wait may leave a copy running: the queue must be idle before the
+            // slots are reused.
+            let _ = self.queue.finish();
+        }
+        result
+    }
+}
+
+impl OpenCl {
+    /// The ring: `ALLOC_HOST_PTR` memory, mapped once.
+    fn new_ring(&self) -> Result<Ring> {
+        let what = "the transfer ring";
+        let buf = Buffer::<u8>::builder()
+            .queue(self.queue.clone())
+            .flags(MemFlags::new().read_write().alloc_host_ptr())
+            .len(SLOTS * SLOT)
+            .build()
+            .or_alloc(|| what)?;
+        // SAFETY: a blocking map of the whole new buffer, which no queued work uses; the
+        // mapping lives with the buffer in the ring and is unmapped when it drops.
+        let map = unsafe {
+            core::enqueue_map_buffer::<u8, _, _, _>(
+                &self.queue,
+                buf.as_core(),
+                true,
+                MapFlags::new().read().write(),
+                0,
+                SLOTS * SLOT,
+                None::<()>,
+                None::<&mut Event>,
+            )
+        }
+        .or_cl(|| what)?;
+        Ok(Ring { buf, map })
+    }
+
+    /// Runs `f` with the ring (made on first use); `None` when the copy is small, the ring is
+    /// in use by another thread, or the device refused it: the caller copies directly.
+    fn with_ring<R>(&self, bytes: usize, f: impl FnOnce(&Ring) -> Result<R>) -> Option<Result<R>> {
+        if bytes < STAGED_MIN {
+            return None;
+        }
+        let mut state = match self.transfers.0.try_lock() {
+            Ok(g) => g,
+            // A copy panicked while holding the ring: wait for the queue, then reuse it.
+            Err(TryLockError::Poisoned(p)) => {
+                if self.queue.finish().is_err() {
+                    return None;
+                }
+                p.into_inner()
+            }
+            Err(TryLockError::WouldBlock) => return None,
+        };
+        if matches!(*state, RingState::Untried) {
+            *state = match self.new_ring() {
+                Ok(r) => RingState::Ready(r),
+                Err(_) => RingState::Refused,
+            };
+        }
+        match &*state {
+            RingState::Ready(r) => Some(f(r)),
+            _ => None,
+        }
+    }
+
+    /// Writes `host` into the start of `buf` through the ring; `None` when the ring is not
+    /// used (see `with_ring`): the caller writes directly.
+    pub(crate) fn write_staged<P: OclPrm>(
+        &self,
+        buf: &Buffer<P>,
+        host: &[P],
+        what: &str,
+    ) -> Option<Result<()>> {
+        let bytes = std::mem::size_of_val(host);
+        if host.len() > buf.len() {
+            return None;
+        }
+        self.with_ring(bytes, |ring| {
+            let mut bound = Bound {
+                ring,
+                queue: &self.queue,
+                dev: buf.as_core(),
+                bytes,
+                events: Default::default(),
+                what,
+            };
+            ring::upload(&mut bound, bytemuck_bytes(host))
+        })
+    }
+
+    /// Reads the first `host.len()` values of `buf` into `host` through the ring (after the
+    /// work queued before); `None` when the ring is not used: the caller reads directly.
+    pub(crate) fn read_staged<P: OclPrm>(
+        &self,
+        buf: &Buffer<P>,
+        host: &mut [P],
+        what: &str,
+    ) -> Option<Result<()>> {
+        let bytes = std::mem::size_of_val(host);
+        if host.len() > buf.len() {
+            return None;
+        }
+        self.with_ring(bytes, |ring| {
+            let mut bound = Bound {
+                ring,
+                queue: &self.queue,
+                dev: buf.as_core(),
+                bytes,
+                events: Default::default(),
+                what,
+            };
+            ring::download(&mut bound, bytemuck_bytes_mut(host))
+        })
+    }
+}
+
+/// The bytes of `x` (`P` is one of the plain OpenCL scalar types the backend copies: u8, u32,
+/// u64, f32, f64, without padding).
+fn bytemuck_bytes<P: OclPrm>(x: &[P]) -> &[u8] {
+    // SAFETY: `size_of_val(x)` initialised bytes borrowed as long as `x`; the types copied
+    // here have no padding.
+    unsafe { std::slice::from_raw_parts(x.as_ptr().cast::<u8>(), std::mem::size_of_val(x)) }
+}
+
+/// The bytes of `x`, writable (any bytes are a valid value of the types copied here).
+fn bytemuck_bytes_mut<P: OclPrm>(x: &mut [P]) -> &mut [u8] {
+    // SAFETY: as `bytemuck_bytes`, borrowed mutably; any bit pattern is a valid u8, u32, u64,
+    // f32 or f64, as a device read into them (`Buffer::read`) assumes too.
+    unsafe { std::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(x)) }
+}
