@@ -12,7 +12,7 @@
 #![allow(unsafe_code)]
 
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex, TryLockError};
+use std::sync::Arc;
 
 use cust::memory::DeviceCopy;
 use trident_core::device::ring::{self, RingCopy, SLOT, SLOTS, STAGED_MIN};
@@ -133,20 +133,8 @@ pub(crate) struct Ring {
 // before it releases the lock.
 unsafe impl Send for Ring {}
 
-/// The state of a backend's ring: not yet needed, ready, or refused by the host (page-locked
-/// memory is limited; every copy is then direct).
-#[derive(Default)]
-enum RingState {
-    #[default]
-    Untried,
-    Ready(Ring),
-    Refused,
-}
-
-/// A backend's transfer ring, behind a lock: one copy uses it at a time; a copy that finds it
-/// in use copies directly.
-#[derive(Default)]
-pub(crate) struct Transfers(Mutex<RingState>);
+/// A backend's transfer ring ([`ring::Transfers`]).
+pub(crate) type Transfers = ring::Transfers<Ring>;
 
 impl Ring {
     /// A ring of [`SLOTS`] slots. The context must be current.
@@ -174,16 +162,6 @@ impl Bound<'_> {
     fn at(&self, s: usize) -> *mut u8 {
         assert!(s < SLOTS, "slot {s} of {SLOTS}");
         self.ring.mem.host.wrapping_add(s * SLOT)
-    }
-
-    /// Checks a copy of `len` bytes between slot `s` and the device bytes `at ..`.
-    fn check_copy(&self, s: usize, len: usize, at: usize) {
-        assert!(
-            s < SLOTS && len <= SLOT && at.checked_add(len).is_some_and(|e| e <= self.bytes),
-            "{}: a staged copy of {len} bytes at {at} (slot {s}) of {}",
-            self.what,
-            self.bytes
-        );
     }
 
     /// Waits for slot `s`'s queued copy, if any.
@@ -216,7 +194,7 @@ impl RingCopy for Bound<'_> {
     }
 
     fn to_device(&mut self, s: usize, len: usize, at: usize) -> Result<()> {
-        self.check_copy(s, len, at);
+        ring::check_copy(self.what, self.bytes, s, len, at);
         self.wait(s)?;
         // SAFETY: the slot's first `len` bytes and the device bytes `at .. at + len` lie in
         // the ring and in the bound buffer (checked above), both alive until `finish`; nothing
@@ -234,7 +212,7 @@ impl RingCopy for Bound<'_> {
     }
 
     fn to_host(&mut self, s: usize, len: usize, at: usize) -> Result<()> {
-        self.check_copy(s, len, at);
+        ring::check_copy(self.what, self.bytes, s, len, at);
         self.wait(s)?;
         // SAFETY: as in `to_device`, the copy going the other way; the bound buffer's bytes
         // were written by the work queued before on this stream.
@@ -251,11 +229,7 @@ impl RingCopy for Bound<'_> {
     }
 
     fn finish(&mut self) -> Result<()> {
-        let mut result = Ok(());
-        for s in 0..SLOTS {
-            let waited = self.wait(s);
-            result = result.and(waited);
-        }
+        let result = ring::wait_all(|s| self.wait(s));
         if result.is_err() {
             // A failed wait may leave a copy running: the stream must be idle before the
             // slots are reused.
@@ -281,35 +255,15 @@ fn bytes_of_mut<T: DeviceCopy>(x: &mut [T]) -> &mut [u8] {
 }
 
 impl Cuda {
-    /// Runs `f` with the transfer ring, made on first use; `None` when the copy is small,
-    /// the ring is in use by another thread, or the host refused its page-locked memory:
-    /// the caller copies directly then. The context must be current.
+    /// Runs `f` with the transfer ring (see [`ring::Transfers::with`]). The context must be
+    /// current.
     fn with_ring<R>(&self, bytes: usize, f: impl FnOnce(&Ring) -> Result<R>) -> Option<Result<R>> {
-        if bytes < STAGED_MIN {
-            return None;
-        }
-        let mut state = match self.transfers.0.try_lock() {
-            Ok(g) => g,
-            // A copy panicked while holding the ring: wait for the stream (its queued
-            // copies), then reuse it.
-            Err(TryLockError::Poisoned(p)) => {
-                if self.shared.synchronize().is_err() {
-                    return None;
-                }
-                p.into_inner()
-            }
-            Err(TryLockError::WouldBlock) => return None,
-        };
-        if matches!(*state, RingState::Untried) {
-            *state = match Ring::new(&self.shared) {
-                Ok(r) => RingState::Ready(r),
-                Err(_) => RingState::Refused,
-            };
-        }
-        match &*state {
-            RingState::Ready(r) => Some(f(r)),
-            _ => None,
-        }
+        self.transfers.with(
+            bytes,
+            || Ring::new(&self.shared),
+            || self.shared.synchronize().is_ok(),
+            f,
+        )
     }
 
     /// A copy of `host` in device memory, through the transfer ring when it is large. The

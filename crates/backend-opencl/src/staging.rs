@@ -10,12 +10,10 @@
 // `// SAFETY:` note.
 #![allow(unsafe_code)]
 
-use std::sync::{Mutex, TryLockError};
-
 use ocl::core::{self as core, Event, MapFlags, Mem, MemMap};
 use ocl::flags::MemFlags;
 use ocl::{Buffer, OclPrm};
-use trident_core::device::ring::{self, RingCopy, SLOT, SLOTS, STAGED_MIN};
+use trident_core::device::ring::{self, RingCopy, SLOT, SLOTS};
 use trident_core::Result;
 
 use crate::error::ClResultExt;
@@ -46,18 +44,8 @@ impl Drop for Ring {
     }
 }
 
-/// The state of a backend's ring: not yet needed, ready, or refused.
-#[derive(Default)]
-enum RingState {
-    #[default]
-    Untried,
-    Ready(Ring),
-    Refused,
-}
-
-/// A backend's transfer ring, behind a lock: one copy uses it at a time.
-#[derive(Default)]
-pub(crate) struct Transfers(Mutex<RingState>);
+/// A backend's transfer ring ([`ring::Transfers`]).
+pub(crate) type Transfers = ring::Transfers<Ring>;
 
 /// The ring bound to `bytes` bytes of the device buffer `dev` for one copy: the event of
 /// each slot's queued copy.
@@ -71,15 +59,6 @@ struct Bound<'a> {
 }
 
 impl Bound<'_> {
-    fn check_copy(&self, s: usize, len: usize, at: usize) {
-        assert!(
-            s < SLOTS && len <= SLOT && at.checked_add(len).is_some_and(|e| e <= self.bytes),
-            "{}: a staged copy of {len} bytes at {at} (slot {s}) of {}",
-            self.what,
-            self.bytes
-        );
-    }
-
     /// Waits for slot `s`'s queued copy, if any.
     fn wait(&mut self, s: usize) -> Result<()> {
         match self.events[s].take() {
@@ -105,7 +84,7 @@ impl RingCopy for Bound<'_> {
     }
 
     fn to_device(&mut self, s: usize, len: usize, at: usize) -> Result<()> {
-        self.check_copy(s, len, at);
+        ring::check_copy(self.what, self.bytes, s, len, at);
         self.wait(s)?;
         let mut e = Event::null();
         // SAFETY: the slot's first `len` bytes (mapped, alive with the ring) are read by the
@@ -129,7 +108,7 @@ impl RingCopy for Bound<'_> {
     }
 
     fn to_host(&mut self, s: usize, len: usize, at: usize) -> Result<()> {
-        self.check_copy(s, len, at);
+        ring::check_copy(self.what, self.bytes, s, len, at);
         self.wait(s)?;
         let mut e = Event::null();
         // SAFETY: as in `to_device`, the copy going the other way: the non-blocking read
@@ -153,11 +132,7 @@ impl RingCopy for Bound<'_> {
     }
 
     fn finish(&mut self) -> Result<()> {
-        let mut result = Ok(());
-        for s in 0..SLOTS {
-            let waited = self.wait(s);
-            result = result.and(waited);
-        }
+        let result = ring::wait_all(|s| self.wait(s));
         if result.is_err() {
             // A failed wait may leave a copy running: the queue must be idle before the
             // slots are reused.
@@ -195,33 +170,10 @@ impl OpenCl {
         Ok(Ring { buf, map })
     }
 
-    /// Runs `f` with the ring (made on first use); `None` when the copy is small, the ring is
-    /// in use by another thread, or the device refused it: the caller copies directly.
+    /// Runs `f` with the ring (see [`ring::Transfers::with`]).
     fn with_ring<R>(&self, bytes: usize, f: impl FnOnce(&Ring) -> Result<R>) -> Option<Result<R>> {
-        if bytes < STAGED_MIN {
-            return None;
-        }
-        let mut state = match self.transfers.0.try_lock() {
-            Ok(g) => g,
-            // A copy panicked while holding the ring: wait for the queue, then reuse it.
-            Err(TryLockError::Poisoned(p)) => {
-                if self.queue.finish().is_err() {
-                    return None;
-                }
-                p.into_inner()
-            }
-            Err(TryLockError::WouldBlock) => return None,
-        };
-        if matches!(*state, RingState::Untried) {
-            *state = match self.new_ring() {
-                Ok(r) => RingState::Ready(r),
-                Err(_) => RingState::Refused,
-            };
-        }
-        match &*state {
-            RingState::Ready(r) => Some(f(r)),
-            _ => None,
-        }
+        self.transfers
+            .with(bytes, || self.new_ring(), || self.queue.finish().is_ok(), f)
     }
 
     /// Writes `host` into the start of `buf` through the ring; `None` when the ring is not

@@ -11,6 +11,8 @@
 
 #![deny(unsafe_code)]
 
+use std::sync::{Mutex, TryLockError};
+
 use crate::alloc::par_copy;
 use crate::error::Result;
 
@@ -73,6 +75,78 @@ pub fn download(r: &mut dyn RingCopy, out: &mut [u8]) -> Result<()> {
     })();
     let done = r.finish();
     run.and(done)
+}
+
+/// A backend's ring `R`, made on the first staged copy and kept, behind a lock: one copy
+/// uses it at a time. A copy that finds it in use by another thread, or a backend that could
+/// not make it (page-locked memory is limited), copies directly.
+pub struct Transfers<R>(Mutex<RingState<R>>);
+
+/// The state of a backend's ring: not yet needed, ready, or refused.
+enum RingState<R> {
+    Untried,
+    Ready(R),
+    Refused,
+}
+
+impl<R> Default for Transfers<R> {
+    fn default() -> Self {
+        Self(Mutex::new(RingState::Untried))
+    }
+}
+
+impl<R> Transfers<R> {
+    /// Runs `f` with the ring, made by `make` on first use; `None` when the copy of `bytes`
+    /// is below [`STAGED_MIN`], the ring is in use, or it could not be made: the caller
+    /// copies directly. A ring left by a copy that panicked is reused once `idle` (the
+    /// backend waiting for its queue) says that none of its copies can still run.
+    pub fn with<T>(
+        &self,
+        bytes: usize,
+        make: impl FnOnce() -> Result<R>,
+        idle: impl FnOnce() -> bool,
+        f: impl FnOnce(&R) -> Result<T>,
+    ) -> Option<Result<T>> {
+        if bytes < STAGED_MIN {
+            return None;
+        }
+        let mut state = match self.0.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(p)) if idle() => p.into_inner(),
+            Err(_) => return None,
+        };
+        if matches!(*state, RingState::Untried) {
+            *state = match make() {
+                Ok(r) => RingState::Ready(r),
+                Err(_) => RingState::Refused,
+            };
+        }
+        match &*state {
+            RingState::Ready(r) => Some(f(r)),
+            _ => None,
+        }
+    }
+}
+
+/// Panics unless a copy of `len` bytes between slot `s` and the bytes `at ..` of a buffer
+/// bound for `bytes` stays inside both: a [`RingCopy`]'s guard before it queues (the schedule
+/// above never asks for more).
+pub fn check_copy(what: &str, bytes: usize, s: usize, len: usize, at: usize) {
+    assert!(
+        s < SLOTS && len <= SLOT && at.checked_add(len).is_some_and(|e| e <= bytes),
+        "{what}: a staged copy of {len} bytes at {at} (slot {s}) of {bytes}"
+    );
+}
+
+/// Waits for every slot with `wait` (all of them, even after an error), returning the first
+/// error: a [`RingCopy::finish`].
+pub fn wait_all(mut wait: impl FnMut(usize) -> Result<()>) -> Result<()> {
+    let mut result = Ok(());
+    for s in 0..SLOTS {
+        let waited = wait(s);
+        result = result.and(waited);
+    }
+    result
 }
 
 #[cfg(test)]
