@@ -80,3 +80,17 @@ fn large_copies_round_trip() {
         panic!("{e}");
     }
 }
+
+/// Buffers past 4 GiB upload, zero and read back whole, where the device holds them
+/// ([`trident_core::conformance::device::past_4_gib`]).
+#[test]
+fn buffers_past_4_gib() {
+    let Some(cuda) = trident_core::testing::backend_or_skip(make()) else {
+        return;
+    };
+    match trident_core::conformance::device::past_4_gib(&cuda) {
+        Ok(true) => {}
+        Ok(false) => eprintln!("buffers_past_4_gib: skipped, the device holds less"),
+        Err(e) => panic!("{e}"),
+    }
+}

@@ -74,15 +74,7 @@ impl Device for OpenCl {
 
     fn zeroed_mem(&self, bytes: usize, what: &str) -> Result<ClMem> {
         let mem = self.alloc_mem(bytes, what)?;
-        if bytes > 0 {
-            // Non-blocking: the in-order queue runs the fill before anything enqueued later.
-            let filled = if self.queue.device_version() >= [1, 2].into() {
-                mem.buf.cmd().fill(0u8, None).enq()
-            } else {
-                mem.buf.write(&vec![0u8; mem.buf.len()]).enq()
-            };
-            filled.or_alloc(|| format!("{what}: zeroing {bytes} bytes"))?;
-        }
+        self.fill_zero(&mem.buf, bytes, what)?;
         Ok(mem)
     }
 

@@ -109,6 +109,39 @@ impl OpenCl {
         Ok(buf)
     }
 
+    /// Elements zeroed by one fill command: at most 1 GiB, as NVIDIA's OpenCL fails a fill of a
+    /// buffer's more than 4 GiB (a later command then finds the queue invalid).
+    const FILL_PIECE_BYTES: usize = 1 << 30;
+
+    /// Zeroes the first `len` elements of `buf` (non-blocking: the in-order queue runs the
+    /// fills before anything enqueued later), in fills of at most 1 GiB.
+    pub(crate) fn fill_zero<P: OclPrm>(
+        &self,
+        buf: &Buffer<P>,
+        len: usize,
+        what: &str,
+    ) -> Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let bytes = len * size_of::<P>();
+        if self.queue.device_version() < [1, 2].into() {
+            return buf
+                .write(&vec![P::default(); len])
+                .enq()
+                .or_alloc(|| format!("{what}: zeroing {bytes} bytes"));
+        }
+        let piece = (Self::FILL_PIECE_BYTES / size_of::<P>()).max(1);
+        for at in (0..len).step_by(piece) {
+            buf.cmd()
+                .fill(P::default(), Some(piece.min(len - at)))
+                .offset(at)
+                .enq()
+                .or_alloc(|| format!("{what}: zeroing {bytes} bytes"))?;
+        }
+        Ok(())
+    }
+
     pub(crate) fn vector<T: ClScalar>(&self, buf: Buffer<T>, len: usize) -> ClVector<T> {
         ClVector {
             buf,
@@ -131,15 +164,7 @@ impl<T: ClScalar> DeviceVectors<T> for OpenCl {
         self.check_precision(Precision::of::<T>())?;
         let what = "allocating a zero vector";
         let buf = self.alloc::<T>(len, None, what)?;
-        if len > 0 {
-            // Non-blocking: the in-order queue runs the fill before anything enqueued later.
-            let filled = if self.queue.device_version() >= [1, 2].into() {
-                buf.cmd().fill(T::zero(), None).enq()
-            } else {
-                buf.write(&vec![T::zero(); len]).enq()
-            };
-            filled.or_alloc(|| format!("{what} ({} bytes)", len * size_of::<T>()))?;
-        }
+        self.fill_zero(&buf, len, what)?;
         Ok(self.vector(buf, len))
     }
 

@@ -105,6 +105,19 @@ pub struct DeviceInfo {
     pub place: (usize, usize),
 }
 
+/// Largest buffer that works on NVIDIA's OpenCL: it reports a quarter of the device's memory
+/// (35 GiB on an H200) but faults on buffers past 4 GiB (`CL_NV_INVALID_MEM_ACCESS` when
+/// zeroing or writing one, `CL_OUT_OF_RESOURCES` for a 5 GB write, and the context broken for
+/// everything after; driver 580, H100 and H200), so such a buffer is refused up front as out
+/// of memory instead ([`OpenCl`](crate::OpenCl)'s allocations check it).
+pub const NVIDIA_MAX_ALLOC: u64 = u32::MAX as u64;
+
+/// The platform's own limit on one buffer below what its devices report, if it has one
+/// ([`NVIDIA_MAX_ALLOC`]).
+fn platform_alloc_limit(platform: &str) -> Option<u64> {
+    platform.contains("NVIDIA").then_some(NVIDIA_MAX_ALLOC)
+}
+
 impl DeviceInfo {
     /// `"<platform>: <device> (<type>, N GiB)"`, with the device's place (`#i of n`) after
     /// its name where the platform has several.
@@ -410,6 +423,8 @@ fn device_info(platform: &str, device: DeviceId) -> DeviceInfo {
         Some(DeviceInfoResult::MaxMemAllocSize(b)) => b,
         _ => global_mem_bytes / 4,
     };
+    let max_alloc_bytes =
+        platform_alloc_limit(platform).map_or(max_alloc_bytes, |l| max_alloc_bytes.min(l));
     let global_mem_cache_bytes = match q(CoreDeviceInfo::GlobalMemCacheSize) {
         Some(DeviceInfoResult::GlobalMemCacheSize(b)) => b,
         _ => 0,
@@ -440,6 +455,16 @@ fn device_info(platform: &str, device: DeviceId) -> DeviceInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nvidia_buffers_stop_below_4_gib() {
+        assert_eq!(platform_alloc_limit("NVIDIA CUDA"), Some(u32::MAX as u64));
+        assert_eq!(platform_alloc_limit("Portable Computing Language"), None);
+        assert_eq!(
+            platform_alloc_limit("AMD Accelerated Parallel Processing"),
+            None
+        );
+    }
 
     #[test]
     fn selector_description() {

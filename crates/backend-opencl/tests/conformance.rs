@@ -197,3 +197,22 @@ fn large_copies_round_trip() {
         panic!("{e}");
     }
 }
+
+/// Buffers past 4 GiB upload, zero and read back whole, where the device holds them
+/// ([`trident_core::conformance::device::past_4_gib`]): on GPUs (`REQUIRE_GPU=1`), not on a
+/// CPU runtime such as PoCL, where 12 GiB of host memory would go to it.
+#[test]
+fn buffers_past_4_gib() {
+    if !trident_core::conformance::require_gpu() {
+        eprintln!("buffers_past_4_gib: skipped, for GPUs (REQUIRE_GPU=1)");
+        return;
+    }
+    let Some(b) = backend_or_skip(make()) else {
+        return;
+    };
+    match trident_core::conformance::device::past_4_gib(&b) {
+        Ok(true) => {}
+        Ok(false) => eprintln!("buffers_past_4_gib: skipped, the device holds less"),
+        Err(e) => panic!("{e}"),
+    }
+}

@@ -51,3 +51,63 @@ pub fn large_copies<D: Device>(d: &D) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Buffers past 4 GiB (offsets that do not fit 32 bits), where the device holds three: one
+/// uploaded from a pattern and one zeroed, each read back whole, byte for byte; or, where the
+/// backend's largest allocation is smaller (NVIDIA's OpenCL, which faults past 4 GiB), both
+/// refused up front as out of memory, the device still working after. `Ok(false)` (skipped)
+/// where the device holds less.
+pub fn past_4_gib<D: Device>(d: &D) -> Result<bool, String> {
+    let n = (4usize << 30) + 4099;
+    let q = d.query();
+    if q.total_memory < 3 * n as u64 {
+        return Ok(false);
+    }
+    let pattern = |i: usize| ((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 57) as u8 | 1;
+    let host: Vec<u8> = (0..n).map(pattern).collect();
+    let what = "a buffer past 4 GiB";
+    if q.max_alloc < n as u64 {
+        let refused = |r: crate::Result<D::Mem>, how: &str| match r {
+            Err(crate::Error::OutOfMemory { .. }) => Ok(()),
+            Err(e) => Err(format!(
+                "{how} {n} bytes past the largest allocation ({}): {e}, not out of memory",
+                q.max_alloc
+            )),
+            Ok(_) => Err(format!(
+                "{how} {n} bytes past the largest allocation ({}) was accepted",
+                q.max_alloc
+            )),
+        };
+        refused(d.upload_mem(&host, what), "uploading")?;
+        refused(d.zeroed_mem(n, what), "zeroing")?;
+        let small = d
+            .upload_mem(&host[..4099], what)
+            .map_err(|e| e.to_string())?;
+        let mut back = vec![0u8; 4099];
+        d.read_mem(&small, &mut back, what)
+            .map_err(|e| e.to_string())?;
+        return if back[..] == host[..4099] {
+            Ok(true)
+        } else {
+            Err("after the refusals, a small round trip differs".into())
+        };
+    }
+    let mem = d.upload_mem(&host, what).map_err(|e| e.to_string())?;
+    let mut back = vec![0u8; n];
+    d.read_mem(&mem, &mut back, what)
+        .map_err(|e| e.to_string())?;
+    if let Some(i) = (0..n).find(|&i| back[i] != host[i]) {
+        return Err(format!(
+            "{n} bytes uploaded: byte {i} came back as {}, not {}",
+            back[i], host[i]
+        ));
+    }
+    drop(mem);
+    let zero = d.zeroed_mem(n, what).map_err(|e| e.to_string())?;
+    d.read_mem(&zero, &mut back, what)
+        .map_err(|e| e.to_string())?;
+    if let Some(i) = back.iter().position(|&b| b != 0) {
+        return Err(format!("{n} bytes zeroed: byte {i} is {}", back[i]));
+    }
+    Ok(true)
+}
