@@ -15,7 +15,7 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 use cust::memory::DeviceCopy;
-use trident_core::device::ring::{self, RingCopy, SLOT, SLOTS, STAGED_MIN};
+use trident_core::device::ring::{self, Pod, RingCopy, SLOT, SLOTS, STAGED_MIN};
 use trident_core::{Result, ResultExt};
 
 use crate::driver;
@@ -240,20 +240,6 @@ impl RingCopy for Bound<'_> {
     }
 }
 
-/// The bytes of `x`: `T` is plain data (the device copies move it byte for byte).
-fn bytes_of<T: DeviceCopy>(x: &[T]) -> &[u8] {
-    // SAFETY: the memory of `x` is `size_of_val(x)` initialised bytes, borrowed for as long
-    // as the result; every `T` copied here (u8, u32, u64, f32, f64) has no padding.
-    unsafe { std::slice::from_raw_parts(x.as_ptr().cast::<u8>(), std::mem::size_of_val(x)) }
-}
-
-/// The bytes of `x`, writable: `T` is plain data, any bytes a valid `T`.
-fn bytes_of_mut<T: DeviceCopy>(x: &mut [T]) -> &mut [u8] {
-    // SAFETY: as `bytes_of`, borrowed mutably; every `T` copied here (u8, u32, u64, f32, f64)
-    // is valid for any bytes, as a device copy into it (cust's `copy_to`) assumes too.
-    unsafe { std::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(x)) }
-}
-
 impl Cuda {
     /// Runs `f` with the transfer ring (see [`ring::Transfers::with`]). The context must be
     /// current.
@@ -268,7 +254,11 @@ impl Cuda {
 
     /// A copy of `host` in device memory, through the transfer ring when it is large. The
     /// context must be current.
-    pub(crate) fn buf_from_host<T: DeviceCopy>(&self, host: &[T], what: &str) -> Result<DevBuf<T>> {
+    pub(crate) fn buf_from_host<T: DeviceCopy + Pod>(
+        &self,
+        host: &[T],
+        what: &str,
+    ) -> Result<DevBuf<T>> {
         let bytes = std::mem::size_of_val(host);
         if bytes < STAGED_MIN {
             return DevBuf::from_host(&self.shared, host, what);
@@ -286,7 +276,7 @@ impl Cuda {
                 queued: [false; SLOTS],
                 what,
             };
-            ring::upload(&mut bound, bytes_of(host))
+            ring::upload(&mut bound, host)
         });
         match copied {
             Some(r) => r.map(|()| buf),
@@ -300,7 +290,7 @@ impl Cuda {
     /// Copies the first `host.len()` elements of `buf` into `host`, through the transfer
     /// ring when they are large. The context must be current and the work queued before on
     /// the backend's stream finished (or queued: the ring's copies go on that stream).
-    pub(crate) fn head_to_host<T: DeviceCopy>(
+    pub(crate) fn head_to_host<T: DeviceCopy + Pod>(
         &self,
         buf: &DevBuf<T>,
         host: &mut [T],
@@ -310,7 +300,6 @@ impl Cuda {
         if host.len() <= buf.len() {
             let stream = self.shared.raw_stream();
             let src = buf.ptr().as_raw();
-            let out = bytes_of_mut(host);
             // `buf` holds at least `host.len()` elements (checked above), alive for the call.
             let copied = self.with_ring(bytes, |ring| {
                 let mut bound = Bound {
@@ -321,7 +310,7 @@ impl Cuda {
                     queued: [false; SLOTS],
                     what,
                 };
-                ring::download(&mut bound, out)
+                ring::download(&mut bound, host)
             });
             if let Some(r) = copied {
                 return r;

@@ -66,7 +66,7 @@ impl OpenCl {
 
     /// A device buffer for `len` values (at least one element), initialised from `init` when
     /// given (`init.len() == len`), else left uninitialised.
-    pub(crate) fn alloc<P: OclPrm>(
+    pub(crate) fn alloc<P: OclPrm + trident_core::device::ring::Pod>(
         &self,
         len: usize,
         init: Option<&[P]>,

@@ -13,7 +13,7 @@
 use ocl::core::{self as core, Event, MapFlags, Mem, MemMap};
 use ocl::flags::MemFlags;
 use ocl::{Buffer, OclPrm};
-use trident_core::device::ring::{self, RingCopy, SLOT, SLOTS};
+use trident_core::device::ring::{self, Pod, RingCopy, SLOT, SLOTS};
 use trident_core::Result;
 
 use crate::error::ClResultExt;
@@ -178,7 +178,7 @@ impl OpenCl {
 
     /// Writes `host` into the start of `buf` through the ring; `None` when the ring is not
     /// used (see `with_ring`): the caller writes directly.
-    pub(crate) fn write_staged<P: OclPrm>(
+    pub(crate) fn write_staged<P: OclPrm + Pod>(
         &self,
         buf: &Buffer<P>,
         host: &[P],
@@ -197,13 +197,13 @@ impl OpenCl {
                 events: Default::default(),
                 what,
             };
-            ring::upload(&mut bound, bytemuck_bytes(host))
+            ring::upload(&mut bound, host)
         })
     }
 
     /// Reads the first `host.len()` values of `buf` into `host` through the ring (after the
     /// work queued before); `None` when the ring is not used: the caller reads directly.
-    pub(crate) fn read_staged<P: OclPrm>(
+    pub(crate) fn read_staged<P: OclPrm + Pod>(
         &self,
         buf: &Buffer<P>,
         host: &mut [P],
@@ -222,22 +222,7 @@ impl OpenCl {
                 events: Default::default(),
                 what,
             };
-            ring::download(&mut bound, bytemuck_bytes_mut(host))
+            ring::download(&mut bound, host)
         })
     }
-}
-
-/// The bytes of `x` (`P` is one of the plain OpenCL scalar types the backend copies: u8, u32,
-/// u64, f32, f64, without padding).
-fn bytemuck_bytes<P: OclPrm>(x: &[P]) -> &[u8] {
-    // SAFETY: `size_of_val(x)` initialised bytes borrowed as long as `x`; the types copied
-    // here have no padding.
-    unsafe { std::slice::from_raw_parts(x.as_ptr().cast::<u8>(), std::mem::size_of_val(x)) }
-}
-
-/// The bytes of `x`, writable (any bytes are a valid value of the types copied here).
-fn bytemuck_bytes_mut<P: OclPrm>(x: &mut [P]) -> &mut [u8] {
-    // SAFETY: as `bytemuck_bytes`, borrowed mutably; any bit pattern is a valid u8, u32, u64,
-    // f32 or f64, as a device read into them (`Buffer::read`) assumes too.
-    unsafe { std::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(x)) }
 }

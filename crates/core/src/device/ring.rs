@@ -16,6 +16,9 @@ use std::sync::{Mutex, TryLockError};
 use crate::alloc::par_copy;
 use crate::error::Result;
 
+/// The element types a ring copies: plain data, moved as their bytes.
+pub use bytemuck::Pod;
+
 /// Bytes of one slot of a staging ring.
 pub const SLOT: usize = 16 << 20;
 /// Slots of a staging ring.
@@ -39,9 +42,10 @@ pub trait RingCopy {
     fn finish(&mut self) -> Result<()>;
 }
 
-/// Copies `src` into the ring's buffer (at least as long), chunk by chunk through the slots;
-/// returns once every chunk has arrived.
-pub fn upload(r: &mut dyn RingCopy, src: &[u8]) -> Result<()> {
+/// Copies `src` into the ring's buffer (at least as many bytes), chunk by chunk through the
+/// slots; returns once every chunk has arrived.
+pub fn upload<P: Pod>(r: &mut dyn RingCopy, src: &[P]) -> Result<()> {
+    let src: &[u8] = bytemuck::cast_slice(src);
     let run = (|| -> Result<()> {
         for (i, chunk) in src.chunks(SLOT).enumerate() {
             let s = i % SLOTS;
@@ -54,10 +58,11 @@ pub fn upload(r: &mut dyn RingCopy, src: &[u8]) -> Result<()> {
     run.and(done)
 }
 
-/// Copies the first `out.len()` bytes of the ring's buffer into `out`, chunk by chunk
+/// Copies the first bytes of the ring's buffer into `out` (all of its bytes), chunk by chunk
 /// through the slots (the buffer's earlier work is ordered before the copies by the
 /// backend).
-pub fn download(r: &mut dyn RingCopy, out: &mut [u8]) -> Result<()> {
+pub fn download<P: Pod>(r: &mut dyn RingCopy, out: &mut [P]) -> Result<()> {
+    let out: &mut [u8] = bytemuck::cast_slice_mut(out);
     let len = out.len();
     let chunks = len.div_ceil(SLOT);
     let part = |i: usize| SLOT.min(len - i * SLOT);
