@@ -134,46 +134,43 @@ pub fn interpret_targets(target: &[u32]) -> Vec<Vec<usize>> {
 }
 
 /// [`clusters_from_roots`] for labels that are each cluster's smallest member (`root[u] ≤
-/// u` and `root[root[u]] = root[u]`, as [`interpret_targets`]' union-find leaves them): the
-/// cluster sizes by atomic counts and the order of the clusters (size descending, smallest
-/// member) in parallel, then one pass places the nodes in ascending order into a flat array
-/// cut at the cluster starts, and the clusters are copied out of it in parallel.
+/// u` and `root[root[u]] = root[u]`, as [`interpret_targets`]' union-find leaves them), with
+/// no pass over the nodes in one thread: every node as one word `root · 2^32 + node`, the
+/// words sorted by all threads (each cluster's members then lie together, ascending), the
+/// clusters cut where the root changes, ordered (size descending, smallest member) and copied
+/// out in parallel. Nodes are below 2^32, as every node number of a graph is.
 pub fn clusters_of_min_roots(root: &[usize]) -> Vec<Vec<usize>> {
-    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
     let n = root.len();
     debug_assert!(root
         .iter()
         .enumerate()
         .all(|(u, &r)| r <= u && root[r] == r));
-    let size: Vec<AtomicUsize> = (0..n)
-        .into_par_iter()
-        .map(|_| AtomicUsize::new(0))
+    assert!(
+        u32::try_from(n).is_ok() || n == 1 << 32,
+        "node numbers of a graph fit 32 bits"
+    );
+    let mut words: Vec<u64> = root
+        .par_iter()
+        .enumerate()
+        .map(|(u, &r)| (r as u64) << 32 | u as u64)
         .collect();
-    root.par_iter().with_min_len(1 << 12).for_each(|&r| {
-        size[r].fetch_add(1, Relaxed);
-    });
-    let size: Vec<usize> = size.into_par_iter().map(AtomicUsize::into_inner).collect();
-    // The roots, largest cluster first, ties by the root (its smallest member).
-    let mut order: Vec<usize> = (0..n).into_par_iter().filter(|&u| root[u] == u).collect();
-    order.par_sort_unstable_by(|&a, &b| size[b].cmp(&size[a]).then(a.cmp(&b)));
-    // `next[r]`: where the next member of root r's cluster goes in `flat`.
-    let mut next = vec![0usize; n];
-    let mut start = Vec::with_capacity(order.len() + 1);
-    let mut at = 0;
-    for &r in &order {
-        start.push(at);
-        next[r] = at;
-        at += size[r];
-    }
-    start.push(at);
-    let mut flat = vec![0usize; n];
-    for (u, &r) in root.iter().enumerate() {
-        flat[next[r]] = u;
-        next[r] += 1;
-    }
-    start
-        .par_windows(2)
-        .map(|w| flat[w[0]..w[1]].to_vec())
+    words.par_sort_unstable();
+    // Where each cluster starts in `words`, and its end.
+    let cut = |i: usize| i == 0 || words[i] >> 32 != words[i - 1] >> 32;
+    let mut starts: Vec<usize> = (0..n).into_par_iter().filter(|&i| cut(i)).collect();
+    starts.push(n);
+    let mut order: Vec<usize> = (0..starts.len() - 1).collect();
+    let size = |c: usize| starts[c + 1] - starts[c];
+    // Largest first; ties by the root, which is the order of `starts` already.
+    order.par_sort_by(|&a, &b| size(b).cmp(&size(a)).then(a.cmp(&b)));
+    order
+        .par_iter()
+        .map(|&c| {
+            words[starts[c]..starts[c + 1]]
+                .iter()
+                .map(|&w| (w & u64::from(u32::MAX)) as usize)
+                .collect()
+        })
         .collect()
 }
 
