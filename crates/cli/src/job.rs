@@ -131,9 +131,15 @@ impl Job {
     }
 
     /// After an error on this rank: in a job of several ranks, says which rank failed and
-    /// ends every rank (MPI_Abort), so that none waits for it.
+    /// ends every rank (MPI_Abort), so that none waits for it. An error that only says
+    /// another rank failed ([`Error::OtherRank`]) waits first, up to [`OTHER_RANK_GRACE`],
+    /// for that rank to report its own error and end the job, so that the job's message is
+    /// the cause and not this echo of it.
     pub fn fail(&self, e: &Error) {
         if self.comm.size() > 1 {
+            if e.is_other_rank() {
+                std::thread::sleep(OTHER_RANK_GRACE);
+            }
             crate::out::error_note(format_args!(
                 "error: rank {} of {} ({}): {}",
                 self.comm.rank(),
@@ -148,6 +154,10 @@ impl Job {
         }
     }
 }
+
+/// How long a rank stopped by another rank's failure waits for that rank to end the job
+/// ([`Job::fail`]) before it ends the job itself.
+pub const OTHER_RANK_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// `--read` choices of `cluster` and `triangles` under mpirun.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

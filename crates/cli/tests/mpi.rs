@@ -718,6 +718,63 @@ fn a_rank_whose_backend_fails_ends_the_job_cuda() {
     backend_fails_on_the_last_rank("cuda", "TRIDENT_CUDA_DEVICE=99", "99");
 }
 
+/// A rank whose device is too small for its part of R-MCL (the last rank's PoCL device
+/// limited to 1 GiB with `POCL_MEMORY_LIMIT`, the others' as large as the machine's memory)
+/// ends the job within seconds, with its own out-of-memory error (the bytes it needed and
+/// its device) and a failure status, whichever layout is asked for: the plan is refused up
+/// front on that rank, and the others, which could plan, stop without waiting for it and
+/// leave the message to it.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_rank_out_of_device_memory_ends_the_job() {
+    if trident_opencl_missing() {
+        return;
+    }
+    let Some(mpirun) = mpirun() else {
+        return;
+    };
+    let d = tmp("oom");
+    let f = d.join("planted.el");
+    // 40,000 nodes at K = 4096: a rank's part needs 3.2 GiB (partitioned) to 4.8 GiB
+    // (replicated) of device memory.
+    generate_planted(&f, &["--nodes", "40000", "--communities", "400"]);
+    let file = f.to_str().unwrap();
+    for layout in ["auto", "replicate", "partition"] {
+        let args = [
+            "cluster",
+            file,
+            "--backend",
+            "opencl",
+            "--max-per-column",
+            "4096",
+            "--layout",
+            layout,
+            "--quiet",
+        ];
+        let line: Vec<&str> = ["-np", "2", BIN]
+            .into_iter()
+            .chain(args)
+            .chain([":", "-np", "1", "env", "POCL_MEMORY_LIMIT=1", BIN])
+            .chain(args)
+            .collect();
+        let (o, took) = run_mpirun(&mpirun, &line, Duration::from_secs(60), &[]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "--layout {layout}: succeeded");
+        assert!(
+            err.contains("error: rank 2 of 3")
+                && err.contains("out of device memory")
+                && err.contains("needs")
+                && err.contains("1 GiB"),
+            "--layout {layout}: {err}"
+        );
+        assert!(
+            took < Duration::from_secs(30),
+            "--layout {layout}: took {took:?}"
+        );
+    }
+    std::fs::remove_dir_all(&d).ok();
+}
+
 /// A bad line in the last rank's byte range (`--read ranges`, read in byte ranges): that
 /// rank reports it (file and line) and the whole job ends, with a failure status, within
 /// seconds: no rank waits for it. Read once per host (the default of `triangles` and

@@ -144,6 +144,15 @@ pub enum Error {
     /// The request is valid but not implemented by this backend or format.
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// In a job of many processes, another rank failed at a step all ranks take together
+    /// (that rank reports its own error and ends the job); this rank stops because of it.
+    #[error("rank {rank} failed: {message}")]
+    OtherRank {
+        /// The rank that failed.
+        rank: usize,
+        /// The step it failed at.
+        message: String,
+    },
 }
 
 impl Error {
@@ -220,6 +229,20 @@ impl Error {
             _ => {}
         }
         self
+    }
+
+    /// [`Error::OtherRank`]: rank `rank` failed at `message`.
+    pub fn other_rank(rank: usize, message: impl Into<String>) -> Self {
+        Error::OtherRank {
+            rank,
+            message: message.into(),
+        }
+    }
+
+    /// True for [`Error::OtherRank`]: the error that explains it is another rank's, which
+    /// that rank reports.
+    pub fn is_other_rank(&self) -> bool {
+        matches!(self, Error::OtherRank { .. })
     }
 
     /// True for [`Error::NoDevice`]: the caller may fall back to another backend or skip.

@@ -74,7 +74,7 @@ pub fn run<R: Send>(
 
 impl ThreadComm<'_> {
     fn failed(rank: usize) -> Error {
-        Error::backend("threads", format!("rank {rank} failed"))
+        Error::other_rank(rank, "a collective of thread-ranks")
     }
 
     /// Waits until every rank has arrived (or one has failed).

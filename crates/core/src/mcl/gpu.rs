@@ -496,15 +496,16 @@ pub fn cluster_level<T: Scalar, B: MclKernels<T>>(
             plan = plan_as(Layout::Partition);
         }
     }
-    // A rank that cannot plan (out of memory) fails the level on every rank.
-    let mut failed = [u64::from(plan.is_err())];
+    // A rank that cannot plan (out of memory) fails the level on every rank; the others
+    // name it (the last that failed) and leave its error to it.
+    let mut failed = [if plan.is_err() { rank as u64 + 1 } else { 0 }];
     c.all_reduce_u64(&mut failed, Op::Max)?;
     let plan = match plan {
         Err(e) => return Err(e),
         Ok(_) if failed[0] != 0 => {
-            return Err(Error::backend(
-                b.name(),
-                "R-MCL: another rank failed to plan",
+            return Err(Error::other_rank(
+                failed[0] as usize - 1,
+                "R-MCL could not plan its device memory",
             ))
         }
         Ok(plan) => plan,
