@@ -134,42 +134,70 @@ pub fn interpret_targets(target: &[u32]) -> Vec<Vec<usize>> {
 }
 
 /// [`clusters_from_roots`] for labels that are each cluster's smallest member (`root[u] ≤
-/// u` and `root[root[u]] = root[u]`, as [`interpret_targets`]' union-find leaves them), with
-/// no pass over the nodes in one thread: every node as one word `root · 2^32 + node`, the
-/// words sorted by all threads (each cluster's members then lie together, ascending), the
-/// clusters cut where the root changes, ordered (size descending, smallest member) and copied
-/// out in parallel. Nodes are below 2^32, as every node number of a graph is.
+/// u` and `root[root[u]] = root[u]`, as [`interpret_targets`]' union-find leaves them):
+/// [`clusters_by_key`] with the root as the key.
 pub fn clusters_of_min_roots(root: &[usize]) -> Vec<Vec<usize>> {
-    let n = root.len();
     debug_assert!(root
         .iter()
         .enumerate()
         .all(|(u, &r)| r <= u && root[r] == r));
-    assert!(
-        u32::try_from(n).is_ok() || n == 1 << 32,
-        "node numbers of a graph fit 32 bits"
-    );
-    let mut words: Vec<u64> = root
-        .par_iter()
-        .enumerate()
-        .map(|(u, &r)| (r as u64) << 32 | u as u64)
+    clusters_by_key(root.len(), |u| Some(root[u] as u64))
+}
+
+/// The clusters of `n` nodes grouped by `key(u)` (nodes of one key form a cluster; `None`
+/// makes a node a cluster of its own), in the order of [`sort_clusters`] (largest first, ties
+/// by the smallest member; members ascending), with no pass over the nodes in one thread:
+/// every keyed node as one word `key · 2^32 + node`, the words sorted by all threads (each
+/// cluster's members then lie together, ascending), the clusters cut where the key changes,
+/// ordered, and copied out in parallel. Nodes and keys are below 2^32, as every node
+/// number of a graph is.
+pub(crate) fn clusters_by_key(
+    n: usize,
+    key: impl Fn(usize) -> Option<u64> + Sync,
+) -> Vec<Vec<usize>> {
+    assert!(n as u64 <= 1 << 32, "node numbers of a graph fit 32 bits");
+    let mut words: Vec<u64> = (0..n)
+        .into_par_iter()
+        .filter_map(|u| {
+            key(u).map(|k| {
+                debug_assert!(k < 1 << 32);
+                k << 32 | u as u64
+            })
+        })
         .collect();
     words.par_sort_unstable();
-    // Where each cluster starts in `words`, and its end.
+    let node = |w: u64| (w & u64::from(u32::MAX)) as usize;
+    // Where each keyed cluster starts in `words`, and the end.
     let cut = |i: usize| i == 0 || words[i] >> 32 != words[i - 1] >> 32;
-    let mut starts: Vec<usize> = (0..n).into_par_iter().filter(|&i| cut(i)).collect();
-    starts.push(n);
-    let mut order: Vec<usize> = (0..starts.len() - 1).collect();
-    let size = |c: usize| starts[c + 1] - starts[c];
-    // Largest first; ties by the root, which is the order of `starts` already.
-    order.par_sort_by(|&a, &b| size(b).cmp(&size(a)).then(a.cmp(&b)));
+    let mut starts: Vec<usize> = (0..words.len())
+        .into_par_iter()
+        .filter(|&i| cut(i))
+        .collect();
+    starts.push(words.len());
+    let groups = starts.len() - 1;
+    let lone: Vec<usize> = (0..n)
+        .into_par_iter()
+        .filter(|&u| key(u).is_none())
+        .collect();
+    // Every cluster as (size, smallest member, which): keyed cluster `which`, or the lone
+    // node `which - groups`.
+    let mut order: Vec<(usize, usize, usize)> = (0..groups)
+        .into_par_iter()
+        .map(|c| (starts[c + 1] - starts[c], node(words[starts[c]]), c))
+        .chain(lone.par_iter().map(|&u| (1, u, usize::MAX)))
+        .collect();
+    order.par_sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     order
         .par_iter()
-        .map(|&c| {
-            words[starts[c]..starts[c + 1]]
-                .iter()
-                .map(|&w| (w & u64::from(u32::MAX)) as usize)
-                .collect()
+        .map(|&(_, first, c)| {
+            if c == usize::MAX {
+                vec![first]
+            } else {
+                words[starts[c]..starts[c + 1]]
+                    .iter()
+                    .map(|&w| node(w))
+                    .collect()
+            }
         })
         .collect()
 }

@@ -323,18 +323,10 @@ pub fn dpr<T: Scalar>(tr: &Transition, w: &[T], m: &Columns<T>, threshold: f64) 
 /// one is alone; largest first, ties by smallest node (as [`super::sort_clusters`]).
 pub fn attractor_clusters(targets: &[u32]) -> Vec<Vec<usize>> {
     let n = targets.len();
-    let mut groups: std::collections::HashMap<u32, Vec<usize>> = std::collections::HashMap::new();
-    let mut clusters = Vec::new();
-    for (j, &t) in targets.iter().enumerate() {
-        if (t as usize) < n {
-            groups.entry(t).or_default().push(j);
-        } else {
-            clusters.push(vec![j]);
-        }
-    }
-    clusters.extend(groups.into_values());
-    super::sort_clusters(&mut clusters);
-    clusters
+    super::clusters::clusters_by_key(n, |u| {
+        let t = targets[u];
+        ((t as usize) < n).then_some(u64::from(t))
+    })
 }
 
 #[cfg(test)]

@@ -156,3 +156,47 @@ fn attractor_clusters_group_by_attractor_without_merging() {
     let c = attractor_clusters(&[1, 2, 2, u32::MAX]);
     assert_eq!(c, vec![vec![1, 2], vec![0], vec![3]]);
 }
+
+#[test]
+fn attractor_clusters_are_the_groups_of_the_targets_on_any_thread_count() {
+    // The definition, one node at a time: a map from attractor to members, a node without
+    // one alone, then the order of sort_clusters.
+    fn groups(targets: &[u32]) -> Vec<Vec<usize>> {
+        let n = targets.len();
+        let mut by: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
+        let mut out = Vec::new();
+        for (j, &t) in targets.iter().enumerate() {
+            if (t as usize) < n {
+                by.entry(t).or_default().push(j);
+            } else {
+                out.push(vec![j]);
+            }
+        }
+        out.extend(by.into_values());
+        crate::mcl::sort_clusters(&mut out);
+        out
+    }
+    let mut r = crate::testing::xorshift(23);
+    for (n, spread) in [(1, 1), (9, 4), (40_000, 30), (40_000, 40_000), (20_000, 3)] {
+        // Targets in a window of `spread` (groups of every size, many of equal size), some
+        // none, some out of range, some self-targets; attractors need not be members.
+        let targets: Vec<u32> = (0..n)
+            .map(|j| match r() % 16 {
+                0 => u32::MAX,
+                1 => (n + 3) as u32,
+                2 => j as u32,
+                _ => ((j as u64 + r() % spread) % n as u64) as u32,
+            })
+            .collect();
+        let want = groups(&targets);
+        for threads in [1, 2, 4] {
+            let got = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| attractor_clusters(&targets));
+            assert!(got == want, "n = {n}, spread {spread}, {threads} threads");
+        }
+    }
+    assert!(attractor_clusters(&[]).is_empty());
+}
