@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use trident_core::dist::Layout;
+use trident_core::mcl::drive::{cluster_prepared, Prepared};
 use trident_core::mcl::{
     eval, Clustering, Expansion, MarkovCluster, MclOptions, MclProgress, Variant,
 };
@@ -302,6 +303,7 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
         })
     };
     let choice = job.read_choice(args.read);
+    let ranks = (job.comm().size(), job.comm().rank());
     let (host_rank, host_ranks) = job.comm().host_ranks();
     let (b, notes, read) = std::thread::scope(|scope| {
         if choice == ReadChoice::Host {
@@ -337,17 +339,28 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
                     } else {
                         ReadHow::NoRoom
                     };
-                    Ok(((g, Some(how)), t.elapsed().as_secs_f64()))
+                    Ok(((g, Some(how)), t.elapsed().as_secs_f64(), None))
                 }
                 // No room on this host for the shared window: each rank reads the file.
-                Ok((None, _)) => read_whole()
-                    .map(|((g, _), _)| ((g, Some(ReadHow::NoRoom)), t.elapsed().as_secs_f64())),
+                Ok((None, _)) => read_whole().map(|((g, _), _)| {
+                    ((g, Some(ReadHow::NoRoom)), t.elapsed().as_secs_f64(), None)
+                }),
                 Err(e) => Err(e),
             };
             return (b, notes, g);
         }
         if choice == ReadChoice::Whole {
-            let read = scope.spawn(read_whole);
+            // The reading thread also builds the host's part of the run (M_G and the
+            // starting M) while the backend opens.
+            let read = scope.spawn(|| {
+                read_whole().and_then(|((g, how), secs)| {
+                    let prepared = match &args.from {
+                        Some(_) => None,
+                        None => Some(Prep::new(&g, &opts, args.precision, ranks)?),
+                    };
+                    Ok(((g, how), secs, prepared))
+                })
+            });
             let (b, notes) = open();
             let b = agree(b);
             let read = read.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
@@ -363,7 +376,7 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
         )
         .map(|(g, ranges)| {
             let how = ranges.then_some(ReadHow::Ranges(job.comm().size()));
-            ((g, how), t.elapsed().as_secs_f64())
+            ((g, how), t.elapsed().as_secs_f64(), None)
         });
         let (b, notes) = opened
             .join()
@@ -376,7 +389,9 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
         };
         (b, notes, read)
     });
-    let ((g, how), read) = read?;
+    let ((g, how), read, prepared) = read?;
+    // The host's part of the run was built on the reading thread, during the backend's start.
+    let overlapped = prepared.is_some();
     // Complexes that cannot be scored against this network are refused before the work.
     let gold = match (&complexes, &args.eval) {
         (Some(cx), Some(path)) => {
@@ -427,15 +442,21 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
                     String::new()
                 }
             );
-            crate::with_backend!(&b, b => match args.precision {
-                Precision::F32 => cluster_ranks::<f32, _>(job, b, &g, &opts, args.quiet),
-                Precision::F64 => cluster_ranks::<f64, _>(job, b, &g, &opts, args.quiet),
-            })?
+            match prepared {
+                Some(p) => crate::with_backend!(&b, b => p.run(job, b, args.quiet))?,
+                None => crate::with_backend!(&b, b => match args.precision {
+                    Precision::F32 => cluster_ranks::<f32, _>(job, b, &g, &opts, args.quiet),
+                    Precision::F64 => cluster_ranks::<f64, _>(job, b, &g, &opts, args.quiet),
+                })?,
+            }
         }
-        None => crate::with_backend!(&b, b => match args.precision {
-            Precision::F32 => cluster::<f32, _>(b, &g, &opts, args.quiet),
-            Precision::F64 => cluster::<f64, _>(b, &g, &opts, args.quiet),
-        })?,
+        None => match prepared {
+            Some(p) => crate::with_backend!(&b, b => p.run(job, b, args.quiet))?,
+            None => crate::with_backend!(&b, b => match args.precision {
+                Precision::F32 => cluster::<f32, _>(b, &g, &opts, args.quiet),
+                Precision::F64 => cluster::<f64, _>(b, &g, &opts, args.quiet),
+            })?,
+        },
     };
     let secs = t.elapsed().as_secs_f64();
     if !c.converged && args.from.is_none() {
@@ -544,7 +565,7 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
         "phases: read {read:.3} s, prepare {:.3} s (kernel load {:.3}), transfer {:.3} s \
          (upload {:.3}, download {:.3}), iterations {:.3} s ({} iterations, {:.1} ms each), interpret {:.3} s, write \
          {write:.3} s; cluster {secs:.3} s, end to end {end_to_end:.3} s; outside it: complexes \
-         {load_complexes:.3} s, backend start {open:.3} s and kernel load {kernels:.3} s (during the read), eval {eval_secs:.3} s, teardown \
+         {load_complexes:.3} s, backend start {open:.3} s and kernel load {kernels:.3} s (during the read{}), eval {eval_secs:.3} s, teardown \
          {teardown:.3} s; process {:.3} s",
         p.prepare,
         p.load,
@@ -555,9 +576,50 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
         iterations,
         1e3 * p.iterate / iterations.max(1) as f64,
         p.interpret,
+        if overlapped { " and the preparation" } else { "" },
         process.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// The host's part of the run in the precision asked for, built while the backend opens
+/// ([`Prepared`]).
+enum Prep {
+    F32(Prepared<f32>),
+    F64(Prepared<f64>),
+}
+
+impl Prep {
+    /// [`Prepared::new`] of rank `ranks.1` of `ranks.0`.
+    fn new(
+        g: &Graph,
+        opts: &MclOptions,
+        precision: Precision,
+        ranks: (usize, usize),
+    ) -> Result<Self> {
+        Ok(match precision {
+            Precision::F32 => Prep::F32(Prepared::new(g, opts, ranks.0, ranks.1)?),
+            Precision::F64 => Prep::F64(Prepared::new(g, opts, ranks.0, ranks.1)?),
+        })
+    }
+
+    /// Runs it on `b` over the ranks of the job, with the progress lines (rank 0's).
+    fn run<B: MarkovCluster<f32> + MarkovCluster<f64>>(
+        self,
+        job: &Job,
+        b: &B,
+        quiet: bool,
+    ) -> Result<Clustering> {
+        let mut progress = |p: &MclProgress| {
+            if !quiet {
+                progress_line(p);
+            }
+        };
+        match self {
+            Prep::F32(p) => cluster_prepared::<f32, B>(job.comm(), b, p, &mut progress),
+            Prep::F64(p) => cluster_prepared::<f64, B>(job.comm(), b, p, &mut progress),
+        }
+    }
 }
 
 /// R-MCL over the ranks of the job, with the same progress lines (rank 0's).

@@ -133,9 +133,49 @@ pub fn cluster<T: Scalar, B: MarkovCluster<T> + ?Sized>(
     cluster_ranks(&Solo, b, g, opts, progress)
 }
 
+/// The host's part of a run, built from the network alone (no backend needed): the options,
+/// this rank's part of every level's `M_G`, MLR-MCL's coarsenings, and the starting `M` of
+/// the coarsest level. A caller that reads the network while its backend opens builds this
+/// on the reading thread ([`Prepared::new`]), so that the build overlaps the backend's
+/// start; [`cluster_prepared`] then runs it.
+pub struct Prepared<T> {
+    opts: MclOptions,
+    /// `(ranks, rank)` it was built for.
+    ranks: (usize, usize),
+    /// `None` for a network without nodes.
+    host: Option<(Plan, Columns<T>)>,
+    /// Seconds the build took ([`MclTimings::prepare`]).
+    seconds: f64,
+}
+
+impl<T: Scalar> Prepared<T> {
+    /// Builds rank `rank`'s part (of `ranks`; one process is `(1, 0)`) of a run on `g` with
+    /// `opts` (validated here): an invalid option or weight, or too little host memory, is
+    /// an error here, before any device work.
+    pub fn new(g: &Graph, opts: &MclOptions, ranks: usize, rank: usize) -> Result<Self> {
+        opts.validate()?;
+        let t = Instant::now();
+        let host = if g.num_nodes() == 0 {
+            None
+        } else {
+            let p = plan(g, opts, ranks, rank)?;
+            let coarsest = p.transitions.last().expect("one level at least");
+            let m0 = Columns::<T>::initial_part(coarsest, rank, opts.max_per_column)?;
+            Some((p, m0))
+        };
+        Ok(Prepared {
+            opts: opts.clone(),
+            ranks: (ranks, rank),
+            host,
+            seconds: t.elapsed().as_secs_f64(),
+        })
+    }
+}
+
 /// Clusters `g` (held whole by every rank) over the ranks of `c`, each on its backend `b`
 /// ([`MarkovCluster::cluster_level_ranks`] runs every level): the clustering one process
-/// computes, on every rank. Every rank builds the levels and the starting `M` itself.
+/// computes, on every rank. Every rank builds the levels and the starting `M` itself, while
+/// the backend loads its kernels.
 pub fn cluster_ranks<T: Scalar, B: MarkovCluster<T> + ?Sized>(
     c: &dyn Comm,
     b: &B,
@@ -144,10 +184,6 @@ pub fn cluster_ranks<T: Scalar, B: MarkovCluster<T> + ?Sized>(
     progress: &mut dyn FnMut(&MclProgress),
 ) -> Result<Clustering> {
     opts.validate()?;
-    if g.num_nodes() == 0 {
-        return Ok(empty_clustering());
-    }
-    let t = Instant::now();
     // The kernels load (CUDA's PTX JIT, OpenCL's program build: single-threaded driver work)
     // on a thread of their own while the rayon pool builds M_G and the starting M.
     let (load, host) = std::thread::scope(|scope| {
@@ -157,19 +193,62 @@ pub fn cluster_ranks<T: Scalar, B: MarkovCluster<T> + ?Sized>(
         });
         // Over ranks each rank builds only its columns of M_G and of the starting M (the
         // level runners read no others).
-        let host = plan(g, opts, c.size(), c.rank()).and_then(|p| {
-            let coarsest = p.transitions.last().expect("one level at least");
-            let m0 = Columns::<T>::initial_part(coarsest, c.rank(), opts.max_per_column)?;
-            Ok((p, m0))
-        });
+        let host = Prepared::<T>::new(g, opts, c.size(), c.rank());
         let load = load.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
         (load, host)
     });
     // A host error (invalid weights, too little memory) comes first: it is the user's to fix.
-    let (mut p, mut m) = host?;
+    let host = host?;
+    run(c, b, host, load?, progress)
+}
+
+/// Runs a [`Prepared`] run on the ranks of `c` (those it was built for), each on its backend
+/// `b`: [`cluster_ranks`] with the host's part built beforehand.
+pub fn cluster_prepared<T: Scalar, B: MarkovCluster<T> + ?Sized>(
+    c: &dyn Comm,
+    b: &B,
+    prepared: Prepared<T>,
+    progress: &mut dyn FnMut(&MclProgress),
+) -> Result<Clustering> {
+    if prepared.ranks != (c.size(), c.rank()) {
+        return Err(crate::error::Error::invalid(
+            "mcl",
+            format!(
+                "prepared for rank {} of {}, run as rank {} of {}",
+                prepared.ranks.1,
+                prepared.ranks.0,
+                c.rank(),
+                c.size()
+            ),
+        ));
+    }
+    let t = Instant::now();
+    b.load_kernels()?;
+    let load = t.elapsed().as_secs_f64();
+    run(c, b, prepared, load, progress)
+}
+
+/// The levels of a prepared run (`load`: the kernel load's seconds).
+fn run<T: Scalar, B: MarkovCluster<T> + ?Sized>(
+    c: &dyn Comm,
+    b: &B,
+    prepared: Prepared<T>,
+    load: f64,
+    progress: &mut dyn FnMut(&MclProgress),
+) -> Result<Clustering> {
+    let Prepared {
+        opts,
+        host,
+        seconds,
+        ..
+    } = prepared;
+    let opts = &opts;
+    let Some((mut p, mut m)) = host else {
+        return Ok(empty_clustering());
+    };
     let mut timings = MclTimings {
-        prepare: t.elapsed().as_secs_f64(),
-        load: load?,
+        prepare: seconds,
+        load,
         coarsen: p.coarsen,
         ..MclTimings::default()
     };

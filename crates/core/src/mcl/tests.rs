@@ -281,3 +281,44 @@ fn a_ranks_part_is_the_whole_transitions_columns() {
     .unwrap_err();
     assert!(e.to_string().contains("cut for 2 ranks"), "{e}");
 }
+
+#[test]
+fn a_prepared_run_is_the_run() {
+    // Built before the backend (as the CLI does on its reading thread), then run: the same
+    // clusters as the one call, for both variants (MLR-MCL multi-level included) and both
+    // test graphs; an empty network; a part prepared for other ranks is refused.
+    let b = reference::Sequential;
+    let mlr = MclOptions {
+        coarsen_to: 60,
+        ..MclOptions::mlrmcl()
+    };
+    let mut most_levels = 0;
+    for opts in [MclOptions::default(), MclOptions::mlrmcl(), mlr] {
+        for g in graphs(300) {
+            let want = MarkovCluster::<f64>::cluster(&b, &g, &opts).unwrap();
+            let p = drive::Prepared::<f64>::new(&g, &opts, 1, 0).unwrap();
+            let got = drive::cluster_prepared(&crate::comm::Solo, &b, p, &mut |_| {}).unwrap();
+            assert_eq!(got.clusters, want.clusters);
+            assert_eq!(
+                (got.iterations, got.levels, got.stop),
+                (want.iterations, want.levels, want.stop)
+            );
+            most_levels = most_levels.max(got.levels);
+        }
+    }
+    assert!(most_levels > 1, "the multi-level run has one level");
+    let empty = Graph::from_edges(0, std::iter::empty()).unwrap();
+    let p = drive::Prepared::<f32>::new(&empty, &MclOptions::default(), 1, 0).unwrap();
+    let c = drive::cluster_prepared(&crate::comm::Solo, &b, p, &mut |_| {}).unwrap();
+    assert!(c.clusters.is_empty());
+    let g = &graphs(50)[0];
+    let p = drive::Prepared::<f64>::new(g, &MclOptions::default(), 2, 1).unwrap();
+    let e = drive::cluster_prepared(&crate::comm::Solo, &b, p, &mut |_| {}).unwrap_err();
+    assert!(e.to_string().contains("prepared for rank 1 of 2"), "{e}");
+    // Invalid options are refused when preparing.
+    let bad = MclOptions {
+        max_per_column: 0,
+        ..MclOptions::default()
+    };
+    assert!(drive::Prepared::<f64>::new(g, &bad, 1, 0).is_err());
+}
