@@ -775,6 +775,44 @@ fn a_rank_out_of_device_memory_ends_the_job() {
     std::fs::remove_dir_all(&d).ok();
 }
 
+/// A rank that dies in the middle of the work (killed, as by the OOM killer, or gone with its
+/// node) ends the job within seconds: the other ranks, waiting for it in a collective, do not
+/// hang. The last of three ranks runs under a shell that kills it (SIGKILL) 3 s into a
+/// clustering that takes over a minute here; the job must fail well before that, with no
+/// output written.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_killed_rank_ends_the_job() {
+    let Some(mpirun) = mpirun() else {
+        return;
+    };
+    let d = tmp("killed");
+    let f = d.join("planted.el");
+    generate_planted(&f, &["--nodes", "200000", "--communities", "2000"]);
+    let out = d.join("clusters.txt");
+    let args = [
+        "cluster",
+        f.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    let killer = r#""$0" "$@" & p=$!; sleep 3; kill -9 $p; wait $p"#;
+    let line: Vec<&str> = ["-np", "2", BIN]
+        .into_iter()
+        .chain(args)
+        .chain([":", "-np", "1", "sh", "-c", killer, BIN])
+        .chain(args)
+        .collect();
+    let (o, took) = run_mpirun(&mpirun, &line, Duration::from_secs(120), &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "succeeded: {err}");
+    assert!(took < Duration::from_secs(25), "took {took:?}: {err}");
+    assert!(!out.exists(), "clusters written by a job with a dead rank");
+    std::fs::remove_dir_all(&d).ok();
+}
+
 /// A bad line in the last rank's byte range (`--read ranges`, read in byte ranges): that
 /// rank reports it (file and line) and the whole job ends, with a failure status, within
 /// seconds: no rank waits for it. Read once per host (the default of `triangles` and
