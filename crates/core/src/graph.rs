@@ -292,6 +292,14 @@ impl Graph {
     pub fn num_nodes(&self) -> usize {
         self.indptr.len() - 1
     }
+    /// The row pointers, neighbours and weights, borrowed ([`Adjacency`]).
+    pub fn as_adjacency(&self) -> Adjacency<'_> {
+        Adjacency {
+            indptr: &self.indptr,
+            adj: &self.adj,
+            weights: self.weights.as_deref(),
+        }
+    }
     /// Number of undirected edges.
     pub fn num_edges(&self) -> usize {
         self.adj.len() / 2
@@ -431,5 +439,34 @@ impl PartialEq for Graph {
 impl PartialEq for Labels {
     fn eq(&self, other: &Self) -> bool {
         self.names() == other.names()
+    }
+}
+
+/// A graph's adjacency, borrowed: all that R-MCL's `M_G` is built from
+/// ([`crate::mcl::Transition::new_part_of`]), taken from a [`Graph`] ([`Graph::as_adjacency`]) or
+/// read in place from the bytes a host's first rank shared with the host's other ranks
+/// (`dist::graph::share_on_host_or_part`), without copying the graph.
+#[derive(Debug, Clone, Copy)]
+pub struct Adjacency<'a> {
+    /// Row pointers: `n + 1`, from 0 to `adj.len()`, non-decreasing.
+    pub indptr: &'a [usize],
+    /// Every node's neighbours (below `n`), sorted, each undirected edge in both rows.
+    pub adj: &'a [u32],
+    /// The edges' weights in `adj`'s order, if weighted.
+    pub weights: Option<&'a [f64]>,
+}
+
+impl Adjacency<'_> {
+    /// Number of nodes.
+    pub fn num_nodes(&self) -> usize {
+        self.indptr.len() - 1
+    }
+    /// Neighbours of `u` ([`Graph::neighbors`]).
+    pub fn neighbors(&self, u: usize) -> &[u32] {
+        &self.adj[self.indptr[u]..self.indptr[u + 1]]
+    }
+    /// Weights of `u`'s edges ([`Graph::neighbor_weights`]).
+    pub fn neighbor_weights(&self, u: usize) -> Option<&[f64]> {
+        self.weights.map(|w| &w[self.indptr[u]..self.indptr[u + 1]])
     }
 }

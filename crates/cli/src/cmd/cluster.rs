@@ -14,7 +14,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use trident_core::dist::graph::{share_on_host_or_part, GraphOrPart};
 use trident_core::dist::Layout;
+use trident_core::graph::Adjacency;
 use trident_core::mcl::drive::{cluster_prepared, Prepared};
 use trident_core::mcl::{
     eval, Clustering, Expansion, MarkovCluster, MclOptions, MclProgress, Variant,
@@ -332,18 +334,38 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
                 }
                 Ok(b) => Ok(b),
             };
-            let g = match trident_core::dist::graph::share_on_host(job.comm(), read) {
-                Ok((Some(g), shared)) => {
+            // The host's other ranks build their part of the run (their columns of M_G and
+            // of the starting M) from the shared graph in place, and hold no copy of it
+            // (Trident's variant; MLR-MCL's builds from the whole graph).
+            let mut part = |a: Adjacency<'_>| -> Result<Option<(Prep, Net)>> {
+                if args.from.is_some() {
+                    return Ok(None);
+                }
+                let net = Net::Part {
+                    nodes: a.num_nodes(),
+                    edges: a.adj.len() / 2,
+                    weighted: a.weights.is_some(),
+                };
+                Ok(Prep::from_adjacency(a, &opts, args.precision, ranks)?.map(|p| (p, net)))
+            };
+            let shared = share_on_host_or_part(job.comm(), read, &mut part);
+            let g = match shared {
+                Ok((Some(x), shared)) => {
                     let how = if shared {
                         ReadHow::Host(threads, host_ranks)
                     } else {
                         ReadHow::NoRoom
                     };
-                    Ok(((g, Some(how)), t.elapsed().as_secs_f64(), None))
+                    let (net, prepared) = match x {
+                        GraphOrPart::Graph(g) => (Net::Graph(*g), None),
+                        GraphOrPart::Part((p, net)) => (net, Some(p)),
+                    };
+                    Ok(((net, Some(how)), t.elapsed().as_secs_f64(), prepared))
                 }
                 // No room on this host for the shared window: each rank reads the file.
                 Ok((None, _)) => read_whole().map(|((g, _), _)| {
-                    ((g, Some(ReadHow::NoRoom)), t.elapsed().as_secs_f64(), None)
+                    let how = Some(ReadHow::NoRoom);
+                    ((Net::Graph(g), how), t.elapsed().as_secs_f64(), None)
                 }),
                 Err(e) => Err(e),
             };
@@ -358,7 +380,7 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
                         Some(_) => None,
                         None => Some(Prep::new(&g, &opts, args.precision, ranks)?),
                     };
-                    Ok(((g, how), secs, prepared))
+                    Ok(((Net::Graph(g), how), secs, prepared))
                 })
             });
             let (b, notes) = open();
@@ -376,7 +398,7 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
         )
         .map(|(g, ranges)| {
             let how = ranges.then_some(ReadHow::Ranges(job.comm().size()));
-            ((g, how), t.elapsed().as_secs_f64(), None)
+            ((Net::Graph(g), how), t.elapsed().as_secs_f64(), None)
         });
         let (b, notes) = opened
             .join()
@@ -389,13 +411,23 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
         };
         (b, notes, read)
     });
-    let ((g, how), read, prepared) = read?;
-    // The host's part of the run was built on the reading thread, during the backend's start.
-    let overlapped = prepared.is_some();
+    let ((net, how), read, prepared) = read?;
+    // The host's part of the run was built on the reading thread, during the backend's start
+    // (read whole), or from the host's shared graph (`--read host`, the host's later ranks).
+    let overlapped = prepared.is_some() && choice == ReadChoice::Whole;
+    // Rank 0 (the first rank of its host) always holds the graph: it alone scores and writes.
+    let graph = || {
+        net.graph().ok_or_else(|| {
+            Error::backend(
+                "cluster",
+                "this rank holds its part of the network, not the graph",
+            )
+        })
+    };
     // Complexes that cannot be scored against this network are refused before the work.
-    let gold = match (&complexes, &args.eval) {
-        (Some(cx), Some(path)) => {
-            Some(eval::GoldStandard::resolve(&g, cx).map_err(|e| match e {
+    let gold = match (&complexes, &args.eval, net.graph()) {
+        (Some(cx), Some(path), Some(g)) => {
+            Some(eval::GoldStandard::resolve(g, cx).map_err(|e| match e {
                 Error::Invalid { format, message } => Error::Invalid {
                     format,
                     message: format!("{}: {message}", path.display()),
@@ -412,21 +444,19 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     crate::errln!(
         "backend: {b} (opened in {open:.3} s, kernels loaded in {kernels:.3} s, while reading)"
     );
-    crate::print_notes(g.notes());
+    if let Some(g) = net.graph() {
+        crate::print_notes(g.notes());
+    }
     eprintln!(
         "graph: {} nodes, {} edges{} (read in {read:.3} s{})",
-        g.num_nodes(),
-        g.num_edges(),
-        if g.weights().is_some() {
-            ", weighted"
-        } else {
-            ""
-        },
+        net.nodes(),
+        net.edges(),
+        if net.weighted() { ", weighted" } else { "" },
         how.map_or(String::new(), |h| format!(", {h}"))
     );
     let t = Instant::now();
     let c = match &args.from {
-        Some(path) => read_clusters(&g, path)?,
+        Some(path) => read_clusters(graph()?, path)?,
         None if distributed => {
             eprintln!(
                 "ranks: {} ({}), the column pass on each rank's {}{}",
@@ -445,16 +475,16 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
             match prepared {
                 Some(p) => crate::with_backend!(&b, b => p.run(job, b, args.quiet))?,
                 None => crate::with_backend!(&b, b => match args.precision {
-                    Precision::F32 => cluster_ranks::<f32, _>(job, b, &g, &opts, args.quiet),
-                    Precision::F64 => cluster_ranks::<f64, _>(job, b, &g, &opts, args.quiet),
+                    Precision::F32 => cluster_ranks::<f32, _>(job, b, graph()?, &opts, args.quiet),
+                    Precision::F64 => cluster_ranks::<f64, _>(job, b, graph()?, &opts, args.quiet),
                 })?,
             }
         }
         None => match prepared {
             Some(p) => crate::with_backend!(&b, b => p.run(job, b, args.quiet))?,
             None => crate::with_backend!(&b, b => match args.precision {
-                Precision::F32 => cluster::<f32, _>(b, &g, &opts, args.quiet),
-                Precision::F64 => cluster::<f64, _>(b, &g, &opts, args.quiet),
+                Precision::F32 => cluster::<f32, _>(b, graph()?, &opts, args.quiet),
+                Precision::F64 => cluster::<f64, _>(b, graph()?, &opts, args.quiet),
             })?,
         },
     };
@@ -479,7 +509,7 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     }
     let t = Instant::now();
     if job.is_root() {
-        write_clusters(&g, &c, args.output.as_deref(), &mut files)?;
+        write_clusters(graph()?, &c, args.output.as_deref(), &mut files)?;
     }
     files.commit()?;
     let write = t.elapsed().as_secs_f64();
@@ -506,7 +536,8 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     let t = Instant::now();
     let scores = gold
         .as_ref()
-        .map(|gold| eval::score_gold(&g, &c.clusters, gold));
+        .map(|gold| Ok::<_, Error>(eval::score_gold(graph()?, &c.clusters, gold)))
+        .transpose()?;
     let eval_secs = t.elapsed().as_secs_f64();
     if let (Some(s), Some(path)) = (&scores, &args.eval) {
         eprintln!("eval against {}:", path.display());
@@ -558,7 +589,7 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     }
     let t = Instant::now();
     drop(c);
-    drop(g);
+    drop(net);
     drop(b);
     let teardown = t.elapsed().as_secs_f64();
     eprintln!(
@@ -582,6 +613,45 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     Ok(())
 }
 
+/// The network as this rank holds it: the graph, or, on a host's later rank under `--read
+/// host`, only its part of the run (built from the host's shared graph in place: no copy)
+/// and the graph's size.
+enum Net {
+    Graph(Graph),
+    Part {
+        nodes: usize,
+        edges: usize,
+        weighted: bool,
+    },
+}
+
+impl Net {
+    fn graph(&self) -> Option<&Graph> {
+        match self {
+            Net::Graph(g) => Some(g),
+            Net::Part { .. } => None,
+        }
+    }
+    fn nodes(&self) -> usize {
+        match self {
+            Net::Graph(g) => g.num_nodes(),
+            Net::Part { nodes, .. } => *nodes,
+        }
+    }
+    fn edges(&self) -> usize {
+        match self {
+            Net::Graph(g) => g.num_edges(),
+            Net::Part { edges, .. } => *edges,
+        }
+    }
+    fn weighted(&self) -> bool {
+        match self {
+            Net::Graph(g) => g.weights().is_some(),
+            Net::Part { weighted, .. } => *weighted,
+        }
+    }
+}
+
 /// The host's part of the run in the precision asked for, built while the backend opens
 /// ([`Prepared`]).
 enum Prep {
@@ -600,6 +670,19 @@ impl Prep {
         Ok(match precision {
             Precision::F32 => Prep::F32(Prepared::new(g, opts, ranks.0, ranks.1)?),
             Precision::F64 => Prep::F64(Prepared::new(g, opts, ranks.0, ranks.1)?),
+        })
+    }
+
+    /// [`Prepared::from_adjacency`]: `None` for MLR-MCL's variant.
+    fn from_adjacency(
+        a: Adjacency<'_>,
+        opts: &MclOptions,
+        precision: Precision,
+        ranks: (usize, usize),
+    ) -> Result<Option<Self>> {
+        Ok(match precision {
+            Precision::F32 => Prepared::from_adjacency(a, opts, ranks.0, ranks.1)?.map(Prep::F32),
+            Precision::F64 => Prepared::from_adjacency(a, opts, ranks.0, ranks.1)?.map(Prep::F64),
         })
     }
 

@@ -30,8 +30,11 @@ use rayon::prelude::*;
 
 pub(super) mod host;
 mod rows;
+mod share;
 pub use host::{orient_on_host, CutGraph};
 use rows::rows_of;
+use share::first_rank_read;
+pub use share::{share_on_host, share_on_host_or_part, GraphOrPart};
 
 use super::{all_gather, all_to_all, block_owner, reduce_one, route_owned, Comm, Op, Phases};
 use crate::error::{Error, Result};
@@ -420,62 +423,6 @@ pub fn read_graph_whole(
         }
     }
     Ok((io::read_graph_limited(path, opts, read)?, false))
-}
-
-/// The read of the host's first rank (its error, if it failed), `None` on the host's other
-/// ranks; a read offered by a rank that is not the host's first, or none by the first, is an
-/// error of `what`.
-fn first_rank_read<T>(
-    c: &dyn Comm,
-    read: Option<Result<T>>,
-    what: &'static str,
-) -> Result<Option<T>> {
-    match (c.host_ranks().0 == 0, read) {
-        (true, Some(r)) => r.map(Some),
-        (false, None) => Ok(None),
-        _ => Err(Error::invalid(
-            what,
-            "the host's first rank, and only it, reads the graph",
-        )),
-    }
-}
-
-/// A graph read once on each host: `read`, the graph that the first rank of this host read
-/// (`Some` there, `None` on the host's other ranks, [`Comm::host_ranks`]), is passed to
-/// every rank of the host through [`Comm::host_share`] (one shared-memory window per host
-/// over MPI), and every rank returns its own copy, the same graph node for node (labels,
-/// weights, the build's counts and notes included). A first rank whose read failed returns
-/// its error without entering the collective (the caller ends the job; the host's other
-/// ranks wait for it until then), so every rank must call this with the first rank's read
-/// already done. Collective over all ranks. With the graph, whether it was shared: on a host
-/// without room for the shared window (`/dev/shm` too small) it was not, and the host's other
-/// ranks get `None` (they read the file themselves).
-pub fn share_on_host(c: &dyn Comm, read: Option<Result<Graph>>) -> Result<(Option<Graph>, bool)> {
-    let mine = first_rank_read(c, read, "share_on_host")?;
-    let len = mine.as_ref().map_or(0, Graph::bytes_len);
-    let mut got = None;
-    let shared = c.host_share(
-        len,
-        &mut |out| {
-            if let Some(g) = &mine {
-                g.write_bytes(out);
-            }
-        },
-        &mut |bytes| {
-            if mine.is_none() {
-                got = Some(Graph::from_bytes(bytes)?);
-            }
-            Ok(())
-        },
-    )?;
-    match (mine, got) {
-        (Some(g), _) | (None, Some(g)) => Ok((Some(g), shared)),
-        (None, None) if !shared => Ok((None, false)),
-        (None, None) => Err(Error::invalid(
-            "share_on_host",
-            "no graph came from the host's first rank",
-        )),
-    }
 }
 
 /// Bytes of a file's head in which a Matrix Market header must end for a byte-range read.

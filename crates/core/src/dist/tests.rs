@@ -337,6 +337,90 @@ fn graph_shared_on_host_as_one_process() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// R-MCL's parts built on the host's other ranks from the shared bytes, read in place
+/// ([`share_on_host_or_part`]): at 1 to 4 thread-ranks, every rank's columns of `M_G` are
+/// one process's `Transition::new_part` of the graph (weights, labels, sparse ids, Matrix
+/// Market), the host's first rank keeps its graph, and a part that needs the whole graph
+/// (`None`: MLR-MCL's) gets the graph copied out.
+#[test]
+fn mcl_parts_built_in_place_from_the_shared_bytes() {
+    use super::graph::{share_on_host_or_part, GraphOrPart};
+    use crate::mcl::{MclOptions, Transition};
+    let dir = std::env::temp_dir().join(format!("trident-parts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, text: String| {
+        std::fs::write(dir.join(name), text).unwrap();
+        dir.join(name)
+    };
+    let files = [
+        write(
+            "weighted.txt",
+            (0..700)
+                .map(|i| format!("{i} {} 0.{}\n", (i * 37 + 1) % 700, i % 9 + 1))
+                .collect(),
+        ),
+        write("labels.txt", "a b\nb c\nc a\nc d\nzé a\ne e\n".into()),
+        write(
+            "sparse.txt",
+            (0..2000u64)
+                .map(|i| format!("{} {}\n", i * 1_000_003 % 999_999_937, i * 7 + 3))
+                .collect(),
+        ),
+        write(
+            "graph.mtx",
+            "%%MatrixMarket matrix coordinate real symmetric\n4 4 3\n2 1 1.5\n3 2 2\n4 4 1\n"
+                .into(),
+        ),
+    ];
+    let read_opts = EdgeListOptions {
+        loop_only_nodes: true,
+        ..EdgeListOptions::default()
+    };
+    let read = |f: &Path| io::read_graph_limited(f, &read_opts, &ReadOptions::default());
+    let mcl = MclOptions::default();
+    for f in &files {
+        let one = read(f).unwrap();
+        for p in 1..=4 {
+            let got = threads::run(p, |c| {
+                let (rank, size) = (c.rank(), c.size());
+                share_on_host_or_part(c, (c.host_ranks().0 == 0).then(|| read(f)), &mut |a| {
+                    Transition::new_part_of(a, &mcl, size, rank).map(Some)
+                })
+            });
+            for (rank, x) in got.into_iter().enumerate() {
+                let what = format!("{}, {p} ranks, rank {rank}", f.display());
+                let (x, shared) = x.unwrap();
+                assert!(shared, "{what}: not shared");
+                let want = Transition::new_part(&one, &mcl, p, rank).unwrap();
+                match x.expect("a graph or a part") {
+                    GraphOrPart::Graph(g) => {
+                        assert_eq!(rank, 0, "{what}: copied the graph");
+                        same_graph(&g, &one, &what).unwrap();
+                    }
+                    GraphOrPart::Part(part) => {
+                        assert_ne!(rank, 0, "{what}: the first rank's part");
+                        assert!(part == want, "{what}: another part");
+                    }
+                }
+            }
+        }
+        // Work that needs the whole graph: every rank gets one process's graph.
+        let got = threads::run(3, |c| {
+            share_on_host_or_part::<()>(c, (c.host_ranks().0 == 0).then(|| read(f)), &mut |_| {
+                Ok(None)
+            })
+        });
+        for (rank, x) in got.into_iter().enumerate() {
+            let what = format!("{}, 3 ranks, rank {rank}, no part", f.display());
+            match x.unwrap().0.expect("a graph") {
+                GraphOrPart::Graph(g) => same_graph(&g, &one, &what).unwrap(),
+                GraphOrPart::Part(()) => panic!("{what}: a part"),
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Every rank gets one process's whole graph ([`read_graph_whole`], the read of `trident
 /// cluster` under mpirun): in byte ranges for the shared graphs and a file of every edge-list
 /// quirk (ids as given or compacted, sparse ids, self-loop-only nodes kept or not), whole for

@@ -10,7 +10,7 @@
 
 use rayon::prelude::*;
 
-use super::{BuildStats, DenseIds, Graph, Labels};
+use super::{Adjacency, BuildStats, DenseIds, Graph, Labels};
 use crate::error::{Error, Result};
 
 /// The first word: what the buffer holds, and the layout's version.
@@ -185,6 +185,66 @@ impl Graph {
     }
 }
 
+/// The adjacency inside bytes that [`Graph::write_bytes`] wrote, read in place (no copy):
+/// `Ok(None)` where the bytes are not aligned for it (the caller copies them out with
+/// [`Graph::from_bytes`] instead); an error for bytes of another shape, checked as
+/// [`Graph::from_bytes`] checks the header, the row pointers and the neighbours (the labels and
+/// notes after them are not read).
+pub(crate) fn adjacency_in(b: &[u8]) -> Result<Option<Adjacency<'_>>> {
+    let bad = |what: &str| Error::invalid("graph bytes", what.to_string());
+    if b.len() < 8 * HEADER {
+        return Err(bad("shorter than the header"));
+    }
+    let Ok(h) = bytemuck::try_cast_slice::<u8, u64>(&b[..8 * HEADER]) else {
+        return Ok(None);
+    };
+    if h[0] != TAG {
+        return Err(bad("not a graph's bytes"));
+    }
+    let as_usize = |x: u64| usize::try_from(x).map_err(|_| bad("a size beyond memory"));
+    let (n, nnz) = (as_usize(h[1])?, as_usize(h[2])?);
+    let mut rest = &b[8 * HEADER..];
+    // The next section of `len` values of `T`, in place.
+    let mut take = |len: usize, size: usize| -> Result<&[u8]> {
+        let bytes = len
+            .checked_mul(size)
+            .filter(|&x| up8(x) <= rest.len())
+            .ok_or_else(|| bad("cut short"))?;
+        let (section, after) = rest.split_at(up8(bytes));
+        rest = after;
+        Ok(&section[..bytes])
+    };
+    let indptr = take(
+        n.checked_add(1)
+            .ok_or_else(|| bad("a size beyond memory"))?,
+        8,
+    )?;
+    let adj = take(nnz, 4)?;
+    let weights = if h[3] != 0 { Some(take(nnz, 8)?) } else { None };
+    let (Ok(indptr), Ok(adj)) = (
+        bytemuck::try_cast_slice::<u8, usize>(indptr),
+        bytemuck::try_cast_slice::<u8, u32>(adj),
+    ) else {
+        return Ok(None);
+    };
+    let weights = match weights.map(bytemuck::try_cast_slice::<u8, f64>) {
+        Some(Err(_)) => return Ok(None),
+        w => w.map(|w| w.expect("checked")),
+    };
+    let ok = indptr.first() == Some(&0)
+        && indptr.last() == Some(&nnz)
+        && indptr.par_windows(2).all(|w| w[0] <= w[1])
+        && adj.par_iter().all(|&v| (v as usize) < n);
+    if !ok {
+        return Err(bad("an adjacency out of shape"));
+    }
+    Ok(Some(Adjacency {
+        indptr,
+        adj,
+        weights,
+    }))
+}
+
 /// The sections written one after another, each padded to a multiple of 8 bytes.
 pub(crate) struct Writer<'a> {
     pub(crate) out: &'a mut [u8],
@@ -309,6 +369,48 @@ mod tests {
             let back = round_trip(&g);
             same(&g, &back);
         }
+    }
+
+    #[test]
+    fn the_adjacency_is_read_in_place() {
+        let weighted = Graph::from_weighted_edges(5, [(0, 1, 0.5), (2, 3, 2.25), (1, 4, 1.0)])
+            .unwrap()
+            .with_labels((0..5).map(|i| format!("n{i}")).collect())
+            .unwrap();
+        let plain = Graph::from_edges(6, [(0, 5), (1, 2), (2, 3), (0, 3)]).unwrap();
+        let empty = Graph::from_edges(0, []).unwrap();
+        for g in [weighted, plain, empty] {
+            // u64 words: aligned for every section.
+            let mut words = vec![0u64; g.bytes_len() / 8];
+            let b: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
+            g.write_bytes(b);
+            let a = adjacency_in(b).unwrap().expect("aligned");
+            let want = g.as_adjacency();
+            assert_eq!(a.indptr, want.indptr);
+            assert_eq!(a.adj, want.adj);
+            assert_eq!(a.weights, want.weights);
+            // One byte off: not aligned, so no view (the caller copies).
+            let mut shifted = vec![0u8; b.len() + 1];
+            shifted[1..].copy_from_slice(b);
+            assert!(adjacency_in(&shifted[1..]).unwrap().is_none());
+        }
+        // Every cut is refused or unaligned, never a panic; a neighbour out of range is
+        // refused.
+        let g = Graph::from_edges(3, [(0, 1), (1, 2)]).unwrap();
+        let mut words = vec![0u64; g.bytes_len() / 8];
+        let b: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
+        g.write_bytes(b);
+        for cut in 0..8 * HEADER + 8 * 4 + 4 * 4 {
+            assert!(
+                !matches!(adjacency_in(&b[..cut]), Ok(Some(_))),
+                "cut at {cut}"
+            );
+        }
+        let adj_at = 8 * HEADER + 8 * 4;
+        b[adj_at..adj_at + 4].copy_from_slice(&7u32.to_le_bytes());
+        assert!(adjacency_in(b).is_err());
+        b[0] ^= 1;
+        assert!(adjacency_in(b).is_err());
     }
 
     #[test]

@@ -41,8 +41,27 @@ impl Transition {
                 rank,
             ));
         }
+        Self::new_part_of(g.as_adjacency(), opts, p, rank)
+    }
+
+    /// [`Transition::new_part`] of Trident's variant from a borrowed adjacency (the graph's,
+    /// or the bytes a host's first rank shared, read in place). MLR-MCL's variant builds its
+    /// whole loop graph and needs a [`Graph`]: refused here.
+    pub fn new_part_of(
+        g: crate::graph::Adjacency<'_>,
+        opts: &MclOptions,
+        p: usize,
+        rank: usize,
+    ) -> Result<TransitionPart> {
+        opts.validate()?;
+        if opts.variant == super::Variant::MlrMcl {
+            return Err(Error::invalid(
+                "mcl",
+                "MLR-MCL's M_G is built from the whole graph (Transition::new_part)",
+            ));
+        }
         let n = g.num_nodes();
-        if let Some(w) = g.weights() {
+        if let Some(w) = g.weights {
             if let Some(bad) = w
                 .par_iter()
                 .with_min_len(1 << 14)
@@ -54,7 +73,7 @@ impl Transition {
                 ));
             }
         }
-        let scale = weight_scale(g);
+        let scale = weight_scale(g.weights);
         // Column j holds its neighbours and, unless the loop weight is 0, itself.
         let has_loop = |j: usize| g.neighbors(j).is_empty() || opts.self_loop_weight > 0.0;
         let len = |j: usize| g.neighbors(j).len() + usize::from(has_loop(j));
@@ -340,7 +359,7 @@ impl LoopGraph {
                 ));
             }
         }
-        let scale = weight_scale(g);
+        let scale = weight_scale(g.weights());
         let len = |j: usize| {
             let nb = g.neighbors(j);
             nb.len() + 1 - usize::from(nb.binary_search(&(j as u32)).is_ok())
@@ -528,8 +547,8 @@ where
 /// scales exactly, so the result is the same bits for ordinary weights while sums of weights
 /// near `f64::MAX`, which would overflow to infinity and turn columns into zeros or NaN,
 /// stay finite.
-fn weight_scale(g: &Graph) -> f64 {
-    let Some(w) = g.weights() else {
+fn weight_scale(weights: Option<&[f64]>) -> f64 {
+    let Some(w) = weights else {
         return 1.0;
     };
     let max = w

@@ -170,6 +170,41 @@ impl<T: Scalar> Prepared<T> {
             seconds: t.elapsed().as_secs_f64(),
         })
     }
+
+    /// [`Prepared::new`] from a borrowed adjacency (the bytes a host's first rank shared,
+    /// read in place: the rank holds its part of `M_G` and of the starting `M`, never the
+    /// graph). Trident's variant only (MLR-MCL builds its loop graph whole): `Ok(None)` for
+    /// MLR-MCL's, whose caller then needs the [`Graph`].
+    pub fn from_adjacency(
+        a: crate::graph::Adjacency<'_>,
+        opts: &MclOptions,
+        ranks: usize,
+        rank: usize,
+    ) -> Result<Option<Self>> {
+        opts.validate()?;
+        if opts.variant != Variant::Trident {
+            return Ok(None);
+        }
+        let t = Instant::now();
+        let host = if a.num_nodes() == 0 {
+            None
+        } else {
+            let part = Transition::new_part_of(a, opts, ranks, rank)?;
+            let m0 = Columns::<T>::initial_part(&part, rank, opts.max_per_column)?;
+            let p = Plan {
+                transitions: vec![part],
+                steps: Vec::new(),
+                coarsen: 0.0,
+            };
+            Some((p, m0))
+        };
+        Ok(Some(Prepared {
+            opts: opts.clone(),
+            ranks: (ranks, rank),
+            host,
+            seconds: t.elapsed().as_secs_f64(),
+        }))
+    }
 }
 
 /// Clusters `g` (held whole by every rank) over the ranks of `c`, each on its backend `b`
