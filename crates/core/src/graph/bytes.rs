@@ -136,11 +136,7 @@ impl Graph {
         } else {
             None
         };
-        let ok = indptr.first() == Some(&0)
-            && indptr.last() == Some(&nnz)
-            && indptr.par_windows(2).all(|w| w[0] <= w[1])
-            && adj.par_iter().all(|&v| (v as usize) < n);
-        if !ok {
+        if !adjacency_ok(&indptr, &adj, n) {
             return Err(bad("an adjacency out of shape"));
         }
         let labels = match kind {
@@ -231,11 +227,7 @@ pub(crate) fn adjacency_in(b: &[u8]) -> Result<Option<Adjacency<'_>>> {
         Some(Err(_)) => return Ok(None),
         w => w.map(|w| w.expect("checked")),
     };
-    let ok = indptr.first() == Some(&0)
-        && indptr.last() == Some(&nnz)
-        && indptr.par_windows(2).all(|w| w[0] <= w[1])
-        && adj.par_iter().all(|&v| (v as usize) < n);
-    if !ok {
+    if !adjacency_ok(indptr, adj, n) {
         return Err(bad("an adjacency out of shape"));
     }
     Ok(Some(Adjacency {
@@ -243,6 +235,16 @@ pub(crate) fn adjacency_in(b: &[u8]) -> Result<Option<Adjacency<'_>>> {
         adj,
         weights,
     }))
+}
+
+/// Whether row pointers and neighbours make an adjacency of `n` nodes: pointers from 0 to
+/// the neighbours' count, never decreasing, every neighbour below `n` (checked by all
+/// threads).
+fn adjacency_ok(indptr: &[usize], adj: &[u32], n: usize) -> bool {
+    indptr.first() == Some(&0)
+        && indptr.last() == Some(&adj.len())
+        && indptr.par_windows(2).all(|w| w[0] <= w[1])
+        && adj.par_iter().all(|&v| (v as usize) < n)
 }
 
 /// The sections written one after another, each padded to a multiple of 8 bytes.

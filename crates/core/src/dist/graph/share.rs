@@ -35,32 +35,18 @@ pub(super) fn first_rank_read<T>(
 /// without room for the shared window (`/dev/shm` too small) it was not, and the host's other
 /// ranks get `None` (they read the file themselves).
 pub fn share_on_host(c: &dyn Comm, read: Option<Result<Graph>>) -> Result<(Option<Graph>, bool)> {
-    let mine = first_rank_read(c, read, "share_on_host")?;
-    let len = mine.as_ref().map_or(0, Graph::bytes_len);
-    let mut got = None;
-    let shared = c.host_share(
-        len,
-        &mut |out| {
-            if let Some(g) = &mine {
-                g.write_bytes(out);
-            }
-        },
-        &mut |bytes| {
-            if mine.is_none() {
-                got = Some(Graph::from_bytes(bytes)?);
-            }
-            Ok(())
-        },
-    )?;
-    match (mine, got) {
-        (Some(g), _) | (None, Some(g)) => Ok((Some(g), shared)),
-        (None, None) if !shared => Ok((None, false)),
-        (None, None) => Err(Error::invalid(
-            "share_on_host",
-            "no graph came from the host's first rank",
-        )),
-    }
+    let (x, shared) = share::<()>(c, read, None)?;
+    Ok((
+        x.map(|x| match x {
+            GraphOrPart::Graph(g) => *g,
+            GraphOrPart::Part(()) => unreachable!("no part asked for"),
+        }),
+        shared,
+    ))
 }
+
+/// What a later rank of a host builds from the shared adjacency ([`share_on_host_or_part`]).
+pub type PartOf<'f, R> = dyn FnMut(crate::graph::Adjacency<'_>) -> Result<Option<R>> + 'f;
 
 /// What [`share_on_host_or_part`] gives a rank.
 pub enum GraphOrPart<R> {
@@ -80,7 +66,17 @@ pub enum GraphOrPart<R> {
 pub fn share_on_host_or_part<R>(
     c: &dyn Comm,
     read: Option<Result<Graph>>,
-    part: &mut dyn FnMut(crate::graph::Adjacency<'_>) -> Result<Option<R>>,
+    part: &mut PartOf<'_, R>,
+) -> Result<(Option<GraphOrPart<R>>, bool)> {
+    share(c, read, Some(part))
+}
+
+/// [`share_on_host_or_part`], and without `part` [`share_on_host`] (every later rank copies
+/// the graph out).
+fn share<R>(
+    c: &dyn Comm,
+    read: Option<Result<Graph>>,
+    mut part: Option<&mut PartOf<'_, R>>,
 ) -> Result<(Option<GraphOrPart<R>>, bool)> {
     let mine = first_rank_read(c, read, "share_on_host")?;
     let len = mine.as_ref().map_or(0, Graph::bytes_len);
@@ -94,8 +90,11 @@ pub fn share_on_host_or_part<R>(
         },
         &mut |bytes| {
             if mine.is_none() {
-                let built = match crate::graph::bytes::adjacency_in(bytes)? {
-                    Some(a) => part(a)?,
+                let built = match &mut part {
+                    Some(part) => match crate::graph::bytes::adjacency_in(bytes)? {
+                        Some(a) => part(a)?,
+                        None => None,
+                    },
                     None => None,
                 };
                 got = Some(match built {
