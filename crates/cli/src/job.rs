@@ -175,8 +175,10 @@ pub enum ReadChoice {
 /// How the ranks read their input (for the summary), where not each the whole file.
 #[derive(Debug, Clone, Copy)]
 pub enum ReadHow {
-    /// In byte ranges, by this many ranks.
+    /// In byte ranges, by this many ranks (and gathered whole on every rank).
     Ranges(usize),
+    /// In byte ranges, by this many ranks, each keeping only its part.
+    RangesColumns(usize),
     /// Once per host (by its first rank, with this many threads), shared with this many
     /// ranks on this one.
     Host(usize, usize),
@@ -188,6 +190,10 @@ impl std::fmt::Display for ReadHow {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ReadHow::Ranges(p) => write!(f, "in byte ranges by {p} ranks"),
+            ReadHow::RangesColumns(p) => write!(
+                f,
+                "in byte ranges by {p} ranks, each holding only its columns"
+            ),
             ReadHow::Host(threads, p) => write!(
                 f,
                 "once per host: by its first rank ({threads} threads), shared with its {p} ranks"

@@ -513,6 +513,10 @@ fn cluster_partitions_as_one_process() {
             let err = String::from_utf8_lossy(&o.stderr);
             let ranges = err.contains(&format!("in byte ranges by {np} ranks"));
             assert_eq!(ranges, np == 3 && *path == planted, "{what}: {err}");
+            // Trident's variant keeps only each rank's columns of it (MLR-MCL's levels need
+            // the whole network).
+            let columns = err.contains("each holding only its columns");
+            assert_eq!(columns, ranges && extra.is_empty(), "{what}: {err}");
             // The default, with several ranks on this host: read once and shared, by the
             // first rank with every rank's thread (one each here), up to the cores.
             let shared = err.contains(&format!(

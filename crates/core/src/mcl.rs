@@ -117,7 +117,7 @@ use crate::graph::Graph;
 use crate::scalar::Scalar;
 
 mod clusters;
-mod columns;
+pub(crate) mod columns;
 pub mod drive;
 pub mod eval;
 pub mod gpu;

@@ -19,7 +19,7 @@ use trident_core::dist::Layout;
 use trident_core::graph::Adjacency;
 use trident_core::mcl::drive::{cluster_prepared, Prepared};
 use trident_core::mcl::{
-    eval, Clustering, Expansion, MarkovCluster, MclOptions, MclProgress, Variant,
+    eval, Clustering, Expansion, MarkovCluster, MclOptions, MclProgress, TransitionPart, Variant,
 };
 use trident_core::{io, Backend, Error, Graph, Result};
 
@@ -345,6 +345,7 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
                     nodes: a.num_nodes(),
                     edges: a.adj.len() / 2,
                     weighted: a.weights.is_some(),
+                    names: None,
                 };
                 Ok(Prep::from_adjacency(a, &opts, args.precision, ranks)?.map(|p| (p, net)))
             };
@@ -390,16 +391,31 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
         }
         let opened = scope.spawn(open);
         let t = Instant::now();
-        let read = trident_core::dist::graph::read_graph_whole(
-            job.comm(),
-            &args.path,
-            &read_opts,
-            &crate::env::read_options(),
-        )
-        .map(|(g, ranges)| {
-            let how = ranges.then_some(ReadHow::Ranges(job.comm().size()));
-            ((Net::Graph(g), how), t.elapsed().as_secs_f64(), None)
-        });
+        // Trident's variant with nothing that needs the whole graph (--from, --eval) keeps
+        // only each rank's columns of a network read in byte ranges; anything else is read in
+        // byte ranges (where it can be) and gathered whole on every rank.
+        let parts = opts.variant == Variant::Trident && args.from.is_none() && args.eval.is_none();
+        let read = match parts {
+            true => read_columns(job, &args.path, &read_opts, &opts, args.precision),
+            false => Ok(None),
+        };
+        let read = match read {
+            Ok(Some((net, prep))) => {
+                let how = Some(ReadHow::RangesColumns(job.comm().size()));
+                Ok(((net, how), t.elapsed().as_secs_f64(), Some(prep)))
+            }
+            Ok(None) => trident_core::dist::graph::read_graph_whole(
+                job.comm(),
+                &args.path,
+                &read_opts,
+                &crate::env::read_options(),
+            )
+            .map(|(g, ranges)| {
+                let how = ranges.then_some(ReadHow::Ranges(job.comm().size()));
+                ((Net::Graph(g), how), t.elapsed().as_secs_f64(), None)
+            }),
+            Err(e) => Err(e),
+        };
         let (b, notes) = opened
             .join()
             .unwrap_or_else(|e| std::panic::resume_unwind(e));
@@ -509,7 +525,10 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     }
     let t = Instant::now();
     if job.is_root() {
-        write_clusters(graph()?, &c, args.output.as_deref(), &mut files)?;
+        let names = net.names().ok_or_else(|| {
+            Error::backend("cluster", "the writing rank holds no names of the network")
+        })?;
+        write_clusters(names, &c, args.output.as_deref(), &mut files)?;
     }
     files.commit()?;
     let write = t.elapsed().as_secs_f64();
@@ -613,15 +632,19 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     Ok(())
 }
 
-/// The network as this rank holds it: the graph, or, on a host's later rank under `--read
-/// host`, only its part of the run (built from the host's shared graph in place: no copy)
-/// and the graph's size.
+/// The network as this rank holds it: the graph, or only its part of the run and the
+/// graph's size: on a host's later rank under `--read host` (built from the host's shared
+/// graph in place: no copy), and on every rank under `--read ranges` (its columns, routed to
+/// it: no rank holds the whole network).
 enum Net {
     Graph(Graph),
     Part {
         nodes: usize,
         edges: usize,
         weighted: bool,
+        /// On rank 0 of `--read ranges`, which writes: every node's name (`None` inside:
+        /// the numbers); `None` on ranks that do not write.
+        names: Option<Option<Vec<String>>>,
     },
 }
 
@@ -630,6 +653,14 @@ impl Net {
         match self {
             Net::Graph(g) => Some(g),
             Net::Part { .. } => None,
+        }
+    }
+    /// The names to write the clusters with (`Some(None)`: the numbers); `None` on a rank
+    /// that holds neither the graph nor the names.
+    fn names(&self) -> Option<Option<&[String]>> {
+        match self {
+            Net::Graph(g) => Some(g.labels()),
+            Net::Part { names, .. } => names.as_ref().map(|n| n.as_deref()),
         }
     }
     fn nodes(&self) -> usize {
@@ -686,6 +717,19 @@ impl Prep {
         })
     }
 
+    /// [`Prepared::from_part`] of this rank's part of `M_G`.
+    fn from_part(
+        part: TransitionPart,
+        opts: &MclOptions,
+        precision: Precision,
+        ranks: (usize, usize),
+    ) -> Result<Self> {
+        Ok(match precision {
+            Precision::F32 => Prep::F32(Prepared::from_part(part, opts, ranks.0, ranks.1)?),
+            Precision::F64 => Prep::F64(Prepared::from_part(part, opts, ranks.0, ranks.1)?),
+        })
+    }
+
     /// Runs it on `b` over the ranks of the job, with the progress lines (rank 0's).
     fn run<B: MarkovCluster<f32> + MarkovCluster<f64>>(
         self,
@@ -703,6 +747,37 @@ impl Prep {
             Prep::F64(p) => cluster_prepared::<f64, B>(job.comm(), b, p, &mut progress),
         }
     }
+}
+
+/// `--read ranges` for Trident's variant: the network read in byte ranges by all ranks
+/// ([`trident_core::dist::graph::read_graph_unweighted`]), each rank keeping only its
+/// columns ([`trident_core::dist::mcl::transition_part`]) and its part of the run; rank 0
+/// keeps the names too. `None` on every rank for a network not read so (weighted, labelled,
+/// compressed…: the caller reads it whole). Collective.
+fn read_columns(
+    job: &Job,
+    path: &Path,
+    read_opts: &io::EdgeListOptions,
+    opts: &MclOptions,
+    precision: Precision,
+) -> Result<Option<(Net, Prep)>> {
+    let c = job.comm();
+    let read = crate::env::read_options();
+    let Some(g) = trident_core::dist::graph::read_graph_unweighted(c, path, read_opts, &read)?
+    else {
+        return Ok(None);
+    };
+    crate::print_notes(g.notes());
+    let part = trident_core::dist::mcl::transition_part(c, &g, opts)?;
+    let net = Net::Part {
+        nodes: g.num_nodes(),
+        edges: g.num_edges() as usize,
+        weighted: false,
+        names: job.is_root().then(|| g.labels()),
+    };
+    drop(g);
+    let prep = Prep::from_part(part, opts, precision, (c.size(), c.rank()))?;
+    Ok(Some((net, prep)))
 }
 
 /// R-MCL over the ranks of the job, with the same progress lines (rank 0's).
@@ -815,7 +890,12 @@ fn read_clusters(g: &Graph, path: &Path) -> Result<Clustering> {
 
 /// mcl's format: one cluster per line, tab-separated labels, largest first. The lines are
 /// formatted in parallel, in pieces of about [`WRITE_PIECE`] labels, and written in order.
-fn write_clusters(g: &Graph, c: &Clustering, out: Option<&Path>, files: &mut Files) -> Result<()> {
+fn write_clusters(
+    labels: Option<&[String]>,
+    c: &Clustering,
+    out: Option<&Path>,
+    files: &mut Files,
+) -> Result<()> {
     use rayon::prelude::*;
     // Pieces: runs of clusters of about WRITE_PIECE members (a larger cluster alone).
     let mut cuts = vec![0];
@@ -830,7 +910,6 @@ fn write_clusters(g: &Graph, c: &Clustering, out: Option<&Path>, files: &mut Fil
     if cuts.last() != Some(&c.clusters.len()) {
         cuts.push(c.clusters.len());
     }
-    let labels = g.labels();
     let pieces: Vec<Vec<u8>> = cuts
         .par_windows(2)
         .map(|r| {

@@ -28,6 +28,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
+mod columns;
 pub(super) mod host;
 mod rows;
 mod share;
@@ -351,17 +352,45 @@ pub fn read_graph(
     opts: &EdgeListOptions,
     read: &ReadOptions,
 ) -> Result<DistGraph> {
-    if c.size() > 1 {
-        if let Some(g) = read_mtx(c, path, read)? {
-            return Ok(g);
-        }
-    }
-    let mut phases = Phases::default();
-    if let Some(part) = ranged_part(c, path, opts, read, true, &mut phases)? {
-        return numbered(c, part, opts, phases);
+    if let Some(g) = read_ranges(c, path, opts, read, true)? {
+        return Ok(g);
     }
     let g = io::read_graph_limited(path, opts, read)?;
     DistGraph::from_graph(c, &g)
+}
+
+/// [`read_graph`] of a graph whose weights matter (R-MCL's network): `Some` where the ranks
+/// read it in byte ranges and it has no weights (an integer-id edge list without a weight
+/// column, or a `pattern` Matrix Market file), else `None` on every rank (the caller reads
+/// it otherwise). Every rank must call it with the same arguments.
+pub fn read_graph_unweighted(
+    c: &dyn Comm,
+    path: &Path,
+    opts: &EdgeListOptions,
+    read: &ReadOptions,
+) -> Result<Option<DistGraph>> {
+    read_ranges(c, path, opts, read, false)
+}
+
+/// The graph read in byte ranges ([`read_graph`]), weights dropped where `weights`, else
+/// `None` for a weighted file; `None` for any file not read so.
+fn read_ranges(
+    c: &dyn Comm,
+    path: &Path,
+    opts: &EdgeListOptions,
+    read: &ReadOptions,
+    weights: bool,
+) -> Result<Option<DistGraph>> {
+    if c.size() > 1 {
+        if let Some(g) = read_mtx(c, path, read, weights)? {
+            return Ok(Some(g));
+        }
+    }
+    let mut phases = Phases::default();
+    match ranged_part(c, path, opts, read, weights, &mut phases)? {
+        Some(part) => numbered(c, part, opts, phases).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// This rank's part of `path` read in byte ranges (see [`read_graph`]) when every rank can
@@ -431,8 +460,14 @@ const MTX_HEAD: u64 = 1 << 20;
 /// A square coordinate Matrix Market file, read in byte ranges of its body as
 /// [`crate::io::mtx`] reads it whole (one-based labels, each entry off the diagonal an edge,
 /// diagonal entries counted as self-loops, the entry count checked); `None` for any other
-/// file (every rank decides alike from the file's head; the whole-file readers take it).
-fn read_mtx(c: &dyn Comm, path: &Path, read: &ReadOptions) -> Result<Option<DistGraph>> {
+/// file (every rank decides alike from the file's head; the whole-file readers take it), and
+/// for a file with values unless `values` (their weights dropped).
+fn read_mtx(
+    c: &dyn Comm,
+    path: &Path,
+    read: &ReadOptions,
+    values: bool,
+) -> Result<Option<DistGraph>> {
     use crate::io::mtx;
     let io_err = |source| Error::Io {
         path: path.to_path_buf(),
@@ -455,6 +490,9 @@ fn read_mtx(c: &dyn Comm, path: &Path, read: &ReadOptions) -> Result<Option<Dist
     else {
         return Ok(None);
     };
+    if !values && h.field != mtx::Field::Pattern {
+        return Ok(None);
+    }
     drop(head);
     let (p, me) = (c.size() as u64, c.rank() as u64);
     let (body, span) = (body as u64, len - body as u64);

@@ -8,6 +8,8 @@ use super::Comm;
 use crate::io::{self, EdgeListOptions, IdMode, ReadOptions};
 use crate::Graph;
 
+mod mcl_ranges;
+
 /// Reads `path` at `p` ranks and checks every rank's view against one process's graph:
 /// nodes, edges, self-loops, degrees, labels (rank 0), and the union of the ranks' edges.
 fn same_as_one_process(path: &Path, opts: &EdgeListOptions, p: usize) -> Result<bool, String> {

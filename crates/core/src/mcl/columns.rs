@@ -61,7 +61,40 @@ impl Transition {
             ));
         }
         let n = g.num_nodes();
-        if let Some(w) = g.weights {
+        let scale = weight_scale(g.weights);
+        // Column j holds its neighbours and, unless the loop weight is 0, itself.
+        let lens =
+            |j: usize| g.neighbors(j).len() + usize::from(has_loop(opts, g.neighbors(j).len()));
+        let splits = if p == 1 {
+            vec![0, n]
+        } else {
+            let ends = list_ends(n, lens, || format!("M_G's column lengths of {n} nodes"))?;
+            splits_of(&ends, p)
+        };
+        Self::part_of_columns(
+            opts,
+            splits,
+            rank,
+            |j| (g.neighbors(j), g.neighbor_weights(j)),
+            g.weights,
+            scale,
+        )
+    }
+
+    /// Rank `rank`'s columns of Trident's `M_G` (the blocks `splits`, which every rank
+    /// agrees on) from `column(j)`: column `j`'s neighbours (sorted, each once, below `n`)
+    /// and their weights (`None`: unweighted), for the rank's columns `j` only. `weights`
+    /// are the weights held (checked: finite and positive) and `scale` the power of two
+    /// that brings the whole graph's largest weight into `[1, 2)` ([`weight_scale`]).
+    pub(crate) fn part_of_columns<'a>(
+        opts: &MclOptions,
+        splits: Vec<usize>,
+        rank: usize,
+        column: impl Fn(usize) -> (&'a [u32], Option<&'a [f64]>) + Sync,
+        weights: Option<&[f64]>,
+        scale: f64,
+    ) -> Result<TransitionPart> {
+        if let Some(w) = weights {
             if let Some(bad) = w
                 .par_iter()
                 .with_min_len(1 << 14)
@@ -73,24 +106,17 @@ impl Transition {
                 ));
             }
         }
-        let scale = weight_scale(g.weights);
-        // Column j holds its neighbours and, unless the loop weight is 0, itself.
-        let has_loop = |j: usize| g.neighbors(j).is_empty() || opts.self_loop_weight > 0.0;
-        let len = |j: usize| g.neighbors(j).len() + usize::from(has_loop(j));
-        let splits = if p == 1 {
-            vec![0, n]
-        } else {
-            let ends = list_ends(n, len, || format!("M_G's column lengths of {n} nodes"))?;
-            splits_of(&ends, p)
-        };
         let (c0, c1) = (splits[rank], splits[rank + 1]);
+        let len = |j: usize| {
+            let d = column(j).0.len();
+            d + usize::from(has_loop(opts, d))
+        };
         let (ptr, row, val) = build_sized(
             c1 - c0,
             |j| len(c0 + j),
             |j, r, v| {
                 let j = c0 + j;
-                let nb = g.neighbors(j);
-                let ws = g.neighbor_weights(j);
+                let (nb, ws) = column(j);
                 let w = |t: usize| ws.map_or(1.0, |w| w[t] * scale);
                 let max_w = (0..nb.len()).map(w).fold(0.0f64, f64::max);
                 let loop_w = if nb.is_empty() {
@@ -168,8 +194,14 @@ impl Transition {
     }
 }
 
+/// Whether Trident's `M_G` column of a node of degree `d` holds the node itself: a node
+/// without neighbours always, the others unless the loop weight is 0.
+pub(crate) fn has_loop(opts: &MclOptions, d: usize) -> bool {
+    d == 0 || opts.self_loop_weight > 0.0
+}
+
 /// [`Transition::column_splits`] of the column pointers `ptr` (`n + 1` prefix sums).
-fn splits_of(ptr: &[u64], p: usize) -> Vec<usize> {
+pub(crate) fn splits_of(ptr: &[u64], p: usize) -> Vec<usize> {
     let n = ptr.len() - 1;
     let m = ptr[n];
     (0..=p)
@@ -491,7 +523,7 @@ const BLOCK: usize = 4096;
 
 /// The `n + 1` pointers of lists `0..n` of lengths `len(i)` (their prefix sums from 0; the
 /// lengths in parallel); `what` names them in an out-of-memory error.
-fn list_ends(
+pub(crate) fn list_ends(
     n: usize,
     len: impl Fn(usize) -> usize + Sync,
     what: impl FnOnce() -> String,

@@ -207,6 +207,49 @@ impl<T: Scalar> Prepared<T> {
     }
 }
 
+impl<T: Scalar> Prepared<T> {
+    /// [`Prepared::new`] from rank `rank`'s part of Trident's `M_G` over `ranks`, built
+    /// without the whole graph ([`crate::dist::mcl::transition_part`]): the rank's part of
+    /// the starting `M` is built from it. Refused for MLR-MCL's variant (its levels need the
+    /// graph) and for a part of another rank count.
+    pub fn from_part(
+        part: TransitionPart,
+        opts: &MclOptions,
+        ranks: usize,
+        rank: usize,
+    ) -> Result<Self> {
+        opts.validate()?;
+        if opts.variant != Variant::Trident || part.ranks() != ranks || rank >= ranks {
+            return Err(crate::error::Error::invalid(
+                "mcl",
+                format!(
+                    "a part of M_G over {} ranks, for rank {rank} of {ranks} of {:?}",
+                    part.ranks(),
+                    opts.variant
+                ),
+            ));
+        }
+        let t = Instant::now();
+        let host = if part.n() == 0 {
+            None
+        } else {
+            let m0 = Columns::<T>::initial_part(&part, rank, opts.max_per_column)?;
+            let p = Plan {
+                transitions: vec![part],
+                steps: Vec::new(),
+                coarsen: 0.0,
+            };
+            Some((p, m0))
+        };
+        Ok(Prepared {
+            opts: opts.clone(),
+            ranks: (ranks, rank),
+            host,
+            seconds: t.elapsed().as_secs_f64(),
+        })
+    }
+}
+
 /// Clusters `g` (held whole by every rank) over the ranks of `c`, each on its backend `b`
 /// ([`MarkovCluster::cluster_level_ranks`] runs every level): the clustering one process
 /// computes, on every rank. Every rank builds the levels and the starting `M` itself, while

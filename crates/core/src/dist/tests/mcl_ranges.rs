@@ -1,0 +1,141 @@
+//! R-MCL's network read in byte ranges, each rank keeping only its columns.
+
+use super::threads;
+use crate::dist::graph::read_graph_unweighted;
+use crate::dist::mcl::transition_part;
+use crate::dist::Comm;
+use crate::io::{self, EdgeListOptions, ReadOptions};
+use crate::mcl::{drive, reference, MclOptions, Transition};
+
+/// R-MCL's network read in byte ranges with no rank holding it whole
+/// (`graph::read_graph_unweighted`, `mcl::transition_part`): at 2 to 4 thread-ranks each
+/// rank's part of `M_G` is one process's `Transition::new_part`, bit for bit, on integer-id
+/// edge lists (repeats, reversed repeats, self-loops, a node whose only line is a self-loop,
+/// sparse ids) and a pattern Matrix Market file, with and without the self-loop weight; the
+/// names and counts are one process's; a run prepared from the parts gives one process's
+/// clusters; weighted files (an edge list's third column, a real Matrix Market file) and
+/// labels are not read so (every rank gets `None`), nor is anything at one rank.
+#[test]
+fn mcl_parts_from_byte_ranges_as_one_process() {
+    let dir = std::env::temp_dir().join(format!("trident-mcl-ranges-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, text: String| {
+        std::fs::write(dir.join(name), text).unwrap();
+        dir.join(name)
+    };
+    let planted = crate::generate::planted(&crate::generate::PlantedOptions {
+        nodes: 600,
+        communities: 30,
+        degree: 8.0,
+        mixing: 0.2,
+        seed: 5,
+    })
+    .unwrap();
+    let g0 = planted.edges.to_graph().unwrap();
+    let mut lines = String::new();
+    for u in 0..g0.num_nodes() {
+        for &v in g0.neighbors(u) {
+            // Every edge both ways, some twice; self-loops; a node (600) alone in a loop.
+            lines.push_str(&format!("{u} {v}\n"));
+            if (u + v as usize).is_multiple_of(7) {
+                lines.push_str(&format!("{v} {u}\n"));
+            }
+        }
+        if u.is_multiple_of(50) {
+            lines.push_str(&format!("{u} {u}\n"));
+        }
+    }
+    lines.push_str("600 600\n");
+    let sparse: String = (0..3000u64)
+        .map(|i| format!("{} {}\n", i * 1_000_003 % 999_999_937, (i * 7 + 3) % 2900))
+        .collect();
+    let mut mtx = String::from("%%MatrixMarket matrix coordinate pattern symmetric\n% c\n");
+    let entries: Vec<(usize, usize)> = (0..400)
+        .map(|i| ((i * 13) % 300, (i * 29 + 1) % 300))
+        .collect();
+    mtx.push_str(&format!("300 300 {}\n", entries.len()));
+    for (a, b) in &entries {
+        mtx.push_str(&format!("{} {}\n", a.max(b) + 1, a.min(b) + 1));
+    }
+    let ranged = [
+        write("planted.txt", lines),
+        write("sparse.txt", sparse),
+        write("pattern.mtx", mtx),
+    ];
+    let whole = [
+        write("weighted.txt", "0 1 0.5\n1 2 2\n2 0 1\n2 3 1\n".repeat(50)),
+        write("labels.txt", "a b\nb c\nc a\nc d\n".into()),
+        write(
+            "real.mtx",
+            "%%MatrixMarket matrix coordinate real symmetric\n4 4 3\n2 1 1.5\n3 2 2\n4 4 1\n"
+                .into(),
+        ),
+    ];
+    let read_opts = EdgeListOptions {
+        loop_only_nodes: true,
+        ..EdgeListOptions::default()
+    };
+    let ro = ReadOptions::default();
+    let no_loops = MclOptions {
+        self_loop_weight: 0.0,
+        ..MclOptions::default()
+    };
+    for f in &ranged {
+        let one = io::read_graph_limited(f, &read_opts, &ro).unwrap();
+        for mcl in [MclOptions::default(), no_loops.clone()] {
+            for p in 2..=4 {
+                let got = threads::run(p, |c| {
+                    let g = read_graph_unweighted(c, f, &read_opts, &ro)?.expect("read in ranges");
+                    let part = transition_part(c, &g, &mcl)?;
+                    let names = (c.rank() == 0).then(|| g.labels());
+                    Ok::<_, crate::Error>((part, names, g.num_nodes(), g.num_edges()))
+                });
+                for (rank, x) in got.into_iter().enumerate() {
+                    let what = format!("{}, {p} ranks, rank {rank}", f.display());
+                    let (part, names, n, m) = x.unwrap();
+                    let want = Transition::new_part(&one, &mcl, p, rank).unwrap();
+                    assert!(part == want, "{what}: another part");
+                    assert_eq!(
+                        (n, m as usize),
+                        (one.num_nodes(), one.num_edges()),
+                        "{what}"
+                    );
+                    if let Some(names) = names {
+                        assert_eq!(names.as_deref(), one.labels(), "{what}: names");
+                    }
+                }
+            }
+        }
+        // A run prepared from the parts: one process's clusters.
+        let want = reference::cluster::<f64>(&one, &MclOptions::default()).unwrap();
+        for r in threads::run(3, |c| {
+            let g = read_graph_unweighted(c, f, &read_opts, &ro)?.expect("read in ranges");
+            let mcl = MclOptions::default();
+            let part = transition_part(c, &g, &mcl)?;
+            let prep = drive::Prepared::<f64>::from_part(part, &mcl, c.size(), c.rank())?;
+            drive::cluster_prepared(c, &reference::Sequential, prep, &mut |_| {})
+        }) {
+            let r = r.unwrap();
+            assert_eq!(r.clusters, want.clusters, "{}: clusters", f.display());
+            assert_eq!(r.iterations, want.iterations, "{}", f.display());
+        }
+    }
+    for f in whole.iter().chain(&ranged[..1]) {
+        let p = if whole.contains(f) { 3 } else { 1 };
+        for x in threads::run(p, |c| read_graph_unweighted(c, f, &read_opts, &ro)) {
+            assert!(
+                x.unwrap().is_none(),
+                "{}, {p} ranks: read in ranges",
+                f.display()
+            );
+        }
+    }
+    // MLR-MCL's variant needs the whole graph.
+    for x in threads::run(2, |c| {
+        let g = read_graph_unweighted(c, &ranged[0], &read_opts, &ro)?.expect("read in ranges");
+        transition_part(c, &g, &MclOptions::mlrmcl())
+    }) {
+        assert!(x.is_err(), "MLR-MCL's part built from ranges");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
