@@ -411,6 +411,19 @@ fn cluster_partitions_as_one_process() {
             "5",
         ],
     );
+    // The planted network with weights (each edge's, from its line), read in byte ranges
+    // with them.
+    let weighted = out.join("planted_w.el");
+    let text = std::fs::read_to_string(&planted).unwrap();
+    let lines: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| match l.starts_with('#') {
+            true => format!("{l}\n"),
+            false => format!("{l} {}\n", (i * 37) % 11 + 1),
+        })
+        .collect();
+    std::fs::write(&weighted, lines).unwrap();
     let mut cases: Vec<(PathBuf, Vec<&str>)> = Vec::new();
     for f in [
         "collins2007.txt",
@@ -430,10 +443,11 @@ fn cluster_partitions_as_one_process() {
         planted.clone(),
         vec!["--variant", "mlrmcl", "--coarsen-to", "500"],
     ));
+    cases.push((weighted.clone(), vec![]));
     let mut runs = 0;
     // The CPU's host pass on every case; the device pass on PoCL (its columns gathered, or
     // fetched, through the hosts) on a few, for CI's time.
-    let pocl = [0, 10, 11];
+    let pocl = [0, 10, 11, 12];
     let plan = cases
         .iter()
         .enumerate()
@@ -508,11 +522,12 @@ fn cluster_partitions_as_one_process() {
                 std::fs::read(&got).unwrap() == one,
                 "{what}: clusters differ from one process"
             );
-            // With --read ranges the planted network (integer ids) is read in byte ranges,
+            // With --read ranges the planted networks (integer ids) are read in byte ranges,
             // the PPI networks (labels) whole by every rank.
             let err = String::from_utf8_lossy(&o.stderr);
             let ranges = err.contains(&format!("in byte ranges by {np} ranks"));
-            assert_eq!(ranges, np == 3 && *path == planted, "{what}: {err}");
+            let integer_ids = *path == planted || *path == weighted;
+            assert_eq!(ranges, np == 3 && integer_ids, "{what}: {err}");
             // Trident's variant keeps only each rank's columns of it (MLR-MCL's levels need
             // the whole network).
             let columns = err.contains("each holding only its columns");
@@ -528,7 +543,7 @@ fn cluster_partitions_as_one_process() {
             runs += 1;
         }
     }
-    assert!(runs >= 24, "{runs} runs");
+    assert!(runs >= 28, "{runs} runs");
     std::fs::remove_dir_all(&out).ok();
 }
 

@@ -750,10 +750,10 @@ impl Prep {
 }
 
 /// `--read ranges` for Trident's variant: the network read in byte ranges by all ranks
-/// ([`trident_core::dist::graph::read_graph_unweighted`]), each rank keeping only its
+/// ([`trident_core::dist::graph::read_graph_weighted`]), each rank keeping only its
 /// columns ([`trident_core::dist::mcl::transition_part`]) and its part of the run; rank 0
-/// keeps the names too. `None` on every rank for a network not read so (weighted, labelled,
-/// compressed…: the caller reads it whole). Collective.
+/// keeps the names too. `None` on every rank for a network not read so (labelled,
+/// compressed, a Matrix Market file with values…: the caller reads it whole). Collective.
 fn read_columns(
     job: &Job,
     path: &Path,
@@ -763,8 +763,7 @@ fn read_columns(
 ) -> Result<Option<(Net, Prep)>> {
     let c = job.comm();
     let read = crate::env::read_options();
-    let Some(g) = trident_core::dist::graph::read_graph_unweighted(c, path, read_opts, &read)?
-    else {
+    let Some(g) = trident_core::dist::graph::read_graph_weighted(c, path, read_opts, &read)? else {
         return Ok(None);
     };
     crate::print_notes(g.notes());
@@ -772,7 +771,7 @@ fn read_columns(
     let net = Net::Part {
         nodes: g.num_nodes(),
         edges: g.num_edges() as usize,
-        weighted: false,
+        weighted: g.weighted(),
         names: job.is_root().then(|| g.labels()),
     };
     drop(g);

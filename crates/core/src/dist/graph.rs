@@ -33,7 +33,7 @@ pub(super) mod host;
 mod rows;
 mod share;
 pub use host::{orient_on_host, CutGraph};
-use rows::rows_of;
+use rows::{rows_of, weighted_rows, Weighted};
 use share::first_rank_read;
 pub use share::{share_on_host, share_on_host_or_part, GraphOrPart};
 
@@ -67,6 +67,9 @@ pub struct DistGraph {
     /// `{u, v}` whose [`home`] is `u`, sorted, each once.
     indptr: Vec<u64>,
     adj: Vec<u32>,
+    /// The weights of `adj`'s edges (R-MCL's weighted networks; a repeated edge keeps its
+    /// largest weight, as one process keeps it), `None` when unweighted or dropped.
+    weights: Option<Vec<f64>>,
     /// Edges of the whole graph.
     num_edges: u64,
     /// Self-loop lines of the whole input, dropped.
@@ -166,6 +169,7 @@ impl DistGraph {
             lo,
             indptr,
             adj,
+            weights: None,
             num_edges: g.num_edges() as u64,
             self_loops: g.self_loops_dropped() as u64,
             degree,
@@ -194,7 +198,7 @@ impl DistGraph {
         build(
             c,
             n,
-            keys,
+            (keys, None),
             reduce_one(c, loops, Op::Sum)?,
             Names::Numbers,
             Vec::new(),
@@ -294,7 +298,7 @@ fn key(u: u32, v: u32) -> u64 {
 fn build(
     c: &dyn Comm,
     n: usize,
-    keys: Vec<u64>,
+    (keys, weights): (Vec<u64>, Option<Vec<f64>>),
     self_loops: u64,
     names: Names,
     notes: Vec<String>,
@@ -303,10 +307,30 @@ fn build(
     let p = c.size();
     let lo = super::block_start(c.rank(), n as u64, p) as usize;
     let hi = super::block_start(c.rank() + 1, n as u64, p) as usize;
-    let edges = route_owned(c, keys, |&k| block_owner(k >> 32, n as u64, p))?;
-    phases.lap("route");
-    let (indptr, adj) = rows_of(&edges, lo, hi, true)?;
-    drop(edges);
+    let owner = |k: u64| block_owner(k >> 32, n as u64, p);
+    let (indptr, adj, weights) = match weights {
+        None => {
+            let edges = route_owned(c, keys, |&k| owner(k))?;
+            phases.lap("route");
+            let (indptr, adj) = rows_of(&edges, lo, hi, true)?;
+            (indptr, adj, None)
+        }
+        Some(w) => {
+            if w.len() != keys.len() {
+                return Err(Error::backend("dist", "weights for other edges (a bug)"));
+            }
+            let edges: Vec<Weighted> = keys
+                .par_iter()
+                .zip(w)
+                .map(|(&key, w)| Weighted { key, w })
+                .collect();
+            drop(keys);
+            let edges = route_owned(c, edges, |e| owner(e.key))?;
+            phases.lap("route");
+            let (indptr, adj, w) = weighted_rows(edges, lo, hi)?;
+            (indptr, adj, Some(w))
+        }
+    };
     phases.lap("rows");
     // Degrees: a row's length, plus one for each time a node is another row's far end.
     let mut degree = vec![0u32; n];
@@ -333,6 +357,7 @@ fn build(
         lo,
         indptr,
         adj,
+        weights,
         num_edges,
         self_loops,
         degree,
@@ -352,7 +377,7 @@ pub fn read_graph(
     opts: &EdgeListOptions,
     read: &ReadOptions,
 ) -> Result<DistGraph> {
-    if let Some(g) = read_ranges(c, path, opts, read, true)? {
+    if let Some(g) = read_ranges(c, path, opts, read, false)? {
         return Ok(g);
     }
     let g = io::read_graph_limited(path, opts, read)?;
@@ -360,42 +385,50 @@ pub fn read_graph(
 }
 
 /// [`read_graph`] of a graph whose weights matter (R-MCL's network): `Some` where the ranks
-/// read it in byte ranges and it has no weights (an integer-id edge list without a weight
-/// column, or a `pattern` Matrix Market file), else `None` on every rank (the caller reads
-/// it otherwise). Every rank must call it with the same arguments.
-pub fn read_graph_unweighted(
+/// read it in byte ranges, its weights kept ([`DistGraph`]'s rows carry them; a repeated
+/// edge keeps its largest weight, as one process keeps it): an integer-id edge list, with
+/// or without a weight column, or a `pattern` Matrix Market file; else `None` on every rank
+/// (a Matrix Market file with values, labels, gzip…: the caller reads it otherwise). Every
+/// rank must call it with the same arguments.
+pub fn read_graph_weighted(
     c: &dyn Comm,
     path: &Path,
     opts: &EdgeListOptions,
     read: &ReadOptions,
 ) -> Result<Option<DistGraph>> {
-    read_ranges(c, path, opts, read, false)
+    read_ranges(c, path, opts, read, true)
 }
 
-/// The graph read in byte ranges ([`read_graph`]), weights dropped where `weights`, else
-/// `None` for a weighted file; `None` for any file not read so.
+/// The graph read in byte ranges ([`read_graph`]), its weights kept where `keep` (a Matrix
+/// Market file with values is then not read so), else dropped; `None` for any file not read
+/// so.
 fn read_ranges(
     c: &dyn Comm,
     path: &Path,
     opts: &EdgeListOptions,
     read: &ReadOptions,
-    weights: bool,
+    keep: bool,
 ) -> Result<Option<DistGraph>> {
     if c.size() > 1 {
-        if let Some(g) = read_mtx(c, path, read, weights)? {
+        if let Some(g) = read_mtx(c, path, read, !keep)? {
             return Ok(Some(g));
         }
     }
     let mut phases = Phases::default();
-    match ranged_part(c, path, opts, read, weights, &mut phases)? {
-        Some(part) => numbered(c, part, opts, phases).map(Some),
+    match ranged_part(c, path, opts, read, &mut phases)? {
+        Some(mut part) => {
+            if !keep {
+                part.edges.weights = None;
+            }
+            numbered(c, part, opts, phases).map(Some)
+        }
         None => Ok(None),
     }
 }
 
 /// This rank's part of `path` read in byte ranges (see [`read_graph`]) when every rank can
-/// read it so (an integer-id edge list of more than one rank, without weights unless
-/// `weights` allows them), else `None` on every rank. Every rank decides the same way from
+/// read it so (an integer-id edge list of more than one rank; its weights, if it has a
+/// weight column, in the part), else `None` on every rank. Every rank decides the same way from
 /// the file's head; a rank that finds the file unreadable reports it, and the others fall
 /// back with it (the whole-file reader then reports the error the same way one process does).
 fn ranged_part(
@@ -403,13 +436,12 @@ fn ranged_part(
     path: &Path,
     opts: &EdgeListOptions,
     read: &ReadOptions,
-    weights: bool,
     phases: &mut Phases,
 ) -> Result<Option<Part>> {
     if c.size() == 1 || opts.ids == IdMode::Labels {
         return Ok(None);
     }
-    let plan = byte_range_plan(path, opts, read)?.filter(|(_, ws)| weights || !ws.weighted());
+    let plan = byte_range_plan(path, opts, read)?;
     let parallel = match plan {
         Some(plan) => read_part(c, path, opts, plan, phases)?,
         None => None,
@@ -421,7 +453,7 @@ fn ranged_part(
 
 /// Reads the graph file `path` with the help of every rank, and gives every rank all of it:
 /// the graph [`io::read_graph_limited`] gives one process, node for node and edge for edge.
-/// A plain integer-id edge list without weights is read in byte ranges, each rank parsing its
+/// A plain integer-id edge list (with or without weights) is read in byte ranges, each rank parsing its
 /// own as the one-process reader parses the file (errors name the file's line); the parsed
 /// edges are gathered in file order and numbered and built as one process does. Any other
 /// input is read whole by every rank. Every rank must call it with the same arguments. With
@@ -432,10 +464,15 @@ pub fn read_graph_whole(
     opts: &EdgeListOptions,
     read: &ReadOptions,
 ) -> Result<(Graph, bool)> {
-    if let Some(part) = ranged_part(c, path, opts, read, false, &mut Phases::default())? {
+    if let Some(part) = ranged_part(c, path, opts, read, &mut Phases::default())? {
         let e = part.edges;
         let (src, _) = all_gather(c, &e.src)?;
         let (dst, _) = all_gather(c, &e.dst)?;
+        // Every rank decided the weight column alike, from the file's head.
+        let weights = match &e.weights {
+            Some(w) => Some(all_gather(c, w)?.0),
+            None => None,
+        };
         let (loop_ids, _) = all_gather(c, &e.loop_ids)?;
         let self_loops = reduce_one(c, e.self_loops as u64, Op::Sum)? as usize;
         let max = reduce_one(c, e.max.map_or(0, |m| m + 1), Op::Max)?;
@@ -447,6 +484,7 @@ pub fn read_graph_whole(
                 loop_ids,
                 self_loops,
                 max: max.checked_sub(1),
+                weights,
             };
             return Ok((edgelist::graph_from_part(whole, opts, &part.name)?, true));
         }
@@ -542,7 +580,7 @@ fn read_mtx(
     build(
         c,
         h.rows,
-        keys,
+        (keys, None),
         self_loops,
         Names::OneBased,
         Vec::new(),
@@ -683,9 +721,17 @@ fn numbered(
             homed(u, v)
         })
         .collect();
-    drop(e);
+    let weights = e.weights;
     phases.lap("ids");
-    build(c, n, keys, self_loops, names, Vec::new(), (true, phases))
+    build(
+        c,
+        n,
+        (keys, weights),
+        self_loops,
+        names,
+        Vec::new(),
+        (true, phases),
+    )
 }
 
 /// One rank's rows of a distributed [`OrientedGraph`]: the degree-ordered orientation of a

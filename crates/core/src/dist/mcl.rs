@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use super::Comm;
 use crate::error::{Error, Result};
 use crate::graph::Graph;
-use crate::mcl::columns::{has_loop, list_ends, splits_of};
+use crate::mcl::columns::{has_loop, list_ends, scale_of_max, splits_of};
 use crate::mcl::{
     drive, Clustering, MarkovCluster, MclOptions, MclProgress, Transition, TransitionPart, Variant,
 };
@@ -33,7 +33,7 @@ pub fn cluster<T: Scalar, B: MarkovCluster<T> + ?Sized>(
 }
 
 /// Rank `c.rank()`'s part of Trident's `M_G` ([`crate::mcl::Transition::new_part`]) from a
-/// graph that no rank holds whole ([`super::graph::read_graph_unweighted`]): the column
+/// graph that no rank holds whole ([`super::graph::read_graph_weighted`]): the column
 /// blocks are cut from every node's degree, as one process cuts them, and each rank receives
 /// the edges of its columns only (both ends of every undirected edge routed to the ranks of
 /// its two columns), so a rank holds its columns of the network and never the whole. The
@@ -60,9 +60,11 @@ pub fn transition_part(
     )?;
     let splits = splits_of(&ends, p);
     drop(ends);
-    let (indptr, adj) = g.rows_by(c, &splits)?;
+    let scale = g.max_weight(c)?.map_or(1.0, scale_of_max);
+    let (indptr, adj, weights) = g.rows_by(c, &splits)?;
     let c0 = splits[c.rank()];
-    let row = |j: usize| &adj[indptr[j - c0] as usize..indptr[j - c0 + 1] as usize];
+    let at = |j: usize| indptr[j - c0] as usize..indptr[j - c0 + 1] as usize;
+    let row = |j: usize| &adj[at(j)];
     // Each column must hold its node's degree (the rows came whole, each edge once).
     if let Some(j) = (c0..splits[c.rank() + 1])
         .into_par_iter()
@@ -77,5 +79,6 @@ pub fn transition_part(
             ),
         ));
     }
-    Transition::part_of_columns(opts, splits, c.rank(), |j| (row(j), None), None, 1.0)
+    let column = |j: usize| (row(j), weights.as_deref().map(|w| &w[at(j)]));
+    Transition::part_of_columns(opts, splits, c.rank(), column, weights.as_deref(), scale)
 }

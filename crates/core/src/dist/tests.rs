@@ -495,16 +495,25 @@ fn whole_graph_read_as_one_process() {
             }
         }
     }
-    // Weights, and labels: read whole by every rank, the same graph.
+    // Weights (repeats both ways with other weights: the largest kept): read in byte
+    // ranges, the same graph; labels: read whole by every rank, the same graph.
     let weighted: String = (0..500)
-        .map(|i| format!("{i} {} 0.{}\n", i + 1, i % 9 + 1))
+        .map(|i| {
+            format!(
+                "{i} {} 0.{}\n{} {i} 0.{}\n",
+                i + 1,
+                i % 9 + 1,
+                i + 1,
+                i % 7 + 2
+            )
+        })
         .collect();
     std::fs::write(dir.join("weighted.txt"), weighted).unwrap();
     std::fs::write(dir.join("labels.txt"), "a b\nb c\nc a\nc d\n").unwrap();
-    for f in ["weighted.txt", "labels.txt"] {
+    for (f, ranges) in [("weighted.txt", true), ("labels.txt", false)] {
         for p in 2..=3 {
             let par = whole_as_one_process(&dir.join(f), &EdgeListOptions::default(), p).unwrap();
-            assert!(!par, "{f}: read in byte ranges");
+            assert_eq!(par, ranges, "{f}: read in byte ranges");
         }
     }
     // A third field ignored when asked: read in ranges.

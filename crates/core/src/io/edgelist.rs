@@ -526,6 +526,8 @@ pub(crate) struct PartEdges {
     pub(crate) self_loops: usize,
     /// Largest id seen, self-loops included.
     pub(crate) max: Option<u64>,
+    /// The weights of `src`/`dst`'s edges, where the file has a weight column.
+    pub(crate) weights: Option<Vec<f64>>,
 }
 
 /// The edges of `bytes`, whole lines of an integer-id edge list that begin after `skip`
@@ -546,7 +548,9 @@ pub(crate) fn parse_part(
         loop_ids: Vec::new(),
         self_loops: 0,
         max: None,
+        weights: ws.weighted().then(Vec::new),
     };
+    let weighted = ws.weighted();
     match parse_numeric_with::<u32>(bytes, name, opts, false, skip, None, ws) {
         Ok(Outcome::Done(mut raw)) => {
             raw.close_gaps();
@@ -556,6 +560,7 @@ pub(crate) fn parse_part(
                 loop_ids: raw.loop_ids,
                 self_loops: raw.self_loops,
                 max: raw.max,
+                weights: weighted.then(|| raw.weights.unwrap_or_default()),
             }))
         }
         Ok(Outcome::Wide | Outcome::NotNumeric) => Ok(None),
@@ -565,14 +570,14 @@ pub(crate) fn parse_part(
 }
 
 /// The graph of an integer-id edge list whose parts were parsed apart ([`parse_part`], every
-/// part of the file in order, joined into `e`; no weights), numbered and built as
+/// part of the file in order, joined into `e`), numbered and built as
 /// [`read_graph`] numbers and builds the whole file; `name` is the file name used in errors.
 pub(crate) fn graph_from_part(e: PartEdges, opts: &EdgeListOptions, name: &str) -> Result<Graph> {
     let len = e.src.len();
     let raw = Raw {
         src: e.src,
         dst: e.dst,
-        weights: None,
+        weights: e.weights,
         parts: vec![(0, len)],
         loop_ids: e.loop_ids,
         self_loops: e.self_loops,

@@ -588,6 +588,11 @@ fn weight_scale(weights: Option<&[f64]>) -> f64 {
         .with_min_len(1 << 14)
         .copied()
         .reduce(|| 0.0, f64::max);
+    scale_of_max(max)
+}
+
+/// [`weight_scale`] of a graph whose largest weight is `max`.
+pub(crate) fn scale_of_max(max: f64) -> f64 {
     if !(max.is_finite() && max > 0.0) {
         return 1.0;
     }

@@ -188,6 +188,50 @@ pub(super) fn rows_of(
     Ok((ptr, out))
 }
 
+/// A weighted edge `u << 32 | v` on its way to the rank of row `u`.
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+pub(super) struct Weighted {
+    pub(super) key: u64,
+    pub(super) w: f64,
+}
+
+/// [`rows_of`] for weighted keys: rows `lo..hi` of `edges` (`u` in `lo..hi`, any order),
+/// each row's `v`s sorted with their weights, a repeated key merged into one keeping its
+/// largest weight (as the one-process build merges them: its weights are finite, so the
+/// largest does not depend on the order). A plain parallel sort: R-MCL's weighted networks,
+/// not the triangle graphs' billions of edges, come this way.
+pub(super) fn weighted_rows(
+    mut edges: Vec<Weighted>,
+    lo: usize,
+    hi: usize,
+) -> Result<(Vec<u64>, Vec<u32>, Vec<f64>)> {
+    if let Some(e) = edges
+        .par_iter()
+        .find_any(|e| !(lo..hi).contains(&((e.key >> 32) as usize)))
+    {
+        return Err(Error::backend(
+            "dist",
+            format!(
+                "an edge of row {} reached the rank of rows {lo}..{hi}",
+                e.key >> 32
+            ),
+        ));
+    }
+    edges.par_sort_unstable_by(|a, b| a.key.cmp(&b.key).then(b.w.total_cmp(&a.w)));
+    edges.dedup_by_key(|e| e.key);
+    let mut ptr = vec![0u64; hi - lo + 1];
+    for e in &edges {
+        ptr[(e.key >> 32) as usize - lo + 1] += 1;
+    }
+    for r in 0..hi - lo {
+        ptr[r + 1] += ptr[r];
+    }
+    let adj = edges.par_iter().map(|e| e.key as u32).collect();
+    let w = edges.par_iter().map(|e| e.w).collect();
+    Ok((ptr, adj, w))
+}
+
 #[cfg(test)]
 mod tests {
     use super::rows_of;
@@ -227,5 +271,37 @@ mod tests {
             }
         }
         assert!(rows_of(&[7u64 << 32], 0, 5, true).is_err());
+    }
+
+    /// Weighted rows against a sort: repeats keep their largest weight.
+    #[test]
+    fn weighted_rows_keep_the_largest_weight() {
+        use super::{weighted_rows, Weighted};
+        let mut next = crate::testing::xorshift(0x2545_f491_4f6c_dd1du64);
+        let (lo, hi) = (10usize, 3000usize);
+        let edges: Vec<Weighted> = (0..40_000)
+            .map(|_| Weighted {
+                key: ((lo as u64 + next() % (hi - lo) as u64) << 32) | (next() % 20),
+                w: (next() % 1000) as f64 / 7.0 - 30.0,
+            })
+            .collect();
+        let mut want: std::collections::BTreeMap<u64, f64> = Default::default();
+        for e in &edges {
+            let x = want.entry(e.key).or_insert(e.w);
+            *x = x.max(e.w);
+        }
+        let (ptr, adj, w) = weighted_rows(edges, lo, hi).unwrap();
+        let mut got = Vec::new();
+        for r in 0..hi - lo {
+            for t in ptr[r] as usize..ptr[r + 1] as usize {
+                got.push((((lo + r) as u64) << 32 | adj[t] as u64, w[t]));
+            }
+        }
+        assert_eq!(got, want.into_iter().collect::<Vec<_>>());
+        let stray = Weighted {
+            key: 7u64 << 32,
+            w: 1.0,
+        };
+        assert!(weighted_rows(vec![stray], 0, 5).is_err());
     }
 }

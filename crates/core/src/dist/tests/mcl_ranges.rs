@@ -1,20 +1,21 @@
 //! R-MCL's network read in byte ranges, each rank keeping only its columns.
 
 use super::threads;
-use crate::dist::graph::read_graph_unweighted;
+use crate::dist::graph::read_graph_weighted;
 use crate::dist::mcl::transition_part;
 use crate::dist::Comm;
 use crate::io::{self, EdgeListOptions, ReadOptions};
 use crate::mcl::{drive, reference, MclOptions, Transition};
 
 /// R-MCL's network read in byte ranges with no rank holding it whole
-/// (`graph::read_graph_unweighted`, `mcl::transition_part`): at 2 to 4 thread-ranks each
+/// (`graph::read_graph_weighted`, `mcl::transition_part`): at 2 to 4 thread-ranks each
 /// rank's part of `M_G` is one process's `Transition::new_part`, bit for bit, on integer-id
 /// edge lists (repeats, reversed repeats, self-loops, a node whose only line is a self-loop,
 /// sparse ids) and a pattern Matrix Market file, with and without the self-loop weight; the
-/// names and counts are one process's; a run prepared from the parts gives one process's
-/// clusters; weighted files (an edge list's third column, a real Matrix Market file) and
-/// labels are not read so (every rank gets `None`), nor is anything at one rank.
+/// names and counts are one process's; a weighted edge list (repeats of other weights, the
+/// largest kept; weights far from 1) gives one process's weighted part; a run prepared from
+/// the parts gives one process's clusters; a real Matrix Market file and labels are not
+/// read so (every rank gets `None`), nor is anything at one rank.
 #[test]
 fn mcl_parts_from_byte_ranges_as_one_process() {
     let dir = std::env::temp_dir().join(format!("trident-mcl-ranges-{}", std::process::id()));
@@ -57,13 +58,24 @@ fn mcl_parts_from_byte_ranges_as_one_process() {
     for (a, b) in &entries {
         mtx.push_str(&format!("{} {}\n", a.max(b) + 1, a.min(b) + 1));
     }
+    // Weighted: every edge twice or more with other weights (the largest kept), weights
+    // far from 1 (the scale of the largest), sparse ids, self-loops with weights.
+    let weighted: String = (0..2500u64)
+        .map(|i| {
+            let (u, v) = (i * 7919 % 1200 + 5000, (i * 31 + 7) % 1100 + 5000);
+            let w = ((i * 37) % 101 + 1) as f64 * 1.5e7;
+            format!("{u} {v} {w}\n{v} {u} {}\n", w / 3.0)
+        })
+        .collect::<String>()
+        // Near f64::MAX: a column's sum overflows unless the weights are scaled first.
+        + "5000 7001 1.7e308\n5000 7002 1.6e308\n7002 5001 1.5e308\n";
     let ranged = [
         write("planted.txt", lines),
         write("sparse.txt", sparse),
         write("pattern.mtx", mtx),
+        write("weighted.txt", weighted),
     ];
     let whole = [
-        write("weighted.txt", "0 1 0.5\n1 2 2\n2 0 1\n2 3 1\n".repeat(50)),
         write("labels.txt", "a b\nb c\nc a\nc d\n".into()),
         write(
             "real.mtx",
@@ -85,19 +97,20 @@ fn mcl_parts_from_byte_ranges_as_one_process() {
         for mcl in [MclOptions::default(), no_loops.clone()] {
             for p in 2..=4 {
                 let got = threads::run(p, |c| {
-                    let g = read_graph_unweighted(c, f, &read_opts, &ro)?.expect("read in ranges");
+                    let g = read_graph_weighted(c, f, &read_opts, &ro)?.expect("read in ranges");
                     let part = transition_part(c, &g, &mcl)?;
                     let names = (c.rank() == 0).then(|| g.labels());
-                    Ok::<_, crate::Error>((part, names, g.num_nodes(), g.num_edges()))
+                    let counts = (g.num_nodes(), g.num_edges(), g.weighted());
+                    Ok::<_, crate::Error>((part, names, counts))
                 });
                 for (rank, x) in got.into_iter().enumerate() {
                     let what = format!("{}, {p} ranks, rank {rank}", f.display());
-                    let (part, names, n, m) = x.unwrap();
+                    let (part, names, (n, m, weighted)) = x.unwrap();
                     let want = Transition::new_part(&one, &mcl, p, rank).unwrap();
                     assert!(part == want, "{what}: another part");
                     assert_eq!(
-                        (n, m as usize),
-                        (one.num_nodes(), one.num_edges()),
+                        (n, m as usize, weighted),
+                        (one.num_nodes(), one.num_edges(), one.weights().is_some()),
                         "{what}"
                     );
                     if let Some(names) = names {
@@ -109,7 +122,7 @@ fn mcl_parts_from_byte_ranges_as_one_process() {
         // A run prepared from the parts: one process's clusters.
         let want = reference::cluster::<f64>(&one, &MclOptions::default()).unwrap();
         for r in threads::run(3, |c| {
-            let g = read_graph_unweighted(c, f, &read_opts, &ro)?.expect("read in ranges");
+            let g = read_graph_weighted(c, f, &read_opts, &ro)?.expect("read in ranges");
             let mcl = MclOptions::default();
             let part = transition_part(c, &g, &mcl)?;
             let prep = drive::Prepared::<f64>::from_part(part, &mcl, c.size(), c.rank())?;
@@ -122,7 +135,7 @@ fn mcl_parts_from_byte_ranges_as_one_process() {
     }
     for f in whole.iter().chain(&ranged[..1]) {
         let p = if whole.contains(f) { 3 } else { 1 };
-        for x in threads::run(p, |c| read_graph_unweighted(c, f, &read_opts, &ro)) {
+        for x in threads::run(p, |c| read_graph_weighted(c, f, &read_opts, &ro)) {
             assert!(
                 x.unwrap().is_none(),
                 "{}, {p} ranks: read in ranges",
@@ -132,7 +145,7 @@ fn mcl_parts_from_byte_ranges_as_one_process() {
     }
     // MLR-MCL's variant needs the whole graph.
     for x in threads::run(2, |c| {
-        let g = read_graph_unweighted(c, &ranged[0], &read_opts, &ro)?.expect("read in ranges");
+        let g = read_graph_weighted(c, &ranged[0], &read_opts, &ro)?.expect("read in ranges");
         transition_part(c, &g, &MclOptions::mlrmcl())
     }) {
         assert!(x.is_err(), "MLR-MCL's part built from ranges");
