@@ -35,6 +35,20 @@ impl Phases {
     pub fn laps(&self) -> &[(&'static str, f64)] {
         &self.laps
     }
+    /// Each phase with its slowest rank's seconds (`read 1.20, parse 3.40, …`); every rank
+    /// of `c` must call it with the same phases. Collective.
+    pub fn slowest(&self, c: &dyn Comm) -> crate::error::Result<String> {
+        let mut secs: Vec<u64> = self.laps.iter().map(|l| l.1.to_bits()).collect();
+        // Non-negative floats order as their bits.
+        c.all_reduce_u64(&mut secs, Op::Max)?;
+        Ok(self
+            .laps
+            .iter()
+            .zip(secs)
+            .map(|((name, _), s)| format!("{name} {:.2}", f64::from_bits(s)))
+            .collect::<Vec<_>>()
+            .join(", "))
+    }
     /// Ends phase `name` (timed from the end of the last one, or from the start).
     pub(crate) fn lap(&mut self, name: &'static str) {
         let now = std::time::Instant::now();

@@ -767,7 +767,11 @@ fn read_columns(
         return Ok(None);
     };
     crate::print_notes(g.notes());
-    let part = trident_core::dist::mcl::transition_part(c, &g, opts)?;
+    let mut phases = trident_core::dist::Phases::default();
+    let part = trident_core::dist::mcl::transition_part(c, &g, opts, &mut phases)?;
+    // The slowest rank's seconds in each phase of the read and of the columns' build.
+    let (read, columns) = (g.phases().slowest(c)?, phases.slowest(c)?);
+    crate::errln!("load: {read}; columns: {columns}");
     let net = Net::Part {
         nodes: g.num_nodes(),
         edges: g.num_edges() as usize,

@@ -10,7 +10,7 @@
 
 use rayon::prelude::*;
 
-use super::Comm;
+use super::{Comm, Phases};
 use crate::error::{Error, Result};
 use crate::graph::Graph;
 use crate::mcl::columns::{has_loop, list_ends, scale_of_max, splits_of};
@@ -38,11 +38,12 @@ pub fn cluster<T: Scalar, B: MarkovCluster<T> + ?Sized>(
 /// the edges of its columns only (both ends of every undirected edge routed to the ranks of
 /// its two columns), so a rank holds its columns of the network and never the whole. The
 /// same bits as the whole graph's part. MLR-MCL's variant builds its loop graph whole:
-/// refused.
+/// refused. `phases` gets the cut, the route of the edges, their rows and `M_G`'s build.
 pub fn transition_part(
     c: &dyn Comm,
     g: &super::graph::DistGraph,
     opts: &MclOptions,
+    phases: &mut Phases,
 ) -> Result<TransitionPart> {
     opts.validate()?;
     if opts.variant != Variant::Trident {
@@ -61,7 +62,8 @@ pub fn transition_part(
     let splits = splits_of(&ends, p);
     drop(ends);
     let scale = g.max_weight(c)?.map_or(1.0, scale_of_max);
-    let (indptr, adj, weights) = g.rows_by(c, &splits)?;
+    phases.lap("cut");
+    let (indptr, adj, weights) = g.rows_by(c, &splits, phases)?;
     let c0 = splits[c.rank()];
     let at = |j: usize| indptr[j - c0] as usize..indptr[j - c0 + 1] as usize;
     let row = |j: usize| &adj[at(j)];
@@ -80,5 +82,8 @@ pub fn transition_part(
         ));
     }
     let column = |j: usize| (row(j), weights.as_deref().map(|w| &w[at(j)]));
-    Transition::part_of_columns(opts, splits, c.rank(), column, weights.as_deref(), scale)
+    let part =
+        Transition::part_of_columns(opts, splits, c.rank(), column, weights.as_deref(), scale);
+    phases.lap("M_G");
+    part
 }

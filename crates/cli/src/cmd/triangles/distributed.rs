@@ -11,7 +11,7 @@ use trident_core::dist::graph::{
     orient, orient_on_host, read_graph, CutGraph, DistGraph, DistOriented,
 };
 use trident_core::dist::triangles::{count, Layout};
-use trident_core::dist::{all_gather, reduce_one, Comm, Op, Phases};
+use trident_core::dist::{all_gather, reduce_one, Comm, Op};
 use trident_core::triangles::{DegreeStats, OrientedGraph};
 use trident_core::{io, Backend, Error, Graph, Result, TriangleCount, TriangleOptions};
 
@@ -28,17 +28,6 @@ fn slowest(c: &dyn Comm, t: Instant) -> Result<f64> {
         t.elapsed().as_secs_f64().to_bits(),
         Op::Max,
     )?))
-}
-
-/// Each phase of `phases` with its slowest rank's seconds (`read 1.2, parse 3.4, …`); every
-/// rank must call it with the same phases.
-fn slowest_phases(c: &dyn Comm, phases: &Phases) -> Result<String> {
-    let mut out = Vec::new();
-    for &(name, secs) in phases.laps() {
-        let s = f64::from_bits(reduce_one(c, secs.to_bits(), Op::Max)?);
-        out.push(format!("{name} {s:.2}"));
-    }
-    Ok(out.join(", "))
 }
 
 /// The graph as the ranks hold it, and what the summary says of its read.
@@ -133,9 +122,9 @@ fn in_ranges(args: &Args, job: &Job) -> Result<(Input, select::AnyBackend)> {
         } else {
             "whole file on every rank"
         },
-        with_phases(slowest_phases(c, g.phases())?)
+        with_phases(g.phases().slowest(c)?)
     );
-    let orient_how = format!("distributed{}", with_phases(slowest_phases(c, o.phases())?));
+    let orient_how = format!("distributed{}", with_phases(o.phases().slowest(c)?));
     let b = select::open(args.backend)?;
     let input = Input {
         o,

@@ -3,7 +3,9 @@
 
 use rayon::prelude::*;
 
-use super::{id_label, route_owned, rows_of, weighted_rows, Comm, DistGraph, Names, Weighted};
+use super::{
+    id_label, route_owned, rows_of, weighted_rows, Comm, DistGraph, Names, Phases, Weighted,
+};
 use crate::error::{Error, Result};
 
 impl DistGraph {
@@ -42,7 +44,12 @@ impl DistGraph {
     /// every rank's share goes to the rank of `u` as `v` and to the rank of `v` as `u`, with
     /// its weight if weighted. Row pointers (from 0), every row's neighbours, sorted, and
     /// their weights. Collective.
-    pub fn rows_by(&self, c: &dyn Comm, splits: &[usize]) -> Result<ColumnRows> {
+    pub fn rows_by(
+        &self,
+        c: &dyn Comm,
+        splits: &[usize],
+        phases: &mut Phases,
+    ) -> Result<ColumnRows> {
         let p = c.size();
         if splits.len() != p + 1 || splits[p] != self.n || splits.windows(2).any(|w| w[0] > w[1]) {
             return Err(Error::invalid(
@@ -65,7 +72,9 @@ impl DistGraph {
                 out[1] = e.rotate_right(32);
             });
             let keys = route_owned(c, keys, |&k| owner(k >> 32))?;
+            phases.lap("route");
             let (ptr, adj) = rows_of(&keys, splits[me], splits[me + 1], false)?;
+            phases.lap("rows");
             return Ok((ptr, adj, None));
         };
         let mut pairs = crate::comm::zeroed::<Weighted>(len, "rows")?;
@@ -81,7 +90,9 @@ impl DistGraph {
             });
         drop(edges);
         let pairs = route_owned(c, pairs, |e| owner(e.key >> 32))?;
+        phases.lap("route");
         let (ptr, adj, w) = weighted_rows(pairs, splits[me], splits[me + 1])?;
+        phases.lap("rows");
         Ok((ptr, adj, Some(w)))
     }
 }

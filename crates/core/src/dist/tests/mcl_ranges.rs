@@ -3,7 +3,7 @@
 use super::threads;
 use crate::dist::graph::read_graph_weighted;
 use crate::dist::mcl::transition_part;
-use crate::dist::Comm;
+use crate::dist::{Comm, Phases};
 use crate::io::{self, EdgeListOptions, ReadOptions};
 use crate::mcl::{drive, reference, MclOptions, Transition};
 
@@ -98,7 +98,7 @@ fn mcl_parts_from_byte_ranges_as_one_process() {
             for p in 2..=4 {
                 let got = threads::run(p, |c| {
                     let g = read_graph_weighted(c, f, &read_opts, &ro)?.expect("read in ranges");
-                    let part = transition_part(c, &g, &mcl)?;
+                    let part = transition_part(c, &g, &mcl, &mut Phases::default())?;
                     let names = (c.rank() == 0).then(|| g.labels());
                     let counts = (g.num_nodes(), g.num_edges(), g.weighted());
                     Ok::<_, crate::Error>((part, names, counts))
@@ -124,7 +124,7 @@ fn mcl_parts_from_byte_ranges_as_one_process() {
         for r in threads::run(3, |c| {
             let g = read_graph_weighted(c, f, &read_opts, &ro)?.expect("read in ranges");
             let mcl = MclOptions::default();
-            let part = transition_part(c, &g, &mcl)?;
+            let part = transition_part(c, &g, &mcl, &mut Phases::default())?;
             let prep = drive::Prepared::<f64>::from_part(part, &mcl, c.size(), c.rank())?;
             drive::cluster_prepared(c, &reference::Sequential, prep, &mut |_| {})
         }) {
@@ -146,7 +146,7 @@ fn mcl_parts_from_byte_ranges_as_one_process() {
     // MLR-MCL's variant needs the whole graph.
     for x in threads::run(2, |c| {
         let g = read_graph_weighted(c, &ranged[0], &read_opts, &ro)?.expect("read in ranges");
-        transition_part(c, &g, &MclOptions::mlrmcl())
+        transition_part(c, &g, &MclOptions::mlrmcl(), &mut Phases::default())
     }) {
         assert!(x.is_err(), "MLR-MCL's part built from ranges");
     }
