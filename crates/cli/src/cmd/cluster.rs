@@ -336,7 +336,8 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
             };
             // The host's other ranks build their part of the run (their columns of M_G and
             // of the starting M) from the shared graph in place, and hold no copy of it
-            // (Trident's variant; MLR-MCL's builds from the whole graph).
+            // (Trident's variant; MLR-MCL's builds from the whole graph); the first rank
+            // builds its own from its graph meanwhile.
             let mut part = |a: Adjacency<'_>| -> Result<Option<(Prep, Net)>> {
                 if args.from.is_some() {
                     return Ok(None);
@@ -360,6 +361,7 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
                     let (net, prepared) = match x {
                         GraphOrPart::Graph(g) => (Net::Graph(*g), None),
                         GraphOrPart::Part((p, net)) => (net, Some(p)),
+                        GraphOrPart::Both(g, (p, _)) => (Net::Graph(*g), Some(p)),
                     };
                     Ok(((net, Some(how)), t.elapsed().as_secs_f64(), prepared))
                 }
@@ -431,6 +433,9 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     // The host's part of the run was built on the reading thread, during the backend's start
     // (read whole), or from the host's shared graph (`--read host`, the host's later ranks).
     let overlapped = prepared.is_some() && choice == ReadChoice::Whole;
+    // Or within the read: from the host's shared graph (`--read host`: each rank's part
+    // while the others build theirs), or from each rank's columns (`--read ranges`).
+    let within_read = prepared.is_some() && choice != ReadChoice::Whole;
     // Rank 0 (the first rank of its host) always holds the graph: it alone scores and writes.
     let graph = || {
         net.graph().ok_or_else(|| {
@@ -612,12 +617,13 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     drop(b);
     let teardown = t.elapsed().as_secs_f64();
     eprintln!(
-        "phases: read {read:.3} s, prepare {:.3} s (kernel load {:.3}), transfer {:.3} s \
+        "phases: read {read:.3} s, prepare {:.3} s ({}kernel load {:.3}), transfer {:.3} s \
          (upload {:.3}, download {:.3}), iterations {:.3} s ({} iterations, {:.1} ms each), interpret {:.3} s, write \
          {write:.3} s; cluster {secs:.3} s, end to end {end_to_end:.3} s; outside it: complexes \
          {load_complexes:.3} s, backend start {open:.3} s and kernel load {kernels:.3} s (during the read{}), eval {eval_secs:.3} s, teardown \
          {teardown:.3} s; process {:.3} s",
         p.prepare,
+        if within_read { "within the read; " } else { "" },
         p.load,
         p.upload + p.download,
         p.upload,

@@ -71,12 +71,16 @@ impl Transition {
             let ends = list_ends(n, lens, || format!("M_G's column lengths of {n} nodes"))?;
             splits_of(&ends, p)
         };
+        // The weights checked are this rank's columns' (every edge is in two columns, so
+        // some rank finds each bad weight and fails the run).
+        let (a, b) = (g.indptr[splits[rank]], g.indptr[splits[rank + 1]]);
+        let held = g.weights.map(|w| &w[a..b]);
         Self::part_of_columns(
             opts,
             splits,
             rank,
             |j| (g.neighbors(j), g.neighbor_weights(j)),
-            g.weights,
+            held,
             scale,
         )
     }

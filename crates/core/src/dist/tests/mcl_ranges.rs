@@ -152,3 +152,44 @@ fn mcl_parts_from_byte_ranges_as_one_process() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A bad weight (here negative) fails the parts over ranks as it fails one process: each
+/// rank checks its own columns' weights, and every edge is in two columns, so at 2 and 3
+/// ranks some rank of every run refuses it, with one process's message (built from the
+/// whole graph, and from byte ranges).
+#[test]
+fn a_bad_weight_fails_some_rank() {
+    let dir = std::env::temp_dir().join(format!("trident-mcl-badw-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("badw.txt");
+    let mut text: String = (0..300u32)
+        .map(|i| format!("{i} {} 1.5\n", (i * 7 + 1) % 300))
+        .collect();
+    text.push_str("17 250 -2\n");
+    std::fs::write(&f, text).unwrap();
+    let ro = ReadOptions::default();
+    let opts = EdgeListOptions::default();
+    let one = io::read_graph_limited(&f, &opts, &ro).unwrap();
+    let mcl = MclOptions::default();
+    let says = "edge weights must be finite and > 0, found -2";
+    assert!(Transition::new_part(&one, &mcl, 1, 0)
+        .unwrap_err()
+        .to_string()
+        .contains(says));
+    for p in 2..=3 {
+        let whole = (0..p).map(|r| Transition::new_part(&one, &mcl, p, r).err());
+        let ranges = threads::run(p, |c| {
+            let g = read_graph_weighted(c, &f, &opts, &ro)?.expect("read in ranges");
+            transition_part(c, &g, &mcl, &mut Phases::default())
+        });
+        for (how, errs) in [
+            ("whole", whole.collect::<Vec<_>>()),
+            ("ranges", ranges.into_iter().map(|r| r.err()).collect()),
+        ] {
+            let failed: Vec<String> = errs.into_iter().flatten().map(|e| e.to_string()).collect();
+            assert!(!failed.is_empty(), "{how}, {p} ranks: no rank refused it");
+            assert!(failed.iter().all(|e| e.contains(says)), "{how}: {failed:?}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
