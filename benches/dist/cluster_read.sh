@@ -2,8 +2,9 @@
 # R-MCL's read under mpirun on one host, each rank's peak host memory beside its time:
 # `--read host` (the default: read once per host, the later ranks build their columns from
 # the shared window), `--read ranges` (each rank reads its byte range and keeps only its
-# columns) and `--read whole`, against one process of the same binary in the same run; an
-# older binary's `--read ranges` (OLD=path) for comparison. Every run's clusters are compared
+# columns) and `--read whole` (READS, default "host ranges"), against one process of the
+# same binary in the same run; an older binary (OLD=path) with the reads OLD_READS (default
+# "ranges") for comparison. Every run's clusters are compared
 # with one process's, byte for byte. The peak memory is each rank's resident high-water mark
 # (getrusage of a wrapper; shared-window pages a rank touched count in its own).
 #
@@ -50,9 +51,12 @@ mp() {
 }
 for rep in ${REPEAT:-1 2}; do
     run "one process" "$T" ""
-    run "$np GPUs, --read host" "$T" "" $(mp)
-    run "$np GPUs, --read ranges (each rank its columns)" "$T" "--read ranges" $(mp)
+    for read in ${READS:-host ranges}; do
+        run "$np GPUs, --read $read" "$T" "--read $read" $(mp)
+    done
     if [ -n "${OLD:-}" ]; then
-        run "$np GPUs, --read ranges, old build (every rank gathers the network)" "$OLD" "--read ranges" $(mp)
+        for read in ${OLD_READS:-ranges}; do
+            run "$np GPUs, --read $read, $OLD" "$OLD" "--read $read" $(mp)
+        done
     fi
 done
