@@ -336,8 +336,7 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
             };
             // The host's other ranks build their part of the run (their columns of M_G and
             // of the starting M) from the shared graph in place, and hold no copy of it
-            // (Trident's variant; MLR-MCL's builds from the whole graph); the first rank
-            // builds its own from its graph meanwhile.
+            // (Trident's variant; MLR-MCL's builds from the whole graph).
             let mut part = |a: Adjacency<'_>| -> Result<Option<(Prep, Net)>> {
                 if args.from.is_some() {
                     return Ok(None);
@@ -361,7 +360,6 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
                     let (net, prepared) = match x {
                         GraphOrPart::Graph(g) => (Net::Graph(*g), None),
                         GraphOrPart::Part((p, net)) => (net, Some(p)),
-                        GraphOrPart::Both(g, (p, _)) => (Net::Graph(*g), Some(p)),
                     };
                     Ok(((net, Some(how)), t.elapsed().as_secs_f64(), prepared))
                 }
@@ -433,8 +431,8 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     // The host's part of the run was built on the reading thread, during the backend's start
     // (read whole), or from the host's shared graph (`--read host`, the host's later ranks).
     let overlapped = prepared.is_some() && choice == ReadChoice::Whole;
-    // Or within the read: from the host's shared graph (`--read host`: each rank's part
-    // while the others build theirs), or from each rank's columns (`--read ranges`).
+    // Or within the read: from the host's shared graph (`--read host`, the host's later
+    // ranks), or from each rank's columns (`--read ranges`).
     let within_read = prepared.is_some() && choice != ReadChoice::Whole;
     // Rank 0 (the first rank of its host) always holds the graph: it alone scores and writes.
     let graph = || {

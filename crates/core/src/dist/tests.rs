@@ -342,9 +342,8 @@ fn graph_shared_on_host_as_one_process() {
 /// R-MCL's parts built on the host's other ranks from the shared bytes, read in place
 /// ([`share_on_host_or_part`]): at 1 to 4 thread-ranks, every rank's columns of `M_G` are
 /// one process's `Transition::new_part` of the graph (weights, labels, sparse ids, Matrix
-/// Market), the host's first rank keeps its graph and builds its own part from it (one
-/// process's too), and a part that needs the whole graph (`None`: MLR-MCL's) gets the graph
-/// copied out.
+/// Market), the host's first rank keeps its graph, and a part that needs the whole graph
+/// (`None`: MLR-MCL's) gets the graph copied out.
 #[test]
 fn mcl_parts_built_in_place_from_the_shared_bytes() {
     use super::graph::{share_on_host_or_part, GraphOrPart};
@@ -396,12 +395,9 @@ fn mcl_parts_built_in_place_from_the_shared_bytes() {
                 assert!(shared, "{what}: not shared");
                 let want = Transition::new_part(&one, &mcl, p, rank).unwrap();
                 match x.expect("a graph or a part") {
-                    GraphOrPart::Graph(_) => panic!("{what}: the graph alone"),
-                    GraphOrPart::Both(g, part) => {
-                        // The first rank: its graph, and its part built from it.
+                    GraphOrPart::Graph(g) => {
                         assert_eq!(rank, 0, "{what}: copied the graph");
                         same_graph(&g, &one, &what).unwrap();
-                        assert!(part == want, "{what}: another first part");
                     }
                     GraphOrPart::Part(part) => {
                         assert_ne!(rank, 0, "{what}: the first rank's part");
@@ -420,7 +416,7 @@ fn mcl_parts_built_in_place_from_the_shared_bytes() {
             let what = format!("{}, 3 ranks, rank {rank}, no part", f.display());
             match x.unwrap().0.expect("a graph") {
                 GraphOrPart::Graph(g) => same_graph(&g, &one, &what).unwrap(),
-                GraphOrPart::Part(()) | GraphOrPart::Both(..) => panic!("{what}: a part"),
+                GraphOrPart::Part(()) => panic!("{what}: a part"),
             }
         }
     }

@@ -39,7 +39,7 @@ pub fn share_on_host(c: &dyn Comm, read: Option<Result<Graph>>) -> Result<(Optio
     Ok((
         x.map(|x| match x {
             GraphOrPart::Graph(g) => *g,
-            GraphOrPart::Part(()) | GraphOrPart::Both(..) => unreachable!("no part asked for"),
+            GraphOrPart::Part(()) => unreachable!("no part asked for"),
         }),
         shared,
     ))
@@ -54,9 +54,6 @@ pub enum GraphOrPart<R> {
     Graph(Box<Graph>),
     /// What the caller built from the shared adjacency, read in place.
     Part(R),
-    /// The host's first rank: its graph, and what `part` built from it while the host's
-    /// other ranks built theirs from the window.
-    Both(Box<Graph>, R),
 }
 
 /// [`share_on_host`], for ranks that need only a part of what can be built from the graph's
@@ -64,9 +61,8 @@ pub enum GraphOrPart<R> {
 /// ranks hands the shared bytes' adjacency, read in place, to `part`, and keeps what it
 /// returns instead of a copy of the graph. Where `part` returns `None` (work that needs the
 /// whole graph), or the bytes cannot be read in place, the rank copies the graph out as
-/// [`share_on_host`] does. The host's first rank keeps its graph, and builds its own part
-/// from it meanwhile (while the others build theirs, not after them): it gets both, or its
-/// graph alone where `part` returns `None`. Collective over all ranks, as [`share_on_host`].
+/// [`share_on_host`] does. The host's first rank keeps its graph. Collective over all ranks,
+/// as [`share_on_host`].
 pub fn share_on_host_or_part<R>(
     c: &dyn Comm,
     read: Option<Result<Graph>>,
@@ -85,7 +81,6 @@ fn share<R>(
     let mine = first_rank_read(c, read, "share_on_host")?;
     let len = mine.as_ref().map_or(0, Graph::bytes_len);
     let mut got = None;
-    let mut first_part = None;
     let shared = c.host_share(
         len,
         &mut |out| {
@@ -106,24 +101,12 @@ fn share<R>(
                     Some(r) => GraphOrPart::Part(r),
                     None => GraphOrPart::Graph(Box::new(Graph::from_bytes(bytes)?)),
                 });
-            } else if let (Some(g), Some(part)) = (&mine, &mut part) {
-                first_part = part(g.as_adjacency())?;
             }
             Ok(())
         },
     )?;
-    // Without the window (no room on this host) the first rank builds its part here.
-    if let (Some(g), Some(part), false) = (&mine, &mut part, shared) {
-        first_part = part(g.as_adjacency())?;
-    }
     match (mine, got) {
-        (Some(g), _) => Ok((
-            Some(match first_part {
-                Some(r) => GraphOrPart::Both(Box::new(g), r),
-                None => GraphOrPart::Graph(Box::new(g)),
-            }),
-            shared,
-        )),
+        (Some(g), _) => Ok((Some(GraphOrPart::Graph(Box::new(g))), shared)),
         (None, Some(x)) => Ok((Some(x), shared)),
         (None, None) if !shared => Ok((None, false)),
         (None, None) => Err(Error::invalid(
