@@ -13,7 +13,6 @@
 
 use rayon::prelude::*;
 
-use crate::alloc;
 use crate::error::{Error, Result};
 
 /// Keys a bucket of rows holds on average: 2^19 (2 MiB of columns) sorts in L2 / L3.
@@ -21,20 +20,79 @@ const BUCKET_KEYS: usize = 1 << 19;
 /// Keys per parallel chunk of pass 1 (at least).
 const MIN_CHUNK: usize = 1 << 14;
 
-/// The keys `u << 32 | v` (`u` in `lo..hi`, any order) as rows `lo..hi`: row pointers (from
-/// 0) and each row's `v`s sorted, repeats dropped when `dedup`. A key outside the rows is an
-/// error (of the caller: the keys were routed to the wrong rank).
-pub(super) fn rows_of(
-    keys: &[u64],
+/// What [`rows_of`] groups into rows: a key `u << 32 | v` (the edge from row `u` to `v`),
+/// alone or with a weight.
+pub(super) trait RowItem: bytemuck::Pod + Send + Sync {
+    /// What a row holds of the item: its `v` (and weight).
+    type Col: bytemuck::Pod + Send + Sync;
+    fn key(&self) -> u64;
+    fn col(&self) -> Self::Col;
+    /// The `v` of a row's entry.
+    fn id(c: &Self::Col) -> u32;
+    /// A repeat of `into`'s edge merged into it.
+    fn merge(into: &mut Self::Col, repeat: &Self::Col);
+}
+
+impl RowItem for u64 {
+    type Col = u32;
+    #[inline]
+    fn key(&self) -> u64 {
+        *self
+    }
+    #[inline]
+    fn col(&self) -> u32 {
+        *self as u32
+    }
+    #[inline]
+    fn id(c: &u32) -> u32 {
+        *c
+    }
+    #[inline]
+    fn merge(_: &mut u32, _: &u32) {}
+}
+
+impl RowItem for Weighted {
+    type Col = Weighted;
+    #[inline]
+    fn key(&self) -> u64 {
+        self.key
+    }
+    #[inline]
+    fn col(&self) -> Weighted {
+        *self
+    }
+    #[inline]
+    fn id(c: &Weighted) -> u32 {
+        c.key as u32
+    }
+    /// The largest weight is kept, as the one-process build keeps it (its weights are
+    /// finite, so the largest does not depend on the order).
+    #[inline]
+    fn merge(into: &mut Weighted, repeat: &Weighted) {
+        if repeat.w > into.w {
+            into.w = repeat.w;
+        }
+    }
+}
+
+/// Pass 2's work on one bucket: its index, its keys, where its rows go.
+type Job<'a, K> = (usize, &'a [K], &'a mut [<K as RowItem>::Col]);
+
+/// The keys `u << 32 | v` (`u` in `lo..hi`, any order; [`RowItem`]) as rows `lo..hi`: row
+/// pointers (from 0) and each row's entries sorted by `v`, repeats merged when `dedup`. A
+/// key outside the rows is an error (of the caller: the keys were routed to the wrong rank).
+pub(super) fn rows_of<K: RowItem>(
+    keys: &[K],
     lo: usize,
     hi: usize,
     dedup: bool,
-) -> Result<(Vec<u64>, Vec<u32>)> {
+) -> Result<(Vec<u64>, Vec<K::Col>)> {
     let rows = hi - lo;
     let len = keys.len();
-    if let Some(&k) = keys
+    if let Some(k) = keys
         .par_iter()
-        .find_any(|&&k| !(lo..hi).contains(&((k >> 32) as usize)))
+        .map(|k| k.key())
+        .find_any(|&k| !(lo..hi).contains(&((k >> 32) as usize)))
     {
         return Err(Error::backend(
             "dist",
@@ -51,7 +109,7 @@ pub(super) fn rows_of(
     let per_bucket = (rows as u128 * BUCKET_KEYS as u128 / len.max(1) as u128).max(1);
     let shift = per_bucket.ilog2().min(31);
     let nb = rows.div_ceil(1 << shift);
-    let bucket = |k: u64| ((k >> 32) as usize - lo) >> shift;
+    let bucket = |k: &K| ((k.key() >> 32) as usize - lo) >> shift;
 
     // Pass 1: each chunk's keys counted per bucket, then written to its slice of each.
     let nchunks = (rayon::current_num_threads() * 4)
@@ -62,18 +120,18 @@ pub(super) fn rows_of(
         .par_chunks(chunk_len)
         .map(|ch| {
             let mut c = vec![0usize; nb];
-            for &k in ch {
+            for k in ch {
                 c[bucket(k)] += 1;
             }
             c
         })
         .collect();
-    let mut sorted = alloc::try_zeroed_vec::<u64>(len, || format!("sorting {len} edges"))?;
+    let mut sorted = crate::comm::zeroed::<K>(len, &format!("sorting {len} edges"))?;
     let mut bstart = vec![0usize; nb + 1];
     {
-        let mut slices: Vec<Vec<&mut [u64]>> =
+        let mut slices: Vec<Vec<&mut [K]>> =
             counts.iter().map(|_| Vec::with_capacity(nb)).collect();
-        let mut rest: &mut [u64] = &mut sorted;
+        let mut rest: &mut [K] = &mut sorted;
         for b in 0..nb {
             let mut total = 0;
             for (c, s) in counts.iter().zip(slices.iter_mut()) {
@@ -88,9 +146,9 @@ pub(super) fn rows_of(
             .zip(slices)
             .for_each(|(ch, mut s)| {
                 let mut at = vec![0usize; nb];
-                for &k in ch {
+                for k in ch {
                     let b = bucket(k);
-                    s[b][at[b]] = k;
+                    s[b][at[b]] = *k;
                     at[b] += 1;
                 }
             });
@@ -98,10 +156,10 @@ pub(super) fn rows_of(
     drop(counts);
 
     // Pass 2: every bucket sorted by row in scratch, its rows written compacted.
-    let mut adj = alloc::try_zeroed_vec::<u32>(len, || format!("rows of {len} edges"))?;
-    let jobs: Vec<(usize, &[u64], &mut [u32])> = {
+    let mut adj = crate::comm::zeroed::<K::Col>(len, &format!("rows of {len} edges"))?;
+    let jobs: Vec<Job<'_, K>> = {
         let mut out = Vec::with_capacity(nb);
-        let mut rest: &mut [u32] = &mut adj;
+        let mut rest: &mut [K::Col] = &mut adj;
         for b in 0..nb {
             let (head, tail) = std::mem::take(&mut rest).split_at_mut(bstart[b + 1] - bstart[b]);
             out.push((b, &sorted[bstart[b]..bstart[b + 1]], head));
@@ -112,7 +170,7 @@ pub(super) fn rows_of(
     let lens: Vec<Vec<u32>> = jobs
         .into_par_iter()
         .map_init(
-            || (Vec::<usize>::new(), Vec::<u32>::new()),
+            || (Vec::<usize>::new(), Vec::<K::Col>::new()),
             |(cursor, scratch), (b, src, dst)| {
                 let r0 = b << shift;
                 let nr = ((b + 1) << shift).min(rows) - r0;
@@ -121,31 +179,34 @@ pub(super) fn rows_of(
                 // the placement it is where row r + 1 starts.
                 cursor.clear();
                 cursor.resize(nr + 1, 0);
-                for &k in src {
-                    cursor[(k >> 32) as usize - base + 1] += 1;
+                for k in src {
+                    cursor[(k.key() >> 32) as usize - base + 1] += 1;
                 }
                 for r in 0..nr {
                     cursor[r + 1] += cursor[r];
                 }
                 scratch.clear();
-                scratch.resize(src.len(), 0);
-                for &k in src {
-                    let r = (k >> 32) as usize - base;
-                    scratch[cursor[r]] = k as u32;
+                scratch.resize(src.len(), <K::Col as bytemuck::Zeroable>::zeroed());
+                for k in src {
+                    let r = (k.key() >> 32) as usize - base;
+                    scratch[cursor[r]] = k.col();
                     cursor[r] += 1;
                 }
                 let mut lens = Vec::with_capacity(nr);
                 let (mut start, mut out) = (0, 0);
                 for &end in &cursor[..nr] {
                     let row = &mut scratch[start..end];
-                    row.sort_unstable();
+                    row.sort_unstable_by_key(K::id);
                     let mut l = row.len();
                     if dedup && l > 1 {
                         l = 1;
                         for i in 1..row.len() {
-                            if row[i] != row[l - 1] {
+                            if K::id(&row[i]) != K::id(&row[l - 1]) {
                                 row[l] = row[i];
                                 l += 1;
+                            } else {
+                                let repeat = row[i];
+                                K::merge(&mut row[l - 1], &repeat);
                             }
                         }
                     }
@@ -172,10 +233,10 @@ pub(super) fn rows_of(
         return Ok((ptr, adj));
     }
     // Close up the buckets.
-    let mut out = alloc::try_zeroed_vec::<u32>(total, || format!("rows of {total} edges"))?;
+    let mut out = crate::comm::zeroed::<K::Col>(total, &format!("rows of {total} edges"))?;
     {
         let mut pieces = Vec::with_capacity(nb);
-        let mut rest: &mut [u32] = &mut out;
+        let mut rest: &mut [K::Col] = &mut out;
         for (b, &k) in kept.iter().enumerate() {
             let (head, tail) = std::mem::take(&mut rest).split_at_mut(k);
             pieces.push((&adj[bstart[b]..bstart[b] + k], head));
@@ -196,39 +257,18 @@ pub(super) struct Weighted {
     pub(super) w: f64,
 }
 
-/// [`rows_of`] for weighted keys: rows `lo..hi` of `edges` (`u` in `lo..hi`, any order),
-/// each row's `v`s sorted with their weights, a repeated key merged into one keeping its
-/// largest weight (as the one-process build merges them: its weights are finite, so the
-/// largest does not depend on the order). A plain parallel sort: R-MCL's weighted networks,
-/// not the triangle graphs' billions of edges, come this way.
+/// [`rows_of`] for weighted keys: rows `lo..hi` of `edges`, each row's `v`s sorted with
+/// their weights, a repeated edge merged into one keeping its largest weight (as the
+/// one-process build merges them).
 pub(super) fn weighted_rows(
-    mut edges: Vec<Weighted>,
+    edges: Vec<Weighted>,
     lo: usize,
     hi: usize,
 ) -> Result<(Vec<u64>, Vec<u32>, Vec<f64>)> {
-    if let Some(e) = edges
-        .par_iter()
-        .find_any(|e| !(lo..hi).contains(&((e.key >> 32) as usize)))
-    {
-        return Err(Error::backend(
-            "dist",
-            format!(
-                "an edge of row {} reached the rank of rows {lo}..{hi}",
-                e.key >> 32
-            ),
-        ));
-    }
-    edges.par_sort_unstable_by(|a, b| a.key.cmp(&b.key).then(b.w.total_cmp(&a.w)));
-    edges.dedup_by_key(|e| e.key);
-    let mut ptr = vec![0u64; hi - lo + 1];
-    for e in &edges {
-        ptr[(e.key >> 32) as usize - lo + 1] += 1;
-    }
-    for r in 0..hi - lo {
-        ptr[r + 1] += ptr[r];
-    }
-    let adj = edges.par_iter().map(|e| e.key as u32).collect();
-    let w = edges.par_iter().map(|e| e.w).collect();
+    let (ptr, rows) = rows_of(&edges, lo, hi, true)?;
+    drop(edges);
+    let adj = rows.par_iter().map(|e| e.key as u32).collect();
+    let w = rows.par_iter().map(|e| e.w).collect();
     Ok((ptr, adj, w))
 }
 
