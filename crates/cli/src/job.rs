@@ -179,6 +179,8 @@ pub enum ReadHow {
     Ranges(usize),
     /// In byte ranges, by this many ranks, each keeping only its part.
     RangesColumns(usize),
+    /// As `RangesColumns`, as a host had no room for the shared graph (`--read host`).
+    NoRoomColumns(usize),
     /// Once per host (by its first rank, with this many threads), shared with this many
     /// ranks on this one.
     Host(usize, usize),
@@ -193,6 +195,11 @@ impl std::fmt::Display for ReadHow {
             ReadHow::RangesColumns(p) => write!(
                 f,
                 "in byte ranges by {p} ranks, each holding only its columns"
+            ),
+            ReadHow::NoRoomColumns(p) => write!(
+                f,
+                "in byte ranges by {p} ranks, each holding only its columns: a host's shared \
+                 memory (/dev/shm) has no room for the network"
             ),
             ReadHow::Host(threads, p) => write!(
                 f,

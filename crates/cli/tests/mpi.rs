@@ -548,9 +548,9 @@ fn cluster_partitions_as_one_process() {
 }
 
 /// `cluster`'s read once per host where the host's shared memory has no room for the
-/// network (Open MPI's window directory on a 1 MiB tmpfs): every rank reads the file itself,
-/// says so, and the clusters (and triangle counts) are one process's; with room, the graph
-/// is shared.
+/// network (Open MPI's window directory on a 1 MiB tmpfs): the ranks read it in byte ranges,
+/// each keeping only its columns (`triangles`: every rank reads the file itself), say so,
+/// and the clusters (and triangle counts) are one process's; with room, the graph is shared.
 #[cfg(feature = "mpi")]
 #[test]
 fn a_host_without_shared_memory_reads_on_every_rank() {
@@ -611,18 +611,19 @@ fn a_host_without_shared_memory_reads_on_every_rank() {
         "-o",
         got.to_str().unwrap(),
     ];
-    for (dir, says) in [
+    let shared = format!(
+        "once per host: by its first rank ({} threads), shared with its 3 ranks",
+        3.min(cores())
+    );
+    // Without room, `cluster` reads the network in byte ranges, each rank keeping only its
+    // columns; `triangles` reads it on every rank.
+    for (dir, says, triangles_say) in [
         (
             small.to_str().unwrap(),
+            "in byte ranges by 3 ranks, each holding only its columns: a host's shared memory",
             "by every rank: the host's shared memory",
         ),
-        (
-            "/dev/shm",
-            &*format!(
-                "once per host: by its first rank ({} threads), shared with its 3 ranks",
-                3.min(cores())
-            ),
-        ),
+        ("/dev/shm", &*shared, &*shared),
     ] {
         let (o, _) = run_np_env(
             &mpirun,
@@ -654,7 +655,7 @@ fn a_host_without_shared_memory_reads_on_every_rank() {
         );
         let out = String::from_utf8_lossy(&o.stdout);
         assert!(
-            o.status.success() && out.contains(says) && count(&o) == count(&one_count),
+            o.status.success() && out.contains(triangles_say) && count(&o) == count(&one_count),
             "{dir}: triangles: {out}{}",
             String::from_utf8_lossy(&o.stderr)
         );

@@ -6,7 +6,9 @@
 //! does: the backend, reader notes, one progress line per iteration (`--quiet` silences
 //! those), a summary, the time of every phase (`phases: read, prepare (kernel load),
 //! transfer (upload, download), iterations, interpret, write`, then the clustering and the
-//! whole run; the backend starts and loads its kernels while the network is read), a
+//! whole run; the backend starts and loads its kernels while the network is read; under
+//! `mpirun … --read ranges`, a `load:` line with the slowest rank's seconds in each phase of
+//! the read and of the columns' build), a
 //! warning when the iteration cap ran out before convergence, and the `--eval` scores against
 //! gold-standard complexes.
 
@@ -307,6 +309,11 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
     let choice = job.read_choice(args.read);
     let ranks = (job.comm().size(), job.comm().rank());
     let (host_rank, host_ranks) = job.comm().host_ranks();
+    // Read in byte ranges (`--read ranges`, or a host without room to share the network),
+    // Trident's variant with nothing that needs the whole graph (--from, --eval) keeps only
+    // each rank's columns of the network; anything else is read in byte ranges (where it can
+    // be) and gathered whole on every rank.
+    let parts = opts.variant == Variant::Trident && args.from.is_none() && args.eval.is_none();
     let (b, notes, read) = std::thread::scope(|scope| {
         if choice == ReadChoice::Host {
             // The host's first rank reads on a thread while its backend opens; the others
@@ -350,6 +357,33 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
                 Ok(Prep::from_adjacency(a, &opts, args.precision, ranks)?.map(|p| (p, net)))
             };
             let shared = share_on_host_or_part(job.comm(), read, &mut part);
+            // A host without room for the shared window (`/dev/shm` too small): where each
+            // rank can keep only its columns, the job reads the file in byte ranges instead
+            // (every rank alike: one host without room decides for all); else each rank of
+            // that host reads the file whole, as below.
+            let no_room = match &shared {
+                Ok((_, room)) if parts => {
+                    let mut any = [u64::from(!room)];
+                    job.comm()
+                        .all_reduce_u64(&mut any, trident_core::dist::Op::Max)
+                        .map(|()| any[0] != 0)
+                }
+                _ => Ok(false),
+            };
+            let columns = match no_room {
+                Ok(true) => read_columns(job, &args.path, &read_opts, &opts, args.precision),
+                Ok(false) => Ok(None),
+                Err(e) => Err(e),
+            };
+            let shared = match columns {
+                Ok(Some((net, prep))) => {
+                    let how = Some(ReadHow::NoRoomColumns(job.comm().size()));
+                    let read = ((net, how), t.elapsed().as_secs_f64(), Some(prep));
+                    return (b, notes, Ok(read));
+                }
+                Ok(None) => shared,
+                Err(e) => Err(e),
+            };
             let g = match shared {
                 Ok((Some(x), shared)) => {
                     let how = if shared {
@@ -391,13 +425,10 @@ pub fn run(args: Args, job: &Job) -> Result<()> {
         }
         let opened = scope.spawn(open);
         let t = Instant::now();
-        // Trident's variant with nothing that needs the whole graph (--from, --eval) keeps
-        // only each rank's columns of a network read in byte ranges; anything else is read in
-        // byte ranges (where it can be) and gathered whole on every rank.
-        let parts = opts.variant == Variant::Trident && args.from.is_none() && args.eval.is_none();
-        let read = match parts {
-            true => read_columns(job, &args.path, &read_opts, &opts, args.precision),
-            false => Ok(None),
+        let read = if parts {
+            read_columns(job, &args.path, &read_opts, &opts, args.precision)
+        } else {
+            Ok(None)
         };
         let read = match read {
             Ok(Some((net, prep))) => {
