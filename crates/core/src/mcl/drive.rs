@@ -186,28 +186,15 @@ impl<T: Scalar> Prepared<T> {
             return Ok(None);
         }
         let t = Instant::now();
-        let host = if a.num_nodes() == 0 {
-            None
-        } else {
-            let part = Transition::new_part_of(a, opts, ranks, rank)?;
-            let m0 = Columns::<T>::initial_part(&part, rank, opts.max_per_column)?;
-            let p = Plan {
-                transitions: vec![part],
-                steps: Vec::new(),
-                coarsen: 0.0,
-            };
-            Some((p, m0))
-        };
+        let part = Transition::new_part_of(a, opts, ranks, rank)?;
+        let prepared = Self::from_part(part, opts, ranks, rank)?;
         Ok(Some(Prepared {
-            opts: opts.clone(),
-            ranks: (ranks, rank),
-            host,
+            // M_G's build included.
             seconds: t.elapsed().as_secs_f64(),
+            ..prepared
         }))
     }
-}
 
-impl<T: Scalar> Prepared<T> {
     /// [`Prepared::new`] from rank `rank`'s part of Trident's `M_G` over `ranks`, built
     /// without the whole graph ([`crate::dist::mcl::transition_part`]): the rank's part of
     /// the starting `M` is built from it. Refused for MLR-MCL's variant (its levels need the
