@@ -388,9 +388,9 @@ pub fn read_graph(
 /// [`read_graph`] of a graph whose weights matter (R-MCL's network): `Some` where the ranks
 /// read it in byte ranges, its weights kept ([`DistGraph`]'s rows carry them; a repeated
 /// edge keeps its largest weight, as one process keeps it): an integer-id edge list, with
-/// or without a weight column, or a `pattern` Matrix Market file; else `None` on every rank
-/// (a Matrix Market file with values, labels, gzip…: the caller reads it otherwise). Every
-/// rank must call it with the same arguments.
+/// or without a weight column, or a coordinate Matrix Market file (its values the weights);
+/// else `None` on every rank (labels, gzip…: the caller reads it otherwise). Every rank
+/// must call it with the same arguments.
 pub fn read_graph_weighted(
     c: &dyn Comm,
     path: &Path,
@@ -401,8 +401,7 @@ pub fn read_graph_weighted(
 }
 
 /// The graph read in byte ranges ([`read_graph`]), its weights kept where `keep` (a Matrix
-/// Market file with values is then not read so), else dropped; `None` for any file not read
-/// so.
+/// Market file's values among them), else dropped; `None` for any file not read so.
 fn read_ranges(
     c: &dyn Comm,
     path: &Path,
@@ -411,7 +410,7 @@ fn read_ranges(
     keep: bool,
 ) -> Result<Option<DistGraph>> {
     if c.size() > 1 {
-        if let Some(g) = mtx::read_mtx(c, path, read, !keep)? {
+        if let Some(g) = mtx::read_mtx(c, path, read, keep)? {
             return Ok(Some(g));
         }
     }

@@ -545,13 +545,16 @@ pub(crate) fn graph_body(head: &[u8], whole: bool, name: &str) -> Option<(Header
 /// The graph edges of a byte range of a coordinate file's body (cut at line starts;
 /// `first_line` lines of the file come before it), as [`parse_graph`] reads them: each
 /// entry off the diagonal is an edge (`src`, `dst`, 0-based), each on it a self-loop,
-/// counted. Parsed in parallel chunks; the first error in file order is reported. Also the
-/// number of entries.
+/// counted. With `values` (a `real` or `integer` file), each edge's weight too: its value,
+/// or for a skew-symmetric file the larger of the value and its mirror's negation, which
+/// is what one process keeps of the two entries the mirror makes. Parsed in parallel
+/// chunks; the first error in file order is reported. Also the number of entries.
 pub(crate) fn parse_graph_part(
     h: &Header,
     bytes: &[u8],
     name: &str,
     first_line: usize,
+    values: bool,
 ) -> Result<GraphPart> {
     use rayon::prelude::*;
     let pieces = crate::io::edgelist::pieces(bytes, None);
@@ -572,13 +575,17 @@ pub(crate) fn parse_graph_part(
                 if !is_entry(line) {
                     continue;
                 }
-                let (i, j, _) = parse_entry::<f64>(h, line, name, first_line + line0 + k)?;
+                let (i, j, v) = parse_entry::<f64>(h, line, name, first_line + line0 + k)?;
                 p.entries += 1;
                 if i == j {
                     p.self_loops += 1;
                 } else {
                     p.src.push(i as u32);
                     p.dst.push(j as u32);
+                    if values {
+                        let skew = h.symmetry == Symmetry::SkewSymmetric && -v > v;
+                        p.weights.push(if skew { -v } else { v });
+                    }
                 }
             }
             Ok(p)
@@ -589,6 +596,7 @@ pub(crate) fn parse_graph_part(
         let p = p?;
         all.src.extend_from_slice(&p.src);
         all.dst.extend_from_slice(&p.dst);
+        all.weights.extend_from_slice(&p.weights);
         all.self_loops += p.self_loops;
         all.entries += p.entries;
     }
@@ -609,6 +617,8 @@ pub(crate) fn entry_line(bytes: &[u8], k: usize, first_line: usize) -> Option<us
 pub(crate) struct GraphPart {
     pub src: Vec<u32>,
     pub dst: Vec<u32>,
+    /// The edges' weights, when asked for (else empty).
+    pub weights: Vec<f64>,
     pub self_loops: usize,
     pub entries: usize,
 }

@@ -15,14 +15,15 @@ const MTX_HEAD: u64 = 1 << 20;
 
 /// A square coordinate Matrix Market file, read in byte ranges of its body as
 /// [`crate::io::mtx`] reads it whole (one-based labels, each entry off the diagonal an edge,
-/// diagonal entries counted as self-loops, the entry count checked); `None` for any other
-/// file (every rank decides alike from the file's head; the whole-file readers take it), and
-/// for a file with values unless `values` (their weights dropped).
+/// diagonal entries counted as self-loops, the entry count checked; with `keep`, a `real`
+/// or `integer` file's values are the edges' weights, as one process weighs them); `None`
+/// for any other file (every rank decides alike from the file's head; the whole-file
+/// readers take it).
 pub(super) fn read_mtx(
     c: &dyn Comm,
     path: &Path,
     read: &ReadOptions,
-    values: bool,
+    keep: bool,
 ) -> Result<Option<DistGraph>> {
     use crate::io::mtx;
     let io_err = |source| Error::Io {
@@ -46,9 +47,7 @@ pub(super) fn read_mtx(
     else {
         return Ok(None);
     };
-    if !values && h.field != mtx::Field::Pattern {
-        return Ok(None);
-    }
+    let values = keep && h.field != mtx::Field::Pattern;
     drop(head);
     let (p, me) = (c.size() as u64, c.rank() as u64);
     let (body, span) = (body as u64, len - body as u64);
@@ -59,7 +58,7 @@ pub(super) fn read_mtx(
     phases.lap("read");
     let lines = memchr::memchr_iter(b'\n', &bytes).count() as u64;
     let skip = header_lines + crate::dist::exclusive_sum(c, lines)? as usize;
-    let part = mtx::parse_graph_part(&h, &bytes, &name, skip)?;
+    let part = mtx::parse_graph_part(&h, &bytes, &name, skip, values)?;
     phases.lap("parse");
     // The entry count, as the whole-file reader checks it: the rank holding the first
     // entry past the declared count names its line; too few, rank 0 says so.
@@ -93,12 +92,12 @@ pub(super) fn read_mtx(
         .zip(&part.dst)
         .map(|(&u, &v)| homed(u, v))
         .collect();
-    drop(part);
+    let weights = values.then_some(part.weights);
     phases.lap("ids");
     build(
         c,
         h.rows,
-        (keys, None),
+        (keys, weights),
         self_loops,
         Names::OneBased,
         Vec::new(),

@@ -14,8 +14,10 @@ use crate::mcl::{drive, reference, MclOptions, Transition};
 /// sparse ids) and a pattern Matrix Market file, with and without the self-loop weight; the
 /// names and counts are one process's; a weighted edge list (repeats of other weights, the
 /// largest kept; weights far from 1) gives one process's weighted part; a run prepared from
-/// the parts gives one process's clusters; a real Matrix Market file and labels are not
-/// read so (every rank gets `None`), nor is anything at one rank.
+/// the parts gives one process's clusters; Matrix Market files with values (real
+/// symmetric, integer general with repeats at other values, real skew-symmetric) give one
+/// process's weighted parts; labels are not read so (every rank gets `None`), nor is
+/// anything at one rank.
 #[test]
 fn mcl_parts_from_byte_ranges_as_one_process() {
     let dir = std::env::temp_dir().join(format!("trident-mcl-ranges-{}", std::process::id()));
@@ -69,20 +71,60 @@ fn mcl_parts_from_byte_ranges_as_one_process() {
         .collect::<String>()
         // Near f64::MAX: a column's sum overflows unless the weights are scaled first.
         + "5000 7001 1.7e308\n5000 7002 1.6e308\n7002 5001 1.5e308\n";
+    // Matrix Market files with values: the values are the weights. A general integer file
+    // with every entry both ways at other values (the largest kept); a skew-symmetric real
+    // file, whose mirrored entry negates the value (one process keeps the positive one).
+    let valued = |head: &str, both: bool, value: &dyn Fn(usize) -> String| {
+        let pairs: Vec<(usize, usize)> = (0..700)
+            .map(|i| ((i * 17) % 240, (i * 41 + 3) % 240))
+            .filter(|(a, b)| a != b)
+            .collect();
+        let mut body = String::new();
+        let mut count = 0;
+        for (i, &(a, b)) in pairs.iter().enumerate() {
+            body.push_str(&format!("{} {} {}\n", a.max(b) + 1, a.min(b) + 1, value(i)));
+            count += 1;
+            if both {
+                body.push_str(&format!(
+                    "{} {} {}\n",
+                    a.min(b) + 1,
+                    a.max(b) + 1,
+                    value(i + 5)
+                ));
+                count += 1;
+            }
+        }
+        format!("{head}\n% c\n240 240 {count}\n{body}")
+    };
+    let integer = valued(
+        "%%MatrixMarket matrix coordinate integer general",
+        true,
+        &|i| ((i * 7) % 13 + 1).to_string(),
+    );
+    let skew = valued(
+        "%%MatrixMarket matrix coordinate real skew-symmetric",
+        false,
+        &|i| {
+            format!(
+                "{}",
+                if i % 3 == 0 { -1.0 } else { 1.0 } * (i % 11 + 1) as f64 * 0.37
+            )
+        },
+    );
     let ranged = [
         write("planted.txt", lines),
         write("sparse.txt", sparse),
         write("pattern.mtx", mtx),
         write("weighted.txt", weighted),
-    ];
-    let whole = [
-        write("labels.txt", "a b\nb c\nc a\nc d\n".into()),
         write(
             "real.mtx",
             "%%MatrixMarket matrix coordinate real symmetric\n4 4 3\n2 1 1.5\n3 2 2\n4 4 1\n"
                 .into(),
         ),
+        write("integer.mtx", integer),
+        write("skew.mtx", skew),
     ];
+    let whole = [write("labels.txt", "a b\nb c\nc a\nc d\n".into())];
     let read_opts = EdgeListOptions {
         loop_only_nodes: true,
         ..EdgeListOptions::default()
