@@ -787,8 +787,8 @@ impl Prep {
 /// `--read ranges` for Trident's variant: the network read in byte ranges by all ranks
 /// ([`trident_core::dist::graph::read_graph_weighted`]), each rank keeping only its
 /// columns ([`trident_core::dist::mcl::transition_part`]) and its part of the run; rank 0
-/// keeps the names too. `None` on every rank for a network not read so (labelled,
-/// compressed, a Matrix Market file with values…: the caller reads it whole). Collective.
+/// keeps the names too. `None` on every rank for a network not read so (compressed,
+/// METIS…: the caller reads it whole). Collective.
 fn read_columns(
     job: &Job,
     path: &Path,

@@ -1,11 +1,13 @@
 //! A graph read, built and oriented by all ranks together.
 //!
-//! * **Read** ([`read_graph`]): each rank reads its byte range of an integer-id edge list
-//!   (cut at line breaks, errors naming the file's line) and parses it as the one-process
-//!   reader does; the ids in use are agreed on by an or-reduction of their bitmaps, so the
-//!   nodes are numbered exactly as one process numbers them. Other inputs (labels, gzip,
-//!   standard input, a header line, Matrix Market, METIS) are read whole by every rank, and
-//!   each keeps its share.
+//! * **Read** ([`read_graph`]): each rank reads its byte range of an edge list (cut at line
+//!   breaks, errors naming the file's line; after a column header line, which one process
+//!   skips too) and parses it as the one-process reader does. Integer ids in use are agreed
+//!   on by an or-reduction of their bitmaps; labels are numbered in order of first
+//!   appearance through their owners (`labels`); either way the nodes are numbered exactly
+//!   as one process numbers them. A coordinate Matrix Market file is read in byte ranges of
+//!   its body (`mtx`). Other inputs (gzip, standard input, METIS, a byte-order mark) are
+//!   read whole by every rank, and each keeps its share.
 //! * **Build** (same function): each undirected edge `{u, v}` goes to the rank owning the
 //!   block of ids holding its *home* end (`home`: the lower id or the higher, by the ids'
 //!   parity, so that a rank's share follows its nodes' degrees and not their order), which
@@ -30,6 +32,7 @@ use rayon::prelude::*;
 
 mod columns;
 pub(super) mod host;
+mod labels;
 mod mtx;
 mod rows;
 mod share;
@@ -401,7 +404,10 @@ pub fn read_graph_weighted(
 }
 
 /// The graph read in byte ranges ([`read_graph`]), its weights kept where `keep` (a Matrix
-/// Market file's values among them), else dropped; `None` for any file not read so.
+/// Market file's values among them), else dropped; `None` for any file not read so. An
+/// edge list whose ids are not all integers (or that the `Labels` mode names) is read as
+/// labels in byte ranges too ([`labels::numbered_labels`]); one with a column header line
+/// is read after it, as one process skips it.
 fn read_ranges(
     c: &dyn Comm,
     path: &Path,
@@ -409,28 +415,68 @@ fn read_ranges(
     read: &ReadOptions,
     keep: bool,
 ) -> Result<Option<DistGraph>> {
-    if c.size() > 1 {
-        if let Some(g) = mtx::read_mtx(c, path, read, keep)? {
-            return Ok(Some(g));
-        }
+    if c.size() == 1 {
+        return Ok(None);
     }
+    if let Some(g) = mtx::read_mtx(c, path, read, keep)? {
+        return Ok(Some(g));
+    }
+    let Some(plan) = agreed_plan(c, path, opts, read, |_| true)? else {
+        return Ok(None);
+    };
     let mut phases = Phases::default();
-    match ranged_part(c, path, opts, read, &mut phases)? {
-        Some(mut part) => {
-            if !keep {
-                part.edges.weights = None;
+    if opts.ids != IdMode::Labels {
+        let body = plan.header.as_ref().map_or(0, |h| h.2);
+        let (outcome, name) = read_part(c, path, &plan, body, opts, &mut phases)?;
+        // 0: every rank's ids are integers; 1: some too wide; 2: some not integers.
+        let code = match &outcome {
+            edgelist::PartOutcome::Edges(_) => 0,
+            edgelist::PartOutcome::Wide => 1,
+            edgelist::PartOutcome::NotNumeric => 2,
+        };
+        match (reduce_one(c, code, Op::Max)?, outcome) {
+            (0, edgelist::PartOutcome::Edges(mut edges)) => {
+                if !keep {
+                    edges.weights = None;
+                }
+                let notes = plan
+                    .header
+                    .iter()
+                    .map(|(ln, line, _)| format!("{name}:{ln}: skipped the header line {line}"))
+                    .collect();
+                return numbered(c, Part { edges, name }, opts, notes, phases).map(Some);
             }
-            numbered(c, part, opts, phases).map(Some)
+            // Labels, the header line among them (one process finds the rest not numeric
+            // and reads every line as labels).
+            (2, _) if opts.ids == IdMode::Auto => phases = Phases::default(),
+            _ => return Ok(None),
         }
-        None => Ok(None),
     }
+    labels::numbered_labels(c, path, &plan, opts, keep, phases).map(Some)
+}
+
+/// The byte-range plan of `path` ([`edgelist::range_plan`]) where `fits` it and the file is
+/// below the input limit, agreed by every rank (`None` on every rank where some rank has
+/// none: a rank that cannot read the file leaves it to the whole-file readers, which report
+/// it as one process does).
+fn agreed_plan(
+    c: &dyn Comm,
+    path: &Path,
+    opts: &EdgeListOptions,
+    read: &ReadOptions,
+    fits: impl Fn(&edgelist::RangePlan) -> bool,
+) -> Result<Option<edgelist::RangePlan>> {
+    let plan = edgelist::range_plan(path, opts).filter(|p| p.len < read.input_limit() && fits(p));
+    let none = reduce_one(c, u64::from(plan.is_none()), Op::Max)?;
+    Ok(plan.filter(|_| none == 0))
 }
 
 /// This rank's part of `path` read in byte ranges (see [`read_graph`]) when every rank can
-/// read it so (an integer-id edge list of more than one rank; its weights, if it has a
-/// weight column, in the part), else `None` on every rank. Every rank decides the same way from
-/// the file's head; a rank that finds the file unreadable reports it, and the others fall
-/// back with it (the whole-file reader then reports the error the same way one process does).
+/// read it so (an integer-id edge list of more than one rank, without a header line; its
+/// weights, if it has a weight column, in the part), else `None` on every rank. Every rank
+/// decides the same way from the file's head; a rank that finds the file unreadable reports
+/// it, and the others fall back with it (the whole-file reader then reports the error the
+/// same way one process does).
 fn ranged_part(
     c: &dyn Comm,
     path: &Path,
@@ -441,14 +487,16 @@ fn ranged_part(
     if c.size() == 1 || opts.ids == IdMode::Labels {
         return Ok(None);
     }
-    let plan = byte_range_plan(path, opts, read)?;
-    let parallel = match plan {
-        Some(plan) => read_part(c, path, opts, plan, phases)?,
-        None => None,
+    let Some(plan) = agreed_plan(c, path, opts, read, |p| p.header.is_none())? else {
+        return Ok(None);
     };
-    let mut fallback = u64::from(parallel.is_none());
-    c.all_reduce_u64(std::slice::from_mut(&mut fallback), Op::Max)?;
-    Ok(parallel.filter(|_| fallback == 0))
+    let (outcome, name) = read_part(c, path, &plan, 0, opts, phases)?;
+    let part = match outcome {
+        edgelist::PartOutcome::Edges(edges) => Some(Part { edges, name }),
+        _ => None,
+    };
+    let fallback = reduce_one(c, u64::from(part.is_none()), Op::Max)?;
+    Ok(part.filter(|_| fallback == 0))
 }
 
 /// Reads the graph file `path` with the help of every rank, and gives every rank all of it:
@@ -492,20 +540,6 @@ pub fn read_graph_whole(
     Ok((io::read_graph_limited(path, opts, read)?, false))
 }
 
-/// How an edge list is read in byte ranges: its size and weight column; `None` when it is
-/// not a plain integer-id edge list, by the same test as the one-process streamed reader
-/// ([`edgelist::streamable`]: not labels, compressed, METIS or headed), or is over the input
-/// limit (the whole-file readers take it, and report what they find).
-fn byte_range_plan(
-    path: &Path,
-    opts: &EdgeListOptions,
-    read: &ReadOptions,
-) -> Result<Option<(u64, edgelist::Weights)>> {
-    Ok(edgelist::streamable(path, opts)
-        .filter(|&(_, len, _)| len < read.input_limit())
-        .map(|(_, len, ws)| (len, ws)))
-}
-
 /// A rank's parsed byte range.
 struct Part {
     edges: edgelist::PartEdges,
@@ -513,7 +547,7 @@ struct Part {
 }
 
 /// The position of the first line that starts at or after `at` (`len` if none).
-fn line_start(f: &mut File, at: u64, len: u64) -> std::io::Result<u64> {
+fn line_start(mut f: &File, at: u64, len: u64) -> std::io::Result<u64> {
     if at == 0 || at >= len {
         return Ok(at.min(len));
     }
@@ -532,31 +566,49 @@ fn line_start(f: &mut File, at: u64, len: u64) -> std::io::Result<u64> {
     }
 }
 
-/// Reads and parses this rank's byte range; `None` when it is not integer ids.
-fn read_part(
+/// This rank's byte range of the body of `plan`'s file (from `body`, cut at line starts)
+/// and the number of the file's lines before it.
+fn range_of(
     c: &dyn Comm,
     path: &Path,
-    opts: &EdgeListOptions,
-    (len, weights): (u64, edgelist::Weights),
+    plan: &edgelist::RangePlan,
+    body: u64,
     phases: &mut Phases,
-) -> Result<Option<Part>> {
+) -> Result<(Vec<u8>, usize)> {
     let (p, me) = (c.size() as u64, c.rank() as u64);
     let io_err = |source| Error::Io {
         path: path.to_path_buf(),
         source,
     };
-    let mut f = File::open(path).map_err(io_err)?;
-    let start = line_start(&mut f, len * me / p, len).map_err(io_err)?;
-    let end = line_start(&mut f, len * (me + 1) / p, len).map_err(io_err)?;
-    let bytes = read_range(&f, start, end).map_err(io_err)?;
+    let (f, len) = (&plan.file, plan.len);
+    let span = len - body.min(len);
+    let start = line_start(f, body + span * me / p, len).map_err(io_err)?;
+    let end = line_start(f, body + span * (me + 1) / p, len).map_err(io_err)?;
+    let bytes = read_range(f, start, end).map_err(io_err)?;
+    let mut head = vec![0u8; body as usize];
+    read_at(f, &mut head, 0).map_err(io_err)?;
     phases.lap("read");
     // The lines before this range, so that errors name the file's line.
     let lines = memchr::memchr_iter(b'\n', &bytes).count() as u64;
-    let skip = super::exclusive_sum(c, lines)? as usize;
+    let before = memchr::memchr_iter(b'\n', &head).count();
+    Ok((bytes, before + super::exclusive_sum(c, lines)? as usize))
+}
+
+/// Reads and parses this rank's byte range of the body of `plan`'s file (from `body`) as
+/// integer ids; with the file's name.
+fn read_part(
+    c: &dyn Comm,
+    path: &Path,
+    plan: &edgelist::RangePlan,
+    body: u64,
+    opts: &EdgeListOptions,
+    phases: &mut Phases,
+) -> Result<(edgelist::PartOutcome, String)> {
+    let (bytes, skip) = range_of(c, path, plan, body, phases)?;
     let name = path.display().to_string();
-    let part = edgelist::parse_part(&bytes, &name, opts, skip, weights)?;
+    let part = edgelist::parse_part(&bytes, &name, opts, skip, plan.weights)?;
     phases.lap("parse");
-    Ok(part.map(|edges| Part { edges, name }))
+    Ok((part, name))
 }
 
 /// The nodes numbered as one process numbers them (see [`IdMode`]): ids as given
@@ -566,6 +618,7 @@ fn numbered(
     c: &dyn Comm,
     part: Part,
     opts: &EdgeListOptions,
+    notes: Vec<String>,
     mut phases: Phases,
 ) -> Result<DistGraph> {
     let e = part.edges;
@@ -632,7 +685,7 @@ fn numbered(
         (keys, weights),
         self_loops,
         names,
-        Vec::new(),
+        notes,
         (true, phases),
     )
 }

@@ -76,11 +76,12 @@ mod labels;
 mod numeric;
 mod pieces;
 mod stream;
-pub(crate) use stream::streamable;
+pub(crate) use stream::{range_plan, RangePlan};
 #[cfg(test)]
 mod tests;
 
 use labels::parse_labels;
+pub(crate) use labels::parse_labels_part;
 use numeric::{Abort, NumParser, Outcome, PieceOut, Slots};
 pub(crate) use numeric::{Marks, Raw, RawId};
 pub(crate) use pieces::pieces;
@@ -533,15 +534,16 @@ pub(crate) struct PartEdges {
 /// The edges of `bytes`, whole lines of an integer-id edge list that begin after `skip`
 /// lines of the file (so that errors name the file's line), parsed in parallel as
 /// [`read_graph`] parses a whole file, with the weight column `ws` decided from the file's
-/// head ([`weight_column`]) and no header line. `None` when some id is not an integer
-/// below 2^32 - 1 (the caller reads the whole file instead); no data line is no edges.
+/// head ([`weight_column`]) and no header line. `Wide` when some id is an integer of 2^32 - 1
+/// or more, `NotNumeric` when some id is not an integer (the caller reads the whole file
+/// instead, or reads it as labels); no data line is no edges.
 pub(crate) fn parse_part(
     bytes: &[u8],
     name: &str,
     opts: &EdgeListOptions,
     skip: usize,
     ws: Weights,
-) -> Result<Option<PartEdges>> {
+) -> Result<PartOutcome> {
     let empty = PartEdges {
         src: Vec::new(),
         dst: Vec::new(),
@@ -554,7 +556,7 @@ pub(crate) fn parse_part(
     match parse_numeric_with::<u32>(bytes, name, opts, false, skip, None, ws) {
         Ok(Outcome::Done(mut raw)) => {
             raw.close_gaps();
-            Ok(Some(PartEdges {
+            Ok(PartOutcome::Edges(PartEdges {
                 src: raw.src,
                 dst: raw.dst,
                 loop_ids: raw.loop_ids,
@@ -563,10 +565,21 @@ pub(crate) fn parse_part(
                 weights: weighted.then(|| raw.weights.unwrap_or_default()),
             }))
         }
-        Ok(Outcome::Wide | Outcome::NotNumeric) => Ok(None),
-        Err(crate::Error::Parse(e)) if e.kind == K::Empty => Ok(Some(empty)),
+        Ok(Outcome::Wide) => Ok(PartOutcome::Wide),
+        Ok(Outcome::NotNumeric) => Ok(PartOutcome::NotNumeric),
+        Err(crate::Error::Parse(e)) if e.kind == K::Empty => Ok(PartOutcome::Edges(empty)),
         Err(e) => Err(e),
     }
+}
+
+/// What [`parse_part`] made of a byte range.
+pub(crate) enum PartOutcome {
+    /// Its edges.
+    Edges(PartEdges),
+    /// Some id is an integer too wide for 32 bits.
+    Wide,
+    /// Some id is not an integer.
+    NotNumeric,
 }
 
 /// The graph of an integer-id edge list whose parts were parsed apart ([`parse_part`], every

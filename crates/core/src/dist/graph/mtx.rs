@@ -51,8 +51,8 @@ pub(super) fn read_mtx(
     drop(head);
     let (p, me) = (c.size() as u64, c.rank() as u64);
     let (body, span) = (body as u64, len - body as u64);
-    let start = line_start(&mut f, body + span * me / p, len).map_err(io_err)?;
-    let end = line_start(&mut f, body + span * (me + 1) / p, len).map_err(io_err)?;
+    let start = line_start(&f, body + span * me / p, len).map_err(io_err)?;
+    let end = line_start(&f, body + span * (me + 1) / p, len).map_err(io_err)?;
     let mut phases = Phases::default();
     let bytes = read_range(&f, start, end).map_err(io_err)?;
     phases.lap("read");

@@ -16,8 +16,8 @@ use crate::mcl::{drive, reference, MclOptions, Transition};
 /// largest kept; weights far from 1) gives one process's weighted part; a run prepared from
 /// the parts gives one process's clusters; Matrix Market files with values (real
 /// symmetric, integer general with repeats at other values, real skew-symmetric) give one
-/// process's weighted parts; labels are not read so (every rank gets `None`), nor is
-/// anything at one rank.
+/// process's weighted parts, as do labelled files (weighted too); a METIS file is not read
+/// so (every rank gets `None`), nor is anything at one rank.
 #[test]
 fn mcl_parts_from_byte_ranges_as_one_process() {
     let dir = std::env::temp_dir().join(format!("trident-mcl-ranges-{}", std::process::id()));
@@ -111,6 +111,14 @@ fn mcl_parts_from_byte_ranges_as_one_process() {
             )
         },
     );
+    // Labels with weights: repeats at other weights (the largest kept), a self-loop.
+    let weighted_labels: String = (0..1500u64)
+        .map(|i| {
+            let (u, v) = (i * 7919 % 700, (i * 31 + 7) % 650);
+            let w = ((i * 37) % 101 + 1) as f64 * 0.25;
+            format!("n{u} m{v} {w}\nm{v} n{u} {}\nn{u} n{u} 3\n", w / 3.0)
+        })
+        .collect();
     let ranged = [
         write("planted.txt", lines),
         write("sparse.txt", sparse),
@@ -123,8 +131,13 @@ fn mcl_parts_from_byte_ranges_as_one_process() {
         ),
         write("integer.mtx", integer),
         write("skew.mtx", skew),
+        write("labels.txt", "a b\nb c\nc a\nc d\nzé a\ne e\n".into()),
+        write("weighted_labels.txt", weighted_labels),
     ];
-    let whole = [write("labels.txt", "a b\nb c\nc a\nc d\n".into())];
+    let whole = [write(
+        "g.metis",
+        "% a METIS graph\n4 3\n2 3\n1\n1 4\n3\n".into(),
+    )];
     let read_opts = EdgeListOptions {
         loop_only_nodes: true,
         ..EdgeListOptions::default()

@@ -55,16 +55,44 @@ pub(super) fn read_numeric(
 /// Whether `path` is a plain integer-id edge list that can be read in pieces (not a label
 /// file, standard input, compressed, a METIS file or what may start one, or headed by a
 /// column header), and then the open file, its length and the weight column decided from
-/// its first data line. The streamed reader and the distributed reader
-/// (`crate::dist::graph`) both ask it; any trouble opening or reading is `None` (the
-/// whole-file readers then report it).
+/// its first data line. The streamed reader asks it; any trouble opening or reading is
+/// `None` (the whole-file readers then report it).
 #[cfg(unix)]
 pub(crate) fn streamable(
     path: &Path,
     opts: &EdgeListOptions,
 ) -> Option<(std::fs::File, u64, Weights)> {
+    if opts.ids == IdMode::Labels {
+        return None;
+    }
+    let plan = range_plan(path, opts)?;
+    plan.header
+        .is_none()
+        .then_some((plan.file, plan.len, plan.weights))
+}
+
+/// A plain text edge list that can be read in byte ranges: the open file, its length, a
+/// column header line (as the whole-file reader finds it: its line number, its text, the
+/// offset just after it) and the weight column decided from the first data line (after the
+/// header, where there is one: the numeric reading) and from the very first (`labelled`:
+/// the reading of every line as labels, the header too, as the whole-file reader falls
+/// back to it).
+pub(crate) struct RangePlan {
+    pub file: std::fs::File,
+    pub len: u64,
+    pub header: Option<(usize, String, u64)>,
+    pub weights: Weights,
+    pub labelled: Weights,
+}
+
+/// [`streamable`]'s test without its exclusions of label files and headers: a regular,
+/// plain (not gzip, no byte-order mark) text file that is not METIS, with its first data
+/// line (and, after a header, the next) whole in its head. The distributed reader
+/// (`crate::dist::graph`) asks it; any trouble opening or reading is `None`.
+#[cfg(unix)]
+pub(crate) fn range_plan(path: &Path, opts: &EdgeListOptions) -> Option<RangePlan> {
     use std::os::unix::fs::FileExt;
-    if opts.ids == IdMode::Labels || path.as_os_str() == "-" {
+    if path.as_os_str() == "-" {
         return None;
     }
     // Any trouble opening or reading: the whole-file path reports it.
@@ -99,13 +127,31 @@ pub(crate) fn streamable(
     {
         return None;
     }
-    if header_line(&head).is_some() {
-        return None;
-    }
-    let ws = Weights::decide(&head, opts);
+    let labelled = Weights::decide(&head, opts);
     // No data line in the head: the whole-file readers decide.
-    ws.opt.or(ws.auto)?;
-    Some((f, len, ws))
+    labelled.opt.or(labelled.auto)?;
+    let header = match header_line(&head) {
+        Some((ln, line, rest)) if opts.ids != IdMode::Labels => {
+            Some((ln, super::text::show(line), rest as u64))
+        }
+        _ => None,
+    };
+    let weights = match &header {
+        Some((_, _, rest)) => {
+            let ws = Weights::decide(&head[*rest as usize..], opts);
+            // A header and no data line after it in the head: the whole-file readers.
+            ws.opt.or(ws.auto)?;
+            ws
+        }
+        None => labelled,
+    };
+    Some(RangePlan {
+        file: f,
+        len,
+        header,
+        weights,
+        labelled,
+    })
 }
 
 /// [`read_numeric`] with a chosen piece length (`None`: the default) and block size.
@@ -201,6 +247,11 @@ fn stream_in(
 
 #[cfg(not(unix))]
 pub(crate) fn streamable(_: &Path, _: &EdgeListOptions) -> Option<(std::fs::File, u64, Weights)> {
+    None
+}
+
+#[cfg(not(unix))]
+pub(crate) fn range_plan(_: &Path, _: &EdgeListOptions) -> Option<RangePlan> {
     None
 }
 

@@ -256,3 +256,60 @@ fn graph_readers_keep_the_input_limit() {
     assert_eq!(read_graph_with(&f, &opts).unwrap().num_edges(), 3);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A byte range's labels parsed in pieces ([`parse_labels_part`], the distributed reader's
+/// parse) are the whole-file label reader's, whatever the pieces: the labels in order of
+/// first appearance, the edges on them, their weights and the self-loops, and an error in a
+/// later piece names the file's line.
+#[test]
+fn labels_parsed_in_pieces_as_the_whole_file() {
+    for (weighted, loops) in [(false, false), (true, false), (false, true)] {
+        let text = messy_text(3000, 500, weighted, 11).replace("1\t", "a\t");
+        let opts = EdgeListOptions {
+            ids: IdMode::Labels,
+            loop_only_nodes: loops,
+            ..Default::default()
+        };
+        let want = parse_labels(text.as_bytes(), "t", &opts).unwrap();
+        let ws = Weights::decide(text.as_bytes(), &opts);
+        for (threads, chunk) in [(1, None), (4, Some(64)), (3, Some(7)), (4, Some(1))] {
+            let got = pool(threads)
+                .install(|| parse_labels_part(text.as_bytes(), "t", &opts, (0, ws), chunk))
+                .unwrap();
+            let what = format!("{weighted} {loops}, {threads} threads, pieces of {chunk:?}");
+            let labels: Vec<String> = got
+                .labels
+                .iter()
+                .map(|l| String::from_utf8(l.to_vec()).unwrap())
+                .collect();
+            assert_eq!(Some(labels), want.labels, "{what}: labels");
+            assert_eq!(
+                (&got.src, &got.dst),
+                (&want.src, &want.dst),
+                "{what}: edges"
+            );
+            assert_eq!(got.weights, want.weights, "{what}: weights");
+            assert_eq!(got.self_loops, want.self_loops, "{what}: self-loops");
+        }
+    }
+    let mut bad = messy_text(2000, 300, false, 3);
+    let line = bad.lines().count() + 1;
+    bad.push_str("\nlonely\n1 2\n");
+    for chunk in [None, Some(16)] {
+        let e = parse_labels_part(
+            bad.as_bytes(),
+            "t",
+            &EdgeListOptions::default(),
+            (
+                5,
+                Weights::decide(bad.as_bytes(), &EdgeListOptions::default()),
+            ),
+            chunk,
+        )
+        .unwrap_err();
+        let crate::Error::Parse(e) = e else {
+            panic!("{e}")
+        };
+        assert_eq!(e.line, Some(line + 5), "{e}");
+    }
+}
