@@ -6,8 +6,13 @@
 //! random targets, a `#` comment header, every node `0..n` used, average degree about 20)
 //! into the system temp folder and measures
 //!
-//! * `read/parse_edges`: bytes already in memory → [`EdgeList`] (parsing and numbering), and
-//! * `read/read_graph`: the whole `read_graph` from the file (read, parse, build the CSR graph).
+//! * `read/parse_edges`: bytes already in memory → [`EdgeList`] (parsing and numbering),
+//! * `read/read_graph`: the whole `read_graph` from the file (read, parse, build the CSR graph),
+//!   and
+//! * `read/parse_labels`: the same edges with every id a label (`Y` before each number, as
+//!   a PPI network names its proteins) → [`EdgeList`] in the `Labels` mode (parsing, and
+//!   numbering the labels in order of first appearance); its throughput counts the labelled
+//!   bytes.
 //!
 //! The size is `TRIDENT_READ_BENCH_MB` (default 64 MB). A 1 GB input, on every core and on
 //! one:
@@ -27,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
-use trident_core::io::{parse_edges, read_graph, EdgeListOptions};
+use trident_core::io::{parse_edges, read_graph, EdgeListOptions, IdMode};
 
 fn bench_size_bytes() -> u64 {
     let mb: u64 = std::env::var("TRIDENT_READ_BENCH_MB")
@@ -126,11 +131,40 @@ fn bench_read(c: &mut Criterion) {
     g.bench_function("parse_edges", |b| {
         b.iter(|| parse_edges(&bytes, &name, &opts).expect("parse"))
     });
+    let labelled = labelled(&bytes);
     drop(bytes);
     g.bench_function("read_graph", |b| {
         b.iter(|| read_graph(&path, &opts).expect("read_graph"))
     });
+    g.throughput(Throughput::Bytes(labelled.len() as u64));
+    let labels = EdgeListOptions {
+        ids: IdMode::Labels,
+        ..EdgeListOptions::default()
+    };
+    g.bench_function("parse_labels", |b| {
+        b.iter(|| parse_edges(&labelled, &name, &labels).expect("parse labels"))
+    });
     g.finish();
+}
+
+/// `text` with every id of a data line a label: `Y` before it.
+fn labelled(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len() + text.len() / 4);
+    for line in text.split_inclusive(|&b| b == b'\n') {
+        if line.first() == Some(&b'#') {
+            out.extend_from_slice(line);
+            continue;
+        }
+        let mut start = true;
+        for &b in line {
+            if start && b.is_ascii_digit() {
+                out.push(b'Y');
+            }
+            start = !b.is_ascii_digit();
+            out.push(b);
+        }
+    }
+    out
 }
 
 criterion_group!(benches, bench_read);

@@ -9,7 +9,8 @@
 # (getrusage of a wrapper; shared-window pages a rank touched count in its own).
 #
 #   NODES=10000000 NP=4 OLD=/path/to/old/trident bash benches/dist/cluster_read.sh [bundle dir]
-# CLUSTER_ARGS go to every run; BACKEND (default cuda) picks the backend; WEIGHTS=1 reads a weighted copy of the network instead.
+# CLUSTER_ARGS go to every run; BACKEND (default cuda) picks the backend; WEIGHTS=1 reads a weighted copy of the network instead,
+# LABELS=1 a copy whose ids are labels; OLD_ONE=1 runs one process of the older binary too.
 set -euo pipefail
 B=${1:-target/bundle}
 . "$(dirname "$0")/bundle_env.sh"
@@ -18,6 +19,12 @@ n=${NODES:-1000000}
 np=${NP:-4}
 f=$W/planted$n.el
 [ -f "$f" ] || "$T" generate planted --nodes "$n" --communities $((n / 100)) --degree 30 -o "$f" | tail -1
+if [ "${LABELS:-0}" = 1 ]; then
+    # Every id a label (a PPI network's proteins are named): numbered in order of first
+    # appearance, by one process or over the ranks.
+    [ -f "$W/labelled$n.el" ] || awk '/^#/ {print; next} {print "Y" $1, "Y" $2}' "$f" >"$W/labelled$n.el"
+    f=$W/labelled$n.el
+fi
 if [ "${WEIGHTS:-0}" = 1 ]; then
     [ -f "$W/weighted$n.el" ] || awk '/^#/ {print; next} {print $1, $2, (NR * 37) % 11 + 1}' "$f" >"$W/weighted$n.el"
     f=$W/weighted$n.el
@@ -51,6 +58,9 @@ mp() {
 }
 for rep in ${REPEAT:-1 2}; do
     run "one process" "$T" ""
+    if [ -n "${OLD:-}" ] && [ "${OLD_ONE:-0}" = 1 ]; then
+        run "one process, $OLD" "$OLD" ""
+    fi
     for read in ${READS:-host ranges}; do
         run "$np GPUs, --read $read" "$T" "--read $read" $(mp)
     done
