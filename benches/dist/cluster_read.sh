@@ -45,7 +45,7 @@ run() {
     echo "== $what"
     local s=$(date +%s%N)
     "$@" python3 "$rss" "$bin" cluster "$f" --backend ${BACKEND:-cuda} $read ${CLUSTER_ARGS:-} --quiet -o "$W/out.txt" 2>&1 </dev/null |
-        grep -E "^graph|^clusters|^phases|^peak rss|^error" | cut -c1-400 | sort -s -k1,1
+        grep -E "^graph|^clusters|^phases|^load|^peak rss|^error" | cut -c1-400 | sort -s -k1,1
     echo "wall: $((($(date +%s%N) - s) / 1000000)) ms"
     if [ "$what" = "one process" ]; then
         cp "$W/out.txt" "$W/one.txt"

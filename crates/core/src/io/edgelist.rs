@@ -81,7 +81,7 @@ pub(crate) use stream::{range_plan, RangePlan};
 mod tests;
 
 use labels::parse_labels;
-pub(crate) use labels::parse_labels_part;
+pub(crate) use labels::{number_pieces, parse_labels_part};
 use numeric::{Abort, NumParser, Outcome, PieceOut, Slots};
 pub(crate) use numeric::{Marks, Raw, RawId};
 pub(crate) use pieces::pieces;

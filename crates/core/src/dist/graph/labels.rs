@@ -6,11 +6,11 @@
 //! first appearance in it). A label's *owner* is a rank chosen by a hash of its text; each
 //! rank sends its labels to their owners, and an owner finds for each label the first rank
 //! that holds it (the ranges are in file order, so that rank's range holds its first
-//! appearance). Each rank then numbers the labels it holds first, in its order, after the
+//! appearance; [`edgelist::number_pieces`], which numbers one process's pieces of a file
+//! the same way, in parallel). Each rank then numbers the labels it holds first, in its order, after the
 //! ranks before it (an exclusive sum of their counts): the file's order of first
 //! appearance. The numbers go back through the owners to every rank that holds the label.
 
-use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::path::Path;
 
@@ -119,23 +119,36 @@ fn number(c: &dyn Comm, labels: &[&[u8]]) -> Result<(Vec<u32>, Vec<u32>)> {
     let in_order: Vec<&[u8]> = sent.iter().map(|&j| labels[j as usize]).collect();
     let (text, lens, from) = exchange_text(c, &in_order, &counts)?;
     drop(in_order);
-    // The owner's side: each label received, its group (the distinct label), and whether the
-    // sending rank is the first that holds it (the ranks' labels arrive in rank order, and
-    // a rank sends each label once).
-    let mut group_of: HashMap<&[u8], u32, foldhash::quality::RandomState> = HashMap::default();
-    let mut groups = Vec::with_capacity(lens.len());
-    let mut firsts = Vec::with_capacity(lens.len());
+    // The owner's side: the labels received, each rank's in its order and the ranks in
+    // rank order, numbered in order of first appearance (`edgelist::number_pieces`, in
+    // parallel): a label's number is its group here, and the rank that holds it first is
+    // the one whose labels take the group's number first.
+    let mut received: Vec<&[u8]> = Vec::with_capacity(lens.len());
     let mut at = 0usize;
     for &len in &lens {
-        let l = &text[at..at + len as usize];
+        received.push(&text[at..at + len as usize]);
         at += len as usize;
-        let next = group_of.len() as u32;
-        let g = *group_of.entry(l).or_insert(next);
-        firsts.push(u32::from(g == next));
-        groups.push(g);
     }
-    let distinct = group_of.len();
-    drop(group_of);
+    let mut segments: Vec<&[&[u8]]> = Vec::with_capacity(p);
+    let mut rest = &received[..];
+    for &k in &from {
+        let (seg, tail) = rest.split_at(k);
+        segments.push(seg);
+        rest = tail;
+    }
+    let (distinct, maps, base) = edgelist::number_pieces(&segments);
+    let distinct = distinct.len();
+    let firsts: Vec<u32> = maps
+        .iter()
+        .enumerate()
+        .flat_map(|(q, m)| {
+            let (lo, hi) = (base[q] as u32, base[q + 1] as u32);
+            m.iter().map(move |&g| u32::from((lo..hi).contains(&g)))
+        })
+        .collect();
+    let groups = maps.concat();
+    drop(segments);
+    drop(received);
     // Back to the senders: which of their labels they hold first.
     let (first_flags, _) = all_to_all(c, &firsts, &from)?;
     let mut held_first = vec![false; labels.len()];
