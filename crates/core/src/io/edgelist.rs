@@ -251,7 +251,36 @@ fn parse_in(
             }
         }
     }
+    // A weighted file's first data line whose ids are not numbers and whose weight is not a
+    // number is a column header (STRING's `protein1 protein2 combined_score`): skipped.
+    if let Some((ln, line, rest_at)) = weight_header(bytes, opts) {
+        let skip = memchr::memchr_iter(b'\n', &bytes[..rest_at]).count();
+        let mut el = edges_from(&bytes[rest_at..], name, opts, skip, true, chunk)?;
+        el.note(format!(
+            "{name}:{ln}: skipped the header line {}",
+            text::show(line)
+        ));
+        return Ok(el);
+    }
     edges_from(bytes, name, opts, 0, true, chunk)
+}
+
+/// [`header_line`] when it is a weighted file's header: its third field (the weight
+/// column's) is not a number, and the weight column is not turned off. Read as labels, that
+/// line would be refused for its weight.
+pub(crate) fn weight_header<'a>(
+    bytes: &'a [u8],
+    opts: &EdgeListOptions,
+) -> Option<(usize, &'a [u8], usize)> {
+    if opts.weighted == Some(false) {
+        return None;
+    }
+    let (ln, line, rest) = header_line(bytes)?;
+    let third = text::tokens(line).nth(2)?;
+    text::parse_f64(third)
+        .filter(|w| w.is_finite())
+        .is_none()
+        .then_some((ln, line, rest))
 }
 
 /// The first data line when both of its id fields are non-numeric: (line number, line, the

@@ -23,8 +23,8 @@ use crate::io::edgelist::{self, EdgeListOptions};
 
 /// The labelled edge list of `plan`'s file read in byte ranges by every rank, numbered and
 /// built as one process reads it in the `Labels` mode (or `Auto`, finding labels): every
-/// line a data line, the first one's fields deciding the weight column; weights kept where
-/// `keep`. Collective.
+/// line a data line but a weighted file's header (its weight not a number), the first data
+/// line's fields deciding the weight column; weights kept where `keep`. Collective.
 pub(super) fn numbered_labels(
     c: &dyn Comm,
     path: &Path,
@@ -33,8 +33,14 @@ pub(super) fn numbered_labels(
     keep: bool,
     mut phases: Phases,
 ) -> Result<DistGraph> {
-    let (bytes, skip) = range_of(c, path, plan, 0, &mut phases)?;
+    let body = plan.label_header.as_ref().map_or(0, |h| h.2);
+    let (bytes, skip) = range_of(c, path, plan, body, &mut phases)?;
     let name = path.display().to_string();
+    let notes = plan
+        .label_header
+        .iter()
+        .map(|(ln, line, _)| format!("{name}:{ln}: skipped the header line {line}"))
+        .collect();
     let part = edgelist::parse_labels_part(&bytes, &name, opts, (skip, plan.labelled), None)?;
     phases.lap("parse");
     let any = reduce_one(c, u64::from(part.any), Op::Max)?;
@@ -81,7 +87,7 @@ pub(super) fn numbered_labels(
         (keys, weights),
         self_loops,
         names,
-        Vec::new(),
+        notes,
         (true, phases),
     )
 }

@@ -11,7 +11,8 @@ use crate::io::{self, EdgeListOptions, IdMode, ReadOptions};
 /// comments, CRLF, blank lines, repeats both ways, self-loops, a label whose only line is a
 /// self-loop; a file of integers whose last line holds a label (all labels then); a header
 /// line over labels (a data line then, as one process reads it) and over integers
-/// (skipped, with one process's note); a tiny file that leaves ranks without lines.
+/// (skipped, with one process's note); a weighted file's header whose weight is not a number
+/// (STRING's, skipped with the note); a tiny file that leaves ranks without lines.
 #[test]
 fn labelled_files_read_in_ranges_as_one_process() {
     let dir = std::env::temp_dir().join(format!("trident-dist-labels-{}", std::process::id()));
@@ -52,12 +53,23 @@ fn labelled_files_read_in_ranges_as_one_process() {
         headed_labels.push_str(&format!("n{} n{}\n", i % 301, i * 11 % 307));
         headed_ints.push_str(&format!("{} {}\n", i % 301, i * 11 % 307));
     }
+    // STRING's layout: a header whose weight is not a number (skipped), weighted labels.
+    let mut string = String::from("protein1 protein2 combined_score\n");
+    for i in 0..2500u64 {
+        string.push_str(&format!(
+            "9606.P{} 9606.P{} {}\n",
+            i % 401,
+            i * 13 % 409,
+            i % 999 + 1
+        ));
+    }
     let files = [
         write("quirks.txt", &quirks),
         write("tail.txt", &tail),
         write("headed_labels.txt", &headed_labels),
         write("headed_ints.txt", &headed_ints),
         write("tiny.txt", "a b\nb c\nc a\nc d\n"),
+        write("string.txt", &string),
     ];
     for f in &files {
         for ids in [IdMode::Auto, IdMode::Labels] {

@@ -83,6 +83,9 @@ pub(crate) struct RangePlan {
     pub header: Option<(usize, String, u64)>,
     pub weights: Weights,
     pub labelled: Weights,
+    /// The column header of the reading as labels ([`super::weight_header`]: a weighted
+    /// file's first line whose weight is not a number), which `labelled` comes after.
+    pub label_header: Option<(usize, String, u64)>,
 }
 
 /// [`streamable`]'s test without its exclusions of label files and headers: a regular,
@@ -127,7 +130,10 @@ pub(crate) fn range_plan(path: &Path, opts: &EdgeListOptions) -> Option<RangePla
     {
         return None;
     }
-    let labelled = Weights::decide(&head, opts);
+    let label_header = super::weight_header(&head, opts)
+        .map(|(ln, line, rest)| (ln, super::text::show(line), rest as u64));
+    let after = label_header.as_ref().map_or(0, |h| h.2 as usize);
+    let labelled = Weights::decide(&head[after..], opts);
     // No data line in the head: the whole-file readers decide.
     labelled.opt.or(labelled.auto)?;
     let header = match header_line(&head) {
@@ -143,7 +149,7 @@ pub(crate) fn range_plan(path: &Path, opts: &EdgeListOptions) -> Option<RangePla
             ws.opt.or(ws.auto)?;
             ws
         }
-        None => labelled,
+        None => Weights::decide(&head, opts),
     };
     Some(RangePlan {
         file: f,
@@ -151,6 +157,7 @@ pub(crate) fn range_plan(path: &Path, opts: &EdgeListOptions) -> Option<RangePla
         header,
         weights,
         labelled,
+        label_header,
     })
 }
 

@@ -380,3 +380,50 @@ fn model_labels<'a>(buf: &'a [u8], name: &str, opts: &EdgeListOptions) -> Result
         notes: Vec::new(),
     })
 }
+
+/// A weighted file's header (STRING's `protein1 protein2 combined_score`: ids and weight not
+/// numbers) is skipped with a note in the `Auto` and `Labels` modes, over labels and over
+/// integers; a header whose third field is a number is a data line; a weight column turned
+/// off leaves the line to the id rules.
+#[test]
+fn a_weighted_header_is_skipped() {
+    let body = "9606.ENSP1 9606.ENSP2 800\n9606.ENSP2 9606.ENSP3 700\n9606.ENSP3 9606.ENSP1 900\n";
+    for ids in [IdMode::Auto, IdMode::Labels] {
+        let opts = EdgeListOptions {
+            ids,
+            ..Default::default()
+        };
+        let text = format!("# STRING\nprotein1 protein2 combined_score\n{body}");
+        let el = parse_edges(text.as_bytes(), "s.txt", &opts).unwrap();
+        let plain = parse_edges(body.as_bytes(), "s.txt", &opts).unwrap();
+        assert_eq!(
+            (&el.labels, &el.src, &el.dst),
+            (&plain.labels, &plain.src, &plain.dst)
+        );
+        assert_eq!(el.weights, Some(vec![800.0, 700.0, 900.0]), "{ids:?}");
+        assert_eq!(
+            el.notes,
+            vec![
+                "s.txt:2: skipped the header line \"protein1 protein2 combined_score\"".to_string()
+            ],
+            "{ids:?}"
+        );
+        // A third field that is a number: an edge.
+        let edge = format!("p q 5\n{body}");
+        let el = parse_edges(edge.as_bytes(), "s.txt", &opts).unwrap();
+        assert_eq!(el.num_nodes, 5, "{ids:?}");
+        assert!(el.notes.is_empty(), "{ids:?}");
+    }
+    // Over integers the header was already skipped; with the weight column off, a label file
+    // keeps the line as an edge.
+    let ints = "source target weight\n1 2 0.5\n2 3 0.25\n";
+    let el = parse_edges(ints.as_bytes(), "i.txt", &EdgeListOptions::default()).unwrap();
+    assert_eq!((el.num_nodes, el.notes.len()), (3, 1));
+    let off = EdgeListOptions {
+        weighted: Some(false),
+        ..Default::default()
+    };
+    let text = format!("protein1 protein2 combined_score\n{body}");
+    let el = parse_edges(text.as_bytes(), "s.txt", &off).unwrap();
+    assert_eq!(el.num_nodes, 5);
+}
