@@ -276,11 +276,10 @@ pub(crate) fn weight_header<'a>(
         return None;
     }
     let (ln, line, rest) = header_line(bytes)?;
+    // Not a number at all: a weight that parses but is not finite (`nan`, `inf`) stays a
+    // data line, and the reader refuses it.
     let third = text::tokens(line).nth(2)?;
-    text::parse_f64(third)
-        .filter(|w| w.is_finite())
-        .is_none()
-        .then_some((ln, line, rest))
+    text::parse_f64(third).is_none().then_some((ln, line, rest))
 }
 
 /// The first data line when both of its id fields are non-numeric: (line number, line, the

@@ -408,6 +408,15 @@ fn a_weighted_header_is_skipped() {
             ],
             "{ids:?}"
         );
+        // A weight that parses but is not finite: a bad data line, not a header.
+        let nan = format!("p q nan\n{body}");
+        let e = parse_edges(nan.as_bytes(), "s.txt", &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("s.txt:1:") && e.contains("not a finite number"),
+            "{e}"
+        );
         // A third field that is a number: an edge.
         let edge = format!("p q 5\n{body}");
         let el = parse_edges(edge.as_bytes(), "s.txt", &opts).unwrap();
