@@ -8,6 +8,7 @@ use super::Comm;
 use crate::io::{self, EdgeListOptions, IdMode, ReadOptions};
 use crate::Graph;
 
+mod fuzz;
 mod labels;
 mod mcl_ranges;
 

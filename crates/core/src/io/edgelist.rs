@@ -242,7 +242,10 @@ fn parse_in(
         if let Some((ln, line, rest_at)) = header_line(bytes) {
             let rest = &bytes[rest_at..];
             let skip = memchr::memchr_iter(b'\n', &bytes[..rest_at]).count();
-            if let Ok(mut el) = edges_from(rest, name, opts, skip, false, chunk) {
+            // A bad line after the header is the file's error (not the header's); in
+            // `Auto`, an id that is not an integer makes every line, the header too, a
+            // line of labels (below).
+            if let Some(mut el) = numeric_edges(rest, name, opts, skip, chunk)? {
                 el.note(format!(
                     "{name}:{ln}: skipped the header line {}",
                     text::show(line)
@@ -255,14 +258,14 @@ fn parse_in(
     // number is a column header (STRING's `protein1 protein2 combined_score`): skipped.
     if let Some((ln, line, rest_at)) = weight_header(bytes, opts) {
         let skip = memchr::memchr_iter(b'\n', &bytes[..rest_at]).count();
-        let mut el = edges_from(&bytes[rest_at..], name, opts, skip, true, chunk)?;
+        let mut el = edges_from(&bytes[rest_at..], name, opts, skip, chunk)?;
         el.note(format!(
             "{name}:{ln}: skipped the header line {}",
             text::show(line)
         ));
         return Ok(el);
     }
-    edges_from(bytes, name, opts, 0, true, chunk)
+    edges_from(bytes, name, opts, 0, chunk)
 }
 
 /// [`header_line`] when it is a weighted file's header: its third field (the weight
@@ -308,37 +311,46 @@ fn header_line(bytes: &[u8]) -> Option<(usize, &[u8], usize)> {
     None
 }
 
-/// `skip`: lines before `input` in the file (for error line numbers); `label_fallback`:
-/// whether `Auto` may fall back to labels; `chunk`: the parallel parse's piece size.
+/// `skip`: lines before `input` in the file (for error line numbers); `chunk`: the parallel
+/// parse's piece size. `Auto` reads the lines as labels when some id is not an integer.
 fn edges_from(
     input: &[u8],
     name: &str,
     opts: &EdgeListOptions,
     skip: usize,
-    label_fallback: bool,
     chunk: Option<usize>,
 ) -> Result<Parsed> {
-    let labels = |input: &[u8]| -> Result<Parsed> {
-        if !label_fallback {
-            return Err(perr(name, None, K::BadValue, "non-numeric node id"));
-        }
-        parse_labels(input, name, opts).map(Parsed::List)
-    };
+    match numeric_edges(input, name, opts, skip, chunk)? {
+        Some(parsed) => Ok(parsed),
+        None => parse_labels(input, name, opts, skip).map(Parsed::List),
+    }
+}
+
+/// The edges of `input` read with integer ids ([`edges_from`]'s arguments): `Ok(None)` in
+/// the `Labels` mode, and in `Auto` when some id is not an integer (the lines are labels
+/// then); any other bad line is its error.
+fn numeric_edges(
+    input: &[u8],
+    name: &str,
+    opts: &EdgeListOptions,
+    skip: usize,
+    chunk: Option<usize>,
+) -> Result<Option<Parsed>> {
     match opts.ids {
-        IdMode::Labels => labels(input),
+        IdMode::Labels => Ok(None),
         IdMode::Numeric => match parse_numeric::<u32>(input, name, opts, true, skip, chunk)? {
-            Outcome::Done(raw) => numeric_as_given(raw, name),
+            Outcome::Done(raw) => numeric_as_given(raw, name).map(Some),
             // Strict mode reports these as errors itself.
             Outcome::Wide | Outcome::NotNumeric => {
                 Err(perr(name, None, K::BadValue, "non-numeric node id"))
             }
         },
         IdMode::Auto => match parse_numeric::<u32>(input, name, opts, false, skip, chunk)? {
-            Outcome::Done(raw) => compact(raw, name),
-            Outcome::NotNumeric => labels(input),
+            Outcome::Done(raw) => compact(raw, name).map(Some),
+            Outcome::NotNumeric => Ok(None),
             Outcome::Wide => match parse_numeric::<u64>(input, name, opts, false, skip, chunk)? {
-                Outcome::Done(raw) => compact(raw, name),
-                _ => labels(input),
+                Outcome::Done(raw) => compact(raw, name).map(Some),
+                _ => Ok(None),
             },
         },
     }

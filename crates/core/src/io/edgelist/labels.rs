@@ -5,8 +5,13 @@ use super::*;
 
 /// A whole file of labels ([`parse_labels_part`] of all of it, in parallel pieces): every
 /// id a string, numbered in order of first appearance.
-pub(super) fn parse_labels(buf: &[u8], name: &str, opts: &EdgeListOptions) -> Result<EdgeList> {
-    let part = parse_labels_part(buf, name, opts, (0, Weights::decide(buf, opts)), None)?;
+pub(super) fn parse_labels(
+    buf: &[u8],
+    name: &str,
+    opts: &EdgeListOptions,
+    skip: usize,
+) -> Result<EdgeList> {
+    let part = parse_labels_part(buf, name, opts, (skip, Weights::decide(buf, opts)), None)?;
     if !part.any {
         return Err(perr(name, None, K::Empty, "no edges in the file"));
     }

@@ -271,7 +271,7 @@ fn labels_parsed_in_pieces_as_the_whole_file() {
             ..Default::default()
         };
         let want = model_labels(text.as_bytes(), "t", &opts).unwrap();
-        assert_eq!(parse_labels(text.as_bytes(), "t", &opts).unwrap(), want);
+        assert_eq!(parse_labels(text.as_bytes(), "t", &opts, 0).unwrap(), want);
         let ws = Weights::decide(text.as_bytes(), &opts);
         for (threads, chunk) in [(1, None), (4, Some(64)), (3, Some(7)), (4, Some(1))] {
             let got = pool(threads)
@@ -435,4 +435,52 @@ fn a_weighted_header_is_skipped() {
     let text = format!("protein1 protein2 combined_score\n{body}");
     let el = parse_edges(text.as_bytes(), "s.txt", &off).unwrap();
     assert_eq!(el.num_nodes, 5);
+}
+
+/// A bad line after a skipped header is named by its own line of the file: after a
+/// weighted labels header (the line numbers used to start again after it, one short), and
+/// after a header over integers in the `Numeric` mode (the header used to be blamed) and in
+/// `Auto` (the header used to be read as the first data line, then the weight column
+/// decided by it).
+#[test]
+fn a_bad_line_after_a_header_names_its_own_line() {
+    let err = |text: &str, ids: IdMode| {
+        let opts = EdgeListOptions {
+            ids,
+            ..Default::default()
+        };
+        parse_edges(text.as_bytes(), "h.txt", &opts)
+            .unwrap_err()
+            .to_string()
+    };
+    let string = "protein1 protein2 combined_score\na b 1\nc d 1\ne f 2\nc d nan\n";
+    for ids in [IdMode::Auto, IdMode::Labels] {
+        let e = err(string, ids);
+        assert_eq!(
+            e, "h.txt:5: weight \"nan\" is not a finite number",
+            "{ids:?}"
+        );
+    }
+    let ints = "source target\n1 2\n2 3\nlonely\n";
+    for ids in [IdMode::Auto, IdMode::Numeric] {
+        let e = err(ints, ids);
+        assert!(e.starts_with("h.txt:4: "), "{ids:?}: {e}");
+    }
+    let weighted = "source target\n7 8 nan\n8 9 1\n";
+    for ids in [IdMode::Auto, IdMode::Numeric] {
+        let e = err(weighted, ids);
+        assert_eq!(
+            e, "h.txt:2: weight \"nan\" is not a finite number",
+            "{ids:?}"
+        );
+    }
+    // A label after the header: every line is a label line in `Auto`, the header an edge.
+    let el = parse_edges(
+        b"source target\n1 2\nx 3\n",
+        "h.txt",
+        &EdgeListOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(el.num_nodes, 6);
+    assert!(el.notes.is_empty());
 }

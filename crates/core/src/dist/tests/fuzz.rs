@@ -1,0 +1,373 @@
+//! Random edge lists read in byte ranges against one process: files drawn from the
+//! reader's whole grammar (integer ids, labels, a label late in an integer file, weights in
+//! every notation, headers, comments, blank and whitespace-only lines, CRLF, leading and
+//! trailing blanks, self-loops, repeats, lines longer than a rank's range, a missing last
+//! line break) and, in some, one bad line. Each file is read by one process and at 2, 3
+//! and 5 thread-ranks in every id mode that applies: a file one process reads gives its
+//! graph (nodes in its order, names, degrees, edges, self-loops) and its `M_G` part on
+//! every rank, bit for bit; a file one process refuses fails some rank with one process's
+//! message, line and all.
+
+use super::{read_errors, same_as_one_process, threads};
+use crate::dist::graph::read_graph_weighted;
+use crate::dist::mcl::transition_part;
+use crate::dist::Phases;
+use crate::io::{self, EdgeListOptions, IdMode, ReadOptions};
+use crate::mcl::{MclOptions, Transition};
+
+/// Random files per test in CI (thousands were read while the tests were written: raise it
+/// to search further).
+const FILES: u64 = 200;
+
+/// SplitMix64: a reproducible stream of draws.
+struct Draws(u64);
+
+impl Draws {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    /// True one time in `n`.
+    fn one_in(&mut self, n: usize) -> bool {
+        self.below(n) == 0
+    }
+
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len())]
+    }
+}
+
+/// How a random file names its nodes.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Ids {
+    Integers,
+    Labels,
+    /// Integers, then one label somewhere (the whole file is then labels in `Auto`).
+    LateLabel,
+}
+
+/// A random file (see the module docs) and whether it has integer ids only.
+fn random_file(d: &mut Draws) -> (String, Ids) {
+    let ids = match d.below(3) {
+        0 => Ids::Integers,
+        1 => Ids::Labels,
+        _ => Ids::LateLabel,
+    };
+    let weighted = d.one_in(3);
+    let nodes = 3 + d.below(120);
+    let lines = 5 + d.below(300);
+    let crlf = d.below(3); // 0: LF, 1: CRLF, 2: mixed
+    let long = d.one_in(6).then(|| 200 + d.below(2000));
+    let late = d.below(lines);
+    // One bad line in about one file of five, somewhere.
+    let bad = d.one_in(5).then(|| d.below(lines));
+    let label = |d: &mut Draws, u: usize| -> String {
+        match (u + d.below(2)) % 5 {
+            0 => format!("{:03}", u),
+            1 => format!("P{u:05}"),
+            2 => format!("zé{u}"),
+            3 => format!("{u}x"),
+            _ => format!("n{u}"),
+        }
+    };
+    let id = |d: &mut Draws, u: usize, line: usize| -> String {
+        match ids {
+            Ids::Integers => u.to_string(),
+            Ids::Labels => {
+                if long.is_some_and(|_| u == 0) {
+                    format!("L{}", "o".repeat(long.unwrap_or(0)))
+                } else {
+                    label(d, u % 40)
+                }
+            }
+            Ids::LateLabel if line == late => format!("late{u}"),
+            Ids::LateLabel => u.to_string(),
+        }
+    };
+    let mut s = String::new();
+    if d.one_in(5) {
+        s.push_str(if weighted {
+            d.pick(&["source target weight", "protein1 protein2 combined_score"])
+        } else {
+            d.pick(&["source target", "from\tto"])
+        });
+        s.push('\n');
+    }
+    let end = |d: &mut Draws, s: &mut String| {
+        let crlf = crlf == 1 || (crlf == 2 && d.one_in(2));
+        s.push_str(if crlf { "\r\n" } else { "\n" });
+    };
+    for line in 0..lines {
+        if bad == Some(line) {
+            s.push_str(d.pick(&["lonely", "1 2 3 4 5", "a b c", "7 8 nan", "x\ty\tinf"]));
+            end(d, &mut s);
+            continue;
+        }
+        match d.below(30) {
+            0 => s.push_str(d.pick(&["# a comment", "% another", "  # indented", "#"])),
+            1 => s.push_str(d.pick(&["", " ", "\t \t"])),
+            _ => {
+                let u = d.below(nodes);
+                let v = if d.one_in(15) { u } else { d.below(nodes) };
+                if d.one_in(10) {
+                    s.push_str(d.pick(&[" ", "\t", "  "]));
+                }
+                s.push_str(&id(d, u, line));
+                s.push_str(d.pick(&[" ", "\t", "  ", " \t "]));
+                s.push_str(&id(d, v, line));
+                if weighted {
+                    s.push_str(d.pick(&[" ", "\t"]));
+                    let w = 1 + d.below(1000);
+                    s.push_str(&match d.below(6) {
+                        0 => w.to_string(),
+                        1 => format!("{}.5", w),
+                        2 => format!("{w}e-3"),
+                        3 => format!("{}E+2", w as f64 / 7.0),
+                        4 => format!("0.{w:03}"),
+                        _ => format!("{}", w as f64 * 1.0e300),
+                    });
+                }
+                if d.one_in(10) {
+                    s.push_str(d.pick(&[" ", "\t", " \t"]));
+                }
+            }
+        }
+        if line + 1 < lines || d.one_in(2) {
+            end(d, &mut s);
+        }
+    }
+    (s, ids)
+}
+
+/// Random files read in byte ranges as one process reads them (see the module docs).
+#[test]
+fn random_files_read_in_ranges_as_one_process() {
+    let dir = std::env::temp_dir().join(format!("trident-dist-fuzz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ro = ReadOptions::default();
+    let files = FILES;
+    let (mut read, mut refused) = (0, 0);
+    for seed in 0..files {
+        let mut d = Draws(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0x7472_6964);
+        let (text, ids) = random_file(&mut d);
+        let f = dir.join(format!("f{seed}.txt"));
+        std::fs::write(&f, &text).unwrap();
+        let mut modes = vec![IdMode::Auto, IdMode::Labels];
+        if ids == Ids::Integers {
+            modes.push(IdMode::Numeric);
+        }
+        for ids in modes {
+            let opts = EdgeListOptions {
+                ids,
+                loop_only_nodes: d.one_in(2),
+                weighted: [None, None, Some(false)][d.below(3)],
+            };
+            let what = |p: usize| format!("file {seed} ({}), {opts:?}, {p} ranks", f.display());
+            let one = io::read_graph_limited(&f, &opts, &ro);
+            for p in [2, 3, 5] {
+                match &one {
+                    Err(e) => {
+                        let errs = read_errors(p, &f, &opts);
+                        let e = e.to_string();
+                        assert!(
+                            errs.contains(&e),
+                            "{}: {errs:?}; one process: {e}\n{text}",
+                            what(p)
+                        );
+                    }
+                    Ok(one) => {
+                        same_as_one_process(&f, &opts, p)
+                            .unwrap_or_else(|e| panic!("{}: {e}\n{text}", what(p)));
+                        // R-MCL's columns, weights and all, built from the ranges.
+                        let mcl = MclOptions::default();
+                        let got = threads::run(p, |c| {
+                            let Some(g) = read_graph_weighted(c, &f, &opts, &ro)? else {
+                                return Ok(None);
+                            };
+                            transition_part(c, &g, &mcl, &mut Phases::default()).map(Some)
+                        });
+                        for (rank, part) in got.into_iter().enumerate() {
+                            let want = Transition::new_part(one, &mcl, p, rank);
+                            match (part, want) {
+                                (Ok(None), _) => {}
+                                (Ok(Some(part)), Ok(want)) => {
+                                    assert!(part == want, "{}, rank {rank}: another part", what(p))
+                                }
+                                (Err(a), Err(b)) => assert_eq!(
+                                    a.to_string(),
+                                    b.to_string(),
+                                    "{}, rank {rank}",
+                                    what(p)
+                                ),
+                                (a, b) => panic!(
+                                    "{}, rank {rank}: {:?} against one process's {:?}",
+                                    what(p),
+                                    a.map(|_| ()),
+                                    b.map(|_| ())
+                                ),
+                            }
+                        }
+                    }
+                }
+            }
+            match one {
+                Ok(_) => read += 1,
+                Err(_) => refused += 1,
+            }
+        }
+    }
+    // The draws cover both outcomes.
+    assert!(
+        read > files as usize && refused > 10,
+        "{read} read, {refused} refused"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A random square coordinate Matrix Market file: pattern, real or integer; general,
+/// symmetric or skew-symmetric; comments, CRLF, blanks around fields, repeats, diagonal
+/// entries, a missing last line break, and in some one flaw (an entry out of range, a
+/// missing value, a wrong entry count, a field too many).
+fn random_mtx(d: &mut Draws) -> String {
+    let field = d.pick(&["pattern", "real", "integer"]);
+    let symmetry = match field {
+        "pattern" => d.pick(&["general", "symmetric"]),
+        _ => d.pick(&["general", "symmetric", "skew-symmetric"]),
+    };
+    let n = 2 + d.below(80);
+    let entries = 1 + d.below(250);
+    let crlf = d.one_in(3);
+    let flaw = d.one_in(5).then(|| d.below(4));
+    let at = d.below(entries);
+    let eol = if crlf { "\r\n" } else { "\n" };
+    let mut s = format!("%%MatrixMarket matrix coordinate {field} {symmetry}{eol}");
+    for _ in 0..d.below(3) {
+        s.push_str(d.pick(&["% a comment", "%", "% another one"]));
+        s.push_str(eol);
+    }
+    let count = if flaw == Some(2) {
+        entries + 1
+    } else {
+        entries
+    };
+    s.push_str(&format!("{n} {n} {count}{eol}"));
+    for e in 0..entries {
+        let (mut i, mut j) = (1 + d.below(n), 1 + d.below(n));
+        if symmetry != "general" && i < j {
+            std::mem::swap(&mut i, &mut j);
+        }
+        if symmetry == "skew-symmetric" && i == j {
+            i = if i == n { i - 1 } else { i + 1 };
+            if i < j {
+                std::mem::swap(&mut i, &mut j);
+            }
+        }
+        if flaw == Some(0) && e == at {
+            i = n + 1;
+        }
+        if d.one_in(12) {
+            s.push(' ');
+        }
+        s.push_str(&format!("{i}{}{j}", d.pick(&[" ", "\t", "  "])));
+        if field != "pattern" && !(flaw == Some(1) && e == at) {
+            let sign = if d.one_in(3) { "-" } else { "" };
+            let v = 1 + d.below(500);
+            s.push(' ');
+            s.push_str(&match (field, d.below(3)) {
+                ("integer", _) => format!("{sign}{v}"),
+                (_, 0) => format!("{sign}{v}.25"),
+                (_, 1) => format!("{sign}{v}e-2"),
+                _ => format!("{sign}{}", v as f64 / 3.0),
+            });
+        }
+        if flaw == Some(3) && e == at {
+            s.push_str(" 9 9");
+        }
+        if d.one_in(12) {
+            s.push('\t');
+        }
+        if e + 1 < entries || d.one_in(2) {
+            s.push_str(eol);
+        }
+    }
+    s
+}
+
+/// Random Matrix Market files read in byte ranges as one process reads them: the graph
+/// and every rank's `M_G` part (the values as weights), or one process's error.
+#[test]
+fn random_matrix_market_files_read_in_ranges_as_one_process() {
+    let dir = std::env::temp_dir().join(format!("trident-dist-fuzz-mtx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ro = ReadOptions::default();
+    let files = FILES;
+    let opts = EdgeListOptions {
+        loop_only_nodes: true,
+        ..EdgeListOptions::default()
+    };
+    let (mut read, mut refused) = (0, 0);
+    for seed in 0..files {
+        let mut d = Draws(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x006d_7478);
+        let text = random_mtx(&mut d);
+        let f = dir.join(format!("m{seed}.mtx"));
+        std::fs::write(&f, &text).unwrap();
+        let what = |p: usize| format!("file {seed} ({}), {p} ranks", f.display());
+        let one = io::read_graph_limited(&f, &opts, &ro);
+        for p in [2, 3, 5] {
+            match &one {
+                Err(e) => {
+                    let errs = read_errors(p, &f, &opts);
+                    let e = e.to_string();
+                    assert!(
+                        errs.contains(&e),
+                        "{}: {errs:?}; one process: {e}\n{text}",
+                        what(p)
+                    );
+                }
+                Ok(one) => {
+                    same_as_one_process(&f, &opts, p)
+                        .unwrap_or_else(|e| panic!("{}: {e}\n{text}", what(p)));
+                    let mcl = MclOptions::default();
+                    let got = threads::run(p, |c| {
+                        let g = read_graph_weighted(c, &f, &opts, &ro)?.expect("read in ranges");
+                        transition_part(c, &g, &mcl, &mut Phases::default())
+                    });
+                    for (rank, part) in got.into_iter().enumerate() {
+                        let want = Transition::new_part(one, &mcl, p, rank);
+                        match (part, want) {
+                            (Ok(part), Ok(want)) => {
+                                assert!(part == want, "{}, rank {rank}: another part", what(p))
+                            }
+                            (Err(a), Err(b)) => {
+                                assert_eq!(a.to_string(), b.to_string(), "{}, rank {rank}", what(p))
+                            }
+                            (a, b) => panic!(
+                                "{}, rank {rank}: {:?} against one process's {:?}\n{text}",
+                                what(p),
+                                a.map(|_| ()),
+                                b.map(|_| ())
+                            ),
+                        }
+                    }
+                }
+            }
+        }
+        match one {
+            Ok(_) => read += 1,
+            Err(_) => refused += 1,
+        }
+    }
+    assert!(
+        read > files as usize / 2 && refused > 5,
+        "{read} read, {refused} refused"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
