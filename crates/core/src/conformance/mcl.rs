@@ -110,6 +110,10 @@ pub fn checks<B: MarkovCluster<f32> + MarkovCluster<f64> + Sync>() -> Vec<Check<
             run: ranks::distributed::<f64, B>,
         },
         Check {
+            name: "mcl_distributed_random_f64",
+            run: ranks::distributed_random::<f64, B>,
+        },
+        Check {
             name: "mcl_distributed_small_f32",
             run: ranks::distributed_small::<f32, B>,
         },
@@ -154,6 +158,7 @@ macro_rules! mcl_conformance_tests {
             mcl_weight_scale_invariance_f64,
             mcl_distributed_f32,
             mcl_distributed_f64,
+            mcl_distributed_random_f64,
             mcl_distributed_small_f32,
             mcl_distributed_pack_round_trip_f32,
             mcl_distributed_pack_round_trip_f64

@@ -210,3 +210,136 @@ pub(super) fn pack_round_trip<T: Scalar, B: MarkovCluster<T>>(b: &B) -> Result<(
     }
     Ok(())
 }
+
+/// Random runs over thread-ranks against one process of the same backend, bit for bit:
+/// each case draws a graph (a planted partition, or a skewed random graph with hubs,
+/// isolated nodes and, half the time, weights over many orders of magnitude), options (K
+/// from 1 to 64, inflation, pruning, the loop weight, the balance, either expansion and the
+/// `M·M` finish, a small local table that sends columns to the hub pass, Trident's variant or
+/// MLR-MCL's on one level or several), 2 to 5 ranks, a layout, and a round size for the
+/// replicated gathers. What the fixed cases above do not combine, these do.
+pub(super) fn distributed_random<T: Scalar, B: MarkovCluster<T> + Sync>(
+    b: &B,
+) -> Result<(), String> {
+    let mut state = 0x6d63_6c5f_7261_6e64u64;
+    let mut next = move || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let mut below = |n: usize| (next() % n as u64) as usize;
+    for case in 0..RANDOM_CASES {
+        let n = 8 + below(180);
+        let g = if below(2) == 0 {
+            // Communities of at least 2·degree + 2 nodes hold the edges drawn inside them.
+            let degree = 1 + below(9.min((n - 1) / 2));
+            let communities = 1 + below((n / (2 * degree + 2)).max(1));
+            crate::generate::planted(&crate::generate::PlantedOptions {
+                nodes: n,
+                communities,
+                degree: degree as f64,
+                mixing: if communities > 1 {
+                    below(50) as f64 / 100.0
+                } else {
+                    0.0
+                },
+                seed: case as u64,
+            })
+            .and_then(|p| p.edges.to_graph())
+        } else {
+            // Skewed ends (hubs), some nodes isolated, repeats merged.
+            let m = below(4 * n);
+            let weighted = below(2) == 0;
+            let edges: Vec<(usize, usize, f64)> = (0..m)
+                .map(|_| {
+                    let a = below(n) * below(n) / n;
+                    let w = if weighted {
+                        (1 + below(1000)) as f64 * 10f64.powi(below(9) as i32 - 4)
+                    } else {
+                        1.0
+                    };
+                    (a, below(n), w)
+                })
+                .filter(|e| e.0 != e.1)
+                .collect();
+            if weighted {
+                Graph::from_weighted_edges(n, edges)
+            } else {
+                Graph::from_edges(n, edges.into_iter().map(|e| (e.0, e.1)))
+            }
+        }
+        .map_err(|e| e.to_string())?;
+        let mlr = below(4) == 0;
+        let base = if mlr {
+            MclOptions {
+                coarsen_to: [0, 20, 60][below(3)],
+                max_per_column: 1 + below(64),
+                ..MclOptions::mlrmcl()
+            }
+        } else {
+            let expansion = if below(4) == 0 {
+                Expansion::Mcl
+            } else {
+                Expansion::Regularized
+            };
+            MclOptions {
+                expansion,
+                finish_after: [0, 1, 3][below(3)],
+                inflation: [1.4, 2.0, 3.0][below(3)],
+                prune_threshold: [0.0, 1e-5, 0.01, 0.1][below(4)],
+                self_loop_weight: [0.0, 0.5, 1.0][below(3)],
+                mass_penalty: [0.0, 0.5, 1.0][below(3)],
+                max_per_column: [1, 2, 3, 5, 8, 16, 64][below(7)],
+                ..MclOptions::default()
+            }
+        };
+        let o = MclOptions {
+            max_iterations: 3 + below(20),
+            local_table: [None, Some(4), Some(8), Some(32)][below(4)],
+            ..base
+        };
+        let want = b
+            .cluster(&g, &o)
+            .map_err(|e| format!("case {case}: one process: {e}"))?;
+        let p = 2 + below(4);
+        let layout = [Layout::Replicate, Layout::Partition][below(2)];
+        let o = MclOptions {
+            layout,
+            gather_round: [None, Some(7 + below(500))][below(2)],
+            ..o
+        };
+        let got = threads::run(p, |c| mcl::cluster::<T, B>(c, b, &g, &o, &mut |_| {}));
+        for (rank, r) in got.into_iter().enumerate() {
+            let label = format!(
+                "{} {} random case {case} ({} nodes, {} edges, {o:?}), {p} ranks, rank {rank}",
+                b.name(),
+                T::NAME,
+                g.num_nodes(),
+                g.num_edges()
+            );
+            let r = r.map_err(|e| format!("{label}: {e}"))?;
+            if !same(&r, &want) {
+                return Err(format!(
+                    "{label}: {} clusters, {} iterations ({}), chaos {:e}, change {:e}; one \
+                     process: {} clusters, {} iterations ({}), chaos {:e}, change {:e}",
+                    r.clusters.len(),
+                    r.iterations,
+                    r.stop,
+                    r.chaos,
+                    r.change,
+                    want.clusters.len(),
+                    want.iterations,
+                    want.stop,
+                    want.chaos,
+                    want.change
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Cases of [`distributed_random`] (many more were run while it was written).
+const RANDOM_CASES: usize = 32;
