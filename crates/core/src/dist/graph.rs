@@ -426,7 +426,7 @@ fn read_ranges(
     };
     let mut phases = Phases::default();
     if opts.ids != IdMode::Labels {
-        let body = plan.header.as_ref().map_or(0, |h| h.2);
+        let body = plan.header.as_ref().map_or(plan.start, |h| h.2);
         let (outcome, name) = read_part(c, path, &plan, body, opts, &mut phases)?;
         // 0: every rank's ids are integers; 1: some too wide; 2: some not integers.
         let code = match &outcome {
@@ -490,7 +490,7 @@ fn ranged_part(
     let Some(plan) = agreed_plan(c, path, opts, read, |p| p.header.is_none())? else {
         return Ok(None);
     };
-    let (outcome, name) = read_part(c, path, &plan, 0, opts, phases)?;
+    let (outcome, name) = read_part(c, path, &plan, plan.start, opts, phases)?;
     let part = match outcome {
         edgelist::PartOutcome::Edges(edges) => Some(Part { edges, name }),
         _ => None,
@@ -582,8 +582,16 @@ fn range_of(
     };
     let (f, len) = (&plan.file, plan.len);
     let span = len - body.min(len);
-    let start = line_start(f, body + span * me / p, len).map_err(io_err)?;
-    let end = line_start(f, body + span * (me + 1) / p, len).map_err(io_err)?;
+    // The body starts a line (after a header, or a byte-order mark); the other cuts are
+    // moved to the next line start.
+    let cut = |k: u64| -> Result<u64> {
+        if k == 0 {
+            return Ok(body.min(len));
+        }
+        let at = line_start(f, body + span * k / p, len).map_err(io_err)?;
+        Ok(at.max(body))
+    };
+    let (start, end) = (cut(me)?, cut(me + 1)?);
     let bytes = read_range(f, start, end).map_err(io_err)?;
     let mut head = vec![0u8; body as usize];
     read_at(f, &mut head, 0).map_err(io_err)?;

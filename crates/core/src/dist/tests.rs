@@ -129,11 +129,27 @@ fn edge_list_quirks_read_as_one_process() {
     }
     // Labels: read in byte ranges too, the same graph (`tests/labels.rs` has more).
     std::fs::write(dir.join("labels.txt"), "a b\nb c\nc a\nc d\n").unwrap();
-    for p in 1..=3 {
-        assert_eq!(
-            same_as_one_process(&dir.join("labels.txt"), &EdgeListOptions::default(), p),
-            Ok(p > 1)
-        );
+    // After a UTF-8 byte-order mark (which one process skips): in byte ranges too, the
+    // first label without it; with a header after it, and over integers.
+    let bom = |name: &str, text: &str| {
+        let f = dir.join(name);
+        std::fs::write(&f, format!("\u{feff}{text}")).unwrap();
+        f
+    };
+    let boms = [
+        bom("bom_labels.txt", "a b\nb c\nc a\nc d\n"),
+        bom("bom_header.txt", &format!("source target\n{}", &text[24..])),
+        bom("bom_quirks.txt", &text),
+    ];
+    for f in std::iter::once(dir.join("labels.txt")).chain(boms) {
+        for p in 1..=3 {
+            assert_eq!(
+                same_as_one_process(&f, &EdgeListOptions::default(), p),
+                Ok(p > 1),
+                "{}, {p} ranks",
+                f.display()
+            );
+        }
     }
     // A bad line deep in the file: every rank's error names the file's line.
     write_bad_line(&dir.join("bad.txt"));

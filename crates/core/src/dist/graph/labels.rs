@@ -33,7 +33,7 @@ pub(super) fn numbered_labels(
     keep: bool,
     mut phases: Phases,
 ) -> Result<DistGraph> {
-    let body = plan.label_header.as_ref().map_or(0, |h| h.2);
+    let body = plan.label_header.as_ref().map_or(plan.start, |h| h.2);
     let (bytes, skip) = range_of(c, path, plan, body, &mut phases)?;
     let name = path.display().to_string();
     let notes = plan

@@ -1,6 +1,6 @@
 //! Random edge lists read in byte ranges against one process: files drawn from the
 //! reader's whole grammar (integer ids, labels, a label late in an integer file, weights in
-//! every notation, headers, comments, blank and whitespace-only lines, CRLF, leading and
+//! every notation, a byte-order mark, headers, comments, blank and whitespace-only lines, CRLF, leading and
 //! trailing blanks, self-loops, repeats, lines longer than a rank's range, a missing last
 //! line break) and, in some, one bad line. Each file is read by one process and at 2, 3
 //! and 5 thread-ranks in every id mode that applies: a file one process reads gives its
@@ -92,7 +92,8 @@ fn random_file(d: &mut Draws) -> (String, Ids) {
             Ids::LateLabel => u.to_string(),
         }
     };
-    let mut s = String::new();
+    // A UTF-8 byte-order mark in one file of eight.
+    let mut s = String::from(if d.one_in(8) { "\u{feff}" } else { "" });
     if d.one_in(5) {
         s.push_str(if weighted {
             d.pick(&["source target weight", "protein1 protein2 combined_score"])

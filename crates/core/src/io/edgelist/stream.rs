@@ -66,9 +66,7 @@ pub(crate) fn streamable(
         return None;
     }
     let plan = range_plan(path, opts)?;
-    plan.header
-        .is_none()
-        .then_some((plan.file, plan.len, plan.weights))
+    (plan.header.is_none() && plan.start == 0).then_some((plan.file, plan.len, plan.weights))
 }
 
 /// A plain text edge list that can be read in byte ranges: the open file, its length, a
@@ -76,10 +74,13 @@ pub(crate) fn streamable(
 /// offset just after it) and the weight column decided from the first data line (after the
 /// header, where there is one: the numeric reading) and from the very first (`labelled`:
 /// the reading of every line as labels, the header too, as the whole-file reader falls
-/// back to it).
+/// back to it). Offsets are the file's: after a UTF-8 byte-order mark, which one process
+/// skips too, the lines start at `start` (3, else 0).
 pub(crate) struct RangePlan {
     pub file: std::fs::File,
     pub len: u64,
+    /// Where the first line starts (after a byte-order mark).
+    pub start: u64,
     pub header: Option<(usize, String, u64)>,
     pub weights: Weights,
     pub labelled: Weights,
@@ -88,8 +89,8 @@ pub(crate) struct RangePlan {
     pub label_header: Option<(usize, String, u64)>,
 }
 
-/// [`streamable`]'s test without its exclusions of label files and headers: a regular,
-/// plain (not gzip, no byte-order mark) text file that is not METIS, with its first data
+/// [`streamable`]'s test without its exclusions of label files, headers and byte-order
+/// marks: a regular, plain (not gzip) text file that is not METIS, with its first data
 /// line (and, after a header, the next) whole in its head. The distributed reader
 /// (`crate::dist::graph`) asks it; any trouble opening or reading is `None`.
 #[cfg(unix)]
@@ -113,7 +114,7 @@ pub(crate) fn range_plan(path: &Path, opts: &EdgeListOptions) -> Option<RangePla
     if f.read_exact_at(&mut head, 0).is_err() {
         return None;
     }
-    if detect(&head) != Detected::Text || head.starts_with(b"\xEF\xBB\xBF") {
+    if detect(&head) != Detected::Text {
         return None;
     }
     // The first data line decides the weight column (and a non-numeric one is a header
@@ -125,35 +126,40 @@ pub(crate) fn range_plan(path: &Path, opts: &EdgeListOptions) -> Option<RangePla
     // A METIS file (or what may start one) is left to the whole-file readers, which tell
     // METIS from an edge list with the whole content (`super::super::metis::is_metis`).
     let whole = head.len() as u64 == len;
-    if (whole && super::super::metis::is_metis(&head))
-        || (!whole && super::super::metis::could_start_metis(&head))
+    // The lines start after a byte-order mark: the head is read from there, and its
+    // offsets are moved back to the file's below.
+    let start = (head.len() - super::super::strip_bom(&head).len()) as u64;
+    let head = &head[start as usize..];
+    if (whole && super::super::metis::is_metis(head))
+        || (!whole && super::super::metis::could_start_metis(head))
     {
         return None;
     }
-    let label_header = super::weight_header(&head, opts)
-        .map(|(ln, line, rest)| (ln, super::text::show(line), rest as u64));
-    let after = label_header.as_ref().map_or(0, |h| h.2 as usize);
+    let label_header = super::weight_header(head, opts)
+        .map(|(ln, line, rest)| (ln, super::text::show(line), start + rest as u64));
+    let after = label_header.as_ref().map_or(0, |h| (h.2 - start) as usize);
     let labelled = Weights::decide(&head[after..], opts);
     // No data line in the head: the whole-file readers decide.
     labelled.opt.or(labelled.auto)?;
-    let header = match header_line(&head) {
+    let header = match header_line(head) {
         Some((ln, line, rest)) if opts.ids != IdMode::Labels => {
-            Some((ln, super::text::show(line), rest as u64))
+            Some((ln, super::text::show(line), start + rest as u64))
         }
         _ => None,
     };
     let weights = match &header {
         Some((_, _, rest)) => {
-            let ws = Weights::decide(&head[*rest as usize..], opts);
+            let ws = Weights::decide(&head[(rest - start) as usize..], opts);
             // A header and no data line after it in the head: the whole-file readers.
             ws.opt.or(ws.auto)?;
             ws
         }
-        None => Weights::decide(&head, opts),
+        None => Weights::decide(head, opts),
     };
     Some(RangePlan {
         file: f,
         len,
+        start,
         header,
         weights,
         labelled,
