@@ -77,6 +77,10 @@ pub fn checks<B: TriangleCount>() -> Vec<Check<B>> {
             run: distributed::<B>,
         },
         Check {
+            name: "triangles_distributed_random",
+            run: distributed_random::<B>,
+        },
+        Check {
             name: "triangles_exchanged_small",
             run: exchanged_small::<B>,
         },
@@ -100,6 +104,7 @@ macro_rules! triangles_conformance_tests {
             triangles_every_gpu_kernel_small,
             triangles_counted_rows,
             triangles_distributed,
+            triangles_distributed_random,
             triangles_exchanged_small
         );
     };
@@ -802,6 +807,77 @@ fn distributed<B: TriangleCount>(b: &B) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Random graphs counted over 2 to 5 thread-ranks against brute force: each case draws a
+/// graph (skewed ends with hubs, a sprinkle of cliques, repeats both ways, self-loops,
+/// isolated nodes, and sometimes no edge at all), how the edges are dealt to the ranks (in
+/// contiguous runs, as byte ranges deal them, or scattered), the rank count, the layout,
+/// the algorithm and whether per-node counts are asked for. What the fixed cases of
+/// `triangles_distributed` do not combine, these do.
+fn distributed_random<B: TriangleCount>(b: &B) -> Result<(), String> {
+    use crate::dist::graph::{orient, DistGraph};
+    use crate::dist::threads;
+    use crate::dist::triangles::{count, Layout};
+    use crate::dist::Comm;
+    let mut rng = crate::testing::xorshift(0x7472_6961_6e67_6c65u64);
+    let mut next = move |k: usize| (rng() % k.max(1) as u64) as usize;
+    for case in 0..RANDOM_CASES {
+        let n = 1 + next(400);
+        let mut edges: Vec<(usize, usize)> = (0..next(6 * n))
+            .map(|_| (next(n) * next(n) / n, next(n)))
+            .collect();
+        for _ in 0..next(4) {
+            let (at, size) = (next(n), 2 + next(12));
+            for i in at..(at + size).min(n) {
+                for j in i + 1..(at + size).min(n) {
+                    edges.push((i, j));
+                }
+            }
+        }
+        let back: Vec<(usize, usize)> = edges
+            .iter()
+            .take(next(edges.len() + 1))
+            .map(|&(u, v)| (v, u))
+            .collect();
+        edges.extend(back);
+        let per = per_node_from_edges(n, edges.iter().copied())?;
+        let total = per.iter().sum::<u64>() / 3;
+        let (p, scattered) = (2 + next(4), next(2) == 0);
+        let layout = [Layout::Replicate, Layout::Partition, Layout::Auto][next(3)];
+        let (alg, per_node) = (ALL[next(ALL.len())], next(2) == 0);
+        let what = format!(
+            "random case {case} ({n} nodes, {} edge lines), {p} ranks, {layout}, {alg}, \
+             per node {per_node}, scattered {scattered}",
+            edges.len()
+        );
+        let raw: Vec<(u32, u32)> = edges.iter().map(|&(u, v)| (u as u32, v as u32)).collect();
+        let results = threads::run(p, |c| {
+            let (r, p) = (c.rank(), c.size());
+            let mine: Vec<(u32, u32)> = if scattered {
+                raw.iter().copied().skip(r).step_by(p).collect()
+            } else {
+                raw[raw.len() * r / p..raw.len() * (r + 1) / p].to_vec()
+            };
+            let dg = DistGraph::from_edges(c, n, &mine)?;
+            let o = orient(c, &dg)?;
+            count(c, b, &o, layout, &opts(alg, per_node))
+        });
+        for (rank, r) in results.into_iter().enumerate() {
+            let r = r.map_err(|e| format!("{what}, rank {rank}: {e}"))?;
+            let want = per_node.then_some(&per[..]);
+            compare(&format!("{what}, rank {rank}"), &r.counts, total, want)?;
+            if !per_node && r.counts.per_node.is_some() {
+                return Err(format!(
+                    "{what}, rank {rank}: per-node counts not asked for"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Cases of [`distributed_random`] (many more were run while it was written).
+const RANDOM_CASES: usize = 24;
 
 /// The replicated layout's upload ([`TriangleCount::upload_exchanged`]: ids received as
 /// pieces and lowered by the rank's first row on the device) on one rank: rows `r0..n` of
