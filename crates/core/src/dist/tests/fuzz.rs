@@ -372,3 +372,71 @@ fn random_matrix_market_files_read_in_ranges_as_one_process() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// One process reads each random file (see the module docs) alike from the file (the
+/// streamed parse where it applies) and from its gzip copy (the whole-file parse), one file
+/// in five repeated past the streamed reader's pieces: the same graph and notes, or the
+/// same error.
+#[test]
+fn random_files_read_alike_streamed_and_whole() {
+    use std::io::Write;
+    let dir = std::env::temp_dir().join(format!("trident-io-fuzz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ro = ReadOptions::default();
+    let mut compared = 0;
+    for seed in 0..FILES {
+        let mut d = Draws(seed.wrapping_mul(0xd134_2543_de82_ef95) ^ 0x0073_7472);
+        let (mut text, ids) = random_file(&mut d);
+        if seed % 5 == 0 {
+            // Past the streamed reader's pieces (1 MiB): the lines repeated, each copy
+            // ending in a line break.
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            let body = text.clone();
+            while text.len() < 3 << 20 {
+                text.push_str(&body);
+            }
+        }
+        let plain = dir.join(format!("r{seed}.txt"));
+        let gz = dir.join(format!("r{seed}.txt.gz"));
+        std::fs::write(&plain, &text).unwrap();
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(text.as_bytes()).unwrap();
+        std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+        let mut modes = vec![IdMode::Auto, IdMode::Labels];
+        if ids == Ids::Integers {
+            modes.push(IdMode::Numeric);
+        }
+        for ids in modes {
+            let opts = EdgeListOptions {
+                ids,
+                loop_only_nodes: d.one_in(2),
+                weighted: [None, None, Some(true), Some(false)][d.below(4)],
+            };
+            let read = |p: &std::path::Path| {
+                io::read_graph_limited(p, &opts, &ro)
+                    .map(|g| {
+                        let notes = g.notes().to_vec();
+                        (g, notes)
+                    })
+                    .map_err(|e| e.to_string())
+            };
+            let (a, b) = (read(&plain), read(&gz));
+            let name =
+                |s: String| s.replace(&gz.display().to_string(), &plain.display().to_string());
+            let b = b
+                .map(|(g, notes)| (g, notes.into_iter().map(name).collect::<Vec<_>>()))
+                .map_err(name);
+            assert!(
+                a == b,
+                "file {seed}, {opts:?}: plain {:?}, gzip {:?}\n{text}",
+                a.as_ref().map(|x| &x.1),
+                b.as_ref().map(|x| &x.1)
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared > FILES as usize);
+    std::fs::remove_dir_all(&dir).ok();
+}
