@@ -599,7 +599,10 @@ fn range_of(
     // The lines before this range, so that errors name the file's line.
     let lines = memchr::memchr_iter(b'\n', &bytes).count() as u64;
     let before = memchr::memchr_iter(b'\n', &head).count();
-    Ok((bytes, before + super::exclusive_sum(c, lines)? as usize))
+    let skip = before + super::exclusive_sum(c, lines)? as usize;
+    // A line past the text limit fails the file, as one process refuses it.
+    io::check_range_lines(&bytes, &path.display().to_string(), skip)?;
+    Ok((bytes, skip))
 }
 
 /// Reads and parses this rank's byte range of the body of `plan`'s file (from `body`) as

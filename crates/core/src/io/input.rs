@@ -416,9 +416,24 @@ fn long_line(bytes: &[u8], mut line_start: usize) -> std::result::Result<usize, 
     Ok(line_start)
 }
 
+/// [`check_lines`] of whole lines of a file after its first `skip` lines (a byte range of
+/// it): a line longer than [`MAX_LINE_BYTES`] is the error one process gives for the file,
+/// naming the file's line.
+pub(crate) fn check_range_lines(bytes: &[u8], name: &str, skip: usize) -> Result<()> {
+    match long_line(bytes, 0) {
+        Ok(_) => Ok(()),
+        Err(start) => Err(too_long_line_after(bytes, start, name, skip)),
+    }
+}
+
 #[cold]
 fn too_long_line(bytes: &[u8], line_start: usize, name: &str) -> Error {
-    let line = memchr::memchr_iter(b'\n', &bytes[..line_start.min(bytes.len())]).count() + 1;
+    too_long_line_after(bytes, line_start, name, 0)
+}
+
+#[cold]
+fn too_long_line_after(bytes: &[u8], line_start: usize, name: &str, skip: usize) -> Error {
+    let line = skip + memchr::memchr_iter(b'\n', &bytes[..line_start.min(bytes.len())]).count() + 1;
     perr(
         name,
         Some(line),

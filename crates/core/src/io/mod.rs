@@ -33,6 +33,7 @@ mod npy_header;
 mod output;
 mod text;
 
+pub(crate) use input::check_range_lines;
 pub use input::{
     detect, detect_format, is_input_limit, strip_bom, Detected, Input, ReadOptions, MAX_LINE_BYTES,
     STDIN_NAME,

@@ -58,6 +58,8 @@ pub(super) fn read_mtx(
     phases.lap("read");
     let lines = memchr::memchr_iter(b'\n', &bytes).count() as u64;
     let skip = header_lines + crate::dist::exclusive_sum(c, lines)? as usize;
+    // A line past the text limit fails the file, as one process refuses it.
+    io::check_range_lines(&bytes, &name, skip)?;
     let part = mtx::parse_graph_part(&h, &bytes, &name, skip, values)?;
     phases.lap("parse");
     // The entry count, as the whole-file reader checks it: the rank holding the first

@@ -440,3 +440,44 @@ fn random_files_read_alike_streamed_and_whole() {
     assert!(compared > FILES as usize);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A line longer than the text limit ([`crate::io::MAX_LINE_BYTES`]) fails in byte ranges as
+/// it fails one process, wherever it lies: in integer and labelled files and in a Matrix
+/// Market file, first, in the middle and last.
+#[test]
+fn a_line_over_the_limit_fails_in_ranges_as_one_process() {
+    let dir = std::env::temp_dir().join(format!("trident-dist-long-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let long = "7".repeat(crate::io::MAX_LINE_BYTES + 10);
+    let body: String = (0..20_000)
+        .map(|i| format!("{} {}\n", i % 997, i % 991))
+        .collect();
+    let labels: String = (0..20_000)
+        .map(|i| format!("a{} b{}\n", i % 997, i % 991))
+        .collect();
+    for (k, text) in [
+        format!("{long} 1\n{body}"),
+        format!("{body}{long} 1\n{body}"),
+        format!("{body}1 {long}"),
+        format!("{labels}x {long}\n{labels}"),
+        format!(
+            "%%MatrixMarket matrix coordinate pattern general\n999 999 40001\n{body}1 {long}\n{body}"
+        ),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let f = dir.join(format!("long{k}.txt"));
+        std::fs::write(&f, text).unwrap();
+        let opts = EdgeListOptions::default();
+        let one = io::read_graph_limited(&f, &opts, &ReadOptions::default())
+            .err()
+            .map(|e| e.to_string())
+            .expect("one process refuses the long line");
+        for p in [2, 3] {
+            let errs = read_errors(p, &f, &opts);
+            assert!(errs.contains(&one), "case {k}, {p} ranks: {errs:?}; one process: {one}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
