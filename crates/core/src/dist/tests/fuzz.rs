@@ -2,7 +2,9 @@
 //! reader's whole grammar (integer ids, labels, a label late in an integer file, weights in
 //! every notation, a byte-order mark, headers, comments, blank and whitespace-only lines, CRLF, leading and
 //! trailing blanks, self-loops, repeats, lines longer than a rank's range, a missing last
-//! line break) and, in some, one bad line. Each file is read by one process and at 2, 3
+//! line break, ids with a plus or leading zeros or past 32 and 64 bits) and, in some, one bad
+//! line (one field, too many, a NUL byte, a negative id, an infinite, zero or negative
+//! weight). Each file is read by one process and at 2, 3
 //! and 5 thread-ranks in every id mode that applies: a file one process reads gives its
 //! graph (nodes in its order, names, degrees, edges, self-loops) and its `M_G` part on
 //! every rank, bit for bit; a file one process refuses fails some rank with one process's
@@ -80,7 +82,17 @@ fn random_file(d: &mut Draws) -> (String, Ids) {
     };
     let id = |d: &mut Draws, u: usize, line: usize| -> String {
         match ids {
-            Ids::Integers => u.to_string(),
+            // Now and then a leading plus or zeros, or an id past 32 bits (or past 64).
+            Ids::Integers => match d.below(300) {
+                0 => format!("+{u}"),
+                1 => format!("00{u}"),
+                // (Not beside a bad line: one error a file, so that one process and the
+                // ranks name the same.)
+                2 if bad.is_none() => d
+                    .pick(&["4294967296", "18446744073709551615", "18446744073709551616"])
+                    .into(),
+                _ => u.to_string(),
+            },
             Ids::Labels => {
                 if long.is_some_and(|_| u == 0) {
                     format!("L{}", "o".repeat(long.unwrap_or(0)))
@@ -108,7 +120,18 @@ fn random_file(d: &mut Draws) -> (String, Ids) {
     };
     for line in 0..lines {
         if bad == Some(line) {
-            s.push_str(d.pick(&["lonely", "1 2 3 4 5", "a b c", "7 8 nan", "x\ty\tinf"]));
+            s.push_str(d.pick(&[
+                "lonely",
+                "1 2 3 4 5",
+                "a b c",
+                "7 8 nan",
+                "x\ty\tinf",
+                "3\u{0}4 5",
+                "-1 2",
+                "1 2 1e400",
+                "1 2 0",
+                "1 2 -3",
+            ]));
             end(d, &mut s);
             continue;
         }
@@ -127,8 +150,11 @@ fn random_file(d: &mut Draws) -> (String, Ids) {
                 if weighted {
                     s.push_str(d.pick(&[" ", "\t"]));
                     let w = 1 + d.below(1000);
-                    s.push_str(&match d.below(6) {
+                    s.push_str(&match d.below(9) {
                         0 => w.to_string(),
+                        6 => format!("+{w}"),
+                        7 => format!(".{w}"),
+                        8 => format!("{w}."),
                         1 => format!("{}.5", w),
                         2 => format!("{w}e-3"),
                         3 => format!("{}E+2", w as f64 / 7.0),
