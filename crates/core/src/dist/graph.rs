@@ -31,6 +31,9 @@ use std::path::Path;
 use rayon::prelude::*;
 
 mod columns;
+mod gzip;
+#[cfg(test)]
+pub(crate) use gzip::read_gz_in;
 pub(super) mod host;
 mod labels;
 mod mtx;
@@ -419,6 +422,9 @@ fn read_ranges(
         return Ok(None);
     }
     if let Some(g) = mtx::read_mtx(c, path, read, keep)? {
+        return Ok(Some(g));
+    }
+    if let Some(g) = gzip::read_gz(c, path, opts, read, keep)? {
         return Ok(Some(g));
     }
     let Some(plan) = agreed_plan(c, path, opts, read, |_| true)? else {

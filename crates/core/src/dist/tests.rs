@@ -15,10 +15,22 @@ mod mcl_ranges;
 /// Reads `path` at `p` ranks and checks every rank's view against one process's graph:
 /// nodes, edges, self-loops, degrees, labels (rank 0), and the union of the ranks' edges.
 fn same_as_one_process(path: &Path, opts: &EdgeListOptions, p: usize) -> Result<bool, String> {
+    same_as_one_process_by(path, opts, p, |c| {
+        read_graph(c, path, opts, &ReadOptions::default())
+    })
+}
+
+/// [`same_as_one_process`] with the ranks reading by `read`.
+fn same_as_one_process_by(
+    path: &Path,
+    opts: &EdgeListOptions,
+    p: usize,
+    read: impl Fn(&dyn Comm) -> crate::Result<DistGraph> + Sync,
+) -> Result<bool, String> {
     let one: Graph = io::read_graph_limited(path, opts, &ReadOptions::default())
         .map_err(|e| format!("one process: {e}"))?;
     let results = threads::run(p, |c| {
-        let g = read_graph(c, path, opts, &ReadOptions::default())?;
+        let g = read(c)?;
         Ok((c.rank(), g))
     });
     let mut edges = Vec::new();
@@ -141,6 +153,18 @@ fn edge_list_quirks_read_as_one_process() {
         bom("bom_header.txt", &format!("source target\n{}", &text[24..])),
         bom("bom_quirks.txt", &text),
     ];
+    // Gzipped: read in pieces of the decompressed text (integer ids; labels are read whole).
+    let gz = dir.join("quirks.txt.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut enc, text.as_bytes()).unwrap();
+    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    for p in 1..=3 {
+        assert_eq!(
+            same_as_one_process(&gz, &EdgeListOptions::default(), p),
+            Ok(p > 1),
+            "gzip, {p} ranks"
+        );
+    }
     for f in std::iter::once(dir.join("labels.txt")).chain(boms) {
         for p in 1..=3 {
             assert_eq!(

@@ -76,7 +76,7 @@ mod labels;
 mod numeric;
 mod pieces;
 mod stream;
-pub(crate) use stream::{range_plan, RangePlan};
+pub(crate) use stream::{head_plan, range_plan, HeadPlan, RangePlan, HEAD};
 #[cfg(test)]
 mod tests;
 

@@ -10,7 +10,7 @@
 //! every rank, bit for bit; a file one process refuses fails some rank with one process's
 //! message, line and all.
 
-use super::{read_errors, same_as_one_process, threads};
+use super::{read_errors, same_as_one_process, same_as_one_process_by, threads};
 use crate::dist::graph::read_graph_weighted;
 use crate::dist::mcl::transition_part;
 use crate::dist::Phases;
@@ -83,7 +83,7 @@ fn random_file(d: &mut Draws) -> (String, Ids) {
     let id = |d: &mut Draws, u: usize, line: usize| -> String {
         match ids {
             // Now and then a leading plus or zeros, or an id past 32 bits (or past 64).
-            Ids::Integers => match d.below(300) {
+            Ids::Integers => match d.below(5000) {
                 0 => format!("+{u}"),
                 1 => format!("00{u}"),
                 // (Not beside a bad line: one error a file, so that one process and the
@@ -174,6 +174,14 @@ fn random_file(d: &mut Draws) -> (String, Ids) {
     (s, ids)
 }
 
+/// `bytes` gzipped.
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
 /// Random files read in byte ranges as one process reads them (see the module docs).
 #[test]
 fn random_files_read_in_ranges_as_one_process() {
@@ -185,8 +193,16 @@ fn random_files_read_in_ranges_as_one_process() {
     for seed in 0..files {
         let mut d = Draws(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0x7472_6964);
         let (text, ids) = random_file(&mut d);
-        let f = dir.join(format!("f{seed}.txt"));
-        std::fs::write(&f, &text).unwrap();
+        let plain = dir.join(format!("f{seed}.txt"));
+        std::fs::write(&plain, &text).unwrap();
+        // Every third file gzipped (read in pieces of its decompressed text).
+        let f = if seed % 3 == 0 {
+            let gz = dir.join(format!("f{seed}.txt.gz"));
+            std::fs::write(&gz, gzip(text.as_bytes())).unwrap();
+            gz
+        } else {
+            plain
+        };
         let mut modes = vec![IdMode::Auto, IdMode::Labels];
         if ids == Ids::Integers {
             modes.push(IdMode::Numeric);
@@ -405,7 +421,6 @@ fn random_matrix_market_files_read_in_ranges_as_one_process() {
 /// same error.
 #[test]
 fn random_files_read_alike_streamed_and_whole() {
-    use std::io::Write;
     let dir = std::env::temp_dir().join(format!("trident-io-fuzz-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let ro = ReadOptions::default();
@@ -427,9 +442,7 @@ fn random_files_read_alike_streamed_and_whole() {
         let plain = dir.join(format!("r{seed}.txt"));
         let gz = dir.join(format!("r{seed}.txt.gz"));
         std::fs::write(&plain, &text).unwrap();
-        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        enc.write_all(text.as_bytes()).unwrap();
-        std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+        std::fs::write(&gz, gzip(text.as_bytes())).unwrap();
         let mut modes = vec![IdMode::Auto, IdMode::Labels];
         if ids == Ids::Integers {
             modes.push(IdMode::Numeric);
@@ -505,5 +518,105 @@ fn a_line_over_the_limit_fails_in_ranges_as_one_process() {
             assert!(errs.contains(&one), "case {k}, {p} ranks: {errs:?}; one process: {one}");
         }
     }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Random gzip files read in pieces of their decompressed text (`graph::read_gz_in`, pieces
+/// as small as 16 bytes, so that each rank holds many, every `p`-th): integer files give
+/// one process's graph and `M_G` parts, weights and all; bad ones one process's error;
+/// label files are left to the whole-file readers (`None` on every rank).
+#[test]
+fn random_gzip_files_read_in_pieces_as_one_process() {
+    use crate::dist::graph::read_gz_in;
+    let dir = std::env::temp_dir().join(format!("trident-dist-fuzz-gz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ro = ReadOptions::default();
+    let (mut read, mut refused, mut left) = (0, 0, 0);
+    for seed in 0..FILES {
+        let mut d = Draws(seed.wrapping_mul(0x5851_f42d_4c95_7f2d) ^ 0x0067_7a69);
+        // Integer files mostly (labels are left to the whole-file readers).
+        let (mut text, mut ids) = random_file(&mut d);
+        while ids != Ids::Integers && !d.one_in(8) {
+            (text, ids) = random_file(&mut d);
+        }
+        let f = dir.join(format!("g{seed}.txt.gz"));
+        std::fs::write(&f, gzip(text.as_bytes())).unwrap();
+        let piece = [16, 64, 300, 4096, 1 << 16][d.below(5)];
+        let opts = EdgeListOptions {
+            ids: if ids == Ids::Integers && d.one_in(3) {
+                IdMode::Numeric
+            } else {
+                IdMode::Auto
+            },
+            loop_only_nodes: d.one_in(2),
+            weighted: [None, None, Some(false)][d.below(3)],
+        };
+        let what = |p: usize| format!("file {seed}, {opts:?}, pieces of {piece}, {p} ranks");
+        let one = io::read_graph_limited(&f, &opts, &ro);
+        let p = [2, 3, 5][d.below(3)];
+        let mcl = MclOptions::default();
+        let got = threads::run(p, |c| {
+            let Some(g) = read_gz_in(c, &f, &opts, &ro, true, piece)? else {
+                return Ok(None);
+            };
+            let part = transition_part(c, &g, &mcl, &mut Phases::default());
+            Ok(Some((g.num_nodes(), g.num_edges(), part)))
+        });
+        match &one {
+            Err(e) => {
+                let e = e.to_string();
+                let errs: Vec<String> = got
+                    .iter()
+                    .filter_map(|r| r.as_ref().err().map(|e| e.to_string()))
+                    .collect();
+                if got.iter().all(|r| matches!(r, Ok(None))) {
+                    left += 1;
+                } else {
+                    assert!(
+                        errs.contains(&e),
+                        "{}: {errs:?}; one process: {e}\n{text}",
+                        what(p)
+                    );
+                }
+                refused += 1;
+            }
+            Ok(one) => {
+                let mut pieces = false;
+                for (rank, r) in got.into_iter().enumerate() {
+                    let Some((n, m, part)) = r.unwrap_or_else(|e| panic!("{}: {e}", what(p)))
+                    else {
+                        left += 1;
+                        continue;
+                    };
+                    pieces = true;
+                    assert_eq!(
+                        (n, m as usize),
+                        (one.num_nodes(), one.num_edges()),
+                        "{}",
+                        what(p)
+                    );
+                    match (part, Transition::new_part(one, &mcl, p, rank)) {
+                        (Ok(part), Ok(want)) => {
+                            assert!(part == want, "{}, rank {rank}: another part", what(p))
+                        }
+                        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                        (a, b) => panic!("{}: {:?} against {:?}", what(p), a.err(), b.err()),
+                    }
+                }
+                if pieces {
+                    same_as_one_process_by(&f, &opts, p, |c| {
+                        read_gz_in(c, &f, &opts, &ro, false, piece)?
+                            .ok_or_else(|| crate::Error::invalid("test", "left to the whole read"))
+                    })
+                    .unwrap_or_else(|e| panic!("{}: {e}\n{text}", what(p)));
+                    read += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        read > FILES as usize / 3 && refused > 10 && left > 0,
+        "{read} read, {refused} refused, {left} left"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

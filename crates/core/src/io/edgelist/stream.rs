@@ -34,7 +34,7 @@ const BLOCK: usize = 256 << 10;
 /// of its own.
 const MARKS_WORDS: usize = 1 << 22;
 /// Bytes read first, to tell the format and the weight column from the first data line.
-const HEAD: u64 = 64 << 10;
+pub(crate) const HEAD: u64 = 64 << 10;
 /// Pieces are a few per thread, and at least this many bytes.
 const PIECE_MIN: u64 = 1 << 20;
 
@@ -114,21 +114,48 @@ pub(crate) fn range_plan(path: &Path, opts: &EdgeListOptions) -> Option<RangePla
     if f.read_exact_at(&mut head, 0).is_err() {
         return None;
     }
-    if detect(&head) != Detected::Text {
+    let whole = head.len() as u64 == len;
+    let h = head_plan(&head, whole, opts)?;
+    Some(RangePlan {
+        file: f,
+        len,
+        start: h.start,
+        header: h.header,
+        weights: h.weights,
+        labelled: h.labelled,
+        label_header: h.label_header,
+    })
+}
+
+/// What [`range_plan`] finds in a file's head (the whole file where `whole`), its offsets the
+/// file's: where the lines start, a column header, the weight columns. `None` where the
+/// whole-file readers must decide (not text, METIS, no data line in the head).
+pub(crate) struct HeadPlan {
+    pub start: u64,
+    pub header: Option<(usize, String, u64)>,
+    pub weights: Weights,
+    pub labelled: Weights,
+    pub label_header: Option<(usize, String, u64)>,
+}
+
+/// The head analysis of [`range_plan`] on `head`, the first bytes of a text (all of it
+/// where `whole`): also the decompressed head of a gzip file (`crate::dist::graph`).
+pub(crate) fn head_plan(head: &[u8], whole: bool, opts: &EdgeListOptions) -> Option<HeadPlan> {
+    if detect(head) != Detected::Text {
         return None;
     }
     // The first data line decides the weight column (and a non-numeric one is a header
     // or a label file): it must be whole in the head.
-    if (head.len() as u64) < len {
-        let end = memchr::memrchr(b'\n', &head)?;
-        head.truncate(end + 1);
+    let mut head = head;
+    if !whole {
+        let end = memchr::memrchr(b'\n', head)?;
+        head = &head[..end + 1];
     }
     // A METIS file (or what may start one) is left to the whole-file readers, which tell
     // METIS from an edge list with the whole content (`super::super::metis::is_metis`).
-    let whole = head.len() as u64 == len;
     // The lines start after a byte-order mark: the head is read from there, and its
     // offsets are moved back to the file's below.
-    let start = (head.len() - super::super::strip_bom(&head).len()) as u64;
+    let start = (head.len() - super::super::strip_bom(head).len()) as u64;
     let head = &head[start as usize..];
     if (whole && super::super::metis::is_metis(head))
         || (!whole && super::super::metis::could_start_metis(head))
@@ -156,9 +183,7 @@ pub(crate) fn range_plan(path: &Path, opts: &EdgeListOptions) -> Option<RangePla
         }
         None => Weights::decide(head, opts),
     };
-    Some(RangePlan {
-        file: f,
-        len,
+    Some(HeadPlan {
         start,
         header,
         weights,
