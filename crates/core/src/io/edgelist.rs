@@ -244,13 +244,19 @@ fn parse_in(
             let skip = memchr::memchr_iter(b'\n', &bytes[..rest_at]).count();
             // A bad line after the header is the file's error (not the header's); in
             // `Auto`, an id that is not an integer makes every line, the header too, a
-            // line of labels (below).
-            if let Some(mut el) = numeric_edges(rest, name, opts, skip, chunk)? {
-                el.note(format!(
-                    "{name}:{ln}: skipped the header line {}",
-                    text::show(line)
-                ));
-                return Ok(el);
+            // line of labels (below), and so does nothing after it (a file of one edge
+            // between labels).
+            match numeric_edges(rest, name, opts, skip, chunk) {
+                Ok(Some(mut el)) => {
+                    el.note(format!(
+                        "{name}:{ln}: skipped the header line {}",
+                        text::show(line)
+                    ));
+                    return Ok(el);
+                }
+                Ok(None) => {}
+                Err(crate::Error::Parse(e)) if e.kind == K::Empty => {}
+                Err(e) => return Err(e),
             }
         }
     }

@@ -65,7 +65,12 @@ fn random_file(d: &mut Draws) -> (String, Ids) {
     };
     let weighted = d.one_in(3);
     let nodes = 3 + d.below(120);
-    let lines = 5 + d.below(300);
+    // A few tiny files (a line that reads like a header may be all there is).
+    let lines = if d.one_in(12) {
+        1 + d.below(3)
+    } else {
+        5 + d.below(300)
+    };
     let crlf = d.below(3); // 0: LF, 1: CRLF, 2: mixed
     let long = d.one_in(6).then(|| 200 + d.below(2000));
     let late = d.below(lines);

@@ -165,9 +165,19 @@ pub(crate) fn head_plan(head: &[u8], whole: bool, opts: &EdgeListOptions) -> Opt
     let label_header = super::weight_header(head, opts)
         .map(|(ln, line, rest)| (ln, super::text::show(line), start + rest as u64));
     let after = label_header.as_ref().map_or(0, |h| (h.2 - start) as usize);
-    let labelled = Weights::decide(&head[after..], opts);
+    // Whether `text` has a data line (the weight option aside).
+    let data = |text: &[u8]| {
+        let any = EdgeListOptions {
+            weighted: None,
+            ..opts.clone()
+        };
+        Weights::decide(text, &any).auto.is_some()
+    };
     // No data line in the head: the whole-file readers decide.
-    labelled.opt.or(labelled.auto)?;
+    if !data(&head[after..]) {
+        return None;
+    }
+    let labelled = Weights::decide(&head[after..], opts);
     let header = match header_line(head) {
         Some((ln, line, rest)) if opts.ids != IdMode::Labels => {
             Some((ln, super::text::show(line), start + rest as u64))
@@ -176,10 +186,13 @@ pub(crate) fn head_plan(head: &[u8], whole: bool, opts: &EdgeListOptions) -> Opt
     };
     let weights = match &header {
         Some((_, _, rest)) => {
-            let ws = Weights::decide(&head[(rest - start) as usize..], opts);
-            // A header and no data line after it in the head: the whole-file readers.
-            ws.opt.or(ws.auto)?;
-            ws
+            let body = &head[(rest - start) as usize..];
+            // A header and no data line after it in the head: the whole-file readers
+            // (one process then reads the line as the file's data).
+            if !data(body) {
+                return None;
+            }
+            Weights::decide(body, opts)
         }
         None => Weights::decide(head, opts),
     };

@@ -483,4 +483,17 @@ fn a_bad_line_after_a_header_names_its_own_line() {
     .unwrap();
     assert_eq!(el.num_nodes, 6);
     assert!(el.notes.is_empty());
+    // Nothing after a line that reads like a header: it is the file's one edge, between
+    // labels (or a loop-only node), in `Auto` as in `Labels`.
+    for (text, nodes) in [("a b\n", 2), ("x\tx\n", 1), ("a b\n# c\n\n", 2)] {
+        for ids in [IdMode::Auto, IdMode::Labels] {
+            let opts = EdgeListOptions {
+                ids,
+                loop_only_nodes: true,
+                ..Default::default()
+            };
+            let el = parse_edges(text.as_bytes(), "h.txt", &opts).unwrap();
+            assert_eq!(el.num_nodes, nodes, "{text:?}, {ids:?}");
+        }
+    }
 }
