@@ -169,7 +169,7 @@ pub(crate) fn head_plan(head: &[u8], whole: bool, opts: &EdgeListOptions) -> Opt
     let data = |text: &[u8]| {
         let any = EdgeListOptions {
             weighted: None,
-            ..opts.clone()
+            ..*opts
         };
         Weights::decide(text, &any).auto.is_some()
     };
