@@ -10,7 +10,8 @@
 #
 #   NODES=10000000 NP=4 OLD=/path/to/old/trident bash benches/dist/cluster_read.sh [bundle dir]
 # CLUSTER_ARGS go to every run; BACKEND (default cuda) picks the backend; WEIGHTS=1 reads a weighted copy of the network instead,
-# LABELS=1 a copy whose ids are labels; OLD_ONE=1 runs one process of the older binary too.
+# LABELS=1 a copy whose ids are labels, GZ=1 a gzipped copy (not GZIP: gzip reads that variable); OLD_ONE=1 runs one process of the
+# older binary too.
 set -euo pipefail
 B=${1:-target/bundle}
 . "$(dirname "$0")/bundle_env.sh"
@@ -28,6 +29,12 @@ fi
 if [ "${WEIGHTS:-0}" = 1 ]; then
     [ -f "$W/weighted$n.el" ] || awk '/^#/ {print; next} {print $1, $2, (NR * 37) % 11 + 1}' "$f" >"$W/weighted$n.el"
     f=$W/weighted$n.el
+fi
+if [ "${GZ:-0}" = 1 ]; then
+    # Gzipped (SNAP's .txt.gz): every rank decompresses it, and keeps its pieces under
+    # --read ranges.
+    [ -s "$f.gz" ] || gzip -1 -c "$f" >"$f.gz"
+    f=$f.gz
 fi
 echo "== $f ($(du -h "$f" | cut -f1))"
 rss=$W/rss.py
