@@ -445,11 +445,7 @@ fn read_ranges(
                 if !keep {
                     edges.weights = None;
                 }
-                let notes = plan
-                    .header
-                    .iter()
-                    .map(|(ln, line, _)| format!("{name}:{ln}: skipped the header line {line}"))
-                    .collect();
+                let notes = header_note(&name, &plan.header);
                 return numbered(c, Part { edges, name }, opts, notes, phases).map(Some);
             }
             // Labels, the header line among them (one process finds the rest not numeric
@@ -459,6 +455,14 @@ fn read_ranges(
         }
     }
     labels::numbered_labels(c, path, &plan, opts, keep, phases).map(Some)
+}
+
+/// One process's note for a column header line skipped (`(line, text, offset after)`).
+fn header_note(name: &str, header: &Option<(usize, String, u64)>) -> Vec<String> {
+    header
+        .iter()
+        .map(|(ln, line, _)| format!("{name}:{ln}: skipped the header line {line}"))
+        .collect()
 }
 
 /// The byte-range plan of `path` ([`edgelist::range_plan`]) where `fits` it and the file is

@@ -23,6 +23,24 @@ fn same(got: &Clustering, want: &Clustering) -> bool {
         && got.change.to_bits() == want.change.to_bits()
 }
 
+/// [`same`], else an error that says how `got` (labelled `label`) differs from `want`.
+fn same_or(label: &str, got: &Clustering, want: &Clustering) -> Result<(), String> {
+    if same(got, want) {
+        return Ok(());
+    }
+    let say = |c: &Clustering| {
+        format!(
+            "{} clusters, {} iterations ({}), chaos {:e}, change {:e}",
+            c.clusters.len(),
+            c.iterations,
+            c.stop,
+            c.chaos,
+            c.change
+        )
+    };
+    Err(format!("{label}: {}; one process: {}", say(got), say(want)))
+}
+
 pub(super) fn distributed<T: Scalar, B: MarkovCluster<T> + Sync>(b: &B) -> Result<(), String> {
     let planted = crate::generate::planted(&crate::generate::PlantedOptions {
         nodes: 300,
@@ -103,22 +121,7 @@ pub(super) fn distributed<T: Scalar, B: MarkovCluster<T> + Sync>(b: &B) -> Resul
                     T::NAME
                 );
                 let r = r.map_err(|e| format!("{label}: {e}"))?;
-                if !same(&r, &want) {
-                    return Err(format!(
-                        "{label}: {} clusters, {} iterations ({}), chaos {:e}, change {:e}; one \
-                         process: {} clusters, {} iterations ({}), chaos {:e}, change {:e}",
-                        r.clusters.len(),
-                        r.iterations,
-                        r.stop,
-                        r.chaos,
-                        r.change,
-                        want.clusters.len(),
-                        want.iterations,
-                        want.stop,
-                        want.chaos,
-                        want.change
-                    ));
-                }
+                same_or(&label, &r, &want)?;
             }
         }
     }
@@ -320,22 +323,7 @@ pub(super) fn distributed_random<T: Scalar, B: MarkovCluster<T> + Sync>(
                 g.num_edges()
             );
             let r = r.map_err(|e| format!("{label}: {e}"))?;
-            if !same(&r, &want) {
-                return Err(format!(
-                    "{label}: {} clusters, {} iterations ({}), chaos {:e}, change {:e}; one \
-                     process: {} clusters, {} iterations ({}), chaos {:e}, change {:e}",
-                    r.clusters.len(),
-                    r.iterations,
-                    r.stop,
-                    r.chaos,
-                    r.change,
-                    want.clusters.len(),
-                    want.iterations,
-                    want.stop,
-                    want.chaos,
-                    want.change
-                ));
-            }
+            same_or(&label, &r, &want)?;
         }
     }
     Ok(())

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::{numbered, reduce_one, Comm, DistGraph, Op, Part, Phases};
+use super::{header_note, numbered, reduce_one, Comm, DistGraph, Op, Part, Phases};
 use crate::error::Result;
 use crate::io::edgelist::{self, EdgeListOptions, IdMode, PartEdges, PartOutcome};
 use crate::io::{self, ReadOptions};
@@ -101,11 +101,7 @@ pub(crate) fn read_gz_in(
     if !keep {
         edges.weights = None;
     }
-    let notes = plan
-        .header
-        .iter()
-        .map(|(ln, line, _)| format!("{name}:{ln}: skipped the header line {line}"))
-        .collect();
+    let notes = header_note(&name, &plan.header);
     numbered(c, Part { edges, name }, opts, notes, phases).map(Some)
 }
 

@@ -36,11 +36,7 @@ pub(super) fn numbered_labels(
     let body = plan.label_header.as_ref().map_or(plan.start, |h| h.2);
     let (bytes, skip) = range_of(c, path, plan, body, &mut phases)?;
     let name = path.display().to_string();
-    let notes = plan
-        .label_header
-        .iter()
-        .map(|(ln, line, _)| format!("{name}:{ln}: skipped the header line {line}"))
-        .collect();
+    let notes = super::header_note(&name, &plan.label_header);
     let part = edgelist::parse_labels_part(&bytes, &name, opts, (skip, plan.labelled), None)?;
     phases.lap("parse");
     let any = reduce_one(c, u64::from(part.any), Op::Max)?;

@@ -15,7 +15,7 @@ use crate::dist::graph::read_graph_weighted;
 use crate::dist::mcl::transition_part;
 use crate::dist::Phases;
 use crate::io::{self, EdgeListOptions, IdMode, ReadOptions};
-use crate::mcl::{MclOptions, Transition};
+use crate::mcl::{MclOptions, Transition, TransitionPart};
 
 /// Random files per test in CI (thousands were read while the tests were written: raise it
 /// to search further).
@@ -187,6 +187,29 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
     enc.finish().unwrap()
 }
 
+/// Every rank's part of `M_G` (`part`: `None` where the file is not read in ranges) is one
+/// process's `Transition::new_part` of `one`, bit for bit, or fails as it fails.
+fn same_parts(
+    what: &str,
+    one: &crate::Graph,
+    p: usize,
+    part: impl Fn(&dyn crate::dist::Comm, &MclOptions) -> crate::Result<Option<TransitionPart>> + Sync,
+) {
+    let mcl = MclOptions::default();
+    for (rank, got) in threads::run(p, |c| part(c, &mcl)).into_iter().enumerate() {
+        match (got, Transition::new_part(one, &mcl, p, rank)) {
+            (Ok(None), _) => {}
+            (Ok(Some(got)), Ok(want)) => assert!(got == want, "{what}, rank {rank}: another part"),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{what}, rank {rank}"),
+            (a, b) => panic!(
+                "{what}, rank {rank}: {:?} against one process's {:?}",
+                a.map(|_| ()),
+                b.map(|_| ())
+            ),
+        }
+    }
+}
+
 /// Random files read in byte ranges as one process reads them (see the module docs).
 #[test]
 fn random_files_read_in_ranges_as_one_process() {
@@ -235,34 +258,12 @@ fn random_files_read_in_ranges_as_one_process() {
                         same_as_one_process(&f, &opts, p)
                             .unwrap_or_else(|e| panic!("{}: {e}\n{text}", what(p)));
                         // R-MCL's columns, weights and all, built from the ranges.
-                        let mcl = MclOptions::default();
-                        let got = threads::run(p, |c| {
+                        same_parts(&what(p), one, p, |c, mcl| {
                             let Some(g) = read_graph_weighted(c, &f, &opts, &ro)? else {
                                 return Ok(None);
                             };
-                            transition_part(c, &g, &mcl, &mut Phases::default()).map(Some)
+                            transition_part(c, &g, mcl, &mut Phases::default()).map(Some)
                         });
-                        for (rank, part) in got.into_iter().enumerate() {
-                            let want = Transition::new_part(one, &mcl, p, rank);
-                            match (part, want) {
-                                (Ok(None), _) => {}
-                                (Ok(Some(part)), Ok(want)) => {
-                                    assert!(part == want, "{}, rank {rank}: another part", what(p))
-                                }
-                                (Err(a), Err(b)) => assert_eq!(
-                                    a.to_string(),
-                                    b.to_string(),
-                                    "{}, rank {rank}",
-                                    what(p)
-                                ),
-                                (a, b) => panic!(
-                                    "{}, rank {rank}: {:?} against one process's {:?}",
-                                    what(p),
-                                    a.map(|_| ()),
-                                    b.map(|_| ())
-                                ),
-                            }
-                        }
                     }
                 }
             }
@@ -383,28 +384,10 @@ fn random_matrix_market_files_read_in_ranges_as_one_process() {
                 Ok(one) => {
                     same_as_one_process(&f, &opts, p)
                         .unwrap_or_else(|e| panic!("{}: {e}\n{text}", what(p)));
-                    let mcl = MclOptions::default();
-                    let got = threads::run(p, |c| {
+                    same_parts(&what(p), one, p, |c, mcl| {
                         let g = read_graph_weighted(c, &f, &opts, &ro)?.expect("read in ranges");
-                        transition_part(c, &g, &mcl, &mut Phases::default())
+                        transition_part(c, &g, mcl, &mut Phases::default()).map(Some)
                     });
-                    for (rank, part) in got.into_iter().enumerate() {
-                        let want = Transition::new_part(one, &mcl, p, rank);
-                        match (part, want) {
-                            (Ok(part), Ok(want)) => {
-                                assert!(part == want, "{}, rank {rank}: another part", what(p))
-                            }
-                            (Err(a), Err(b)) => {
-                                assert_eq!(a.to_string(), b.to_string(), "{}, rank {rank}", what(p))
-                            }
-                            (a, b) => panic!(
-                                "{}, rank {rank}: {:?} against one process's {:?}\n{text}",
-                                what(p),
-                                a.map(|_| ()),
-                                b.map(|_| ())
-                            ),
-                        }
-                    }
                 }
             }
         }
